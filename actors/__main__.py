@@ -1,0 +1,5 @@
+import sys
+
+from actors.launch import main
+
+sys.exit(main())

@@ -1,0 +1,69 @@
+"""Build an actor from a run config and run it in this process: ``python -m actors KIND [options]``.
+
+The run config is one TOML document: ``[nats]``, ``[topology]``, ``[run]`` apply to every actor; a section
+named after the actor (``[rollout]``, ``[reward]`` …) holds its own fields.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from typing import Any
+
+from actors import resolve
+from actors.runtime import Actor
+from rlar.config import apply_overrides, build, load_toml
+
+
+def actor_config_dict(doc: dict[str, Any], section: str, implied: dict[str, Any]) -> dict[str, Any]:
+    """The fields of one actor's config, from the run document."""
+    data = dict(doc.get(section, {}))
+    data.update(implied)
+    if "nats" in doc:
+        data.setdefault("nats", doc["nats"])
+    if "topology" in doc:
+        data.setdefault("topology", doc["topology"])
+    run = doc.get("run", {})
+    if "dir" in run:
+        data.setdefault("run_dir", run["dir"])
+    return data
+
+
+def make_actor(kind: str, doc: dict[str, Any], *, instance: str | None = None) -> Actor[Any]:
+    cls, section, implied = resolve(kind)
+    data = actor_config_dict(doc, section, implied)
+    if instance:
+        data["instance"] = instance
+    config = build(cls.Config, data, where=f"[{section}]")
+    actor: Actor[Any] = cls(config)
+    return actor
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m actors", description=__doc__)
+    ap.add_argument("kind")
+    ap.add_argument("--config", help="run config TOML")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
+    ap.add_argument("--nats", help="NATS URL(s); overrides [nats].url")
+    ap.add_argument("--instance", help="instance id (default: host-pid-random)")
+    ap.add_argument("--log-level", default="INFO")
+    args = ap.parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(), format=f"%(asctime)s {args.kind} %(levelname)s %(name)s: %(message)s"
+    )
+    doc = load_toml(args.config) if args.config else {}
+    apply_overrides(doc, args.set)
+    if args.nats:
+        doc.setdefault("nats", {})["url"] = args.nats
+    if doc.get("nats", {}).get("url", "embedded") == "embedded":
+        print(
+            "error: an actor process needs a NATS URL (--nats nats://host:4222); "
+            "`rlar up --nats embedded` starts a server and passes its URL",
+            file=sys.stderr,
+        )
+        return 2
+    actor = make_actor(args.kind, doc, instance=args.instance)
+    asyncio.run(actor.run(install_signals=True))
+    return 0

@@ -1,0 +1,196 @@
+"""The actor runtime: a base class every actor derives from.
+
+An actor owns one job. Its life: connect to the bus, make sure the declared topology exists, ``setup()``,
+then ``main()`` until :meth:`Actor.request_stop` (SIGTERM/SIGINT, or a caller) sets ``self.stopping``;
+then a graceful drain: ``main()`` is expected to finish the work in hand and return, ``teardown()`` runs,
+a last heartbeat says ``stopped`` and the connection is drained and closed.
+
+While it runs, a heartbeat goes out every ``heartbeat_s`` on ``rlar.heartbeat.<kind>.<instance>`` with id,
+host, pid, uptime, state, counters and actor-specific ``info()`` (e.g. the policy version a rollout serves).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bus import subjects
+from bus.client import Bus
+from bus.config import NatsConfig
+from bus.messages import Event, Heartbeat
+from bus.topology import TopologyConfig, declare, ensure_topology
+
+log = logging.getLogger("rlar.actor")
+
+
+class ActorConfig(BaseModel):
+    """Settings every actor has. Actor configs subclass this and add their own fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    nats: NatsConfig = Field(default_factory=NatsConfig)
+    """How to reach the bus (``embedded`` is resolved to a URL by the launcher before actors start)."""
+    topology: TopologyConfig = Field(default_factory=TopologyConfig)
+    """Stream and consumer tunables; every actor ensures the same declared topology at start."""
+    heartbeat_s: float = Field(2.0, gt=0)
+    """Seconds between heartbeats."""
+    run_dir: str = "runs/default"
+    """Directory for this run's files (checkpoints, metrics, logs)."""
+    instance: str | None = None
+    """Instance id; defaults to ``<host>-<pid>-<random>``."""
+
+
+C = TypeVar("C", bound=ActorConfig)
+
+
+class Actor(Generic[C]):
+    """Base class: subclass, set ``kind`` and ``Config``, implement ``main()`` (and ``setup``/``teardown``)."""
+
+    kind: ClassVar[str] = "actor"
+    Config: ClassVar[type[ActorConfig]] = ActorConfig
+
+    def __init__(self, config: C) -> None:
+        self.config = config
+        self.instance = config.instance or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self.host = socket.gethostname()
+        self.counters: Counter[str] = Counter()
+        self.state = "starting"
+        self.stopping = asyncio.Event()
+        self.started_at = time.time()
+        self._bus: Bus | None = None
+        self._owns_bus = False
+        self._finished = asyncio.Event()
+
+    # -- to override ------------------------------------------------------------------------------
+    async def setup(self) -> None:
+        """Open resources (models, subscriptions) before ``main``."""
+
+    async def main(self) -> None:
+        """The actor's loop. Must return soon after ``self.stopping`` is set, leaving no work half done."""
+        await self.stopping.wait()
+
+    async def teardown(self) -> None:
+        """Release resources after ``main`` returned (also after a crash)."""
+
+    def info(self) -> dict[str, Any]:
+        """Actor-specific heartbeat fields (e.g. ``{"policy_version": 3}``)."""
+        return {}
+
+    # -- runtime ----------------------------------------------------------------------------------
+    @property
+    def bus(self) -> Bus:
+        if self._bus is None:
+            raise RuntimeError(f"{self.kind} is not connected (call run())")
+        return self._bus
+
+    @property
+    def run_dir(self) -> Path:
+        p = Path(self.config.run_dir)
+        p.mkdir(parents=True, exist_ok=True)
+        return p
+
+    def request_stop(self) -> None:
+        """Ask for a graceful drain (idempotent, safe from signal handlers)."""
+        if not self.stopping.is_set():
+            log.info("%s/%s: stop requested, draining", self.kind, self.instance)
+            self.state = "draining"
+            self.stopping.set()
+
+    async def stop(self, timeout_s: float = 30.0) -> None:
+        """Request a drain and wait until the actor has finished."""
+        self.request_stop()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._finished.wait(), timeout_s)
+
+    async def run(self, bus: Bus | None = None, *, install_signals: bool = False) -> None:
+        """Run until stopped. Pass ``bus`` to share a connection (tests, in-process launches)."""
+        loop = asyncio.get_running_loop()
+        if install_signals:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, self.request_stop)
+        self._finished.clear()
+        hb: asyncio.Task[None] | None = None
+        try:
+            if bus is None:
+                bus = await Bus.connect(self.config.nats, name=f"{self.kind}/{self.instance}")
+                self._owns_bus = True
+            self._bus = bus
+            await ensure_topology(bus.js, declare(self.config.topology))
+            await self.setup()
+            self.state = "running"
+            hb = asyncio.create_task(self._heartbeat_loop(), name=f"heartbeat:{self.kind}")
+            await self.main()
+        except Exception as exc:
+            self.state = "crashed"
+            log.exception("%s/%s crashed", self.kind, self.instance)
+            if self._bus is not None:
+                with contextlib.suppress(Exception):
+                    await self._bus.publish(
+                        subjects.events(self.kind),
+                        Event(
+                            actor=f"{self.kind}/{self.instance}",
+                            kind="crash",
+                            level="error",
+                            message=f"{type(exc).__name__}: {exc}",
+                        ),
+                    )
+            raise
+        finally:
+            if self.state != "crashed":
+                self.state = "stopped"
+            with contextlib.suppress(Exception):
+                await self.teardown()
+            if hb is not None:
+                hb.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await hb
+            if self._bus is not None:
+                with contextlib.suppress(Exception):
+                    await self._send_heartbeat()
+                if self._owns_bus:
+                    await self._bus.close()
+            if install_signals:
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    with contextlib.suppress(Exception):
+                        loop.remove_signal_handler(sig)
+            self._finished.set()
+
+    def heartbeat(self) -> Heartbeat:
+        return Heartbeat(
+            actor=self.kind,
+            instance=self.instance,
+            host=self.host,
+            pid=os.getpid(),
+            uptime_s=round(time.time() - self.started_at, 3),
+            state=self.state,
+            counters=dict(self.counters),
+            info=self.info(),
+        )
+
+    async def _send_heartbeat(self) -> None:
+        await self.bus.publish(subjects.heartbeat(self.kind, self.instance), self.heartbeat())
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            try:
+                await self._send_heartbeat()
+            except Exception as exc:  # a missed heartbeat is not worth dying for
+                log.debug("heartbeat failed: %s", exc)
+            await asyncio.sleep(self.config.heartbeat_s)
+
+    async def sleep_or_stop(self, seconds: float) -> bool:
+        """Sleep up to ``seconds``; return True if a stop was requested meanwhile."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.stopping.wait(), seconds)
+        return self.stopping.is_set()

@@ -1,0 +1,370 @@
+"""One connection to the bus: publish, request, subscribe and consume wire messages, with dead-lettering.
+
+Everything an actor sends or receives goes through :class:`Bus`. Handlers receive decoded messages; a
+payload that does not decode, or whose handler keeps failing, is published to ``rlar.dlq.<subject>`` with
+the reason (see :class:`bus.messages.DeadLetter`) and the subscriber goes on with the next message.
+
+Work streams use pull consumers with explicit acks: a message is acked only after its handler returns,
+so a consumer that dies leaves it unacked and JetStream redelivers it to another consumer of the same
+durable after the consumer's ack-wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import nats
+import nats.errors
+import nats.js.errors
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.js import JetStreamContext
+
+from bus import subjects
+from bus.codec import DecodeError, decode, encode
+from bus.config import NatsConfig
+from bus.messages import DeadLetter
+
+log = logging.getLogger("rlar.bus")
+T = TypeVar("T")
+
+Handler = Callable[[T, Msg], Awaitable[None]]
+
+
+class BusError(RuntimeError):
+    """Base class of errors raised by our own bus code."""
+
+
+class BusUnreachable(BusError):
+    """No server in the URL list accepted a connection in time; the message says which and why."""
+
+
+class BusAuthError(BusUnreachable):
+    """The server refused the credentials."""
+
+
+class RequestTimeout(BusError):
+    """No reply within the timeout (no responder, or a responder too slow)."""
+
+    def __init__(self, subject: str, timeout_s: float) -> None:
+        super().__init__(f"no reply on {subject} within {timeout_s:.2f}s")
+        self.subject = subject
+        self.timeout_s = timeout_s
+
+
+def _tls_context(cfg: NatsConfig) -> ssl.SSLContext | None:
+    if cfg.tls is None:
+        return None
+    ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=cfg.tls.ca_file)
+    if cfg.tls.cert_file:
+        ctx.load_cert_chain(cfg.tls.cert_file, cfg.tls.key_file)
+    return ctx
+
+
+class Bus:
+    """A connected NATS client plus its JetStream context, speaking wire messages."""
+
+    def __init__(self, nc: NATS, cfg: NatsConfig, name: str) -> None:
+        self.nc = nc
+        self.js: JetStreamContext = nc.jetstream()
+        self.cfg = cfg
+        self.name = name
+        self.dead_letters = 0
+        self.permission_errors = 0
+        self.closing = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- connection -------------------------------------------------------------------------------
+    @classmethod
+    async def connect(cls, cfg: NatsConfig, name: str = "rlar") -> Bus:
+        """Connect with bounded start-up attempts, then reconnect with backoff forever (by default).
+
+        Raises :class:`BusUnreachable` (or :class:`BusAuthError`) with the servers and the last error when
+        no server accepts a connection within ``initial_attempts`` tries.
+        """
+        if cfg.url == "embedded":
+            raise BusError("nats.url is 'embedded': start the embedded server first (bus.embedded)")
+        last_error: list[str] = []
+        bus_ref: list[Bus] = []
+
+        async def on_error(exc: Exception) -> None:
+            text = f"{type(exc).__name__}: {exc}".strip()
+            last_error.append(text)
+            if "permissions violation" in text.lower():
+                if bus_ref:
+                    bus_ref[0].permission_errors += 1
+                log.error("NATS permission violation for %s: %s", name, exc)
+            else:
+                log.debug("nats error (%s): %s", name, text)
+
+        async def on_disconnect() -> None:
+            if not (bus_ref and bus_ref[0].closing):
+                log.warning("%s disconnected from NATS; reconnecting", name)
+
+        async def on_reconnect() -> None:
+            log.warning("%s reconnected to NATS", name)
+
+        options: dict[str, Any] = dict(
+            servers=cfg.servers(),
+            name=cfg.name or name,
+            connect_timeout=cfg.connect_timeout_s,
+            reconnect_time_wait=cfg.reconnect_wait_s,
+            max_reconnect_attempts=cfg.max_reconnect_attempts,
+            allow_reconnect=True,
+            error_cb=on_error,
+            disconnected_cb=on_disconnect,
+            reconnected_cb=on_reconnect,
+            tls=_tls_context(cfg),
+            tls_hostname=cfg.tls.server_name if cfg.tls else None,
+        )
+        if cfg.user:
+            options.update(user=cfg.user, password=cfg.resolved_password())
+        if cfg.token:
+            options.update(token=cfg.token)
+        creds = cfg.resolved_creds()
+        if creds:
+            options.update(user_credentials=creds)
+        delay = cfg.reconnect_wait_s
+        for attempt in range(1, cfg.initial_attempts + 1):
+            nc = NATS()
+            try:
+                # During the initial connect nats-py loops on max_reconnect_attempts (0 and -1 never
+                # give up), so bound it here and wrap it in a timeout; our own loop adds the backoff.
+                budget = cfg.connect_timeout_s * max(2, 2 * len(cfg.servers())) + 2
+                await asyncio.wait_for(nc.connect(**{**options, "max_reconnect_attempts": 1}), budget)
+            except (TimeoutError, nats.errors.NoServersError, OSError, nats.errors.Error) as exc:
+                last_error.append(f"{type(exc).__name__}: {exc}".strip())
+                with contextlib.suppress(Exception):
+                    await nc.close()
+                if any("authorization" in e.lower() or "authentication" in e.lower() for e in last_error):
+                    raise BusAuthError(
+                        f"NATS at {cfg.url} refused the credentials of {name!r}: {last_error[-1]}"
+                    ) from None
+                if attempt < cfg.initial_attempts:
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 5.0)
+                continue
+            # Connected: from now on reconnect as configured.
+            nc.options["max_reconnect_attempts"] = cfg.max_reconnect_attempts
+            bus = cls(nc, cfg, name)
+            bus_ref.append(bus)
+            return bus
+        detail = last_error[-1] if last_error else "no answer"
+        raise BusUnreachable(
+            f"cannot reach NATS at {cfg.url} after {cfg.initial_attempts} attempt(s): {detail}. "
+            "Is nats-server running there? Use --nats embedded to start one for this run."
+        )
+
+    async def close(self) -> None:
+        """Stop consumers, flush what was published, and close (drain) the connection."""
+        self.closing = True
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if not self.nc.is_closed:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.nc.drain(), timeout=5)
+            with contextlib.suppress(Exception):
+                await self.nc.close()
+
+    # -- sending ----------------------------------------------------------------------------------
+    async def publish(self, subject: str, msg: Any, headers: dict[str, str] | None = None) -> None:
+        """Core NATS publish (fire and forget; JetStream still captures it if a stream listens)."""
+        await self.nc.publish(subject, encode(msg), headers=headers)
+
+    async def publish_raw(self, subject: str, payload: bytes) -> None:
+        await self.nc.publish(subject, payload)
+
+    async def js_publish(
+        self, subject: str, msg: Any, *, msg_id: str | None = None, timeout_s: float = 5.0
+    ) -> Any:
+        """Durable publish: returns the stream's ack; ``msg_id`` de-duplicates within the stream window."""
+        headers = {"Nats-Msg-Id": msg_id} if msg_id else None
+        return await self.js.publish(subject, encode(msg), timeout=timeout_s, headers=headers)
+
+    async def request(self, subject: str, msg: Any, reply_type: type[T], *, timeout_s: float) -> T:
+        """Request/reply with a timeout; raises :class:`RequestTimeout` or a :class:`DecodeError`."""
+        try:
+            reply = await self.nc.request(subject, encode(msg), timeout=timeout_s)
+        except (TimeoutError, nats.errors.TimeoutError, nats.errors.NoRespondersError):
+            raise RequestTimeout(subject, timeout_s) from None
+        return decode(reply.data, reply_type)
+
+    async def dead_letter(self, subject: str, payload: bytes, reason: str, *, deliveries: int = 1) -> None:
+        """Publish a payload that could not be handled to ``rlar.dlq.<subject>`` with the reason."""
+        self.dead_letters += 1
+        log.warning("dead-letter on %s: %s", subject, reason)
+        letter = DeadLetter(
+            subject=subject, reason=reason, payload=payload, actor=self.name, deliveries=deliveries
+        )
+        try:
+            await self.nc.publish(subjects.dlq(subject), encode(letter))
+        except Exception as exc:  # the dead-letter path must never take the subscriber down
+            log.error("could not publish dead-letter for %s: %s", subject, exc)
+
+    # -- receiving --------------------------------------------------------------------------------
+    async def subscribe(
+        self,
+        subject: str,
+        msg_type: type[T],
+        handler: Handler[T],
+        *,
+        queue: str = "",
+    ) -> Subscription:
+        """Core subscription (optionally in a queue group) delivering decoded messages to ``handler``.
+
+        Undecodable payloads and handler exceptions are dead-lettered; the subscription keeps running.
+        """
+
+        async def on_msg(raw: Msg) -> None:
+            try:
+                obj = decode(raw.data, msg_type)
+            except DecodeError as exc:
+                await self.dead_letter(raw.subject, raw.data, exc.reason)
+                return
+            try:
+                await handler(obj, raw)
+            except Exception as exc:
+                log.exception("handler failed on %s", raw.subject)
+                await self.dead_letter(raw.subject, raw.data, f"handler error: {type(exc).__name__}: {exc}")
+
+        return await self.nc.subscribe(subject, queue=queue, cb=on_msg)
+
+    def consume(
+        self,
+        stream: str,
+        durable: str,
+        msg_type: type[T],
+        handler: Handler[T],
+        *,
+        batch: int = 16,
+        concurrency: int = 1,
+        auto_ack: bool = True,
+        max_deliver: int = 5,
+        stop: asyncio.Event | None = None,
+        fetch_timeout_s: float = 1.0,
+    ) -> asyncio.Task[None]:
+        """Start a pull loop on a durable consumer declared in :mod:`bus.topology`.
+
+        With ``auto_ack`` the message is acked after the handler returns; a handler exception naks it
+        for redelivery, and after ``max_deliver`` deliveries it is dead-lettered and terminated. Without
+        ``auto_ack`` the handler owns ack/nak (e.g. the learner acks once a group is trained on).
+        The loop ends when ``stop`` is set (after finishing the messages in hand) or when cancelled.
+        """
+        task = asyncio.create_task(
+            self._pull_loop(
+                stream,
+                durable,
+                msg_type,
+                handler,
+                batch,
+                concurrency,
+                auto_ack,
+                max_deliver,
+                stop,
+                fetch_timeout_s,
+            ),
+            name=f"consume:{stream}/{durable}",
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _pull_loop(
+        self,
+        stream: str,
+        durable: str,
+        msg_type: type[T],
+        handler: Handler[T],
+        batch: int,
+        concurrency: int,
+        auto_ack: bool,
+        max_deliver: int,
+        stop: asyncio.Event | None,
+        fetch_timeout_s: float,
+    ) -> None:
+        psub = await self.js.pull_subscribe_bind(durable=durable, stream=stream)
+        sem = asyncio.Semaphore(max(1, concurrency))
+        inflight: set[asyncio.Task[None]] = set()
+        try:
+            while stop is None or not stop.is_set():
+                want = batch if concurrency <= 1 else max(1, min(batch, concurrency - len(inflight)))
+                try:
+                    msgs = await psub.fetch(want, timeout=fetch_timeout_s)
+                except (TimeoutError, nats.errors.TimeoutError):
+                    continue
+                except nats.errors.ConnectionClosedError:
+                    return
+                except (nats.js.errors.APIError, nats.errors.Error) as exc:
+                    log.warning("fetch on %s/%s failed: %s", stream, durable, exc)
+                    await asyncio.sleep(0.5)
+                    continue
+                for raw in msgs:
+                    if concurrency <= 1:
+                        await self._handle_one(raw, msg_type, handler, auto_ack, max_deliver)
+                        continue
+                    await sem.acquire()
+                    t = asyncio.create_task(self._handle_one(raw, msg_type, handler, auto_ack, max_deliver))
+                    inflight.add(t)
+
+                    def _done(done: asyncio.Task[None]) -> None:
+                        inflight.discard(done)
+                        sem.release()
+
+                    t.add_done_callback(_done)
+        finally:
+            if inflight:
+                await asyncio.gather(*inflight, return_exceptions=True)
+            with contextlib.suppress(Exception):
+                await psub.unsubscribe()
+
+    async def _handle_one(
+        self, raw: Msg, msg_type: type[T], handler: Handler[T], auto_ack: bool, max_deliver: int
+    ) -> None:
+        deliveries = 1
+        with contextlib.suppress(Exception):
+            deliveries = raw.metadata.num_delivered
+        try:
+            obj = decode(raw.data, msg_type)
+        except DecodeError as exc:
+            await self.dead_letter(raw.subject, raw.data, exc.reason, deliveries=deliveries)
+            with contextlib.suppress(Exception):
+                await raw.term()
+            return
+        try:
+            await handler(obj, raw)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            reason = f"handler error: {type(exc).__name__}: {exc}"
+            if deliveries >= max_deliver:
+                await self.dead_letter(raw.subject, raw.data, reason, deliveries=deliveries)
+                with contextlib.suppress(Exception):
+                    await raw.term()
+            else:
+                log.warning("%s (delivery %d/%d); will be redelivered", reason, deliveries, max_deliver)
+                with contextlib.suppress(Exception):
+                    await raw.nak(delay=min(0.5 * 2 ** (deliveries - 1), 10.0))
+            return
+        if auto_ack:
+            with contextlib.suppress(Exception):
+                await raw.ack()
+
+
+async def wait_for(predicate: Callable[[], bool], timeout_s: float, interval_s: float = 0.02) -> bool:
+    """Poll ``predicate`` until true or timeout; for tests and start-up checks."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(interval_s)
+    return predicate()

@@ -1,0 +1,208 @@
+"""The one codec: wire messages <-> MessagePack bytes, with a schema version and typed errors.
+
+A payload is a MessagePack map ``{"_t": TYPE, "_v": SCHEMA_VERSION, field: value, ...}``. Decoding checks,
+in order: valid MessagePack, a map with a known ``_t``, a supported ``_v``, the expected type (if the
+caller names one), every required field present and every field of the declared type. Any failure
+raises a :class:`DecodeError` subclass that carries the reason, so subscribers can dead-letter the payload
+and keep going. Unknown extra fields are ignored (newer senders may add optional fields).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import msgpack
+
+SCHEMA_VERSION = 1
+TYPE_KEY = "_t"
+VERSION_KEY = "_v"
+
+T = TypeVar("T")
+
+
+class DecodeError(ValueError):
+    """A payload could not be turned into a wire message. ``reason`` says why, for the dead-letter."""
+
+    def __init__(self, reason: str, *, type_name: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.type_name = type_name
+
+
+class MalformedPayload(DecodeError):
+    """Not MessagePack, or not a map carrying a type tag."""
+
+
+class UnknownMessageType(DecodeError):
+    """The ``_t`` tag names no registered wire type."""
+
+
+class SchemaVersionMismatch(DecodeError):
+    """The sender speaks another schema version."""
+
+
+class WrongMessageType(DecodeError):
+    """A valid message, but not of the type the subscriber expects."""
+
+
+class FieldError(DecodeError):
+    """A required field is missing or a field holds a value of the wrong type."""
+
+
+Check = Callable[[Any], bool]
+
+
+def _checker(tp: Any) -> Check:
+    """Build a runtime type check for a field annotation (the subset wire types use)."""
+    if tp is Any or tp is object:
+        return lambda v: True
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        parts = [_checker(a) for a in typing.get_args(tp)]
+        return lambda v: any(p(v) for p in parts)
+    if tp is type(None):
+        return lambda v: v is None
+    if tp is float:
+        return lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+    if tp is int:
+        return lambda v: isinstance(v, int) and not isinstance(v, bool)
+    if tp in (str, bool, bytes):
+        return lambda v: isinstance(v, tp)
+    if origin is list:
+        (arg,) = typing.get_args(tp) or (Any,)
+        if arg is Any:
+            return lambda v: isinstance(v, list)
+        inner = _checker(arg)
+        return lambda v: isinstance(v, list) and all(inner(x) for x in v)
+    if origin is dict or tp is dict:
+        return lambda v: isinstance(v, dict)
+    if origin is tuple:
+        return lambda v: isinstance(v, (list, tuple))
+    raise TypeError(f"unsupported wire field annotation: {tp!r}")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _WireSpec:
+    name: str
+    cls: type
+    fields: tuple[str, ...]
+    required: frozenset[str]
+    checks: dict[str, Check]
+    floats: frozenset[str]
+
+
+_BY_NAME: dict[str, _WireSpec] = {}
+_BY_CLS: dict[type, _WireSpec] = {}
+
+
+def wire(cls: type[T]) -> type[T]:
+    """Class decorator: register a dataclass as a wire message type under its class name."""
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"{cls.__name__} must be a dataclass")
+    name = cls.__name__
+    if name in _BY_NAME:
+        raise TypeError(f"wire type {name} registered twice")
+    hints = typing.get_type_hints(cls)
+    fields = dataclasses.fields(cls)
+    required = frozenset(
+        f.name
+        for f in fields
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    )
+    checks = {f.name: _checker(hints[f.name]) for f in fields}
+    floats = frozenset(
+        f.name for f in fields if hints[f.name] is float or float in typing.get_args(hints[f.name])
+    )
+    spec = _WireSpec(name, cls, tuple(f.name for f in fields), required, checks, floats)
+    _BY_NAME[name] = spec
+    _BY_CLS[cls] = spec
+    return cls
+
+
+def registered_types() -> dict[str, type]:
+    """All wire types by name (for tests and ``rlar tail``)."""
+    return {name: spec.cls for name, spec in _BY_NAME.items()}
+
+
+def to_dict(msg: Any) -> dict[str, Any]:
+    """The payload map of a message, type tag and schema version included."""
+    spec = _BY_CLS.get(type(msg))
+    if spec is None:
+        raise TypeError(f"{type(msg).__name__} is not a registered wire type")
+    out: dict[str, Any] = {TYPE_KEY: spec.name, VERSION_KEY: SCHEMA_VERSION}
+    for f in spec.fields:
+        out[f] = getattr(msg, f)
+    return out
+
+
+def encode(msg: Any) -> bytes:
+    """Encode a registered wire message to MessagePack bytes."""
+    return msgpack.packb(to_dict(msg), use_bin_type=True)
+
+
+def unpack(data: bytes) -> dict[str, Any]:
+    """Parse bytes into a tagged payload map, without building the message type."""
+    try:
+        obj = msgpack.unpackb(data, raw=False, strict_map_key=False)
+    except Exception as exc:  # msgpack raises several unrelated exception types
+        raise MalformedPayload(f"not valid MessagePack: {type(exc).__name__}: {exc}") from None
+    if not isinstance(obj, dict):
+        raise MalformedPayload(f"payload is a MessagePack {type(obj).__name__}, expected a map")
+    if TYPE_KEY not in obj:
+        raise MalformedPayload("payload map has no type tag '_t'")
+    return obj
+
+
+def from_dict(obj: dict[str, Any], expected: type[T] | None = None) -> T:
+    """Build a message from its payload map, validating tag, version and field types."""
+    name = obj.get(TYPE_KEY)
+    spec = _BY_NAME.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise UnknownMessageType(f"unknown message type {name!r}", type_name=str(name))
+    version = obj.get(VERSION_KEY)
+    if version != SCHEMA_VERSION:
+        raise SchemaVersionMismatch(
+            f"{spec.name}: schema version {version!r}, this build speaks {SCHEMA_VERSION}",
+            type_name=spec.name,
+        )
+    if expected is not None and spec.cls is not expected:
+        raise WrongMessageType(f"got {spec.name}, expected {expected.__name__}", type_name=spec.name)
+    missing = spec.required.difference(obj)
+    if missing:
+        raise FieldError(f"{spec.name}: missing field(s) {', '.join(sorted(missing))}", type_name=spec.name)
+    kwargs: dict[str, Any] = {}
+    for f in spec.fields:
+        if f not in obj:
+            continue
+        value = obj[f]
+        if not spec.checks[f](value):
+            raise FieldError(
+                f"{spec.name}.{f}: value of type {type(value).__name__} does not match the declared type",
+                type_name=spec.name,
+            )
+        if f in spec.floats and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        kwargs[f] = value
+    return typing.cast(T, spec.cls(**kwargs))
+
+
+def decode(data: bytes, expected: type[T] | None = None) -> T:
+    """Decode bytes into a wire message; raise a :class:`DecodeError` subclass on any mismatch."""
+    return from_dict(unpack(data), expected)
+
+
+def describe(data: bytes) -> tuple[str, dict[str, Any] | None, str | None]:
+    """For observers: ``(type name, payload map or None, error reason or None)``; never raises."""
+    try:
+        obj = unpack(data)
+    except DecodeError as exc:
+        return "<undecodable>", None, exc.reason
+    try:
+        from_dict(obj)
+    except DecodeError as exc:
+        return str(obj.get(TYPE_KEY)), obj, exc.reason
+    return str(obj[TYPE_KEY]), obj, None

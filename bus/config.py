@@ -1,0 +1,63 @@
+"""Typed configuration of a bus connection (shared by every actor and CLI command)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+
+class TLSConfig(BaseModel):
+    """Client TLS. ``ca_file`` verifies the server; ``cert_file``/``key_file`` authenticate the client."""
+
+    ca_file: str | None = None
+    """PEM bundle of the CA that signed the server certificates."""
+    cert_file: str | None = None
+    """Client certificate (PEM), for servers that verify clients."""
+    key_file: str | None = None
+    """Private key of the client certificate (PEM)."""
+    server_name: str | None = None
+    """Expected server name, when it differs from the URL host."""
+
+
+class NatsConfig(BaseModel):
+    """Where the bus is and how to join it."""
+
+    url: str = "embedded"
+    """``embedded`` starts a nats-server for this run; otherwise a comma-separated list of nats:// URLs."""
+    name: str | None = None
+    """Client connection name shown by the server's monitoring."""
+    connect_timeout_s: float = Field(2.0, gt=0)
+    """Seconds to wait for each connection attempt."""
+    initial_attempts: int = Field(3, ge=1)
+    """Attempts at start-up before failing with a clear error (each server in the list is tried)."""
+    reconnect_wait_s: float = Field(0.5, gt=0)
+    """Base of the exponential backoff between reconnect attempts once connected."""
+    max_reconnect_attempts: int = -1
+    """-1: reconnect forever after a disconnect (actors survive a server restart)."""
+    user: str | None = None
+    """User name; the password comes from ``password`` or the env var named by ``password_env``."""
+    password: str | None = None
+    password_env: str = "RLAR_NATS_PASSWORD"
+    """Environment variable read for the password when ``password`` is unset."""
+    creds_file: str | None = None
+    """A NATS .creds file (JWT + nkey), as issued by nsc; also read from env RLAR_NATS_CREDS."""
+    token: str | None = None
+    tls: TLSConfig | None = None
+    replicas: int = Field(1, ge=1, le=5)
+    """JetStream replicas for streams and buckets (3 on a cluster)."""
+    storage_dir: str | None = None
+    """Embedded server only: JetStream storage directory (default: <run dir>/nats)."""
+
+    def servers(self) -> list[str]:
+        return [u.strip() for u in self.url.split(",") if u.strip()]
+
+    def resolved_password(self) -> str | None:
+        return self.password if self.password is not None else os.environ.get(self.password_env)
+
+    def resolved_creds(self) -> str | None:
+        creds = self.creds_file or os.environ.get("RLAR_NATS_CREDS")
+        if creds and not Path(creds).is_file():
+            raise FileNotFoundError(f"NATS credentials file not found: {creds}")
+        return creds

@@ -1,0 +1,240 @@
+"""Every wire message type. Each is a slotted dataclass registered with the codec under its class name.
+
+The comment above each type says who sends it to whom. Fields hold only MessagePack-native values
+(str, int, float, bool, bytes, None, lists and maps of those) so any language can read the bus.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from bus.codec import wire
+
+
+def _now() -> float:
+    return time.time()
+
+
+# every actor -> `rlar status`, supervisors (core NATS, rlar.heartbeat.<actor>.<id>)
+@wire
+@dataclass(slots=True, kw_only=True)
+class Heartbeat:
+    actor: str
+    instance: str
+    host: str
+    pid: int
+    uptime_s: float
+    state: str = "running"
+    counters: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+    sent_at: float = field(default_factory=_now)
+
+
+# any subscriber -> operators (rlar.dlq.<original subject>): a payload that could not be handled
+@wire
+@dataclass(slots=True, kw_only=True)
+class DeadLetter:
+    subject: str
+    reason: str
+    payload: bytes
+    actor: str = ""
+    deliveries: int = 1
+    at: float = field(default_factory=_now)
+
+
+# supervisors and actors -> operators (rlar.events.<actor>): crashes, restarts, quarantines
+@wire
+@dataclass(slots=True, kw_only=True)
+class Event:
+    actor: str
+    kind: str
+    message: str
+    level: str = "info"
+    data: dict[str, Any] = field(default_factory=dict)
+    at: float = field(default_factory=_now)
+
+
+# learner, reward workers -> metrics sinks (rlar.metrics.<actor>)
+@wire
+@dataclass(slots=True, kw_only=True)
+class Metrics:
+    actor: str
+    step: int
+    values: dict[str, Any]
+    at: float = field(default_factory=_now)
+
+
+# feeder -> router (rlar.prompts.<task>) and router/feeder -> rollout (rlar.routed.<task>)
+@wire
+@dataclass(slots=True, kw_only=True)
+class Prompt:
+    prompt_id: str
+    task: str
+    prompt: str | list[Any]
+    reference: Any = None
+    domain: str = ""
+    task_type: str = ""
+    answer_format: str = ""
+    description: str = ""
+    data_source: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    epoch: int = 0
+    index: int = 0
+    # Reward route: [{"tool": name, "version": int, "kind": kind, "weight": float}], filled by the router.
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    route: dict[str, Any] = field(default_factory=dict)
+    created_at: float = field(default_factory=_now)
+
+
+# rollout -> learner (rlar.samples.<task>): one of the G samples of a prompt
+@wire
+@dataclass(slots=True, kw_only=True)
+class Sample:
+    sample_id: str
+    prompt_id: str
+    task: str
+    index: int
+    group_size: int
+    prompt_token_ids: list[int]
+    response_token_ids: list[int]
+    behaviour_logprobs: list[float]
+    response_text: str
+    policy_version: int
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    query: str = ""
+    finish_reason: str = ""
+    engine: str = ""
+    epoch: int = 0
+    created_at: float = field(default_factory=_now)
+
+
+# rollout -> reward workers of one kind (rlar.score.<kind>): score one sample with one tool
+@wire
+@dataclass(slots=True, kw_only=True)
+class ScoreRequest:
+    sample_id: str
+    prompt_id: str
+    task: str
+    tool: str
+    kind: str
+    query: str
+    response: str
+    tool_version: int = 0
+    weight: float = 1.0
+    reference: Any = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    created_at: float = field(default_factory=_now)
+
+
+# reward workers -> learner (rlar.rewards.<task>): status is ok | abstain | error
+@wire
+@dataclass(slots=True, kw_only=True)
+class Reward:
+    sample_id: str
+    prompt_id: str
+    task: str
+    tool: str
+    tool_version: int
+    status: str
+    score: float | None = None
+    weight: float = 1.0
+    reason: str = ""
+    latency_s: float = 0.0
+    worker: str = ""
+    cached: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+    created_at: float = field(default_factory=_now)
+
+
+# learner -> rollout (rlar.weights): a new policy version is available at `uri`
+@wire
+@dataclass(slots=True, kw_only=True)
+class WeightsAnnounce:
+    version: int
+    uri: str
+    sha256: str
+    size_bytes: int
+    step: int
+    format: str = "safetensors"
+    created_at: float = field(default_factory=_now)
+
+
+# learner -> feeder (rlar.learner.progress): how many prompts the learner has consumed or dropped
+@wire
+@dataclass(slots=True, kw_only=True)
+class LearnerProgress:
+    version: int
+    step: int
+    consumed_prompts: int
+    dropped_prompts: int
+    consumed_ids: list[str] = field(default_factory=list)
+    at: float = field(default_factory=_now)
+
+
+# reward workers, synthesizer -> sandbox (request/reply on rlar.sandbox.exec, queue group "sandbox")
+@wire
+@dataclass(slots=True, kw_only=True)
+class SandboxRequest:
+    code: str
+    tests: Any = None
+    style: str = "script"
+    entry_point: str = ""
+    stdin: str = ""
+    limits: dict[str, Any] = field(default_factory=dict)
+    request_id: str = ""
+
+
+# sandbox -> requester: the result object (status ok | failed | timeout | oom | crashed | rejected)
+@wire
+@dataclass(slots=True, kw_only=True)
+class SandboxReply:
+    request_id: str
+    status: str
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+# synthesizer, retriever, `rlar tools` -> everyone (rlar.tools.registered): the registry changed
+@wire
+@dataclass(slots=True, kw_only=True)
+class ToolRegistered:
+    name: str
+    version: int
+    kind: str
+    action: str = "registered"
+    by: str = ""
+    at: float = field(default_factory=_now)
+
+
+# router -> observers (rlar.tools.decisions): which tools score a kind of query, and why
+@wire
+@dataclass(slots=True, kw_only=True)
+class RouteDecision:
+    signature: str
+    task: str
+    tools: list[dict[str, Any]]
+    backend: str
+    confidence: float = 0.0
+    model: str = ""
+    prompt_hash: str = ""
+    cost: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
+    fallback: bool = False
+    at: float = field(default_factory=_now)
+
+
+# router -> synthesizer / retriever (rlar.tools.request.*): no tool fits this kind of task
+@wire
+@dataclass(slots=True, kw_only=True)
+class ToolRequest:
+    request_id: str
+    signature: str
+    task: str
+    description: str
+    domain: str = ""
+    task_type: str = ""
+    answer_format: str = ""
+    examples: list[dict[str, Any]] = field(default_factory=list)
+    constraints: dict[str, Any] = field(default_factory=dict)
+    at: float = field(default_factory=_now)

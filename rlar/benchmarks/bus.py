@@ -1,0 +1,126 @@
+"""``rlar bench bus``: bus throughput and latency against a real nats-server, msgpack codec included.
+
+Measured in one run, on separate publisher and subscriber connections:
+- publish: small wire messages encoded and published with core NATS (msgs/s, flushed at the end);
+- pub->sub: messages published and decoded by a subscriber on another connection (msgs/s, end to end);
+- request/reply: sequential requests to a responder that decodes and answers (p50/p99 µs);
+- JetStream: publishes acknowledged by a file-backed stream, pipelined (acked msgs/s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+from typing import Any
+
+from bus.client import Bus
+from bus.codec import decode, encode
+from bus.config import NatsConfig
+from bus.embedded import serve
+from bus.messages import Reward
+
+
+def _small(i: int) -> Reward:
+    return Reward(sample_id=f"s{i}", prompt_id="p", task="arith", tool="numeric_match", tool_version=1,
+                  status="ok", score=1.0, latency_s=0.001)  # fmt: skip
+
+
+async def _publish(bus: Bus, n: int) -> float:
+    msg = _small(0)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        await bus.nc.publish("bench.pub", encode(msg))
+    await bus.nc.flush()
+    return n / (time.perf_counter() - t0)
+
+
+async def _pub_sub(pub: Bus, sub: Bus, n: int) -> float:
+    got = 0
+    done = asyncio.Event()
+
+    async def on_msg(raw: Any) -> None:
+        nonlocal got
+        decode(raw.data, Reward)
+        got += 1
+        if got >= n:
+            done.set()
+
+    s = await sub.nc.subscribe("bench.ps", cb=on_msg, pending_msgs_limit=n * 2, pending_bytes_limit=1 << 30)
+    await sub.nc.flush()
+    msg = _small(0)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        await pub.nc.publish("bench.ps", encode(msg))
+    await pub.nc.flush()
+    await asyncio.wait_for(done.wait(), 120)
+    rate = n / (time.perf_counter() - t0)
+    await s.unsubscribe()
+    return rate
+
+
+async def _req_reply(client: Bus, server: Bus, n: int) -> tuple[float, float]:
+    async def respond(raw: Any) -> None:
+        req = decode(raw.data, Reward)
+        await raw.respond(encode(req))
+
+    s = await server.nc.subscribe("bench.rpc", cb=respond)
+    await server.nc.flush()
+    msg = encode(_small(0))
+    for _ in range(200):  # warm-up
+        await client.nc.request("bench.rpc", msg, timeout=5)
+    lat = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        reply = await client.nc.request("bench.rpc", encode(_small(1)), timeout=5)
+        decode(reply.data, Reward)
+        lat.append((time.perf_counter() - t0) * 1e6)
+    await s.unsubscribe()
+    q = statistics.quantiles(lat, n=100)
+    return q[49], q[98]
+
+
+async def _jetstream(bus: Bus, n: int, window: int = 512) -> float:
+    await bus.js.add_stream(name="BENCH", subjects=["bench.js"])
+    msg = _small(0)
+    t0 = time.perf_counter()
+    pending: list[asyncio.Future[Any]] = []
+    for _ in range(n):
+        pending.append(await bus.js.publish_async("bench.js", encode(msg)))
+        if len(pending) >= window:
+            await asyncio.gather(*pending)
+            pending.clear()
+    await asyncio.gather(*pending)
+    rate = n / (time.perf_counter() - t0)
+    info = await bus.js.stream_info("BENCH")
+    if info.state.messages != n:
+        raise RuntimeError(f"JetStream stored {info.state.messages} of {n} acked messages")
+    await bus.js.delete_stream("BENCH")
+    return rate
+
+
+async def run(url: str, *, n_pub: int = 200_000, n_rpc: int = 3_000, n_js: int = 20_000) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp, serve(url, tmp) as real_url:
+        cfg = NatsConfig(url=real_url)
+        a = await Bus.connect(cfg, "bench-a")
+        b = await Bus.connect(cfg, "bench-b")
+        try:
+            pub = await _publish(a, n_pub)
+            pubsub = await _pub_sub(a, b, n_pub // 2)
+            p50, p99 = await _req_reply(a, b, n_rpc)
+            js = await _jetstream(a, n_js)
+        finally:
+            await a.close()
+            await b.close()
+    return {
+        "bench": "bus",
+        "server": "embedded" if url == "embedded" else url,
+        "message_bytes": len(encode(_small(0))),
+        "publish_msgs_per_s": round(pub),
+        "pub_sub_msgs_per_s": round(pubsub),
+        "req_reply_p50_us": round(p50, 1),
+        "req_reply_p99_us": round(p99, 1),
+        "jetstream_acked_publishes_per_s": round(js),
+        "codec": "msgpack (encode+decode included)",
+    }

@@ -1,0 +1,1 @@
+"""The policy: model construction, generation engines, weight transport."""

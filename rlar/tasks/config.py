@@ -1,0 +1,123 @@
+"""Typed configuration of one task in the mix (a ``[[tasks]]`` table in the run's TOML).
+
+``source`` picks where the records come from:
+- ``builtin``: a generated or bundled demo task (``rlar.tasks.builtin.BUILTIN_NAMES``); ``builtin`` names
+  it when ``name`` is a different label (two variants of one generator), ``options`` passes its knobs.
+- ``jsonl`` / ``parquet``: local files with a ``fields`` mapping.
+- ``verl``: parquet (or JSONL) in verl's RL layout; ``fields`` is not used.
+
+Example::
+
+    [[tasks]]
+    name = "gsm8k"
+    source = "verl"
+    path = "~/data/gsm8k/train.parquet"
+    weight = 2.0
+    spec = { description = "Grade-school math; the final number after '####' must be right." }
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from rlar.tasks.loaders import FieldMap
+
+
+class FieldsConfig(BaseModel):
+    """Which fields of a JSONL/parquet row make a record (dotted paths reach into nested dicts)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: str = "prompt"
+    """Field holding the prompt: a string or a list of ``{role, content}`` messages."""
+    reference: str | None = "reference"
+    """Field holding the reference answer; ``null``/omitted in TOML via ``reference = ""`` means none."""
+    id: str | None = None
+    """Field holding a stable unique id; unset means ``{file stem}-{line or row}``."""
+    metadata: list[str] | None = None
+    """Fields copied into record metadata; unset copies every other top-level column."""
+    prompt_template: str | None = None
+    """Builds a string prompt from top-level columns, e.g. ``"Question: {question}\\nAnswer:"``."""
+
+    def to_field_map(self) -> FieldMap:
+        return FieldMap(
+            prompt=self.prompt,
+            reference=self.reference or None,
+            id=self.id or None,
+            metadata=tuple(self.metadata) if self.metadata is not None else None,
+            prompt_template=self.prompt_template,
+        )
+
+
+class SpecOverrides(BaseModel):
+    """Replace parts of the task's spec (unset fields keep the builtin or inferred value)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str | None = None
+    """e.g. math | code | translation | chat | string."""
+    task_type: str | None = None
+    """e.g. arithmetic | word_problem | code_unit_tests | translation | open_chat | copy | reverse."""
+    description: str | None = None
+    """What a good answer is, in natural language (read by the router and the synthesis agent)."""
+    answer_format: str | None = None
+    """e.g. number | code | text | bullets."""
+    default_tools: list[tuple[str, float]] | None = None
+    """(tool name, weight) pairs used when no router runs."""
+    data_source: str | None = None
+    """Where the data came from (free text)."""
+
+
+class TaskConfig(BaseModel):
+    """One task of the mix."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    """The task's name in the mix, in metrics and on the wire; unique within a run."""
+    source: Literal["builtin", "jsonl", "parquet", "verl"] = "builtin"
+    """Where records come from."""
+    builtin: str | None = None
+    """For ``source = "builtin"``: which generator; defaults to ``name``."""
+    path: str | list[str] | None = None
+    """For file sources: file path(s) or glob(s); relative paths resolve against the config's directory."""
+    split: str = "train"
+    """Split label; builtin tasks generate this split, file sources record it (and filter by ``split_field``)."""
+    split_field: str | None = None
+    """For file sources: keep rows whose field equals ``split`` (verl: ``extra_info.split``)."""
+    weight: float = Field(default=1.0, gt=0)
+    """Mixing weight: the task's share of each mix epoch is weight / sum of weights."""
+    limit: int | None = Field(default=None, ge=1)
+    """Keep only the first N records (source order, after the split filter)."""
+    seed: int = 0
+    """For builtin generators: the generation and train/test assignment seed."""
+    options: dict[str, int | float | str | bool] = Field(default_factory=dict)
+    """For builtin generators: their knobs (e.g. ``max_operand`` for ``arith``)."""
+    fields: FieldsConfig = Field(default_factory=FieldsConfig)
+    """For ``jsonl`` / ``parquet``: the field mapping."""
+    spec: SpecOverrides = Field(default_factory=SpecOverrides)
+    """Overrides applied to the task's spec after loading."""
+
+    @model_validator(mode="after")
+    def _check_source(self) -> TaskConfig:
+        if self.source == "builtin":
+            if self.path is not None:
+                raise ValueError(f"task {self.name!r}: source 'builtin' takes no path")
+            if self.split_field is not None:
+                raise ValueError(f"task {self.name!r}: split_field applies to file sources only")
+        else:
+            if not self.path:
+                raise ValueError(f"task {self.name!r}: source {self.source!r} needs a path")
+            if self.builtin is not None or self.options:
+                raise ValueError(f"task {self.name!r}: builtin/options apply to source 'builtin' only")
+        if self.source in ("builtin", "verl") and "fields" in self.model_fields_set:
+            raise ValueError(f"task {self.name!r}: fields apply to jsonl/parquet sources only")
+        return self
+
+    @property
+    def paths(self) -> list[str]:
+        if self.path is None:
+            return []
+        return [self.path] if isinstance(self.path, str) else list(self.path)

@@ -1,0 +1,496 @@
+"""The reward-tool contract: specs, inputs, results, the tool base class, and the factory.
+
+A reward tool turns one (query, response, reference) into a score in a declared range. Everything a
+worker needs to rebuild a tool lives in its ``ToolSpec`` (plain data, msgpack-able), so the registry can
+store specs and any process can call ``make_tool(spec)``:
+
+- ``spec.impl`` names the implementation: a built-in name (``math_verify``, ``bleu2``, ...; see
+  ``builtin_specs()``) or a dotted path ``package.module:Class`` to a ``RewardTool`` subclass.
+  Empty ``impl`` means ``impl == name``. Dotted paths are only imported from the module prefixes in
+  ``allowed_prefixes`` (default ``rlar.``), because a spec may come from a shared store.
+- ``spec.params`` are the implementation's parameters; ``spec.score_range`` the declared range.
+
+Result statuses — who is at fault decides which one:
+
+- ``ok``: a score in the declared range.
+- ``abstain``: the tool could not judge (no judge configured, reference unparseable, timeout, remote
+  API failure). Callers should drop the sample from the reward, not score it 0.
+- ``error``: the tool misbehaved (raised, returned NaN/inf or a value clearly outside its range).
+
+``finalize`` is the single place that turns a raw number into a result: values within a small tolerance
+of the range are clipped (float noise such as 1.0000000002); NaN, inf and clearly out-of-range values
+become ``error`` with a reason, never silently clipped.
+
+Not covered here: running tools safely (time limits, crashes) — see ``rlar.tools.executor``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import inspect
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar, Literal
+
+__all__ = [
+    "BUILTIN_IMPLS",
+    "RewardTool",
+    "ToolInput",
+    "ToolKind",
+    "ToolResult",
+    "ToolSpec",
+    "builtin_specs",
+    "canonical_json",
+    "compute_content_hash",
+    "finalize",
+    "make_tool",
+    "resolve_tool_class",
+    "sha256_text",
+]
+
+Status = Literal["ok", "abstain", "error"]
+STATUSES: tuple[str, ...] = ("ok", "abstain", "error")
+
+# Relative tolerance (of the range width) within which an out-of-range score is float noise and clipped.
+RANGE_TOLERANCE = 1e-6
+
+
+class ToolKind(StrEnum):
+    """What a tool is, for the router and for deciding where it may run."""
+
+    RULE = "rule"  # deterministic rules over strings (match, format, math equivalence)
+    METRIC = "metric"  # reference-based similarity metrics (BLEU, chrF, embeddings)
+    SANDBOX = "sandbox"  # executes untrusted code (unit tests)
+    MODEL = "model"  # a learned reward model
+    JUDGE = "judge"  # an LLM judge behind an API
+
+
+def canonical_json(obj: Any) -> str:
+    """Deterministic JSON (sorted keys, no spaces); tuples become lists. Used for hashing."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_json_default)
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, bytes):
+        return {"__bytes_sha256__": hashlib.sha256(obj).hexdigest()}
+    if isinstance(obj, set | frozenset):
+        return sorted(obj, key=repr)
+    raise TypeError(f"not JSON-serialisable for hashing: {type(obj).__name__}")
+
+
+def sha256_text(obj: Any) -> str:
+    """sha256 hex of a string, or of the canonical JSON of any other plain value (None included)."""
+    data = obj if isinstance(obj, str) else canonical_json(obj)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """Everything needed to rebuild and route a tool. Plain data; ``to_dict()`` is msgpack-able.
+
+    ``content_hash`` is ``compute_content_hash(spec)``: sha256 over the canonical spec (all fields except
+    ``content_hash``, ``provenance`` and ``validation``, which describe the tool rather than define it) plus
+    its code — ``code`` when the spec carries source (synthesised tools), else the source of the module
+    implementing it (if importable under the default allowed prefixes). Use ``sealed()`` to fill it in.
+    """
+
+    name: str
+    kind: ToolKind
+    description: str
+    task_types: list[str] = field(default_factory=list)
+    answer_formats: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    score_range: tuple[float, float] = (0.0, 1.0)
+    version: int = 1
+    impl: str = ""  # built-in name or "package.module:Class"; "" means the same as `name`
+    code: str = ""  # source for synthesised tools; empty for built-ins
+    content_hash: str = ""
+    provenance: dict[str, Any] = field(
+        default_factory=lambda: {"origin": "built-in", "author": "rlar", "source": ""}
+    )
+    validation: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Our own specs must be well-formed: fail fast on construction, not at score time.
+        if not self.name:
+            raise ValueError("ToolSpec.name must be non-empty")
+        object.__setattr__(self, "kind", ToolKind(self.kind))
+        lo, hi = (float(x) for x in self.score_range)
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ValueError(f"ToolSpec.score_range must be finite with lo < hi, got {self.score_range!r}")
+        object.__setattr__(self, "score_range", (lo, hi))
+        if self.version < 1:
+            raise ValueError("ToolSpec.version must be >= 1")
+
+    @property
+    def impl_name(self) -> str:
+        return self.impl or self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": str(self.kind),
+            "description": self.description,
+            "task_types": list(self.task_types),
+            "answer_formats": list(self.answer_formats),
+            "params": dict(self.params),
+            "score_range": [self.score_range[0], self.score_range[1]],
+            "version": self.version,
+            "impl": self.impl,
+            "code": self.code,
+            "content_hash": self.content_hash,
+            "provenance": dict(self.provenance),
+            "validation": dict(self.validation),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ToolSpec:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown ToolSpec fields: {sorted(unknown)}")
+        kwargs = dict(d)
+        if "score_range" in kwargs:
+            kwargs["score_range"] = tuple(kwargs["score_range"])
+        if "task_types" in kwargs:
+            kwargs["task_types"] = list(kwargs["task_types"])
+        if "answer_formats" in kwargs:
+            kwargs["answer_formats"] = list(kwargs["answer_formats"])
+        return cls(**kwargs)
+
+    def replace(self, **changes: Any) -> ToolSpec:
+        """A copy with fields changed; ``content_hash`` is cleared unless given (re-seal afterwards)."""
+        changes.setdefault("content_hash", "")
+        return dataclasses.replace(self, **changes)
+
+    def sealed(self) -> ToolSpec:
+        """A copy with ``content_hash`` computed."""
+        return dataclasses.replace(self, content_hash=compute_content_hash(self))
+
+    def cache_key(self) -> str:
+        """A stable identity for caching built tools: the content hash, or the spec's canonical hash."""
+        return self.content_hash or sha256_text(self.to_dict())
+
+
+def _code_of(spec: ToolSpec) -> str:
+    if spec.code:
+        return spec.code
+    try:
+        # The whole module, so helpers the class calls count too. Only allowed modules are imported:
+        # hashing a spec from a shared store must not import arbitrary code.
+        cls = resolve_tool_class(spec)
+        return inspect.getsource(inspect.getmodule(cls) or cls)
+    except (ImportError, AttributeError, ValueError, OSError, TypeError):
+        # Unresolvable here (e.g. a plug-in not installed in this process): hash the spec alone.
+        return ""
+
+
+def compute_content_hash(spec: ToolSpec) -> str:
+    """sha256 of the canonical spec (minus hash/provenance/validation) and its code (see ``ToolSpec``)."""
+    d = spec.to_dict()
+    for k in ("content_hash", "provenance", "validation"):
+        d.pop(k)
+    return hashlib.sha256((canonical_json(d) + "\0" + _code_of(spec)).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInput:
+    """One sample to score. ``reference`` is whatever the task's answer format needs:
+    a string, several acceptable strings, a dict (e.g. unit tests) or None (reference-free tools)."""
+
+    query: str
+    response: str
+    reference: Any = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "response": self.response,
+            "reference": self.reference,
+            "metadata": dict(self.metadata),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ToolInput:
+        return cls(
+            query=d.get("query", ""),
+            response=d.get("response", ""),
+            reference=d.get("reference"),
+            metadata=dict(d.get("metadata") or {}),
+        )
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """The outcome of scoring one input. ``score`` is None unless ``status == "ok"``."""
+
+    status: Status
+    score: float | None = None
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    latency_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "score": self.score,
+            "reason": self.reason,
+            "details": self.details,
+            "latency_s": self.latency_s,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ToolResult:
+        status = d.get("status")
+        if status not in STATUSES:
+            raise ValueError(f"invalid ToolResult status {status!r}")
+        score = d.get("score")
+        return cls(
+            status=status,
+            score=None if score is None else float(score),
+            reason=str(d.get("reason", "")),
+            details=dict(d.get("details") or {}),
+            latency_s=float(d.get("latency_s", 0.0)),
+        )
+
+    @staticmethod
+    def abstain(reason: str, **details: Any) -> ToolResult:
+        return ToolResult(status="abstain", score=None, reason=reason, details=details)
+
+    @staticmethod
+    def error(reason: str, **details: Any) -> ToolResult:
+        return ToolResult(status="error", score=None, reason=reason, details=details)
+
+
+def finalize(
+    spec: ToolSpec,
+    raw_score: Any,
+    *,
+    reason: str = "",
+    details: dict[str, Any] | None = None,
+    latency_s: float = 0.0,
+) -> ToolResult:
+    """Turn a raw score into a ``ToolResult`` checked against ``spec.score_range``.
+
+    Within ``RANGE_TOLERANCE`` × width of the range: clipped, status ok. NaN, ±inf, non-numbers and
+    anything further out: status error with the reason (the value is kept in ``details["raw_score"]``).
+    """
+    details = dict(details or {})
+    lo, hi = spec.score_range
+    if isinstance(raw_score, bool):
+        raw_score = float(raw_score)
+    try:
+        value = float(raw_score)
+    except (TypeError, ValueError):
+        return ToolResult(
+            "error",
+            None,
+            f"score is not a number: {raw_score!r:.80}",
+            details,
+            latency_s,
+        )
+    if math.isnan(value):
+        return ToolResult("error", None, "score is NaN", {**details, "raw_score": repr(value)}, latency_s)
+    if math.isinf(value):
+        return ToolResult(
+            "error", None, f"score is {value}", {**details, "raw_score": repr(value)}, latency_s
+        )
+    tol = RANGE_TOLERANCE * (hi - lo)
+    if value < lo - tol or value > hi + tol:
+        return ToolResult(
+            "error",
+            None,
+            f"score {value:.6g} outside declared range [{lo:g}, {hi:g}]",
+            {**details, "raw_score": value},
+            latency_s,
+        )
+    return ToolResult("ok", min(max(value, lo), hi), reason, details, latency_s)
+
+
+def check_result(spec: ToolSpec, result: ToolResult) -> ToolResult:
+    """Re-validate a result that came from elsewhere (a worker process, a plug-in): ok scores must pass
+    ``finalize``; non-ok results carry no score."""
+    if result.status == "ok":
+        return finalize(
+            spec, result.score, reason=result.reason, details=result.details, latency_s=result.latency_s
+        )
+    if result.score is not None:
+        result.score = None
+    return result
+
+
+Outcome = ToolResult | float | int | bool
+
+
+class RewardTool:
+    """Base class for reward tools.
+
+    Subclasses implement ``_score(inp)`` (return a float, or a ``ToolResult`` made with ``self.ok(...)`` /
+    ``ToolResult.abstain(...)``) and, where batching helps (reward models), ``_score_batch(inputs)``.
+    The public ``score``/``score_batch`` never raise for a tool's failure: exceptions become ``error``
+    results with the exception text, raw numbers go through ``finalize``, and ``latency_s`` is filled in
+    (for batched tools, the wall time of the whole batch).
+
+    Class attributes the executor reads without building the tool:
+
+    - ``batched``: ``_score_batch`` does real batching; the executor sends whole batches with one deadline.
+    - ``in_process``: pure async I/O (judge, remote sandbox); safe to run in the caller's event loop.
+    - ``metadata_keys``: keys of ``ToolInput.metadata`` that affect the score (part of the cache key).
+
+    CPU-bound tools block the event loop they are called from; use ``ToolExecutor`` to isolate them.
+    """
+
+    batched: ClassVar[bool] = False
+    in_process: ClassVar[bool] = False
+    metadata_keys: ClassVar[tuple[str, ...]] = ()
+    default_spec: ClassVar[ToolSpec | None] = None
+
+    def __init__(self, spec: ToolSpec, **resources: Any) -> None:
+        # `resources` are process-local objects a tool may use (e.g. a sandbox client); unknown ones are
+        # ignored so one executor can hand the same resources to every tool.
+        self.spec = spec
+
+    @classmethod
+    def cacheable(cls, spec: ToolSpec) -> bool:
+        """Whether results for this spec may be cached by (tool, input) — False for group-dependent output."""
+        return True
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.spec.params
+
+    def ok(self, score: Any, reason: str = "", **details: Any) -> ToolResult:
+        return finalize(self.spec, score, reason=reason, details=details)
+
+    async def _score(self, inp: ToolInput) -> Outcome:
+        # Batching tools need implement only _score_batch; a single input is a batch of one.
+        if type(self)._score_batch is RewardTool._score_batch:
+            raise NotImplementedError(f"{type(self).__name__} implements neither _score nor _score_batch")
+        outs = await self._score_batch([inp])
+        if len(outs) != 1:
+            raise RuntimeError(f"_score_batch returned {len(outs)} results for 1 input")
+        return outs[0]
+
+    async def _score_batch(self, inputs: Sequence[ToolInput]) -> list[Outcome]:
+        return [await self._score(x) for x in inputs]
+
+    def _to_result(self, out: Any, latency_s: float) -> ToolResult:
+        if isinstance(out, ToolResult):
+            res = check_result(self.spec, out)
+        else:
+            res = finalize(self.spec, out)
+        res.latency_s = latency_s
+        return res
+
+    async def score(self, inp: ToolInput) -> ToolResult:
+        t0 = time.perf_counter()
+        try:
+            out = await self._score(inp)
+        except Exception as exc:
+            return ToolResult("error", None, _exc_text(exc), {}, time.perf_counter() - t0)
+        return self._to_result(out, time.perf_counter() - t0)
+
+    async def score_batch(self, inputs: Sequence[ToolInput]) -> list[ToolResult]:
+        if not self.batched:
+            return [await self.score(x) for x in inputs]
+        if not inputs:
+            return []
+        t0 = time.perf_counter()
+        try:
+            outs = await self._score_batch(inputs)
+        except Exception as exc:
+            dt = time.perf_counter() - t0
+            return [ToolResult("error", None, _exc_text(exc), {}, dt) for _ in inputs]
+        dt = time.perf_counter() - t0
+        if len(outs) != len(inputs):
+            msg = f"tool returned {len(outs)} results for {len(inputs)} inputs"
+            return [ToolResult("error", None, msg, {}, dt) for _ in inputs]
+        return [self._to_result(o, dt) for o in outs]
+
+    async def aclose(self) -> None:
+        """Release resources (HTTP clients, models). Default: nothing."""
+
+
+def _exc_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:2000]
+
+
+# Built-in implementations by name, as "module:Class" so nothing heavy is imported until used.
+BUILTIN_IMPLS: dict[str, str] = {
+    "math_verify": "rlar.tools.rules:MathVerifyTool",
+    "exact_match": "rlar.tools.rules:ExactMatchTool",
+    "normalized_match": "rlar.tools.rules:NormalizedMatchTool",
+    "contains_match": "rlar.tools.rules:ContainsMatchTool",
+    "format_rules": "rlar.tools.rules:FormatRulesTool",
+    "bleu2": "rlar.tools.metrics:Bleu2Tool",
+    "chrf": "rlar.tools.metrics:ChrFTool",
+    "embedding_similarity": "rlar.tools.metrics:EmbeddingSimilarityTool",
+    "code_tests": "rlar.tools.code:CodeTestsTool",
+    "reward_model": "rlar.tools.reward_model:RewardModelTool",
+    "llm_judge": "rlar.tools.judge:LLMJudgeTool",
+}
+
+DEFAULT_ALLOWED_PREFIXES: tuple[str, ...] = ("rlar.",)
+
+
+def _import_class(path: str) -> type[RewardTool]:
+    module_name, _, attr = path.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"tool implementation must be 'package.module:Class', got {path!r}")
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not (isinstance(obj, type) and issubclass(obj, RewardTool)):
+        raise TypeError(f"{path} is not a RewardTool subclass")
+    return obj
+
+
+def resolve_tool_class(
+    spec: ToolSpec, *, allowed_prefixes: Sequence[str] | None = DEFAULT_ALLOWED_PREFIXES
+) -> type[RewardTool]:
+    """The ``RewardTool`` subclass implementing ``spec``. Raises ``ValueError`` for unknown names or a
+    dotted path outside ``allowed_prefixes`` (None allows any module)."""
+    impl = spec.impl_name
+    if impl in BUILTIN_IMPLS:
+        return _import_class(BUILTIN_IMPLS[impl])
+    if ":" not in impl:
+        raise ValueError(f"unknown built-in tool {impl!r}; known: {sorted(BUILTIN_IMPLS)}")
+    module_name = impl.partition(":")[0]
+    if allowed_prefixes is not None and not any(
+        module_name == p.rstrip(".") or module_name.startswith(p) for p in allowed_prefixes
+    ):
+        raise ValueError(
+            f"tool module {module_name!r} is not under an allowed prefix {list(allowed_prefixes)}"
+        )
+    return _import_class(impl)
+
+
+def make_tool(
+    spec: ToolSpec, *, allowed_prefixes: Sequence[str] | None = DEFAULT_ALLOWED_PREFIXES, **resources: Any
+) -> RewardTool:
+    """Build the tool a spec describes. ``resources`` are passed to the constructor (e.g. ``run_tests=``
+    for the code tool). Raises for an unknown implementation or invalid params (a spec bug)."""
+    cls = resolve_tool_class(spec, allowed_prefixes=allowed_prefixes)
+    return cls(spec, **resources)
+
+
+def builtin_specs() -> list[ToolSpec]:
+    """The default spec of every built-in tool, sealed (content hash filled in)."""
+    specs = []
+    for name in BUILTIN_IMPLS:
+        cls = _import_class(BUILTIN_IMPLS[name])
+        if cls.default_spec is None:
+            raise TypeError(f"built-in {name} has no default_spec")
+        specs.append(cls.default_spec.sealed())
+    return specs

@@ -1,0 +1,348 @@
+"""Rule tools: math-answer equivalence, exact / normalised / contains matching, format rules.
+
+References (``ToolInput.reference``) for the matching tools: a string, a list of acceptable strings (the
+best match counts), or a dict with ``answer`` or ``answers``. No reference → abstain (the tool cannot
+judge); a response with no extractable answer → score 0 (the policy's fault).
+
+Math equivalence uses math-verify (``parse`` + ``verify(gold, answer)``; the order matters). Its time
+limits use ``signal.alarm``, which only works in a process's main thread: here they are enabled when the
+tool runs in the main thread (as in the executor's worker process) and disabled otherwise, where the
+caller must bound the time (the executor kills the worker process).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from typing import Any, ClassVar
+
+from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
+
+__all__ = [
+    "ContainsMatchTool",
+    "ExactMatchTool",
+    "FormatRulesTool",
+    "MathVerifyTool",
+    "NormalizedMatchTool",
+    "extract_answer",
+    "normalize_text",
+    "reference_strings",
+]
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+
+
+def reference_strings(reference: Any) -> list[str] | None:
+    """Acceptable answers from a reference: str → [str]; list → its items; dict → ``answers``/``answer``."""
+    if reference is None:
+        return None
+    if isinstance(reference, dict):
+        for key in ("answers", "answer"):
+            if key in reference:
+                return reference_strings(reference[key])
+        return None
+    if isinstance(reference, str):
+        return [reference]
+    if isinstance(reference, list | tuple):
+        refs = [str(r) for r in reference if r is not None]
+        return refs or None
+    return [str(reference)]
+
+
+def normalize_text(
+    text: str,
+    *,
+    lowercase: bool = True,
+    strip_punctuation: bool = True,
+    remove_articles: bool = False,
+) -> str:
+    """NFKC, optionally lower-case, drop Unicode punctuation (category P*), drop English articles,
+    collapse whitespace."""
+    text = unicodedata.normalize("NFKC", text)
+    if lowercase:
+        text = text.lower()
+    if strip_punctuation:
+        text = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in text)
+    if remove_articles:
+        text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def extract_answer(response: str, pattern: re.Pattern[str] | None) -> str | None:
+    """The answer part of a response: the last match of ``pattern`` (its first group if it has one), or
+    the whole stripped response when there is no pattern. None when the pattern does not match."""
+    if pattern is None:
+        return response.strip()
+    matches = list(pattern.finditer(response))
+    if not matches:
+        return None
+    last = matches[-1]
+    return (last.group(1) if pattern.groups else last.group(0)).strip()
+
+
+def _compile_optional(pattern: str | None) -> re.Pattern[str] | None:
+    return re.compile(pattern, re.MULTILINE) if pattern else None
+
+
+class _MatchTool(RewardTool):
+    """Shared logic: extract the answer, compare with each reference, score 1.0 on any match."""
+
+    def __init__(self, spec: ToolSpec, **resources: Any) -> None:
+        super().__init__(spec, **resources)
+        self.answer_pattern = _compile_optional(spec.params.get("answer_pattern"))
+
+    def _match(self, answer: str, ref: str) -> bool:
+        raise NotImplementedError
+
+    async def _score(self, inp: ToolInput) -> ToolResult:
+        refs = reference_strings(inp.reference)
+        if not refs:
+            return ToolResult.abstain("no reference")
+        answer = extract_answer(inp.response, self.answer_pattern)
+        if answer is None:
+            return self.ok(0.0, "no answer found")
+        for ref in refs:
+            if self._match(answer, ref):
+                return self.ok(1.0, "match", matched=ref)
+        return self.ok(0.0, "no match")
+
+
+_ANSWER_PATTERN_DOC = (
+    " Param answer_pattern: optional regex; its last match (group 1 if any) is the answer, else the whole"
+    " response."
+)
+
+
+class ExactMatchTool(_MatchTool):
+    """1.0 if the (extracted, stripped) answer equals a reference exactly, else 0.0."""
+
+    default_spec: ClassVar[ToolSpec] = ToolSpec(
+        name="exact_match",
+        kind=ToolKind.RULE,
+        description=(
+            "Exact string match between the response (or its extracted answer) and the reference, after"
+            " stripping surrounding whitespace. 1 if equal to any acceptable reference, else 0. Use for"
+            " short canonical answers (labels, identifiers, multiple-choice letters)." + _ANSWER_PATTERN_DOC
+        ),
+        task_types=["classification", "multiple_choice", "short_answer", "copy", "reverse"],
+        answer_formats=["label", "short_text", "choice_letter"],
+        params={"answer_pattern": None},
+    )
+
+    def _match(self, answer: str, ref: str) -> bool:
+        return answer == ref.strip()
+
+
+class NormalizedMatchTool(_MatchTool):
+    """1.0 if answer and reference are equal after ``normalize_text`` (case, punctuation, whitespace)."""
+
+    default_spec: ClassVar[ToolSpec] = ToolSpec(
+        name="normalized_match",
+        kind=ToolKind.RULE,
+        description=(
+            "Normalised string match: compares response and reference after Unicode NFKC, lower-casing,"
+            " removing punctuation and collapsing whitespace (optionally removing articles, SQuAD-style)."
+            " 1 if equal to any acceptable reference, else 0. Use for short free-text answers where"
+            " formatting should not matter." + _ANSWER_PATTERN_DOC
+        ),
+        task_types=["short_answer", "qa", "extraction", "classification"],
+        answer_formats=["short_text", "label"],
+        params={
+            "answer_pattern": None,
+            "lowercase": True,
+            "strip_punctuation": True,
+            "remove_articles": False,
+        },
+    )
+
+    def _norm(self, text: str) -> str:
+        p = self.params
+        return normalize_text(
+            text,
+            lowercase=bool(p.get("lowercase", True)),
+            strip_punctuation=bool(p.get("strip_punctuation", True)),
+            remove_articles=bool(p.get("remove_articles", False)),
+        )
+
+    def _match(self, answer: str, ref: str) -> bool:
+        return self._norm(answer) == self._norm(ref)
+
+
+class ContainsMatchTool(NormalizedMatchTool):
+    """1.0 if the normalised reference occurs in the normalised response (on word boundaries by default)."""
+
+    default_spec: ClassVar[ToolSpec] = ToolSpec(
+        name="contains_match",
+        kind=ToolKind.RULE,
+        description=(
+            "Reference-contains match: 1 if the (normalised) reference appears inside the (normalised)"
+            " response as whole words, else 0. Lenient; use for open QA where the response may wrap the"
+            " answer in a sentence. Beware: rewards responses that list many candidates."
+            + _ANSWER_PATTERN_DOC
+        ),
+        task_types=["qa", "open_qa", "short_answer", "retrieval"],
+        answer_formats=["short_text", "sentence"],
+        params={
+            "answer_pattern": None,
+            "lowercase": True,
+            "strip_punctuation": True,
+            "remove_articles": False,
+            "word_boundary": True,
+        },
+    )
+
+    def _match(self, answer: str, ref: str) -> bool:
+        a, r = self._norm(answer), self._norm(ref)
+        if not r:
+            return False
+        if not self.params.get("word_boundary", True):
+            return r in a
+        # Pad with spaces so "12" does not match inside "112" (text is whitespace-normalised).
+        return f" {r} " in f" {a} "
+
+
+class MathVerifyTool(RewardTool):
+    """1.0 if the response's final answer is mathematically equivalent to the reference (math-verify)."""
+
+    default_spec: ClassVar[ToolSpec] = ToolSpec(
+        name="math_verify",
+        kind=ToolKind.RULE,
+        description=(
+            "Math answer equivalence via math-verify: extracts the final answer from the response (\\boxed{}"
+            " first, then 'final answer is', then the last expression) and checks it is mathematically equal"
+            " to the reference (1/2 = 0.5 = \\frac{1}{2}; 1,000 = 1000; sets, intervals, symbolic"
+            " expressions). 1 if equivalent, else 0. A GSM8K-style reference '... #### 72' uses the part"
+            " after '####'. Abstains if the reference cannot be parsed."
+        ),
+        task_types=["math", "arithmetic", "gsm8k", "competition_math", "word_problem"],
+        answer_formats=["number", "latex", "boxed", "expression", "fraction"],
+        params={
+            "reference_marker": "####",
+            "boxed_first": True,
+            "float_rounding": 6,
+            "numeric_precision": 15,
+            "strict": True,
+            "verify_timeout_s": 5,
+        },
+    )
+
+    def __init__(self, spec: ToolSpec, **resources: Any) -> None:
+        super().__init__(spec, **resources)
+        from math_verify import ExprExtractionConfig, LatexExtractionConfig
+
+        boxed_priority = 0 if spec.params.get("boxed_first", True) else 50
+        self._answer_cfg = [
+            LatexExtractionConfig(boxed_match_priority=boxed_priority),
+            ExprExtractionConfig(),
+        ]
+        self._gold_cfg = [LatexExtractionConfig(), ExprExtractionConfig()]
+
+    def _timeout(self) -> int | None:
+        # signal.alarm only works in the main thread; elsewhere the caller must bound time (see module doc).
+        if threading.current_thread() is not threading.main_thread():
+            return None
+        return max(1, int(self.params.get("verify_timeout_s", 5)))
+
+    async def _score(self, inp: ToolInput) -> ToolResult:
+        from math_verify import parse, verify
+
+        refs = reference_strings(inp.reference)
+        if not refs:
+            return ToolResult.abstain("no reference")
+        marker = self.params.get("reference_marker") or ""
+        timeout = self._timeout()
+        golds = []
+        for ref in refs:
+            if marker and marker in ref:
+                ref = ref.rsplit(marker, 1)[1]
+            gold = parse(ref, self._gold_cfg, parsing_timeout=timeout)  # type: ignore[arg-type]
+            if not gold and "\\" in ref and "$" not in ref:
+                # Bare LaTeX such as \sqrt{2}/2 is only extracted inside math delimiters.
+                gold = parse(f"${ref.strip()}$", self._gold_cfg, parsing_timeout=timeout)  # type: ignore[arg-type]
+            if gold:
+                golds.append((ref.strip(), gold))
+        if not golds:
+            return ToolResult.abstain("reference not parseable as math", reference=str(refs)[:200])
+        # An escaped dollar (\$18, common in LaTeX-flavoured answers) is a currency sign, but math-verify
+        # reads it as a broken math delimiter and finds nothing.
+        response = inp.response.replace("\\$", "")
+        answer = parse(response, self._answer_cfg, parsing_timeout=timeout)  # type: ignore[arg-type]
+        if not answer:
+            return self.ok(0.0, "no answer found")
+        extracted = str(answer[-1])
+        for ref, gold in golds:
+            if verify(
+                gold,
+                answer,
+                float_rounding=int(self.params.get("float_rounding", 6)),
+                numeric_precision=int(self.params.get("numeric_precision", 15)),
+                strict=bool(self.params.get("strict", True)),
+                timeout_seconds=timeout,
+            ):
+                return self.ok(1.0, "equivalent", extracted=extracted, matched=ref)
+        return self.ok(0.0, "not equivalent", extracted=extracted)
+
+
+class FormatRulesTool(RewardTool):
+    """Reference-free format checks: required/forbidden regexes, forbidden phrases, word/char bounds."""
+
+    default_spec: ClassVar[ToolSpec] = ToolSpec(
+        name="format_rules",
+        kind=ToolKind.RULE,
+        description=(
+            "Format and length rules on the response, no reference needed. Params: required_patterns"
+            " (regexes that must all match, multiline), forbidden_patterns (regexes that must not match),"
+            " forbidden_phrases (case-insensitive substrings), min_words/max_words, min_chars/max_chars."
+            " scoring='all' gives 1 only if every check passes, 'fraction' gives the fraction passed."
+            " Use for output-format constraints (e.g. 'Answer: ...' line, <think> tags), length limits,"
+            " and banned phrases."
+        ),
+        task_types=["format", "instruction_following", "length_control", "safety_phrases", "any"],
+        answer_formats=["any"],
+        params={
+            "required_patterns": [],
+            "forbidden_patterns": [],
+            "forbidden_phrases": [],
+            "min_words": None,
+            "max_words": None,
+            "min_chars": None,
+            "max_chars": None,
+            "scoring": "all",
+        },
+    )
+
+    def __init__(self, spec: ToolSpec, **resources: Any) -> None:
+        super().__init__(spec, **resources)
+        p = spec.params
+        self.required = [re.compile(x, re.MULTILINE) for x in p.get("required_patterns") or []]
+        self.forbidden = [re.compile(x, re.MULTILINE) for x in p.get("forbidden_patterns") or []]
+        self.phrases = [str(x).lower() for x in p.get("forbidden_phrases") or []]
+        self.scoring = p.get("scoring", "all")
+        if self.scoring not in ("all", "fraction"):
+            raise ValueError(f"format_rules scoring must be 'all' or 'fraction', got {self.scoring!r}")
+        self.bounds = {k: p.get(k) for k in ("min_words", "max_words", "min_chars", "max_chars")}
+
+    async def _score(self, inp: ToolInput) -> ToolResult:
+        text = inp.response
+        checks: dict[str, bool] = {}
+        for rx in self.required:
+            checks[f"requires /{rx.pattern}/"] = rx.search(text) is not None
+        for rx in self.forbidden:
+            checks[f"forbids /{rx.pattern}/"] = rx.search(text) is None
+        lowered = text.lower()
+        for phrase in self.phrases:
+            checks[f"forbids phrase {phrase!r}"] = phrase not in lowered
+        n_words, n_chars = len(text.split()), len(text)
+        for key, value in self.bounds.items():
+            if value is None:
+                continue
+            measured = n_words if key.endswith("words") else n_chars
+            checks[f"{key}={value}"] = measured >= value if key.startswith("min") else measured <= value
+        if not checks:
+            return ToolResult.abstain("no format rules configured")
+        failed = [k for k, passed in checks.items() if not passed]
+        frac = 1.0 - len(failed) / len(checks)
+        score = frac if self.scoring == "fraction" else float(not failed)
+        reason = "all checks passed" if not failed else "failed: " + "; ".join(failed)
+        return self.ok(score, reason, checks=checks, words=n_words, chars=n_chars)

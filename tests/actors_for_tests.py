@@ -1,0 +1,26 @@
+"""Small actors used by the runtime and supervisor tests (importable by child processes)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from actors.runtime import Actor, ActorConfig
+
+
+class CrashOnceConfig(ActorConfig):
+    marker: str = "crashed-once"
+
+
+class CrashOnce(Actor[CrashOnceConfig]):
+    """Crashes on its first start in a run directory, then runs normally."""
+
+    kind = "crashonce"
+    Config = CrashOnceConfig
+
+    async def main(self) -> None:
+        marker = Path(self.config.run_dir) / self.config.marker
+        if not marker.exists():
+            marker.write_text(str(os.getpid()))
+            raise RuntimeError("deliberate crash on first start")
+        await self.stopping.wait()

@@ -1,0 +1,244 @@
+"""The bus against a real nats-server: dead-lettering, redelivery, idempotent topology, durability."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bus import subjects, topology
+from bus.client import Bus, BusUnreachable, RequestTimeout
+from bus.codec import decode, encode
+from bus.config import NatsConfig
+from bus.embedded import EmbeddedServer
+from bus.messages import DeadLetter, Reward, ScoreRequest
+from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
+
+
+def _score_request(i: int, kind: str = "rule") -> ScoreRequest:
+    return ScoreRequest(sample_id=f"s{i}", prompt_id="p", task="arith", tool="exact_match", kind=kind,
+                        query="1+1=", response="2", reference="2")  # fmt: skip
+
+
+async def _collect_dlq(bus: Bus, pattern: str) -> list[DeadLetter]:
+    got: list[DeadLetter] = []
+
+    async def on_dead(msg: DeadLetter, raw: object) -> None:
+        got.append(msg)
+
+    await bus.subscribe(subjects.dlq(pattern), DeadLetter, on_dead)
+    await bus.nc.flush()
+    return got
+
+
+async def test_a_core_subscriber_dead_letters_garbage_and_processes_the_next_good_message(bus: Bus) -> None:
+    subject = "rlar.test.core"
+    dead = await _collect_dlq(bus, subject)
+    good: list[Reward] = []
+
+    async def on_reward(msg: Reward, raw: object) -> None:
+        good.append(msg)
+
+    await bus.subscribe(subject, Reward, on_reward)
+    await bus.nc.flush()
+    await bus.publish_raw(subject, b"\xc1 definitely not msgpack")
+    await bus.publish(subject, _score_request(0))  # valid msgpack, wrong type
+    await bus.publish(
+        subject, Reward(sample_id="s", prompt_id="p", task="t", tool="x", tool_version=1, status="ok")
+    )
+    for _ in range(100):
+        if good and len(dead) >= 2:
+            break
+        await asyncio.sleep(0.02)
+    assert [g.sample_id for g in good] == ["s"]
+    assert len(dead) == 2
+    assert "MessagePack" in dead[0].reason and dead[0].payload.startswith(b"\xc1")
+    assert "expected Reward" in dead[1].reason
+
+
+async def test_a_work_consumer_dead_letters_garbage_and_keeps_consuming(bus: Bus) -> None:
+    subject = subjects.score("metric")
+    dead = await _collect_dlq(bus, subject)
+    handled: list[str] = []
+
+    async def handle(msg: ScoreRequest, raw: object) -> None:
+        handled.append(msg.sample_id)
+
+    stop = asyncio.Event()
+    task = bus.consume(topology.SCORE, topology.reward_consumer("metric"), ScoreRequest, handle, stop=stop,
+                       fetch_timeout_s=0.2)  # fmt: skip
+    await bus.js.publish(subject, b"garbage")
+    await bus.js_publish(subject, _score_request(1, "metric"))
+    for _ in range(200):
+        if handled and dead:
+            break
+        await asyncio.sleep(0.02)
+    stop.set()
+    await asyncio.wait_for(task, 5)
+    assert handled == ["s1"]
+    assert len(dead) == 1 and dead[0].subject == subject
+    info = await bus.js.consumer_info(topology.SCORE, topology.reward_consumer("metric"))
+    assert info.num_ack_pending == 0  # the garbage was terminated, the good one acked
+
+
+async def test_a_handler_that_keeps_failing_is_retried_then_dead_lettered(bus: Bus) -> None:
+    subject = subjects.score("judge")
+    dead = await _collect_dlq(bus, subject)
+    attempts = 0
+
+    async def handle(msg: ScoreRequest, raw: object) -> None:
+        nonlocal attempts
+        attempts += 1
+        raise ValueError("tool exploded")
+
+    stop = asyncio.Event()
+    task = bus.consume(topology.SCORE, topology.reward_consumer("judge"), ScoreRequest, handle, stop=stop,
+                       max_deliver=3, fetch_timeout_s=0.2)  # fmt: skip
+    await bus.js_publish(subject, _score_request(2, "judge"))
+    for _ in range(300):
+        if dead:
+            break
+        await asyncio.sleep(0.02)
+    stop.set()
+    await asyncio.wait_for(task, 5)
+    assert attempts == 3
+    assert "tool exploded" in dead[0].reason and dead[0].deliveries == 3
+
+
+CONSUME_AND_HANG = """
+import asyncio, sys
+from bus.client import Bus
+from bus.config import NatsConfig
+async def main():
+    bus = await Bus.connect(NatsConfig(url=sys.argv[1]), "doomed")
+    psub = await bus.js.pull_subscribe_bind(durable="reward-sandbox", stream="SCORE")
+    msgs = await psub.fetch(1, timeout=10)
+    print("took", msgs[0].subject, flush=True)
+    await asyncio.sleep(3600)
+asyncio.run(main())
+"""
+
+
+async def test_an_unacked_work_message_of_a_dead_consumer_is_redelivered_to_another(
+    bus: Bus, nats_url: str
+) -> None:
+    subject = subjects.score("sandbox")
+    proc = subprocess.Popen([sys.executable, "-c", CONSUME_AND_HANG, nats_url], stdout=subprocess.PIPE,
+                            env=actor_env(), cwd=REPO)  # fmt: skip
+    try:
+        await bus.js_publish(subject, _score_request(7, "sandbox"))
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 20)
+        assert b"took" in line
+    finally:
+        proc.kill()
+        proc.wait()
+    got: list[str] = []
+
+    async def handle(msg: ScoreRequest, raw: object) -> None:
+        got.append(msg.sample_id)
+
+    stop = asyncio.Event()
+    task = bus.consume(topology.SCORE, topology.reward_consumer("sandbox"), ScoreRequest, handle, stop=stop,
+                       fetch_timeout_s=0.5)  # fmt: skip
+    deadline = time.monotonic() + TEST_TOPOLOGY.score_ack_wait_s + 10
+    while not got and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    stop.set()
+    await asyncio.wait_for(task, 5)
+    assert got == ["s7"]
+
+
+async def test_request_times_out_when_no_worker_listens(bus: Bus) -> None:
+    t0 = time.monotonic()
+    with pytest.raises(RequestTimeout):
+        await bus.request("rlar.test.nobody", _score_request(0), Reward, timeout_s=0.5)
+    assert time.monotonic() - t0 < 3
+
+
+async def test_connecting_to_a_dead_url_fails_fast_with_a_clear_message() -> None:
+    t0 = time.monotonic()
+    with pytest.raises(BusUnreachable, match=r"cannot reach NATS at nats://127.0.0.1:1 .*embedded"):
+        await Bus.connect(NatsConfig(url="nats://127.0.0.1:1", initial_attempts=2, reconnect_wait_s=0.1))
+    assert time.monotonic() - t0 < 5
+
+
+def test_the_cli_reports_an_unreachable_bus_without_a_traceback() -> None:
+    r = subprocess.run([sys.executable, "-m", "rlar.cli", "status", "--nats", "nats://127.0.0.1:1"],
+                       capture_output=True, text=True, timeout=30, env=actor_env(), cwd=REPO)  # fmt: skip
+    assert r.returncode == 1
+    assert "cannot reach NATS" in r.stderr and "Traceback" not in r.stderr
+
+
+async def test_topology_is_idempotent_and_data_survives_a_server_restart(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    with EmbeddedServer(store) as srv:
+        b = await Bus.connect(NatsConfig(url=srv.url), "t1")
+        await topology.ensure_topology(b.js)
+        await topology.ensure_topology(b.js)  # again: no error
+        await b.js_publish(subjects.score("rule"), _score_request(1))
+        kv = await b.js.key_value(topology.TOOLS_BUCKET)
+        await kv.put("exact_match", b"v1")
+        await b.close()
+    with EmbeddedServer(store) as srv:  # same storage dir, new process and port
+        b = await Bus.connect(NatsConfig(url=srv.url), "t2")
+        await topology.ensure_topology(b.js)
+        info = await b.js.stream_info(topology.SCORE)
+        assert info.state.messages == 1
+        kv = await b.js.key_value(topology.TOOLS_BUCKET)
+        assert (await kv.get("exact_match")).value == b"v1"
+        raw = await b.js.get_msg(topology.SCORE, 1)
+        assert decode(raw.data or b"", ScoreRequest).sample_id == "s1"
+        await b.close()
+
+
+async def test_concurrent_topology_creation_from_many_actors_does_not_fail(tmp_path: Path) -> None:
+    with EmbeddedServer(tmp_path / "s") as srv:
+        buses = [await Bus.connect(NatsConfig(url=srv.url), f"c{i}") for i in range(4)]
+        await asyncio.gather(*(topology.ensure_topology(b.js) for b in buses))
+        names = {s.config.name for s in await buses[0].js.streams_info()}
+        assert {s.name for s in topology.declare().streams} <= names
+        for b in buses:
+            await b.close()
+
+
+def test_an_embedded_server_dies_with_its_parent_even_on_sigkill(tmp_path: Path) -> None:
+    code = (
+        "import sys, time\nfrom bus.embedded import EmbeddedServer\n"
+        f"s = EmbeddedServer({str(tmp_path)!r}).start()\nprint(s.proc.pid, flush=True)\ntime.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=actor_env(), cwd=REPO)
+    assert parent.stdout is not None
+    server_pid = int(parent.stdout.readline())
+    assert Path(f"/proc/{server_pid}").exists()
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{server_pid}").exists() and time.monotonic() < deadline:
+        # a zombie (reaped by init) also counts as gone
+        try:
+            if "zombie" in Path(f"/proc/{server_pid}/status").read_text().lower():
+                break
+        except OSError:
+            break
+        time.sleep(0.05)
+    status = Path(f"/proc/{server_pid}/status")
+    assert not status.exists() or "zombie" in status.read_text().lower()
+
+
+def test_an_embedded_server_stops_cleanly_on_exit(tmp_path: Path) -> None:
+    with EmbeddedServer(tmp_path) as srv:
+        assert srv.proc is not None
+        pid = srv.proc.pid
+        assert srv.running
+    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+def test_encode_is_the_only_serialisation_on_the_wire() -> None:
+    # a sanity check that the codec's bytes are what publish sends (no pickle anywhere)
+    data = encode(_score_request(3))
+    assert decode(data, ScoreRequest).sample_id == "s3"

@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+import pytest
+
+from bus import codec
+from bus import messages as m
+
+EXAMPLES: list[Any] = [
+    m.Heartbeat(actor="rollout", instance="h-1", host="h", pid=10, uptime_s=1.5, counters={"samples": 3},
+                info={"policy_version": 2}),
+    m.DeadLetter(subject="rlar.samples.arith", reason="bad", payload=b"\x00\xff"),
+    m.Event(actor="sup", kind="crash", message="exit 1", level="error", data={"rc": 1}),
+    m.Metrics(actor="learner", step=3, values={"loss": 0.5, "reward/arith": 0.25}),
+    m.Prompt(prompt_id="p1", task="arith", prompt=[{"role": "user", "content": "1+1="}], reference="2",
+             tools=[{"tool": "numeric_match", "version": 1, "kind": "rule", "weight": 1.0}]),
+    m.Sample(sample_id="p1/0", prompt_id="p1", task="arith", index=0, group_size=8, prompt_token_ids=[1, 2],
+             response_token_ids=[3, 4], behaviour_logprobs=[-0.1, -2.0], response_text="2", policy_version=4),
+    m.ScoreRequest(sample_id="p1/0", prompt_id="p1", task="arith", tool="numeric_match", kind="rule",
+                   query="1+1=", response="2", reference="2"),
+    m.Reward(sample_id="p1/0", prompt_id="p1", task="arith", tool="numeric_match", tool_version=1,
+             status="ok", score=1.0),
+    m.WeightsAnnounce(version=3, uri="file:///tmp/w", sha256="ab", size_bytes=10, step=30),
+    m.LearnerProgress(version=3, step=30, consumed_prompts=240, dropped_prompts=1, consumed_ids=["p1"]),
+    m.SandboxRequest(code="print(1)", tests=["assert True"], style="mbpp", request_id="r1"),
+    m.SandboxReply(request_id="r1", status="ok", result={"passed": 1}),
+    m.ToolRegistered(name="three_bullets", version=1, kind="rule", by="synthesizer"),
+    m.RouteDecision(signature="sig", task="arith", tools=[{"tool": "numeric_match", "weight": 1.0}],
+                    backend="offline", confidence=0.9),
+    m.ToolRequest(request_id="q1", signature="sig", task="bullets", description="three bullets"),
+]  # fmt: skip
+
+
+def test_examples_cover_every_registered_type() -> None:
+    assert {type(e).__name__ for e in EXAMPLES} == set(codec.registered_types())
+
+
+@pytest.mark.parametrize("msg", EXAMPLES, ids=lambda e: type(e).__name__)
+def test_every_message_type_round_trips_through_msgpack(msg: Any) -> None:
+    data = codec.encode(msg)
+    assert isinstance(data, bytes)
+    assert codec.decode(data, type(msg)) == msg
+    assert codec.decode(data) == msg
+    raw = msgpack.unpackb(data)
+    assert raw["_v"] == codec.SCHEMA_VERSION and raw["_t"] == type(msg).__name__
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"",
+        b"\xc1",
+        b"\x92\x01",
+        codec.encode(EXAMPLES[0])[:-4],
+        msgpack.packb([1, 2, 3]),
+        msgpack.packb({"a": 1}),
+    ],
+)
+def test_malformed_bytes_raise_a_typed_error(payload: bytes) -> None:
+    with pytest.raises(codec.MalformedPayload):
+        codec.decode(payload)
+
+
+def test_a_field_of_the_wrong_type_raises_field_error() -> None:
+    d = codec.to_dict(EXAMPLES[5])
+    d["response_token_ids"] = ["not", "ints"]
+    with pytest.raises(codec.FieldError, match="response_token_ids"):
+        codec.decode(msgpack.packb(d, use_bin_type=True))
+
+
+def test_a_missing_required_field_raises_field_error() -> None:
+    d = codec.to_dict(EXAMPLES[7])
+    del d["sample_id"]
+    with pytest.raises(codec.FieldError, match="sample_id"):
+        codec.decode(msgpack.packb(d, use_bin_type=True))
+
+
+def test_an_unexpected_message_type_raises_wrong_message_type() -> None:
+    with pytest.raises(codec.WrongMessageType):
+        codec.decode(codec.encode(EXAMPLES[0]), m.Sample)
+
+
+def test_an_unknown_type_tag_and_another_schema_version_are_rejected() -> None:
+    d = codec.to_dict(EXAMPLES[0])
+    with pytest.raises(codec.UnknownMessageType):
+        codec.decode(msgpack.packb({**d, "_t": "Nope"}))
+    with pytest.raises(codec.SchemaVersionMismatch):
+        codec.decode(msgpack.packb({**d, "_v": 99}))
+
+
+def test_ints_are_accepted_where_floats_are_declared_and_unknown_fields_are_ignored() -> None:
+    d = codec.to_dict(EXAMPLES[7])
+    d["score"] = 1
+    d["added_in_a_later_release"] = "x"
+    r = codec.decode(msgpack.packb(d), m.Reward)
+    assert r.score == 1.0 and isinstance(r.score, float)
+
+
+def test_bool_is_not_accepted_as_an_int() -> None:
+    d = codec.to_dict(EXAMPLES[0])
+    d["pid"] = True
+    with pytest.raises(codec.FieldError):
+        codec.decode(msgpack.packb(d))

@@ -1,0 +1,184 @@
+"""Actor runtime, supervisor and the observability CLI, against a real nats-server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from actors.monitor import Monitor, MonitorConfig
+from actors.supervisor import Supervisor, parse_actor_specs
+from bus import subjects
+from bus.client import Bus
+from bus.config import NatsConfig
+from bus.embedded import EmbeddedServer
+from bus.messages import Event, Heartbeat, Reward
+from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
+
+
+def test_actor_specs_parse_with_replica_counts() -> None:
+    assert parse_actor_specs("reward=4, sandbox=2,feeder") == [("reward", 4), ("sandbox", 2), ("feeder", 1)]
+
+
+async def test_an_actor_heartbeats_with_its_identity_and_stops_gracefully(bus: Bus, nats_url: str,
+                                                                          tmp_path: Path) -> None:  # fmt: skip
+    beats: list[Heartbeat] = []
+
+    async def on_hb(msg: Heartbeat, raw: object) -> None:
+        beats.append(msg)
+
+    await bus.subscribe(subjects.heartbeat("monitor", "mon-hb"), Heartbeat, on_hb)
+    cfg = MonitorConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, heartbeat_s=0.2,
+                        run_dir=str(tmp_path), instance="mon-hb")  # fmt: skip
+    actor = Monitor(cfg)
+    task = asyncio.create_task(actor.run())
+    for _ in range(100):
+        if len(beats) >= 2:
+            break
+        await asyncio.sleep(0.05)
+    await actor.stop()
+    await asyncio.wait_for(task, 5)
+    await asyncio.sleep(0.1)
+    first = beats[0]
+    assert first.actor == "monitor" and first.instance == "mon-hb" and first.pid > 0 and first.host
+    assert beats[-1].state == "stopped"
+    assert (tmp_path / "telemetry.jsonl").exists()
+
+
+def _wait_subscribed(monitor_url: str, conn_name: str, timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"{monitor_url}/connz?subs=1", timeout=2) as r:
+            doc = json.load(r)
+        for c in doc.get("connections", []):
+            if c.get("name") == conn_name and c.get("subscriptions_list"):
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"{conn_name} never subscribed")
+
+
+async def test_tail_shows_a_published_message_decoded_within_two_seconds(
+    bus: Bus, nats_server: EmbeddedServer
+) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rlar.cli", "tail", "rlar.rewards.>", "--json", "--count", "2",
+         "--nats", nats_server.url, "--timeout", "30"],
+        stdout=subprocess.PIPE, text=True, env=actor_env(), cwd=REPO,
+    )  # fmt: skip
+    try:
+        await asyncio.to_thread(_wait_subscribed, nats_server.monitor_url, "rlar-tail")
+        t0 = time.monotonic()
+        await bus.publish(subjects.rewards("arith"), Reward(sample_id="s9", prompt_id="p9", task="arith",
+                          tool="numeric_match", tool_version=2, status="ok", score=1.0))  # fmt: skip
+        await bus.publish_raw(subjects.rewards("arith"), b"\xc1garbage")
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 2.0)
+        assert time.monotonic() - t0 < 2.0
+        rec = json.loads(line)
+        assert rec["subject"] == "rlar.rewards.arith" and rec["type"] == "Reward"
+        assert rec["message"]["sample_id"] == "s9" and rec["message"]["score"] == 1.0
+        bad = json.loads(await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 2.0))
+        assert bad["type"] == "<undecodable>" and "MessagePack" in bad["error"]
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.kill()
+
+
+def test_tail_text_lines_show_type_and_key_fields() -> None:
+    from bus.codec import encode
+    from rlar.tail import format_line
+
+    line = format_line("rlar.rewards.arith", encode(Reward(sample_id="s1", prompt_id="p", task="arith",
+                       tool="exact_match", tool_version=1, status="ok", score=0.5)), as_json=False, at=0.0)  # fmt: skip
+    assert "rlar.rewards.arith Reward" in line and "sample_id=s1" in line and "score=0.5" in line
+    assert "<undecodable:" in format_line("x", b"\xc1", as_json=False)
+
+
+async def test_status_lists_a_running_actor_and_the_streams(nats_url: str, tmp_path: Path) -> None:
+    cfg = MonitorConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, heartbeat_s=0.5,
+                        run_dir=str(tmp_path), instance="mon-status")  # fmt: skip
+    actor = Monitor(cfg)
+    task = asyncio.create_task(actor.run())
+    try:
+        await asyncio.sleep(1.0)
+        r = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "rlar.cli", "status", "--json", "--nats", nats_url, "--window", "0.3"],
+            capture_output=True, text=True, timeout=60, env=actor_env(), cwd=REPO,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(r.stdout.strip().splitlines()[-1])
+        mine = [a for a in doc["actors"] if a["instance"] == "mon-status"]
+        assert mine and mine[0]["actor"] == "monitor" and mine[0]["state"] == "running"
+        assert {"SAMPLES", "SCORE", "REWARDS"} <= {s["stream"] for s in doc["streams"]}
+        assert any(c["consumer"] == "reward-rule" for c in doc["consumers"])
+    finally:
+        await actor.stop()
+        await task
+
+
+async def test_sigterm_drains_an_actor_process_which_exits_zero(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    beats: list[Heartbeat] = []
+
+    async def on_hb(msg: Heartbeat, raw: object) -> None:
+        beats.append(msg)
+
+    await bus.subscribe(subjects.heartbeat("monitor", "mon-term"), Heartbeat, on_hb)
+    proc = subprocess.Popen([sys.executable, "-m", "actors", "monitor", "--nats", nats_url, "--instance",
+                             "mon-term", "--set", f"run.dir={tmp_path}", "--set", "monitor.heartbeat_s=0.2"],
+                            env=actor_env(), cwd=REPO)  # fmt: skip
+    try:
+        for _ in range(400):
+            if beats:
+                break
+            await asyncio.sleep(0.05)
+        assert beats, "no heartbeat from the actor process"
+        proc.send_signal(signal.SIGTERM)
+        rc = await asyncio.to_thread(proc.wait, 15)
+        assert rc == 0
+        await asyncio.sleep(0.2)
+        assert beats[-1].state == "stopped"
+    finally:
+        proc.kill()
+
+
+async def test_a_crashed_actor_is_reported_loudly_and_restarted(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    events: list[Event] = []
+    beats: list[Heartbeat] = []
+
+    async def on_event(msg: Event, raw: object) -> None:
+        events.append(msg)
+
+    async def on_hb(msg: Heartbeat, raw: object) -> None:
+        beats.append(msg)
+
+    await bus.subscribe(subjects.events("supervisor"), Event, on_event)
+    await bus.subscribe("rlar.heartbeat.crashonce.>", Heartbeat, on_hb)
+    sup = Supervisor([("tests.actors_for_tests:CrashOnce", 1)], nats_url=nats_url, run_dir=tmp_path, bus=bus,
+                     min_backoff_s=0.2, grace_s=10, overrides=["crashonce.heartbeat_s=0.2"])  # fmt: skip
+    runner = asyncio.create_task(sup.run())
+    try:
+        for _ in range(600):
+            if events and beats and beats[-1].state == "running":
+                break
+            await asyncio.sleep(0.05)
+        assert events and events[0].kind == "crash" and events[0].level == "error"
+        assert "exited with code" in events[0].message
+        assert sup.replicas[0].restarts == 1 and sup.crashes == 1
+        assert beats and beats[-1].state == "running"
+        assert (
+            "deliberate crash" in (tmp_path / "logs" / "tests.actors_for_tests:CrashOnce-0.log").read_text()
+        )
+    finally:
+        sup.stop()
+        await asyncio.wait_for(runner, 30)
+    assert all(rc is not None for rc in sup.replicas[0].exits)

@@ -1,0 +1,246 @@
+"""The LLM judge against a local server speaking the Messages API, through the real anthropic SDK.
+
+The server (http.server in a thread, 127.0.0.1, free port) replays a script per test: proper message JSON,
+429 with retry-after, 500s, slow replies. It stands in for the paid remote API only.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from rlar.tools import ToolExecutor, ToolInput, builtin_specs, make_tool
+from rlar.tools.base import ToolSpec
+from rlar.tools.judge import parse_judge_score, retry_after_seconds
+
+
+class MessagesServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.script: deque[dict[str, Any]] = deque()
+        self.default: dict[str, Any] = {"text": "Fine.\nScore: 7"}
+        self.requests: list[dict[str, Any]] = []
+        self.headers_seen: list[dict[str, str]] = []
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def next_step(self) -> dict[str, Any]:
+        with self.lock:
+            return self.script.popleft() if self.script else self.default
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: MessagesServer
+
+    def log_message(self, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    def do_POST(self) -> None:
+        srv = self.server
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        with srv.lock:
+            srv.requests.append(body)
+            srv.headers_seen.append({k.lower(): v for k, v in self.headers.items()})
+            srv.in_flight += 1
+            srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
+        try:
+            step = srv.next_step()
+            time.sleep(step.get("delay", 0.0))
+            if self.path != "/v1/messages":
+                self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+            elif "status" in step:
+                err = {
+                    "type": "error",
+                    "error": {"type": step.get("etype", "api_error"), "message": "scripted"},
+                }
+                self._send(step["status"], err, step.get("headers", {}))
+            else:
+                self._send(200, _message(step["text"], body.get("model", "m")))
+        finally:
+            with srv.lock:
+                srv.in_flight -= 1
+
+    def _send(self, status: int, obj: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(obj).encode()
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+            pass
+
+
+def _message(text: str, model: str) -> dict[str, Any]:
+    return {
+        "id": "msg_test",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
+
+
+@pytest.fixture
+def server() -> Iterator[MessagesServer]:
+    srv = MessagesServer()
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture(autouse=True)
+def no_ambient_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+def judge_spec(server: MessagesServer | None = None, **params: Any) -> ToolSpec:
+    base = next(s for s in builtin_specs() if s.name == "llm_judge")
+    extra = {"base_url": server.url} if server else {}
+    return base.replace(
+        params={**base.params, "model": "judge-test", "backoff_base_s": 0.05, **extra, **params}
+    )
+
+
+SAMPLE = ToolInput("What is the capital of France?", "Paris.", "Paris")
+
+
+async def test_without_key_or_base_url_the_judge_abstains():
+    res = await make_tool(judge_spec()).score(SAMPLE)
+    assert res.status == "abstain" and res.reason == "no judge configured"
+
+
+async def test_judge_sends_the_rubric_prompt_and_maps_the_score(server, monkeypatch):
+    monkeypatch.setenv("TEST_JUDGE_KEY", "sk-test-123")
+    server.script.append({"text": "Correct and concise.\n**Score:** 8"})
+    tool = make_tool(judge_spec(server, api_key_env="TEST_JUDGE_KEY", rubric="Be harsh on verbosity."))
+    res = await tool.score(SAMPLE)
+    assert res.status == "ok" and res.score == pytest.approx(0.8) and res.details["judge_score"] == 8
+    body, headers = server.requests[0], server.headers_seen[0]
+    assert body["model"] == "judge-test" and body["max_tokens"] == 512
+    user = body["messages"][0]["content"]
+    assert "Be harsh on verbosity." in user and "Paris." in user and "capital of France" in user
+    assert "Score: N" in body["system"]
+    assert "anthropic-version" in headers
+    assert "sk-test-123" in headers.get("x-api-key", "") + headers.get("authorization", "")
+    await tool.aclose()
+
+
+async def test_429_with_retry_after_is_honoured_then_succeeds(server):
+    server.script.extend(
+        [{"status": 429, "etype": "rate_limit_error", "headers": {"retry-after": "1"}}, {"text": "Score: 10"}]
+    )
+    tool = make_tool(judge_spec(server))
+    t0 = time.perf_counter()
+    res = await tool.score(SAMPLE)
+    elapsed = time.perf_counter() - t0
+    assert res.status == "ok" and res.score == 1.0 and res.details["attempts"] == ["HTTP 429"]
+    assert elapsed >= 1.0 and len(server.requests) == 2
+    await tool.aclose()
+
+
+async def test_persistent_500_abstains_after_bounded_retries(server):
+    server.default = {"status": 500}
+    tool = make_tool(judge_spec(server, max_retries=2))
+    res = await tool.score(SAMPLE)
+    assert res.status == "abstain" and res.reason == "judge failed after 3 attempts: HTTP 500"
+    assert len(server.requests) == 3
+    await tool.aclose()
+
+
+async def test_a_500_then_success_recovers(server):
+    server.script.extend([{"status": 529, "etype": "overloaded_error"}, {"text": "Score: 3"}])
+    tool = make_tool(judge_spec(server))
+    res = await tool.score(SAMPLE)
+    assert res.status == "ok" and res.score == pytest.approx(0.3) and res.details["attempts"] == ["HTTP 529"]
+    await tool.aclose()
+
+
+async def test_slow_reply_past_the_timeout_abstains_without_retry(server):
+    server.script.append({"text": "Score: 9", "delay": 3.0})
+    tool = make_tool(judge_spec(server, timeout_s=0.5))
+    t0 = time.perf_counter()
+    res = await tool.score(SAMPLE)
+    assert res.status == "abstain" and res.reason == "judge timeout after 0.5s"
+    assert time.perf_counter() - t0 < 2.0 and len(server.requests) == 1
+    await tool.aclose()
+
+
+async def test_client_errors_are_errors_not_retried(server):
+    server.default = {"status": 400, "etype": "invalid_request_error"}
+    tool = make_tool(judge_spec(server))
+    res = await tool.score(SAMPLE)
+    assert res.status == "error" and res.reason.startswith("judge HTTP 400") and len(server.requests) == 1
+    await tool.aclose()
+
+
+async def test_unparseable_or_out_of_scale_replies_abstain(server):
+    server.script.extend([{"text": "I refuse to grade this."}, {"text": "Score: 15"}])
+    tool = make_tool(judge_spec(server))
+    first = await tool.score(SAMPLE)
+    second = await tool.score(SAMPLE)
+    assert first.status == "abstain" and "could not parse" in first.reason
+    assert second.status == "abstain" and "outside scale" in second.reason
+    await tool.aclose()
+
+
+async def test_concurrency_is_capped_by_the_semaphore(server):
+    server.default = {"text": "Score: 5", "delay": 0.2}
+    tool = make_tool(judge_spec(server, max_concurrency=2))
+    results = await tool.score_batch([SAMPLE] * 6)
+    assert all(r.score == pytest.approx(0.5) for r in results)
+    assert server.max_in_flight == 2
+    await tool.aclose()
+
+
+async def test_judge_runs_in_process_under_the_executor(server):
+    async with ToolExecutor(timeout_s=10) as ex:
+        res = await ex.score_batch(judge_spec(server), [SAMPLE, ToolInput("q", "other", None)])
+        assert ex.stats.spawns == 0
+    assert [r.score for r in res] == [pytest.approx(0.7)] * 2
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("Reasoning...\nScore: 7", 7.0),
+        ("**Score:** 9/10", 9.0),
+        ("score = 3.5", 3.5),
+        ("Score: 2\nOn reflection, Score: 6", 6.0),
+        ("I would give it 8/10.", 8.0),
+        ("No number at all", None),
+    ],
+)
+def test_parse_judge_score(text, score):
+    assert parse_judge_score(text) == score
+
+
+def test_retry_after_parses_milliseconds_seconds_and_dates():
+    assert retry_after_seconds({"retry-after-ms": "250"}) == pytest.approx(0.25)
+    assert retry_after_seconds({"retry-after": "2"}) == 2.0
+    assert retry_after_seconds({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0  # in the past
+    assert retry_after_seconds({}) is None

@@ -1,0 +1,149 @@
+"""Rule tools on real inputs: math-verify equivalences, exact / normalised / contains match, format rules."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from rlar.tools import ToolInput, builtin_specs, make_tool
+from rlar.tools.base import RewardTool
+from rlar.tools.rules import normalize_text
+
+
+def tool(name: str, **params) -> RewardTool:
+    spec = next(s for s in builtin_specs() if s.name == name)
+    return make_tool(spec.replace(params={**spec.params, **params}) if params else spec)
+
+
+@pytest.fixture(scope="module")
+def math_tool() -> RewardTool:
+    return tool("math_verify")
+
+
+@pytest.mark.parametrize(
+    ("reference", "response"),
+    [
+        ("1/2", "0.5"),
+        ("0.5", "1/2"),
+        ("\\frac{1}{2}", "The answer is 0.5."),
+        ("0.5", "So the probability is $\\frac{1}{2}$."),
+        ("1/2", "Therefore \\boxed{\\frac12}."),
+        ("1000", "1,000"),
+        ("1,000", "1000"),
+        ("1000", "The total is 1,000 dollars."),
+        ("1000000", "\\boxed{1,000,000}"),
+        ("72", "48 + 24 = 72, so she sold 72 clips."),
+        ("Natalia sold 48/2 = 24 clips in May.\nAltogether 48+24 = 72 clips.\n#### 72", "#### 72"),
+        ("12", "We get 3 apples and 9 pears, so \\boxed{12}. Check: 3 + 9 = 12"),
+        ("5", "5.0"),
+        ("\\sqrt{2}/2", "\\boxed{\\frac{\\sqrt{2}}{2}}"),
+        ("-3", "x = -3"),
+        ("18", "She makes \\$18 every day."),
+        ("18", "18.00"),
+        ("18", "**18**"),
+    ],
+)
+async def test_math_answers_a_user_would_accept_score_one(math_tool, reference, response):
+    res = await math_tool.score(ToolInput("q", response, reference))
+    assert res.status == "ok" and res.score == 1.0, res
+
+
+@pytest.mark.parametrize(
+    ("reference", "response"),
+    [
+        ("3", "The answer is 4"),
+        ("1/2", "0.25"),
+        ("1000", "100"),
+        ("18", "0.18"),
+        ("72", "I am not sure."),
+        ("72", ""),
+        ("12", "\\boxed{13}. Earlier I wrote 12 by mistake"),  # boxed answer wins over stray numbers
+    ],
+)
+async def test_wrong_or_missing_math_answers_score_zero(math_tool, reference, response):
+    res = await math_tool.score(ToolInput("q", response, reference))
+    assert res.status == "ok" and res.score == 0.0, res
+
+
+async def test_math_accepts_any_of_several_references_and_abstains_without_one(math_tool):
+    res = await math_tool.score(ToolInput("q", "x = 0.5", ["2", "1/2"]))
+    assert res.score == 1.0 and res.details["matched"] == "1/2"
+    assert (await math_tool.score(ToolInput("q", "4", None))).status == "abstain"
+    unparsable = await math_tool.score(ToolInput("q", "4", "no number here"))
+    assert unparsable.status == "abstain" and "not parseable" in unparsable.reason
+
+
+async def test_exact_match_is_exact_after_stripping():
+    t = tool("exact_match")
+    assert (await t.score(ToolInput("q", "  Paris\n", "Paris"))).score == 1.0
+    assert (await t.score(ToolInput("q", "paris", "Paris"))).score == 0.0
+    assert (await t.score(ToolInput("q", "B", ["A", "B"]))).score == 1.0
+
+
+async def test_exact_match_with_an_answer_pattern_uses_its_last_match():
+    t = tool("exact_match", answer_pattern=r"Answer:\s*(\S+)")
+    assert (await t.score(ToolInput("q", "Answer: A\nwait.\nAnswer: C", "C"))).score == 1.0
+    none = await t.score(ToolInput("q", "C", "C"))
+    assert none.score == 0.0 and none.reason == "no answer found"
+
+
+async def test_normalized_match_ignores_case_punctuation_and_whitespace():
+    t = tool("normalized_match")
+    assert (await t.score(ToolInput("q", "  The Eiffel   Tower! ", "the eiffel tower"))).score == 1.0
+    assert (await t.score(ToolInput("q", "Eiffel Tower", "the eiffel tower"))).score == 0.0
+    articles = tool("normalized_match", remove_articles=True)
+    assert (await articles.score(ToolInput("q", "Eiffel Tower", "the eiffel tower"))).score == 1.0
+    assert normalize_text("Ｆｕｌｌ—width, «quotes»") == "full width quotes"
+
+
+async def test_contains_match_needs_whole_words():
+    t = tool("contains_match")
+    assert (
+        await t.score(ToolInput("q", "I believe it was Marie Curie, in 1903.", "marie curie"))
+    ).score == 1.0
+    assert (await t.score(ToolInput("q", "The answer is 112.", "12"))).score == 0.0
+    assert (await t.score(ToolInput("q", "The answer is 12.", "12"))).score == 1.0
+    assert (await t.score(ToolInput("q", "anything", None))).status == "abstain"
+
+
+async def test_format_rules_check_patterns_phrases_and_lengths():
+    t = tool(
+        "format_rules",
+        required_patterns=[r"^Answer: .+$"],
+        forbidden_phrases=["As an AI"],
+        max_words=12,
+        min_chars=10,
+    )
+    good = await t.score(ToolInput("q", "Reasoning here.\nAnswer: 42"))
+    assert good.score == 1.0 and good.reason == "all checks passed"
+    bad = await t.score(
+        ToolInput("q", "As an AI language model I cannot say. The answer is forty two probably.")
+    )
+    assert bad.score == 0.0
+    assert "requires /^Answer: .+$/" in bad.reason and "forbids phrase 'as an ai'" in bad.reason
+    assert "max_words=12" in bad.reason
+    fraction = tool("format_rules", required_patterns=["<think>"], max_words=3, scoring="fraction")
+    res = await fraction.score(ToolInput("q", "<think> a b c d e"))
+    assert res.score == pytest.approx(0.5)
+
+
+def test_format_rules_reject_bad_params_at_build_time():
+    with pytest.raises(ValueError):
+        tool("format_rules", scoring="sometimes")
+    with pytest.raises(re.error):
+        tool("format_rules", required_patterns=["(unclosed"])
+
+
+async def test_rule_tool_throughput_in_process():
+    rates = {}
+    inputs = [ToolInput("q", f"After some work, the answer is {i}.", str(i % 5)) for i in range(500)]
+    for name in ("exact_match", "normalized_match", "contains_match", "format_rules", "math_verify"):
+        t = tool(name, required_patterns=[r"answer is \d+"]) if name == "format_rules" else tool(name)
+        t0 = time.perf_counter()
+        results = await t.score_batch(inputs)
+        rates[name] = len(inputs) / (time.perf_counter() - t0)
+        assert all(r.status == "ok" for r in results)
+    print("in-process scores/s:", {k: round(v) for k, v in rates.items()})
+    assert rates["normalized_match"] > 1000 and rates["math_verify"] > 20
