@@ -1,90 +1,24 @@
-"""The ``rlar`` command. Each subcommand imports what it needs lazily, so ``--help`` is instant."""
+"""The ``rlar`` command. Command groups live in :mod:`rlar.commands`; each imports what it needs lazily,
+so ``rlar --help`` is instant."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
+import importlib
 import logging
 import sys
 
-
-def _nats_url(arg: str | None) -> str:
-    from bus.embedded import default_url
-
-    return arg or default_url()
-
-
-def cmd_up(a: argparse.Namespace) -> int:
-    from rlar.up import up
-
-    return up(a.actors, nats=a.nats, config=a.config, overrides=a.set, run_dir=a.run_dir)
-
-
-def cmd_tail(a: argparse.Namespace) -> int:
-    from rlar.tail import tail
-
-    try:
-        return asyncio.run(
-            tail(_nats_url(a.nats), a.pattern, as_json=a.json, count=a.count, timeout_s=a.timeout)
-        )
-    except KeyboardInterrupt:
-        return 0
-
-
-def cmd_status(a: argparse.Namespace) -> int:
-    from rlar.status import status
-
-    return asyncio.run(status(_nats_url(a.nats), as_json=a.json, rate_window_s=a.window))
-
-
-def cmd_bench(a: argparse.Namespace) -> int:
-    if a.what == "bus":
-        from rlar.benchmarks.bus import run
-
-        doc = asyncio.run(run(a.nats or "embedded", n_pub=a.n))
-        if not a.json:
-            for k, v in doc.items():
-                print(f"{k:>32}: {v}")
-        print(json.dumps(doc), flush=True)
-        return 0
-    print(f"unknown benchmark {a.what!r}", file=sys.stderr)
-    return 2
+from rlar.commands import MODULES
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="rlar", description="Multi-task GRPO with agentic rewards over NATS.")
     ap.add_argument("--log-level", default="INFO")
     sub = ap.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("up", help="start actors with replica counts (supervised, restarted on crash)")
-    p.add_argument("--actors", required=True, help="e.g. reward=4,sandbox=2,feeder")
-    p.add_argument("--nats", help="nats://host:4222[,nats://…] or 'embedded' (default: config or embedded)")
-    p.add_argument("--config", help="run config TOML")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--run-dir")
-    p.set_defaults(fn=cmd_up)
-
-    p = sub.add_parser("tail", help="print live bus traffic, decoded")
-    p.add_argument("pattern", nargs="?", default="rlar.>", help="subject pattern (default rlar.>)")
-    p.add_argument("--json", action="store_true", help="one JSON object per line, full message")
-    p.add_argument("--nats", help="NATS URL (default: $RLAR_NATS_URL, a running embedded bus, or localhost)")
-    p.add_argument("--count", type=int, help="exit after N messages")
-    p.add_argument("--timeout", type=float, help="exit after S seconds")
-    p.set_defaults(fn=cmd_tail)
-
-    p = sub.add_parser("status", help="live actors, stream depths, consumer backlogs, rates")
-    p.add_argument("--nats")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--window", type=float, default=1.0, help="seconds over which rates are measured")
-    p.set_defaults(fn=cmd_status)
-
-    p = sub.add_parser("bench", help="benchmarks (JSON on the last line)")
-    p.add_argument("what", choices=["bus"])
-    p.add_argument("--json", action="store_true", help="only the JSON line")
-    p.add_argument("--nats", help="benchmark an existing server instead of an embedded one")
-    p.add_argument("-n", type=int, default=200_000, help="messages for the throughput figures")
-    p.set_defaults(fn=cmd_bench)
+    bench_parser = sub.add_parser("bench", help="benchmarks (JSON on the last line)")
+    bench = bench_parser.add_subparsers(dest="bench", required=True)
+    for name in MODULES:
+        importlib.import_module(name).register(sub, bench)
     return ap
 
 

@@ -182,3 +182,13 @@ async def test_a_crashed_actor_is_reported_loudly_and_restarted(
         sup.stop()
         await asyncio.wait_for(runner, 30)
     assert all(rc is not None for rc in sup.replicas[0].exits)
+
+
+def test_bench_bus_prints_its_figures_as_json_on_the_last_line() -> None:
+    r = subprocess.run([sys.executable, "-m", "rlar.cli", "bench", "bus", "--json", "-n", "2000"],
+                       capture_output=True, text=True, timeout=120, env=actor_env(), cwd=REPO)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout.strip().splitlines()[-1])
+    for key in ("publish_msgs_per_s", "pub_sub_msgs_per_s", "req_reply_p50_us", "req_reply_p99_us",
+                "jetstream_acked_publishes_per_s"):  # fmt: skip
+        assert doc[key] > 0

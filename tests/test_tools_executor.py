@@ -27,7 +27,7 @@ class MisbehavingTool(RewardTool):
     async def _score(self, inp: ToolInput) -> Any:
         r = inp.response
         if r == "hang":
-            time.sleep(3600)  # noqa: ASYNC251 - deliberately blocks the worker's only thread: only a kill ends it
+            time.sleep(3600)
         if r == "throw":
             raise RuntimeError("boom from tool")
         if r == "nan":

@@ -1,0 +1,6 @@
+"""CLI command groups. Each module defines ``register(sub)`` adding its subparsers; heavy imports stay
+inside the command functions so ``rlar --help`` is instant. Add a new group to :data:`MODULES`."""
+
+MODULES: list[str] = [
+    "rlar.commands.bus",
+]
