@@ -27,6 +27,7 @@ system-deps:
 	command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v ip >/dev/null || missing="$$missing iproute2"; \
+	command -v openssl >/dev/null || missing="$$missing openssl"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing:$$missing"; \

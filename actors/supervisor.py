@@ -92,6 +92,8 @@ class Supervisor:
         stable_s: float = 60.0,
         grace_s: float = 20.0,
         extra_env: dict[str, str] | None = None,
+        kind_overrides: dict[str, list[str]] | None = None,
+        kind_env: dict[str, dict[str, str]] | None = None,
     ) -> None:
         self.replicas = [Replica(kind, i) for kind, n in specs for i in range(n)]
         self.nats_url = nats_url
@@ -104,6 +106,9 @@ class Supervisor:
         self.stable_s = stable_s
         self.grace_s = grace_s
         self.extra_env = extra_env or {}
+        # Per actor kind (e.g. each role's NATS user and, in the environment only, its password).
+        self.kind_overrides = kind_overrides or {}
+        self.kind_env = kind_env or {}
         self.stopping = asyncio.Event()
         self.crashes = 0
 
@@ -111,7 +116,7 @@ class Supervisor:
         cmd = [sys.executable, "-m", "actors", r.kind, "--nats", self.nats_url, "--instance", r.name]
         if self.config_path:
             cmd += ["--config", self.config_path]
-        for o in self.overrides:
+        for o in [*self.overrides, *self.kind_overrides.get(r.kind, [])]:
             cmd += ["--set", o]
         cmd += ["--set", f"run.dir={self.run_dir}"]
         return cmd
@@ -126,7 +131,7 @@ class Supervisor:
                 stderr=asyncio.subprocess.STDOUT,
                 stdin=asyncio.subprocess.DEVNULL,
                 preexec_fn=_child_setup,
-                env={**os.environ, **self.extra_env},
+                env={**os.environ, **self.extra_env, **self.kind_env.get(r.kind, {})},
             )
         r.started_at = time.monotonic()
         log.info("started %s (pid %d)", r.name, r.proc.pid)

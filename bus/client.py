@@ -118,6 +118,8 @@ class Bus:
             reconnect_time_wait=cfg.reconnect_wait_s,
             max_reconnect_attempts=cfg.max_reconnect_attempts,
             allow_reconnect=True,
+            ping_interval=cfg.ping_interval_s,
+            max_outstanding_pings=cfg.max_outstanding_pings,
             error_cb=on_error,
             disconnected_cb=on_disconnect,
             reconnected_cb=on_reconnect,
@@ -143,9 +145,12 @@ class Bus:
                 last_error.append(f"{type(exc).__name__}: {exc}".strip())
                 with contextlib.suppress(Exception):
                     await nc.close()
-                if any("authorization" in e.lower() or "authentication" in e.lower() for e in last_error):
+                refused = [
+                    e for e in last_error if "authorization" in e.lower() or "authentication" in e.lower()
+                ]
+                if refused:
                     raise BusAuthError(
-                        f"NATS at {cfg.url} refused the credentials of {name!r}: {last_error[-1]}"
+                        f"NATS at {cfg.url} refused the credentials of {name!r} (user {cfg.user!r}): {refused[-1]}"
                     ) from None
                 if attempt < cfg.initial_attempts:
                     await asyncio.sleep(delay)

@@ -169,6 +169,9 @@ class LearnerProgress:
     step: int
     consumed_prompts: int
     dropped_prompts: int
+    # The pacing contract: the feeder keeps at most (max_staleness + 1) * prompts_per_step in flight.
+    prompts_per_step: int = 0
+    max_staleness: int = 0
     consumed_ids: list[str] = field(default_factory=list)
     at: float = field(default_factory=_now)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+import nats.errors
 from nats.js import JetStreamContext
 from nats.js import api as js_api
 from nats.js.errors import APIError, BucketNotFoundError, NotFoundError
@@ -70,8 +71,9 @@ class TopologyConfig(BaseModel):
     """Rollout/router: seconds before an unacked prompt is redelivered."""
     score_ack_wait_s: float = Field(60.0, gt=0)
     """Reward workers: seconds before an unacked score request is redelivered (> the tool timeout)."""
-    learner_ack_wait_s: float = Field(900.0, gt=0)
-    """Learner: it holds samples until their group is trained on, so this is long."""
+    learner_ack_wait_s: float = Field(60.0, gt=0)
+    """Learner: it holds samples until their group is trained on and keeps them with ``in_progress``;
+    after a learner crash they are redelivered to its successor after this long."""
     tool_request_ack_wait_s: float = Field(600.0, gt=0)
     """Synthesizer/retriever: a synthesis or retrieval may take minutes."""
     max_deliver: int = Field(20, ge=1)
@@ -199,7 +201,11 @@ async def ensure_topology(js: JetStreamContext, topo: Topology | None = None) ->
             or abs((current.max_age or 0) - (config.max_age or 0)) > 1e-3
         ):
             log.info("updating stream %s to its declared config (messages are kept)", s.name)
-            await js.update_stream(config=config)
+            try:
+                await js.update_stream(config=config)
+            except (APIError, nats.errors.TimeoutError) as exc:
+                # Roles that may not change topology (rlar.deploy.auth) use the stream as it is.
+                log.warning("stream %s differs from its declared config; not updated: %r", s.name, exc)
     for c in topo.consumers:
         try:
             await js.consumer_info(c.stream, c.durable)

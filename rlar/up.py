@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 from pathlib import Path
+from typing import Any
 
 from actors.supervisor import Supervisor, parse_actor_specs
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import serve
 from bus.topology import TopologyConfig, declare, ensure_topology
-from rlar.config import apply_overrides, load_toml
+from rlar.config import ConfigError, apply_overrides, load_toml
 
 log = logging.getLogger("rlar.up")
 
@@ -33,18 +35,47 @@ async def _supervise(sup: Supervisor, url: str, doc: dict[str, object]) -> None:
         await bus.close()
 
 
+def credentials_for(
+    specs: list[tuple[str, int]], creds_dir: str | None, doc: dict[str, Any]
+) -> tuple[dict[str, list[str]], dict[str, dict[str, str]]]:
+    """Role credentials when a credentials directory is given (``--creds-dir`` or $RLAR_NATS_CREDS_DIR) or
+    $RLAR_NATS_PASSWORD_SUPERVISOR is set; else none (every replica uses the run config's [nats])."""
+    from rlar.deploy.auth import CREDS_DIR_ENV, MissingCredentials, load_password, password_env, role_settings
+
+    creds_dir = creds_dir or os.environ.get(CREDS_DIR_ENV)
+    if not creds_dir and not os.environ.get(password_env("supervisor")):
+        return {}, {}
+    try:
+        nats_doc = doc.setdefault("nats", {})
+        nats_doc.update(user="supervisor", password=load_password("supervisor", creds_dir))
+        settings = {kind: role_settings(kind, creds_dir) for kind, _ in specs}
+    except (MissingCredentials, KeyError) as exc:
+        raise ConfigError(f"rlar up: {exc}") from None
+    return {k: o for k, (o, _) in settings.items()}, {k: e for k, (_, e) in settings.items()}
+
+
 def up(
-    actors: str, *, nats: str | None, config: str | None, overrides: list[str], run_dir: str | None
+    actors: str,
+    *,
+    nats: str | None,
+    config: str | None,
+    overrides: list[str],
+    run_dir: str | None,
+    creds_dir: str | None = None,
 ) -> int:
     specs = parse_actor_specs(actors)
     doc = load_toml(config) if config else {}
     apply_overrides(doc, overrides)
+    # Per-role credentials (rlar.deploy.auth): this supervisor joins as `supervisor`, each replica as its
+    # kind's role, with the password passed in its environment, never on its command line.
+    kind_overrides, kind_env = credentials_for(specs, creds_dir, doc)
     url = nats or doc.get("nats", {}).get("url", "embedded")
     rdir = Path(run_dir or doc.get("run", {}).get("dir", "runs/up"))
     rdir.mkdir(parents=True, exist_ok=True)
     with serve(url, rdir) as real_url:
         print(f"rlar up: bus {real_url} — actors {', '.join(f'{k}×{n}' for k, n in specs)} — logs {rdir}/logs",
               flush=True)  # fmt: skip
-        sup = Supervisor(specs, nats_url=real_url, run_dir=rdir, config_path=config, overrides=overrides)
+        sup = Supervisor(specs, nats_url=real_url, run_dir=rdir, config_path=config, overrides=overrides,
+                         kind_overrides=kind_overrides, kind_env=kind_env)  # fmt: skip
         asyncio.run(_supervise(sup, real_url, doc))
     return 0

@@ -183,7 +183,7 @@ def test_verl_parquet_maps_data_source_and_ability_into_metadata_and_spec(tmp_pa
     assert rec.metadata["reward_style"] == "rule"
     assert rec.metadata["extra_info"] == {"split": "train", "index": 1, "answer": "6*5=30 #### 30"}
     assert ds.spec.domain == "math" and ds.spec.data_source == "openai/gsm8k"
-    assert ds.spec.default_tools == (("numeric_match", 1.0),)
+    assert ds.spec.default_tools == (("math_verify", 1.0),)
     test_only = load_verl(path, name="gsm8k", split="test", split_field="extra_info.split")
     assert [r.id for r in test_only] == ["2"] and test_only.spec.split == "test"
 
@@ -367,17 +367,9 @@ def test_chat_prompts_carry_known_format_rules_their_exemplars_obey() -> None:
 
 
 def test_every_builtin_spec_describes_itself_and_names_known_tools() -> None:
-    known = {
-        "numeric_match",
-        "exact_match",
-        "normalized_match",
-        "bleu2",
-        "chrf",
-        "embedding_similarity",
-        "code_unit_tests",
-        "format_rules",
-        "llm_judge",
-    }
+    from rlar.tools import builtin_specs
+
+    known = {spec.name for spec in builtin_specs()}
     for ds in builtin_tasks("train").values():
         assert len(ds.spec.description) > 60
         assert ds.spec.default_tools and {name for name, _ in ds.spec.default_tools} <= known

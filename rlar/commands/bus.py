@@ -17,7 +17,9 @@ def _nats_url(arg: str | None) -> str:
 def cmd_up(a: argparse.Namespace) -> int:
     from rlar.up import up
 
-    return up(a.actors, nats=a.nats, config=a.config, overrides=a.set, run_dir=a.run_dir)
+    return up(
+        a.actors, nats=a.nats, config=a.config, overrides=a.set, run_dir=a.run_dir, creds_dir=a.creds_dir
+    )
 
 
 def cmd_tail(a: argparse.Namespace) -> int:
@@ -55,6 +57,9 @@ def register(sub: Any, bench: Any) -> None:
     p.add_argument("--config", help="run config TOML")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--run-dir")
+    p.add_argument(
+        "--creds-dir", help="per-role NATS passwords (<role>.password; default $RLAR_NATS_CREDS_DIR)"
+    )
     p.set_defaults(fn=cmd_up)
 
     p = sub.add_parser("tail", help="print live bus traffic, decoded")

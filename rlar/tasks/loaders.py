@@ -307,9 +307,9 @@ def load_parquet(
 
 # ability (lower-cased) -> (domain, task_type, answer_format, default tools); anything else is "text".
 _ABILITY_DEFAULTS: dict[str, tuple[str, str, str, tuple[tuple[str, float], ...]]] = {
-    "math": ("math", "word_problem", "number", (("numeric_match", 1.0),)),
-    "code": ("code", "code_unit_tests", "code", (("code_unit_tests", 1.0),)),
-    "coding": ("code", "code_unit_tests", "code", (("code_unit_tests", 1.0),)),
+    "math": ("math", "word_problem", "number", (("math_verify", 1.0),)),
+    "code": ("code", "code_unit_tests", "code", (("code_tests", 1.0),)),
+    "coding": ("code", "code_unit_tests", "code", (("code_tests", 1.0),)),
     "translation": ("translation", "translation", "text", (("chrf", 0.6), ("bleu2", 0.4))),
     "chat": ("chat", "open_chat", "text", (("llm_judge", 1.0),)),
 }

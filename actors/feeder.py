@@ -1,0 +1,180 @@
+"""The feeder: publishes the task mix's prompts, paced by the learner, resumable without gaps or repeats.
+
+Pacing: at most ``(max_staleness + 1) * prompts_per_step`` prompts are in flight (published but not yet
+consumed or dropped by the learner), with both numbers taken from the learner's own
+:class:`~bus.messages.LearnerProgress` — one source of truth — unless ``max_in_flight`` overrides it.
+
+Resume: after every publish the mix cursor and the published count go to the KV bucket ``rlar_state``.
+Each prompt is published with ``Nats-Msg-Id = prompt_id`` (``<task>/e<epoch>/<index>``), so a prompt
+re-published after a crash between the publish and the cursor write is dropped by JetStream's duplicate
+window: within an epoch no prompt is skipped or repeated.
+
+Routing: ``static`` publishes straight to ``rlar.routed.<task>`` with the task's default tools (kinds and
+versions resolved in the tool registry); ``router`` publishes to ``rlar.prompts.<task>`` for the router.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any, Literal
+
+from nats.aio.msg import Msg
+from nats.js.errors import KeyNotFoundError, NotFoundError
+from pydantic import Field
+
+from actors.runtime import Actor, ActorConfig
+from bus import subjects
+from bus.codec import DecodeError, decode
+from bus.messages import LearnerProgress, Prompt
+from bus.topology import PROGRESS, STATE_BUCKET
+from rlar.tasks import MixCursor, MixItem, TaskConfig, build_mix
+
+log = logging.getLogger("rlar.feeder")
+
+
+class FeederConfig(ActorConfig):
+    tasks: list[TaskConfig] = Field(default_factory=list)
+    """The task mix (built-in names or dataset files); each task's ``weight`` sets its share."""
+    seed: int = 0
+    """Seed of the mix order (the same seed gives the same prompt order)."""
+    epoch_size: int | None = None
+    """Prompts per mix epoch (default: the sum of the task sizes)."""
+    routing: Literal["static", "router"] = "static"
+    """``static``: each task's default tools; ``router``: let the router actor choose."""
+    max_epochs: int | None = None
+    """Stop publishing after this many epochs (None: forever)."""
+    max_in_flight: int | None = Field(None, ge=1)
+    """Override of the pacing bound; default (max_staleness + 1) * prompts_per_step from the learner."""
+    state_key: str = "feeder"
+    """KV key (bucket rlar_state) of this feeder's cursor; two feeders of one run need two keys."""
+
+
+class Feeder(Actor[FeederConfig]):
+    kind = "feeder"
+    Config = FeederConfig
+
+    def __init__(self, config: FeederConfig) -> None:
+        super().__init__(config)
+        self.published = 0
+        self.progress: LearnerProgress | None = None
+        self._progress_changed = asyncio.Event()
+        self._tools: dict[str, dict[str, Any]] = {}
+
+    def info(self) -> dict[str, Any]:
+        return {"published": self.published, "in_flight": self.in_flight, "bound": self.bound}
+
+    @property
+    def in_flight(self) -> int:
+        done = (self.progress.consumed_prompts + self.progress.dropped_prompts) if self.progress else 0
+        return max(0, self.published - done)
+
+    @property
+    def bound(self) -> int | None:
+        if self.config.max_in_flight is not None:
+            return self.config.max_in_flight
+        if self.progress is None or self.progress.prompts_per_step <= 0:
+            return None
+        return (self.progress.max_staleness + 1) * self.progress.prompts_per_step
+
+    async def _load_state(self) -> tuple[MixCursor | None, int]:
+        kv = await self.bus.js.key_value(STATE_BUCKET)
+        try:
+            entry = await kv.get(self.config.state_key)
+        except KeyNotFoundError:
+            return None, 0
+        doc = json.loads(entry.value or b"{}")
+        return MixCursor.from_dict(doc["cursor"]), int(doc["published"])
+
+    async def _save_state(self, cursor: MixCursor) -> None:
+        kv = await self.bus.js.key_value(STATE_BUCKET)
+        doc = {"cursor": cursor.to_dict(), "published": self.published}
+        await kv.put(self.config.state_key, json.dumps(doc).encode())
+
+    async def _resolve_tools(self, names: list[tuple[str, float]]) -> list[dict[str, Any]]:
+        from rlar.registry import ToolRegistry
+
+        out = []
+        registry = ToolRegistry(self.bus)
+        for name, weight in names:
+            if name not in self._tools:
+                spec = await registry.get(name)
+                if spec is None:
+                    raise ValueError(f"default tool {name!r} is not in the tool registry")
+                self._tools[name] = {"tool": spec.name, "version": spec.version, "kind": str(spec.kind)}
+            out.append({**self._tools[name], "weight": float(weight)})
+        return out
+
+    async def setup(self) -> None:
+        if not self.config.tasks:
+            raise ValueError("feeder: no tasks configured ([feeder] tasks = [...])")
+        if self.config.routing == "static":
+            from rlar.registry import ToolRegistry
+
+            await ToolRegistry(self.bus).ensure_builtins()
+
+        async def on_progress(msg: LearnerProgress, raw: Msg) -> None:
+            self.progress = msg
+            self._progress_changed.set()
+
+        await self.bus.subscribe(subjects.LEARNER_PROGRESS, LearnerProgress, on_progress)
+        try:  # the learner may have reported before we subscribed
+            raw = await self.bus.js.get_last_msg(PROGRESS, subjects.LEARNER_PROGRESS)
+            self.progress = self.progress or decode(raw.data or b"", LearnerProgress)
+        except (NotFoundError, DecodeError):
+            pass
+
+    def _prompt(self, item: MixItem, tools: list[dict[str, Any]]) -> Prompt:
+        spec, rec = item.task, item.record
+        return Prompt(
+            prompt_id=f"{spec.name}/e{item.epoch}/{item.index}",
+            task=spec.name,
+            prompt=rec.prompt if isinstance(rec.prompt, str) else [dict(m) for m in rec.prompt],
+            reference=rec.reference,
+            domain=spec.domain,
+            task_type=spec.task_type,
+            answer_format=spec.answer_format,
+            description=spec.description,
+            data_source=spec.data_source,
+            metadata={**rec.metadata, "record_id": rec.id},
+            epoch=item.epoch,
+            index=item.index,
+            tools=tools,
+        )
+
+    async def main(self) -> None:
+        cursor, self.published = await self._load_state()
+        mix = build_mix(
+            self.config.tasks, seed=self.config.seed, epoch_size=self.config.epoch_size, cursor=cursor
+        )
+        log.info(
+            "feeder: %d tasks, epoch of %d prompts, resuming at %s",
+            len(mix.datasets),
+            mix.epoch_size,
+            mix.cursor,
+        )
+        while not self.stopping.is_set():
+            bound = self.bound
+            if bound is None or self.in_flight >= bound:
+                self._progress_changed.clear()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._progress_changed.wait(), 1.0)
+                self.counters["paced_waits"] += 1
+                continue
+            if self.config.max_epochs is not None and mix.cursor.epoch >= self.config.max_epochs:
+                await self.sleep_or_stop(1.0)
+                continue
+            item = next(mix)
+            tools = (
+                await self._resolve_tools(list(item.task.default_tools))
+                if self.config.routing == "static"
+                else []
+            )
+            prompt = self._prompt(item, tools)
+            subject = subjects.routed(prompt.task) if tools else subjects.prompts(prompt.task)
+            await self.bus.js_publish(subject, prompt, msg_id=prompt.prompt_id)
+            self.published += 1
+            self.counters["published"] += 1
+            await self._save_state(mix.cursor)

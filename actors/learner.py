@@ -1,0 +1,405 @@
+"""The learner: DeepSpeed GRPO on complete scored groups, with a bounded off-policy lag.
+
+It consumes two durables — ``learner-samples`` (token ids, behaviour log-probs, policy version) and
+``learner-rewards`` (one result per (sample, tool)) — and holds both unacked (kept alive with
+``in_progress``) until the group is used, so a crashed learner's successor gets them redelivered.
+
+A group is complete when all G samples are in and every sample has a result from every tool of its
+route. Each learner step takes ``prompts_per_step`` complete groups in arrival order:
+1. groups whose oldest sample lags more than ``max_staleness`` versions are dropped (acked, counted);
+2. per sample, tool results are combined (:func:`rlar.tools.combine.combine`); ``abstain`` masks it;
+3. group-relative advantages (mean/std over unmasked members); all-equal groups carry no signal;
+4. one DeepSpeed update with the decoupled-PPO / truncated-IS objective (:mod:`rlar.learn.grpo`);
+5. the new weights are stored and announced (:mod:`rlar.policy.sync`), metrics are appended to
+   ``<run dir>/metrics.jsonl`` and published, progress goes to the feeder, messages are acked;
+6. every ``checkpoint_every`` steps a DeepSpeed checkpoint (optimizer included) is written; a
+   restarted learner resumes from the newest one and announces its weights under a fresh version.
+
+Multi-rank (``torchrun``/``deepspeed`` launchers): rank 0 talks to the bus and broadcasts each command
+(step, checkpoint, export, stop) to the other ranks, which only run the collective trainer calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nats.aio.msg import Msg
+from nats.js.errors import KeyNotFoundError
+from pydantic import Field
+
+from actors.runtime import Actor, ActorConfig
+from bus import subjects, topology
+from bus.client import Bus
+from bus.messages import Event, LearnerProgress, Metrics, Reward, Sample
+from rlar.learn.trainer import TrainerConfig
+from rlar.policy.sync import SyncMode, latest_announcement, publish_weights
+
+log = logging.getLogger("rlar.learner")
+
+
+class LearnerConfig(ActorConfig):
+    trainer: TrainerConfig
+    """DeepSpeed trainer and GRPO objective; ``{run_dir}`` in ``model_dir`` is the run directory."""
+    prompts_per_step: int = Field(8, ge=1)
+    """Complete groups consumed per learner step."""
+    max_steps: int | None = Field(200, ge=1)
+    """Stop training (announce ``finished``) after this many learner steps; None: run forever."""
+    checkpoint_every: int = Field(25, ge=1)
+    keep_checkpoints: int = Field(2, ge=1)
+    weight_sync: SyncMode = "filesystem"
+    """``filesystem`` (shared path, one machine) or ``objstore`` (NATS object store, across machines)."""
+    skip_zero_advantage: bool = True
+    """Leave samples with zero advantage out of the update (they carry no gradient, only cost)."""
+    keepalive_s: float = Field(15.0, gt=0)
+    """How often held (unacked) messages are marked in progress; below the learner ack-wait."""
+
+
+@dataclass
+class Group:
+    prompt_id: str
+    task: str
+    group_size: int
+    samples: dict[int, tuple[Sample, Msg]] = field(default_factory=dict)
+    arrived: float = field(default_factory=time.time)
+
+
+def _rank() -> int:
+    return int(os.environ.get("RANK", "0"))
+
+
+class Learner(Actor[LearnerConfig]):
+    kind = "learner"
+    Config = LearnerConfig
+
+    def __init__(self, config: LearnerConfig) -> None:
+        super().__init__(config)
+        self.trainer: Any = None
+        self.version = 0
+        self.step = 0
+        self.consumed = 0
+        self.dropped = 0
+        self.groups: dict[str, Group] = {}
+        self.rewards: dict[str, dict[str, tuple[Reward, Msg]]] = collections.defaultdict(dict)
+        self.ready: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self.done: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._wake = asyncio.Event()
+        self._prev_interval: tuple[float, float] | None = None
+        self._finished_sent = False
+        self._stale: list[Group] = []
+
+    def info(self) -> dict[str, Any]:
+        return {"policy_version": self.version, "step": self.step, "pending_groups": len(self.groups)}
+
+    # -- set-up and resume ------------------------------------------------------------------------
+    @property
+    def ckpt_dir(self) -> Path:
+        return self.run_dir / "checkpoints"
+
+    def _trainer_config(self) -> TrainerConfig:
+        model_dir = str(self.config.trainer.model_dir).replace("{run_dir}", self.config.run_dir)
+        return self.config.trainer.model_copy(update={"model_dir": Path(model_dir)})
+
+    async def setup(self) -> None:
+        from rlar.learn.trainer import DeepSpeedPolicyTrainer
+
+        self.trainer = await asyncio.to_thread(DeepSpeedPolicyTrainer, self._trainer_config())
+        extra = await asyncio.to_thread(self._collective, "load", str(self.ckpt_dir))
+        if extra:
+            self.step, self.version = int(extra["step"]), int(extra["version"])
+            self.consumed, self.dropped = int(extra["consumed"]), int(extra["dropped"])
+        kv = await self.bus.js.key_value(topology.STATE_BUCKET)
+        try:
+            saved = json.loads((await kv.get("learner")).value or b"{}")
+            self.consumed = max(self.consumed, int(saved["consumed"]))
+            self.dropped = max(self.dropped, int(saved["dropped"]))
+        except KeyNotFoundError:
+            pass
+        last = await latest_announcement(self.bus)
+        if extra or (last is not None and last.version >= self.version):
+            # Announce the restored weights under a version newer than anything rollouts may serve.
+            self.version = max(self.version, last.version if last else 0) + 1
+            await self._publish_weights()
+            log.info("learner: resumed at step %d as policy v%d", self.step, self.version)
+        self.bus.consume(
+            topology.SAMPLES, topology.LEARNER_SAMPLES, Sample, self._on_sample, auto_ack=False, batch=256
+        )
+        self.bus.consume(
+            topology.REWARDS, topology.LEARNER_REWARDS, Reward, self._on_reward, auto_ack=False, batch=256
+        )
+        await self._publish_progress()
+
+    # -- intake -----------------------------------------------------------------------------------
+    async def _on_sample(self, s: Sample, raw: Msg) -> None:
+        if s.prompt_id in self.done:
+            await raw.ack()
+            return
+        g = self.groups.get(s.prompt_id)
+        if g is None:
+            g = self.groups[s.prompt_id] = Group(s.prompt_id, s.task, s.group_size)
+        if s.index in g.samples:  # a redelivery of one we hold
+            await raw.ack()
+            return
+        g.samples[s.index] = (s, raw)
+        self._check_complete(g)
+
+    async def _on_reward(self, r: Reward, raw: Msg) -> None:
+        if r.prompt_id in self.done or r.tool in self.rewards[r.sample_id]:
+            await raw.ack()
+            return
+        self.rewards[r.sample_id][r.tool] = (r, raw)
+        g = self.groups.get(r.prompt_id)
+        if g is not None:
+            self._check_complete(g)
+
+    def _check_complete(self, g: Group) -> None:
+        if len(g.samples) < g.group_size or g.prompt_id in self.ready:
+            return
+        for s, _ in g.samples.values():
+            if not {str(t["tool"]) for t in s.tools} <= set(self.rewards.get(s.sample_id, {})):
+                return
+        self.ready[g.prompt_id] = None
+        self._wake.set()
+
+    # -- the loop ---------------------------------------------------------------------------------
+    async def main(self) -> None:
+        keepalive = asyncio.create_task(self._keepalive())
+        try:
+            while not self.stopping.is_set():
+                if self.config.max_steps is not None and self.step >= self.config.max_steps:
+                    await self._finish()
+                    await self.stopping.wait()
+                    break
+                batch = self._take_batch()
+                for g in self._stale:
+                    await self._retire(g, dropped=True)
+                self._stale.clear()
+                if batch is None:
+                    self._wake.clear()
+                    try:
+                        await asyncio.wait_for(self._wake.wait(), 1.0)
+                    except TimeoutError:
+                        pass
+                    continue
+                await self._learn(batch)
+        finally:
+            keepalive.cancel()
+            if self.trainer is not None and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+                await asyncio.to_thread(self._collective, "stop", None)
+
+    def _take_batch(self) -> list[Group] | None:
+        """Pop ``prompts_per_step`` complete groups within the staleness bound; drop the stale ones."""
+        max_stale = self.config.trainer.grpo.max_staleness
+        while True:
+            fresh = []
+            for pid in list(self.ready):
+                g = self.groups[pid]
+                lag = self.version - min(s.policy_version for s, _ in g.samples.values())
+                if lag > max_stale:
+                    self.ready.pop(pid)
+                    self._stale.append(g)
+                    continue
+                fresh.append(pid)
+                if len(fresh) == self.config.prompts_per_step:
+                    break
+            if len(fresh) < self.config.prompts_per_step:
+                return None
+            for pid in fresh:
+                self.ready.pop(pid)
+            return [self.groups[pid] for pid in fresh]
+
+    async def _retire(self, g: Group, *, dropped: bool) -> None:
+        for s, raw in g.samples.values():
+            await raw.ack()
+            for _, rraw in self.rewards.pop(s.sample_id, {}).values():
+                await rraw.ack()
+        self.groups.pop(g.prompt_id, None)
+        self.done[g.prompt_id] = None
+        while len(self.done) > 200_000:
+            self.done.popitem(last=False)
+        if dropped:
+            self.dropped += 1
+            self.counters["dropped_groups"] += 1
+        else:
+            self.consumed += 1
+
+    async def _learn(self, groups: list[Group]) -> None:
+        import torch
+
+        from rlar.learn.grpo import group_advantages, staleness_weight
+        from rlar.learn.trainer import PolicyBatch
+        from rlar.tools.combine import combine
+
+        grpo = self.config.trainer.grpo
+        t_start = time.time()
+        rows: dict[str, list[Any]] = {"p": [], "r": [], "lp": [], "adv": [], "w": []}
+        task_rewards: dict[str, list[float]] = collections.defaultdict(list)
+        stale_hist: collections.Counter[int] = collections.Counter()
+        abstained = total = with_signal = during_prev = 0
+        created = []
+        for g in groups:
+            samples = [g.samples[i][0] for i in sorted(g.samples)]
+            scores, mask = [], []
+            for s in samples:
+                results = [
+                    (r.weight, r.status, r.score) for r, _ in self.rewards.get(s.sample_id, {}).values()
+                ]
+                status, score = combine(results)
+                mask.append(status == "ok")
+                scores.append(score if score is not None else 0.0)
+                if status == "ok":
+                    task_rewards[g.task].append(float(score or 0.0))
+                created.append(s.created_at)
+                if self._prev_interval and self._prev_interval[0] <= s.created_at <= self._prev_interval[1]:
+                    during_prev += 1
+            total += len(samples)
+            abstained += mask.count(False)
+            adv = group_advantages(torch.tensor(scores), torch.tensor(mask), normalize_std=grpo.normalize_std,
+                                   eps=grpo.adv_eps)  # fmt: skip
+            with_signal += int(bool(adv.abs().sum() > 0))
+            for s, a, ok in zip(samples, adv.tolist(), mask, strict=True):
+                lag = max(0, self.version - s.policy_version)
+                stale_hist[lag] += 1
+                if not ok or not s.response_token_ids or (self.config.skip_zero_advantage and a == 0.0):
+                    continue
+                rows["p"].append(s.prompt_token_ids)
+                rows["r"].append(s.response_token_ids)
+                rows["lp"].append(s.behaviour_logprobs)
+                rows["adv"].append(a)
+                rows["w"].append(staleness_weight(lag, grpo.max_staleness, grpo.staleness_mode))
+        train_metrics: dict[str, float] = {}
+        world = int(os.environ.get("WORLD_SIZE", "1"))
+        n_rows = len(rows["p"]) - len(rows["p"]) % world  # every rank trains on the same number of rows
+        if n_rows > 0:
+            batch = PolicyBatch.from_samples(
+                rows["p"][:n_rows], rows["r"][:n_rows], rows["lp"][:n_rows], rows["adv"][:n_rows],
+                rows["w"][:n_rows] if grpo.staleness_mode == "decay" else None, pad_id=0,
+            )  # fmt: skip
+            train_metrics = await asyncio.to_thread(self._collective, "step", batch)
+            self.version += 1
+            await self._publish_weights()
+        self.step += 1
+        for g in groups:
+            await self._retire(g, dropped=False)
+        t_end = time.time()
+        self._prev_interval = (t_start, t_end)
+        all_rewards = [x for v in task_rewards.values() for x in v]
+        record: dict[str, Any] = {
+            **{("optimizer_step" if k == "step" else k): v for k, v in train_metrics.items()},
+            "step": self.step, "version": self.version, "t_start": t_start, "t_end": t_end,
+            "step_s": t_end - t_start, "groups": len(groups), "samples": total, "trained_rows": n_rows,
+            "groups_with_signal": with_signal, "abstain_frac": abstained / max(1, total),
+            "reward_mean": sum(all_rewards) / len(all_rewards) if all_rewards else None,
+            "staleness_hist": {str(k): v for k, v in sorted(stale_hist.items())},
+            "staleness_max": max(stale_hist) if stale_hist else 0,
+            "samples_created_min": min(created), "samples_created_max": max(created),
+            "samples_generated_during_prev_step": during_prev,
+            "consumed_prompts": self.consumed, "dropped_prompts": self.dropped,
+            **{f"reward/{t}": sum(v) / len(v) for t, v in sorted(task_rewards.items())},
+        }  # fmt: skip
+        if train_metrics.get("tokens") and train_metrics.get("step_s"):
+            record["tokens_per_s"] = train_metrics["tokens"] / train_metrics["step_s"]
+        with open(self.run_dir / "metrics.jsonl", "a") as f:
+            f.write(json.dumps(record) + "\n")
+        await self.bus.publish(
+            subjects.metrics("learner"), Metrics(actor="learner", step=self.step, values=record)
+        )
+        self.counters["steps"] += 1
+        await self._publish_progress()
+        if self.step % self.config.checkpoint_every == 0 or (
+            self.config.max_steps is not None and self.step >= self.config.max_steps
+        ):
+            await self._checkpoint()
+
+    # -- outputs ----------------------------------------------------------------------------------
+    async def _publish_weights(self) -> None:
+        tensors = await asyncio.to_thread(self._collective, "export", None)
+        await publish_weights(self.bus, tensors, version=self.version, step=self.step,
+                              mode=self.config.weight_sync, weights_dir=self.run_dir / "weights")  # fmt: skip
+
+    async def _publish_progress(self) -> None:
+        progress = LearnerProgress(
+            version=self.version, step=self.step, consumed_prompts=self.consumed, dropped_prompts=self.dropped,
+            prompts_per_step=self.config.prompts_per_step, max_staleness=self.config.trainer.grpo.max_staleness,
+        )  # fmt: skip
+        await self.bus.js_publish(subjects.LEARNER_PROGRESS, progress)
+        kv = await self.bus.js.key_value(topology.STATE_BUCKET)
+        await kv.put("learner", json.dumps({"consumed": self.consumed, "dropped": self.dropped}).encode())
+
+    async def _checkpoint(self) -> None:
+        extra = {
+            "step": self.step,
+            "version": self.version,
+            "consumed": self.consumed,
+            "dropped": self.dropped,
+        }
+        await asyncio.to_thread(self._collective, "save", extra)
+        log.info("learner: checkpoint at step %d", self.step)
+
+    async def _finish(self) -> None:
+        if self._finished_sent:
+            return
+        self._finished_sent = True
+        await self.bus.publish(subjects.events("learner"), Event(actor=f"learner/{self.instance}", kind="finished",
+                               message=f"reached max_steps={self.config.max_steps}", data={"step": self.step}))  # fmt: skip
+
+    async def _keepalive(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.keepalive_s)
+            msgs = [raw for g in list(self.groups.values()) for _, raw in g.samples.values()]
+            msgs += [raw for d in list(self.rewards.values()) for _, raw in d.values()]
+            for raw in msgs:
+                try:
+                    await raw.in_progress()
+                except Exception as exc:
+                    log.debug("in_progress failed: %s", exc)
+
+    # -- collective trainer calls (rank 0 broadcasts; followers mirror) ---------------------------
+    def _collective(self, cmd: str, arg: Any) -> Any:
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            import torch.distributed as dist
+
+            dist.broadcast_object_list([(cmd, arg)], src=0)
+        return _run_command(self.trainer, cmd, arg, self.ckpt_dir, self.config.keep_checkpoints)
+
+    async def run(self, bus: Bus | None = None, *, install_signals: bool = False) -> None:
+        if _rank() == 0:
+            await super().run(bus, install_signals=install_signals)
+            return
+        await asyncio.to_thread(self._follow)
+
+    def _follow(self) -> None:
+        """Ranks > 0: build the trainer, then mirror rank 0's commands until it says stop."""
+        import torch.distributed as dist
+
+        from rlar.learn.trainer import DeepSpeedPolicyTrainer
+
+        self.trainer = DeepSpeedPolicyTrainer(self._trainer_config())
+        while True:
+            box: list[Any] = [None]
+            dist.broadcast_object_list(box, src=0)
+            cmd, arg = box[0]
+            if cmd == "stop":
+                return
+            _run_command(self.trainer, cmd, arg, self.ckpt_dir, self.config.keep_checkpoints)
+
+
+def _run_command(trainer: Any, cmd: str, arg: Any, ckpt_dir: Path, keep: int) -> Any:
+    if cmd == "step":
+        return trainer.step(arg)
+    if cmd == "load":
+        return trainer.load_latest(arg)
+    if cmd == "save":
+        return trainer.save_checkpoint(ckpt_dir, arg["step"], arg, keep_last=keep)
+    if cmd == "export":
+        return list(trainer.export_named_tensors())
+    if cmd == "stop":
+        return None
+    raise ValueError(f"unknown learner command {cmd!r}")

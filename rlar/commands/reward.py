@@ -1,0 +1,267 @@
+"""``rlar reward score FILE.jsonl`` (a standalone reward-service check) and ``rlar bench reward``.
+
+``rlar reward score`` reads records ``{task, query, response, reference, metadata[, tools]}`` and scores each
+through the bus: one ``ScoreRequest`` per (record, tool) on ``rlar.score.<kind>``, rewards collected from
+``rlar.rewards.<a task name unique to this run>``; it prints one JSON line per record, in input order:
+``{"index", "task", "status", "score", "tool", "version", "reason", "rewards": [...]}`` (several tools are
+combined with ``rlar.tools.combine``; ``tool``/``version`` are then lists). Tools: ``--tool`` (repeatable),
+else the record's ``tools`` (names, ``[name, weight]`` pairs or ``{"tool", "weight", "version"}``), else the
+default tools of a built-in task of that name. With ``--nats embedded`` it starts a nats-server, a reward
+worker and a sandbox actor in this process; otherwise reward workers (and a sandbox actor for code) must
+be running on that bus. A record without a reward after ``--timeout`` seconds is printed with status
+``timeout``, and the exit status is then 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+
+def _record_tools(rec: dict[str, Any], forced: list[str]) -> list[tuple[str, float, int]]:
+    """(tool, weight, version) for a record; raises ValueError when it names none."""
+    if forced:
+        return [(name, 1.0, 0) for name in forced]
+    tools = rec.get("tools")
+    if tools:
+        out = []
+        for t in tools:
+            if isinstance(t, str):
+                out.append((t, 1.0, 0))
+            elif isinstance(t, list | tuple) and len(t) == 2:
+                out.append((str(t[0]), float(t[1]), 0))
+            elif isinstance(t, dict) and "tool" in t:
+                out.append((str(t["tool"]), float(t.get("weight", 1.0)), int(t.get("version", 0) or 0)))
+            else:
+                raise ValueError(f"cannot read tool entry {t!r}")
+        return out
+    from rlar.tasks.builtin import SPECS
+
+    task = rec.get("task")
+    if isinstance(task, str) and task in SPECS and SPECS[task].default_tools:
+        return [(name, w, 0) for name, w in SPECS[task].default_tools]
+    raise ValueError(
+        f"no tools: pass --tool, give the record a 'tools' field, or use a built-in task ({task!r})"
+    )
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+@contextlib.asynccontextmanager
+async def _embedded_actors(url: str, run_dir: Path, sandbox_mode: str) -> AsyncIterator[None]:
+    from actors.reward import RewardConfig, RewardWorker
+    from actors.sandbox import SandboxActor, SandboxActorConfig
+    from bus.config import NatsConfig
+
+    nats = NatsConfig(url=url)
+    actors: list[Any] = [
+        SandboxActor(SandboxActorConfig(nats=nats, run_dir=str(run_dir), mode=sandbox_mode)),  # type: ignore[arg-type]
+        RewardWorker(RewardConfig(nats=nats, run_dir=str(run_dir))),
+    ]
+    tasks = [asyncio.create_task(a.run()) for a in actors]
+    try:
+        deadline = time.monotonic() + 60
+        while any(a.state != "running" for a in actors):
+            for t in tasks:
+                if t.done():
+                    t.result()
+            if time.monotonic() > deadline:
+                raise RuntimeError("embedded reward worker / sandbox did not start within 60 s")
+            await asyncio.sleep(0.02)
+        yield
+    finally:
+        for a in actors:
+            await a.stop(timeout_s=30)
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def score_file(
+    path: str,
+    *,
+    tools: list[str],
+    url: str,
+    embedded: bool,
+    timeout_s: float,
+    run_dir: Path,
+    sandbox_mode: str,
+) -> tuple[int, list[dict[str, Any]]]:
+    """Score every record of ``path``; returns (exit status, one output dict per record)."""
+    from bus import subjects
+    from bus.client import Bus
+    from bus.config import NatsConfig
+    from bus.messages import Reward, ScoreRequest
+    from bus.topology import ensure_topology
+    from rlar.registry import ToolRegistry
+    from rlar.tools.combine import combine
+
+    lines = Path(path).read_text().splitlines()
+    run = uuid.uuid4().hex[:10]
+    task_token = f"cli_{run}"
+    outputs: list[dict[str, Any]] = []
+    # per record: [(tool, weight, version, sample_id)]; answers by sample id
+    plans: list[list[tuple[str, float, int, str]]] = []
+    answers: dict[str, dict[str, Any]] = {}
+    all_done = asyncio.Event()
+    pending: set[str] = set()  # sample ids published and not yet answered
+
+    bus = await Bus.connect(NatsConfig(url=url), name="rlar-reward-score")
+    try:
+        await ensure_topology(bus.js)
+        async with contextlib.AsyncExitStack() as stack:
+            if embedded:
+                await stack.enter_async_context(_embedded_actors(url, run_dir, sandbox_mode))
+            registry = ToolRegistry(bus)
+            await registry.ensure_builtins(by="rlar reward score")
+
+            async def on_reward(msg: Reward, raw: object) -> None:
+                if msg.sample_id in pending:
+                    pending.discard(msg.sample_id)
+                    answers[msg.sample_id] = {
+                        "tool": msg.tool, "version": msg.tool_version, "status": msg.status, "score": msg.score,
+                        "weight": msg.weight, "reason": msg.reason, "latency_s": msg.latency_s,
+                        "cached": msg.cached, "worker": msg.worker,
+                    }  # fmt: skip
+                    if not pending:
+                        all_done.set()
+
+            sub = await bus.subscribe(subjects.rewards(task_token), Reward, on_reward)
+            await bus.nc.flush()
+            requests: list[ScoreRequest] = []
+            for i, line in enumerate(lines):
+                outputs.append({"index": i})
+                if not line.strip():
+                    plans.append([])
+                    outputs[-1].update(status="error", reason="empty line", score=None)
+                    continue
+                try:
+                    rec = json.loads(line)
+                    if not isinstance(rec, dict):
+                        raise ValueError("a record must be a JSON object")
+                    chosen = _record_tools(rec, tools)
+                except ValueError as exc:
+                    plans.append([])
+                    outputs[-1].update(status="error", reason=str(exc), score=None)
+                    continue
+                outputs[-1]["task"] = rec.get("task", "")
+                plan = []
+                for j, (name, weight, version) in enumerate(chosen):
+                    sid = f"{run}-{i}-{j}"
+                    plan.append((name, weight, version, sid))
+                    spec, why = await registry.resolve(name, version or None)
+                    if spec is None or why:
+                        answers[sid] = {"tool": name, "version": spec.version if spec else version,
+                                        "status": "abstain", "score": None, "weight": weight, "reason": why}  # fmt: skip
+                        continue
+                    pending.add(sid)
+                    requests.append(ScoreRequest(
+                        sample_id=sid, prompt_id=f"{run}-{i}", task=task_token, tool=name, kind=str(spec.kind),
+                        query=_text(rec.get("query", "")), response=_text(rec.get("response", "")),
+                        tool_version=spec.version, weight=weight, reference=rec.get("reference"),
+                        metadata=dict(rec.get("metadata") or {}),
+                    ))  # fmt: skip
+                plans.append(plan)
+            for req in requests:
+                await bus.js_publish(subjects.score(req.kind), req, msg_id=f"{req.sample_id}/{req.tool}/req")
+            if pending:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(all_done.wait(), timeout_s)
+            await sub.unsubscribe()
+    finally:
+        await bus.close()
+
+    status = 0
+    for out, plan in zip(outputs, plans, strict=True):
+        if not plan:
+            continue
+        rewards = []
+        for name, weight, version, sid in plan:
+            ans = answers.get(sid)
+            if ans is None:
+                status = 1
+                ans = {"tool": name, "version": version, "status": "timeout", "score": None, "weight": weight,
+                       "reason": f"no reward within {timeout_s:g}s (are reward workers for this kind running?)"}  # fmt: skip
+            rewards.append(ans)
+        if any(r["status"] == "timeout" for r in rewards):
+            st, score = "timeout", None
+        else:
+            st, score = combine([(r["weight"], r["status"], r["score"]) for r in rewards])
+        single = len(rewards) == 1
+        out.update(
+            status=rewards[0]["status"] if single else st,
+            score=rewards[0]["score"] if single else score,
+            tool=rewards[0]["tool"] if single else [r["tool"] for r in rewards],
+            version=rewards[0]["version"] if single else [r["version"] for r in rewards],
+            reason=rewards[0]["reason"] if single else "; ".join(
+                f"{r['tool']}: {r['reason']}" for r in rewards if r["reason"]),
+            rewards=rewards,
+        )  # fmt: skip
+    return status, outputs
+
+
+def cmd_score(a: argparse.Namespace) -> int:
+    from bus.embedded import default_url, serve
+
+    url = a.nats or default_url()
+    embedded = url == "embedded"
+    with contextlib.ExitStack() as stack:
+        run_dir = Path(a.run_dir) if a.run_dir else Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        real_url = stack.enter_context(serve(url, run_dir))
+        status, outputs = asyncio.run(
+            score_file(
+                a.file,
+                tools=a.tool,
+                url=real_url,
+                embedded=embedded,
+                timeout_s=a.timeout,
+                run_dir=run_dir,
+                sandbox_mode=a.sandbox_mode,
+            )
+        )
+    for out in outputs:
+        print(json.dumps(out, ensure_ascii=False), flush=True)
+    return status
+
+
+def cmd_bench_reward(a: argparse.Namespace) -> int:
+    from rlar.benchmarks.reward import run
+
+    doc = asyncio.run(
+        run(quick=a.quick, judge_latency_s=a.judge_latency, judge_concurrency=a.judge_concurrency)
+    )
+    if not a.json:
+        for k, v in doc.items():
+            print(f"{k:>36}: {v}", file=sys.stderr)
+    print(json.dumps(doc), flush=True)
+    return 0
+
+
+def register(sub: Any, bench: Any) -> None:
+    p = sub.add_parser("reward", help="score records through the reward service")
+    rsub = p.add_subparsers(dest="reward_command", required=True)
+    q = rsub.add_parser("score", help="score a JSONL file; one JSON line per record")
+    q.add_argument("file", help="JSONL records {task, query, response, reference, metadata[, tools]}")
+    q.add_argument("--tool", action="append", default=[], help="tool name (repeatable); default: per record")
+    q.add_argument("--nats", help="NATS URL or 'embedded' (a server, reward worker and sandbox in-process)")
+    q.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for all rewards")
+    q.add_argument("--run-dir", help="embedded: keep the bus's storage here (default: a temporary directory)")
+    q.add_argument("--sandbox-mode", choices=["bwrap", "rlimit-only"], default="bwrap",
+                   help="embedded: the sandbox actor's mode (rlimit-only is the weaker, explicit opt-in)")  # fmt: skip
+    q.set_defaults(fn=cmd_score)
+
+    b = bench.add_parser("reward", help="sandbox executions/s, rule scores/s, judge scaling over 1-8 workers")
+    b.add_argument("--json", action="store_true", help="only the JSON line on stdout")
+    b.add_argument("--quick", action="store_true", help="smaller runs (for tests)")
+    b.add_argument("--judge-latency", type=float, default=0.05, help="fixed latency of the local judge (s)")
+    b.add_argument("--judge-concurrency", type=int, default=2, help="judge calls in flight per worker")
+    b.set_defaults(fn=cmd_bench_reward)

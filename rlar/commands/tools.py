@@ -1,0 +1,195 @@
+"""``rlar tools list|show|export|import|disable|enable``: manage the reward tool registry (KV ``rlar_tools``)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def _nats_url(arg: str | None) -> str:
+    from bus.embedded import default_url
+
+    return arg or default_url()
+
+
+async def _with_registry(url: str, fn: Callable[[Any], Awaitable[T]]) -> T:
+    from bus.client import Bus
+    from bus.config import NatsConfig
+    from bus.topology import ensure_topology
+    from rlar.registry import ToolRegistry
+
+    bus = await Bus.connect(NatsConfig(url=url), name="rlar-tools")
+    try:
+        await ensure_topology(bus.js)
+        return await fn(ToolRegistry(bus))
+    finally:
+        await bus.close()
+
+
+def _run(a: argparse.Namespace, fn: Callable[[Any], Awaitable[T]]) -> T:
+    return asyncio.run(_with_registry(_nats_url(a.nats), fn))
+
+
+async def _rows(reg: Any, include_disabled: bool) -> list[dict[str, Any]]:
+    rows = []
+    for spec in await reg.list(include_disabled=include_disabled):
+        st = await reg.status(spec.name)
+        stats = await reg.stats(spec.name, spec.version)
+        rows.append({
+            "name": spec.name,
+            "version": spec.version,
+            "kind": str(spec.kind),
+            "state": st["state"],
+            "reason": st["reason"],
+            "description": spec.description,
+            "task_types": list(spec.task_types),
+            "origin": spec.provenance.get("origin", ""),
+            "content_hash": spec.content_hash,
+            "stats": stats,
+        })  # fmt: skip
+    return rows
+
+
+def cmd_list(a: argparse.Namespace) -> int:
+    rows = _run(a, lambda reg: _rows(reg, a.all))
+    if a.json:
+        print(json.dumps(rows))
+        return 0
+    if not rows:
+        print("no tools registered (reward workers register the built-ins when they start)")
+        return 0
+    head = f"{'name':<28} {'v':>3} {'kind':<8} {'state':<11} {'calls':>7} {'ok%':>5} {'abst%':>5} {'err%':>5} {'lat ms':>7}"
+    print(head)
+    for r in rows:
+        s = r["stats"]
+        calls = s["calls"]
+        pct = {k: f"{100 * s[k] / calls:5.1f}" if calls else "    -" for k in ("ok", "abstain", "error")}
+        print(f"{r['name'][:28]:<28} {r['version']:>3} {r['kind']:<8} {r['state']:<11} {calls:>7} {pct['ok']} "
+              f"{pct['abstain']} {pct['error']} {1000 * s['mean_latency_s']:7.1f}")  # fmt: skip
+    return 0
+
+
+async def _show(reg: Any, name: str, version: int | None) -> dict[str, Any] | None:
+    spec = await reg.get(name, version) if version else None
+    if spec is None:
+        st = await reg.status(name)
+        if st["state"] == "unknown":
+            return None
+        spec = await reg.get(name, version or st["latest_enabled"] or st["latest"])
+    if spec is None:
+        return None
+    return {
+        "spec": spec.to_dict(),
+        "status": await reg.status(name, spec.version),
+        "stats": await reg.stats(name, spec.version),
+        "versions": [
+            {"version": s.version, "content_hash": s.content_hash,
+             "registered_by": s.provenance.get("registered_by", ""),
+             "registered_at": s.provenance.get("registered_at")}
+            for s in await reg.versions(name)
+        ],
+    }  # fmt: skip
+
+
+def cmd_show(a: argparse.Namespace) -> int:
+    doc = _run(a, lambda reg: _show(reg, a.name, a.version))
+    if doc is None:
+        print(f"rlar tools: unknown tool {a.name!r}" + (f" v{a.version}" if a.version else ""))
+        return 1
+    print(json.dumps(doc, indent=2, ensure_ascii=False))
+    return 0
+
+
+def cmd_export(a: argparse.Namespace) -> int:
+    n = _run(a, lambda reg: reg.export(a.file))
+    print(f"exported {n} records to {a.file}")
+    return 0
+
+
+def cmd_import(a: argparse.Namespace) -> int:
+    specs = _run(a, lambda reg: reg.import_(a.file, by=a.by))
+    for s in specs:
+        print(f"{s.name} v{s.version} {s.content_hash[:12]}")
+    print(f"imported {len(specs)} tool versions from {a.file}")
+    return 0
+
+
+def _mark(a: argparse.Namespace, action: str) -> int:
+    async def go(reg: Any) -> None:
+        if action == "disable":
+            await reg.disable(a.name, a.reason, version=a.version, by="rlar tools")
+        else:
+            await reg.enable(a.name, version=a.version, by="rlar tools")
+
+    try:
+        _run(a, go)
+    except KeyError as exc:
+        print(f"rlar tools: {exc.args[0]}")
+        return 1
+    print(f"{action}d {a.name}" + (f" v{a.version}" if a.version else ""))
+    return 0
+
+
+def cmd_disable(a: argparse.Namespace) -> int:
+    return _mark(a, "disable")
+
+
+def cmd_enable(a: argparse.Namespace) -> int:
+    return _mark(a, "enable")
+
+
+def register(sub: Any, bench: Any) -> None:
+    p = sub.add_parser("tools", help="the reward tool registry: list, show, export, import, disable, enable")
+    tsub = p.add_subparsers(dest="tools_command", required=True)
+
+    def common(q: argparse.ArgumentParser) -> None:
+        q.add_argument(
+            "--nats", help="NATS URL (default: $RLAR_NATS_URL, a running embedded bus, or localhost)"
+        )
+
+    q = tsub.add_parser("list", help="latest version of each tool with its state and live stats")
+    q.add_argument("--all", action="store_true", help="include disabled tools")
+    q.add_argument("--json", action="store_true")
+    common(q)
+    q.set_defaults(fn=cmd_list)
+
+    q = tsub.add_parser("show", help="one tool: spec, status, stats, versions (JSON)")
+    q.add_argument("name")
+    q.add_argument("--version", type=int, help="a specific version (default: the latest usable)")
+    common(q)
+    q.set_defaults(fn=cmd_show)
+
+    q = tsub.add_parser("export", help="every version of every tool, and statuses, as JSONL")
+    q.add_argument("file")
+    common(q)
+    q.set_defaults(fn=cmd_export)
+
+    q = tsub.add_parser(
+        "import", help="register the tools of an export file (unchanged ones keep their version)"
+    )
+    q.add_argument("file")
+    q.add_argument("--by", default="import", help="recorded as registered_by")
+    common(q)
+    q.set_defaults(fn=cmd_import)
+
+    q = tsub.add_parser("disable", help="take a tool (or one version) out of service")
+    q.add_argument("name")
+    q.add_argument("--reason", default="disabled by operator")
+    q.add_argument("--version", type=int)
+    common(q)
+    q.set_defaults(fn=cmd_disable)
+
+    q = tsub.add_parser("enable", help="re-enable a tool, or clear one version's disable/quarantine")
+    q.add_argument("name")
+    q.add_argument("--version", type=int)
+    common(q)
+    q.set_defaults(fn=cmd_enable)
+
+    from rlar.commands.routing import add_tools_subcommands  # `rlar tools route` and `rlar tools decisions`
+
+    add_tools_subcommands(tsub)

@@ -1,0 +1,87 @@
+"""Misbehaving and slow reward tools for the reward-worker tests (importable by worker processes as
+``tests.reward_tools_for_tests:Class``), and a helper to run an actor in-process for a test."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, ClassVar
+
+from actors.runtime import Actor
+from bus.client import Bus
+from rlar.tools.base import Outcome, RewardTool, ToolInput, ToolKind, ToolSpec
+
+PREFIX = "tests.reward_tools_for_tests"
+
+
+class HangTool(RewardTool):
+    """Hangs in a C-level sleep (cannot be cancelled, only killed) when the response says "hang"."""
+
+    def _score_sync(self, inp: ToolInput) -> float:
+        if inp.response == "hang":
+            time.sleep(3600)
+        return 1.0
+
+    async def _score(self, inp: ToolInput) -> Outcome:
+        return self._score_sync(inp)
+
+
+class ThrowTool(RewardTool):
+    """Raises when the response says "throw"."""
+
+    async def _score(self, inp: ToolInput) -> Outcome:
+        if inp.response == "throw":
+            raise RuntimeError("deliberate failure in ThrowTool")
+        return 0.5
+
+
+class ValueTool(RewardTool):
+    """Returns the float written in the response ("nan", "1e9", "0.25" ...)."""
+
+    async def _score(self, inp: ToolInput) -> Outcome:
+        return float(inp.response)
+
+
+class SlowTool(RewardTool):
+    """Sleeps ``params["sleep_s"]`` then scores 1.0: slow but finite."""
+
+    async def _score(self, inp: ToolInput) -> Outcome:
+        time.sleep(float(self.params.get("sleep_s", 0.2)))
+        return 1.0
+
+
+class BatchSizeTool(RewardTool):
+    """A batched (reward-model-like) tool that reports the size of the batch each input was scored in."""
+
+    batched: ClassVar[bool] = True
+
+    async def _score_batch(self, inputs: Sequence[ToolInput]) -> list[Outcome]:
+        time.sleep(float(self.params.get("sleep_s", 0.05)))
+        return [self.ok(1.0, "", batch=len(inputs), pid=os.getpid()) for _ in inputs]
+
+
+def spec(name: str, cls: str, kind: str = "rule", **params: Any) -> ToolSpec:
+    return ToolSpec(name=name, kind=ToolKind(kind), description=f"test tool {cls}", impl=f"{PREFIX}:{cls}",
+                    params=params)  # fmt: skip
+
+
+@contextlib.asynccontextmanager
+async def running(actor: Actor[Any], bus: Bus | None = None, timeout_s: float = 30.0) -> AsyncIterator[Any]:
+    """Run ``actor`` in this event loop until the block ends; waits until it is set up."""
+    task = asyncio.create_task(actor.run(bus))
+    deadline = time.monotonic() + timeout_s
+    while actor.state != "running":
+        if task.done():
+            task.result()  # raises the actor's crash
+            raise RuntimeError(f"{actor.kind} exited before running")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{actor.kind} not running after {timeout_s}s")
+        await asyncio.sleep(0.02)
+    try:
+        yield actor
+    finally:
+        await actor.stop(timeout_s=30)
+        await asyncio.wait_for(task, 30)

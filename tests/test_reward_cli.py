@@ -1,0 +1,125 @@
+"""``rlar reward score``, ``rlar tools`` and ``rlar bench reward`` as an operator runs them (subprocesses)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from bus.client import Bus
+from bus.embedded import EmbeddedServer
+from rlar.registry import ToolRegistry
+from rlar.tools import builtin_specs
+from tests.conftest import REPO, actor_env
+
+
+def _rlar(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", *args],
+                          capture_output=True, text=True, timeout=timeout, env=actor_env(), cwd=REPO)  # fmt: skip
+
+
+def test_reward_score_with_an_embedded_bus_prints_one_line_per_record(tmp_path: Path) -> None:
+    records = [
+        {"task": "arith", "query": "12+7=", "response": "19", "reference": "19"},
+        {"task": "copy", "query": "copy:abcd=", "response": "abdc", "reference": "abcd"},
+        {"task": "humaneval", "query": "", "response": "def add(a, b):\n    return a + b\n",
+         "reference": ["assert add(1, 2) == 3", "assert add(0, 0) == 1"]},
+        {"task": "x", "query": "q", "response": "r", "tools": ["no_such_tool"]},
+        {"task": "translate", "query": "Hello world", "response": "Hallo Welt", "reference": "Hallo Welt",
+         "tools": [["chrf", 0.5], ["exact_match", 0.5]]},
+        {"task": "not_a_task", "query": "q", "response": "r"},
+    ]  # fmt: skip
+    path = tmp_path / "recs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    mode = "bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else "rlimit-only"
+    r = _rlar("reward", "score", str(path), "--nats", "embedded", "--timeout", "60", "--sandbox-mode", mode)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [o["index"] for o in out] == list(range(len(records)))
+    assert (out[0]["tool"], out[0]["status"], out[0]["score"], out[0]["version"]) == (
+        "math_verify",
+        "ok",
+        1.0,
+        1,
+    )
+    assert (out[1]["tool"], out[1]["score"]) == ("exact_match", 0.0)
+    assert (out[2]["tool"], out[2]["score"]) == ("code_tests", 0.5) and "1/2 tests passed" in out[2]["reason"]
+    assert out[3]["status"] == "abstain" and "unknown tool" in out[3]["reason"]
+    assert out[4]["tool"] == ["chrf", "exact_match"] and out[4]["status"] == "ok"
+    assert out[4]["score"] == pytest.approx(1.0) and len(out[4]["rewards"]) == 2
+    assert out[5]["status"] == "error" and "no tools" in out[5]["reason"]
+
+
+def test_reward_score_reports_a_timeout_when_no_worker_serves_the_kind(tmp_path: Path) -> None:
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps({"task": "t", "query": "q", "response": "r", "reference": "r"}) + "\n")
+    # A bus of its own with no reward worker at all (the command registers the built-in tools itself).
+    with EmbeddedServer(tmp_path / "nats") as server:
+        r = _rlar(
+            "reward", "score", str(path), "--tool", "exact_match", "--nats", server.url, "--timeout", "1"
+        )
+    assert r.returncode == 1, r.stderr[-2000:]
+    out = json.loads(r.stdout.strip())
+    assert out["status"] == "timeout" and "no reward within 1s" in out["reason"]
+
+
+async def test_tools_commands_list_show_disable_export_and_import(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    reg = ToolRegistry(bus)
+    await reg.ensure_builtins()
+    name = f"cli_em_{uuid.uuid4().hex[:6]}"
+    base = next(s for s in builtin_specs() if s.name == "exact_match")
+    await reg.register(base.replace(name=name, impl="exact_match"), by="test")
+    await reg.register(base.replace(name=name, impl="exact_match", params={"lowercase": True}), by="test")
+
+    r = _rlar("tools", "disable", name, "--reason", "too lenient", "--nats", nats_url)
+    assert r.returncode == 0, r.stderr
+    st = await reg.status(name)
+    assert st["state"] == "disabled" and st["reason"] == "too lenient"
+
+    rows = json.loads(_rlar("tools", "list", "--json", "--all", "--nats", nats_url).stdout)
+    mine = next(x for x in rows if x["name"] == name)
+    assert (mine["version"], mine["state"], mine["reason"]) == (2, "disabled", "too lenient")
+    assert name not in {
+        x["name"] for x in json.loads(_rlar("tools", "list", "--json", "--nats", nats_url).stdout)
+    }
+    text = _rlar("tools", "list", "--nats", nats_url).stdout
+    assert "exact_match" in text and "kind" in text.splitlines()[0]
+
+    shown = json.loads(_rlar("tools", "show", name, "--nats", nats_url).stdout)
+    assert shown["spec"]["version"] == 2 and shown["status"]["state"] == "disabled"
+    assert [v["version"] for v in shown["versions"]] == [1, 2]
+    assert shown["versions"][0]["registered_by"] == "test"
+    assert _rlar("tools", "show", f"ghost_{name}", "--nats", nats_url).returncode == 1
+
+    assert _rlar("tools", "enable", name, "--nats", nats_url).returncode == 0
+    assert (await reg.status(name))["state"] == "enabled"
+
+    export = tmp_path / "tools.jsonl"
+    r = _rlar("tools", "export", str(export), "--nats", nats_url)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in export.read_text().splitlines()]
+    assert {(x["spec"]["name"], x["spec"]["version"]) for x in lines if x["type"] == "tool"} >= {
+        (name, 1),
+        (name, 2),
+    }
+    # Importing an unchanged export into the same registry creates no new versions.
+    r = _rlar("tools", "import", str(export), "--nats", nats_url)
+    assert r.returncode == 0, r.stderr
+    assert f"{name} v2" in r.stdout and [s.version for s in await reg.versions(name)] == [1, 2]
+
+
+@pytest.mark.slow
+def test_bench_reward_prints_its_figures_as_json_on_the_last_line() -> None:
+    r = _rlar("bench", "reward", "--json", "--quick", timeout=180)
+    assert r.returncode == 0, r.stderr[-3000:]
+    doc = json.loads(r.stdout.strip().splitlines()[-1])
+    assert doc["sandbox_exec_per_s_1_worker"] > 0 and doc["sandbox_exec_per_s_2_workers"] > 0
+    assert doc["rule_scores_per_s"] > 0
+    assert set(doc["judge_rewards_per_s"]) == {"1", "2"} and doc["judge_scaling_vs_linear"]["1"] == 1.0

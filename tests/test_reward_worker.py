@@ -1,0 +1,279 @@
+"""Reward workers against a real bus: built-in tools, the code tool through the sandbox actor, tools that hang,
+throw or return garbage, batching, stats, and a worker process killed mid-batch."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from actors.reward import RewardConfig, RewardWorker
+from actors.sandbox import SandboxActor, SandboxActorConfig
+from bus import subjects, topology
+from bus.client import Bus, wait_for
+from bus.config import NatsConfig
+from bus.messages import Heartbeat, Reward, ScoreRequest
+from rlar.registry import ToolRegistry
+from rlar.tools.combine import combine
+from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
+from tests.reward_tools_for_tests import running, spec
+
+
+def _uid() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+def _worker(nats_url: str, tmp_path: Path, **fields: Any) -> RewardWorker:
+    cfg = RewardConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
+                       heartbeat_s=0.5, allowed_prefixes=["rlar.", "tests."], stats_flush_s=0.2,
+                       **fields)  # fmt: skip
+    return RewardWorker(cfg)
+
+
+def _req(task: str, i: int | str, tool: str, kind: str, response: str, reference: Any = None,
+         **kw: Any) -> ScoreRequest:  # fmt: skip
+    return ScoreRequest(sample_id=f"{task}-{i}", prompt_id=f"{task}-p", task=task, tool=tool, kind=kind,
+                        query="q", response=response, reference=reference, **kw)  # fmt: skip
+
+
+async def _score(bus: Bus, reqs: list[ScoreRequest], timeout_s: float = 30.0) -> dict[str, Reward]:
+    """Publish the requests and wait for one reward per sample id (all of one task)."""
+    got: dict[str, Reward] = {}
+    done = asyncio.Event()
+
+    async def on_reward(msg: Reward, raw: object) -> None:
+        got.setdefault(msg.sample_id, msg)
+        if len(got) >= len(reqs):
+            done.set()
+
+    sub = await bus.subscribe(subjects.rewards(reqs[0].task), Reward, on_reward)
+    await bus.nc.flush()
+    for r in reqs:
+        await bus.js_publish(subjects.score(r.kind), r, msg_id=f"req/{r.sample_id}/{r.tool}")
+    try:
+        await asyncio.wait_for(done.wait(), timeout_s)
+    finally:
+        await sub.unsubscribe()
+    return got
+
+
+# -- combination rule -----------------------------------------------------------------------------------
+def test_combine_is_the_weighted_mean_of_ok_results_and_abstains_without_any() -> None:
+    assert combine([(0.6, "ok", 1.0), (0.4, "ok", 0.5)]) == ("ok", pytest.approx(0.8))
+    # an abstaining or failing tool is left out and the others renormalised — never counted as 0
+    assert combine([(0.5, "ok", 0.4), (0.5, "abstain", None), (1.0, "error", None)]) == ("ok", 0.4)
+    assert combine([(1.0, "abstain", None), (1.0, "error", None)]) == ("abstain", None)
+    assert combine([]) == ("abstain", None)
+    assert combine([(0.0, "ok", 1.0)]) == ("abstain", None)
+    with pytest.raises(ValueError):
+        combine([(-1.0, "ok", 1.0)])
+    with pytest.raises(ValueError):
+        combine([(math.nan, "ok", 1.0)])
+
+
+# -- scoring through the bus ----------------------------------------------------------------------------
+async def test_rule_metric_and_code_tools_score_through_the_bus(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    task = f"mix_{_uid()}"
+    code_ref = ["assert add(1, 2) == 3", "assert add(2, 2) == 5"]
+    reqs = [
+        _req(task, 0, "exact_match", "rule", "42", "42", weight=0.7),
+        _req(task, 1, "exact_match", "rule", "41", "42"),
+        _req(task, 2, "bleu2", "metric", "the cat sat on the mat", "the cat sat on the mat"),
+        _req(task, 3, "code_tests", "sandbox", "```python\ndef add(a, b):\n    return a + b\n```", code_ref),
+        _req(task, 4, "code_tests", "sandbox", "def add(a, b):\n    return a - b\n", code_ref),
+    ]
+    sandbox = SandboxActor(SandboxActorConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY,
+                                              run_dir=str(tmp_path), mode="rlimit-only"))  # fmt: skip
+    worker = _worker(nats_url, tmp_path, kinds=["rule", "metric", "sandbox"])
+    async with running(sandbox), running(worker):
+        got = await _score(bus, reqs)
+        assert sandbox.counters["requests"] == 2  # the code tool went to the sandbox actor
+    r = {k.rsplit("-", 1)[1]: v for k, v in got.items()}
+    assert (r["0"].status, r["0"].score, r["0"].weight) == ("ok", 1.0, 0.7)
+    assert (r["1"].status, r["1"].score) == ("ok", 0.0)
+    assert r["2"].status == "ok" and r["2"].score == pytest.approx(1.0)
+    assert (r["3"].status, r["3"].score) == ("ok", 0.5) and r["3"].details["passed"] == 1
+    assert (r["4"].status, r["4"].score) == ("ok", 0.0)
+    for rw in got.values():
+        assert rw.tool_version >= 1 and rw.worker == worker.instance and rw.latency_s > 0
+
+
+async def test_hanging_throwing_nan_and_huge_tools_give_reasons_and_the_worker_keeps_serving(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    uid = _uid()
+    reg = ToolRegistry(bus)
+    hang = await reg.register(spec(f"hang_{uid}", "HangTool", deadline_s=1.0), by="test")
+    throw = await reg.register(spec(f"throw_{uid}", "ThrowTool"), by="test")
+    value = await reg.register(spec(f"value_{uid}", "ValueTool"), by="test")
+    task = f"bad_{uid}"
+    bad = [
+        _req(task, "hang", hang.name, "rule", "hang"),
+        _req(task, "throw", throw.name, "rule", "throw"),
+        _req(task, "nan", value.name, "rule", "nan"),
+        _req(task, "inf", value.name, "rule", "inf"),
+        _req(task, "huge", value.name, "rule", "1e9"),
+    ]
+    async with running(_worker(nats_url, tmp_path, kinds=["rule"])) as worker:
+        got = await _score(bus, bad)
+        r = {k.rsplit("-", 1)[1]: v for k, v in got.items()}
+        assert (r["hang"].status, r["hang"].reason) == ("abstain", "timeout after 1s")
+        assert r["throw"].status == "error" and "deliberate failure in ThrowTool" in r["throw"].reason
+        assert (r["nan"].status, r["nan"].reason) == ("error", "score is NaN")
+        assert r["inf"].status == "error" and "inf" in r["inf"].reason
+        assert r["huge"].status == "error" and "outside declared range" in r["huge"].reason
+        assert all(x.score is None for x in got.values())
+        assert worker.executors["rule"].stats.timeouts == 1  # the hung worker process was killed
+
+        good = [_req(f"{task}_after", i, t.name, "rule", resp)
+                for i, (t, resp) in enumerate([(hang, "fine"), (throw, "fine"), (value, "0.25")])]  # fmt: skip
+        after = await _score(bus, good)
+        assert sorted((x.status, x.score) for x in after.values()) == [("ok", 0.25), ("ok", 0.5), ("ok", 1.0)]
+
+        for _ in range(100):  # stats are merged into the registry every 0.2 s
+            st = await reg.stats(value.name, value.version)
+            if st["calls"] == 4:
+                break
+            await asyncio.sleep(0.05)
+        assert st["calls"] == 4 and st["error"] == 3 and st["ok"] == 1
+        assert st["reasons"]["score is NaN"] == 1 and any(
+            "outside declared range" in k for k in st["reasons"]
+        )
+        assert (await reg.stats(hang.name, hang.version))["abstain"] == 1
+
+
+async def test_unknown_disabled_and_misrouted_tools_abstain_with_the_reason(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    uid = _uid()
+    reg = ToolRegistry(bus)
+    off = await reg.register(spec(f"off_{uid}", "ThrowTool"), by="test")
+    await reg.disable(off.name, "broken on unicode")
+    task = f"abst_{uid}"
+    reqs = [
+        _req(task, 0, f"ghost_{uid}", "rule", "x"),
+        _req(task, 1, off.name, "rule", "x"),
+        _req(task, 2, "bleu2", "rule", "x", "x"),  # a metric tool sent to the rule queue
+        _req(task, 3, "exact_match", "rule", "x", "x", tool_version=999),
+    ]
+    async with running(_worker(nats_url, tmp_path, kinds=["rule"])):
+        got = await _score(bus, reqs)
+    r = [got[f"{task}-{i}"] for i in range(4)]
+    assert all(x.status == "abstain" and x.score is None for x in r)
+    assert "unknown tool" in r[0].reason
+    assert "disabled" in r[1].reason and "broken on unicode" in r[1].reason and r[1].tool_version == 1
+    assert "is a metric tool" in r[2].reason
+    assert "no version 999" in r[3].reason
+
+
+async def test_a_repeated_sample_is_served_from_the_cache(bus: Bus, nats_url: str, tmp_path: Path) -> None:
+    task = f"cache_{_uid()}"
+    async with running(_worker(nats_url, tmp_path, kinds=["rule"])) as worker:
+        first = await _score(bus, [_req(task, 0, "exact_match", "rule", "7", "7")])
+        second = await _score(bus, [_req(task, 1, "exact_match", "rule", "7", "7")])
+        assert await wait_for(lambda: worker.counters["cached"] == 1, 5)  # counted once the publish is acked
+    assert not first[f"{task}-0"].cached and second[f"{task}-1"].cached
+    assert (
+        second[f"{task}-1"].score == 1.0
+        and second[f"{task}-1"].tool_version == first[f"{task}-0"].tool_version
+    )
+
+
+async def test_requests_for_a_batched_model_tool_are_scored_together(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    uid = _uid()
+    tool = await ToolRegistry(bus).register(spec(f"rm_{uid}", "BatchSizeTool", kind="model"), by="test")
+    task = f"batch_{uid}"
+    reqs = [_req(task, i, tool.name, "model", f"response {i}") for i in range(12)]
+    async with running(_worker(nats_url, tmp_path, kinds=["model"], batch_wait_s=0.05)) as worker:
+        got = await _score(bus, reqs)
+        assert worker.info()["batches"] < 12
+    assert all(x.status == "ok" and x.score == 1.0 for x in got.values())
+    assert max(x.details["batch"] for x in got.values()) > 1
+
+
+# -- a worker killed mid-batch ----------------------------------------------------------------------------
+def _spawn_worker(nats_url: str, tmp_path: Path, instance: str) -> subprocess.Popen[bytes]:
+    log = open(tmp_path / f"{instance}.log", "wb")
+    return subprocess.Popen(
+        [sys.executable, "-m", "actors", "reward-rule", "--nats", nats_url, "--instance", instance,
+         "--set", f"run.dir={tmp_path}", "--set", "topology.score_ack_wait_s=2",
+         "--set", 'reward.allowed_prefixes=["rlar.", "tests."]', "--set", "reward.concurrency.rule=4",
+         "--set", "reward.executor_workers.rule=2", "--set", "reward.heartbeat_s=0.3"],
+        env=actor_env(), cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+
+
+async def _wait_running(bus: Bus, instance: str, timeout_s: float = 30.0) -> None:
+    seen = asyncio.Event()
+
+    async def on_hb(msg: Heartbeat, raw: object) -> None:
+        if msg.state == "running":
+            seen.set()
+
+    sub = await bus.subscribe(subjects.heartbeat("reward", instance), Heartbeat, on_hb)
+    try:
+        await asyncio.wait_for(seen.wait(), timeout_s)
+    finally:
+        await sub.unsubscribe()
+
+
+async def test_killing_a_worker_mid_batch_loses_no_sample(bus: Bus, nats_url: str, tmp_path: Path) -> None:
+    uid = _uid()
+    slow = await ToolRegistry(bus).register(spec(f"slow_{uid}", "SlowTool", sleep_s=0.25), by="test")
+    task = f"kill_{uid}"
+    n = 24
+    reqs = [_req(task, i, slow.name, "rule", f"r{i}") for i in range(n)]
+    got: dict[str, list[Reward]] = {}
+
+    async def on_reward(msg: Reward, raw: object) -> None:
+        got.setdefault(msg.sample_id, []).append(msg)
+
+    await bus.subscribe(subjects.rewards(task), Reward, on_reward)
+    a = _spawn_worker(nats_url, tmp_path, f"a{uid}")
+    b: subprocess.Popen[bytes] | None = None
+    try:
+        await _wait_running(bus, f"a{uid}")
+        for r in reqs:
+            await bus.js_publish(subjects.score("rule"), r, msg_id=f"req/{r.sample_id}")
+        for _ in range(400):
+            if len(got) >= 3:
+                break
+            await asyncio.sleep(0.02)
+        a.send_signal(signal.SIGKILL)
+        a.wait(10)
+        before = len(got)
+        assert 3 <= before < n, f"worker A was not killed mid-batch ({before} of {n} done)"
+        b = _spawn_worker(nats_url, tmp_path, f"b{uid}")
+        for _ in range(45 * 20):
+            if len(got) >= n:
+                break
+            await asyncio.sleep(0.05)
+        assert sorted(got) == sorted(r.sample_id for r in reqs), (tmp_path / f"b{uid}.log").read_text()[
+            -3000:
+        ]
+        workers = {rw.worker for rws in got.values() for rw in rws}
+        assert f"b{uid}" in workers  # the rest, including A's unacked requests, went to B
+        assert all(rw.status == "ok" for rws in got.values() for rw in rws)
+        # A redelivered request may be scored twice; the Nats-Msg-Id keeps one reward per sample in the stream.
+        await asyncio.sleep(0.3)
+        info = await bus.js.stream_info(topology.REWARDS, subjects_filter=subjects.rewards(task))
+        assert info.state.subjects == {subjects.rewards(task): n}
+    finally:
+        for p in (a, b):
+            if p is not None and p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(15)
+                except subprocess.TimeoutExpired:
+                    p.kill()

@@ -1,0 +1,130 @@
+"""The sandbox actor over a real bus, with the real sandbox: verdicts, limits it enforces, refusal without
+bubblewrap unless the operator opts into the weaker mode."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from actors.sandbox import SandboxActor, SandboxActorConfig
+from bus.client import Bus
+from bus.config import NatsConfig
+from bus.messages import SandboxRequest
+from rlar.sandbox import CodeTests, Limits
+from rlar.sandbox_client import run_tests_over_bus, sandbox_run
+from tests.conftest import TEST_TOPOLOGY
+from tests.reward_tools_for_tests import running
+
+_no_bwrap = pytest.mark.skipif(not os.access("/usr/bin/bwrap", os.X_OK), reason="bubblewrap not installed")
+
+
+def needs_bwrap(fn: Any) -> Any:
+    return pytest.mark.sandbox(_no_bwrap(fn))
+
+
+def _actor(nats_url: str, tmp_path: Path, **fields: Any) -> SandboxActor:
+    cfg = SandboxActorConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
+                             heartbeat_s=0.5, **fields)  # fmt: skip
+    return SandboxActor(cfg)
+
+
+@needs_bwrap
+async def test_a_program_and_its_tests_run_in_the_jail_over_the_bus(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    async with running(_actor(nats_url, tmp_path), bus) as actor:
+        run_tests = run_tests_over_bus(bus)
+        tests = CodeTests.asserts(["assert add(1, 2) == 3", "assert add(2, 2) == 5"])
+        res = await run_tests("def add(a, b):\n    return a + b\n", tests)
+        assert res.status == "failed" and res.isolation == "bwrap"
+        assert [t.status for t in res.tests] == ["passed", "failed"]
+        plain = await sandbox_run(bus, SandboxRequest(code="print(input()[::-1])", stdin="abc"), 30)
+        assert plain.status == "ok" and plain.stdout.strip() == "cba"
+        assert actor.counters["requests"] == 2 and actor.counters["ok"] == 1 and actor.counters["failed"] == 1
+
+
+@needs_bwrap
+async def test_an_infinite_loop_times_out_at_the_operators_cap(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    actor = _actor(nats_url, tmp_path, max_limits={"test_s": 1.0, "wall_s": 4.0, "cpu_s": 2})
+    async with running(actor, bus):
+        t0 = time.monotonic()
+        res = await sandbox_run(
+            bus,
+            SandboxRequest(
+                code="while True:\n    pass\n",
+                tests=["assert True"],
+                style="asserts",
+                limits={"test_s": 600, "cpu_s": 600},
+            ),
+            timeout_s=30,
+        )
+        elapsed = time.monotonic() - t0
+    assert res.status == "timeout", res
+    assert elapsed < 8, f"the operator's 1 s test cap was not applied ({elapsed:.1f}s)"
+
+
+async def test_without_bubblewrap_every_request_is_rejected_and_nothing_runs(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    marker = Path("/tmp") / f"rlar-sandbox-ran-{uuid.uuid4().hex}"
+    program = f"open({str(marker)!r}, 'w').write('ran')\n"
+    async with running(_actor(nats_url, tmp_path, bwrap="/nonexistent/bwrap"), bus) as actor:
+        assert actor.unusable and "bwrap" in actor.unusable
+        res = await sandbox_run(bus, SandboxRequest(code=program), 30)
+        tests_res = await run_tests_over_bus(bus)(program, CodeTests.asserts(["assert True"]))
+        assert actor.info()["usable"] is False
+    assert (
+        res.status == "rejected"
+        and "unusable in bwrap mode" in res.reason
+        and "/nonexistent/bwrap" in res.reason
+    )
+    assert tests_res.status == "rejected"
+    assert not marker.exists()
+
+
+async def test_the_weaker_mode_runs_only_when_the_operator_opts_in(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    async with running(
+        _actor(nats_url, tmp_path, bwrap="/nonexistent/bwrap", mode="rlimit-only"), bus
+    ) as actor:
+        assert actor.unusable is None
+        res = await sandbox_run(bus, SandboxRequest(code="print(6 * 7)"), 30)
+    assert res.status == "ok" and res.stdout.strip() == "42" and res.isolation.startswith("rlimit-only")
+
+
+async def test_a_malformed_request_is_rejected_with_the_reason(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    async with running(_actor(nats_url, tmp_path, mode="rlimit-only"), bus):
+        bad_style = await sandbox_run(bus, SandboxRequest(code="x=1", tests=["assert x"], style="pytest"), 10)
+        bad_limits = await sandbox_run(bus, SandboxRequest(code="x=1", limits={"bogus": 1}), 10)
+    assert bad_style.status == "rejected" and "style 'pytest'" in bad_style.reason
+    assert bad_limits.status == "rejected" and "bogus" in bad_limits.reason
+
+
+async def test_with_no_sandbox_actor_the_client_gets_rejected_at_once(nats_url: str) -> None:
+    b = await Bus.connect(NatsConfig(url=nats_url), name="lonely")
+    try:
+        t0 = time.monotonic()
+        res = await sandbox_run(b, SandboxRequest(code="print(1)"), timeout_s=20)
+        assert res.status == "rejected" and "no sandbox actor" in res.reason
+        assert time.monotonic() - t0 < 5
+    finally:
+        await b.close()
+
+
+def test_operator_caps_apply_to_every_limit_and_defaults_fill_the_rest(tmp_path: Path) -> None:
+    actor = _actor("nats://127.0.0.1:1", tmp_path, default_limits={"memory_mb": 256},
+                   max_limits={"test_s": 2.0, "wall_s": 5.0, "memory_mb": 512})  # fmt: skip
+    lim = actor.effective_limits({"test_s": 100, "memory_mb": 4096}, jobs=10)
+    assert (lim.test_s, lim.memory_mb, lim.wall_s) == (2.0, 512, 5.0)
+    assert actor.effective_limits({}, jobs=1).memory_mb == 256
+    assert actor.effective_limits({}, jobs=1).wall_s == Limits(test_s=2.0).wall_for(1)

@@ -1,0 +1,304 @@
+"""DeepSpeedPolicyTrainer on the real tiny policy: updates, accumulation, checkpoints, export, two ranks."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from rlar.learn.grpo import GRPOConfig, grpo_token_loss
+from rlar.learn.trainer import DeepSpeedPolicyTrainer, PolicyBatch, TrainerConfig, token_logprobs
+from rlar.policy.model import build_tiny_policy
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    torch.set_num_threads(1)
+    return build_tiny_policy(tmp_path_factory.mktemp("tiny"))
+
+
+def make_batch(n: int = 12, seed: int = 0) -> PolicyBatch:
+    """Random prompts and responses of varied lengths, advantages ±1, behaviour log-probs near −6."""
+    g = torch.Generator().manual_seed(seed)
+    prompts = [torch.randint(3, 259, (3 + i % 3,), generator=g).tolist() for i in range(n)]
+    resps = [torch.randint(3, 259, (2 + i % 4,), generator=g).tolist() for i in range(n)]
+    behav = [(-6.0 + 0.1 * torch.randn(len(r), generator=g)).tolist() for r in resps]
+    adv = [1.0 if i % 2 else -1.0 for i in range(n)]
+    return PolicyBatch.from_samples(prompts, resps, behav, adv)
+
+
+def flat_weights(tr: DeepSpeedPolicyTrainer) -> torch.Tensor:
+    return torch.cat([t.flatten() for _, t in tr.export_named_tensors()])
+
+
+def adam_state(tr: DeepSpeedPolicyTrainer) -> list[tuple[float, torch.Tensor, torch.Tensor]]:
+    """(step, exp_avg, exp_avg_sq) of each optimizer slot (ZeRO wraps the torch AdamW)."""
+    opt = tr.engine.optimizer
+    inner = getattr(opt, "optimizer", opt)
+    out = []
+    for group in inner.param_groups:
+        for p in group["params"]:
+            st = inner.state[p]
+            out.append((float(st["step"]), st["exp_avg"].clone(), st["exp_avg_sq"].clone()))
+    return out
+
+
+def surrogate(new: torch.Tensor, prox: torch.Tensor, batch: PolicyBatch) -> float:
+    out = grpo_token_loss(new, prox, batch.behav_logprobs, batch.advantages, batch.response_mask)
+    return float(out.loss)
+
+
+def test_logprobs_of_a_padded_batch_match_each_sequence_alone(tiny: Path) -> None:
+    tr = DeepSpeedPolicyTrainer(TrainerConfig(model_dir=tiny, zero_stage=0))
+    batch = make_batch(6)
+    lp = tr.logprobs(batch)
+    for i in range(len(batch)):
+        n = int(batch.attention_mask[i].sum())
+        ids = batch.input_ids[i : i + 1, :n]
+        with torch.no_grad():
+            alone, _ = token_logprobs(tr.module, ids, torch.ones_like(ids))
+        m = batch.response_mask[i, :n]
+        assert torch.allclose(lp[i, :n][m], alone[0][m], atol=1e-5)
+        assert bool((lp[i][~batch.response_mask[i]] == 0).all())
+
+
+def test_one_step_changes_weights_and_lowers_the_loss_on_a_repeated_batch(tiny: Path) -> None:
+    tr = DeepSpeedPolicyTrainer(TrainerConfig(model_dir=tiny, zero_stage=0, lr=1e-3))
+    batch = make_batch()
+    w0 = flat_weights(tr)
+    lp0 = tr.logprobs(batch)
+    m = tr.step(batch)
+    assert {"loss", "pg_loss", "clip_frac", "ratio_mean", "is_weight_mean", "entropy", "grad_norm"} <= set(m)
+    assert m["tokens"] == float(batch.response_mask.sum()) and m["step"] == 1.0
+    assert m["grad_norm"] > 0.0
+    assert not torch.equal(w0, flat_weights(tr))
+    lp1 = tr.logprobs(batch)
+    # Same proximal policy (the weights before the step): the objective got better.
+    assert surrogate(lp1, lp0, batch) < surrogate(lp0, lp0, batch)
+    # Repeating the batch keeps pushing positive-advantage responses up and negative ones down.
+    score = [float((batch.advantages * lp1.sum(1)).sum())]
+    for _ in range(3):
+        tr.step(batch)
+        score.append(float((batch.advantages * tr.logprobs(batch).sum(1)).sum()))
+    assert score == sorted(score) and score[-1] > score[0]
+
+
+@pytest.mark.parametrize("agg", ["token-mean", "seq-mean-token-mean"])
+def test_micro_batching_gives_the_same_update_as_one_pass(tiny: Path, agg: str) -> None:
+    batch = make_batch(10)
+    grpo = GRPOConfig(loss_agg=agg)  # type: ignore[arg-type]
+    whole = DeepSpeedPolicyTrainer(
+        TrainerConfig(model_dir=tiny, zero_stage=1, micro_batch_size=64, grpo=grpo)
+    )
+    split = DeepSpeedPolicyTrainer(TrainerConfig(model_dir=tiny, zero_stage=1, micro_batch_size=3, grpo=grpo))
+    m1, m2 = whole.step(batch), split.step(batch)
+    assert m1["loss"] == pytest.approx(m2["loss"], abs=1e-6)
+    assert torch.allclose(flat_weights(whole), flat_weights(split), atol=1e-6)
+
+
+def test_later_minibatches_are_clipped_around_the_proximal_policy(tiny: Path) -> None:
+    tr = DeepSpeedPolicyTrainer(TrainerConfig(model_dir=tiny, zero_stage=0, lr=3e-3, minibatches_per_step=3))
+    batch = make_batch(12)
+    m = tr.step(batch)
+    assert tr.global_step == 3
+    assert m["ratio_mean"] != pytest.approx(1.0, abs=1e-6)
+    assert m["clip_frac"] > 0.0
+
+
+@pytest.mark.parametrize("stage", [0, 1, 2])
+def test_checkpoint_restores_weights_optimizer_state_and_extra(
+    tiny: Path, tmp_path: Path, stage: int
+) -> None:
+    cfg = TrainerConfig(model_dir=tiny, zero_stage=stage, warmup_steps=5)
+    a = DeepSpeedPolicyTrainer(cfg)
+    batch = make_batch()
+    a.step(batch)
+    a.step(batch)
+    extra = {"policy_version": 2, "cursor": {"add": 17, "copy": 3}}
+    a.save_checkpoint(tmp_path / "ckpt", step=2, extra=extra)
+
+    b = DeepSpeedPolicyTrainer(cfg)
+    assert not torch.equal(flat_weights(a), flat_weights(b))
+    assert b.load_latest(tmp_path / "ckpt") == extra
+    assert b.resumed_step == 2 and b.global_step == a.global_step == 2
+    assert torch.equal(flat_weights(a), flat_weights(b))
+    for (sa, ma, va), (sb, mb, vb) in zip(adam_state(a), adam_state(b), strict=True):
+        assert sa == sb == 2.0
+        assert torch.equal(ma, mb) and torch.equal(va, vb)
+    assert b.engine.get_lr() == a.engine.get_lr()
+    # The same next step from both gives the same weights: nothing of the training state was lost.
+    a.step(batch)
+    b.step(batch)
+    assert torch.equal(flat_weights(a), flat_weights(b))
+
+
+def test_load_latest_without_a_checkpoint_returns_none(tiny: Path, tmp_path: Path) -> None:
+    tr = DeepSpeedPolicyTrainer(TrainerConfig(model_dir=tiny, zero_stage=0))
+    assert tr.load_latest(tmp_path / "nothing") is None
+    assert tr.resumed_step is None
+
+
+def test_keep_last_prunes_older_checkpoints(tiny: Path, tmp_path: Path) -> None:
+    tr = DeepSpeedPolicyTrainer(TrainerConfig(model_dir=tiny, zero_stage=0))
+    for step in (1, 2, 3):
+        tr.step(make_batch(4, seed=step))
+        tr.save_checkpoint(tmp_path, step=step, extra={"s": step}, keep_last=2)
+    assert sorted(p.name for p in tmp_path.glob("step*")) == ["step00000002", "step00000003"]
+    assert (tmp_path / "latest").read_text().strip() == "step00000003"
+
+
+def test_exported_weights_reload_as_an_hf_model_with_the_same_logprobs(tiny: Path, tmp_path: Path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tr = DeepSpeedPolicyTrainer(TrainerConfig(model_dir=tiny, zero_stage=1, lr=1e-3))
+    batch = make_batch()
+    tr.step(batch)
+    names = [n for n, _ in tr.export_named_tensors()]
+    assert "model.embed_tokens.weight" in names and len(names) == len(set(names))
+    out = tr.save_hf(tmp_path / "hf")
+    hf = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32)
+    with torch.no_grad():
+        lp, _ = token_logprobs(hf, batch.input_ids, batch.attention_mask)
+    assert torch.allclose(lp * batch.response_mask, tr.logprobs(batch), atol=1e-6)
+    assert AutoTokenizer.from_pretrained(out).eos_token_id == 1
+
+
+def test_kl_to_the_reference_starts_at_zero_and_grows(tiny: Path) -> None:
+    tr = DeepSpeedPolicyTrainer(
+        TrainerConfig(model_dir=tiny, zero_stage=0, lr=1e-3, grpo=GRPOConfig(kl_coef=0.1))
+    )
+    batch = make_batch()
+    first = tr.step(batch)
+    assert first["kl"] == pytest.approx(0.0, abs=1e-7)
+    later = [tr.step(batch)["kl"] for _ in range(2)]
+    assert later[-1] > 1e-6
+
+
+def test_one_rank_trains_on_a_batch_of_any_size(tiny: Path) -> None:
+    tr = DeepSpeedPolicyTrainer(TrainerConfig(model_dir=tiny, zero_stage=0))
+    assert tr.world_size == 1
+    assert tr.step(make_batch(5))["sequences"] == 5.0
+
+
+def test_from_samples_rejects_logprobs_that_do_not_match_the_response() -> None:
+    with pytest.raises(ValueError):
+        PolicyBatch.from_samples([[5]], [[6]], [[-1.0, -2.0]], [1.0])
+    with pytest.raises(ValueError):
+        PolicyBatch.from_samples([[]], [[6]], [[-1.0]], [1.0])
+
+
+WORKER = textwrap.dedent(
+    """
+    import argparse, sys, torch
+    sys.path.insert(0, {repo!r})
+    from rlar.learn.trainer import DeepSpeedPolicyTrainer, TrainerConfig
+    from tests.test_trainer import make_batch, flat_weights
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--local_rank", type=int, default=0)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--model", required=True)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    result = {{}}
+    for stage in (1, 2):
+        tr = DeepSpeedPolicyTrainer(TrainerConfig(model_dir=args.model, zero_stage=stage, micro_batch_size=4))
+        metrics = [tr.step(make_batch(12, seed=s)) for s in range(2)]
+        tr.save_checkpoint(args.out + f"/ckpt{{stage}}", step=2, extra={{"stage": stage}})
+        result[stage] = (flat_weights(tr), metrics) if tr.rank == 0 else None
+        cfg = TrainerConfig(model_dir=args.model, zero_stage=stage, micro_batch_size=4)
+        again = DeepSpeedPolicyTrainer(cfg)
+        assert again.load_latest(args.out + f"/ckpt{{stage}}") == {{"stage": stage}}
+        tr.step(make_batch(12, seed=9))
+        again.step(make_batch(12, seed=9))
+        same = torch.equal(flat_weights(tr), flat_weights(again)) if tr.rank == 0 else True
+        assert same, "resumed trainer diverged"
+        # Every rank's own full parameters (ZeRO-1/2 keep them whole) must agree across ranks.
+        mine = torch.cat([p.detach().flatten() for p in tr.module.parameters()])
+        torch.save(mine, args.out + f"/rank{{tr.rank}}_stage{{stage}}.pt")
+    if tr.rank == 0:
+        torch.save(result, args.out + "/weights.pt")
+    """
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_two_gloo_ranks_match_one_rank_on_the_same_global_batch(tiny: Path, tmp_path: Path) -> None:
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER.format(repo=str(REPO)))
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"}
+    }
+    env.update(DS_ACCELERATOR="cpu", OMP_NUM_THREADS="1", PYTHONPATH=str(REPO))
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nnodes=1",
+        "--nproc_per_node=2",
+        f"--master_port={_free_port()}",
+        str(script),
+        "--out",
+        str(tmp_path),
+        "--model",
+        str(tiny),
+    ]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=170, cwd=REPO)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for stage in (1, 2):
+        r0, r1 = (
+            torch.load(tmp_path / f"rank0_stage{stage}.pt"),
+            torch.load(tmp_path / f"rank1_stage{stage}.pt"),
+        )
+        assert torch.equal(r0, r1), f"ranks differ at stage {stage}"
+    two_rank = torch.load(tmp_path / "weights.pt")
+
+    # One rank, same global batches: DeepSpeed's rank averaging and our global normaliser must give
+    # the full-batch token mean. Adam and clipping hide the gradient's scale from the weights, so the
+    # (pre-clip) gradient norm and the loss are compared too.
+    for stage in (1, 2):
+        one = DeepSpeedPolicyTrainer(TrainerConfig(model_dir=tiny, zero_stage=stage, micro_batch_size=4))
+        metrics = [one.step(make_batch(12, seed=s)) for s in range(2)]
+        weights2, metrics2 = two_rank[stage]
+        assert torch.allclose(flat_weights(one), weights2, atol=1e-5), f"stage {stage}"
+        for m1, m2 in zip(metrics, metrics2, strict=True):
+            for key in ("grad_norm", "loss", "tokens", "entropy"):
+                assert m1[key] == pytest.approx(m2[key], rel=1e-4, abs=1e-6), (stage, key)
+
+
+def test_sft_warmup_teaches_answers_that_stop_at_eos_and_stops_at_the_target(
+    tiny: Path, tmp_path: Path
+) -> None:
+    import json
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from rlar.learn.sft import greedy_answers, sft_warmup
+
+    pairs = [("r:abc=", "cba"), ("c:xyz=", "xyz"), ("1+2=", "3")]
+    out = sft_warmup(
+        tiny, pairs, steps=400, lr=3e-3, batch=8, seed=0, out_dir=tmp_path / "sft", target_accuracy=1.0
+    )
+    info = json.loads((out / "sft.json").read_text())
+    assert info["greedy_accuracy"] == 1.0 and info["steps"] < 400 and info["steps"] % 10 == 0
+    model = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32)
+    tok = AutoTokenizer.from_pretrained(out)
+    # Generation stops by itself: a model that never learned EOS would run on to max_new_tokens.
+    assert greedy_answers(model, tok, [p for p, _ in pairs], max_new_tokens=8) == ["cba", "xyz", "3"]
