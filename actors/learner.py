@@ -60,6 +60,9 @@ class LearnerConfig(ActorConfig):
     """Leave samples with zero advantage out of the update (they carry no gradient, only cost)."""
     keepalive_s: float = Field(15.0, gt=0)
     """How often held (unacked) messages are marked in progress; below the learner ack-wait."""
+    orphan_s: float = Field(600.0, gt=0)
+    """Rewards whose samples never arrive (e.g. from ``rlar reward score`` on a live bus) are acked and
+    forgotten after this long."""
 
 
 @dataclass
@@ -94,6 +97,7 @@ class Learner(Actor[LearnerConfig]):
         self._prev_interval: tuple[float, float] | None = None
         self._finished_sent = False
         self._stale: list[Group] = []
+        self._reward_seen: dict[str, tuple[str, float]] = {}
 
     def info(self) -> dict[str, Any]:
         return {"policy_version": self.version, "step": self.step, "pending_groups": len(self.groups)}
@@ -155,6 +159,7 @@ class Learner(Actor[LearnerConfig]):
             await raw.ack()
             return
         self.rewards[r.sample_id][r.tool] = (r, raw)
+        self._reward_seen.setdefault(r.sample_id, (r.prompt_id, time.time()))
         g = self.groups.get(r.prompt_id)
         if g is not None:
             self._check_complete(g)
@@ -220,6 +225,7 @@ class Learner(Actor[LearnerConfig]):
             await raw.ack()
             for _, rraw in self.rewards.pop(s.sample_id, {}).values():
                 await rraw.ack()
+            self._reward_seen.pop(s.sample_id, None)
         self.groups.pop(g.prompt_id, None)
         self.done[g.prompt_id] = None
         while len(self.done) > 200_000:
@@ -350,9 +356,19 @@ class Learner(Actor[LearnerConfig]):
         await self.bus.publish(subjects.events("learner"), Event(actor=f"learner/{self.instance}", kind="finished",
                                message=f"reached max_steps={self.config.max_steps}", data={"step": self.step}))  # fmt: skip
 
+    async def _drop_orphans(self) -> None:
+        cutoff = time.time() - self.config.orphan_s
+        for sample_id, (prompt_id, seen) in list(self._reward_seen.items()):
+            if seen < cutoff and prompt_id not in self.groups:
+                for _, raw in self.rewards.pop(sample_id, {}).values():
+                    await raw.ack()
+                self._reward_seen.pop(sample_id, None)
+                self.counters["orphan_rewards"] += 1
+
     async def _keepalive(self) -> None:
         while True:
             await asyncio.sleep(self.config.keepalive_s)
+            await self._drop_orphans()
             msgs = [raw for g in list(self.groups.values()) for _, raw in g.samples.values()]
             msgs += [raw for d in list(self.rewards.values()) for _, raw in d.values()]
             for raw in msgs:

@@ -19,6 +19,7 @@ import ctypes
 import logging
 import os
 import signal
+import socket
 import sys
 import time
 from dataclasses import dataclass, field
@@ -113,7 +114,9 @@ class Supervisor:
         self.crashes = 0
 
     def command(self, r: Replica) -> list[str]:
-        cmd = [sys.executable, "-m", "actors", r.kind, "--nats", self.nats_url, "--instance", r.name]
+        # Instance ids must be unique across hosts (heartbeat subjects, rlar status): prefix the host.
+        instance = f"{socket.gethostname()}-{r.name}"
+        cmd = [sys.executable, "-m", "actors", r.kind, "--nats", self.nats_url, "--instance", instance]
         if self.config_path:
             cmd += ["--config", self.config_path]
         for o in [*self.overrides, *self.kind_overrides.get(r.kind, [])]:

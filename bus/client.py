@@ -161,7 +161,8 @@ class Bus:
             bus = cls(nc, cfg, name)
             bus_ref.append(bus)
             return bus
-        detail = last_error[-1] if last_error else "no answer"
+        # The last few distinct errors: a bare timeout alone hides a TLS or protocol error reported before it.
+        detail = "; ".join(dict.fromkeys(last_error[-4:])) if last_error else "no answer"
         raise BusUnreachable(
             f"cannot reach NATS at {cfg.url} after {cfg.initial_attempts} attempt(s): {detail}. "
             "Is nats-server running there? Use --nats embedded to start one for this run."

@@ -51,8 +51,11 @@ class PolicySection(BaseModel):
     path: str | None = None
     """The checkpoint directory when ``source = "path"``."""
     seed: int = 0
-    sft_tasks: list[str] = Field(default_factory=lambda: ["arith", "copy", "reverse"])
-    """Built-in tasks whose train split warms the tiny policy up (supervised)."""
+    sft_tasks: list[str | dict[str, Any]] = Field(
+        default_factory=lambda: list[str | dict[str, Any]](["arith", "copy", "reverse"])
+    )
+    """Tasks (names or task configs, as in ``[feeder] tasks``) whose train split warms the tiny policy up
+    (supervised); their test split measures the warm-up's greedy accuracy."""
     sft_steps: int = Field(1500, ge=0)
     """Most supervised steps (stops earlier once every task reaches ``sft_target`` greedy accuracy)."""
     sft_lr: float = Field(1e-3, gt=0)
@@ -95,7 +98,7 @@ def prepare_policy(section: PolicySection, run_dir: Path, cache_root: Path) -> P
     if not (cached / "init" / "config.json").exists():
         from rlar.learn.sft import sft_warmup
         from rlar.policy.model import TinyPolicySpec, build_tiny_policy
-        from rlar.tasks import builtin_task
+        from rlar.tasks import TaskConfig, load_task
 
         base = build_tiny_policy(cached / "base", TinyPolicySpec(seed=section.seed))
         if section.sft_steps == 0:
@@ -104,14 +107,17 @@ def prepare_policy(section: PolicySection, run_dir: Path, cache_root: Path) -> P
             return target
         pairs: list[tuple[str, str]] = []
         evals: dict[str, list[tuple[str, str]]] = {}
-        for name in section.sft_tasks:
-            for split, sink in (("train", pairs), ("test", evals.setdefault(name, []))):
-                for rec in builtin_task(name, split).records:
+        for entry in section.sft_tasks:
+            cfg = TaskConfig.model_validate({"name": entry} if isinstance(entry, str) else entry)
+            for split, sink in (("train", pairs), ("test", evals.setdefault(cfg.name, []))):
+                for rec in load_task(cfg.model_copy(update={"split": split})).records:
                     if isinstance(rec.prompt, str) and isinstance(rec.reference, str):
                         sink.append((rec.prompt, rec.reference))
-            evals[name] = evals[name][:200]
-        print(f"warming up the tiny policy: ≤{section.sft_steps} supervised steps on {', '.join(section.sft_tasks)}",
-              flush=True)  # fmt: skip
+            evals[cfg.name] = evals[cfg.name][:200]
+        print(
+            f"warming up the tiny policy: ≤{section.sft_steps} supervised steps on {', '.join(evals)}",
+            flush=True,
+        )
         tmp = cached / "init.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         sft_warmup(base, pairs, section.sft_steps, lr=section.sft_lr, batch=section.sft_batch, seed=section.seed,
