@@ -3,7 +3,7 @@
 Algorithm (all seeded, one torch thread):
 1. Build the tiny demo policy (rlar.policy.model) and warm it up with supervised steps on the chosen
    task(s) until greedy accuracy on each task's held-out prompts reaches ``--sft-target`` (checked
-   every ``--sft-eval-every`` steps).
+   every ``--sft-eval-every`` steps; a task that has reached it stops drawing warm-up rows).
 2. Loop until ``--steps`` or ``--minutes``: draw ``--prompts`` prompts, sample ``--samples`` completions
    each (temperature 1, full distribution, ≤ ``--max-new-tokens`` tokens, behaviour log-probs recorded),
    reward 1 for an exact answer else 0, group-relative advantages, one DeepSpeedPolicyTrainer.step.
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     eval_rng = random.Random(10_000 + args.seed)
     evals = {t: [make_pair(t, eval_rng) for _ in range(args.eval_size)] for t in tasks}
     train_rng = random.Random(args.seed)
-    sft_pairs = [make_pair(t, train_rng) for t in tasks for _ in range(4000)]
+    sft_pairs = {t: [make_pair(t, train_rng) for _ in range(4000)] for t in tasks}
     t0 = time.perf_counter()
     sft_dir = sft_warmup(
         base,
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     sft_info = json.loads((sft_dir / "sft.json").read_text())
     sft_s = time.perf_counter() - t0
     print(
-        f"sft: {sft_info['steps']} steps, greedy acc {sft_info['greedy_accuracy']:.3f}, {sft_s:.1f}s",
+        f"sft: {sft_info['steps']} steps, greedy acc {sft_info['greedy_accuracy_by_group']}, {sft_s:.1f}s",
         flush=True,
     )
 

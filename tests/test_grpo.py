@@ -55,6 +55,13 @@ def test_advantages_reject_a_mask_of_the_wrong_shape() -> None:
         group_advantages(torch.zeros(4), torch.ones(3, dtype=torch.bool))
 
 
+def test_advantages_reject_a_non_finite_reward_unless_it_is_masked() -> None:
+    with pytest.raises(ValueError):
+        group_advantages(torch.tensor([1.0, float("nan"), 0.0]))
+    adv = group_advantages(torch.tensor([1.0, float("nan"), 0.0]), torch.tensor([True, False, True]))
+    assert adv[1].item() == 0.0 and adv[0].item() > 0.0
+
+
 # ---- the token loss on a 2 x 3 example --------------------------------------------------------------
 #
 # Row 0 (A = +1): pos 1 ratio 1.1 (inside the clip), behaviour weight 1.5 → term −1.5 · 1.1 = −1.65

@@ -7,6 +7,8 @@ learning, the staleness bound, checkpoint/resume, redelivery after a crash — n
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import json
 import os
 import signal
@@ -102,6 +104,31 @@ def _wait(pred, timeout_s: float, what: str) -> None:  # type: ignore[no-untyped
     raise AssertionError(f"timed out waiting for {what}")
 
 
+async def _prompts_without_samples(url: str, group_size: int) -> tuple[list[str], int]:
+    from bus import topology
+    from bus.client import Bus
+    from bus.codec import decode
+    from bus.config import NatsConfig
+    from bus.messages import Prompt, Sample
+
+    bus = await Bus.connect(NatsConfig(url=url), "check")
+    try:
+        floor = (await bus.js.consumer_info(topology.PROMPTS, topology.ROLLOUT)).ack_floor.stream_seq
+        prompt_ids = []
+        for seq in range(1, floor + 1):
+            raw = await bus.js.get_msg(topology.PROMPTS, seq)
+            if raw.subject and raw.subject.startswith("rlar.routed."):
+                prompt_ids.append(decode(raw.data or b"", Prompt).prompt_id)
+        counts: dict[str, set[int]] = collections.defaultdict(set)
+        last = (await bus.js.stream_info(topology.SAMPLES)).state.last_seq
+        for seq in range(1, last + 1):
+            s = decode((await bus.js.get_msg(topology.SAMPLES, seq)).data or b"", Sample)
+            counts[s.prompt_id].add(s.index)
+    finally:
+        await bus.close()
+    return [p for p in prompt_ids if len(counts[p]) != group_size], len(prompt_ids)
+
+
 def _steps(run: Path) -> list[int]:
     p = run / "metrics.jsonl"
     return [json.loads(x)["step"] for x in p.read_text().splitlines()] if p.exists() else []
@@ -147,6 +174,10 @@ def test_a_killed_learner_resumes_from_its_checkpoint_and_a_killed_rollout_loses
                     p.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     p.kill()
+        missing, covered = asyncio.run(_prompts_without_samples(srv.url, group_size=4))
+    # Every prompt the rollouts acknowledged — including those the killed one had taken and never acked,
+    # which had to be redelivered for the ack floor to pass them — has its whole group of samples.
+    assert covered > 0 and missing == []
     log = (run / "learner.log").read_text()
     assert "resumed at step" in log
     steps = _steps(run)

@@ -155,10 +155,13 @@ def test_keep_last_prunes_older_checkpoints(tiny: Path, tmp_path: Path) -> None:
     assert (tmp_path / "latest").read_text().strip() == "step00000003"
 
 
-def test_exported_weights_reload_as_an_hf_model_with_the_same_logprobs(tiny: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("stage", [1, 3])
+def test_exported_weights_reload_as_an_hf_model_with_the_same_logprobs(
+    tiny: Path, tmp_path: Path, stage: int
+) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tr = DeepSpeedPolicyTrainer(TrainerConfig(model_dir=tiny, zero_stage=1, lr=1e-3))
+    tr = DeepSpeedPolicyTrainer(TrainerConfig(model_dir=tiny, zero_stage=stage, lr=1e-3))
     batch = make_batch()
     tr.step(batch)
     names = [n for n, _ in tr.export_named_tensors()]
@@ -302,3 +305,26 @@ def test_sft_warmup_teaches_answers_that_stop_at_eos_and_stops_at_the_target(
     tok = AutoTokenizer.from_pretrained(out)
     # Generation stops by itself: a model that never learned EOS would run on to max_new_tokens.
     assert greedy_answers(model, tok, [p for p, _ in pairs], max_new_tokens=8) == ["cba", "xyz", "3"]
+
+
+def test_grouped_sft_warmup_trains_every_group_up_to_the_target(tiny: Path, tmp_path: Path) -> None:
+    import json
+
+    from rlar.learn.sft import sft_warmup
+
+    pairs = {"rev": [("r:abc=", "cba"), ("r:pq=", "qp")], "add": [("1+2=", "3")]}
+    out = sft_warmup(
+        tiny,
+        pairs,
+        steps=400,
+        lr=3e-3,
+        batch=8,
+        seed=0,
+        out_dir=tmp_path / "sft",
+        eval_pairs=pairs,
+        target_accuracy=1.0,
+    )
+    info = json.loads((out / "sft.json").read_text())
+    assert info["greedy_accuracy_by_group"] == {"rev": 1.0, "add": 1.0} and info["steps"] < 400
+    with pytest.raises(ValueError):
+        sft_warmup(tiny, pairs, steps=1, eval_pairs={"rev": pairs["rev"]}, out_dir=tmp_path / "bad")

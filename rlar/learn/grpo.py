@@ -98,8 +98,8 @@ def group_advantages(
     ``rewards``: float [G]. ``mask``: bool [G], False for members whose reward abstained or errored;
     they neither enter the mean/std nor receive an advantage (0). The std is the sample std
     (Bessel-corrected, as TRL and verl compute it). A group with fewer than two valid members, or whose
-    valid rewards have std ≤ ``eps`` (all equal), gets all zeros: it carries no learning signal.
-    Returns float32 [G].
+    valid rewards have std ≤ ``eps`` (all equal), gets all zeros: it carries no learning signal. A
+    non-finite valid reward is a bug upstream (mask it instead): ValueError. Returns float32 [G].
     """
     if rewards.dim() != 1:
         raise ValueError(f"rewards must be 1-D [G], got shape {tuple(rewards.shape)}")
@@ -112,6 +112,8 @@ def group_advantages(
     if n < 2:
         return out
     vals = r[valid]
+    if not bool(torch.isfinite(vals).all()):
+        raise ValueError(f"non-finite reward among valid group members: {vals.tolist()}")
     mean = vals.mean()
     std = vals.std(unbiased=True)
     if float(std) <= eps:

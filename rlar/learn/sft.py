@@ -102,7 +102,7 @@ def greedy_accuracy(
 
 def sft_warmup(
     model_dir: str | Path,
-    pairs: Sequence[Pair],
+    pairs: Sequence[Pair] | Mapping[str, Sequence[Pair]],
     steps: int,
     lr: float = 1e-3,
     batch: int = 32,
@@ -116,20 +116,38 @@ def sft_warmup(
 ) -> Path:
     """Fine-tune ``model_dir`` on ``pairs`` for at most ``steps`` AdamW steps; save an HF dir; return it.
 
-    Each step draws ``batch`` pairs uniformly (seeded) and minimises the mean cross-entropy of the answer
-    tokens + EOS given the prompt. With ``target_accuracy``, greedy accuracy on ``eval_pairs`` (default:
-    ``pairs``) is measured every ``eval_every`` steps and training stops at the first check at or above
-    it, so the policy lands just past the target (e.g. 0.3 for a 30-50 % start). ``eval_pairs`` may map
-    group names (tasks) to pairs: then every group must reach the target, so an easy task cannot carry
-    a hard one. ``out_dir`` defaults to ``<model_dir>-sft``. The saved dir holds the model, the
-    tokenizer and ``sft.json``: steps taken, final greedy accuracy (overall and per group), seconds.
+    Each step draws ``batch`` pairs (seeded) and minimises the mean cross-entropy of the answer tokens +
+    EOS given the prompt. With ``target_accuracy``, greedy accuracy on ``eval_pairs`` is measured every
+    ``eval_every`` steps and training stops at the first check where it is at or above the target, so
+    the policy lands just past it (e.g. 0.3 for a 30-50 % start).
+
+    Groups (tasks): ``eval_pairs`` may map group names to pairs; then every group must reach the target,
+    so an easy task cannot carry a hard one. ``pairs`` may also be such a mapping (same keys as a
+    mapping ``eval_pairs``): rows are then drawn group-uniformly, and only from groups still below the
+    target at the last check, so easy tasks stop training while hard ones catch up instead of
+    saturating. Without ``eval_pairs``, each training group's first 200 pairs are the evaluation set.
+
+    ``out_dir`` defaults to ``<model_dir>-sft``. The saved dir holds the model, the tokenizer and
+    ``sft.json``: steps taken, final greedy accuracy (overall and per group), seconds.
     """
     import json
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    if not pairs:
-        raise ValueError("sft_warmup needs at least one pair")
+    train = {k: list(v) for k, v in pairs.items()} if isinstance(pairs, Mapping) else {"all": list(pairs)}
+    if not train or not all(train.values()):
+        raise ValueError("sft_warmup needs at least one pair in every group")
+    if eval_pairs is None:
+        groups: dict[str, list[Pair]] = {k: v[:200] for k, v in train.items()}
+    elif isinstance(eval_pairs, Mapping):
+        groups = {k: list(v) for k, v in eval_pairs.items()}
+    else:
+        groups = {"all": list(eval_pairs)}
+    per_group = len(train) > 1 or "all" not in train
+    if per_group and set(groups) != set(train):
+        raise ValueError(
+            f"grouped pairs need eval groups with the same names: {sorted(train)} vs {sorted(groups)}"
+        )
     src = Path(model_dir)
     out = Path(out_dir) if out_dir is not None else src.with_name(src.name + "-sft")
     tok = AutoTokenizer.from_pretrained(src)
@@ -138,30 +156,30 @@ def sft_warmup(
     model = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    prompts, answers = encode_pairs(tok, pairs)
+    encoded = {k: encode_pairs(tok, v) for k, v in train.items()}
     pad = int(tok.pad_token_id)
-    if eval_pairs is None:
-        groups: dict[str, list[Pair]] = {"all": list(pairs)}
-    elif isinstance(eval_pairs, Mapping):
-        groups = {k: list(v) for k, v in eval_pairs.items()}
-    else:
-        groups = {"all": list(eval_pairs)}
+    active = sorted(train)
 
     def evaluate() -> dict[str, float]:
         return {k: greedy_accuracy(model, tok, v, max_new_tokens=max_new_tokens) for k, v in groups.items()}
+
+    def draw() -> tuple[list[int], list[int]]:
+        g = active[rng.randrange(len(active))] if len(active) > 1 else active[0]
+        ps, ans = encoded[g]
+        i = rng.randrange(len(ps))
+        return ps[i], ans[i]
 
     accs: dict[str, float] = {}
     acc_step = -1
     t0 = time.perf_counter()
     done = 0
     for step in range(1, steps + 1):
-        idx = [rng.randrange(len(pairs)) for _ in range(batch)]
-        t = max(len(prompts[i]) + len(answers[i]) for i in idx)
+        rows = [draw() for _ in range(batch)]
+        t = max(len(p) + len(a) for p, a in rows)
         ids = torch.full((batch, t), pad, dtype=torch.long)
         attn = torch.zeros((batch, t), dtype=torch.long)
         labels = torch.full((batch, t), -100, dtype=torch.long)
-        for row, i in enumerate(idx):
-            p, a = prompts[i], answers[i]
+        for row, (p, a) in enumerate(rows):
             ids[row, : len(p) + len(a)] = torch.as_tensor(p + a)
             attn[row, : len(p) + len(a)] = 1
             labels[row, len(p) : len(p) + len(a)] = torch.as_tensor(a)
@@ -180,6 +198,8 @@ def sft_warmup(
             log.info("sft step %d loss %.3f greedy acc %s", step, float(loss.detach()), accs)
             if min(accs.values()) >= target_accuracy:
                 break
+            if per_group:
+                active = sorted(k for k, v in accs.items() if v < target_accuracy)
     if acc_step != done:
         accs = evaluate()
     n_eval = sum(len(v) for v in groups.values())
