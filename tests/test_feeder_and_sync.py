@@ -1,0 +1,78 @@
+"""Feeder resume/pacing and weight sync, against a real nats-server."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import torch
+
+from actors.feeder import Feeder, FeederConfig
+from bus import subjects, topology
+from bus.client import Bus
+from bus.codec import decode
+from bus.config import NatsConfig
+from bus.embedded import EmbeddedServer
+from bus.messages import Prompt
+from rlar.policy.sync import fetch_weights, latest_announcement, publish_weights
+from rlar.tasks import TaskConfig, build_mix
+from tests.conftest import TEST_TOPOLOGY
+
+
+async def _run_feeder_until(url: str, run_dir: Path, max_in_flight: int, published: int) -> Feeder:
+    cfg = FeederConfig(
+        nats=NatsConfig(url=url), topology=TEST_TOPOLOGY, run_dir=str(run_dir), max_in_flight=max_in_flight,
+        tasks=[TaskConfig(name="copy", weight=1.0), TaskConfig(name="arith", weight=1.0)], epoch_size=40,
+    )  # fmt: skip
+    feeder = Feeder(cfg)
+    task = asyncio.create_task(feeder.run())
+    for _ in range(600):
+        if feeder.published >= published:
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.3)  # it must not publish past the bound
+    await feeder.stop()
+    await asyncio.wait_for(task, 10)
+    return feeder
+
+
+async def test_a_restarted_feeder_continues_without_skipping_or_repeating_and_respects_the_bound(
+    tmp_path: Path,
+) -> None:
+    with EmbeddedServer(tmp_path / "nats") as srv:
+        first = await _run_feeder_until(srv.url, tmp_path, max_in_flight=7, published=7)
+        assert first.published == 7  # paced: nothing consumed, so it stops at the bound
+        second = await _run_feeder_until(srv.url, tmp_path, max_in_flight=19, published=19)
+        assert second.published == 19
+        bus = await Bus.connect(NatsConfig(url=srv.url), "check")
+        info = await bus.js.stream_info(topology.PROMPTS)
+        prompts = [decode((await bus.js.get_msg(topology.PROMPTS, s)).data or b"", Prompt)
+                   for s in range(1, info.state.last_seq + 1)]  # fmt: skip
+        await bus.close()
+    expected = build_mix([TaskConfig(name="copy"), TaskConfig(name="arith")], epoch_size=40).take(19)
+    assert [p.prompt_id for p in prompts] == [f"{i.task.name}/e{i.epoch}/{i.index}" for i in expected]
+    assert len({p.prompt_id for p in prompts}) == 19
+    assert all(p.tools and p.tools[0]["kind"] in ("rule", "metric") for p in prompts)
+    assert {p.task for p in prompts} == {"copy", "arith"}
+
+
+async def test_weights_travel_through_the_filesystem_and_the_object_store(bus: Bus, tmp_path: Path) -> None:
+    tensors = {"a.weight": torch.arange(6, dtype=torch.float32).reshape(2, 3), "b.bias": torch.ones(4)}
+    for version, mode in ((1, "filesystem"), (2, "objstore")):
+        announce = await publish_weights(bus, tensors.items(), version=version, step=version, mode=mode,  # type: ignore[arg-type]
+                                         weights_dir=tmp_path / "w")  # fmt: skip
+        data = await fetch_weights(bus, announce)
+        from rlar.policy.weights import safetensors_bytes_to_tensors
+
+        back = safetensors_bytes_to_tensors(data)
+        assert set(back) == set(tensors) and torch.equal(back["a.weight"], tensors["a.weight"])
+        assert (await latest_announcement(bus)) == announce
+    assert announce.uri.startswith("objstore://")
+    bad = type(announce)(**{**{f: getattr(announce, f) for f in announce.__slots__}, "sha256": "0" * 64})
+    try:
+        await fetch_weights(bus, bad)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a corrupted announcement must not load")
+    assert subjects.WEIGHTS == "rlar.weights"
