@@ -50,6 +50,7 @@ from bus import subjects, topology
 from bus.messages import Reward, ScoreRequest, ToolRegistered
 from rlar.registry import StatsDelta, ToolRegistry
 from rlar.sandbox_client import run_tests_over_bus
+from rlar.synthesis.runner import bus_runner
 from rlar.tools import ToolExecutor, ToolInput, ToolResult, ToolSpec, resolve_tool_class
 
 log = logging.getLogger("rlar.reward")
@@ -178,7 +179,11 @@ class RewardWorker(Actor[RewardConfig]):
         self.registry = ToolRegistry(self.bus)
         if cfg.register_builtins:
             await self.registry.ensure_builtins(by=f"{self.kind}/{self.instance}")
-        resources = {"run_tests": run_tests_over_bus(self.bus, max_timeout_s=cfg.sandbox_timeout_s)}
+        # Untrusted code (code-task tests, synthesised verifiers) runs on the sandbox actor, never here.
+        resources = {
+            "run_tests": run_tests_over_bus(self.bus, max_timeout_s=cfg.sandbox_timeout_s),
+            "run_code": bus_runner(self.bus, cfg.sandbox_timeout_s),
+        }
         for kind in cfg.kinds:
             self.executors[kind] = ToolExecutor(
                 workers=self._per_kind(cfg.executor_workers, DEFAULT_EXECUTOR_WORKERS, kind),

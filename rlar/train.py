@@ -105,15 +105,19 @@ def prepare_policy(section: PolicySection, run_dir: Path, cache_root: Path) -> P
             shutil.copytree(base, cached / "init")
             shutil.copytree(cached / "init", target)
             return target
-        pairs: list[tuple[str, str]] = []
+        # Per-task pairs turn on sft_warmup's curriculum: a task that reached the target stops training.
+        pairs: dict[str, list[tuple[str, str]]] = {}
         evals: dict[str, list[tuple[str, str]]] = {}
         for entry in section.sft_tasks:
             cfg = TaskConfig.model_validate({"name": entry} if isinstance(entry, str) else entry)
-            for split, sink in (("train", pairs), ("test", evals.setdefault(cfg.name, []))):
+            for split, sink in (
+                ("train", pairs.setdefault(cfg.name, [])),
+                ("test", evals.setdefault(cfg.name, [])),
+            ):
                 for rec in load_task(cfg.model_copy(update={"split": split})).records:
                     if isinstance(rec.prompt, str) and isinstance(rec.reference, str):
                         sink.append((rec.prompt, rec.reference))
-            evals[cfg.name] = evals[cfg.name][:200]
+            evals[cfg.name] = evals[cfg.name][:100]
         print(
             f"warming up the tiny policy: ≤{section.sft_steps} supervised steps on {', '.join(evals)}",
             flush=True,

@@ -185,3 +185,66 @@ def test_a_killed_learner_resumes_from_its_checkpoint_and_a_killed_rollout_loses
     assert resumed and resumed[0] <= killed_at + 1  # resumed from the checkpoint, not from zero
     assert resumed[0] >= 4
     assert os.path.exists(run / "checkpoints" / "latest")
+
+
+def test_the_learner_trains_on_two_gloo_ranks_launched_by_torchrun(tmp_path: Path) -> None:
+    from bus.embedded import EmbeddedServer
+    from rlar.train import PolicySection, prepare_policy
+
+    run = tmp_path / "run"
+    run.mkdir()
+    prepare_policy(PolicySection(sft_steps=0), run, tmp_path / "cache")
+    cfg = _config(tmp_path, max_steps=3)
+    procs: list[subprocess.Popen[bytes]] = []
+    with EmbeddedServer(tmp_path / "nats") as srv:
+        try:
+            for kind in ("sandbox", "reward", "feeder", "rollout"):
+                procs.append(_start(kind, cfg, srv.url, run))
+            log = open(run / "learner.log", "ab")
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "torch.distributed.run",
+                        "--nproc_per_node",
+                        "2",
+                        "--master_port",
+                        str(_free_port()),
+                        "-m",
+                        "actors",
+                        "learner",
+                        "--config",
+                        str(cfg),
+                        "--nats",
+                        srv.url,
+                        "--set",
+                        f"run.dir={run}",
+                    ],
+                    cwd=REPO,
+                    env={**actor_env(), "DS_ACCELERATOR": "cpu"},
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )  # fmt: skip
+            )
+            _wait(lambda: len(_steps(run)) >= 3, 300, "3 steps on 2 ranks")
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.send_signal(signal.SIGTERM)
+            for p in procs:
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+    records = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records[:3]] == [1, 2, 3]
+    assert any(r["trained_rows"] > 0 and r["trained_rows"] % 2 == 0 for r in records)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -1,0 +1,521 @@
+"""The router: chooses the reward tool(s) of every prompt before generation, once per kind of query.
+
+Flow per prompt (durable ``router`` on ``rlar.prompts.>``, explicit acks, ``concurrency`` handlers at once):
+
+1. Signature (:meth:`rlar.agent.routing.RoutingQuery.signature`: domain, task type, answer format, data source,
+   description). The decision for it comes from memory, else the KV bucket ``rlar_decisions`` (so a restarted
+   or second router reuses it), else the agent — asked once per signature even when many prompts of a new
+   kind arrive together (one call in flight per signature). The agent sees the registry's usable tools.
+2. A decision with tools: the prompt is published to ``rlar.routed.<task>`` with ``tools`` =
+   ``[{"tool", "version", "kind", "weight"}]`` and ``route`` = the decision's provenance (signature, backend,
+   model, prompt hash, confidence, cost, reason), ``Nats-Msg-Id = prompt_id``, then acked.
+3. No tool fits: the decision is ``pending``; a ``ToolRequest`` (description, examples from the prompts at hand,
+   the constraints the agent read) goes to ``rlar.tools.request.synthesize`` (and ``…retrieve`` with
+   ``retrieval``), de-duplicated by request id. Prompts of that signature are held unacked, kept alive with
+   ``in_progress()``, until a tool made for the request is registered (``ToolRegistered`` on
+   ``rlar.tools.registered``; the tool's provenance names the request) — then they are routed to it — or
+   until ``wait_s`` passes or the synthesizer reports failure (``Event`` kind ``synthesis_failed``), when
+   they go to the task's declared ``fallback`` tools (replaced by the new tool if it arrives later); with no
+   fallback they are dead-lettered with the reason and the kind is decided afresh after another ``wait_s``.
+   A restart loses nothing: held prompts are redelivered, the pending decision and its deadline are in KV.
+4. Every new or changed decision is published as a ``RouteDecision`` on ``rlar.tools.decisions`` (visible in
+   ``rlar tail`` and ``rlar tools decisions``).
+
+Continuous evolution: when a tool version is quarantined or disabled, decisions using it are dropped (memory
+and KV) and the next prompt of that kind is routed afresh. Every ``health_interval_s`` the router reads the
+stats of the tools its decisions use and judges the window since the last read (:mod:`rlar.agent.health`): a
+suspect version is quarantined in the registry (synthesised or retrieved tools; built-ins only with
+``quarantine_builtins``, else an ``Event`` warns), which re-routes its task.
+
+If the agent fails (API down), the prompt goes to the fallback with a decision that expires after
+``agent_retry_s``, so the agent is asked again later; without a fallback the prompt is nak'ed for redelivery.
+The router never imports the synthesizer: they meet on the bus and in the registry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+import nats.js.errors
+from nats.aio.msg import Msg
+from nats.js.kv import KeyValue
+from pydantic import BaseModel, Field
+
+from actors.runtime import Actor, ActorConfig
+from bus import subjects, topology
+from bus.codec import encode
+from bus.messages import Event, Metrics, Prompt, RouteDecision, ToolRegistered, ToolRequest
+from rlar.agent.base import Agent, AgentConfig, make_agent
+from rlar.agent.health import HealthPolicy, HealthWatch
+from rlar.agent.routing import Decision, RoutingQuery, parse_route, routing_request
+from rlar.registry import ToolRegistry
+from rlar.tools.base import ToolSpec
+
+log = logging.getLogger("rlar.router")
+
+BUILTIN_ORIGIN = "built-in"
+
+
+class FallbackTool(BaseModel):
+    tool: str
+    weight: float = Field(1.0, gt=0)
+
+
+class RouterConfig(ActorConfig):
+    agent: AgentConfig | None = None
+    """Agent backend (``anthropic`` or ``offline``); None: anthropic when a key is set, else offline."""
+    fallback: dict[str, list[FallbackTool]] = Field(default_factory=dict)
+    """Declared fallback tools per task name (``"*"`` for any task): used when no tool arrives in time."""
+    synthesis: bool = True
+    """Ask the synthesizer for a verifier when no tool fits."""
+    retrieval: bool = False
+    """Also ask the retriever (a reward model from the hub) when no tool fits."""
+    wait_s: float = Field(300.0, gt=0)
+    """How long prompts of a pending kind wait for a new tool before the fallback."""
+    examples: int = Field(4, ge=1, le=16)
+    """Prompts of the kind sent with a tool request as examples."""
+    concurrency: int = Field(16, ge=1)
+    """Prompts handled at once (a new kind waits for its decision without blocking other kinds)."""
+    fetch_batch: int = Field(32, ge=1)
+    agent_retry_s: float = Field(60.0, gt=0)
+    """After the agent failed, ask it again for that kind after this long."""
+    health_interval_s: float = Field(30.0, gt=0)
+    health: HealthPolicy = Field(default_factory=HealthPolicy)
+    quarantine_builtins: bool = False
+    """Quarantine built-in tools found suspect (default: only warn; their collapse is usually the policy's)."""
+    metrics_interval_s: float = Field(10.0, gt=0)
+
+
+class Router(Actor[RouterConfig]):
+    kind = "router"
+    Config = RouterConfig
+
+    def __init__(self, config: RouterConfig, *, agent: Agent | None = None) -> None:
+        super().__init__(config)
+        self.agent: Agent | None = agent
+        self.decisions: dict[str, Decision] = {}
+        self.inflight: dict[str, asyncio.Future[Decision]] = {}
+        self.held: dict[str, list[tuple[Prompt, Msg]]] = {}
+        self.health = HealthWatch(config.health)
+        self._kv: KeyValue | None = None
+        self._registry: ToolRegistry | None = None
+        self._ack_wait_s = config.topology.prompt_ack_wait_s
+        self._lock = asyncio.Lock()
+        self._tasks: list[asyncio.Task[Any]] = []
+
+    # -- life -------------------------------------------------------------------------------------
+    @property
+    def registry(self) -> ToolRegistry:
+        assert self._registry is not None
+        return self._registry
+
+    @property
+    def kv(self) -> KeyValue:
+        assert self._kv is not None
+        return self._kv
+
+    async def setup(self) -> None:
+        if self.agent is None:
+            self.agent = make_agent(self.config.agent)
+        self._registry = ToolRegistry(self.bus)
+        self._kv = await self.bus.js.key_value(topology.DECISIONS_BUCKET)
+        info = await self.bus.js.consumer_info(topology.PROMPTS, topology.ROUTER)
+        self._ack_wait_s = float(info.config.ack_wait or self._ack_wait_s)
+        await self.bus.subscribe(subjects.TOOLS_REGISTERED, ToolRegistered, self._on_tool_change)
+        await self.bus.subscribe(subjects.events("synthesizer"), Event, self._on_synth_event)
+
+    async def main(self) -> None:
+        stop = asyncio.Event()
+        consumer = self.bus.consume(
+            topology.PROMPTS, topology.ROUTER, Prompt, self._on_prompt, batch=self.config.fetch_batch,
+            concurrency=self.config.concurrency, auto_ack=False, stop=stop, fetch_timeout_s=0.5,
+        )  # fmt: skip
+        self._tasks = [
+            asyncio.create_task(self._keepalive_loop(), name="router:keepalive"),
+            asyncio.create_task(self._health_loop(), name="router:health"),
+            asyncio.create_task(self._metrics_loop(), name="router:metrics"),
+        ]
+        await self.stopping.wait()
+        stop.set()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await asyncio.wait_for(consumer, 10)
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        # Held prompts stay unacked: JetStream redelivers them to a router after the ack-wait.
+
+    async def teardown(self) -> None:
+        if self.agent is not None:
+            await self.agent.aclose()
+
+    def info(self) -> dict[str, Any]:
+        agent = self.agent
+        return {
+            "backend": agent.backend if agent else "",
+            "model": agent.model if agent else "",
+            "decisions": len(self.decisions),
+            "pending_kinds": sum(1 for d in self.decisions.values() if d.state == "pending"),
+            "held_prompts": sum(len(v) for v in self.held.values()),
+            "agent": agent.metrics() if agent else {},
+        }
+
+    # -- decisions --------------------------------------------------------------------------------
+    async def _kv_get(self, sig: str) -> Decision | None:
+        try:
+            entry = await self.kv.get(sig)
+        except nats.js.errors.KeyNotFoundError:
+            return None
+        if not entry.value:
+            return None
+        return Decision.from_json(entry.value)
+
+    async def _store(self, d: Decision, *, create: bool = False) -> Decision:
+        """Write a decision; with ``create``, adopt another router's if it won the race."""
+        if create:
+            try:
+                await self.kv.create(d.signature, d.to_json())
+            except nats.js.errors.KeyWrongLastSequenceError:
+                theirs = await self._kv_get(d.signature)
+                if theirs is not None:
+                    self.decisions[d.signature] = theirs
+                    return theirs
+                await self.kv.put(d.signature, d.to_json())
+        else:
+            await self.kv.put(d.signature, d.to_json())
+        self.decisions[d.signature] = d
+        return d
+
+    async def _announce(self, d: Decision) -> None:
+        await self.bus.publish(
+            subjects.TOOLS_DECISIONS,
+            RouteDecision(
+                signature=d.signature, task=d.task, tools=list(d.tools), backend=d.backend,
+                confidence=d.confidence, model=d.model, prompt_hash=d.prompt_hash, cost=dict(d.cost),
+                reason=f"[{d.state}] {d.reason}"[:500], fallback=d.state == "fallback",
+            ),
+        )  # fmt: skip
+
+    async def decision_for(self, q: RoutingQuery) -> Decision:
+        """The decision for ``q``'s signature (memory, KV, else the agent — one call per signature)."""
+        sig = q.signature()
+        now = time.time()
+        d = self.decisions.get(sig)
+        if d is not None and not (d.expires_at and d.expires_at <= now):
+            self.counters["cache_hits"] += 1
+            return d
+        fut = self.inflight.get(sig)
+        if fut is not None:
+            self.counters["cache_hits"] += 1
+            return await asyncio.shield(fut)
+        fut = asyncio.get_running_loop().create_future()
+        self.inflight[sig] = fut
+        try:
+            d = await self._kv_get(sig)
+            if d is not None and not (d.expires_at and d.expires_at <= now):
+                self.counters["kv_hits"] += 1
+                self.decisions[sig] = d
+                if d.state == "pending":
+                    d = await self._adopt_registered(d) or d
+            else:
+                d = await self._decide(sig, q, replace=d is not None)
+            fut.set_result(d)
+            return d
+        except asyncio.CancelledError:
+            fut.cancel()
+            raise
+        except Exception as exc:
+            fut.set_exception(exc)
+            fut.exception()  # retrieved here, so an unawaited future does not warn
+            raise
+        finally:
+            self.inflight.pop(sig, None)
+
+    def _fallback_tools(self, task: str) -> list[dict[str, Any]]:
+        return [f.model_dump() for f in self.config.fallback.get(task) or self.config.fallback.get("*") or []]
+
+    async def _resolve_tools(self, wanted: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = []
+        total = sum(float(w["weight"]) for w in wanted) or 1.0
+        for w in wanted:
+            spec = await self.registry.get(str(w["tool"]))
+            if spec is None:
+                log.warning("fallback tool %s is not usable in the registry", w["tool"])
+                continue
+            out.append({"tool": spec.name, "version": spec.version, "kind": str(spec.kind),
+                        "weight": round(float(w["weight"]) / total, 6)})  # fmt: skip
+        return out
+
+    async def _decide(self, sig: str, q: RoutingQuery, *, replace: bool) -> Decision:
+        assert self.agent is not None
+        candidates = await self.registry.list()
+        reply = await self.agent.ask(routing_request(q, candidates))
+        ans = parse_route(reply, candidates)
+        self.counters["agent_calls"] += 1
+        self.counters["agent_input_tokens"] += reply.usage.input_tokens
+        self.counters["agent_output_tokens"] += reply.usage.output_tokens
+        now = time.time()
+        base = dict(
+            signature=sig, task=q.task, backend=reply.backend, model=reply.model, prompt_hash=reply.prompt_hash,
+            cost=ans.provenance.get("cost", {}), decided_at=now, fields=q.signature_fields(),
+        )  # fmt: skip
+        if not ans.ok:
+            tools = await self._resolve_tools(self._fallback_tools(q.task))
+            if not tools:
+                # Not cached: the handler fails, the prompt is redelivered and the agent asked again.
+                raise RuntimeError(f"agent failed and task {q.task!r} declares no fallback: {ans.reason}")
+            d = Decision(**base, state="fallback", tools=tools, reason=f"agent failed ({ans.reason}); fallback",
+                         expires_at=now + self.config.agent_retry_s)  # fmt: skip
+            self.decisions[sig] = d  # memory only, and it expires: the agent is asked again later
+            await self._announce(d)
+            return d
+        if not ans.none_fit:
+            d = Decision(
+                **base, state="routed", tools=ans.tools, reason=ans.reason, confidence=ans.confidence
+            )
+        elif self.config.synthesis or self.config.retrieval:
+            d = Decision(
+                **base, state="pending", reason=ans.reason, confidence=ans.confidence, constraints=ans.constraints,
+                request_id=f"{sig}.{int(now)}", requested_at=now,
+            )  # fmt: skip
+        else:
+            d = await self._fallback_decision(
+                Decision(**base, state="pending", reason=ans.reason, confidence=ans.confidence),
+                "no tool fits and synthesis is off",
+            )
+        d = await self._store(d, create=not replace)
+        if d.decided_at == now:  # ours, not another router's
+            self.counters["decisions"] += 1
+            await self._announce(d)
+            if d.state == "pending":
+                await self._request_tool(d, q)
+        return d
+
+    async def _request_tool(self, d: Decision, q: RoutingQuery) -> None:
+        examples = [{"query": q.query, "reference": q.reference, "metadata": q.metadata}]
+        for p, _ in self.held.get(d.signature, [])[: self.config.examples - 1]:
+            ex = RoutingQuery.from_prompt(p)
+            examples.append({"query": ex.query, "reference": ex.reference, "metadata": ex.metadata})
+        req = ToolRequest(
+            request_id=d.request_id, signature=d.signature, task=q.task, description=q.description or q.query,
+            domain=q.domain, task_type=q.task_type, answer_format=q.answer_format, examples=examples,
+            constraints={"rules": d.constraints, "reason": d.reason, "data_source": q.data_source},
+        )  # fmt: skip
+        targets = ([subjects.TOOLS_REQUEST_SYNTH] if self.config.synthesis else []) + (
+            [subjects.TOOLS_REQUEST_RETRIEVE] if self.config.retrieval else []
+        )
+        for subject in targets:
+            await self.bus.js_publish(subject, req, msg_id=f"{subject}/{d.request_id}")
+        self.counters["tool_requests"] += 1
+        log.info("router: no tool fits %s (%s); requested %s", q.task, d.reason, d.request_id)
+
+    async def _fallback_decision(self, d: Decision, why: str) -> Decision:
+        tools = await self._resolve_tools(self._fallback_tools(d.task))
+        state = "fallback" if tools else "unroutable"
+        reason = f"{why}; " + (
+            f"fallback to {', '.join(t['tool'] for t in tools)}" if tools else "no fallback declared"
+        )
+        now = time.time()
+        return Decision(
+            signature=d.signature, task=d.task, state=state, tools=tools, reason=f"{reason} ({d.reason})"[:500],
+            confidence=0.0, backend=d.backend, model=d.model, prompt_hash=d.prompt_hash, cost=d.cost,
+            constraints=d.constraints, request_id=d.request_id, requested_at=d.requested_at, decided_at=now,
+            # Without any tool, ask again later (a new request may succeed where this one did not).
+            expires_at=0.0 if tools else now + self.config.wait_s, fields=d.fields,
+        )  # fmt: skip
+
+    async def _adopt_registered(self, d: Decision) -> Decision | None:
+        """A pending decision whose tool is already registered (the router was down when it arrived)."""
+        for spec in await self.registry.list():
+            if (
+                spec.provenance.get("request_id") == d.request_id
+                or spec.params.get("signature") == d.signature
+            ):
+                return await self._resolve_pending(d, spec)
+        return None
+
+    async def _resolve_pending(self, d: Decision, spec: ToolSpec) -> Decision:
+        validation = spec.validation or {}
+        new = Decision(
+            signature=d.signature, task=d.task, state="synthesized",
+            tools=[{"tool": spec.name, "version": spec.version, "kind": str(spec.kind), "weight": 1.0}],
+            reason=f"tool {spec.name} v{spec.version} made for request {d.request_id}: {validation.get('reason', '')}"[:500],
+            confidence=float(validation.get("pairwise") or 0.0),
+            backend=str(spec.provenance.get("author", d.backend)), model=str(spec.provenance.get("model", d.model)),
+            prompt_hash=str(spec.provenance.get("prompt_hash", d.prompt_hash)), cost=d.cost,
+            constraints=d.constraints, request_id=d.request_id, requested_at=d.requested_at,
+            decided_at=time.time(), fields=d.fields,
+        )  # fmt: skip
+        await self._store(new)
+        await self._announce(new)
+        self.counters["synthesized_routes"] += 1
+        await self._release(new)
+        return new
+
+    # -- prompts ----------------------------------------------------------------------------------
+    async def _route(self, prompt: Prompt, raw: Msg, d: Decision) -> None:
+        prompt.tools = [dict(t) for t in d.tools]
+        prompt.route = d.route_info()
+        await self.bus.js_publish(subjects.routed(prompt.task), prompt, msg_id=prompt.prompt_id)
+        await raw.ack()
+        self.counters["routed"] += 1
+        self.counters[f"routed_{d.state}"] += 1
+
+    async def _dead_letter(self, prompt: Prompt, raw: Msg, d: Decision) -> None:
+        await self.bus.dead_letter(raw.subject, encode(prompt), f"unroutable: {d.reason}")
+        with contextlib.suppress(Exception):
+            await raw.term()
+        self.counters["dead_lettered"] += 1
+
+    async def _on_prompt(self, prompt: Prompt, raw: Msg) -> None:
+        q = RoutingQuery.from_prompt(prompt)
+        d = await self.decision_for(q)
+        if d.state == "pending":
+            if time.time() >= d.requested_at + self.config.wait_s:
+                d = await self._expire(d, "waited too long for a new tool")
+            else:
+                self.held.setdefault(d.signature, []).append((prompt, raw))
+                self.counters["held"] += 1
+                # The decision may have been resolved while we were adding: release if so.
+                if self.decisions.get(d.signature, d).state != "pending":
+                    await self._release(self.decisions[d.signature])
+                return
+        if d.state == "unroutable":
+            await self._dead_letter(prompt, raw, d)
+        else:
+            await self._route(prompt, raw, d)
+
+    async def _release(self, d: Decision) -> None:
+        """Route (or dead-letter) every prompt held for ``d``'s signature."""
+        held = self.held.pop(d.signature, [])
+        for prompt, raw in held:
+            try:
+                if d.state == "unroutable":
+                    await self._dead_letter(prompt, raw, d)
+                else:
+                    await self._route(prompt, raw, d)
+            except Exception as exc:  # leave it unacked: JetStream redelivers it
+                log.warning("could not release %s: %s", prompt.prompt_id, exc)
+
+    async def _expire(self, d: Decision, why: str) -> Decision:
+        async with self._lock:
+            cur = self.decisions.get(d.signature, d)
+            if cur.state != "pending":
+                return cur
+            new = await self._fallback_decision(cur, why)
+            await self._store(new)
+            await self._announce(new)
+            self.counters[f"decisions_{new.state}"] += 1
+        await self._release(new)
+        return new
+
+    async def _keepalive_loop(self) -> None:
+        interval = max(0.2, self._ack_wait_s / 3)
+        while True:
+            await asyncio.sleep(interval)
+            now = time.time()
+            for sig in list(self.held):
+                d = self.decisions.get(sig)
+                if d is not None and d.state == "pending" and now >= d.requested_at + self.config.wait_s:
+                    await self._expire(d, f"no tool registered within {self.config.wait_s:g}s")
+                    continue
+                for _, raw in list(self.held.get(sig, [])):
+                    with contextlib.suppress(Exception):
+                        await raw.in_progress()
+
+    # -- registry events --------------------------------------------------------------------------
+    async def _on_tool_change(self, msg: ToolRegistered, raw: Msg) -> None:
+        if msg.action == "registered":
+            # A tool made for a request also replaces the fallback its prompts got while waiting.
+            pending = [
+                d for d in self.decisions.values() if d.state in ("pending", "fallback") and d.request_id
+            ]
+            if not pending:
+                return
+            spec = await self.registry.get(msg.name, msg.version)
+            if spec is None:
+                return
+            for d in pending:
+                if (
+                    spec.provenance.get("request_id") == d.request_id
+                    or spec.params.get("signature") == d.signature
+                ):
+                    async with self._lock:
+                        if self.decisions.get(d.signature, d).state in ("pending", "fallback"):
+                            await self._resolve_pending(d, spec)
+        elif msg.action in ("quarantined", "disabled"):
+            await self.invalidate(msg.name, msg.version or None, f"{msg.name} v{msg.version} {msg.action}")
+
+    async def invalidate(self, name: str, version: int | None, why: str) -> int:
+        """Drop every decision that routes to ``name`` (``version``, or any); the next prompt re-routes."""
+        gone = [d for d in list(self.decisions.values()) if d.uses(name, version)]
+        for d in gone:
+            self.decisions.pop(d.signature, None)
+            with contextlib.suppress(Exception):
+                await self.kv.delete(d.signature)
+            self.counters["rerouted_kinds"] += 1
+            await self.bus.publish(
+                subjects.events(self.kind),
+                Event(actor=f"{self.kind}/{self.instance}", kind="reroute", level="warning",
+                      message=f"re-routing task {d.task} ({d.signature}): {why}",
+                      data={"signature": d.signature, "task": d.task, "tool": name, "version": version or 0}),
+            )  # fmt: skip
+        return len(gone)
+
+    async def _on_synth_event(self, msg: Event, raw: Msg) -> None:
+        if msg.kind != "synthesis_failed":
+            return
+        sig = str(msg.data.get("signature", ""))
+        d = self.decisions.get(sig)
+        if d is not None and d.state == "pending" and msg.data.get("request_id") == d.request_id:
+            await self._expire(d, f"synthesis failed: {msg.message}")
+
+    # -- health and metrics -----------------------------------------------------------------------
+    async def check_health(self) -> list[tuple[str, int, str]]:
+        """Judge the tools in use; quarantine suspects (see the module docstring). Returns what was flagged."""
+        flagged = []
+        in_use = {(t["tool"], int(t["version"])) for d in self.decisions.values() for t in d.tools}
+        for name, version in sorted(in_use):
+            verdict = self.health.observe(name, version, await self.registry.stats(name, version))
+            if not verdict.suspect:
+                continue
+            spec = await self.registry.get(name, version)
+            builtin = spec is not None and spec.provenance.get("origin") == BUILTIN_ORIGIN
+            flagged.append((name, version, verdict.reason))
+            self.counters["suspect_tools"] += 1
+            if builtin and not self.config.quarantine_builtins:
+                await self.bus.publish(
+                    subjects.events(self.kind),
+                    Event(actor=f"{self.kind}/{self.instance}", kind="suspect_tool", level="warning",
+                          message=f"built-in {name} v{version} looks suspect: {verdict.reason}",
+                          data={"tool": name, "version": version, "window": verdict.window}),
+                )  # fmt: skip
+                continue
+            log.warning("router: quarantining %s v%d: %s", name, version, verdict.reason)
+            await self.registry.quarantine(name, version, verdict.reason, by=f"{self.kind}/{self.instance}")
+            await self.invalidate(name, version, f"quarantined: {verdict.reason}")
+        return flagged
+
+    async def _health_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.health_interval_s)
+            try:
+                await self.check_health()
+            except Exception as exc:  # the registry may be briefly unreachable; try again next round
+                log.warning("router: health check failed: %s", exc)
+
+    async def _metrics_loop(self) -> None:
+        step = 0
+        while True:
+            await asyncio.sleep(self.config.metrics_interval_s)
+            step += 1
+            values: dict[str, Any] = {**dict(self.counters), **self.info()}
+            with contextlib.suppress(Exception):
+                await self.bus.publish(
+                    subjects.metrics(self.kind), Metrics(actor=self.kind, step=step, values=values)
+                )

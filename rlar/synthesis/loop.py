@@ -1,0 +1,194 @@
+"""The write → validate → retry loop of the code agent, independent of the bus (the synthesizer actor wraps it).
+
+``synthesize(task, agent, run_code)``:
+
+1. builds probes for the task once (:func:`rlar.synthesis.probes.make_probes`); a task whose probes cannot be
+   built fails at once with the reason (nothing could be validated);
+2. up to ``max_attempts`` times: asks the agent for a draft (with every earlier rejection as feedback), and
+   validates it in the sandbox (:func:`rlar.synthesis.validate.validate`);
+3. returns a :class:`SynthesisOutcome` holding the sealed spec of the first draft that passed (its validation
+   record in ``spec.validation``, how it was made in ``spec.provenance``) — or none — and every attempt with
+   its code and the reason it was rejected.
+
+A validation that failed for infrastructure reasons (sandbox unreachable) ends the loop without counting
+against the candidate. The agent's token usage and cost are summed into the provenance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bus.subjects import safe_token
+from rlar.agent.base import Agent, Usage
+from rlar.synthesis.compose import SynthesisTask
+from rlar.synthesis.drafting import Attempt, parse_draft, synthesis_request
+from rlar.synthesis.probes import make_probes
+from rlar.synthesis.runner import RunCode
+from rlar.synthesis.validate import ValidationPolicy, validate
+from rlar.tools.base import ToolSpec
+from rlar.tools.synthesized import synthesized_spec
+
+__all__ = ["AttemptRecord", "SynthesisOutcome", "synthesize", "tool_name_for"]
+
+
+@dataclass(slots=True)
+class AttemptRecord:
+    attempt: int
+    passed: bool
+    reason: str
+    code: str = ""
+    code_sha256: str = ""
+    rationale: str = ""
+    validation: dict[str, Any] = field(default_factory=dict)
+    agent: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attempt": self.attempt,
+            "passed": self.passed,
+            "reason": self.reason,
+            "code": self.code,
+            "code_sha256": self.code_sha256,
+            "rationale": self.rationale,
+            "validation": self.validation,
+            "agent": self.agent,
+        }
+
+
+@dataclass(slots=True)
+class SynthesisOutcome:
+    spec: ToolSpec | None
+    attempts: list[AttemptRecord]
+    reason: str
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    wall_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.spec is not None
+
+
+def tool_name_for(task: SynthesisTask) -> str:
+    """``synth-<task>-<signature prefix>``: stable per kind of query, so a re-synthesis is a new version."""
+    base = safe_token(task.task or task.task_type or "task")[:40]
+    sig = (task.signature or hashlib.sha256(task.description.encode()).hexdigest())[:10]
+    return f"synth-{base}-{sig}"
+
+
+async def synthesize(
+    task: SynthesisTask,
+    agent: Agent,
+    run_code: RunCode,
+    *,
+    max_attempts: int = 3,
+    policy: ValidationPolicy | None = None,
+    on_attempt: Callable[[AttemptRecord], Awaitable[None]] | None = None,
+    prior: Sequence[Attempt] = (),
+) -> SynthesisOutcome:
+    """See the module docstring. ``prior``: earlier rejections to start from (e.g. a verifier that was
+    registered before and then quarantined), shown to the agent like its own failed attempts."""
+    t0 = time.perf_counter()
+    usage = Usage()
+    cost = 0.0
+    records: list[AttemptRecord] = []
+    constraints = task.all_constraints()
+    probes = make_probes(
+        task.examples, constraints, description=task.description, reference_based=task.reference_based
+    )
+    if not probes.usable:
+        reason = "cannot build probes: " + ("; ".join(probes.problems) or "no examples")
+        return SynthesisOutcome(None, records, reason, usage, cost, time.perf_counter() - t0)
+    history: list[Attempt] = list(prior)
+    for attempt in range(max_attempts):
+        reply = await agent.ask(synthesis_request(task, history))
+        usage.add(reply.usage)
+        cost += reply.cost_usd
+        draft, why, call_id = parse_draft(reply)
+        prov = reply.provenance()
+        if draft is None:
+            rec = AttemptRecord(attempt, False, f"no draft: {why}", agent=prov)
+            records.append(rec)
+            if on_attempt:
+                await on_attempt(rec)
+            if reply.status in ("error", "unsupported") and not reply.tool_calls:
+                # The agent cannot answer (offline composer has no plan, remote API failing): stop here.
+                break
+            history.append(Attempt(draft={}, reason=why, call_id=call_id))
+            continue
+        result = await validate(draft.code, draft.score_range, probes, run_code, policy)
+        rec = AttemptRecord(
+            attempt,
+            result.passed,
+            result.reason,
+            code=draft.code,
+            code_sha256=hashlib.sha256(draft.code.encode()).hexdigest(),
+            rationale=draft.rationale,
+            validation=result.to_dict(),
+            agent=prov,
+        )
+        records.append(rec)
+        if on_attempt:
+            await on_attempt(rec)
+        if result.infrastructure:
+            return SynthesisOutcome(
+                None,
+                records,
+                f"validation impossible: {result.reason}",
+                usage,
+                cost,
+                time.perf_counter() - t0,
+            )
+        if result.passed:
+            checks = (
+                draft.blocks.get("checks") if isinstance(draft.blocks.get("checks"), list) else constraints
+            )
+            spec = synthesized_spec(
+                name=tool_name_for(task),
+                description=(
+                    f"Synthesised verifier for {task.task or task.task_type or 'a task'}: {task.description[:300]}"
+                    f" Written by the {reply.backend} agent ({reply.model}); {draft.rationale[:200]}"
+                ),
+                code=draft.code,
+                score_range=draft.score_range,
+                task_types=[t for t in (task.task_type, task.task) if t],
+                answer_formats=[task.answer_format] if task.answer_format else [],
+                params={
+                    "needs_reference": draft.needs_reference,
+                    "signature": task.signature,
+                    "constraints": checks or [],
+                },
+                provenance={
+                    "origin": "synthesized",
+                    "author": reply.backend,
+                    "model": reply.model,
+                    "source": f"request {task.request_id}",
+                    "request_id": task.request_id,
+                    "signature": task.signature,
+                    "attempts": attempt + 1,
+                    "prompt_hash": reply.prompt_hash,
+                    "usage": usage.to_dict(),
+                    "cost_usd": round(cost, 6),
+                    "rejected": [
+                        {"attempt": r.attempt, "reason": r.reason, "code_sha256": r.code_sha256}
+                        for r in records[:-1]
+                    ],
+                    "rationale": draft.rationale[:500],
+                },
+                validation=result.to_dict(),
+            )
+            return SynthesisOutcome(spec, records, result.reason, usage, cost, time.perf_counter() - t0)
+        history.append(Attempt(draft=draft.to_tool_input(), reason=result.reason, call_id=call_id))
+    last = records[-1].reason if records else "no attempt"
+    return SynthesisOutcome(
+        None,
+        records,
+        f"no candidate passed after {len(records)} attempt(s); last: {last}",
+        usage,
+        cost,
+        time.perf_counter() - t0,
+    )

@@ -1,0 +1,362 @@
+"""The router actor against a real nats-server, the real registry, the offline agent and (end to end) the
+synthesizer, sandbox actor and a reward worker. Each test uses its own task names, so signatures and
+subjects do not collide with other tests sharing the server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from actors.reward import RewardConfig, RewardWorker
+from actors.router import Router, RouterConfig
+from actors.sandbox import SandboxActor, SandboxActorConfig
+from actors.synthesizer import Synthesizer, SynthesizerConfig
+from bus import subjects, topology
+from bus.client import Bus
+from bus.config import NatsConfig
+from bus.messages import DeadLetter, Event, Prompt, Reward, RouteDecision, ScoreRequest, ToolRequest
+from rlar.agent.anthropic_agent import AnthropicAgent
+from rlar.agent.base import AnthropicAgentConfig, OfflineAgentConfig
+from rlar.agent.offline import OfflineAgent
+from rlar.agent.routing import Decision
+from rlar.registry import ToolRegistry
+from rlar.synthesis.compose import SynthesisTask, compose
+from rlar.testing.anthropic_server import MessagesServer
+from rlar.tools.synthesized import synthesized_spec
+from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
+from tests.reward_tools_for_tests import running
+
+needs_bwrap = pytest.mark.skipif(not os.access("/usr/bin/bwrap", os.X_OK), reason="bubblewrap not installed")
+BULLETS = "Answer must contain exactly three bullet points, each under ten words."
+
+
+@pytest.fixture(scope="module")
+def agent() -> OfflineAgent:
+    # One embedding model for the whole file; judge and reward model are not configured here, so the
+    # readiness rules apply as in an offline deployment.
+    a = OfflineAgent(OfflineAgentConfig())
+    a.embedder(["warm up"])
+    return a
+
+
+@pytest.fixture
+async def registry(bus: Bus) -> ToolRegistry:
+    reg = ToolRegistry(bus)
+    await reg.ensure_builtins()
+    return reg
+
+
+def router_config(nats_url: str, tmp_path: Path, **fields: Any) -> RouterConfig:
+    base: dict[str, Any] = dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
+                                heartbeat_s=0.5, health_interval_s=3600, metrics_interval_s=0.3)  # fmt: skip
+    return RouterConfig(**{**base, **fields})
+
+
+def prompt(
+    task: str, i: int, *, query: str, reference: Any = None, description: str = "", **fields: Any
+) -> Prompt:
+    return Prompt(prompt_id=f"{task}/e0/{i}", task=task, prompt=query, reference=reference, description=description,
+                  index=i, **fields)  # fmt: skip
+
+
+class Inbox:
+    """Collects decoded messages from a core subscription."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+
+    async def on(self, msg: Any, raw: object) -> None:
+        self.items.append(msg)
+
+    async def wait(self, n: int, timeout_s: float = 20.0) -> list[Any]:
+        deadline = time.monotonic() + timeout_s
+        while len(self.items) < n and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert len(self.items) >= n, f"got {len(self.items)} of {n}: {self.items!r}"[:2000]
+        return self.items
+
+
+async def inbox(bus: Bus, subject: str, msg_type: type) -> Inbox:
+    box = Inbox()
+    await bus.subscribe(subject, msg_type, box.on)
+    return box
+
+
+async def drop_requests(bus: Bus, durable: str, request_ids: set[str]) -> None:
+    """Ack our own leftover tool requests so later tests' synthesizers do not pick them up."""
+    psub = await bus.js.pull_subscribe_bind(durable=durable, stream=topology.TOOLS)
+    try:
+        for _ in range(3):
+            try:
+                msgs = await psub.fetch(20, timeout=0.5)
+            except Exception:
+                break
+            for m in msgs:
+                if any(rid in m.data.decode("latin-1") for rid in request_ids):
+                    await m.ack()
+                else:
+                    await m.nak()
+    finally:
+        await psub.unsubscribe()
+
+
+@pytest.fixture
+def task_name() -> str:
+    return f"rt-{uuid.uuid4().hex[:8]}"
+
+
+async def test_prompts_of_one_kind_cost_one_agent_call_and_carry_provenance(
+    bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent, registry: ToolRegistry, task_name: str
+) -> None:
+    routed = await inbox(bus, subjects.routed(task_name), Prompt)
+    decisions = await inbox(bus, subjects.TOOLS_DECISIONS, RouteDecision)
+    desc = f"Evaluate the integer addition ({task_name}). A good answer is the number."
+    router = Router(router_config(nats_url, tmp_path), agent=agent)
+    async with running(router, bus):
+        for i in range(6):
+            p = prompt(task_name, i, query=f"{i}+{i}=", reference=str(2 * i), description=desc, domain="math",
+                       task_type="arithmetic", answer_format="number", data_source="test")  # fmt: skip
+            await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
+        got = await routed.wait(6)
+    assert sorted(p.prompt_id for p in got) == sorted(f"{task_name}/e0/{i}" for i in range(6))
+    for p in got:
+        assert [t["tool"] for t in p.tools] == ["math_verify"] and p.tools[0]["kind"] == "rule"
+        assert p.tools[0]["version"] >= 1 and p.tools[0]["weight"] == 1.0
+        assert p.route["backend"] == "offline" and p.route["model"].startswith("offline:all-MiniLM-L6-v2")
+        assert (
+            p.route["state"] == "routed" and len(p.route["prompt_hash"]) == 16 and p.route["confidence"] > 0.5
+        )
+    assert router.counters["agent_calls"] == 1 and router.counters["routed"] == 6
+    mine = [d for d in decisions.items if d.task == task_name]
+    assert len(mine) == 1 and mine[0].backend == "offline" and mine[0].signature == got[0].route["signature"]
+    kv = await bus.js.key_value(topology.DECISIONS_BUCKET)
+    stored = Decision.from_json((await kv.get(mine[0].signature)).value or b"")
+    assert stored.state == "routed" and stored.tools[0]["tool"] == "math_verify"
+
+    # A restarted router reuses the stored decision: the agent is not asked again.
+    router2 = Router(router_config(nats_url, tmp_path), agent=agent)
+    async with running(router2, bus):
+        p = prompt(task_name, 99, query="40+2=", reference="42", description=desc, domain="math",
+                   task_type="arithmetic", answer_format="number", data_source="test")  # fmt: skip
+        await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
+        await routed.wait(7)
+    assert router2.counters["agent_calls"] == 0 and router2.counters["kv_hits"] == 1
+
+    # The decision is visible to operators.
+    r = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "rlar.cli", "tools", "decisions", "--json", "--nats", nats_url],
+        capture_output=True, text=True, timeout=60, env=actor_env(), cwd=REPO,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    listed = [json.loads(line) for line in r.stdout.splitlines()]
+    row = next(x for x in listed if x["signature"] == mine[0].signature)
+    assert row["task"] == task_name and row["state"] == "routed" and row["backend"] == "offline"
+
+
+async def test_without_a_tool_the_prompts_wait_then_take_the_declared_fallback(
+    bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent, registry: ToolRegistry, task_name: str
+) -> None:
+    routed = await inbox(bus, subjects.routed(task_name), Prompt)
+    requests = await inbox(bus, subjects.TOOLS_REQUEST_SYNTH, ToolRequest)
+    cfg = router_config(
+        nats_url, tmp_path, wait_s=2.5, fallback={task_name: [{"tool": "exact_match", "weight": 1}]}
+    )
+    router = Router(cfg, agent=agent)
+    t0 = time.monotonic()
+    async with running(router, bus):
+        for i in range(3):
+            p = prompt(task_name, i, query=f"Tips for topic {i}?", description=f"{BULLETS} ({task_name})")
+            await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
+        await requests.wait(1)
+        await asyncio.sleep(0.3)
+        assert routed.items == [] and router.info()["held_prompts"] == 3
+        got = await routed.wait(3, timeout_s=15)
+    waited = time.monotonic() - t0
+    req = next(r for r in requests.items if r.task == task_name)
+    assert {c["rule"] for c in req.constraints["rules"]} == {"bullets", "item_words"}
+    assert req.examples and req.examples[0]["query"].startswith("Tips for topic")
+    assert waited >= 2.0, "prompts must wait for a tool before the fallback"
+    for p in got:
+        assert p.route["state"] == "fallback" and [t["tool"] for t in p.tools] == ["exact_match"]
+        assert "no tool registered within" in p.route["reason"]
+    await drop_requests(bus, topology.SYNTHESIZER, {req.request_id})
+
+
+async def test_unroutable_prompts_are_dead_lettered_with_the_reason(
+    bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent, registry: ToolRegistry, task_name: str
+) -> None:
+    dead = await inbox(bus, subjects.dlq(subjects.prompts(task_name)), DeadLetter)
+    router = Router(router_config(nats_url, tmp_path, synthesis=False), agent=agent)
+    async with running(router, bus):
+        p = prompt(task_name, 0, query="Anything?", description=f"Write exactly four lines. ({task_name})")
+        await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
+        letters = await dead.wait(1)
+    assert "unroutable" in letters[0].reason and "no fallback declared" in letters[0].reason
+    assert router.counters["dead_lettered"] == 1
+
+
+async def test_when_the_agent_fails_prompts_take_the_fallback_and_the_agent_is_asked_again_later(
+    bus: Bus,
+    nats_url: str,
+    tmp_path: Path,
+    registry: ToolRegistry,
+    task_name: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("RLAR_TEST_KEY", "sk-test")
+    routed = await inbox(bus, subjects.routed(task_name), Prompt)
+    with MessagesServer() as srv:
+        srv.default = {"status": 503, "etype": "overloaded_error"}
+        model = AnthropicAgent(AnthropicAgentConfig(base_url=srv.url, api_key_env="RLAR_TEST_KEY", max_retries=1,
+                                                    backoff_base_s=0.01, timeout_s=5))  # fmt: skip
+        cfg = router_config(nats_url, tmp_path, agent_retry_s=0.5,
+                            fallback={"*": [{"tool": "normalized_match", "weight": 1}]})  # fmt: skip
+        router = Router(cfg, agent=model)
+        async with running(router, bus):
+            for i in range(2):
+                p = prompt(task_name, i, query="Capital of France?", reference="Paris", description=task_name)
+                await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
+                await routed.wait(i + 1)
+                await asyncio.sleep(0.6)
+        assert srv.count == 4, (
+            "two prompts 0.6 s apart: the failed decision expired, so the agent was asked twice"
+        )
+    for p in routed.items:
+        assert p.route["state"] == "fallback" and p.tools[0]["tool"] == "normalized_match"
+        assert "agent failed" in p.route["reason"] and "503" in p.route["reason"]
+    kv = await bus.js.key_value(topology.DECISIONS_BUCKET)
+    assert p.route["signature"] not in await _keys(kv), "a decision made without the agent is not stored"
+
+
+async def _keys(kv: Any) -> list[str]:
+    try:
+        return list(await kv.keys())
+    except Exception:
+        return []
+
+
+async def _register_verifier(registry: ToolRegistry, task: str, description: str, **params: Any) -> Any:
+    st = SynthesisTask(description=description, task=task, examples=[{"query": "q"}])
+    draft = compose(st)
+    spec = synthesized_spec(
+        name=f"synth-{task}", description=f"verifier for {task}", code=draft.code, score_range=(0.0, 1.0),
+        task_types=[task], answer_formats=[], params={"constraints": st.all_constraints(), **params},
+        provenance={"origin": "synthesized", "author": "offline", "request_id": f"manual-{task}"},
+        validation={"passed": True, "reason": "test", "pairwise": 1.0},
+    )  # fmt: skip
+    return await registry.register(spec, by="test")
+
+
+async def test_a_collapsed_synthesised_tool_is_quarantined_and_its_task_rerouted(
+    bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent, registry: ToolRegistry, task_name: str
+) -> None:
+    desc = f"Write exactly five lines of verse. ({task_name})"
+    spec = await _register_verifier(registry, task_name, desc)
+    routed = await inbox(bus, subjects.routed(task_name), Prompt)
+    events = await inbox(bus, subjects.events("router"), Event)
+    cfg = router_config(nats_url, tmp_path, wait_s=1.0, fallback={task_name: [{"tool": "exact_match", "weight": 1}]},
+                        health={"min_calls": 20})  # fmt: skip
+    router = Router(cfg, agent=agent)
+    async with running(router, bus):
+        p = prompt(task_name, 0, query="A poem about rain", description=desc)
+        await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
+        first = (await routed.wait(1))[0]
+        assert first.tools == [{"tool": spec.name, "version": spec.version, "kind": "sandbox", "weight": 1.0}]
+        assert await router.check_health() == [], "no calls yet: nothing to judge"
+        # Every score at the top of the range: it rewards everything.
+        await registry.record_stats(spec.name, spec.version, {"calls": 40, "ok": 40, "hist": [0] * 9 + [40]})
+        flagged = await router.check_health()
+        assert flagged and flagged[0][:2] == (spec.name, spec.version) and "all max" in flagged[0][2]
+        status = await registry.status(spec.name, spec.version)
+        assert status["state"] == "quarantined" and "all max" in status["reason"]
+        reroutes = [e for e in events.items if e.kind == "reroute" and e.data["task"] == task_name]
+        assert reroutes and reroutes[0].level == "warning"
+        calls_before = router.counters["agent_calls"]
+        p = prompt(task_name, 1, query="A poem about snow", description=desc)
+        await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
+        second = (await routed.wait(2, timeout_s=15))[1]
+    assert router.counters["agent_calls"] == calls_before + 1, "the task was decided afresh"
+    assert second.route["state"] == "fallback" and all(t["tool"] != spec.name for t in second.tools)
+    await drop_requests(bus, topology.SYNTHESIZER, {second.route["request_id"]})
+
+
+@needs_bwrap
+async def test_a_task_no_tool_fits_gets_a_synthesised_verifier_and_its_prompts_get_rewards(
+    bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent, registry: ToolRegistry, task_name: str
+) -> None:
+    common: dict[str, Any] = dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
+                                  heartbeat_s=0.5)  # fmt: skip
+    routed = await inbox(bus, subjects.routed(task_name), Prompt)
+    rewards = await inbox(bus, subjects.rewards(task_name), Reward)
+    desc = f"{BULLETS} Topic varies. ({task_name})"
+    router = Router(router_config(nats_url, tmp_path, wait_s=60), agent=agent)
+    synth = Synthesizer(SynthesizerConfig(**common, sandbox="bus"), agent=agent)
+    sandbox = SandboxActor(SandboxActorConfig(**common))
+    worker = RewardWorker(RewardConfig(**common, kinds=["sandbox"], register_builtins=False))
+    t0 = time.monotonic()
+    async with running(sandbox, bus), running(synth, bus), running(worker, bus), running(router, bus):
+        for i in range(3):
+            p = prompt(task_name, i, query=f"How to stay focused, part {i}?", description=desc, domain="chat",
+                       task_type="instruction_following", answer_format="bullets")  # fmt: skip
+            await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
+        got = await routed.wait(3, timeout_s=40)
+        elapsed = time.monotonic() - t0
+        tool = got[0].tools[0]
+        good = "- Put the phone in another room\n- Work in short timed blocks\n- Take a walk between blocks"
+        bad = "Just focus harder and stop procrastinating, it is not that difficult really."
+        for p in got:
+            for j, text in enumerate((good, bad)):
+                req = ScoreRequest(sample_id=f"{p.prompt_id}#{j}", prompt_id=p.prompt_id, task=task_name,
+                                   tool=tool["tool"], kind=tool["kind"], tool_version=tool["version"],
+                                   query=str(p.prompt), response=text, reference=p.reference, metadata=p.metadata)  # fmt: skip
+                await bus.js_publish(subjects.score(req.kind), req, msg_id=f"{req.sample_id}/{req.tool}")
+        got_rewards = await rewards.wait(6, timeout_s=30)
+    assert {p.route["state"] for p in got} == {"synthesized"} and tool["kind"] == "sandbox"
+    assert tool["tool"].startswith(f"synth-{task_name}") and elapsed < 40
+    spec = await registry.get(tool["tool"], tool["version"])
+    assert spec is not None and spec.validation["passed"] and spec.provenance["origin"] == "synthesized"
+    assert spec.provenance["request_id"] == got[0].route["request_id"] and spec.code.startswith(
+        '"""Reward function'
+    )
+    assert {r["isolation"] for r in spec.validation["runs"]} == {"bwrap"}
+    by_sample = {r.sample_id: r for r in got_rewards}
+    for p in got:
+        assert by_sample[f"{p.prompt_id}#0"].status == "ok" and by_sample[f"{p.prompt_id}#0"].score == 1.0
+        assert by_sample[f"{p.prompt_id}#1"].status == "ok" and by_sample[f"{p.prompt_id}#1"].score < 0.5
+    log_file = tmp_path / "synthesis" / f"{got[0].route['request_id']}.jsonl"
+    assert log_file.exists() and '"passed": true' in log_file.read_text()
+
+
+async def test_when_synthesis_fails_the_waiting_prompts_fall_back_at_once(
+    bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent, registry: ToolRegistry, task_name: str
+) -> None:
+    common: dict[str, Any] = dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
+                                  heartbeat_s=0.5)  # fmt: skip
+    routed = await inbox(bus, subjects.routed(task_name), Prompt)
+    # Open chat with no judge and no reward model configured: nothing fits, and nothing can be composed.
+    cfg = router_config(
+        nats_url, tmp_path, wait_s=60, fallback={task_name: [{"tool": "contains_match", "weight": 1}]}
+    )
+    router = Router(cfg, agent=agent)
+    synth = Synthesizer(SynthesizerConfig(**common, sandbox="local"), agent=agent)
+    t0 = time.monotonic()
+    async with running(synth, bus), running(router, bus):
+        p = prompt(
+            task_name, 0, query="Tell me about your day.", description=f"Friendly small talk ({task_name})."
+        )
+        await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
+        got = (await routed.wait(1, timeout_s=20))[0]
+    assert time.monotonic() - t0 < 20, "the failure report ends the wait long before wait_s"
+    assert got.route["state"] == "fallback" and "synthesis failed" in got.route["reason"]
+    assert "no checkable constraint" in got.route["reason"] and got.tools[0]["tool"] == "contains_match"
+    assert synth.counters["failed"] == 1
