@@ -225,7 +225,7 @@ def test_the_learner_trains_on_two_gloo_ranks_launched_by_torchrun(tmp_path: Pat
                     env={**actor_env(), "DS_ACCELERATOR": "cpu"},
                     stdout=log,
                     stderr=subprocess.STDOUT,
-                )  # fmt: skip
+                )
             )
             _wait(lambda: len(_steps(run)) >= 3, 300, "3 steps on 2 ranks")
         finally:
