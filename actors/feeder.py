@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from nats.aio.msg import Msg
 from nats.js.errors import KeyNotFoundError, NotFoundError
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects
@@ -50,6 +50,24 @@ class FeederConfig(ActorConfig):
     """Override of the pacing bound; default (max_staleness + 1) * prompts_per_step from the learner."""
     state_key: str = "feeder"
     """KV key (bucket rlar_state) of this feeder's cursor; two feeders of one run need two keys."""
+    reward_mode: str = "default"
+    """Ablations: ``default`` (per ``routing``), ``static:<tool>`` (that one tool for every task), ``random``
+    (a registered tool drawn per prompt, seeded), ``agentic`` / ``no-synthesis`` (the router chooses; the
+    router's ``synthesis``/``retrieval`` switches tell the two apart)."""
+
+    @field_validator("reward_mode")
+    @classmethod
+    def _known_mode(cls, v: str) -> str:
+        if v in ("default", "random", "agentic", "no-synthesis") or (v.startswith("static:") and len(v) > 7):
+            return v
+        raise ValueError(f"reward_mode must be default|random|agentic|no-synthesis|static:<tool>, got {v!r}")
+
+    @property
+    def static(self) -> bool:
+        """Tools are chosen here (not by the router)."""
+        if self.reward_mode in ("agentic", "no-synthesis"):
+            return False
+        return self.routing == "static" or self.reward_mode != "default"
 
 
 class Feeder(Actor[FeederConfig]):
@@ -62,6 +80,7 @@ class Feeder(Actor[FeederConfig]):
         self.progress: LearnerProgress | None = None
         self._progress_changed = asyncio.Event()
         self._tools: dict[str, dict[str, Any]] = {}
+        self._names: list[str] = []
 
     def info(self) -> dict[str, Any]:
         return {"published": self.published, "in_flight": self.in_flight, "bound": self.bound}
@@ -107,10 +126,25 @@ class Feeder(Actor[FeederConfig]):
             out.append({**self._tools[name], "weight": float(weight)})
         return out
 
+    async def _tool_names(self, item: MixItem) -> list[tuple[str, float]]:
+        mode = self.config.reward_mode
+        if mode.startswith("static:"):
+            return [(mode.removeprefix("static:"), 1.0)]
+        if mode == "random":
+            from rlar.registry import ToolRegistry
+            from rlar.tasks import Rng
+
+            if not self._names:  # the registered toolset, read once (new tools join on a restart)
+                self._names = sorted(s.name for s in await ToolRegistry(self.bus).list())
+            names = self._names
+            key = f"{item.task.name}/e{item.epoch}/{item.index}"
+            return [(Rng("random-reward", self.config.seed, key).choice(names), 1.0)]
+        return list(item.task.default_tools)
+
     async def setup(self) -> None:
         if not self.config.tasks:
             raise ValueError("feeder: no tasks configured ([feeder] tasks = [...])")
-        if self.config.routing == "static":
+        if self.config.static:
             from rlar.registry import ToolRegistry
 
             await ToolRegistry(self.bus).ensure_builtins()
@@ -167,14 +201,14 @@ class Feeder(Actor[FeederConfig]):
                 await self.sleep_or_stop(1.0)
                 continue
             item = next(mix)
-            tools = (
-                await self._resolve_tools(list(item.task.default_tools))
-                if self.config.routing == "static"
-                else []
-            )
+            tools = await self._resolve_tools(await self._tool_names(item)) if self.config.static else []
             prompt = self._prompt(item, tools)
             subject = subjects.routed(prompt.task) if tools else subjects.prompts(prompt.task)
-            await self.bus.js_publish(subject, prompt, msg_id=prompt.prompt_id)
+            # The router republishes a prompt on rlar.routed.<task> in the same stream under Nats-Msg-Id =
+            # prompt_id, so the id of the unrouted copy must differ or the routed one is dropped as a duplicate.
+            await self.bus.js_publish(
+                subject, prompt, msg_id=prompt.prompt_id if tools else f"unrouted/{prompt.prompt_id}"
+            )
             self.published += 1
             self.counters["published"] += 1
             await self._save_state(mix.cursor)

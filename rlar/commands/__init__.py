@@ -3,9 +3,11 @@ inside the command functions so ``rlar --help`` is instant. Add a new group to :
 
 MODULES: list[str] = [
     "rlar.commands.bus",
+    "rlar.commands.deploy",
     "rlar.commands.tools",
     "rlar.commands.reward",
     "rlar.commands.train",
     "rlar.commands.routing",
     "rlar.commands.retrieve",
+    "rlar.commands.eval",
 ]

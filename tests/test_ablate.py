@@ -1,0 +1,139 @@
+"""Reward modes for ablations: the feeder attaches the mode's tools; ``rlar ablate`` sets each mode up."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from actors.feeder import Feeder, FeederConfig
+from bus import subjects
+from bus.client import Bus
+from bus.config import NatsConfig
+from bus.embedded import EmbeddedServer
+from bus.messages import Prompt
+from bus.topology import TopologyConfig, declare, ensure_topology
+from rlar.ablate import mode_overrides
+from tests.conftest import REPO, actor_env
+from tests.reward_tools_for_tests import running
+
+
+@pytest.fixture
+async def own_bus(tmp_path: Path) -> AsyncIterator[tuple[Bus, str]]:
+    """A fresh server: prompt ids are de-duplicated per stream, so feeders must not share one with other tests."""
+    server = EmbeddedServer(tmp_path / "nats")
+    server.start()
+    bus = await Bus.connect(NatsConfig(url=server.url), name="test-ablate")
+    await ensure_topology(bus.js, declare(TopologyConfig()))
+    yield bus, server.url
+    await bus.close()
+    server.stop()
+
+
+async def _published(bus: Bus, url: str, tmp: Path, mode: str, n: int = 6) -> list[Prompt]:
+    got: list[Prompt] = []
+
+    async def on_prompt(msg: Prompt, raw: object) -> None:
+        got.append(msg)
+
+    for task in ("arith", "copy"):
+        await bus.subscribe(subjects.routed(task), Prompt, on_prompt)
+        await bus.subscribe(subjects.prompts(task), Prompt, on_prompt)
+    cfg = FeederConfig(nats=NatsConfig(url=url), run_dir=str(tmp), reward_mode=mode, max_in_flight=n,
+                       tasks=[{"name": "arith"}, {"name": "copy"}])  # type: ignore[list-item]  # fmt: skip
+    async with running(Feeder(cfg)):
+        for _ in range(200):
+            if len(got) >= n:
+                break
+            await asyncio.sleep(0.05)
+    return got
+
+
+async def test_static_mode_gives_every_task_the_same_single_tool(
+    own_bus: tuple[Bus, str], tmp_path: Path
+) -> None:
+    got = await _published(*own_bus, tmp_path, "static:exact_match")
+    assert len(got) >= 6 and {p.task for p in got} == {"arith", "copy"}
+    assert all([t["tool"] for t in p.tools] == ["exact_match"] and p.tools[0]["kind"] == "rule" for p in got)
+
+
+async def test_random_mode_draws_registered_tools_per_prompt(
+    own_bus: tuple[Bus, str], tmp_path: Path
+) -> None:
+    got = await _published(*own_bus, tmp_path, "random", n=12)
+    tools = {p.tools[0]["tool"] for p in got}
+    assert all(len(p.tools) == 1 for p in got) and len(tools) >= 2  # 12 draws from 11 tools
+
+
+async def test_agentic_mode_leaves_the_choice_to_the_router(own_bus: tuple[Bus, str], tmp_path: Path) -> None:
+    got = await _published(*own_bus, tmp_path, "agentic", n=3)
+    assert got and all(p.tools == [] for p in got)  # published on rlar.prompts.<task> for the router
+
+
+def test_unknown_modes_are_refused() -> None:
+    with pytest.raises(ValueError):
+        FeederConfig(reward_mode="static:")
+    with pytest.raises(ValueError):
+        mode_overrides("best", {})
+
+
+def test_mode_overrides_add_the_router_and_switch_synthesis() -> None:
+    doc = {"train": {"actors": {"feeder": 1}}, "feeder": {"routing": "static"}}
+    agentic = mode_overrides("agentic", doc)
+    assert agentic["train"]["actors"]["router"] == 1 and agentic["train"]["actors"]["synthesizer"] == 1
+    nosyn = mode_overrides("no-synthesis", doc)
+    assert nosyn["router"] == {"synthesis": False, "retrieval": False}
+    assert "synthesizer" not in nosyn["train"]["actors"]
+    assert mode_overrides("static:bleu2", doc)["feeder"]["reward_mode"] == "static:bleu2"
+    assert doc == {"train": {"actors": {"feeder": 1}}, "feeder": {"routing": "static"}}  # not modified
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_ablate_trains_evaluates_and_writes_the_comparison(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text("""
+[train]
+name = "t"
+actors = { reward = 1, learner = 1, rollout = 1, feeder = 1 }
+[nats]
+url = "embedded"
+[policy]
+source = "tiny"
+sft_steps = 0
+[feeder]
+tasks = [{ name = "arith", weight = 1.0 }, { name = "copy", weight = 1.0 }]
+[rollout]
+group_size = 4
+batch_prompts = 4
+max_new_tokens = 6
+engine = { kind = "transformers", model = "{run_dir}/policy/init" }
+[reward]
+kinds = ["rule"]
+[learner]
+prompts_per_step = 4
+checkpoint_every = 100
+trainer = { model_dir = "{run_dir}/policy/init", micro_batch_size = 16, grpo = { group_size = 4 } }
+""")
+    out = tmp_path / "ablate"
+    r = subprocess.run(
+        [sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", "ablate", "--config", str(cfg), "--modes",
+         "static:exact_match", "--max-steps", "3", "--max-minutes", "4", "--eval-suite", "learnable",
+         "--eval-limit", "5", "--out", str(out)],
+        cwd=tmp_path, env={**actor_env(), "DS_ACCELERATOR": "cpu", "PYTHONPATH": str(REPO)}, capture_output=True,
+        text=True, timeout=560,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    doc = json.loads((out / "comparison.json").read_text())
+    row = doc["modes"][0]
+    assert row["mode"] == "static:exact_match" and row["steps"] == 3 and row["crashes"] == 0
+    # evaluated on the run's final policy (the initial one if no step had a reward signal)
+    assert "arith/exact" in row["eval"] and row["eval_label"].startswith("static-exact_match@")
+    assert (out / "comparison.png").stat().st_size > 0 and "static:exact_match" in (
+        out / "comparison.md"
+    ).read_text()
