@@ -147,3 +147,32 @@ async def test_rule_tool_throughput_in_process():
         assert all(r.status == "ok" for r in results)
     print("in-process scores/s:", {k: round(v) for k, v in rates.items()})
     assert rates["normalized_match"] > 1000 and rates["math_verify"] > 20
+
+
+async def test_format_rules_checks_the_rules_a_chat_record_carries_in_its_metadata() -> None:
+    from rlar.tasks import builtin_task
+    from rlar.tools import ToolInput, builtin_specs, make_tool
+
+    tool = make_tool(next(s for s in builtin_specs() if s.name == "format_rules"))
+    rec = next(
+        r
+        for r in builtin_task("chat", "train")
+        if any(x["rule"] == "bullets" for x in r.metadata["format_rules"])
+    )
+    rules = rec.metadata["format_rules"]
+    good = await tool.score(
+        ToolInput(query="q", response=str(rec.reference), reference=None, metadata={"format_rules": rules})
+    )
+    assert good.status == "ok" and good.score == 1.0, good.reason
+    bad = await tool.score(ToolInput(query="q", response="no bullets here at all", reference=None,
+                                     metadata={"format_rules": rules}))  # fmt: skip
+    assert bad.status == "ok" and bad.score == 0.0 and "bullets" in bad.reason
+    three = [{"rule": "bullets", "min": 3, "max": 3}, {"rule": "exclude", "words": ["banana"]}]
+    r = await tool.score(
+        ToolInput(query="q", response="- a\n- b\n- c", reference=None, metadata={"format_rules": three})
+    )
+    assert r.score == 1.0
+    r = await tool.score(
+        ToolInput(query="q", response="- a\n- banana", reference=None, metadata={"format_rules": three})
+    )
+    assert r.score == 0.0

@@ -284,8 +284,60 @@ class MathVerifyTool(RewardTool):
         return self.ok(0.0, "not equivalent", extracted=extracted)
 
 
+_SENTENCE_END = re.compile(r"[.!?]+(?:\s|$)")
+
+
+def record_rule_checks(text: str, rules: Any) -> dict[str, bool]:
+    """Checks for per-record rules in the task vocabulary (``rlar.tasks.FORMAT_RULES``): a list of
+    ``{"rule": name, ...params}`` such as ``{"rule": "bullets", "min": 3, "max": 3}``. Unknown rule names
+    are reported as failed checks rather than ignored."""
+    import json
+
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    counts = {
+        "words": len(text.split()),
+        "lines": len(lines),
+        "bullets": sum(ln.lstrip().startswith(("- ", "* ")) for ln in lines),
+        "numbered": sum(bool(re.match(r"\s*\d+[.)]\s", ln)) for ln in lines),
+        "sentences": len(_SENTENCE_END.findall(text.strip())) or (1 if text.strip() else 0),
+    }
+    low = text.lower()
+    out: dict[str, bool] = {}
+    for rule in rules if isinstance(rules, list) else []:
+        if not isinstance(rule, dict):
+            continue
+        name = str(rule.get("rule"))
+        label = "record rule " + json.dumps(rule, sort_keys=True)
+        if name in counts:
+            out[label] = int(rule.get("min", 0)) <= counts[name] <= int(rule.get("max", 10**9))
+        elif name == "include":
+            out[label] = all(str(w).lower() in low for w in rule.get("words", []))
+        elif name == "exclude":
+            out[label] = not any(str(w).lower() in low for w in rule.get("words", []))
+        elif name == "lowercase":
+            out[label] = text == low
+        elif name == "no_commas":
+            out[label] = "," not in text
+        elif name == "starts_with":
+            out[label] = text.strip().startswith(str(rule.get("text", "")))
+        elif name == "ends_with":
+            out[label] = text.strip().endswith(str(rule.get("text", "")))
+        elif name == "json_keys":
+            try:
+                obj = json.loads(text)
+                out[label] = isinstance(obj, dict) and set(rule.get("keys", [])) <= set(obj)
+            except ValueError:
+                out[label] = False
+        else:
+            out[label] = False
+    return out
+
+
 class FormatRulesTool(RewardTool):
-    """Reference-free format checks: required/forbidden regexes, forbidden phrases, word/char bounds."""
+    """Reference-free format checks: required/forbidden regexes, forbidden phrases, word/char bounds, and
+    the per-record rules a task carries in ``metadata["format_rules"]`` (the tasks' rule vocabulary)."""
+
+    metadata_keys: ClassVar[tuple[str, ...]] = ("format_rules",)
 
     default_spec: ClassVar[ToolSpec] = ToolSpec(
         name="format_rules",
@@ -296,7 +348,9 @@ class FormatRulesTool(RewardTool):
             " forbidden_phrases (case-insensitive substrings), min_words/max_words, min_chars/max_chars."
             " scoring='all' gives 1 only if every check passes, 'fraction' gives the fraction passed."
             " Use for output-format constraints (e.g. 'Answer: ...' line, <think> tags), length limits,"
-            " and banned phrases."
+            " and banned phrases. Per-record rules in metadata['format_rules'] (sentences, words, lines,"
+            " bullets, numbered counts; include/exclude words; lowercase; no_commas; starts_with/ends_with;"
+            " json_keys) are checked too."
         ),
         task_types=["format", "instruction_following", "length_control", "safety_phrases", "any"],
         answer_formats=["any"],
@@ -339,6 +393,7 @@ class FormatRulesTool(RewardTool):
                 continue
             measured = n_words if key.endswith("words") else n_chars
             checks[f"{key}={value}"] = measured >= value if key.startswith("min") else measured <= value
+        checks.update(record_rule_checks(text, inp.metadata.get("format_rules")))
         if not checks:
             return ToolResult.abstain("no format rules configured")
         failed = [k for k, passed in checks.items() if not passed]
