@@ -32,7 +32,7 @@ from bus.messages import LearnerProgress, Prompt
 from bus.topology import PROGRESS, STATE_BUCKET
 from rlar.tasks import MixCursor, MixItem, TaskConfig, build_mix
 
-log = logging.getLogger("rlar.feeder")
+log = logging.getLogger(__name__)
 
 
 class FeederConfig(ActorConfig):

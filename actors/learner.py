@@ -42,7 +42,7 @@ from bus.messages import Event, LearnerProgress, Metrics, Reward, Sample
 from rlar.learn.trainer import TrainerConfig
 from rlar.policy.sync import SyncMode, latest_announcement, publish_weights
 
-log = logging.getLogger("rlar.learner")
+log = logging.getLogger(__name__)
 
 
 class LearnerConfig(ActorConfig):

@@ -18,7 +18,7 @@ from bus import subjects
 from bus.codec import to_dict
 from bus.messages import Event, Heartbeat, Metrics
 
-log = logging.getLogger("rlar.monitor")
+log = logging.getLogger(__name__)
 
 
 class MonitorConfig(ActorConfig):

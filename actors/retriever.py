@@ -46,7 +46,7 @@ from rlar.retrieval.pipeline import RetrievalPipeline
 from rlar.retrieval.records import RetrievalRecord, load_record
 from rlar.tools.base import ToolSpec
 
-log = logging.getLogger("rlar.retriever")
+log = logging.getLogger(__name__)
 
 
 class RetrieverConfig(ActorConfig):

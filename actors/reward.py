@@ -53,7 +53,7 @@ from rlar.sandbox_client import run_tests_over_bus
 from rlar.synthesis.runner import bus_runner
 from rlar.tools import ToolExecutor, ToolInput, ToolResult, ToolSpec, resolve_tool_class
 
-log = logging.getLogger("rlar.reward")
+log = logging.getLogger(__name__)
 
 # Per-kind defaults; the config's dicts override individual kinds.
 DEFAULT_CONCURRENCY = {"rule": 8, "metric": 4, "sandbox": 16, "model": 32, "judge": 32}

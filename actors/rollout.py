@@ -31,7 +31,7 @@ from bus.topology import PROMPTS, ROLLOUT
 from rlar.policy.engines import EngineConfig, GenerationEngine, make_engine
 from rlar.policy.sync import fetch_weights, latest_announcement
 
-log = logging.getLogger("rlar.rollout")
+log = logging.getLogger(__name__)
 
 
 class RolloutConfig(ActorConfig):

@@ -55,7 +55,7 @@ from rlar.agent.routing import Decision, RoutingQuery, parse_route, routing_requ
 from rlar.registry import ToolRegistry
 from rlar.tools.base import ToolSpec
 
-log = logging.getLogger("rlar.router")
+log = logging.getLogger(__name__)
 
 BUILTIN_ORIGIN = "built-in"
 

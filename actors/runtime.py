@@ -31,7 +31,7 @@ from bus.config import NatsConfig
 from bus.messages import Event, Heartbeat
 from bus.topology import TopologyConfig, declare, ensure_topology
 
-log = logging.getLogger("rlar.actor")
+log = logging.getLogger(__name__)
 
 
 class ActorConfig(BaseModel):

@@ -50,7 +50,7 @@ from rlar.sandbox import (
     run_tests_async,
 )
 
-log = logging.getLogger("rlar.sandbox.actor")
+log = logging.getLogger(__name__)
 
 _DEFAULT_MAX_LIMITS: dict[str, float | int] = {
     "test_s": 30.0,

@@ -29,7 +29,7 @@ from bus import subjects
 from bus.client import Bus
 from bus.messages import Event
 
-log = logging.getLogger("rlar.supervisor")
+log = logging.getLogger(__name__)
 
 
 class SpecError(ValueError):

@@ -50,7 +50,7 @@ from rlar.synthesis.loop import AttemptRecord, SynthesisOutcome, synthesize
 from rlar.synthesis.runner import RunCode, bus_runner, local_runner
 from rlar.synthesis.validate import ValidationPolicy
 
-log = logging.getLogger("rlar.synthesizer")
+log = logging.getLogger(__name__)
 
 
 class ValidationConfig(BaseModel):
