@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from actors.synthesizer import Synthesizer, SynthesizerConfig
 from bus import subjects, topology
 from bus.client import Bus
 from bus.config import NatsConfig
+from bus.embedded import EmbeddedServer
 from bus.messages import DeadLetter, Event, Prompt, Reward, RouteDecision, ScoreRequest, ToolRequest
 from rlar.agent.anthropic_agent import AnthropicAgent
 from rlar.agent.base import AnthropicAgentConfig, OfflineAgentConfig
@@ -37,6 +39,21 @@ from tests.reward_tools_for_tests import running
 
 needs_bwrap = pytest.mark.skipif(not os.access("/usr/bin/bwrap", os.X_OK), reason="bubblewrap not installed")
 BULLETS = "Answer must contain exactly three bullet points, each under ten words."
+
+
+@pytest.fixture(scope="module")
+def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    """A bus of this module's own: routing depends on what the registry holds, so tools registered by
+    other modules' tests (synthesised or retrieved ones) must not be visible here."""
+    server = EmbeddedServer(tmp_path_factory.mktemp("nats-router"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def nats_url(nats_server: EmbeddedServer) -> str:
+    return nats_server.url
 
 
 @pytest.fixture(scope="module")

@@ -265,6 +265,25 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _forget_stale_deepspeed_groups() -> None:
+    """Drop DeepSpeed's cached process groups before a new default group is made.
+
+    Another library can destroy the default group under DeepSpeed (vLLM's engine shutdown does, in a
+    process that also trains); DeepSpeed's module-level caches then point at a dead group and its next
+    ``initialize`` fails with "Group … is not registered".
+    """
+    groups: Any = importlib.import_module("deepspeed.utils.groups")
+    for name in ("_WORLD_GROUP", "_ZERO_PARAM_INTRA_PARALLEL_GROUP", "_TENSOR_MODEL_PARALLEL_GROUP",
+                 "_MODEL_PARALLEL_GROUP", "_DATA_PARALLEL_GROUP"):  # fmt: skip
+        if hasattr(groups, name):
+            setattr(groups, name, None)
+    for name in ("_EXPERT_PARALLEL_GROUP", "_EXPERT_PARALLEL_GROUP_RANKS", "_EXPERT_DATA_PARALLEL_GROUP",
+                 "_EXPERT_DATA_PARALLEL_GROUP_RANKS", "_ALL_TO_ALL_GROUP"):  # fmt: skip
+        cache = getattr(groups, name, None)
+        if isinstance(cache, dict):
+            cache.clear()
+
+
 def init_distributed(backend: Literal["auto", "gloo", "nccl"] = "auto") -> tuple[int, int]:
     """Initialise the default process group if needed; returns (rank, world_size).
 
@@ -273,6 +292,7 @@ def init_distributed(backend: Literal["auto", "gloo", "nccl"] = "auto") -> tuple
     """
     deepspeed = _import_deepspeed()
     if not dist.is_initialized():
+        _forget_stale_deepspeed_groups()
         if "RANK" not in os.environ and "WORLD_SIZE" not in os.environ:
             os.environ.update(
                 MASTER_ADDR="127.0.0.1",

@@ -86,9 +86,11 @@ def main() -> None:
     init = read_frame(proto_in)
     if init is None:
         return
-    for p in reversed(init.get("sys_path") or []):
+    # Entries the parent has and we lack go last: a parent that imported setuptools carries its _vendor
+    # dir (old typing_extensions and friends), which must never shadow the real packages here.
+    for p in init.get("sys_path") or []:
         if p not in sys.path:
-            sys.path.insert(0, p)
+            sys.path.append(p)
     allowed = init.get("allowed_prefixes")
 
     from rlar.tools.base import ToolInput, ToolResult, ToolSpec, make_tool
