@@ -238,7 +238,13 @@ def test_training_survives_a_cut_nats_node_and_a_killed_reward_host(tmp_path: Pa
                     if counts["trained"] + counts["dropped_stale"] >= N_PROMPTS:
                         break
                     await asyncio.sleep(1.0)
-                counts["pending"] = await _pending(bus)
+                # Acks are asynchronous (and replicated on R3): the last ones may land a moment after the
+                # learner has trained on the samples they cover, so give the consumers' state time to settle.
+                for _ in range(30):
+                    counts["pending"] = await _pending(bus)
+                    if all(p == 0 and a == 0 for p, a, _ in counts["pending"].values()):
+                        break
+                    await asyncio.sleep(0.5)
                 return counts
             finally:
                 await bus.close()
