@@ -3,14 +3,18 @@
 Measured in one run, on separate publisher and subscriber connections:
 - publish: small wire messages encoded and published with core NATS (msgs/s, flushed at the end);
 - pub->sub: messages published and decoded by a subscriber on another connection (msgs/s, end to end);
-- request/reply: sequential requests to a responder that decodes and answers (p50/p99 µs);
-- JetStream: publishes acknowledged by a file-backed stream, pipelined (acked msgs/s).
+- request/reply: sequential requests to a responder in another process that decodes and answers
+  (p50/p99 µs);
+- JetStream: publishes acknowledged by a file-backed stream, pipelined (acked msgs/s);
+- the same publish and request/reply loops on pre-encoded bytes (``raw_*``), so the codec's share is a
+  ratio measured in the same run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import statistics
+import sys
 import tempfile
 import time
 from typing import Any
@@ -62,13 +66,64 @@ async def _pub_sub(pub: Bus, sub: Bus, n: int) -> float:
     return rate
 
 
-async def _req_reply(client: Bus, server: Bus, n: int) -> tuple[float, float]:
+async def _serve_requests(url: str) -> None:
+    """The responder of the request/reply figure: its own process, as a worker on the bus would be."""
+    bus = await Bus.connect(NatsConfig(url=url), "bench-responder")
+
     async def respond(raw: Any) -> None:
         req = decode(raw.data, Reward)
         await raw.respond(encode(req))
 
-    s = await server.nc.subscribe("bench.rpc", cb=respond)
-    await server.nc.flush()
+    async def echo(raw: Any) -> None:
+        await raw.respond(raw.data)
+
+    await bus.nc.subscribe("bench.rpc", cb=respond)
+    await bus.nc.subscribe("bench.raw", cb=echo)
+    await bus.nc.flush()
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)  # until the parent closes stdin
+    await bus.close()
+
+
+async def _req_reply(client: Bus, url: str, n: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(p50, p99) with the codec on both sides, then (p50, p99) of raw bytes echoed, in the same run."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "rlar.benchmarks.bus", "--respond", url, stdin=asyncio.subprocess.PIPE
+    )
+    try:
+        return await _measure_requests(client, n), await _measure_raw_requests(client, n)
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), 10)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+
+
+async def _measure_raw_requests(client: Bus, n: int) -> tuple[float, float]:
+    payload = encode(_small(1))
+    for _ in range(200):
+        await client.nc.request("bench.raw", payload, timeout=5)
+    lat = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        await client.nc.request("bench.raw", payload, timeout=5)
+        lat.append((time.perf_counter() - t0) * 1e6)
+    q = statistics.quantiles(lat, n=100)
+    return q[49], q[98]
+
+
+async def _publish_raw(bus: Bus, n: int) -> float:
+    payload = encode(_small(0))
+    t0 = time.perf_counter()
+    for _ in range(n):
+        await bus.nc.publish("bench.pub", payload)
+    await bus.nc.flush()
+    return n / (time.perf_counter() - t0)
+
+
+async def _measure_requests(client: Bus, n: int) -> tuple[float, float]:
     msg = encode(_small(0))
     deadline = time.monotonic() + 10
     while True:  # the server may still be routing the earlier flood when interest registers
@@ -87,7 +142,6 @@ async def _req_reply(client: Bus, server: Bus, n: int) -> tuple[float, float]:
         reply = await client.nc.request("bench.rpc", encode(_small(1)), timeout=5)
         decode(reply.data, Reward)
         lat.append((time.perf_counter() - t0) * 1e6)
-    await s.unsubscribe()
     q = statistics.quantiles(lat, n=100)
     return q[49], q[98]
 
@@ -119,7 +173,8 @@ async def run(url: str, *, n_pub: int = 200_000, n_rpc: int = 3_000, n_js: int =
         try:
             pub = await _publish(a, n_pub)
             pubsub = await _pub_sub(a, b, n_pub // 2)
-            p50, p99 = await _req_reply(a, b, n_rpc)
+            raw_pub = await _publish_raw(a, n_pub)
+            (p50, p99), (raw_p50, raw_p99) = await _req_reply(a, real_url, n_rpc)
             js = await _jetstream(a, n_js)
         finally:
             await a.close()
@@ -133,5 +188,15 @@ async def run(url: str, *, n_pub: int = 200_000, n_rpc: int = 3_000, n_js: int =
         "req_reply_p50_us": round(p50, 1),
         "req_reply_p99_us": round(p99, 1),
         "jetstream_acked_publishes_per_s": round(js),
+        "raw_publish_msgs_per_s": round(raw_pub),
+        "raw_req_reply_p50_us": round(raw_p50, 1),
+        "raw_req_reply_p99_us": round(raw_p99, 1),
+        "publish_vs_raw": round(pub / raw_pub, 3),
+        "req_reply_p50_vs_raw": round(p50 / raw_p50, 3),
         "codec": "msgpack (encode+decode included)",
     }
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--respond":
+        asyncio.run(_serve_requests(sys.argv[2]))
