@@ -44,7 +44,8 @@ from tests.conftest import REPO, actor_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.netns, pytest.mark.timeout(600)]
 
-N_PROMPTS = 24
+# Large enough that the faults land mid-run even on a quiet machine (the run takes seconds there).
+N_PROMPTS = 64
 GROUP = 4
 PER_STEP = 4
 TOPOLOGY = TopologyConfig(replicas=3, score_ack_wait_s=10, prompt_ack_wait_s=20, learner_ack_wait_s=30,
@@ -212,7 +213,7 @@ def test_training_survives_a_cut_nats_node_and_a_killed_reward_host(tmp_path: Pa
             try:
                 deadline = t0 + BUDGET_S
                 # Cut as soon as the first groups are scored (a cheap stream-size poll), then kill the
-                # host a second later, so most of the run happens after the faults.
+                # host right after, so most of the run happens after the faults.
                 while time.monotonic() < deadline:
                     try:
                         if (await bus.js.stream_info(REWARDS)).state.messages >= 2 * GROUP:
@@ -223,7 +224,7 @@ def test_training_survives_a_cut_nats_node_and_a_killed_reward_host(tmp_path: Pa
                 snapshots["at_cut"] = await _snapshot(bus)
                 lab.link_down("h2")
                 events["cut"] = time.monotonic() - t0
-                await asyncio.sleep(1.0)
+                await asyncio.sleep(0.2)
                 events["killed_pids"] = len(lab.kill_host("h2"))
                 events["killed"] = time.monotonic() - t0
                 snapshots["at_kill"] = await _snapshot(bus)
