@@ -6,109 +6,22 @@ The server (http.server in a thread, 127.0.0.1, free port) replays a script per 
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-from collections import deque
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
+from rlar.testing.anthropic_server import MessagesServer
 from rlar.tools import ToolExecutor, ToolInput, builtin_specs, make_tool
 from rlar.tools.base import ToolSpec
 from rlar.tools.judge import parse_judge_score, retry_after_seconds
 
 
-class MessagesServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.script: deque[dict[str, Any]] = deque()
-        self.default: dict[str, Any] = {"text": "Fine.\nScore: 7"}
-        self.requests: list[dict[str, Any]] = []
-        self.headers_seen: list[dict[str, str]] = []
-        self.lock = threading.Lock()
-        self.in_flight = 0
-        self.max_in_flight = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-    def next_step(self) -> dict[str, Any]:
-        with self.lock:
-            return self.script.popleft() if self.script else self.default
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: MessagesServer
-
-    def log_message(self, *args: Any) -> None:  # keep test output quiet
-        pass
-
-    def do_POST(self) -> None:
-        srv = self.server
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        with srv.lock:
-            srv.requests.append(body)
-            srv.headers_seen.append({k.lower(): v for k, v in self.headers.items()})
-            srv.in_flight += 1
-            srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
-        try:
-            step = srv.next_step()
-            time.sleep(step.get("delay", 0.0))
-            if self.path != "/v1/messages":
-                self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
-            elif "status" in step:
-                err = {
-                    "type": "error",
-                    "error": {"type": step.get("etype", "api_error"), "message": "scripted"},
-                }
-                self._send(step["status"], err, step.get("headers", {}))
-            else:
-                self._send(200, _message(step["text"], body.get("model", "m")))
-        finally:
-            with srv.lock:
-                srv.in_flight -= 1
-
-    def _send(self, status: int, obj: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(obj).encode()
-        try:
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
-            pass
-
-
-def _message(text: str, model: str) -> dict[str, Any]:
-    return {
-        "id": "msg_test",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 10, "output_tokens": 5},
-    }
-
-
 @pytest.fixture
 def server() -> Iterator[MessagesServer]:
-    srv = MessagesServer()
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with MessagesServer() as srv:
+        yield srv
 
 
 @pytest.fixture(autouse=True)
