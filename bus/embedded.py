@@ -56,6 +56,18 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
     os.setpgrp()  # Ctrl-C in the terminal goes to us; we stop the server ourselves, in order
 
 
+def stop_process(proc: subprocess.Popen[bytes] | None, grace_s: float = 5.0) -> None:
+    """SIGTERM a server process, SIGKILL it if it has not exited after ``grace_s``; reap it."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
 class EmbeddedServer:
     """A nats-server child process with JetStream. Use as a (sync) context manager or start()/stop()."""
 
@@ -135,14 +147,7 @@ class EmbeddedServer:
 
     def stop(self, grace_s: float = 5.0) -> None:
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        stop_process(proc, grace_s)
 
     @property
     def running(self) -> bool:

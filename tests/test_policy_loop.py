@@ -95,6 +95,18 @@ def _start(kind: str, cfg: Path, url: str, run: Path, *extra: str) -> subprocess
     )  # fmt: skip
 
 
+def _stop_all(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM every process we started (by pid), then give each 30 s to drain before a kill."""
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
 def _wait(pred, timeout_s: float, what: str) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -166,14 +178,7 @@ def test_a_killed_learner_resumes_from_its_checkpoint_and_a_killed_rollout_loses
             procs.append(learner)
             _wait(lambda: _steps(run) and _steps(run)[-1] >= 14, 300, "the resumed learner to finish")
         finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.send_signal(signal.SIGTERM)
-            for p in procs:
-                try:
-                    p.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            _stop_all(procs)
         missing, covered = asyncio.run(_prompts_without_samples(srv.url, group_size=4))
     # Every prompt the rollouts acknowledged — including those the killed one had taken and never acked,
     # which had to be redelivered for the ack floor to pass them — has its whole group of samples.
@@ -229,14 +234,7 @@ def test_the_learner_trains_on_two_gloo_ranks_launched_by_torchrun(tmp_path: Pat
             )
             _wait(lambda: len(_steps(run)) >= 3, 300, "3 steps on 2 ranks")
         finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.send_signal(signal.SIGTERM)
-            for p in procs:
-                try:
-                    p.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            _stop_all(procs)
     records = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in records[:3]] == [1, 2, 3]
     assert any(r["trained_rows"] > 0 and r["trained_rows"] % 2 == 0 for r in records)

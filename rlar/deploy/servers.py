@@ -21,7 +21,7 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from bus.embedded import find_server_binary, free_port
+from bus.embedded import find_server_binary, free_port, stop_process
 from rlar.deploy import natsconf
 
 
@@ -119,14 +119,7 @@ class ServerProcess:
 
     def stop(self, grace_s: float = 5.0) -> None:
         proc, self.proc = self.proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        stop_process(proc, grace_s)
 
 
 def local_server(
