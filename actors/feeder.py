@@ -108,9 +108,8 @@ class Feeder(Actor[FeederConfig]):
         return MixCursor.from_dict(doc["cursor"]), int(doc["published"])
 
     async def _save_state(self, cursor: MixCursor) -> None:
-        kv = await self.bus.js.key_value(STATE_BUCKET)
         doc = {"cursor": cursor.to_dict(), "published": self.published}
-        await kv.put(self.config.state_key, json.dumps(doc).encode())
+        await self.bus.kv_put(STATE_BUCKET, self.config.state_key, json.dumps(doc).encode())
 
     async def _resolve_tools(self, names: list[tuple[str, float]]) -> list[dict[str, Any]]:
         from rlar.registry import ToolRegistry

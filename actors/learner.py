@@ -3,6 +3,10 @@
 It consumes two durables — ``learner-samples`` (token ids, behaviour log-probs, policy version) and
 ``learner-rewards`` (one result per (sample, tool)) — and holds both unacked (kept alive with
 ``in_progress``) until the group is used, so a crashed learner's successor gets them redelivered.
+Retiring groups (trained on, or dropped as stale) first writes the counters and the retired prompt ids
+to the ``learner`` key of the state bucket, then acks with server confirmation (:meth:`Bus.ack`): a
+successor that gets a retired group's messages redelivered (its predecessor died between the two, or an
+ack was lost in a failover) recognises them and acks them instead of waiting for rewards already gone.
 
 A group is complete when all G samples are in and every sample has a result from every tool of its
 route. Each learner step takes ``prompts_per_step`` complete groups in arrival order:
@@ -44,6 +48,9 @@ from rlar.policy.sync import SyncMode, latest_announcement, publish_weights
 
 log = logging.getLogger(__name__)
 
+STATE_KEY = "learner"
+"""Key of the learner's counters and recently retired prompt ids in the state bucket."""
+
 
 class LearnerConfig(ActorConfig):
     trainer: TrainerConfig
@@ -60,6 +67,8 @@ class LearnerConfig(ActorConfig):
     """Leave samples with zero advantage out of the update (they carry no gradient, only cost)."""
     keepalive_s: float = Field(15.0, gt=0)
     """How often held (unacked) messages are marked in progress; below the learner ack-wait."""
+    remember_steps: int = Field(8, ge=1)
+    """Retired prompt ids of this many recent retirements are kept in the state bucket for a successor."""
     orphan_s: float = Field(600.0, gt=0)
     """Rewards whose samples never arrive (e.g. from ``rlar reward score`` on a live bus) are acked and
     forgotten after this long."""
@@ -98,6 +107,7 @@ class Learner(Actor[LearnerConfig]):
         self._finished_sent = False
         self._stale: list[Group] = []
         self._reward_seen: dict[str, tuple[str, float]] = {}
+        self._recent: collections.deque[list[str]] = collections.deque(maxlen=config.remember_steps)
 
     def info(self) -> dict[str, Any]:
         return {"policy_version": self.version, "step": self.step, "pending_groups": len(self.groups)}
@@ -121,9 +131,12 @@ class Learner(Actor[LearnerConfig]):
             self.consumed, self.dropped = int(extra["consumed"]), int(extra["dropped"])
         kv = await self.bus.js.key_value(topology.STATE_BUCKET)
         try:
-            saved = json.loads((await kv.get("learner")).value or b"{}")
+            saved = json.loads((await kv.get(STATE_KEY)).value or b"{}")
             self.consumed = max(self.consumed, int(saved["consumed"]))
             self.dropped = max(self.dropped, int(saved["dropped"]))
+            for ids in saved.get("recent", []):
+                self._recent.append(list(ids))
+                self.done.update((pid, None) for pid in ids)
         except KeyNotFoundError:
             pass
         last = await latest_announcement(self.bus)
@@ -183,9 +196,9 @@ class Learner(Actor[LearnerConfig]):
                     await self.stopping.wait()
                     break
                 batch = self._take_batch()
-                for g in self._stale:
-                    await self._retire(g, dropped=True)
-                self._stale.clear()
+                if self._stale:
+                    stale, self._stale = self._stale, []
+                    await self._retire(stale, dropped=True)
                 if batch is None:
                     self._wake.clear()
                     try:
@@ -220,21 +233,27 @@ class Learner(Actor[LearnerConfig]):
                 self.ready.pop(pid)
             return [self.groups[pid] for pid in fresh]
 
-    async def _retire(self, g: Group, *, dropped: bool) -> None:
-        for s, raw in g.samples.values():
-            await raw.ack()
-            for _, rraw in self.rewards.pop(s.sample_id, {}).values():
-                await rraw.ack()
-            self._reward_seen.pop(s.sample_id, None)
-        self.groups.pop(g.prompt_id, None)
-        self.done[g.prompt_id] = None
+    async def _retire(self, groups: list[Group], *, dropped: bool) -> None:
+        """Count the groups, save that (with their prompt ids) for a successor, then ack their messages."""
+        msgs: list[Msg] = []
+        for g in groups:
+            for s, raw in g.samples.values():
+                msgs.append(raw)
+                msgs += [rraw for _, rraw in self.rewards.pop(s.sample_id, {}).values()]
+                self._reward_seen.pop(s.sample_id, None)
+            self.groups.pop(g.prompt_id, None)
+            self.done[g.prompt_id] = None
         while len(self.done) > 200_000:
             self.done.popitem(last=False)
         if dropped:
-            self.dropped += 1
-            self.counters["dropped_groups"] += 1
+            self.dropped += len(groups)
+            self.counters["dropped_groups"] += len(groups)
         else:
-            self.consumed += 1
+            self.consumed += len(groups)
+        self._recent.append([g.prompt_id for g in groups])
+        state = {"consumed": self.consumed, "dropped": self.dropped, "recent": list(self._recent)}
+        await self.bus.kv_put(topology.STATE_BUCKET, STATE_KEY, json.dumps(state).encode())
+        await asyncio.gather(*(self.bus.ack(m) for m in msgs))
 
     async def _learn(self, groups: list[Group]) -> None:
         import torch
@@ -292,8 +311,7 @@ class Learner(Actor[LearnerConfig]):
             self.version += 1
             await self._publish_weights()
         self.step += 1
-        for g in groups:
-            await self._retire(g, dropped=False)
+        await self._retire(groups, dropped=False)
         t_end = time.time()
         self._prev_interval = (t_start, t_end)
         all_rewards = [x for v in task_rewards.values() for x in v]
@@ -336,8 +354,6 @@ class Learner(Actor[LearnerConfig]):
             prompts_per_step=self.config.prompts_per_step, max_staleness=self.config.trainer.grpo.max_staleness,
         )  # fmt: skip
         await self.bus.js_publish(subjects.LEARNER_PROGRESS, progress)
-        kv = await self.bus.js.key_value(topology.STATE_BUCKET)
-        await kv.put("learner", json.dumps({"consumed": self.consumed, "dropped": self.dropped}).encode())
 
     async def _checkpoint(self) -> None:
         extra = {

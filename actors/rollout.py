@@ -20,7 +20,6 @@ import time
 from typing import Any
 
 from nats.aio.msg import Msg
-from nats.errors import TimeoutError as NatsTimeout
 from pydantic import Field
 
 from actors.runtime import Actor, ActorConfig
@@ -110,10 +109,9 @@ class Rollout(Actor[RolloutConfig]):
         psub = await self.bus.js.pull_subscribe_bind(durable=ROLLOUT, stream=PROMPTS)
         try:
             while not self.stopping.is_set():
-                try:
-                    msgs = await psub.fetch(self.config.batch_prompts, timeout=self.config.fetch_timeout_s)
-                except (TimeoutError, NatsTimeout):
-                    continue
+                msgs = await self.bus.fetch(
+                    psub, self.config.batch_prompts, self.config.fetch_timeout_s, ROLLOUT
+                )
                 prompts: list[tuple[Prompt, Msg]] = []
                 for raw in msgs:
                     try:

@@ -54,6 +54,12 @@ class ActorConfig(BaseModel):
 C = TypeVar("C", bound=ActorConfig)
 
 
+def host_id() -> str:
+    """This host's name in instance ids and heartbeats: env ``RLAR_HOST_ID``, else the hostname (set it
+    where hosts share a hostname, e.g. containers or network namespaces on one machine)."""
+    return os.environ.get("RLAR_HOST_ID") or socket.gethostname()
+
+
 class Actor(Generic[C]):
     """Base class: subclass, set ``kind`` and ``Config``, implement ``main()`` (and ``setup``/``teardown``)."""
 
@@ -62,8 +68,8 @@ class Actor(Generic[C]):
 
     def __init__(self, config: C) -> None:
         self.config = config
-        self.instance = config.instance or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        self.host = socket.gethostname()
+        self.host = host_id()
+        self.instance = config.instance or f"{self.host}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.counters: Counter[str] = Counter()
         self.state = "starting"
         self.stopping = asyncio.Event()
@@ -126,7 +132,8 @@ class Actor(Generic[C]):
                 bus = await Bus.connect(self.config.nats, name=f"{self.kind}/{self.instance}")
                 self._owns_bus = True
             self._bus = bus
-            await ensure_topology(bus.js, declare(self.config.topology))
+            topo = declare(self.config.topology)
+            await bus.retrying(lambda: ensure_topology(bus.js, topo), "declare the topology")
             await self.setup()
             self.state = "running"
             hb = asyncio.create_task(self._heartbeat_loop(), name=f"heartbeat:{self.kind}")

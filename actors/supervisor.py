@@ -19,12 +19,12 @@ import ctypes
 import logging
 import os
 import signal
-import socket
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from actors.runtime import host_id
 from bus import subjects
 from bus.client import Bus
 from bus.messages import Event
@@ -115,7 +115,7 @@ class Supervisor:
 
     def command(self, r: Replica) -> list[str]:
         # Instance ids must be unique across hosts (heartbeat subjects, rlar status): prefix the host.
-        instance = f"{socket.gethostname()}-{r.name}"
+        instance = f"{host_id()}-{r.name}"
         cmd = [sys.executable, "-m", "actors", r.kind, "--nats", self.nats_url, "--instance", instance]
         if self.config_path:
             cmd += ["--config", self.config_path]

@@ -16,6 +16,7 @@ import contextlib
 import logging
 import ssl
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -36,6 +37,18 @@ log = logging.getLogger("rlar.bus")
 T = TypeVar("T")
 
 Handler = Callable[[T, Msg], Awaitable[None]]
+
+TRANSIENT: tuple[type[BaseException], ...] = (
+    TimeoutError,
+    nats.errors.TimeoutError,
+    nats.errors.NoRespondersError,
+    nats.errors.ConnectionReconnectingError,
+    nats.errors.StaleConnectionError,
+    nats.errors.FlushTimeoutError,
+    nats.js.errors.NoStreamResponseError,
+    nats.js.errors.ServiceUnavailableError,
+)
+"""Errors that a failover or a JetStream leader election produces and that a retry can outlive."""
 
 
 class BusError(RuntimeError):
@@ -193,9 +206,67 @@ class Bus:
     async def js_publish(
         self, subject: str, msg: Any, *, msg_id: str | None = None, timeout_s: float = 5.0
     ) -> Any:
-        """Durable publish: returns the stream's ack; ``msg_id`` de-duplicates within the stream window."""
-        headers = {"Nats-Msg-Id": msg_id} if msg_id else None
-        return await self.js.publish(subject, encode(msg), timeout=timeout_s, headers=headers)
+        """Durable publish: returns the stream's ack; ``msg_id`` de-duplicates within the stream window.
+
+        Transient failures (reconnect, leader election) are retried for ``NatsConfig.retry_s``; without a
+        ``msg_id`` one is generated so that a retry of a publish that did land is not stored twice.
+        """
+        headers = {"Nats-Msg-Id": msg_id or uuid.uuid4().hex}
+        payload = encode(msg)
+
+        async def once() -> Any:
+            return await self.js.publish(subject, payload, timeout=timeout_s, headers=headers)
+
+        return await self.retrying(once, f"publish on {subject}")
+
+    async def kv_put(self, bucket: str, key: str, value: bytes) -> int:
+        """Write a KV entry, retrying through transient failures; returns its revision."""
+
+        async def once() -> int:
+            kv = await self.js.key_value(bucket)
+            return int(await kv.put(key, value))
+
+        return await self.retrying(once, f"kv put {bucket}/{key}")
+
+    async def ack(self, raw: Msg, *, timeout_s: float = 2.0) -> None:
+        """Ack and wait until the server confirms it, retrying through transient failures.
+
+        A plain ``raw.ack()`` is fire-and-forget: written to a connection that is dead but not yet known to
+        be (a partitioned server), it is lost and the message comes back after the ack-wait. Callers that
+        must not see a message again (the learner, once a group is trained on) confirm their acks.
+        """
+
+        async def once() -> None:
+            with contextlib.suppress(nats.errors.MsgAlreadyAckdError):
+                await raw.ack_sync(timeout=timeout_s)
+
+        await self.retrying(once, f"ack on {raw.subject}")
+
+    async def retrying(
+        self, op: Callable[[], Awaitable[T]], what: str, *, budget_s: float | None = None
+    ) -> T:
+        """Run ``op`` until it succeeds, retrying :data:`TRANSIENT` errors with backoff for ``budget_s``
+        (default ``NatsConfig.retry_s``); then the last error is raised. A permission violation reported
+        during an attempt (it shows up as a timeout) is not transient: it is raised at once."""
+        budget = self.cfg.retry_s if budget_s is None else budget_s
+        deadline = time.monotonic() + budget
+        delay, attempt = 0.1, 1
+        while True:
+            denied = self.permission_errors
+            try:
+                return await op()
+            except TRANSIENT as exc:
+                if (
+                    self.nc.is_closed
+                    or self.permission_errors > denied
+                    or time.monotonic() + delay > deadline
+                ):
+                    raise
+                log.warning(
+                    "%s failed (%s, attempt %d); retrying in %.1fs", what, type(exc).__name__, attempt, delay
+                )
+                await asyncio.sleep(delay)
+                delay, attempt = min(2 * delay, 2.0), attempt + 1
 
     async def request(self, subject: str, msg: Any, reply_type: type[T], *, timeout_s: float) -> T:
         """Request/reply with a timeout; raises :class:`RequestTimeout` or a :class:`DecodeError`."""
@@ -305,15 +376,9 @@ class Bus:
             while stop is None or not stop.is_set():
                 want = batch if concurrency <= 1 else max(1, min(batch, concurrency - len(inflight)))
                 try:
-                    msgs = await psub.fetch(want, timeout=fetch_timeout_s)
-                except (TimeoutError, nats.errors.TimeoutError):
-                    continue
+                    msgs = await self.fetch(psub, want, fetch_timeout_s, f"{stream}/{durable}")
                 except nats.errors.ConnectionClosedError:
                     return
-                except (nats.js.errors.APIError, nats.errors.Error) as exc:
-                    log.warning("fetch on %s/%s failed: %s", stream, durable, exc)
-                    await asyncio.sleep(0.5)
-                    continue
                 for raw in msgs:
                     if concurrency <= 1:
                         await self._handle_one(raw, msg_type, handler, auto_ack, max_deliver)
@@ -332,6 +397,22 @@ class Bus:
                 await asyncio.gather(*inflight, return_exceptions=True)
             with contextlib.suppress(Exception):
                 await psub.unsubscribe()
+
+    async def fetch(
+        self, psub: JetStreamContext.PullSubscription, n: int, timeout_s: float, what: str
+    ) -> list[Msg]:
+        """One pull of up to ``n`` messages; nothing (rather than an error) when none came in time or the
+        cluster is failing over (logged, with a short pause). A closed connection still raises."""
+        try:
+            return await psub.fetch(n, timeout=timeout_s)
+        except (TimeoutError, nats.errors.TimeoutError):
+            return []
+        except nats.errors.ConnectionClosedError:
+            raise
+        except (nats.js.errors.APIError, nats.errors.Error) as exc:
+            log.warning("fetch on %s failed: %s", what, exc)
+            await asyncio.sleep(0.5)
+            return []
 
     async def _handle_one(
         self, raw: Msg, msg_type: type[T], handler: Handler[T], auto_ack: bool, max_deliver: int

@@ -64,6 +64,10 @@ class NatsConfig(BaseModel):
     """Seconds between client pings. A server cut off without a TCP reset is noticed after about
     ``ping_interval_s * max_outstanding_pings``, then the client fails over to another server."""
     max_outstanding_pings: int = Field(3, ge=1)
+    retry_s: float = Field(60.0, ge=0)
+    """How long durable publishes, confirmed acks, KV writes and the start-up topology declaration are
+    retried through transient failures (a reconnect, a JetStream leader election) before the error
+    surfaces. Retried publishes carry a message id, so the stream keeps one copy."""
     replicas: int = Field(1, ge=1, le=5)
     """JetStream replicas for streams and buckets (3 on a cluster)."""
     storage_dir: str | None = None

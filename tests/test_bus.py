@@ -196,6 +196,39 @@ async def test_topology_is_idempotent_and_data_survives_a_server_restart(tmp_pat
         await b.close()
 
 
+async def test_a_durable_publish_and_a_confirmed_ack_ride_out_a_server_restart(tmp_path: Path) -> None:
+    """While the server is down, js_publish and ack time out and are retried; once it is back (same port
+    and storage) both land, and the retried publish is stored once (its generated message id)."""
+    srv = EmbeddedServer(tmp_path / "store").start()
+    b = await Bus.connect(NatsConfig(url=srv.url, reconnect_wait_s=0.1, retry_s=30.0), "t")
+    try:
+        await topology.ensure_topology(b.js)
+        await b.js_publish(subjects.score("rule"), _score_request(1))
+        psub = await b.js.pull_subscribe_bind(durable="reward-rule", stream=topology.SCORE)
+        [held] = await psub.fetch(1, timeout=5)
+        srv.stop()
+        outage_s = 3.0
+
+        def restart() -> None:
+            time.sleep(outage_s)
+            srv.start()
+
+        back = asyncio.create_task(asyncio.to_thread(restart))
+        t0 = time.monotonic()
+        await b.js_publish(subjects.score("rule"), _score_request(2), timeout_s=1.0)
+        waited = time.monotonic() - t0
+        await b.ack(held, timeout_s=1.0)
+        await back
+        assert waited >= outage_s - 0.5  # it really waited for the server rather than failing or buffering
+        info = await b.js.stream_info(topology.SCORE)
+        assert info.state.messages == 2  # the retried publish is stored once
+        ci = await b.js.consumer_info(topology.SCORE, "reward-rule")
+        assert (ci.num_ack_pending, ci.num_pending) == (0, 1)  # s1 acked for good; s2 waits
+    finally:
+        await b.close()
+        srv.stop()
+
+
 async def test_concurrent_topology_creation_from_many_actors_does_not_fail(tmp_path: Path) -> None:
     with EmbeddedServer(tmp_path / "s") as srv:
         buses = [await Bus.connect(NatsConfig(url=srv.url), f"c{i}") for i in range(4)]

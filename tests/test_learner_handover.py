@@ -1,0 +1,105 @@
+"""A learner's successor and the groups its predecessor retired.
+
+The predecessor trained on a group, saved its counters and the group's prompt id, and died before its acks
+reached the server (or they were lost in a failover): the samples come back, but their rewards were acked.
+The successor must recognise the group as retired and ack it, not hold it forever waiting for rewards;
+then it trains on a fresh group, counts it, and saves it for its own successor — all confirmed on the
+server's consumers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from actors.launch import make_actor
+from actors.learner import STATE_KEY
+from bus import subjects, topology
+from bus.client import Bus, wait_for
+from bus.config import NatsConfig
+from bus.embedded import EmbeddedServer
+from bus.messages import Reward, Sample
+from tests.conftest import TEST_TOPOLOGY
+
+GROUP = 2
+TOOL = {"tool": "exact_match", "version": 1, "kind": "rule"}
+
+
+def _sample(prompt_id: str, i: int) -> Sample:
+    return Sample(sample_id=f"{prompt_id}#{i}", prompt_id=prompt_id, task="arith", index=i, group_size=GROUP,
+                  prompt_token_ids=[5, 6, 7], response_token_ids=[8 + i, 9], behaviour_logprobs=[-1.0, -1.5],
+                  response_text=str(i), policy_version=0, tools=[TOOL])  # fmt: skip
+
+
+def _reward(prompt_id: str, i: int) -> Reward:
+    return Reward(sample_id=f"{prompt_id}#{i}", prompt_id=prompt_id, task="arith", tool="exact_match",
+                  tool_version=1, status="ok", score=float(i))  # fmt: skip
+
+
+async def _consumer(bus: Bus, stream: str, durable: str) -> tuple[int, int]:
+    ci = await bus.js.consumer_info(stream, durable)
+    return ci.num_pending, ci.num_ack_pending
+
+
+async def test_a_successor_acks_the_redelivered_groups_its_predecessor_retired(tmp_path: Path) -> None:
+    from rlar.train import PolicySection, prepare_policy
+
+    run = tmp_path / "run"
+    prepare_policy(PolicySection(sft_steps=0), run, tmp_path / "cache")
+    with EmbeddedServer(tmp_path / "nats") as srv:
+        bus = await Bus.connect(NatsConfig(url=srv.url), "test")
+        await topology.ensure_topology(bus.js, topology.declare(TEST_TOPOLOGY))
+        predecessor = {"consumed": 7, "dropped": 1, "recent": [["p-old"]]}
+        await bus.kv_put(topology.STATE_BUCKET, STATE_KEY, json.dumps(predecessor).encode())
+        for i in range(GROUP):  # the retired group: samples back, rewards long acked
+            await bus.js_publish(subjects.samples("arith"), _sample("p-old", i))
+        doc = {
+            "nats": {"url": srv.url},
+            "topology": TEST_TOPOLOGY.model_dump(),
+            "run": {"dir": str(run)},
+            "learner": {
+                "prompts_per_step": 1, "max_steps": 1, "keepalive_s": 1.0,
+                "trainer": {"model_dir": "{run_dir}/policy/init", "micro_batch_size": 4,
+                            "grpo": {"group_size": GROUP, "max_staleness": 4}},
+            },
+        }  # fmt: skip
+        learner = make_actor("learner", doc, instance="successor")
+        task = asyncio.create_task(learner.run(bus))
+        try:
+            assert await wait_for(lambda: learner.state == "running", 120), learner.state
+            assert await _wait_async(
+                lambda: _consumer(bus, topology.SAMPLES, topology.LEARNER_SAMPLES), (0, 0)
+            )
+            assert "p-old" not in learner.groups and learner.consumed == 7  # acked, not trained, not counted
+
+            for i in range(GROUP):  # a fresh group: trained on, counted, remembered
+                await bus.js_publish(subjects.samples("arith"), _sample("p-new", i))
+                await bus.js_publish(subjects.rewards("arith"), _reward("p-new", i))
+            assert await wait_for(lambda: learner.counters["steps"] == 1, 120), learner.step
+            for stream, durable in (
+                (topology.SAMPLES, topology.LEARNER_SAMPLES),
+                (topology.REWARDS, topology.LEARNER_REWARDS),
+            ):
+                # confirmed acks: nothing pending the moment the step is done
+                assert await _consumer(bus, stream, durable) == (0, 0), durable
+            kv = await bus.js.key_value(topology.STATE_BUCKET)
+            saved = json.loads((await kv.get(STATE_KEY)).value or b"{}")
+            assert saved == {"consumed": 8, "dropped": 1, "recent": [["p-old"], ["p-new"]]}
+        finally:
+            await learner.stop()
+            task.cancel()
+            await bus.close()
+
+
+async def _wait_async(
+    probe: Callable[[], Awaitable[tuple[int, int]]], want: tuple[int, int], timeout_s: float = 60.0
+) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while loop.time() < deadline:
+        if await probe() == want:
+            return True
+        await asyncio.sleep(0.2)
+    return False
