@@ -28,6 +28,7 @@ from actors.runtime import host_id
 from bus import subjects
 from bus.client import Bus
 from bus.messages import Event
+from rlar.distenv import child_env
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +135,7 @@ class Supervisor:
                 stderr=asyncio.subprocess.STDOUT,
                 stdin=asyncio.subprocess.DEVNULL,
                 preexec_fn=_child_setup,
-                env={**os.environ, **self.extra_env, **self.kind_env.get(r.kind, {})},
+                env={**child_env(), **self.extra_env, **self.kind_env.get(r.kind, {})},
             )
         r.started_at = time.monotonic()
         log.info("started %s (pid %d)", r.name, r.proc.pid)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import subprocess
 import sys
 import time
@@ -36,6 +35,7 @@ from typing import Any
 import tomli_w
 
 from rlar.config import apply_overrides, load_toml
+from rlar.distenv import child_env
 
 __all__ = ["ablate", "mode_overrides"]
 
@@ -155,7 +155,7 @@ def ablate(
         print(f"== {mode}: training ≤{max_steps} steps / ≤{max_minutes} min → {run_dir}", flush=True)
         t0 = time.time()
         proc = subprocess.run([sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", "train", "--config",
-                               str(cfg), "--run-dir", str(run_dir)], env={**os.environ}, check=False)  # fmt: skip
+                               str(cfg), "--run-dir", str(run_dir)], env=child_env(), check=False)  # fmt: skip
         row: dict[str, Any] = {"mode": mode, "run_dir": str(run_dir), "train_rc": proc.returncode,
                                "wall_s": round(time.time() - t0, 1)}  # fmt: skip
         summary_path = run_dir / "summary.json"

@@ -12,6 +12,7 @@ from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.topology import TopologyConfig, declare, ensure_topology
+from rlar.distenv import child_env
 
 os.environ.setdefault("DS_ACCELERATOR", "cpu")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -48,6 +49,6 @@ async def bus(nats_url: str) -> AsyncIterator[Bus]:
 
 def actor_env() -> dict[str, str]:
     """Environment for subprocesses that import the project from the repo root."""
-    env = dict(os.environ)
+    env = child_env()
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return env

@@ -325,16 +325,11 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
         judge = ScoringJudge(s.judge_delay_s or 0.0)
         old = {k: os.environ.get(k) for k in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")}
         os.environ["ANTHROPIC_BASE_URL"], os.environ["ANTHROPIC_API_KEY"] = judge.url, ""
-        env_before = dict(os.environ)
         try:
             log.info("pipeline bench: sync way (%d + %d steps)", s.warmup_steps, s.steps)
             sync = await _sync(model_dir, s, judge, calibrate=s.judge_delay_s is None)
             judge_calls_sync = judge.calls
             log.info("pipeline bench: sync %s", json.dumps(sync))
-            # The sync trainer made this process a 1-rank torch.distributed group (RANK, MASTER_PORT, ... in
-            # the environment); the learner child must not inherit them, or it binds the same port.
-            os.environ.clear()
-            os.environ.update(env_before)
             log.info("pipeline bench: async way (judge latency %.3fs)", judge.delay_s)
             asyn = await _async(model_dir, s, work, judge.url)
         except Exception:

@@ -45,6 +45,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlar.distenv import SELF_DIST_MARK
 from rlar.learn.grpo import GRPOConfig, grpo_token_loss
 
 log = logging.getLogger(__name__)
@@ -300,6 +301,7 @@ def init_distributed(backend: Literal["auto", "gloo", "nccl"] = "auto") -> tuple
                 RANK="0",
                 WORLD_SIZE="1",
                 LOCAL_RANK="0",
+                **{SELF_DIST_MARK: "1"},
             )
         if backend == "auto":
             backend = "nccl" if torch.cuda.is_available() else "gloo"
