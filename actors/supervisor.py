@@ -28,7 +28,7 @@ from actors.runtime import host_id
 from bus import subjects
 from bus.client import Bus
 from bus.messages import Event
-from rlar.distenv import child_env
+from rlar.learn.distributed import child_env
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from typing import Any
 import tomli_w
 
 from rlar.config import apply_overrides, load_toml
-from rlar.distenv import child_env
+from rlar.learn.distributed import child_env
 
 __all__ = ["ablate", "mode_overrides"]
 

@@ -12,7 +12,7 @@ from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.topology import TopologyConfig, declare, ensure_topology
-from rlar.distenv import child_env
+from rlar.learn.distributed import child_env
 
 os.environ.setdefault("DS_ACCELERATOR", "cpu")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

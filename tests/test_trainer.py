@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import textwrap
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from bus.embedded import free_port
 from rlar.learn.grpo import GRPOConfig, grpo_token_loss
 from rlar.learn.trainer import DeepSpeedPolicyTrainer, PolicyBatch, TrainerConfig, token_logprobs
 from rlar.policy.model import build_tiny_policy
@@ -233,12 +233,6 @@ WORKER = textwrap.dedent(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_two_gloo_ranks_match_one_rank_on_the_same_global_batch(tiny: Path, tmp_path: Path) -> None:
@@ -256,7 +250,7 @@ def test_two_gloo_ranks_match_one_rank_on_the_same_global_batch(tiny: Path, tmp_
         "torch.distributed.run",
         "--nnodes=1",
         "--nproc_per_node=2",
-        f"--master_port={_free_port()}",
+        f"--master_port={free_port()}",
         str(script),
         "--out",
         str(tmp_path),

@@ -28,12 +28,10 @@ linear warm-up.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import math
 import os
 import shutil
-import socket
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -45,7 +43,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from pydantic import BaseModel, ConfigDict, Field
 
-from rlar.distenv import SELF_DIST_MARK
+from rlar.learn.distributed import import_deepspeed, init_distributed
 from rlar.learn.grpo import GRPOConfig, grpo_token_loss
 
 log = logging.getLogger(__name__)
@@ -250,77 +248,6 @@ def token_logprobs(
     return lp, ent
 
 
-def _import_deepspeed() -> Any:
-    # The accelerator is chosen when deepspeed is first imported; without a GPU it must be told "cpu".
-    if "DS_ACCELERATOR" not in os.environ and not torch.cuda.is_available():
-        os.environ["DS_ACCELERATOR"] = "cpu"
-    import deepspeed
-
-    logging.getLogger("DeepSpeed").setLevel(logging.WARNING)
-    return deepspeed
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _forget_stale_deepspeed_groups() -> None:
-    """Drop DeepSpeed's cached process groups before a new default group is made.
-
-    Another library can destroy the default group under DeepSpeed (vLLM's engine shutdown does, in a
-    process that also trains); DeepSpeed's module-level caches then point at a dead group and its next
-    ``initialize`` fails with "Group … is not registered".
-    """
-    groups: Any = importlib.import_module("deepspeed.utils.groups")
-    for name in ("_WORLD_GROUP", "_ZERO_PARAM_INTRA_PARALLEL_GROUP", "_TENSOR_MODEL_PARALLEL_GROUP",
-                 "_MODEL_PARALLEL_GROUP", "_DATA_PARALLEL_GROUP"):  # fmt: skip
-        if hasattr(groups, name):
-            setattr(groups, name, None)
-    for name in ("_EXPERT_PARALLEL_GROUP", "_EXPERT_PARALLEL_GROUP_RANKS", "_EXPERT_DATA_PARALLEL_GROUP",
-                 "_EXPERT_DATA_PARALLEL_GROUP_RANKS", "_ALL_TO_ALL_GROUP"):  # fmt: skip
-        cache = getattr(groups, name, None)
-        if isinstance(cache, dict):
-            cache.clear()
-
-
-def init_distributed(backend: Literal["auto", "gloo", "nccl"] = "auto") -> tuple[int, int]:
-    """Initialise the default process group if needed; returns (rank, world_size).
-
-    A process started without a launcher (no RANK/WORLD_SIZE in the environment) becomes a 1-rank
-    group on a free loopback port.
-    """
-    deepspeed = _import_deepspeed()
-    if not dist.is_initialized():
-        _forget_stale_deepspeed_groups()
-        if "RANK" not in os.environ and "WORLD_SIZE" not in os.environ:
-            os.environ.update(
-                MASTER_ADDR="127.0.0.1",
-                MASTER_PORT=str(_free_port()),
-                RANK="0",
-                WORLD_SIZE="1",
-                LOCAL_RANK="0",
-                **{SELF_DIST_MARK: "1"},
-            )
-        if backend == "auto":
-            backend = "nccl" if torch.cuda.is_available() else "gloo"
-        # DeepSpeed's CPU backend JIT-compiles a shared-memory all-reduce kernel at init (~55 s on a
-        # cold cache) that only its inference all-reduce uses; training collectives go through
-        # torch.distributed, so the build is skipped.
-        # import_module, not "import deepspeed.comm.torch": the package re-exports torch under that name.
-        ds_comm_torch: Any = importlib.import_module("deepspeed.comm.torch")
-        build = getattr(ds_comm_torch, "build_shm_op", None)
-        if build is not None:
-            ds_comm_torch.build_shm_op = lambda: None
-        try:
-            deepspeed.init_distributed(dist_backend=backend)
-        finally:
-            if build is not None:
-                ds_comm_torch.build_shm_op = build
-    return dist.get_rank(), dist.get_world_size()
-
-
 class DeepSpeedPolicyTrainer:
     """A GRPO learner over one local HF causal-LM checkpoint (see the module docstring)."""
 
@@ -331,7 +258,7 @@ class DeepSpeedPolicyTrainer:
         if cfg.torch_threads is not None:
             torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)
-        deepspeed = _import_deepspeed()
+        deepspeed = import_deepspeed()
         self.rank, self.world_size = init_distributed(cfg.dist_backend)
         from deepspeed.accelerator import get_accelerator
 
@@ -578,7 +505,7 @@ class DeepSpeedPolicyTrainer:
         """
         gather: Any = None
         if self.cfg.zero_stage == 3:
-            deepspeed = _import_deepspeed()
+            deepspeed = import_deepspeed()
             gather = deepspeed.zero.GatheredParameters
         for name, p in self.module.named_parameters():
             if gather is not None:
