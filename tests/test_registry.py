@@ -16,8 +16,9 @@ from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.messages import ToolRegistered
 from bus.topology import declare, ensure_topology
-from rlar.registry import StatsDelta, ToolRegistry, key_token, name_from_token
+from rlar.registry import ToolRegistry, key_token, name_from_token
 from rlar.tools import ToolKind, ToolSpec, builtin_specs, compute_content_hash
+from rlar.tools.stats import StatsDelta
 from tests.conftest import TEST_TOPOLOGY
 
 
