@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 from typing import Any, Literal
@@ -30,7 +31,8 @@ from bus import subjects
 from bus.codec import DecodeError, decode
 from bus.messages import LearnerProgress, Prompt
 from bus.topology import PROGRESS, STATE_BUCKET
-from rlar.tasks import MixCursor, MixItem, TaskConfig, build_mix
+from rlar.registry import ToolRegistry
+from rlar.tasks import MixCursor, MixItem, Rng, TaskConfig, build_mix
 
 log = logging.getLogger(__name__)
 
@@ -111,14 +113,15 @@ class Feeder(Actor[FeederConfig]):
         doc = {"cursor": cursor.to_dict(), "published": self.published}
         await self.bus.kv_put(STATE_BUCKET, self.config.state_key, json.dumps(doc).encode())
 
-    async def _resolve_tools(self, names: list[tuple[str, float]]) -> list[dict[str, Any]]:
-        from rlar.registry import ToolRegistry
+    @functools.cached_property
+    def registry(self) -> ToolRegistry:
+        return ToolRegistry(self.bus)
 
+    async def _resolve_tools(self, names: list[tuple[str, float]]) -> list[dict[str, Any]]:
         out = []
-        registry = ToolRegistry(self.bus)
         for name, weight in names:
             if name not in self._tools:
-                spec = await registry.get(name)
+                spec = await self.registry.get(name)
                 if spec is None:
                     raise ValueError(f"default tool {name!r} is not in the tool registry")
                 self._tools[name] = {"tool": spec.name, "version": spec.version, "kind": str(spec.kind)}
@@ -130,11 +133,8 @@ class Feeder(Actor[FeederConfig]):
         if mode.startswith("static:"):
             return [(mode.removeprefix("static:"), 1.0)]
         if mode == "random":
-            from rlar.registry import ToolRegistry
-            from rlar.tasks import Rng
-
             if not self._names:  # the registered toolset, read once (new tools join on a restart)
-                self._names = sorted(s.name for s in await ToolRegistry(self.bus).list())
+                self._names = sorted(s.name for s in await self.registry.list())
             names = self._names
             key = f"{item.task.name}/e{item.epoch}/{item.index}"
             return [(Rng("random-reward", self.config.seed, key).choice(names), 1.0)]
@@ -144,9 +144,7 @@ class Feeder(Actor[FeederConfig]):
         if not self.config.tasks:
             raise ValueError("feeder: no tasks configured ([feeder] tasks = [...])")
         if self.config.static:
-            from rlar.registry import ToolRegistry
-
-            await ToolRegistry(self.bus).ensure_builtins()
+            await self.registry.ensure_builtins()
 
         async def on_progress(msg: LearnerProgress, raw: Msg) -> None:
             self.progress = msg
