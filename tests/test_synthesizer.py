@@ -3,7 +3,6 @@ candidates with the reason), the synthesised tool, and the synthesizer actor ove
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 import uuid
@@ -15,7 +14,7 @@ import pytest
 from actors.sandbox import SandboxActor, SandboxActorConfig
 from actors.synthesizer import Synthesizer, SynthesizerConfig
 from bus import subjects
-from bus.client import Bus
+from bus.client import Bus, wait_for
 from bus.config import NatsConfig
 from bus.messages import Event, ToolRegistered, ToolRequest
 from rlar.agent.base import OfflineAgentConfig
@@ -190,13 +189,6 @@ async def _events(bus: Bus) -> list[Event]:
     return got
 
 
-async def _wait(pred: Any, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not pred() and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    assert pred()
-
-
 async def test_the_actor_validates_over_the_bus_registers_and_reports_failures(
     bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent
 ) -> None:
@@ -220,11 +212,11 @@ async def test_the_actor_validates_over_the_bus_registers_and_reports_failures(
     async with running(SandboxActor(SandboxActorConfig(**common)), bus), running(synth, bus):
         await bus.js_publish(subjects.TOOLS_REQUEST_SYNTH, good, msg_id=good.request_id)
         await bus.js_publish(subjects.TOOLS_REQUEST_SYNTH, hopeless, msg_id=hopeless.request_id)
-        await _wait(lambda: any(e.kind == "synthesis_failed" and e.data["request_id"] == hopeless.request_id
-                                for e in events) and any(r.name.startswith(f"synth-ts-{tag}") for r in registered))  # fmt: skip
+        assert await wait_for(lambda: any(e.kind == "synthesis_failed" and e.data["request_id"] == hopeless.request_id
+                                for e in events) and any(r.name.startswith(f"synth-ts-{tag}") for r in registered), 30.0)  # fmt: skip
         # The same request again (a redelivery) is recognised and costs nothing.
         await bus.js_publish(subjects.TOOLS_REQUEST_SYNTH, good, msg_id=good.request_id + "-again")
-        await _wait(lambda: synth.counters["duplicates"] == 1)
+        assert await wait_for(lambda: synth.counters["duplicates"] == 1, 30.0)
         reg = next(r for r in registered if r.name.startswith(f"synth-ts-{tag}"))
         spec = await ToolRegistry(bus).get(reg.name, reg.version)
         assert (
