@@ -6,30 +6,6 @@ and read by :mod:`rlar.agent.routing`; the offline router's method is :mod:`rlar
 checks are :mod:`rlar.agent.health`. Heavy libraries (anthropic, torch) load only when a backend is built.
 """
 
-from rlar.agent.base import (
-    Agent,
-    AgentConfig,
-    AgentReply,
-    AgentRequest,
-    AgentTool,
-    AnthropicAgentConfig,
-    OfflineAgentConfig,
-    ToolCall,
-    Usage,
-    default_agent_config,
-    make_agent,
-)
-
-__all__ = [
-    "Agent",
-    "AgentConfig",
-    "AgentReply",
-    "AgentRequest",
-    "AgentTool",
-    "AnthropicAgentConfig",
-    "OfflineAgentConfig",
-    "ToolCall",
-    "Usage",
-    "default_agent_config",
-    "make_agent",
-]
+# The package's names are the contract module's (one list, in ``rlar.agent.base.__all__``).
+from rlar.agent.base import *  # noqa: F403
+from rlar.agent.base import __all__ as __all__

@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from rlar.agent.base import AgentReply, AgentRequest, AnthropicAgentConfig, ToolCall, Usage
+from rlar.agent.base import AgentReply, AgentRequest, AnthropicAgentConfig, ReplyStatus, ToolCall, Usage
 from rlar.tools.judge import retry_after_seconds
 
 __all__ = ["AnthropicAgent"]
@@ -89,9 +89,9 @@ class AnthropicAgent:
         async with asyncio.timeout(self.config.timeout_s):
             return await self._get_client().messages.create(**kwargs)
 
-    def _reply(self, request: AgentRequest, status: str, **fields: Any) -> AgentReply:
+    def _reply(self, request: AgentRequest, status: ReplyStatus, **fields: Any) -> AgentReply:
         reply = AgentReply(
-            status=status,  # type: ignore[arg-type]
+            status=status,
             backend=self.backend,
             model=fields.pop("model", None) or self.model,
             prompt_hash=request.prompt_hash(),
@@ -114,6 +114,12 @@ class AnthropicAgent:
                 request, "error", reason=f"no API key in ${self.config.api_key_env} and no base_url"
             )
         attempts: list[str] = []
+
+        def failed(status: ReplyStatus, reason: str) -> AgentReply:
+            return self._reply(
+                request, status, reason=reason, attempts=attempts, latency_s=time.perf_counter() - t0
+            )
+
         for attempt in range(self.config.max_retries + 1):
             server_wait: float | None = None
             try:
@@ -121,24 +127,12 @@ class AnthropicAgent:
                     msg = await self._create(request)
             except (TimeoutError, anthropic.APITimeoutError):
                 attempts.append("timeout")
-                return self._reply(
-                    request,
-                    "timeout",
-                    reason=f"no reply within {self.config.timeout_s:g}s",
-                    attempts=attempts,
-                    latency_s=time.perf_counter() - t0,
-                )
+                return failed("timeout", f"no reply within {self.config.timeout_s:g}s")
             except anthropic.APIStatusError as exc:
                 code = exc.status_code
                 attempts.append(f"HTTP {code}")
                 if code != 429 and code < 500:
-                    return self._reply(
-                        request,
-                        "error",
-                        reason=f"HTTP {code}: {str(exc)[:300]}",
-                        attempts=attempts,
-                        latency_s=time.perf_counter() - t0,
-                    )
+                    return failed("error", f"HTTP {code}: {str(exc)[:300]}")
                 server_wait = retry_after_seconds(exc.response.headers)
             except anthropic.APIConnectionError as exc:
                 attempts.append(f"connection error: {exc}"[:200])
@@ -147,13 +141,7 @@ class AnthropicAgent:
                 return self._parse(request, msg, attempts, time.perf_counter() - t0)
             if attempt < self.config.max_retries:
                 await asyncio.sleep(self._backoff(attempt, server_wait))
-        return self._reply(
-            request,
-            "error",
-            reason=f"gave up after {len(attempts)} attempts: {attempts[-1]}",
-            attempts=attempts,
-            latency_s=time.perf_counter() - t0,
-        )
+        return failed("error", f"gave up after {len(attempts)} attempts: {attempts[-1]}")
 
     def _parse(self, request: AgentRequest, msg: Any, attempts: list[str], latency_s: float) -> AgentReply:
         texts: list[str] = []
@@ -176,7 +164,7 @@ class AnthropicAgent:
             input_tokens=int(getattr(raw_usage, "input_tokens", 0) or 0),
             output_tokens=int(getattr(raw_usage, "output_tokens", 0) or 0),
         )
-        status = "ok"
+        status: ReplyStatus = "ok"
         reason = ""
         if request.tool_choice and not any(c.name == request.tool_choice for c in calls):
             status, reason = "error", f"the reply did not call the required tool {request.tool_choice!r}"
