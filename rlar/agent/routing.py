@@ -28,6 +28,7 @@ from typing import Any
 
 from rlar.agent.base import AgentReply, AgentRequest, AgentTool
 from rlar.synthesis.constraints import canonical, constraints_key, extract_constraints, from_metadata
+from rlar.tasks.base import query_text
 from rlar.tools.base import ToolSpec
 
 __all__ = [
@@ -36,21 +37,8 @@ __all__ = [
     "RouteAnswer",
     "RoutingQuery",
     "parse_route",
-    "query_text",
     "routing_request",
 ]
-
-
-def query_text(prompt: Any) -> str:
-    """The text of a prompt: a string as is; for chat messages, the last user message."""
-    if isinstance(prompt, str):
-        return prompt
-    if isinstance(prompt, list):
-        users = [m.get("content", "") for m in prompt if isinstance(m, Mapping) and m.get("role") == "user"]
-        if users:
-            return str(users[-1])
-        return "\n".join(str(m.get("content", "")) for m in prompt if isinstance(m, Mapping))
-    return str(prompt)
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from rlar.tasks.base import Rng
+from rlar.tasks.base import Rng, query_text
 
 KINDS: tuple[str, ...] = ("shuffle", "truncate", "echo", "repeat", "swap")
 
@@ -47,17 +47,6 @@ class ProbePair:
         return asdict(self)
 
 
-def _text_of_prompt(prompt: Any) -> str:
-    if isinstance(prompt, str):
-        return prompt
-    if isinstance(prompt, list):
-        users = [m.get("content", "") for m in prompt if isinstance(m, dict) and m.get("role") == "user"]
-        if users:
-            return str(users[-1])
-        return " ".join(str(m.get("content", "")) for m in prompt if isinstance(m, dict))
-    return ""
-
-
 def _text_of_reference(ref: Any) -> str:
     if isinstance(ref, str):
         return ref
@@ -71,7 +60,8 @@ def examples_from_items(items: Iterable[dict[str, Any]]) -> list[Example]:
     ones skipped)."""
     out: list[Example] = []
     for i, it in enumerate(items):
-        query = _text_of_prompt(it.get("query", it.get("prompt")))
+        prompt = it.get("query", it.get("prompt"))
+        query = query_text(prompt) if isinstance(prompt, str | list) else ""
         ref = _text_of_reference(it.get("reference", it.get("response", it.get("chosen"))))
         if query.strip() and ref.strip():
             out.append(Example(query, ref, str(it.get("id", i))))

@@ -113,6 +113,19 @@ def check_prompt(prompt: Any) -> Prompt:
     )
 
 
+def query_text(prompt: Any) -> str:
+    """The text of a prompt: a string as is; for chat messages, the last user message (no user message: all
+    contents, one a line); anything else as ``str()``."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list):
+        users = [m.get("content", "") for m in prompt if isinstance(m, Mapping) and m.get("role") == "user"]
+        if users:
+            return str(users[-1])
+        return "\n".join(str(m.get("content", "")) for m in prompt if isinstance(m, Mapping))
+    return str(prompt)
+
+
 @dataclass(frozen=True, slots=True)
 class TaskSpec:
     """What a task is, for the router, the reward tools and the feeder.
