@@ -110,6 +110,13 @@ async def _collect(
     return time.perf_counter() - t0, list(got.values())
 
 
+def _require_ok(rewards: list[Reward], what: str) -> None:
+    """Raise ``RuntimeError("<what> failed: <first failure's reason>")`` when any reward is not ok."""
+    failure = next((r for r in rewards if r.status != "ok"), None)
+    if failure is not None:
+        raise RuntimeError(f"{what} failed: {failure.reason}")
+
+
 def _encode(msg: Any) -> bytes:
     from bus.codec import encode
 
@@ -132,8 +139,7 @@ async def _rule_rate(bus: Bus, url: str, run_dir: Path, n: int) -> float:
 
         await _collect(bus, tok, reqs(50, "w"), 60)  # warm-up: tool worker process started, tool built
         elapsed, rewards = await _collect(bus, tok, reqs(n, "m"), 120)
-        if any(r.status != "ok" for r in rewards):
-            raise RuntimeError(f"rule scoring failed: {next(r.reason for r in rewards if r.status != 'ok')}")
+        _require_ok(rewards, "rule scoring")
         return n / elapsed
     finally:
         await worker.stop()
@@ -186,10 +192,7 @@ async def _judge_rate(
         # Warm up until every worker has built the judge (imported the SDK) and served a request.
         for round_ in range(10):
             _, warm = await _collect(bus, tok, reqs(2 * workers * concurrency, f"w{round_}-"), 60)
-            if any(r.status != "ok" for r in warm):
-                raise RuntimeError(
-                    f"judge warm-up failed: {next(r.reason for r in warm if r.status != 'ok')}"
-                )
+            _require_ok(warm, "judge warm-up")
             await asyncio.sleep(0.6)  # a heartbeat with the executor's counts
             served = {
                 i for i, b in beats.items() if (b.info.get("executors", {}).get("judge", {}).get("inputs", 0))
@@ -198,8 +201,7 @@ async def _judge_rate(
                 break
         n = per_worker * workers
         elapsed, rewards = await _collect(bus, tok, reqs(n, "m"), 180)
-        if any(r.status != "ok" for r in rewards):
-            raise RuntimeError(f"judge scoring failed: {next(r.reason for r in rewards if r.status != 'ok')}")
+        _require_ok(rewards, "judge scoring")
         return n / elapsed
     finally:
         await sub.unsubscribe()
