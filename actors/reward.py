@@ -48,10 +48,11 @@ from pydantic import Field, field_validator
 from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
 from bus.messages import Reward, ScoreRequest, ToolRegistered
-from rlar.registry import StatsDelta, ToolRegistry
+from rlar.registry import ToolRegistry
 from rlar.sandbox_client import run_tests_over_bus
 from rlar.synthesis.runner import bus_runner
 from rlar.tools import ToolExecutor, ToolInput, ToolResult, ToolSpec, resolve_tool_class
+from rlar.tools.stats import StatsDelta
 
 log = logging.getLogger(__name__)
 
