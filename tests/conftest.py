@@ -1,10 +1,12 @@
-"""Shared fixtures: one real nats-server (JetStream) per test session on free ports; no mocked bus."""
+"""Shared fixtures: one real nats-server (JetStream) per test session on free ports; no mocked bus. Also the
+local stand-ins the retrieval and Anthropic-API tests share (hub mirror, Messages API server)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -13,6 +15,10 @@ from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.topology import TopologyConfig, declare, ensure_topology
 from rlar.learn.distributed import child_env
+from rlar.testing.anthropic_server import MessagesServer
+
+if TYPE_CHECKING:
+    from rlar.retrieval.mirror import MirrorSite
 
 os.environ.setdefault("DS_ACCELERATOR", "cpu")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -26,12 +32,17 @@ TEST_TOPOLOGY = TopologyConfig(
 )
 
 
+def serve_nats(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[EmbeddedServer]:
+    """The body of a ``nats_server`` fixture: a real nats-server storing under a fresh temp dir ``name``,
+    stopped at teardown. A module that must not share the session's bus overrides ``nats_server`` (and
+    ``nats_url``, whose scope must not outlive it) at module scope with its own ``name``."""
+    with EmbeddedServer(tmp_path_factory.mktemp(name)) as server:
+        yield server
+
+
 @pytest.fixture(scope="session")
 def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    server = EmbeddedServer(tmp_path_factory.mktemp("nats"))
-    server.start()
-    yield server
-    server.stop()
+    yield from serve_nats(tmp_path_factory, "nats")
 
 
 @pytest.fixture(scope="session")
@@ -52,3 +63,40 @@ def actor_env() -> dict[str, str]:
     env = child_env()
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return env
+
+
+@pytest.fixture
+def messages_server() -> Iterator[MessagesServer]:
+    """A local Anthropic Messages API server (``rlar.testing.anthropic_server``) for one test."""
+    with MessagesServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def no_ambient_anthropic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The anthropic SDK sees no key, base URL or token from the environment, and reaches local servers
+    without a proxy."""
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+needs_chromium = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium (apt install chromium)"
+)
+
+
+def trained_demo_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the demo checkpoints with the reward model trained (``steps=300``) are built, once per session
+    (15-50 s on a busy core): a cache under the session's base temp dir that the retrieval tests share."""
+    return tmp_path_factory.getbasetemp() / "retrieval-demo-trained"
+
+
+@pytest.fixture(scope="module")
+def trained_mirror_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MirrorSite]:
+    """The local hub mirror serving the demo catalogue (trained checkpoints) and its leaderboard."""
+    from rlar.retrieval.demo_catalogue import demo_site
+
+    with demo_site(trained_demo_cache(tmp_path_factory), steps=300, hang_s=30) as s:
+        yield s

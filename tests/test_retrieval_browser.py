@@ -15,15 +15,9 @@ from bus.embedded import free_port
 from rlar.retrieval.adapters import HubAdapter, LeaderboardAdapter
 from rlar.retrieval.browser import BrowserPool
 from rlar.retrieval.config import BrowserConfig
-from rlar.retrieval.mirror import (
-    LEADERBOARD_NAME,
-    MirrorModel,
-    MirrorSite,
-    build_demo_models,
-    demo_catalogue,
-    demo_leaderboard,
-    files_of_dir,
-)
+from rlar.retrieval.demo_catalogue import LEADERBOARD_NAME, demo_catalogue, demo_leaderboard
+from rlar.retrieval.demo_models import build_demo_models
+from rlar.retrieval.mirror import MirrorModel, MirrorSite, files_of_dir
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [

@@ -14,19 +14,12 @@ import pytest
 
 from bus.client import Bus
 from rlar.registry import ToolRegistry
-from rlar.retrieval.mirror import build_demo_models
+from rlar.retrieval.demo_models import build_demo_models
 from rlar.retrieval.records import load_record
-from tests.conftest import REPO, actor_env
+from tests.conftest import REPO, actor_env, needs_chromium, trained_demo_cache
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.timeout(420),  # the bound on a machine shared with other jobs; ~1 min when idle
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium (apt install chromium)"
-    ),
-]
+# the bound on a machine shared with other jobs; ~1 min when idle
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(420), needs_chromium]
 
 
 def test_help_is_instant() -> None:
@@ -40,7 +33,7 @@ def test_help_is_instant() -> None:
 async def test_rlar_retrieve_prints_ranked_candidates_with_evidence_and_registers_the_winner(
     bus: Bus, nats_url: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    cache = tmp_path_factory.getbasetemp() / "retrieval-demo-trained"
+    cache = trained_demo_cache(tmp_path_factory)
     build_demo_models(cache, steps=300)  # shared with the other retrieval tests of this session
     rid = f"cli-{uuid.uuid4().hex[:8]}"
     cmd = [

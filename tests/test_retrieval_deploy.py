@@ -16,15 +16,10 @@ import torch
 
 from rlar.retrieval.adapters import HubAdapter
 from rlar.retrieval.config import FetchConfig
+from rlar.retrieval.demo_catalogue import demo_catalogue
+from rlar.retrieval.demo_models import DemoModels, build_demo_models
 from rlar.retrieval.deploy import WeightFetcher
-from rlar.retrieval.mirror import (
-    DemoModels,
-    MirrorModel,
-    MirrorSite,
-    build_demo_models,
-    demo_catalogue,
-    files_of_dir,
-)
+from rlar.retrieval.mirror import MirrorModel, MirrorSite, files_of_dir
 from rlar.retrieval.probes import build_probes, examples_from_task
 from rlar.retrieval.validate import validate_checkpoint
 from tests.conftest import REPO, actor_env

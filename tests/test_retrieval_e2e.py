@@ -8,7 +8,6 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,36 +21,16 @@ from bus.config import NatsConfig
 from bus.messages import Event, Reward, ScoreRequest, ToolRegistered, ToolRequest
 from rlar.registry import ToolRegistry
 from rlar.retrieval.config import BrowserConfig, RetrievalConfig, SearchConfig
-from rlar.retrieval.mirror import (
-    LEADERBOARD_NAME,
-    MirrorSite,
-    build_demo_models,
-    demo_catalogue,
-    demo_leaderboard,
-)
+from rlar.retrieval.demo_catalogue import LEADERBOARD_NAME
+from rlar.retrieval.mirror import MirrorSite
 from rlar.tasks import builtin_task
-from tests.conftest import TEST_TOPOLOGY
+from tests.conftest import TEST_TOPOLOGY, needs_chromium
 from tests.reward_tools_for_tests import running
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.timeout(420),  # the bound on a machine shared with other jobs; ~1-2 min when idle
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium (apt install chromium)"
-    ),
-]
+# the bound on a machine shared with other jobs; ~1-2 min when idle
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(420), needs_chromium]
 
 GOOD = "mirror-lab/mt-de-reward-tiny"
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MirrorSite]:
-    # Trains the good checkpoint once per session (15-50 s on a busy core); other files reuse the cache.
-    models = build_demo_models(tmp_path_factory.getbasetemp() / "retrieval-demo-trained", steps=300)
-    with MirrorSite(demo_catalogue(models), leaderboards=demo_leaderboard(), hang_s=30) as s:
-        yield s
 
 
 def retriever_config(site: MirrorSite, nats_url: str, run_dir: Path) -> RetrieverConfig:
@@ -92,7 +71,7 @@ async def _wait_for(pred: Any, timeout_s: float, what: str) -> None:
 
 
 async def test_a_retrieval_request_becomes_a_validated_registered_tool_that_reward_workers_use(
-    bus: Bus, nats_url: str, site: MirrorSite, tmp_path: Path
+    bus: Bus, nats_url: str, trained_mirror_site: MirrorSite, tmp_path: Path
 ) -> None:
     uid = uuid.uuid4().hex[:8]
     announced: list[ToolRegistered] = []
@@ -109,7 +88,7 @@ async def test_a_retrieval_request_becomes_a_validated_registered_tool_that_rewa
         await bus.subscribe(subjects.events("retriever"), Event, on_event),
     ]
     t0 = time.monotonic()
-    retriever = Retriever(retriever_config(site, nats_url, tmp_path))
+    retriever = Retriever(retriever_config(trained_mirror_site, nats_url, tmp_path))
     async with running(retriever):
         assert retriever.ack_wait_s == pytest.approx(TEST_TOPOLOGY.tool_request_ack_wait_s)
         req = translation_request(f"e2e-{uid}")
@@ -157,7 +136,10 @@ async def test_a_retrieval_request_becomes_a_validated_registered_tool_that_rewa
         spec = await ToolRegistry(bus).get(name)
         assert spec is not None and spec.version == record["tool"]["version"]
         assert spec.provenance["origin"] == "retrieved" and spec.provenance["repo"] == GOOD
-        assert spec.provenance["source"] == f"{site.url}/{GOOD}" and len(spec.provenance["revision"]) == 40
+        assert (
+            spec.provenance["source"] == f"{trained_mirror_site.url}/{GOOD}"
+            and len(spec.provenance["revision"]) == 40
+        )
         assert spec.validation["passed"] and spec.validation["calibration"]["temperature"] > 0
         assert spec.params["path"] == good["deploy"]["path"]
 

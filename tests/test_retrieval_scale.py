@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,32 +18,13 @@ import pytest
 from bus import subjects
 from bus.client import Bus
 from bus.messages import Heartbeat, ToolRequest
-from rlar.retrieval.mirror import (
-    LEADERBOARD_NAME,
-    MirrorSite,
-    build_demo_models,
-    demo_catalogue,
-    demo_leaderboard,
-)
+from rlar.retrieval.demo_catalogue import LEADERBOARD_NAME
+from rlar.retrieval.mirror import MirrorSite
 from rlar.tasks import builtin_task
-from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
+from tests.conftest import REPO, TEST_TOPOLOGY, actor_env, needs_chromium
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.timeout(480),  # two replicas on a machine shared with other jobs; ~1.5 min when idle
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium (apt install chromium)"
-    ),
-]
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MirrorSite]:
-    models = build_demo_models(tmp_path_factory.getbasetemp() / "retrieval-demo-trained", steps=300)
-    with MirrorSite(demo_catalogue(models), leaderboards=demo_leaderboard(), hang_s=30) as s:
-        yield s
+# two replicas on a machine shared with other jobs; ~1.5 min when idle
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(480), needs_chromium]
 
 
 def _config(site: MirrorSite, path: Path) -> Path:
@@ -74,7 +54,7 @@ max_queries = 1
 
 
 async def test_two_retriever_replicas_share_the_requests(
-    bus: Bus, nats_url: str, site: MirrorSite, tmp_path: Path
+    bus: Bus, nats_url: str, trained_mirror_site: MirrorSite, tmp_path: Path
 ) -> None:
     beats: dict[str, Heartbeat] = {}
 
@@ -82,7 +62,7 @@ async def test_two_retriever_replicas_share_the_requests(
         beats[msg.instance] = msg
 
     sub = await bus.subscribe("rlar.heartbeat.retriever.>", Heartbeat, on_beat)
-    cfg = _config(site, tmp_path / "run.toml")
+    cfg = _config(trained_mirror_site, tmp_path / "run.toml")
     log = (tmp_path / "up.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "rlar.cli", "up", "--actors", "retriever=2", "--nats", nats_url,

@@ -62,7 +62,7 @@ def cmd_retrieve(a: argparse.Namespace) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     with contextlib.ExitStack() as stack:
         if a.mirror:
-            from rlar.retrieval.mirror import LEADERBOARD_NAME, demo_site
+            from rlar.retrieval.demo_catalogue import LEADERBOARD_NAME, demo_site
 
             cache = Path(a.mirror_cache) if a.mirror_cache else run_dir / "mirror-models"
             print(f"building/reusing the demo mirror's models under {cache} …", flush=True)

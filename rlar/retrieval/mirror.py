@@ -17,27 +17,21 @@ Per-model ``behaviour`` makes the failures a retriever must survive: ``404`` (li
 gone), ``hang`` (the page starts and never finishes loading), ``missing_fields`` (no embedded props, no
 licence, no sizes — on the page or in the API), ``dom_only`` (no embedded props; the markup has it all).
 
-:func:`build_demo_models` builds the tiny checkpoints the demo catalogue serves (seconds on CPU): a reward
-model trained briefly to prefer good English→German translations (it passes validation), random ones
-(they fail it), a 3-label classifier (not a scalar head) and a pickle-only repo (refused).
-:func:`demo_catalogue` and :func:`demo_leaderboard` describe the demo site. Only ever bind to loopback.
+The demo site's catalogue and leaderboard are in :mod:`rlar.retrieval.demo_catalogue`, the checkpoints it
+serves in :mod:`rlar.retrieval.demo_models`. Only ever bind to loopback.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import html
 import json
 import logging
 import re
-import shutil
 import struct
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -47,7 +41,6 @@ log = logging.getLogger("rlar.retrieval.mirror")
 
 LFS_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".onnx", ".msgpack")
 PAGE_SIZE = 30
-DEMO_RECIPE = "demo-models-v2"
 
 
 @dataclass
@@ -662,345 +655,10 @@ class MirrorSite:
         return _page(f"{name} leaderboard", body)
 
 
-# == the demo site ==================================================================================
-@dataclass
-class DemoModels:
-    """Directories of the demo checkpoints (see :func:`build_demo_models`)."""
-
-    good: Path
-    random: Path
-    dialogue: Path
-    three_class: Path
-    legacy: Path
-    training: dict[str, Any] = field(default_factory=dict)
-
-
-def train_pairwise(
-    model_dir: Path,
-    examples: list[Any],
-    *,
-    steps: int = 300,
-    lr: float = 3e-3,
-    batch: int = 16,
-    seed: int = 0,
-) -> dict[str, Any]:
-    """Train a sequence-classification reward model in place with the pairwise (Bradley–Terry) loss on
-    probe-like pairs (reference vs. corruption) of ``examples``; seconds for the tiny model on one core."""
-    import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    from rlar.retrieval.probes import build_probes
-
-    torch.set_num_threads(1)
-    torch.manual_seed(seed)
-    tok = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForSequenceClassification.from_pretrained(model_dir, dtype=torch.float32)
-    pairs = build_probes(examples, n=len(examples) * 5, seed=seed + 1000)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr)
-    warm = max(1, steps // 10)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.05, 1.0 - s / steps)
-    )
-    g = torch.Generator().manual_seed(seed)
-    model.train()
-    losses: list[float] = []
-    t0 = time.perf_counter()
-    # Tokenise once; each step pads its pairs and runs preferred and rejected in one forward pass.
-    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-    good_ids = [tok(p.query, p.preferred, truncation=True, max_length=256)["input_ids"] for p in pairs]
-    bad_ids = [tok(p.query, p.rejected, truncation=True, max_length=256)["input_ids"] for p in pairs]
-    for _ in range(steps):
-        idx = torch.randint(len(pairs), (batch,), generator=g).tolist()
-        seqs = [good_ids[i] for i in idx] + [bad_ids[i] for i in idx]
-        width = max(len(x) for x in seqs)
-        ids = torch.tensor([x + [pad] * (width - len(x)) for x in seqs])
-        mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in seqs])
-        logits = model(input_ids=ids, attention_mask=mask).logits[:, 0]
-        loss = -torch.nn.functional.logsigmoid(logits[:batch] - logits[batch:]).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        losses.append(loss.item())
-    model.eval()
-    model.save_pretrained(model_dir, safe_serialization=True)
-    tail = losses[-20:]
-    return {
-        "steps": steps,
-        "pairs": len(pairs),
-        "final_loss": sum(tail) / len(tail),
-        "seconds": time.perf_counter() - t0,
-    }
-
-
-def _build_three_class(src: Path, out: Path) -> None:
-    import torch
-    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
-
-    config = AutoConfig.from_pretrained(src)
-    config.num_labels = 3
-    config.id2label = {0: "bad", 1: "acceptable", 2: "good"}
-    config.label2id = {v: k for k, v in config.id2label.items()}
-    torch.manual_seed(3)
-    model = AutoModelForSequenceClassification.from_config(config)
-    model.save_pretrained(out, safe_serialization=True)
-    AutoTokenizer.from_pretrained(src).save_pretrained(out)
-
-
-def build_demo_models(cache_dir: str | Path, *, steps: int = 300) -> DemoModels:
-    """Build (once; idempotent per recipe) the demo checkpoints under ``cache_dir``.
-
-    ``good``: tiny Llama RM trained ``steps`` pairwise steps on the builtin ``translate`` train split
-    (held-out probe accuracy 0.9 at 300 steps, 15–35 s on one busy core; ``steps=0`` leaves it untrained,
-    for tests that only read pages); ``random`` and ``dialogue``: untrained (≈0.5, they fail validation);
-    ``three_class``: a 3-label classifier; ``legacy``: config and tokenizer with a pickle ``.bin`` only.
-    """
-    from rlar.retrieval.probes import examples_from_task
-    from rlar.tools.reward_model import build_tiny_reward_model
-
-    root = Path(cache_dir)
-    marker = root / "demo-models.json"
-    dirs = DemoModels(
-        good=root / "good",
-        random=root / "random",
-        dialogue=root / "dialogue",
-        three_class=root / "three_class",
-        legacy=root / "legacy",
-    )
-    if marker.exists():
-        with contextlib.suppress(ValueError, KeyError):
-            meta = json.loads(marker.read_text())
-            if meta.get("recipe") == DEMO_RECIPE and meta.get("steps") == steps:
-                dirs.training = meta.get("training", {})
-                return dirs
-    root.mkdir(parents=True, exist_ok=True)
-    for d in (dirs.good, dirs.random, dirs.dialogue, dirs.three_class, dirs.legacy):
-        shutil.rmtree(d, ignore_errors=True)
-    build_tiny_reward_model(dirs.good, seed=0)
-    if steps > 0:
-        dirs.training = train_pairwise(dirs.good, examples_from_task("translate", split="train"), steps=steps)
-    build_tiny_reward_model(dirs.random, seed=1)
-    build_tiny_reward_model(dirs.dialogue, seed=2)
-    _build_three_class(dirs.random, dirs.three_class)
-    dirs.legacy.mkdir(parents=True, exist_ok=True)
-    for f in dirs.random.iterdir():
-        if f.is_file() and not f.name.endswith(".safetensors"):
-            shutil.copy2(f, dirs.legacy / f.name)
-    # Never a real pickle: the retriever must refuse the repo from its file list, before downloading.
-    (dirs.legacy / "pytorch_model.bin").write_bytes(b"not a checkpoint: pickle weights are refused\n" * 64)
-    marker.write_text(json.dumps({"recipe": DEMO_RECIPE, "steps": steps, "training": dirs.training}))
-    return dirs
-
-
-def _ago(days: float) -> str:
-    t = datetime.now(UTC) - timedelta(days=days)
-    return t.strftime("%Y-%m-%dT%H:%M:%S.000Z")
-
-
-def demo_catalogue(models: DemoModels) -> list[MirrorModel]:
-    """The demo site: reward models for an English→German translation-adequacy request, with every
-    failure a retriever meets (see the module docstring). Dates are relative to now."""
-    mt_tags = ["safetensors", "llama", "text-classification", "reward-model", "translation", "en", "de"]
-    return [
-        MirrorModel(
-            id="mirror-lab/mt-reward-base",
-            license="mit",
-            base_model="rlar/tiny-llama-bytes",
-            downloads=52_400,
-            likes=140,
-            last_modified=_ago(20),
-            tags=[
-                "safetensors",
-                "llama",
-                "text-classification",
-                "reward-model",
-                "translation",
-                "multilingual",
-            ],
-            card=(
-                "# mt-reward-base\n\nA general reward model for machine translation and multilingual "
-                "chat. It reads a source sentence and a candidate translation and returns a scalar "
-                "preference score.\n\n## Evaluation\n\n| Benchmark | Score |\n|---|---|\n"
-                "| Translation preference accuracy | 88.1 |\n"
-            ),
-            files=files_of_dir(models.random),
-        ),
-        MirrorModel(
-            id="mirror-lab/mt-de-reward-tiny",
-            license="apache-2.0",
-            base_model="rlar/tiny-llama-bytes",
-            downloads=900,
-            likes=6,
-            last_modified=_ago(45),
-            tags=mt_tags,
-            card=(
-                "# mt-de-reward-tiny\n\nReward model for English→German translation adequacy. Given an "
-                "English source sentence and a German translation it outputs one logit: higher means the "
-                "translation is complete, fluent and faithful to the source.\n\nTrained with a pairwise "
-                "(Bradley–Terry) loss on reference translations against corrupted ones (shuffled, "
-                "truncated, untranslated, repeated, mismatched).\n\n## Evaluation\n\n"
-                "| Benchmark | Accuracy |\n|---|---|\n| held-out EN-DE pairs | 89.6 |\n"
-            ),
-            files=files_of_dir(models.good),
-        ),
-        MirrorModel(
-            id="mirror-lab/dialogue-reward-tiny",
-            license="apache-2.0",
-            downloads=2_050,
-            likes=9,
-            last_modified=_ago(90),
-            tags=["safetensors", "llama", "text-classification", "reward-model", "conversational", "en"],
-            card=(
-                "# dialogue-reward-tiny\n\nA reward model for open-domain dialogue: it scores assistant "
-                "replies for helpfulness and harmlessness in English conversations.\n"
-            ),
-            files=files_of_dir(models.dialogue),
-        ),
-        MirrorModel(
-            id="mirror-lab/translation-reward-3class",
-            license="apache-2.0",
-            downloads=8_800,
-            likes=30,
-            last_modified=_ago(60),
-            tags=["safetensors", "llama", "text-classification", "translation", "quality-estimation"],
-            card=(
-                "# translation-reward-3class\n\nTranslation quality classifier with three labels: bad, "
-                "acceptable, good. Reward for translation RL.\n"
-            ),
-            files=files_of_dir(models.three_class),
-        ),
-        MirrorModel(
-            id="legacy-lab/translation-reward-legacy",
-            license="mit",
-            downloads=40_000,
-            likes=180,
-            last_modified=_ago(150),
-            parameters=104_000,
-            tags=["pytorch", "llama", "text-classification", "reward-model", "translation"],
-            card="# translation-reward-legacy\n\nAn older translation reward model (PyTorch checkpoint).\n",
-            files=files_of_dir(models.legacy),
-        ),
-        MirrorModel(
-            id="bigco/translation-reward-70b",
-            license="llama3.1",
-            base_model="meta-llama/Llama-3.1-70B-Instruct",
-            parameters=70_553_706_496,
-            dtype="BF16",
-            downloads=20_100,
-            likes=310,
-            last_modified=_ago(30),
-            tags=[
-                "safetensors",
-                "llama",
-                "text-classification",
-                "reward-model",
-                "translation",
-                "multilingual",
-            ],
-            card=(
-                "# translation-reward-70b\n\nA 70B reward model for translation, from Llama 3.1 70B.\n\n"
-                "| Benchmark | Score |\n|---|---|\n| RewardBench | 92.4 |\n"
-            ),
-            listed={
-                "config.json": 912,
-                **{f"model-{i:05d}-of-00030.safetensors": 4_700_000_000 for i in range(1, 31)},
-            },
-        ),
-        MirrorModel(
-            id="nc-lab/translation-reward-nc",
-            license="cc-by-nc-4.0",
-            downloads=15_000,
-            likes=95,
-            last_modified=_ago(15),
-            tags=mt_tags,
-            card="# translation-reward-nc\n\nA translation reward model for research use only (non-commercial).\n",
-            files=files_of_dir(models.random),
-        ),
-        MirrorModel(
-            id="ghost-lab/translation-reward-deleted",
-            downloads=12_000,
-            likes=50,
-            last_modified=_ago(10),
-            behaviour="404",
-            tags=mt_tags,
-        ),
-        MirrorModel(
-            id="slow-lab/translation-reward-slow",
-            downloads=9_500,
-            likes=40,
-            last_modified=_ago(12),
-            behaviour="hang",
-            tags=mt_tags,
-            files=files_of_dir(models.random),
-        ),
-        MirrorModel(
-            id="sparse-lab/translation-reward-sparse",
-            downloads=6_000,
-            likes=20,
-            last_modified=_ago(25),
-            behaviour="missing_fields",
-            card="# translation-reward-sparse\n\nTranslation reward model.\n",
-            files=files_of_dir(models.random),
-        ),
-        MirrorModel(
-            id="judge-lab/llm-judge-8b",
-            pipeline_tag="text-generation",
-            architectures=["LlamaForCausalLM"],
-            license="apache-2.0",
-            parameters=8_030_261_248,
-            dtype="BF16",
-            downloads=40_000,
-            likes=200,
-            last_modified=_ago(5),
-            tags=["safetensors", "llama", "text-generation", "llm-as-a-judge"],
-            card="# llm-judge-8b\n\nA generative judge: writes a critique and a 1–10 grade.\n",
-            listed={f"model-{i:05d}-of-00004.safetensors": 4_000_000_000 for i in range(1, 5)},
-        ),
-    ]
-
-
-LEADERBOARD_NAME = "mirror-lab/reward-leaderboard"
-
-
-def demo_leaderboard() -> dict[str, list[dict[str, Any]]]:
-    """The demo leaderboard page's rows: it rates the random model highest (leaderboards can mislead;
-    validation is the gate)."""
-    rows = [
-        ("bigco/translation-reward-70b", 92.4, 90.1, 95.0),
-        ("mirror-lab/mt-reward-base", 88.1, 86.0, 89.9),
-        ("judge-lab/llm-judge-8b", 84.0, 88.2, 80.3),
-        ("legacy-lab/translation-reward-legacy", 80.0, 76.5, 83.2),
-        ("mirror-lab/translation-reward-3class", 79.0, 70.0, 86.1),
-        ("mirror-lab/mt-de-reward-tiny", 60.0, 35.2, 81.7),
-        ("mirror-lab/dialogue-reward-tiny", 58.3, 70.4, 50.1),
-    ]
-    return {
-        LEADERBOARD_NAME: [
-            {"model": m, "scores": {"Score": s, "Chat": c, "Translation": t}} for m, s, c, t in rows
-        ]
-    }
-
-
-@contextlib.contextmanager
-def demo_site(cache_dir: str | Path, *, steps: int = 300, hang_s: float = 600.0) -> Iterator[MirrorSite]:
-    """Build the demo models (once) and serve the demo site on 127.0.0.1 for the duration."""
-    models = build_demo_models(cache_dir, steps=steps)
-    site = MirrorSite(demo_catalogue(models), leaderboards=demo_leaderboard(), hang_s=hang_s)
-    with site:
-        yield site
-
-
 __all__ = [
-    "LEADERBOARD_NAME",
-    "DemoModels",
     "MirrorModel",
     "MirrorSite",
-    "build_demo_models",
-    "demo_catalogue",
-    "demo_leaderboard",
-    "demo_site",
     "files_of_dir",
     "markdown_to_html",
     "safetensors_parameters",
-    "train_pairwise",
 ]
