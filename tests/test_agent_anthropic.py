@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -27,17 +26,8 @@ QUERY = RoutingQuery(
 )  # fmt: skip
 
 
-@pytest.fixture
-def server() -> Iterator[MessagesServer]:
-    with MessagesServer() as srv:
-        yield srv
-
-
 @pytest.fixture(autouse=True)
-def no_ambient_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+def rlar_test_key(no_ambient_anthropic: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RLAR_TEST_KEY", "sk-test-agent")
 
 
@@ -59,15 +49,17 @@ def tool_use(name: str, data: dict[str, object], usage: dict[str, int] | None = 
     }
 
 
-async def test_a_tool_use_reply_becomes_a_route_with_token_accounting(server: MessagesServer) -> None:
-    server.script.append(
+async def test_a_tool_use_reply_becomes_a_route_with_token_accounting(
+    messages_server: MessagesServer,
+) -> None:
+    messages_server.script.append(
         tool_use(
             CHOOSE_TOOL.name,
             {"tools": [{"name": "math_verify", "weight": 3}, {"name": "no_such_tool", "weight": 1}],
              "none_fit": False, "confidence": 0.9, "reason": "numeric answer"},
         )
     )  # fmt: skip
-    agent = agent_for(server)
+    agent = agent_for(messages_server)
     specs = builtin_specs()
     try:
         reply = await agent.ask(routing_request(QUERY, specs))
@@ -82,87 +74,89 @@ async def test_a_tool_use_reply_becomes_a_route_with_token_accounting(server: Me
     assert "no_such_tool" in route.reason
     assert route.provenance["backend"] == "anthropic" and route.provenance["model"] == "router-test"
     assert route.provenance["cost"]["input_tokens"] == 321 and len(route.provenance["prompt_hash"]) == 16
-    body = server.requests[0]
+    body = messages_server.requests[0]
     assert body["model"] == "router-test" and body["tool_choice"] == {
         "type": "tool",
         "name": CHOOSE_TOOL.name,
     }
     assert [t["name"] for t in body["tools"]] == [CHOOSE_TOOL.name] and "input_schema" in body["tools"][0]
     assert "math_verify" in body["messages"][0]["content"] and body["system"]
-    sent = server.headers_seen[0]
+    sent = messages_server.headers_seen[0]
     assert "sk-test-agent" in (sent.get("x-api-key", "") + sent.get("authorization", ""))
     m = agent.metrics()
     assert m["calls"] == 1 and m["input_tokens"] == 321 and m["output_tokens"] == 45 and m["status_ok"] == 1
 
 
-async def test_429_is_retried_after_the_servers_retry_after(server: MessagesServer) -> None:
-    server.script.append({"status": 429, "etype": "rate_limit_error", "headers": {"retry-after": "0.4"}})
-    server.script.append(
+async def test_429_is_retried_after_the_servers_retry_after(messages_server: MessagesServer) -> None:
+    messages_server.script.append(
+        {"status": 429, "etype": "rate_limit_error", "headers": {"retry-after": "0.4"}}
+    )
+    messages_server.script.append(
         tool_use(CHOOSE_TOOL.name, {"tools": [], "none_fit": True, "confidence": 0.7, "reason": "x"})
     )
-    agent = agent_for(server)
+    agent = agent_for(messages_server)
     t0 = time.monotonic()
     reply = await agent.ask(routing_request(QUERY, builtin_specs()))
     elapsed = time.monotonic() - t0
     await agent.aclose()
     assert reply.ok and reply.attempts == ["HTTP 429", "ok"]
     assert elapsed >= 0.4, "the retry must wait at least the server's retry-after"
-    assert server.count == 2
+    assert messages_server.count == 2
 
 
-async def test_5xx_is_retried_with_backoff_then_given_up(server: MessagesServer) -> None:
+async def test_5xx_is_retried_with_backoff_then_given_up(messages_server: MessagesServer) -> None:
     for _ in range(3):
-        server.script.append({"status": 529, "etype": "overloaded_error"})
-    agent = agent_for(server, max_retries=2)
+        messages_server.script.append({"status": 529, "etype": "overloaded_error"})
+    agent = agent_for(messages_server, max_retries=2)
     reply = await agent.ask(routing_request(QUERY, builtin_specs()))
     await agent.aclose()
     assert reply.status == "error" and reply.attempts == ["HTTP 529"] * 3
-    assert "gave up after 3 attempts" in reply.reason and server.count == 3
+    assert "gave up after 3 attempts" in reply.reason and messages_server.count == 3
     assert reply.usage.input_tokens == 0
 
 
-async def test_a_client_error_is_not_retried(server: MessagesServer) -> None:
-    server.script.append({"status": 400, "etype": "invalid_request_error"})
-    agent = agent_for(server)
+async def test_a_client_error_is_not_retried(messages_server: MessagesServer) -> None:
+    messages_server.script.append({"status": 400, "etype": "invalid_request_error"})
+    agent = agent_for(messages_server)
     reply = await agent.ask(routing_request(QUERY, builtin_specs()))
     await agent.aclose()
-    assert reply.status == "error" and "HTTP 400" in reply.reason and server.count == 1
+    assert reply.status == "error" and "HTTP 400" in reply.reason and messages_server.count == 1
 
 
-async def test_a_slow_server_times_out_without_retrying(server: MessagesServer) -> None:
-    server.script.append({"text": "late", "delay": 3.0})
-    agent = agent_for(server, timeout_s=0.4)
+async def test_a_slow_server_times_out_without_retrying(messages_server: MessagesServer) -> None:
+    messages_server.script.append({"text": "late", "delay": 3.0})
+    agent = agent_for(messages_server, timeout_s=0.4)
     t0 = time.monotonic()
     reply = await agent.ask(routing_request(QUERY, builtin_specs()))
     await agent.aclose()
     assert reply.status == "timeout" and time.monotonic() - t0 < 2.0 and reply.attempts == ["timeout"]
 
 
-async def test_a_reply_without_the_required_tool_call_is_an_error(server: MessagesServer) -> None:
-    server.script.append({"text": "I think math_verify."})
-    agent = agent_for(server)
+async def test_a_reply_without_the_required_tool_call_is_an_error(messages_server: MessagesServer) -> None:
+    messages_server.script.append({"text": "I think math_verify."})
+    agent = agent_for(messages_server)
     reply = await agent.ask(routing_request(QUERY, builtin_specs()))
     await agent.aclose()
     assert reply.status == "error" and "did not call" in reply.reason
     assert not parse_route(reply, builtin_specs()).ok
 
 
-async def test_concurrency_is_capped(server: MessagesServer) -> None:
-    server.default = tool_use(
+async def test_concurrency_is_capped(messages_server: MessagesServer) -> None:
+    messages_server.default = tool_use(
         CHOOSE_TOOL.name, {"tools": [], "none_fit": True, "confidence": 0.5, "reason": "x"}
     )
-    server.delay_s = 0.15
-    agent = agent_for(server, max_concurrency=2)
+    messages_server.delay_s = 0.15
+    agent = agent_for(messages_server, max_concurrency=2)
     replies = await asyncio.gather(*(agent.ask(routing_request(QUERY, builtin_specs())) for _ in range(6)))
     await agent.aclose()
-    assert all(r.ok for r in replies) and server.max_in_flight == 2
+    assert all(r.ok for r in replies) and messages_server.max_in_flight == 2
     assert agent.metrics()["input_tokens"] == 6 * 321
 
 
-async def test_without_key_or_base_url_nothing_is_sent(server: MessagesServer) -> None:
+async def test_without_key_or_base_url_nothing_is_sent(messages_server: MessagesServer) -> None:
     agent = AnthropicAgent(AnthropicAgentConfig(api_key_env="RLAR_NO_SUCH_KEY"))
     reply = await agent.ask(routing_request(QUERY, builtin_specs()))
-    assert reply.status == "error" and "no API key" in reply.reason and server.count == 0
+    assert reply.status == "error" and "no API key" in reply.reason and messages_server.count == 0
 
 
 def test_the_default_backend_is_offline_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -173,7 +167,7 @@ def test_the_default_backend_is_offline_without_a_key(monkeypatch: pytest.Monkey
 
 
 async def test_the_code_agent_gets_its_rejection_back_as_a_tool_result_and_fixes_it(
-    server: MessagesServer,
+    messages_server: MessagesServer,
 ) -> None:
     broken = "def reward(query, response, reference, metadata):\n    raise ValueError('not yet')\n"
     fixed = (
@@ -182,7 +176,7 @@ async def test_the_code_agent_gets_its_rejection_back_as_a_tool_result_and_fixes
         "    return 1.0 if response.strip() == str(reference).strip() else 0.0\n"
     )
     for code in (broken, fixed):
-        server.script.append(
+        messages_server.script.append(
             tool_use("submit_reward_function", {"code": code, "score_range": [0, 1], "needs_reference": True,
                                                 "rationale": "exact match"}, {"input_tokens": 500, "output_tokens": 80})
         )  # fmt: skip
@@ -191,12 +185,12 @@ async def test_the_code_agent_gets_its_rejection_back_as_a_tool_result_and_fixes
         examples=[{"query": "copy:abcd=", "reference": "abcd"}, {"query": "copy:xyz=", "reference": "xyz"}],
         signature="sig-copy", request_id="req-1",
     )  # fmt: skip
-    agent = agent_for(server)
+    agent = agent_for(messages_server)
     out = await synthesize(task, agent, local_runner(), max_attempts=3)
     await agent.aclose()
     assert out.ok and out.spec is not None and len(out.attempts) == 2
     assert out.attempts[0].reason.startswith("executes:") and "ValueError: not yet" in out.attempts[0].reason
-    retry = server.requests[1]["messages"]
+    retry = messages_server.requests[1]["messages"]
     assert [m["role"] for m in retry] == ["user", "assistant", "user"]
     assert retry[1]["content"][0]["type"] == "tool_use" and retry[1]["content"][0]["input"]["code"] == broken
     result = retry[2]["content"][0]

@@ -137,16 +137,24 @@ def cfg(server: ServerProcess, role: str, **kw: Any) -> NatsConfig:
     return NatsConfig(url=server.url, user=role, password=PASSWORDS[role], **kw)
 
 
+@contextlib.asynccontextmanager
+async def connected(server: ServerProcess, role: str) -> AsyncIterator[Bus]:
+    """A bus connected as ``role`` (and named after it), closed on leaving."""
+    bus = await Bus.connect(cfg(server, role), name=role)
+    try:
+        yield bus
+    finally:
+        await bus.close()
+
+
 @pytest.fixture(scope="module")
 async def admin(auth_server: ServerProcess) -> AsyncIterator[Bus]:
     # The topology is created by the supervisor role, as `rlar up` does on a real cluster.
-    sup = await Bus.connect(cfg(auth_server, "supervisor"), name="supervisor")
-    await ensure_topology(sup.js, declare(TEST_TOPOLOGY))
-    assert sup.permission_errors == 0
-    await sup.close()
-    bus = await Bus.connect(cfg(auth_server, "admin"), name="admin")
-    yield bus
-    await bus.close()
+    async with connected(auth_server, "supervisor") as sup:
+        await ensure_topology(sup.js, declare(TEST_TOPOLOGY))
+        assert sup.permission_errors == 0
+    async with connected(auth_server, "admin") as bus:
+        yield bus
 
 
 async def _connect_raw(server: ServerProcess, role: str) -> tuple[Any, list[str]]:
@@ -243,8 +251,7 @@ async def test_reward_worker_consumes_scores_publishes_rewards_and_merges_stats(
 ) -> None:
     from rlar.registry import ToolRegistry
 
-    reward = await Bus.connect(cfg(auth_server, "reward"), name="reward")
-    try:
+    async with connected(auth_server, "reward") as reward:
         await ensure_topology(reward.js, declare(TEST_TOPOLOGY))  # lookups only
         req = ScoreRequest(
             sample_id="s1", prompt_id="p1", task="t", tool="exact", kind="rule", query="q", response="r"
@@ -263,8 +270,6 @@ async def test_reward_worker_consumes_scores_publishes_rewards_and_merges_stats(
         await msg.ack_sync()
         await ToolRegistry(reward).record_stats("exact", 1, {"calls": 1, "ok": 1})
         assert reward.permission_errors == 0
-    finally:
-        await reward.close()
 
 
 async def test_only_the_learner_publishes_weights_and_rollouts_read_them(
@@ -272,9 +277,7 @@ async def test_only_the_learner_publishes_weights_and_rollouts_read_them(
 ) -> None:
     from rlar.policy.sync import latest_announcement
 
-    learner = await Bus.connect(cfg(auth_server, "learner"), name="learner")
-    rollout = await Bus.connect(cfg(auth_server, "rollout"), name="rollout")
-    try:
+    async with connected(auth_server, "learner") as learner, connected(auth_server, "rollout") as rollout:
         store = await learner.js.object_store("rlar_objects")
         await store.put("policy/v00000007.safetensors", b"\0" * 4096)
         announce = WeightsAnnounce(version=7, uri="objstore://rlar_objects/policy/v00000007.safetensors",
@@ -289,9 +292,6 @@ async def test_only_the_learner_publishes_weights_and_rollouts_read_them(
             await rollout.js_publish(subjects.WEIGHTS, announce, timeout_s=1.0)
         assert rollout.permission_errors == 1
         assert (await latest_announcement(rollout)).version == 7  # type: ignore[union-attr]
-    finally:
-        await learner.close()
-        await rollout.close()
 
 
 async def test_only_registrars_write_tool_specs_and_everyone_reads_them(
@@ -300,9 +300,7 @@ async def test_only_registrars_write_tool_specs_and_everyone_reads_them(
     from rlar.registry import ToolRegistry
     from rlar.tools.base import ToolKind, ToolSpec
 
-    synth = await Bus.connect(cfg(auth_server, "synthesizer"), name="synthesizer")
-    reward = await Bus.connect(cfg(auth_server, "reward"), name="reward")
-    try:
+    async with connected(auth_server, "synthesizer") as synth, connected(auth_server, "reward") as reward:
         spec = ToolSpec(
             name="perm_probe",
             kind=ToolKind.SANDBOX,
@@ -323,16 +321,12 @@ async def test_only_registrars_write_tool_specs_and_everyone_reads_them(
             await ToolRegistry(reward).register(changed, by="reward")
         assert reward.permission_errors >= 1
         assert (await ToolRegistry(synth).get("perm_probe")).description == "probe"  # type: ignore[union-attr]
-    finally:
-        await synth.close()
-        await reward.close()
 
 
 async def test_observer_reads_status_and_publishes_nothing(auth_server: ServerProcess, admin: Bus) -> None:
     from rlar.status import collect
 
-    observer = await Bus.connect(cfg(auth_server, "observer"), name="observer")
-    try:
+    async with connected(auth_server, "observer") as observer:
         doc = await collect(observer, rate_window_s=0.1)
         assert {s["stream"] for s in doc["streams"]} >= {"PROMPTS", "SCORE", "WEIGHTS"}
         assert observer.permission_errors == 0
@@ -340,20 +334,15 @@ async def test_observer_reads_status_and_publishes_nothing(auth_server: ServerPr
         await observer.nc.flush()
         await asyncio.sleep(0.1)
         assert observer.permission_errors == 1 and observer.nc.is_connected
-    finally:
-        await observer.close()
 
 
 async def test_actor_roles_cannot_create_topology_on_an_empty_server(tmp_path: Path) -> None:
     server = local_server("empty", tmp_path, passwords=PASSWORDS).start()
     try:
-        reward = await Bus.connect(cfg(server, "reward"), name="reward")
-        try:
+        async with connected(server, "reward") as reward:
             with pytest.raises(nats.errors.TimeoutError):
                 await ensure_topology(reward.nc.jetstream(timeout=1.0), declare(TopologyConfig()))
             assert reward.permission_errors >= 1
-        finally:
-            await reward.close()
     finally:
         server.stop()
 

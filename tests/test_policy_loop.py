@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from bus.embedded import EmbeddedServer, free_port
 from tests.conftest import REPO, actor_env
 
 pytestmark = pytest.mark.slow
@@ -95,6 +96,22 @@ def _start(kind: str, cfg: Path, url: str, run: Path, *extra: str) -> subprocess
     )  # fmt: skip
 
 
+def _prepared_run(tmp: Path, *, max_steps: int) -> tuple[Path, Path]:
+    """A run directory holding the initial policy (no SFT), and the config of a run of ``max_steps``."""
+    from rlar.train import PolicySection, prepare_policy
+
+    run = tmp / "run"
+    run.mkdir()
+    prepare_policy(PolicySection(sft_steps=0), run, tmp / "cache")
+    return run, _config(tmp, max_steps=max_steps)
+
+
+def _start_all_but_the_learner(procs: list[subprocess.Popen[bytes]], cfg: Path, url: str, run: Path) -> None:
+    """Start the sandbox, reward, feeder and rollout actors, appending each to ``procs`` as it starts."""
+    for kind in ("sandbox", "reward", "feeder", "rollout"):
+        procs.append(_start(kind, cfg, url, run))
+
+
 def _stop_all(procs: list[subprocess.Popen[bytes]]) -> None:
     """SIGTERM every process we started (by pid), then give each 30 s to drain before a kill."""
     for p in procs:
@@ -149,18 +166,11 @@ def _steps(run: Path) -> list[int]:
 def test_a_killed_learner_resumes_from_its_checkpoint_and_a_killed_rollout_loses_no_prompt(
     tmp_path: Path,
 ) -> None:
-    from bus.embedded import EmbeddedServer
-    from rlar.train import PolicySection, prepare_policy
-
-    run = tmp_path / "run"
-    run.mkdir()
-    prepare_policy(PolicySection(sft_steps=0), run, tmp_path / "cache")
-    cfg = _config(tmp_path, max_steps=14)
+    run, cfg = _prepared_run(tmp_path, max_steps=14)
     procs: list[subprocess.Popen[bytes]] = []
     with EmbeddedServer(tmp_path / "nats") as srv:
         try:
-            for kind in ("sandbox", "reward", "feeder", "rollout"):
-                procs.append(_start(kind, cfg, srv.url, run))
+            _start_all_but_the_learner(procs, cfg, srv.url, run)
             learner = _start("learner", cfg, srv.url, run)
             _wait(
                 lambda: (run / "checkpoints" / "latest").exists() and len(_steps(run)) >= 5,
@@ -193,18 +203,11 @@ def test_a_killed_learner_resumes_from_its_checkpoint_and_a_killed_rollout_loses
 
 
 def test_the_learner_trains_on_two_gloo_ranks_launched_by_torchrun(tmp_path: Path) -> None:
-    from bus.embedded import EmbeddedServer
-    from rlar.train import PolicySection, prepare_policy
-
-    run = tmp_path / "run"
-    run.mkdir()
-    prepare_policy(PolicySection(sft_steps=0), run, tmp_path / "cache")
-    cfg = _config(tmp_path, max_steps=3)
+    run, cfg = _prepared_run(tmp_path, max_steps=3)
     procs: list[subprocess.Popen[bytes]] = []
     with EmbeddedServer(tmp_path / "nats") as srv:
         try:
-            for kind in ("sandbox", "reward", "feeder", "rollout"):
-                procs.append(_start(kind, cfg, srv.url, run))
+            _start_all_but_the_learner(procs, cfg, srv.url, run)
             log = open(run / "learner.log", "ab")
             procs.append(
                 subprocess.Popen(
@@ -215,7 +218,7 @@ def test_the_learner_trains_on_two_gloo_ranks_launched_by_torchrun(tmp_path: Pat
                         "--nproc_per_node",
                         "2",
                         "--master_port",
-                        str(_free_port()),
+                        str(free_port()),
                         "-m",
                         "actors",
                         "learner",
@@ -238,11 +241,3 @@ def test_the_learner_trains_on_two_gloo_ranks_launched_by_torchrun(tmp_path: Pat
     records = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in records[:3]] == [1, 2, 3]
     assert any(r["trained_rows"] > 0 and r["trained_rows"] % 2 == 0 for r in records)
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])

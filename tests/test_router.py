@@ -34,7 +34,7 @@ from rlar.registry import ToolRegistry
 from rlar.synthesis.compose import SynthesisTask, compose
 from rlar.testing.anthropic_server import MessagesServer
 from rlar.tools.synthesized import synthesized_spec
-from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
+from tests.conftest import REPO, TEST_TOPOLOGY, actor_env, serve_nats
 from tests.reward_tools_for_tests import running
 
 needs_bwrap = pytest.mark.skipif(not os.access("/usr/bin/bwrap", os.X_OK), reason="bubblewrap not installed")
@@ -45,10 +45,7 @@ BULLETS = "Answer must contain exactly three bullet points, each under ten words
 def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
     """A bus of this module's own: routing depends on what the registry holds, so tools registered by
     other modules' tests (synthesised or retrieved ones) must not be visible here."""
-    server = EmbeddedServer(tmp_path_factory.mktemp("nats-router"))
-    server.start()
-    yield server
-    server.stop()
+    yield from serve_nats(tmp_path_factory, "nats-router")
 
 
 @pytest.fixture(scope="module")
@@ -72,9 +69,13 @@ async def registry(bus: Bus) -> ToolRegistry:
     return reg
 
 
+def actor_fields(nats_url: str, tmp_path: Path) -> dict[str, Any]:
+    """The config fields every actor of these tests shares: this module's bus, short ack-waits, a run dir."""
+    return dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path), heartbeat_s=0.5)
+
+
 def router_config(nats_url: str, tmp_path: Path, **fields: Any) -> RouterConfig:
-    base: dict[str, Any] = dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
-                                heartbeat_s=0.5, health_interval_s=3600, metrics_interval_s=0.3)  # fmt: skip
+    base = {**actor_fields(nats_url, tmp_path), "health_interval_s": 3600, "metrics_interval_s": 0.3}
     return RouterConfig(**{**base, **fields})
 
 
@@ -311,8 +312,7 @@ async def test_a_collapsed_synthesised_tool_is_quarantined_and_its_task_rerouted
 async def test_a_task_no_tool_fits_gets_a_synthesised_verifier_and_its_prompts_get_rewards(
     bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent, registry: ToolRegistry, task_name: str
 ) -> None:
-    common: dict[str, Any] = dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
-                                  heartbeat_s=0.5)  # fmt: skip
+    common = actor_fields(nats_url, tmp_path)
     routed = await inbox(bus, subjects.routed(task_name), Prompt)
     rewards = await inbox(bus, subjects.rewards(task_name), Reward)
     desc = f"{BULLETS} Topic varies. ({task_name})"
@@ -357,8 +357,7 @@ async def test_a_task_no_tool_fits_gets_a_synthesised_verifier_and_its_prompts_g
 async def test_when_synthesis_fails_the_waiting_prompts_fall_back_at_once(
     bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent, registry: ToolRegistry, task_name: str
 ) -> None:
-    common: dict[str, Any] = dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
-                                  heartbeat_s=0.5)  # fmt: skip
+    common = actor_fields(nats_url, tmp_path)
     routed = await inbox(bus, subjects.routed(task_name), Prompt)
     # Open chat with no judge and no reward model configured: nothing fits, and nothing can be composed.
     cfg = router_config(

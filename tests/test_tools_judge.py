@@ -7,7 +7,6 @@ The server (http.server in a thread, 127.0.0.1, free port) replays a script per 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,18 +16,7 @@ from rlar.tools import ToolExecutor, ToolInput, builtin_specs, make_tool
 from rlar.tools.base import ToolSpec
 from rlar.tools.judge import parse_judge_score, retry_after_seconds
 
-
-@pytest.fixture
-def server() -> Iterator[MessagesServer]:
-    with MessagesServer() as srv:
-        yield srv
-
-
-@pytest.fixture(autouse=True)
-def no_ambient_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+pytestmark = pytest.mark.usefixtures("no_ambient_anthropic")
 
 
 def judge_spec(server: MessagesServer | None = None, **params: Any) -> ToolSpec:
@@ -47,13 +35,15 @@ async def test_without_key_or_base_url_the_judge_abstains():
     assert res.status == "abstain" and res.reason == "no judge configured"
 
 
-async def test_judge_sends_the_rubric_prompt_and_maps_the_score(server, monkeypatch):
+async def test_judge_sends_the_rubric_prompt_and_maps_the_score(messages_server, monkeypatch):
     monkeypatch.setenv("TEST_JUDGE_KEY", "sk-test-123")
-    server.script.append({"text": "Correct and concise.\n**Score:** 8"})
-    tool = make_tool(judge_spec(server, api_key_env="TEST_JUDGE_KEY", rubric="Be harsh on verbosity."))
+    messages_server.script.append({"text": "Correct and concise.\n**Score:** 8"})
+    tool = make_tool(
+        judge_spec(messages_server, api_key_env="TEST_JUDGE_KEY", rubric="Be harsh on verbosity.")
+    )
     res = await tool.score(SAMPLE)
     assert res.status == "ok" and res.score == pytest.approx(0.8) and res.details["judge_score"] == 8
-    body, headers = server.requests[0], server.headers_seen[0]
+    body, headers = messages_server.requests[0], messages_server.headers_seen[0]
     assert body["model"] == "judge-test" and body["max_tokens"] == 512
     user = body["messages"][0]["content"]
     assert "Be harsh on verbosity." in user and "Paris." in user and "capital of France" in user
@@ -63,57 +53,61 @@ async def test_judge_sends_the_rubric_prompt_and_maps_the_score(server, monkeypa
     await tool.aclose()
 
 
-async def test_429_with_retry_after_is_honoured_then_succeeds(server):
-    server.script.extend(
+async def test_429_with_retry_after_is_honoured_then_succeeds(messages_server):
+    messages_server.script.extend(
         [{"status": 429, "etype": "rate_limit_error", "headers": {"retry-after": "1"}}, {"text": "Score: 10"}]
     )
-    tool = make_tool(judge_spec(server))
+    tool = make_tool(judge_spec(messages_server))
     t0 = time.perf_counter()
     res = await tool.score(SAMPLE)
     elapsed = time.perf_counter() - t0
     assert res.status == "ok" and res.score == 1.0 and res.details["attempts"] == ["HTTP 429"]
-    assert elapsed >= 1.0 and len(server.requests) == 2
+    assert elapsed >= 1.0 and len(messages_server.requests) == 2
     await tool.aclose()
 
 
-async def test_persistent_500_abstains_after_bounded_retries(server):
-    server.default = {"status": 500}
-    tool = make_tool(judge_spec(server, max_retries=2))
+async def test_persistent_500_abstains_after_bounded_retries(messages_server):
+    messages_server.default = {"status": 500}
+    tool = make_tool(judge_spec(messages_server, max_retries=2))
     res = await tool.score(SAMPLE)
     assert res.status == "abstain" and res.reason == "judge failed after 3 attempts: HTTP 500"
-    assert len(server.requests) == 3
+    assert len(messages_server.requests) == 3
     await tool.aclose()
 
 
-async def test_a_500_then_success_recovers(server):
-    server.script.extend([{"status": 529, "etype": "overloaded_error"}, {"text": "Score: 3"}])
-    tool = make_tool(judge_spec(server))
+async def test_a_500_then_success_recovers(messages_server):
+    messages_server.script.extend([{"status": 529, "etype": "overloaded_error"}, {"text": "Score: 3"}])
+    tool = make_tool(judge_spec(messages_server))
     res = await tool.score(SAMPLE)
     assert res.status == "ok" and res.score == pytest.approx(0.3) and res.details["attempts"] == ["HTTP 529"]
     await tool.aclose()
 
 
-async def test_slow_reply_past_the_timeout_abstains_without_retry(server):
-    server.script.append({"text": "Score: 9", "delay": 3.0})
-    tool = make_tool(judge_spec(server, timeout_s=0.5))
+async def test_slow_reply_past_the_timeout_abstains_without_retry(messages_server):
+    messages_server.script.append({"text": "Score: 9", "delay": 3.0})
+    tool = make_tool(judge_spec(messages_server, timeout_s=0.5))
     t0 = time.perf_counter()
     res = await tool.score(SAMPLE)
     assert res.status == "abstain" and res.reason == "judge timeout after 0.5s"
-    assert time.perf_counter() - t0 < 2.0 and len(server.requests) == 1
+    assert time.perf_counter() - t0 < 2.0 and len(messages_server.requests) == 1
     await tool.aclose()
 
 
-async def test_client_errors_are_errors_not_retried(server):
-    server.default = {"status": 400, "etype": "invalid_request_error"}
-    tool = make_tool(judge_spec(server))
+async def test_client_errors_are_errors_not_retried(messages_server):
+    messages_server.default = {"status": 400, "etype": "invalid_request_error"}
+    tool = make_tool(judge_spec(messages_server))
     res = await tool.score(SAMPLE)
-    assert res.status == "error" and res.reason.startswith("judge HTTP 400") and len(server.requests) == 1
+    assert (
+        res.status == "error"
+        and res.reason.startswith("judge HTTP 400")
+        and len(messages_server.requests) == 1
+    )
     await tool.aclose()
 
 
-async def test_unparseable_or_out_of_scale_replies_abstain(server):
-    server.script.extend([{"text": "I refuse to grade this."}, {"text": "Score: 15"}])
-    tool = make_tool(judge_spec(server))
+async def test_unparseable_or_out_of_scale_replies_abstain(messages_server):
+    messages_server.script.extend([{"text": "I refuse to grade this."}, {"text": "Score: 15"}])
+    tool = make_tool(judge_spec(messages_server))
     first = await tool.score(SAMPLE)
     second = await tool.score(SAMPLE)
     assert first.status == "abstain" and "could not parse" in first.reason
@@ -121,18 +115,18 @@ async def test_unparseable_or_out_of_scale_replies_abstain(server):
     await tool.aclose()
 
 
-async def test_concurrency_is_capped_by_the_semaphore(server):
-    server.default = {"text": "Score: 5", "delay": 0.2}
-    tool = make_tool(judge_spec(server, max_concurrency=2))
+async def test_concurrency_is_capped_by_the_semaphore(messages_server):
+    messages_server.default = {"text": "Score: 5", "delay": 0.2}
+    tool = make_tool(judge_spec(messages_server, max_concurrency=2))
     results = await tool.score_batch([SAMPLE] * 6)
     assert all(r.score == pytest.approx(0.5) for r in results)
-    assert server.max_in_flight == 2
+    assert messages_server.max_in_flight == 2
     await tool.aclose()
 
 
-async def test_judge_runs_in_process_under_the_executor(server):
+async def test_judge_runs_in_process_under_the_executor(messages_server):
     async with ToolExecutor(timeout_s=10) as ex:
-        res = await ex.score_batch(judge_spec(server), [SAMPLE, ToolInput("q", "other", None)])
+        res = await ex.score_batch(judge_spec(messages_server), [SAMPLE, ToolInput("q", "other", None)])
         assert ex.stats.spawns == 0
     assert [r.score for r in res] == [pytest.approx(0.7)] * 2
 
