@@ -95,7 +95,7 @@ class Inbox:
     async def on(self, msg: Any, raw: object) -> None:
         self.items.append(msg)
 
-    async def wait(self, n: int, timeout_s: float = 20.0) -> list[Any]:
+    async def wait(self, n: int, timeout_s: float = 60.0) -> list[Any]:
         deadline = time.monotonic() + timeout_s
         while len(self.items) < n and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
