@@ -21,10 +21,10 @@ from rlar.agent.base import OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
 from rlar.registry import ToolRegistry
 from rlar.synthesis.compose import ComposeError, SynthesisTask, compose
-from rlar.synthesis.constraints import extract_constraints
 from rlar.synthesis.probes import holds, make_probes
 from rlar.synthesis.runner import bus_runner, local_runner
 from rlar.synthesis.validate import validate
+from rlar.tasks.constraints import extract_constraints
 from rlar.tools import ToolInput, make_tool
 from rlar.tools.synthesized import SynthesizedTool, synthesized_spec
 from tests.conftest import TEST_TOPOLOGY

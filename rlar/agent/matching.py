@@ -4,7 +4,7 @@ No language model is involved. The method, in order:
 
 1. Read the query. Reference shape (:func:`rlar.synthesis.compose.reference_shape`: none, code tests,
    choice letter, number, short text, text) and checkable constraints (read from the description and the
-   query, and the record's ``format_rules``; :mod:`rlar.synthesis.constraints`).
+   query, and the record's ``format_rules``; :mod:`rlar.tasks.constraints`).
 2. Eligibility (hard rules). A tool that needs a reference is out when there is none; the code-test tool needs
    test cases as the reference and nothing else does; a tool whose answer formats are all mathematical needs a
    math-like reference; a synthesised tool is eligible only for its own signature or for exactly its
@@ -39,7 +39,7 @@ from typing import Any
 
 from rlar.agent.routing import RoutingQuery
 from rlar.synthesis.compose import reference_shape
-from rlar.synthesis.constraints import canonical, constraints_key, extract_constraints, from_metadata
+from rlar.tasks.constraints import canonical, constraints_key, extract_constraints, from_metadata
 from rlar.tools.base import ToolKind, ToolSpec
 
 __all__ = ["Match", "OfflineRouter", "needs_reference", "tool_ready"]

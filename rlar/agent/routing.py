@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlar.agent.base import AgentReply, AgentRequest, AgentTool
-from rlar.synthesis.constraints import canonical, constraints_key, extract_constraints, from_metadata
 from rlar.tasks.base import query_text
+from rlar.tasks.constraints import canonical, constraints_key, extract_constraints, from_metadata
 from rlar.tools.base import ToolSpec
 
 __all__ = [

@@ -38,7 +38,7 @@ from rlar.agent.base import Agent
 from rlar.agent.matching import OfflineRouter, query_text_for_matching
 from rlar.agent.routing import RoutingQuery, parse_route, routing_request
 from rlar.synthesis.compose import reference_shape
-from rlar.synthesis.constraints import constraints_key
+from rlar.tasks.constraints import constraints_key
 from rlar.tools.base import ToolSpec, builtin_specs
 
 __all__ = ["binomial_tail", "load_records", "run"]

@@ -1,6 +1,7 @@
 """Reward synthesis (the code agent's library): write a verifier, test it in the sandbox, keep it or say why not.
 
-- :mod:`~rlar.synthesis.constraints`: checkable output constraints, read from task text or record metadata.
+The constraints a verifier checks are read by :mod:`rlar.tasks.constraints`.
+
 - :mod:`~rlar.synthesis.blocks`: parametrised building blocks rendered into stdlib-only verifier source.
 - :mod:`~rlar.synthesis.compose`: the synthesis task, drafts, and the offline composer.
 - :mod:`~rlar.synthesis.drafting`: synthesis as an agent question (request, retry turns, parsing).

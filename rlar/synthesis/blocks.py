@@ -2,7 +2,7 @@
 
 Two families:
 
-- check blocks, one per constraint rule of :mod:`rlar.synthesis.constraints` (counts of bullets, words,
+- check blocks, one per constraint rule of :mod:`rlar.tasks.constraints` (counts of bullets, words,
   sentences…, per-item word limits, required / forbidden words, case, commas, start / end phrases, JSON keys):
   each scores the response alone, 1.0 when the rule holds (``include`` and ``item_words`` give the fraction
   that holds).

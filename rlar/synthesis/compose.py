@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlar.synthesis.blocks import MATCH_BLOCKS, render_module
-from rlar.synthesis.constraints import canonical, extract_constraints, from_metadata
+from rlar.tasks.constraints import canonical, extract_constraints, from_metadata
 
 __all__ = ["ComposeError", "Draft", "SynthesisTask", "compose", "rank_match_blocks", "reference_shape"]
 

