@@ -6,9 +6,9 @@ share the load); the reply is a ``SandboxReply`` whose ``result`` is ``rlar.sand
 ``rlar.sandbox_client.sandbox_run``.
 
 Request forms: ``tests`` None → ``run_code(code, stdin)`` (the program's exit status and output);
-``tests`` a ``CodeTests`` dict (has ``style``) → ``run_tests``; or ``tests`` raw with ``style`` =
-``humaneval`` (the check source, with ``entry_point``), ``asserts`` (a list of statements) or ``stdio``
-(a list of [input, expected] pairs). ``limits`` are ``Limits`` fields; each is capped by the operator's
+otherwise ``run_tests`` with ``tests`` in any shape ``rlar.sandbox.parse_code_tests`` accepts (a
+``CodeTests`` dict, HumanEval, MBPP, APPS, ... records), or raw with ``style`` = ``humaneval`` (the check
+source, with ``entry_point``), ``asserts`` (statements) or ``stdio`` (a list of [input, expected] pairs). ``limits`` are ``Limits`` fields; each is capped by the operator's
 ``max_limits`` and missing ones come from ``default_limits`` — the request cannot buy more than the
 operator allows. A malformed request is answered ``rejected`` with the reason.
 
@@ -46,6 +46,7 @@ from rlar.sandbox import (
     RunResult,
     SandboxConfig,
     check_sandbox,
+    parse_code_tests,
     run_code_async,
     run_tests_async,
 )
@@ -217,21 +218,27 @@ class SandboxActor(Actor[SandboxActorConfig]):
             log.warning("could not reply to sandbox request %s: %s", req.request_id, exc)
 
 
+_REQUEST_STYLES = ("tests", "humaneval", "asserts", "stdio", "calls", "script", "run", "")
+
+
 def tests_from_request(req: SandboxRequest) -> CodeTests | None:
-    """The ``CodeTests`` a request asks for, None for a plain run; raises ValueError when malformed."""
+    """The ``CodeTests`` a request asks for, None for a plain run; raises ValueError when malformed.
+
+    ``tests`` in any shape ``parse_code_tests`` accepts; the legacy ``style`` = ``humaneval`` (with
+    ``entry_point``), ``asserts`` or ``stdio`` still reads a bare check source, statement list or pair list."""
     t = req.tests
     if t is None:
         if req.style not in ("", "script", "run"):
             raise ValueError(f"style {req.style!r} needs tests")
         return None
-    if isinstance(t, dict):
-        return CodeTests.from_dict(dict(t))
-    if req.style == "humaneval":
-        return CodeTests.humaneval(str(t), req.entry_point)
-    if req.style == "asserts":
-        if isinstance(t, str):
-            t = [t]
-        return CodeTests.asserts([str(x) for x in t])
-    if req.style == "stdio":
+    if req.style not in _REQUEST_STYLES:
+        raise ValueError(
+            f"cannot read tests of style {req.style!r} (expected one of {', '.join(_REQUEST_STYLES)})"
+        )
+    if req.style == "humaneval" and isinstance(t, str):
+        return CodeTests.humaneval(t, req.entry_point)
+    if req.style == "stdio" and isinstance(t, list | tuple):
         return CodeTests.stdio_cases([(str(i), str(o)) for i, o in t])
-    raise ValueError(f"cannot read tests of style {req.style!r} (expected humaneval, asserts or stdio)")
+    if req.style == "asserts" and isinstance(t, str):
+        t = [t]
+    return parse_code_tests(t)

@@ -2,9 +2,12 @@
 
 Entry points (each returns a ``RunResult`` and never raises for the code's behaviour):
 
-- ``run_tests(program, tests, limits=None, config=None)`` / ``run_tests_async(...)``: code-task tests in three
+- ``run_tests(program, tests, limits=None, config=None)`` / ``run_tests_async(...)``: code-task tests in four
   styles (``CodeTests.humaneval(test, entry_point)``, ``CodeTests.asserts(statements, setup)`` for MBPP,
-  ``CodeTests.stdio_cases(pairs)``); ``pass_fraction(result)`` is the reward helper.
+  ``CodeTests.stdio_cases(pairs)``, ``CodeTests.call_cases(pairs, entry_point)``); ``pass_fraction(result)`` is
+  the reward helper. ``parse_code_tests(reference)`` builds ``CodeTests`` from any accepted dataset shape
+  (HumanEval, LeetCode, asserts, MBPP, APPS, CodeContests, LiveCodeBench, stdin/stdout pairs) and
+  ``is_code_tests(reference)`` recognises one.
 - ``run_code(program, stdin=b"", limits=None, config=None)`` / ``run_code_async(...)``: run a program as
   ``__main__``; for synthesised verifiers whose output the caller reads.
 - ``check_sandbox(config)``: None if the sandbox works here, else why not.
@@ -64,6 +67,12 @@ What is not covered
   the run. RLIMIT_NPROC counts every process of that uid on the host (or in its user namespace).
 """
 
+from rlar.sandbox.formats import (
+    ACCEPTED_SHAPES,
+    CodeTestsFormatError,
+    is_code_tests,
+    parse_code_tests,
+)
 from rlar.sandbox.runner import (
     check_sandbox,
     run_code,
@@ -83,7 +92,9 @@ from rlar.sandbox.schema import (
 )
 
 __all__ = [
+    "ACCEPTED_SHAPES",
     "CodeTests",
+    "CodeTestsFormatError",
     "Limits",
     "RunResult",
     "SandboxConfig",
@@ -91,6 +102,8 @@ __all__ = [
     "TestOutcome",
     "TestStatus",
     "check_sandbox",
+    "is_code_tests",
+    "parse_code_tests",
     "pass_fraction",
     "run_code",
     "run_code_async",

@@ -101,6 +101,33 @@ def _describe(exc: BaseException) -> str:
     return text[:500]
 
 
+def _resolve(entry: str, env: dict):
+    """The callable an entry point names: ``f``, ``Cls().f`` or ``Cls.f``; a bare name the program does not
+    define falls back to a method of ``class Solution`` (the LeetCode convention)."""
+    head, _, method = entry.partition(".")
+    name = head[:-2] if head.endswith("()") else head
+    if name not in env:
+        if not method and "Solution" in env:
+            return getattr(env["Solution"](), name)
+        raise NameError(f"entry point {entry!r} is not defined by the program")
+    target = env[name]
+    if head.endswith("()"):
+        target = target()
+    return getattr(target, method) if method else target
+
+
+def _same(result, expected, compare: str) -> bool:
+    """Call-style comparison: exact equality, or APPS's rule (tuples compare as lists; a one-element expected
+    list also matches its element)."""
+    if compare == "apps":
+        if type(result) is tuple:
+            result = list(result)
+        if result == expected:
+            return True
+        return type(expected) is list and len(expected) == 1 and result == expected[0]
+    return result == expected
+
+
 def _child(job: dict, payload: dict, verdict_fd: int, tok: bytes, fds: tuple[int, int]) -> None:
     """Body of one forked child; never returns (ends in ``os._exit``)."""
     # Bound before untrusted code runs: a candidate can rebind module attributes but not these locals.
@@ -134,10 +161,13 @@ def _child(job: dict, payload: dict, verdict_fd: int, tok: bytes, fds: tuple[int
                 test_env["__builtins__"] = pristine
                 exec(compile(job["code"], "test.py", "exec"), test_env)
                 if job["call"]:
-                    candidate = env.get(job["call"])
-                    if candidate is None:
-                        raise NameError(f"entry point {job['call']!r} is not defined by the program")
-                    test_env["check"](candidate)
+                    candidate = _resolve(job["call"], env)
+                    if "case" in job:
+                        args, expected = job["case"]
+                        if not _same(candidate(*args), expected, payload["compare"]):
+                            raise AssertionError("wrong return value")
+                    else:
+                        test_env["check"](candidate)
                 verdict, code = b"pass", 0
             except base_exc as exc:
                 detail = _describe(exc)

@@ -60,6 +60,8 @@ def _jobs_for(tests: CodeTests) -> tuple[str, list[dict[str, Any]]]:
         return "func", [{"code": tests.checks[0], "call": tests.entry_point}]
     if tests.style == "asserts":
         return "func", [{"code": f"{tests.setup}\n{check}\n", "call": ""} for check in tests.checks]
+    if tests.style == "calls":
+        return "func", [{"code": "", "call": tests.entry_point, "case": [list(a), e]} for a, e in tests.calls]
     return "stdio", [{"input": given.encode("utf-8")} for given, _ in tests.stdio]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import keyword
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -21,8 +22,11 @@ code's fault."""
 
 TestStatus = Literal["passed", "failed", "timeout", "oom", "crashed", "not_run"]
 Mode = Literal["bwrap", "rlimit-only"]
-Style = Literal["humaneval", "asserts", "stdio"]
-Compare = Literal["lines", "tokens", "exact"]
+Style = Literal["humaneval", "asserts", "stdio", "calls"]
+Compare = Literal["lines", "tokens", "exact", "apps"]
+_STDIO_COMPARE = ("lines", "tokens", "exact")
+_CALLS_COMPARE = ("apps", "exact")
+_ENTRY = re.compile(r"[A-Za-z_]\w*(\(\))?(\.[A-Za-z_]\w*)?")
 
 _STATUSES = frozenset(get_args(Status))
 _TEST_STATUSES = frozenset(get_args(TestStatus))
@@ -135,14 +139,23 @@ class SandboxConfig:
 
 @dataclass(frozen=True, slots=True)
 class CodeTests:
-    """Tests for a code task. Build with ``humaneval()``, ``asserts()`` or ``stdio_cases()``.
+    """Tests for a code task. Build with ``humaneval()``, ``asserts()``, ``stdio_cases()`` or ``call_cases()``, or
+    from a dataset record with ``rlar.sandbox.formats.parse_code_tests``.
 
-    - humaneval: ``checks`` holds one test source defining ``check(candidate)``; ``entry_point`` names the
-      function the program must define. One outcome.
+    - humaneval: ``checks`` holds one test source defining ``check(candidate)``; ``entry_point`` names what the
+      program must define: a function (``f``) or a method (``Solution().f``). One outcome.
     - asserts (MBPP): ``checks`` holds assert statements, one outcome each; ``setup`` (imports, helpers) runs
       before each.
-    - stdio: ``stdio`` holds (input, expected output) pairs compared after ``compare`` normalisation; a case
-      passes only if the program also exits 0 (so a raising program never matches an empty expected output).
+    - stdio: ``stdio`` holds (input, expected output) pairs compared after ``compare`` normalisation (lines,
+      tokens, exact); a case passes only if the program also exits 0 (so a raising program never matches an
+      empty expected output).
+    - calls (APPS ``fn_name``, LiveCodeBench functional): ``calls`` holds (argument list, expected return value)
+      pairs, one outcome each; ``entry_point`` as for humaneval (a bare name falls back to a method of
+      ``class Solution``). ``compare``: ``apps`` (a tuple result compares as a list; a one-element expected list
+      also matches its element) or ``exact``.
+
+    ``prompt`` is trusted source the response may continue (the HumanEval prompt): the code tool puts it before
+    a response that does not stand alone, and the tests run it first, so helpers it defines are the dataset's.
     """
 
     style: Style
@@ -151,43 +164,58 @@ class CodeTests:
     setup: str = ""
     stdio: tuple[tuple[str, str], ...] = ()
     compare: Compare = "lines"
+    calls: tuple[tuple[Any, Any], ...] = ()
+    prompt: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "checks", tuple(self.checks))
         object.__setattr__(self, "stdio", tuple((str(i), str(o)) for i, o in self.stdio))
+        object.__setattr__(self, "calls", tuple((list(a), e) for a, e in self.calls))
         if self.style not in get_args(Style):
             raise ValueError(f"style must be one of {get_args(Style)}, got {self.style!r}")
-        if self.compare not in get_args(Compare):
-            raise ValueError(f"compare must be one of {get_args(Compare)}, got {self.compare!r}")
-        if self.style == "humaneval":
-            if (
-                len(self.checks) != 1
-                or not self.entry_point.isidentifier()
-                or keyword.iskeyword(self.entry_point)
-            ):
-                raise ValueError(
-                    "humaneval tests need exactly one check source and an identifier entry_point"
-                )
+        allowed = _CALLS_COMPARE if self.style == "calls" else _STDIO_COMPARE
+        if self.style in ("stdio", "calls") and self.compare not in allowed:
+            raise ValueError(f"{self.style} compare must be one of {allowed}, got {self.compare!r}")
+        if self.style in ("humaneval", "calls") and not _valid_entry(self.entry_point):
+            raise ValueError(
+                f"{self.style} tests need an entry_point such as f or Solution().f, got {self.entry_point!r}"
+            )
+        if self.style == "humaneval" and len(self.checks) != 1:
+            raise ValueError("humaneval tests need exactly one check source")
         elif self.style == "asserts" and not self.checks:
             raise ValueError("asserts tests need at least one assert statement")
         elif self.style == "stdio" and not self.stdio:
             raise ValueError("stdio tests need at least one (input, expected) pair")
+        elif self.style == "calls" and not self.calls:
+            raise ValueError("calls tests need at least one (arguments, expected) pair")
 
     @classmethod
-    def humaneval(cls, test: str, entry_point: str) -> CodeTests:
-        return cls(style="humaneval", checks=(test,), entry_point=entry_point)
+    def humaneval(cls, test: str, entry_point: str, prompt: str = "") -> CodeTests:
+        return cls(style="humaneval", checks=(test,), entry_point=entry_point, prompt=prompt)
 
     @classmethod
-    def asserts(cls, statements: list[str] | tuple[str, ...], setup: str = "") -> CodeTests:
-        return cls(style="asserts", checks=tuple(statements), setup=setup)
+    def asserts(cls, statements: list[str] | tuple[str, ...], setup: str = "", prompt: str = "") -> CodeTests:
+        return cls(style="asserts", checks=tuple(statements), setup=setup, prompt=prompt)
 
     @classmethod
     def stdio_cases(
-        cls, pairs: list[tuple[str, str]] | tuple[tuple[str, str], ...], compare: Compare = "lines"
+        cls,
+        pairs: list[tuple[str, str]] | tuple[tuple[str, str], ...],
+        compare: Compare = "lines",
+        prompt: str = "",
     ) -> CodeTests:
-        return cls(style="stdio", stdio=tuple(pairs), compare=compare)
+        return cls(style="stdio", stdio=tuple(pairs), compare=compare, prompt=prompt)
+
+    @classmethod
+    def call_cases(
+        cls, pairs: list[tuple[Any, Any]] | tuple[tuple[Any, Any], ...], entry_point: str,
+        compare: Compare = "apps", prompt: str = "",
+    ) -> CodeTests:  # fmt: skip
+        return cls(style="calls", calls=tuple(pairs), entry_point=entry_point, compare=compare, prompt=prompt)
 
     def __len__(self) -> int:
+        if self.style == "calls":
+            return len(self.calls)
         return len(self.stdio) if self.style == "stdio" else len(self.checks)
 
     def names(self) -> list[str]:
@@ -195,6 +223,8 @@ class CodeTests:
             return [f"check({self.entry_point})"]
         if self.style == "asserts":
             return [" ".join(c.split())[:200] for c in self.checks]
+        if self.style == "calls":
+            return [f"call {i}: {self.entry_point}{_short_args(a)}" for i, (a, _) in enumerate(self.calls)]
         return [f"case {i}" for i in range(len(self.stdio))]
 
     def to_dict(self) -> dict[str, Any]:
@@ -205,7 +235,22 @@ class CodeTests:
         data = _known(cls, data)
         data["checks"] = tuple(data.get("checks", ()))
         data["stdio"] = tuple((i, o) for i, o in data.get("stdio", ()))
+        data["calls"] = tuple((a, e) for a, e in data.get("calls", ()))
         return cls(**data)
+
+
+def _valid_entry(entry: str) -> bool:
+    head = entry.split("(")[0].split(".")[0]
+    return (
+        bool(_ENTRY.fullmatch(entry))
+        and not keyword.iskeyword(head)
+        and not keyword.iskeyword(entry.rsplit(".", 1)[-1])
+    )
+
+
+def _short_args(args: Any) -> str:
+    text = repr(tuple(args)) if isinstance(args, list) else repr(args)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass(slots=True)

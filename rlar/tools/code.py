@@ -2,11 +2,12 @@
 
 Score = fraction of tests passed. The program is the last fenced code block of the response (an
 unterminated fence — a truncated generation — runs to the end), or the whole response if it has no fence.
-HumanEval style: when the code does not define the tests' ``entry_point``, the prompt (``reference["prompt"]``,
-else the query) is prepended, since the response then continues the prompt.
+When the prompt (``reference["prompt"]``, else the query) is Python source, it goes before the response (see
+``build_program``), since a HumanEval response either continues it or restates the function.
 
-References become ``rlar.sandbox.schema.CodeTests`` (see ``reference_tests``): a CodeTests (or its dict), a list
-of asserts, HumanEval/MBPP dataset fields, or stdin/stdout pairs.
+References become ``rlar.sandbox.schema.CodeTests`` through ``rlar.sandbox.formats.parse_code_tests`` (HumanEval,
+LeetCode, asserts, MBPP, APPS, CodeContests, LiveCodeBench, stdin/stdout pairs; see docs/code_tests.md). A
+reference in no accepted shape abstains with a message naming the shapes.
 
 Execution is injected: ``run_tests`` is an async callable ``(program, tests, **kw) -> result`` (``kw`` holds
 ``limits`` when the spec sets them), where the result is a ``rlar.sandbox`` ``RunResult`` or its
@@ -25,6 +26,7 @@ sample's details, counting a sample as correct when all its tests pass.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import importlib
 import inspect
@@ -92,34 +94,30 @@ def sandbox_result_fields(result: Any) -> tuple[str, list[dict[str, Any]], float
 
 
 def reference_tests(reference: Any, query: str = "") -> tuple[Any, str]:
-    """(``rlar.sandbox.schema.CodeTests``, prompt) from a reference; raises ValueError if it holds no tests.
+    """(``rlar.sandbox.schema.CodeTests``, prompt) from a reference (``rlar.sandbox.formats.parse_code_tests``:
+    every accepted dataset shape); raises ``CodeTestsFormatError`` (a ValueError naming the accepted shapes)
+    otherwise. The prompt is the reference's, else the query."""
+    formats = importlib.import_module("rlar.sandbox.formats")
+    tests = formats.parse_code_tests(reference)
+    return tests, tests.prompt or query
 
-    Accepted: a ``CodeTests`` or its dict (has ``style``); a list of assert statements; HumanEval fields
-    ``{"test", "entry_point", "prompt"?}``; MBPP fields ``{"test_list", "test_setup_code"?}``; stdin/stdout
-    ``{"inputs": [...], "outputs": [...]}``; or ``{"tests": <any of these>, "prompt"?}``. The prompt defaults
-    to the query.
-    """
-    schema = importlib.import_module("rlar.sandbox.schema")
-    code_tests = schema.CodeTests
-    if isinstance(reference, code_tests):
-        return reference, query
-    if isinstance(reference, list | tuple) and reference:
-        return code_tests.asserts([str(x) for x in reference]), query
-    if isinstance(reference, Mapping):
-        prompt = str(reference.get("prompt", query))
-        if "style" in reference:
-            return code_tests.from_dict(dict(reference)), prompt
-        if "tests" in reference:
-            return reference_tests(reference["tests"], prompt)[0], prompt
-        if "test" in reference and "entry_point" in reference:
-            return code_tests.humaneval(str(reference["test"]), str(reference["entry_point"])), prompt
-        if "test_list" in reference:
-            setup = str(reference.get("test_setup_code") or "")
-            return code_tests.asserts([str(x) for x in reference["test_list"]], setup=setup), prompt
-        if "inputs" in reference and "outputs" in reference:
-            pairs = list(zip(reference["inputs"], reference["outputs"], strict=True))
-            return code_tests.stdio_cases(pairs), prompt
-    raise ValueError("no tests in reference")
+
+def _is_python(source: str) -> bool:
+    try:
+        compile(source, "response", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _is_code_prompt(prompt: str) -> bool:
+    """Python source with a definition or import at top level (a HumanEval prompt), not prose."""
+    try:
+        tree = ast.parse(prompt)
+    except (SyntaxError, ValueError):
+        return False
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+    return any(isinstance(node, kinds) for node in tree.body)
 
 
 def _test_passed(test: Mapping[str, Any]) -> bool:
@@ -196,15 +194,18 @@ class CodeTestsTool(RewardTool):
         return not spec.params.get("pass_at_k")
 
     def build_program(self, inp: ToolInput) -> tuple[str, Any]:
-        """(program, CodeTests) for one input; raises ValueError when the reference holds no valid tests."""
+        """(program, CodeTests) for one input; raises ValueError when the reference holds no valid tests.
+
+        ``prepend_prompt = "auto"``: when the prompt is Python source (a HumanEval prompt, not prose), a
+        response that does not compile alone continues it (``prompt + response``), and one that does is put
+        after it (``prompt + "\\n" + response``), so the prompt's imports and helpers are there either way and the
+        response's definitions win."""
         tests, prompt = reference_tests(inp.reference, inp.query)
-        entry = tests.entry_point if tests.style == "humaneval" else ""
         code = extract_code(inp.response)
-        defines_entry = bool(entry) and re.search(
-            rf"^\s*(async\s+)?def\s+{re.escape(entry)}\s*\(", code, re.M
-        )
-        if self.prepend == "always" or (self.prepend == "auto" and entry and not defines_entry):
-            code = f"{prompt}{code}"
+        if self.prepend == "always":
+            return f"{prompt}{code}", tests
+        if self.prepend == "auto" and _is_code_prompt(prompt):
+            code = f"{prompt}\n{code}" if _is_python(code) else f"{prompt}{code}"
         return code, tests
 
     async def _run_one(self, inp: ToolInput) -> ToolResult:
