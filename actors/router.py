@@ -2,7 +2,7 @@
 
 Flow per prompt (durable ``router`` on ``rlar.prompts.>``, explicit acks, ``concurrency`` handlers at once):
 
-1. Signature (:meth:`rlar.agent.routing.RoutingQuery.signature`: domain, task type, answer format, data source,
+1. Signature (:meth:`rlar.routing.RoutingQuery.signature`: domain, task type, answer format, data source,
    description). The decision for it comes from memory, else the KV bucket ``rlar_decisions`` (so a restarted
    or second router reuses it), else the agent — asked once per signature even when many prompts of a new
    kind arrive together (one call in flight per signature). The agent sees the registry's usable tools.
@@ -23,7 +23,7 @@ Flow per prompt (durable ``router`` on ``rlar.prompts.>``, explicit acks, ``conc
 
 Continuous evolution: when a tool version is quarantined or disabled, decisions using it are dropped (memory
 and KV) and the next prompt of that kind is routed afresh. Every ``health_interval_s`` the router reads the
-stats of the tools its decisions use and judges the window since the last read (:mod:`rlar.agent.health`): a
+stats of the tools its decisions use and judges the window since the last read (:mod:`rlar.routing.health`): a
 suspect version is quarantined in the registry (synthesised or retrieved tools; built-ins only with
 ``quarantine_builtins``, else an ``Event`` warns), which re-routes its task.
 
@@ -38,6 +38,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Awaitable
 from typing import Any
 
 import nats.js.errors
@@ -50,9 +51,16 @@ from bus import subjects, topology
 from bus.codec import encode
 from bus.messages import Event, Metrics, Prompt, RouteDecision, ToolRegistered, ToolRequest
 from rlar.agent.base import Agent, AgentConfig, make_agent
-from rlar.agent.health import HealthPolicy, HealthWatch
-from rlar.agent.routing import Decision, RoutingQuery, parse_route, routing_request
 from rlar.registry import ToolRegistry
+from rlar.routing import (
+    Decision,
+    HealthPolicy,
+    HealthWatch,
+    RoutingQuery,
+    parse_route,
+    routing_request,
+    usable_candidates,
+)  # fmt: skip
 from rlar.tools.base import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -85,6 +93,9 @@ class RouterConfig(ActorConfig):
     """After the agent failed, ask it again for that kind after this long."""
     health_interval_s: float = Field(30.0, gt=0)
     health: HealthPolicy = Field(default_factory=HealthPolicy)
+    require_ready: bool = True
+    """Offer the agent only tools that can score here (not a judge without an endpoint, nor a reward model
+    without a checkpoint)."""
     quarantine_builtins: bool = False
     """Quarantine built-in tools found suspect (default: only warn; their collapse is usually the policy's)."""
     metrics_interval_s: float = Field(10.0, gt=0)
@@ -253,7 +264,7 @@ class Router(Actor[RouterConfig]):
 
     async def _decide(self, sig: str, q: RoutingQuery, *, replace: bool) -> Decision:
         assert self.agent is not None
-        candidates = await self.registry.list()
+        candidates, _ = usable_candidates(await self.registry.list(), require_ready=self.config.require_ready)
         reply = await self.agent.ask(routing_request(q, candidates))
         ans = parse_route(reply, candidates)
         self.counters["agent_calls"] += 1
@@ -372,9 +383,24 @@ class Router(Actor[RouterConfig]):
             await raw.term()
         self.counters["dead_lettered"] += 1
 
+    async def _kept_alive(self, raw: Msg, work: Awaitable[Decision]) -> Decision:
+        """Await ``work`` while telling JetStream the prompt is in progress (a first decision can take longer
+        than the ack-wait on a loaded host; without this the prompt would be redelivered and routed twice)."""
+        task = asyncio.ensure_future(work)
+        interval = max(0.2, self._ack_wait_s / 3)
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=interval)
+                if done:
+                    return task.result()
+                with contextlib.suppress(Exception):
+                    await raw.in_progress()
+        finally:
+            task.cancel()
+
     async def _on_prompt(self, prompt: Prompt, raw: Msg) -> None:
         q = RoutingQuery.from_prompt(prompt)
-        d = await self.decision_for(q)
+        d = await self._kept_alive(raw, self.decision_for(q))
         if d.state == "pending":
             if time.time() >= d.requested_at + self.config.wait_s:
                 d = await self._expire(d, "waited too long for a new tool")

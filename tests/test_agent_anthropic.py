@@ -13,7 +13,7 @@ import pytest
 
 from rlar.agent import AnthropicAgentConfig, OfflineAgentConfig, default_agent_config, make_agent
 from rlar.agent.anthropic_agent import AnthropicAgent
-from rlar.agent.routing import CHOOSE_TOOL, RoutingQuery, parse_route, routing_request
+from rlar.routing import CHOOSE_TOOL, RoutingQuery, parse_route, routing_request
 from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.loop import synthesize
 from rlar.synthesis.runner import local_runner

@@ -5,10 +5,18 @@ from __future__ import annotations
 import pytest
 
 from rlar.agent.base import AgentRequest, AgentTool, OfflineAgentConfig
-from rlar.agent.health import HealthPolicy, HealthWatch, assess
-from rlar.agent.matching import OfflineRouter, tool_ready
 from rlar.agent.offline import OfflineAgent
-from rlar.agent.routing import RoutingQuery, parse_route, routing_request
+from rlar.routing import (
+    HealthPolicy,
+    HealthWatch,
+    OfflineRouter,
+    RoutingQuery,
+    assess,
+    parse_route,
+    routing_request,
+    tool_ready,
+    usable_candidates,
+)  # fmt: skip
 from rlar.synthesis.compose import SynthesisTask, compose
 from rlar.synthesis.drafting import parse_draft, synthesis_request
 from rlar.tools import builtin_specs
@@ -70,12 +78,19 @@ async def test_a_judge_without_an_endpoint_is_not_offered(
     chat = q(
         query="Write a poem about autumn.", description="Open-ended creative writing.", task_type="open_chat"
     )
-    tools, none_fit, _ = await route(agent, chat)
+    ready, dropped = usable_candidates(builtin_specs(), require_ready=True)
+    assert dropped == {
+        "llm_judge": "no judge endpoint configured",
+        "reward_model": "no reward-model checkpoint configured",
+    }
+    tools, none_fit, _ = await route(agent, chat, ready)
     assert none_fit and tools == [], (
         "no reference, no constraint, no judge, no reward model: nothing can score it"
     )
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-x")
-    assert (await route(agent, chat))[0] == ["llm_judge"]
+    assert (await route(agent, chat, usable_candidates(builtin_specs(), require_ready=True)[0]))[0] == [
+        "llm_judge"
+    ]
 
 
 async def test_a_synthesised_tool_serves_only_its_own_kind_of_query(agent: OfflineAgent) -> None:
@@ -92,7 +107,7 @@ async def test_a_synthesised_tool_serves_only_its_own_kind_of_query(agent: Offli
     assert none_fit and "synth-bullets" not in tools
 
 
-async def test_only_the_two_known_intents_are_answered(agent: OfflineAgent) -> None:
+async def test_only_tools_with_an_offline_handler_are_answered(agent: OfflineAgent) -> None:
     tool = AgentTool("write_poem", "Write a poem", {"type": "object", "properties": {}})
     reply = await agent.ask(AgentRequest(system="s", messages=[{"role": "user", "content": "hi"}], tools=[tool],
                                          tool_choice="write_poem"))  # fmt: skip

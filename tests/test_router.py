@@ -29,8 +29,8 @@ from bus.messages import DeadLetter, Event, Prompt, Reward, RouteDecision, Score
 from rlar.agent.anthropic_agent import AnthropicAgent
 from rlar.agent.base import AnthropicAgentConfig, OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
-from rlar.agent.routing import Decision
 from rlar.registry import ToolRegistry
+from rlar.routing import Decision
 from rlar.synthesis.compose import SynthesisTask, compose
 from rlar.testing.anthropic_server import MessagesServer
 from rlar.tools.synthesized import synthesized_spec

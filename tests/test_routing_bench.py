@@ -43,7 +43,7 @@ def test_binomial_tail_is_exact_on_small_cases() -> None:
 
 
 async def test_the_offline_router_beats_random_choice_measured_in_the_same_run() -> None:
-    agent = OfflineAgent(OfflineAgentConfig(require_ready=False))
+    agent = OfflineAgent(OfflineAgentConfig())
     doc = await run(DATA, agent, seed=0, random_trials=50, embed=agent.embedder)
     ag, rnd = doc["agent"], doc["random"]
     assert doc["records"] >= 200 and ag["failed_calls"] == 0 and ag["backend"] == "offline"

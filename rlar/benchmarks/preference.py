@@ -13,7 +13,7 @@ subsets.
 
 Systems compared in one run (the shape of the paper's Table 3):
 
-- ``agentic``: the routing agent (:mod:`rlar.agent`, Anthropic when a key is set, else the offline agent)
+- ``agentic``: the routing agent (:mod:`rlar.routing`, Anthropic when a key is set, else the offline agent)
   chooses weighted tools per kind of record (subset) from the built-in toolset, as the router does in
   training; the tools' results are combined with :func:`rlar.tools.combine.combine`;
 - ``static:<tool>``: every built-in tool alone;
@@ -105,9 +105,10 @@ async def _score_all(ex: Any, tools: list[dict[str, Any]], specs: dict[str, Any]
 
 async def _agentic_routes(records: list[dict[str, Any]], specs: list[Any]) -> tuple[dict[str, Any], str]:
     from rlar.agent.base import make_agent
-    from rlar.agent.routing import RoutingQuery, parse_route, routing_request
+    from rlar.routing import RoutingQuery, parse_route, routing_request, usable_candidates
 
     agent = make_agent()
+    specs, _ = usable_candidates(specs, require_ready=True)
     routes: dict[str, Any] = {}
     try:
         for rec in records:

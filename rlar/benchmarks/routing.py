@@ -35,10 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from rlar.agent.base import Agent
-from rlar.agent.matching import OfflineRouter, query_text_for_matching
-from rlar.agent.routing import RoutingQuery, parse_route, routing_request
-from rlar.synthesis.compose import reference_shape
+from rlar.routing import OfflineRouter, RoutingQuery, parse_route, routing_request
+from rlar.routing.matching import query_text_for_matching
 from rlar.tasks.constraints import constraints_key
+from rlar.tasks.references import reference_shape
 from rlar.tools.base import ToolSpec, builtin_specs
 
 __all__ = ["binomial_tail", "load_records", "run"]

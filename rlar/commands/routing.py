@@ -13,17 +13,15 @@ import sys
 from typing import Any
 
 
-def _agent(a: argparse.Namespace, *, require_ready: bool) -> Any:
+def _agent(a: argparse.Namespace) -> Any:
     from rlar.agent.base import AnthropicAgentConfig, OfflineAgentConfig, default_agent_config, make_agent
 
     if a.backend == "auto":
-        cfg = default_agent_config()
-        if isinstance(cfg, OfflineAgentConfig):
-            cfg = cfg.model_copy(update={"require_ready": require_ready})
+        cfg: AnthropicAgentConfig | OfflineAgentConfig = default_agent_config()
     elif a.backend == "anthropic":
         cfg = AnthropicAgentConfig(**{k: v for k, v in (("model", a.model), ("base_url", a.base_url)) if v})
     else:
-        cfg = OfflineAgentConfig(require_ready=require_ready)
+        cfg = OfflineAgentConfig()
     return make_agent(cfg)
 
 
@@ -53,10 +51,10 @@ async def _candidates(nats: str | None) -> list[Any]:
 
 
 async def _route(a: argparse.Namespace) -> int:
-    from rlar.agent.routing import RoutingQuery, parse_route, routing_request
+    from rlar.routing import RoutingQuery, parse_route, routing_request, usable_candidates
 
-    specs = await _candidates(a.nats)
-    agent = _agent(a, require_ready=not a.ignore_readiness)
+    specs, _ = usable_candidates(await _candidates(a.nats), require_ready=not a.ignore_readiness)
+    agent = _agent(a)
     try:
         with open(a.file, encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
@@ -98,7 +96,7 @@ async def _decisions(url: str) -> list[dict[str, Any]]:
     from bus.client import Bus
     from bus.config import NatsConfig
     from bus.topology import DECISIONS_BUCKET, ensure_topology
-    from rlar.agent.routing import Decision
+    from rlar.routing import Decision
 
     bus = await Bus.connect(NatsConfig(url=url), name="rlar-tools-decisions")
     try:
@@ -142,7 +140,7 @@ def cmd_decisions(a: argparse.Namespace) -> int:
 def cmd_bench_routing(a: argparse.Namespace) -> int:
     from rlar.benchmarks.routing import run
 
-    agent = _agent(a, require_ready=False)
+    agent = _agent(a)
     embed = getattr(agent, "embedder", None)
     try:
         doc = asyncio.run(run(a.data, agent, seed=a.seed, random_trials=a.trials, embed=embed))

@@ -102,7 +102,7 @@ class RankingConfig(BaseModel):
     """1 for updated today, decaying with a half-life of ``recency_half_life_days``."""
     recency_half_life_days: float = Field(365.0, gt=0)
     matcher: Literal["auto", "agent", "embedding"] = "auto"
-    """Task-fit backend: the routing agent's matcher (``rlar.agent``) when importable, else embeddings."""
+    """Task-fit backend: the routing agent's matcher (``rlar.routing``) when importable, else embeddings."""
 
 
 class ValidationConfig(BaseModel):

@@ -184,7 +184,7 @@ _AGENT_MAX = 1.2
 
 
 class AgentMatcher:
-    """Task fit from the routing agent's offline matcher (:class:`rlar.agent.matching.OfflineRouter`).
+    """Task fit from the routing agent's offline matcher (:class:`rlar.routing.OfflineRouter`).
 
     Each candidate becomes a ``model`` tool spec (its document as the description, its tags and pipeline
     tag as task types) and the request a ``RoutingQuery`` (first probe example as the sample); the router's
@@ -193,20 +193,20 @@ class AgentMatcher:
     rules) fall back to the cosine alone, and the record says so.
     """
 
-    name = "agent:rlar.agent.matching.OfflineRouter"
+    name = "agent:rlar.routing.OfflineRouter"
 
     def __init__(self) -> None:
-        from rlar.agent.matching import OfflineRouter
         from rlar.agent.offline import Embedder
+        from rlar.routing import OfflineRouter
 
         self.embedder = Embedder()
         self.router = OfflineRouter(self.embedder, min_score=0.0, require_ready=False)
         self.fallbacks = 0
 
     def _fit(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]:
-        from rlar.agent.matching import query_text_for_matching
-        from rlar.agent.routing import RoutingQuery
         from rlar.retrieval.probes import examples_from_items
+        from rlar.routing import RoutingQuery
+        from rlar.routing.matching import query_text_for_matching
         from rlar.tools.base import ToolKind, ToolSpec
 
         ex = examples_from_items(req.examples[:1])
@@ -255,7 +255,7 @@ class AgentMatcher:
 
 
 def make_matcher(kind: str = "auto") -> TaskFitMatcher:
-    """``agent``: the routing agent's matcher (error if ``rlar.agent`` is absent); ``embedding``: cosine
+    """``agent``: the routing agent's matcher (error if ``rlar.routing`` is absent); ``embedding``: cosine
     only; ``auto``: the agent's when importable, else embedding."""
     if kind in ("auto", "agent"):
         try:
@@ -263,7 +263,7 @@ def make_matcher(kind: str = "auto") -> TaskFitMatcher:
         except ImportError:
             if kind == "agent":
                 raise
-            log.info("rlar.agent is not available: task fit by embeddings only")
+            log.info("rlar.routing is not available: task fit by embeddings only")
     return EmbeddingMatcher()
 
 

@@ -23,15 +23,15 @@ it says so (``ComposeError``) instead of guessing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rlar.synthesis.blocks import MATCH_BLOCKS, render_module
 from rlar.tasks.constraints import canonical, extract_constraints, from_metadata
+from rlar.tasks.references import is_code_tests, reference_shape
 
-__all__ = ["ComposeError", "Draft", "SynthesisTask", "compose", "rank_match_blocks", "reference_shape"]
+__all__ = ["ComposeError", "Draft", "SynthesisTask", "compose", "rank_match_blocks"]
 
 Embed = Callable[[list[str]], list[list[float]]]
 COMPOSER_VERSION = "blocks-v1"
@@ -90,17 +90,13 @@ class SynthesisTask:
     def reference_based(self) -> bool:
         """Examples carry comparable references (code tests are the code tool's job, not a composed one's)."""
         refs = [e.get("reference") for e in self.examples]
-        return any(r is not None and not _is_code_tests(r) for r in refs)
+        return any(r is not None and not is_code_tests(r) for r in refs)
 
     def all_constraints(self) -> list[dict[str, Any]]:
         """Given constraints, else those read from the description; plus the first example's format_rules."""
         found = self.constraints or extract_constraints(self.description)
         first = self.examples[0].get("metadata") if self.examples else None
         return canonical([*found, *from_metadata(first)])
-
-
-def _is_code_tests(ref: Any) -> bool:
-    return isinstance(ref, Mapping) and any(k in ref for k in ("tests", "test", "test_list", "inputs"))
 
 
 @dataclass(slots=True)
@@ -120,29 +116,6 @@ class Draft:
             "rationale": self.rationale,
             "blocks": dict(self.blocks),
         }
-
-
-def reference_shape(reference: Any) -> str:
-    """``none`` | ``code_tests`` | ``choice`` | ``number`` | ``short_text`` | ``text`` | ``structured``."""
-    if reference is None:
-        return "none"
-    if _is_code_tests(reference):
-        return "code_tests"
-    if isinstance(reference, Mapping):
-        for key in ("answers", "answer"):
-            if key in reference:
-                return reference_shape(reference[key])
-        return "structured"
-    if isinstance(reference, list | tuple):
-        return reference_shape(reference[0]) if reference else "none"
-    text = str(reference).strip()
-    if "####" in text:
-        text = text.rsplit("####", 1)[1].strip()
-    if re.fullmatch(r"\(?[A-E]\)?", text):
-        return "choice"
-    if re.fullmatch(r"[-+]?\$?\d[\d,]*(\.\d+)?%?|[-+]?\d+\s*/\s*\d+|\\frac\{\d+\}\{\d+\}|[-+]?\.\d+", text):
-        return "number"
-    return "short_text" if len(text.split()) <= 3 else "text"
 
 
 _SHAPE_BONUS: dict[str, dict[str, float]] = {

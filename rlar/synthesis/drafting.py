@@ -12,14 +12,30 @@ so the agent sees its failure and may fix it. The offline backend reads the same
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rlar.agent.base import AgentReply, AgentRequest, AgentTool
-from rlar.synthesis.compose import Draft, SynthesisTask
+from rlar.agent.base import AgentReply, AgentRequest, AgentTool, Embed, OfflineRefusal
+from rlar.synthesis.compose import ComposeError, Draft, SynthesisTask, compose
 
 __all__ = ["SUBMIT_TOOL", "Attempt", "parse_draft", "synthesis_request"]
+
+
+def _offline_draft(context: Mapping[str, Any], embed: Embed) -> dict[str, Any]:
+    """The offline backend's answer: a draft composed from building blocks (:func:`compose`)."""
+    task = SynthesisTask.from_dict(context["task"])
+    try:
+        draft = compose(
+            task,
+            attempt=int(context.get("attempt", 0)),
+            feedback=list(context.get("feedback", [])),
+            embed=embed,
+        )
+    except ComposeError as exc:
+        raise OfflineRefusal(f"offline composer: {exc}") from exc
+    return draft.to_tool_input()
+
 
 SUBMIT_TOOL = AgentTool(
     name="submit_reward_function",
@@ -46,6 +62,7 @@ SUBMIT_TOOL = AgentTool(
         },
         "required": ["code", "score_range", "needs_reference", "rationale"],
     },
+    offline=_offline_draft,
 )
 
 _SYSTEM = (

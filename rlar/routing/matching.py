@@ -37,12 +37,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlar.agent.routing import RoutingQuery
-from rlar.synthesis.compose import reference_shape
+from rlar.routing.query import RoutingQuery
 from rlar.tasks.constraints import canonical, constraints_key, extract_constraints, from_metadata
+from rlar.tasks.references import reference_shape
 from rlar.tools.base import ToolKind, ToolSpec
 
-__all__ = ["Match", "OfflineRouter", "needs_reference", "tool_ready"]
+__all__ = ["Match", "OfflineRouter", "needs_reference", "tool_ready", "usable_candidates"]
 
 Embed = Callable[[list[str]], list[list[float]]]
 
@@ -94,6 +94,24 @@ def tool_ready(spec: ToolSpec) -> tuple[bool, str]:
     if impl == "reward_model" and not spec.params.get("path"):
         return False, "no reward-model checkpoint configured"
     return True, ""
+
+
+def usable_candidates(
+    specs: Sequence[ToolSpec], *, require_ready: bool
+) -> tuple[list[ToolSpec], dict[str, str]]:
+    """The tools to offer the agent, and why the others are left out: with ``require_ready``, tools that would
+    only abstain in this deployment (:func:`tool_ready`) are left out, for every backend alike."""
+    if not require_ready:
+        return list(specs), {}
+    kept: list[ToolSpec] = []
+    dropped: dict[str, str] = {}
+    for s in specs:
+        ready, why = tool_ready(s)
+        if ready:
+            kept.append(s)
+        else:
+            dropped[s.name] = why
+    return kept, dropped
 
 
 def configured(spec: ToolSpec) -> tuple[bool, str]:

@@ -1,18 +1,9 @@
-"""Routing as an agent question: the task signature, the request the agent reads, and the decision it returns.
-
-``RoutingQuery`` is one kind of query: the task's domain, type, answer format, description and data source,
-plus one sample (query text, reference, metadata) to show the shape of the reference. ``signature()`` hashes
-the fields that define the kind — domain, task type, answer format, data source and the description (which
-carries the constraints) — so the agent is asked once per kind, not per sample; the task name joins only when
-all of them are empty.
-
-For a query without a reference, the checkable constraints read from the query text and the record's
-``format_rules`` join the signature too: IFEval-style data states different constraints per prompt, and each
-set needs its own verifier.
+"""Routing as an agent question: the request the agent reads and the decision it returns.
 
 ``routing_request(query, candidates)`` builds the :class:`~rlar.agent.base.AgentRequest`: a system prompt, a
 user message listing the candidate reward tools and the task, and the forced tool ``choose_reward_tools``
-whose input is the decision. ``context`` carries the same facts as data for the offline backend.
+whose input is the decision. ``context`` carries the same facts as data for the offline backend, which answers
+with :func:`rlar.routing.offline.answer` (the tool's offline handler).
 ``parse_route(reply, candidates)`` turns either backend's reply into a :class:`RouteAnswer`, keeping only
 registered tool names, normalising weights to sum to 1 and recording provenance (backend, model, prompt hash,
 confidence, cost).
@@ -20,115 +11,17 @@ confidence, cost).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rlar.agent.base import AgentReply, AgentRequest, AgentTool
-from rlar.tasks.base import query_text
-from rlar.tasks.constraints import canonical, constraints_key, extract_constraints, from_metadata
+from rlar.routing.offline import answer as offline_answer
+from rlar.routing.query import RoutingQuery
 from rlar.tools.base import ToolSpec
 
-__all__ = [
-    "CHOOSE_TOOL",
-    "Decision",
-    "RouteAnswer",
-    "RoutingQuery",
-    "parse_route",
-    "routing_request",
-]
-
-
-@dataclass(slots=True)
-class RoutingQuery:
-    task: str
-    query: str
-    reference: Any = None
-    domain: str = ""
-    task_type: str = ""
-    answer_format: str = ""
-    description: str = ""
-    data_source: str = ""
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_prompt(cls, p: Any) -> RoutingQuery:
-        """From a ``bus.messages.Prompt``."""
-        return cls(
-            task=p.task,
-            query=query_text(p.prompt),
-            reference=p.reference,
-            domain=p.domain,
-            task_type=p.task_type,
-            answer_format=p.answer_format,
-            description=p.description,
-            data_source=p.data_source,
-            metadata=dict(p.metadata),
-        )
-
-    @classmethod
-    def from_record(cls, r: Mapping[str, Any]) -> RoutingQuery:
-        """From a JSON record ``{task, query, reference, metadata, domain?, task_type?, answer_format?,
-        description?, data_source?}`` (missing type fields may also sit inside ``metadata``)."""
-        meta = dict(r.get("metadata") or {})
-
-        def pick(key: str) -> str:
-            return str(r.get(key) or meta.get(key) or "")
-
-        return cls(
-            task=str(r.get("task") or ""),
-            query=query_text(r.get("query", r.get("prompt", ""))),
-            reference=r.get("reference"),
-            domain=pick("domain"),
-            task_type=pick("task_type"),
-            answer_format=pick("answer_format"),
-            description=pick("description"),
-            data_source=pick("data_source"),
-            metadata=meta,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "task": self.task,
-            "query": self.query,
-            "reference": self.reference,
-            "domain": self.domain,
-            "task_type": self.task_type,
-            "answer_format": self.answer_format,
-            "description": self.description,
-            "data_source": self.data_source,
-            "metadata": dict(self.metadata),
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> RoutingQuery:
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})  # type: ignore[attr-defined]
-
-    def signature_fields(self) -> dict[str, str]:
-        fields = {
-            "domain": self.domain,
-            "task_type": self.task_type,
-            "answer_format": self.answer_format,
-            "data_source": self.data_source,
-            "description": self.description,
-        }
-        if not any(fields.values()):
-            fields["task"] = self.task
-        if self.reference is None:
-            # Without a reference the score comes from checkable constraints; when the query or the record
-            # states its own (IFEval-style data), each distinct set is its own kind and needs its own verifier.
-            own = canonical([*extract_constraints(self.query), *from_metadata(self.metadata)])
-            if own:
-                fields["constraints"] = constraints_key(own)
-        return fields
-
-    def signature(self) -> str:
-        """sha256 (24 hex chars) of ``signature_fields()``: one routing decision per kind of query."""
-        text = json.dumps(self.signature_fields(), sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
-
+__all__ = ["CHOOSE_TOOL", "RouteAnswer", "parse_route", "routing_request"]
 
 CHOOSE_TOOL = AgentTool(
     name="choose_reward_tools",
@@ -168,6 +61,7 @@ CHOOSE_TOOL = AgentTool(
         },
         "required": ["tools", "none_fit", "confidence", "reason"],
     },
+    offline=offline_answer,
 )
 
 _SYSTEM = (
@@ -300,67 +194,3 @@ def parse_route(reply: AgentReply, candidates: Sequence[ToolSpec]) -> RouteAnswe
     cons = [dict(c) for c in data.get("constraints") or [] if isinstance(c, Mapping) and "rule" in c]
     prov["confidence"] = confidence
     return RouteAnswer(True, chosen, none_fit, confidence, reason, cons, prov)
-
-
-@dataclass(slots=True)
-class Decision:
-    """One routing decision for one signature: what the router stores in KV ``rlar_decisions`` (key = the
-    signature), publishes as a ``RouteDecision`` and copies into each routed prompt's ``route``.
-
-    ``state``: ``routed`` (tools chosen by the agent), ``pending`` (no tool fits; a new tool was requested
-    and prompts wait for it), ``synthesized`` (routed to the tool made for the request), ``fallback`` (the
-    wait ended without a tool; routed to the declared fallback), ``unroutable`` (no tool and no fallback:
-    prompts are dead-lettered). ``expires_at`` (0: never) makes a decision taken without the agent (it
-    failed) be asked again later.
-    """
-
-    signature: str
-    task: str
-    state: str
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    reason: str = ""
-    confidence: float = 0.0
-    backend: str = ""
-    model: str = ""
-    prompt_hash: str = ""
-    cost: dict[str, Any] = field(default_factory=dict)
-    constraints: list[dict[str, Any]] = field(default_factory=list)
-    request_id: str = ""
-    requested_at: float = 0.0
-    decided_at: float = 0.0
-    expires_at: float = 0.0
-    fields: dict[str, str] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}  # type: ignore[attr-defined]
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Decision:
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})  # type: ignore[attr-defined]
-
-    def to_json(self) -> bytes:
-        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
-
-    @classmethod
-    def from_json(cls, data: bytes) -> Decision:
-        return cls.from_dict(json.loads(data))
-
-    def route_info(self) -> dict[str, Any]:
-        """Provenance copied into ``Prompt.route``."""
-        return {
-            "signature": self.signature,
-            "state": self.state,
-            "backend": self.backend,
-            "model": self.model,
-            "prompt_hash": self.prompt_hash,
-            "confidence": self.confidence,
-            "cost": dict(self.cost),
-            "reason": self.reason,
-            "request_id": self.request_id,
-            "decided_at": self.decided_at,
-        }
-
-    def uses(self, name: str, version: int | None = None) -> bool:
-        return any(
-            t["tool"] == name and (version is None or int(t["version"]) == int(version)) for t in self.tools
-        )
