@@ -228,6 +228,58 @@ class Bus:
 
         return await self.retrying(once, f"kv put {bucket}/{key}")
 
+    async def kv_keys(self, bucket: str, pattern: str = ">", *, timeout_s: float = 10.0) -> list[str]:
+        """Every live key of ``bucket`` matching ``pattern`` (NATS wildcards), sorted; [] when none.
+
+        Use this, not nats-py's ``KeyValue.keys()``: that one watches with a push consumer and decides
+        it has seen everything when the server reports nothing pending and the client has received
+        nothing yet, which is also true while the pushed entries are still in flight (a busy machine
+        lists an empty bucket). Here an ephemeral pull consumer (last entry per key, headers only)
+        counts the pending entries when it is created, before anything is delivered, and the keys are
+        read until that count is used up; keys deleted or purged are left out.
+        """
+        from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+        stream = f"KV_{bucket}"
+        prefix = f"$KV.{bucket}."
+        info = await self.js.add_consumer(
+            stream,
+            ConsumerConfig(
+                filter_subject=prefix + pattern,
+                deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
+                ack_policy=AckPolicy.NONE,
+                headers_only=True,
+                mem_storage=True,
+                inactive_threshold=max(60.0, timeout_s),
+            ),
+        )
+        assert info.name is not None
+        keys: list[str] = []
+        try:
+            pending = int(info.num_pending or 0)
+            if pending:
+                psub = await self.js.pull_subscribe_bind(consumer=info.name, stream=stream)
+                try:
+                    deadline = time.monotonic() + timeout_s
+                    while pending > 0:
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            raise TimeoutError(
+                                f"listing keys of {bucket}: {pending} entries not read in time"
+                            )
+                        for m in await self.fetch(psub, min(pending, 256), min(left, 2.0), stream):
+                            pending = int(m.metadata.num_pending)
+                            op = (m.headers or {}).get("KV-Operation")
+                            if op not in ("DEL", "PURGE"):
+                                keys.append(m.subject[len(prefix) :])
+                finally:
+                    with contextlib.suppress(Exception):
+                        await psub.unsubscribe()
+        finally:
+            with contextlib.suppress(Exception):
+                await self.js.delete_consumer(stream, info.name)
+        return sorted(keys)
+
     async def ack(self, raw: Msg, *, timeout_s: float = 2.0) -> None:
         """Ack and wait until the server confirms it, retrying through transient failures.
 

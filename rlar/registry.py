@@ -331,17 +331,8 @@ class ToolRegistry:
 
     async def names(self) -> list[str]:
         """Every registered tool name, sorted."""
-        kv = await self.kv()
-        try:
-            keys = await kv.keys()
-        except nats.js.errors.NoKeysError:
-            return []
-        found = []
-        for k in keys:
-            parts = k.split(".")
-            if len(parts) == 3 and parts[0] == "tools" and parts[2] == "head":
-                found.append(name_from_token(parts[1]))
-        return sorted(found)
+        keys = await self.bus.kv_keys(self.bucket, "tools.*.head")
+        return sorted(name_from_token(k.split(".")[1]) for k in keys)
 
     async def list(self, include_disabled: bool = False) -> SpecList:
         """The latest usable version per name; with ``include_disabled``, the latest version of every name."""

@@ -6,6 +6,7 @@ import asyncio
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -158,6 +159,29 @@ async def test_request_times_out_when_no_worker_listens(bus: Bus) -> None:
     with pytest.raises(RequestTimeout):
         await bus.request("rlar.test.nobody", _score_request(0), Reward, timeout_s=0.5)
     assert time.monotonic() - t0 < 3
+
+
+async def test_kv_keys_lists_every_live_key_at_once_even_right_after_writes(bus: Bus) -> None:
+    """nats-py's ``KeyValue.keys()`` can list an empty bucket while the server is still pushing the
+    entries (it checks "nothing pending, nothing received" too early); ``Bus.kv_keys`` cannot."""
+    bucket = f"keys_{uuid.uuid4().hex[:8]}"
+    kv = await bus.js.create_key_value(bucket=bucket)
+    assert await bus.kv_keys(bucket) == []
+    names = [f"tools.t{i:03d}.head" for i in range(300)] + ["tools.t000.status", "other.x"]
+    for k in names:
+        await kv.put(k, b"v")
+    await kv.delete("tools.t001.head")
+    await kv.purge("tools.t002.head")
+    live = sorted(set(names) - {"tools.t001.head", "tools.t002.head"})
+    for _ in range(20):  # each listing starts right after the last: no settling time anywhere
+        assert await bus.kv_keys(bucket) == live
+    assert await bus.kv_keys(bucket, "tools.*.head") == [k for k in live if k.endswith(".head")]
+    assert await bus.kv_keys(bucket, "nothing.>") == []
+    await kv.put("tools.t001.head", b"again")
+    assert "tools.t001.head" in await bus.kv_keys(bucket, "tools.*.head")
+    # Listing leaves no consumer behind.
+    assert (await bus.js.stream_info(f"KV_{bucket}")).state.consumer_count == 0
+    await bus.js.delete_key_value(bucket)
 
 
 async def test_connecting_to_a_dead_url_fails_fast_with_a_clear_message() -> None:

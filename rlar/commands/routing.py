@@ -102,12 +102,8 @@ async def _decisions(url: str) -> list[dict[str, Any]]:
     try:
         await ensure_topology(bus.js)
         kv = await bus.js.key_value(DECISIONS_BUCKET)
-        try:
-            keys = await kv.keys()
-        except nats.js.errors.NoKeysError:
-            return []
         rows = []
-        for key in sorted(keys):
+        for key in await bus.kv_keys(DECISIONS_BUCKET):
             try:
                 entry = await kv.get(key)
             except nats.js.errors.KeyNotFoundError:
