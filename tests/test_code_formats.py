@@ -217,7 +217,7 @@ CASES: list[tuple[str, Any, str, str, str, int]] = [
     ),
     (
         "tests_wrapper",
-        {"tests": ["assert twice(2) == 4"], "prompt": "def twice(x):\n    return 2 * x\n"},
+        {"tests": ["assert twice(2) == 4"], "prompt": 'def twice(x):\n    """Double x."""\n'},
         "def twice(x):\n    return 2 * x\n",
         "def twice(x):\n    return x\n",
         "asserts",

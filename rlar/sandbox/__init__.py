@@ -14,8 +14,8 @@ Entry points (each returns a ``RunResult`` and never raises for the code's behav
 
 Statuses: ok | failed | timeout | oom | crashed | rejected (see ``schema.Status``). All types have
 ``to_dict()``/``from_dict()`` with msgpack-able values. Concurrency: the async functions can run many jails
-at once; bounding them (a semaphore) is the caller's job. Cost on a 2-core host: ~25-45 ms per jail plus ~3-5 ms
-per test (a fork and a fresh exec of the program).
+at once; bounding them (a semaphore) is the caller's job. Cost on a 2-core host: ~25-45 ms per jail plus a few
+ms per test (forks of the candidate and the checker, the program run afresh for each test).
 
 What is covered (bwrap mode, the default)
 -----------------------------------------
@@ -36,12 +36,20 @@ What is covered (bwrap mode, the default)
   user namespace, so a fork bomb stops at ``nproc`` and does not touch host accounting), RLIMIT_NOFILE, no
   core dumps; a per-test wall clock in the driver and a whole-jail wall clock on the host (SIGKILL to the jail's
   process group; the PID namespace dies with its PID 1). stdout/stderr are drained continuously and capped.
-- Test integrity: each test runs in its own forked child; a test passes only if the harness, after the test
-  returned, writes a per-test random token to a private pipe. Raising, ``sys.exit(0)``, ``os._exit(0)``,
-  printing "OK"/"PASSED", killing the driver or writing to inherited fds all fail the test. The results pipe
-  to the host carries a per-run nonce, is closed in the children, and the driver is non-dumpable so children
-  cannot open it through /proc. For stdio tests, expected outputs never enter the jail and a case also needs
-  exit status 0. Tests look names up in a snapshot of builtins taken before the candidate ran.
+- Test integrity (function tests: humaneval, asserts, calls): the candidate and the tests run in different
+  processes (``rpc.py``). A candidate process, forked per test from a candidate host that was started before the
+  driver read the tests (so no candidate memory ever held them), runs the program and answers calls with plain
+  data serialised by exact type; a checker process that never runs candidate code executes the trusted prompt,
+  the setup and the test against proxies, so every ``==``, ``hash``, ``bool`` and ``assert`` is decided on
+  genuine builtins where the candidate cannot reach. Objects of the candidate's own classes are opaque handles
+  (identity equality; ``bool``/``len``/iteration refuse), so "equal to everything" objects, subclassed builtins,
+  generators and other non-plain results fail. A test passes only if the checker writes this test's random
+  token to its private pipe; raising, ``sys.exit(0)``, ``os._exit(0)``, atexit or excepthook tricks, printing
+  "OK"/"PASSED", forging frames or killing processes all fail the test. For stdio tests, expected outputs never
+  enter the jail and a case also needs exit status 0.
+- Violations (``RunResult.violations``): network use, signals to other processes, processes left behind,
+  writes outside the working directory and forbidden reads are detected (an audit hook in every process that
+  runs candidate code, plus what the driver sees) and reported; the code reward zeroes them by default.
 
 What is not covered
 -------------------
@@ -51,10 +59,10 @@ What is not covered
   memory are host RAM not counted per process; total use is bounded only by ``file_mb`` x ``nofile`` x
   ``nproc``. RLIMIT_AS is address space, not RSS. Use a cgroup (container or systemd-run) for a hard ceiling.
 - CPU share: no cgroup CPU quota; ``nproc`` processes can each burn a core until ``cpu_s`` or the wall clock.
-- In-process tampering by a determined candidate: introspecting its own interpreter (frames, ``gc``,
-  /proc/self/mem) to find its test's token, monkeypatching modules the tests import, or returning objects
-  whose ``__eq__`` always answers True. Each of these can only forge the test it runs in. Stdio tests are
-  immune because the judging happens on the host.
+- Killing the checker or the candidate host (same uid in the jail): that fails the candidate's own tests and
+  is reported, never passes them. Audit hooks run inside the candidate's process, so native code (ctypes,
+  /proc/self/mem) can evade the violation report, though not the jail. Tests that pass the candidate a lambda
+  or read attributes of its objects beyond plain data are outside what the proxies carry (they fail).
 - Side channels and determinism: timing, /proc/cpuinfo and /proc/meminfo are visible; hash seeds and time
   vary between runs.
 - rlimit-only mode (``SandboxConfig(mode="rlimit-only")``, an explicit opt-in for hosts without working

@@ -1,35 +1,39 @@
-"""In-jail driver of the rlar sandbox: runs untrusted code in forked children and reports what happened.
+"""In-jail driver of the rlar sandbox: runs untrusted code in child processes and reports what happened.
 
-The host starts it as ``python3 -I -c <this file's source> PAYLOAD_FD RESULTS_FD`` inside the jail (see
-``rlar.sandbox.jail``). It reads a ``marshal`` payload from PAYLOAD_FD (a memfd the host wrote), runs each job in
-its own forked child, one at a time, and writes one record per job to RESULTS_FD (a pipe the host drains).
-This process never executes untrusted code itself; only its children do.
+The host starts it as ``python3 -I -B -c <rpc.py + this file> PROGRAM_FD PAYLOAD_FD RESULTS_FD`` inside the jail
+(see ``rlar.sandbox.jail``). PROGRAM_FD and PAYLOAD_FD are memfds holding ``marshal`` data: the program (and the
+limits) in the first, the tests in the second. The driver reads the program, and for function tests forks the
+*candidate host* (a zygote) before it reads the tests, so no process that runs candidate code ever had the tests
+in its memory. It then reads the tests, runs each job in its own processes, one job at a time, and writes one
+record per job to RESULTS_FD (a pipe the host drains). The driver never executes untrusted code itself.
 
 Jobs (payload ``kind``):
 - ``run``: one child executes ``program`` as ``__main__`` with the jail's stdin/stdout/stderr.
-- ``func``: per test, a child executes ``program`` (``__name__ == "__solution__"``), then the test source, and,
-  for HumanEval, calls ``check(<entry point>)``. A test passes only when the child reaches the end of the test
-  and writes this test's random token to its private verdict pipe; raising, ``sys.exit``, ``os._exit`` or
-  being killed all leave a missing or failing verdict.
+- ``func`` (humaneval, asserts, calls): per test, the candidate host forks a fresh candidate process that runs the
+  program and answers calls in plain data, and the driver forks a checker that runs the test against proxies
+  (``rpc.py``). A test passes only when the checker reaches its end and writes this test's random token to its
+  private verdict pipe; the candidate holds neither that pipe nor the test.
 - ``stdio``: per case, a child executes ``program`` as ``__main__`` with the case input on stdin (a memfd) and
   stdout captured in another memfd. The driver reports exit status and a SHA-256 of the normalised output; the
   host compares it with the expected output, which never enters the jail.
 
-Why a candidate cannot trivially forge results: the results pipe is closed in every child, this process makes
-itself non-dumpable (so children cannot open ``/proc/<driver>/fd/*`` or ``/proc/<driver>/mem``), each test has
-its own child and token (so one test cannot speak for another), every record carries the host's nonce, and
-references to ``os.write``/``os._exit``/``BaseException`` are bound before untrusted code runs. A candidate that
-introspects its own interpreter (frames, ``gc``, ``/proc/self/mem``) can find its test's token and forge that
-one verdict; in-process tests cannot prevent this.
+Violations: every process that runs candidate code gets an audit hook (PEP 578) that reports, on a pipe of its
+own, network use (a non-Unix socket, connect, bind, sendto, name lookups), signals sent to other processes,
+writes outside the working directory and reads of places a program has no business reading (other processes'
+/proc entries, /etc/shadow, /root, /home, /work, /sys, ...). The driver adds what it sees itself: processes left
+behind after a test, the candidate host or the checker killed. A determined candidate can evade the hook (it
+runs in its own process: ctypes, /proc/self/mem); the jail still contains what it does, and the kernel-side
+observations stay.
 
 Record format (one line each, ASCII, tab-separated, free text hex-encoded):
 ``NONCE S pid_ns protected``, then per job ``NONCE T index status wall_s cpu_s maxrss_kb code detail_hex
-out_sha256 out_len excerpt_hex``, then ``NONCE E``. ``status`` is passed | failed | exited | timeout | oom |
-crashed; ``code`` is the exit code, or minus the signal number.
+out_sha256 out_len excerpt_hex violations_hex``, then ``NONCE E``. ``status`` is passed | failed | exited |
+timeout | oom | crashed; ``code`` is the exit code, or minus the signal number; violations are ``kind\\tdetail``
+lines.
 
-Constraints: standard library only, and only modules that are cheap to import (startup is part of every run);
-must run on the jail's interpreter (CPython >= 3.9 on Linux). ``normalize_output`` is imported by the host too, so
-both sides normalise identically.
+Constraints: standard library only, cheap imports (startup is part of every run); must run on the jail's
+interpreter (CPython >= 3.9 on Linux). ``normalize_output`` is imported by the host too, so both sides
+normalise identically.
 """
 
 from __future__ import annotations
@@ -41,12 +45,16 @@ import resource
 import sys
 import time
 
+if __name__ != "__main__":  # on the host (tests, normalize_output); in the jail rpc.py's source precedes this
+    from rlar.sandbox.rpc import load_codec, run_checker, serve_candidate
+
 _SIGKILL = 9
 _SIGINT = 2
 _SIGXCPU = 24
 _SIGXFSZ = 25
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
+_AUDIT_CAP = 64  # violation lines one process may report
 
 
 def normalize_output(data: bytes, compare: str) -> bytes:
@@ -101,46 +109,114 @@ def _describe(exc: BaseException) -> str:
     return text[:500]
 
 
-def _resolve(entry: str, env: dict):
-    """The callable an entry point names: ``f``, ``Cls().f`` or ``Cls.f``; a bare name the program does not
-    define falls back to a method of ``class Solution`` (the LeetCode convention)."""
-    head, _, method = entry.partition(".")
-    name = head[:-2] if head.endswith("()") else head
-    if name not in env:
-        if not method and "Solution" in env:
-            return getattr(env["Solution"](), name)
-        raise NameError(f"entry point {entry!r} is not defined by the program")
-    target = env[name]
-    if head.endswith("()"):
-        target = target()
-    return getattr(target, method) if method else target
+# -- violations -----------------------------------------------------------------------------------------------
+
+_READ_OK = ("/usr/", "/lib", "/bin/", "/sbin/", "/etc/", "/tmp/", "/dev/", "/proc/")
+_READ_DENIED = (
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/sudoers",
+    "/etc/ssh/",
+    "/proc/1/",
+    "/proc/kcore",
+    "/dev/mem",
+)
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_WRITE_EVENTS = {
+    "os.remove": (0,), "os.rename": (0, 1), "os.mkdir": (0,), "os.rmdir": (0,), "os.symlink": (1,),
+    "os.link": (1,), "os.chmod": (0,), "os.chown": (0,), "os.truncate": (0,), "os.utime": (0,),
+    "shutil.rmtree": (0,), "shutil.move": (1,), "shutil.copyfile": (1,),
+}  # fmt: skip
+_NET_EVENTS = ("socket.connect", "socket.bind", "socket.sendto", "socket.getaddrinfo", "socket.gethostbyname",
+               "socket.gethostbyaddr", "socket.getnameinfo", "socket.sendmsg")  # fmt: skip
 
 
-def _same(result, expected, compare: str) -> bool:
-    """Call-style comparison: exact equality, or APPS's rule (tuples compare as lists; a one-element expected
-    list also matches its element)."""
-    if compare == "apps":
-        if type(result) is tuple:
-            result = list(result)
-        if result == expected:
-            return True
-        return type(expected) is list and len(expected) == 1 and result == expected[0]
-    return result == expected
+def _install_audit(fd: int, writable: tuple[str, ...]) -> None:
+    """Report violations on ``fd`` (non-blocking; extra lines are dropped) from an audit hook in this process."""
+    write, fspath, getcwd, join, normpath = os.write, os.fspath, os.getcwd, os.path.join, os.path.normpath
+    sent = [0]
+    seen: set = set()
+
+    def report(kind: str, detail: str) -> None:
+        key = (kind, detail[:80])
+        if sent[0] >= _AUDIT_CAP or key in seen:
+            return
+        seen.add(key)
+        sent[0] += 1
+        try:
+            write(fd, (kind + "\t" + detail.replace("\n", " ")[:200] + "\n").encode("utf-8", "replace"))
+        except OSError:
+            pass
+
+    def where(path: object) -> str:
+        if isinstance(path, int):
+            return ""
+        try:
+            text = fspath(path)  # type: ignore[call-overload]
+            if isinstance(text, bytes):
+                text = text.decode("utf-8", "replace")
+            return normpath(join(getcwd(), text))
+        except Exception:
+            return ""
+
+    def hook(event: str, args: tuple) -> None:
+        try:
+            if event == "open":
+                path = where(args[0])
+                if not path:
+                    return
+                mode, flags = args[1] or "", args[2] or 0
+                if (isinstance(mode, str) and any(c in mode for c in "wax+")) or flags & _WRITE_FLAGS:
+                    if not (path + "/").startswith(writable) and not path.startswith(
+                        ("/dev/null", "/proc/self/")
+                    ):
+                        report("write_outside", path)
+                elif (
+                    path.startswith(_READ_DENIED)
+                    or not (path + "/").startswith(_READ_OK + writable)
+                    or _other_proc(path)
+                ):
+                    report("forbidden_read", path)
+            elif event in _WRITE_EVENTS:
+                for i in _WRITE_EVENTS[event]:
+                    path = where(args[i]) if len(args) > i else ""
+                    if path and not (path + "/").startswith(writable):
+                        report("write_outside", f"{event} {path}")
+            elif event == "socket.__new__":
+                if len(args) > 1 and args[1] not in (1, -1):  # AF_UNIX (asyncio's self-pipe) is local
+                    report("network", f"socket family {args[1]}")
+            elif event in _NET_EVENTS:
+                report("network", f"{event} {str(args[1:2])[:100]}")
+            elif event in ("os.kill", "os.killpg", "signal.pthread_kill"):
+                report("signal", f"{event} {args[0]} {args[1] if len(args) > 1 else ''}")
+        except Exception:
+            pass
+
+    sys.addaudithook(hook)
 
 
-def _child(job: dict, payload: dict, verdict_fd: int, tok: bytes, fds: tuple[int, int]) -> None:
-    """Body of one forked child; never returns (ends in ``os._exit``)."""
+def _other_proc(path: str) -> bool:
+    """A /proc/<pid>/ path of another process (the driver, the checker, the candidate host)."""
+    if not path.startswith("/proc/"):
+        return False
+    part = path[6:].split("/", 1)[0]
+    return part.isdigit() and int(part) != os.getpid()
+
+
+# -- children -------------------------------------------------------------------------------------------------
+
+
+def _exec_main(job: dict, payload: dict, verdict_fd: int, tok: bytes, fds: tuple[int, int, int]) -> None:
+    """Body of a ``run``/``stdio`` child: the program as ``__main__``; never returns (ends in ``os._exit``)."""
     # Bound before untrusted code runs: a candidate can rebind module attributes but not these locals.
     write, exit_now, base_exc, system_exit = os.write, os._exit, BaseException, SystemExit
     flush_out, flush_err = sys.stdout.flush, sys.stderr.flush
     excepthook = sys.__excepthook__
-    kind = payload["kind"]
     code = 1
-    verdict = b"fail"
     detail = ""
     try:
         os.close(payload["results_fd"])
-        stdin_fd, stdout_fd = fds
+        stdin_fd, stdout_fd, audit_fd = fds
         if stdin_fd >= 0:
             os.lseek(stdin_fd, 0, 0)
             os.dup2(stdin_fd, 0)
@@ -150,63 +226,139 @@ def _child(job: dict, payload: dict, verdict_fd: int, tok: bytes, fds: tuple[int
 
         _signal.signal(_SIGINT, _signal.default_int_handler)
         _set_limits(payload["limits"])
-        program = payload["program"]
-        if kind == "func":
-            # Tests look names up in this snapshot, not in the builtins module the candidate may patch.
-            pristine = dict(builtins.__dict__)
-            env: dict = {"__name__": "__solution__", "__builtins__": builtins}
-            try:
-                exec(compile(program, "solution.py", "exec"), env)
-                test_env = dict(env)
-                test_env["__builtins__"] = pristine
-                exec(compile(job["code"], "test.py", "exec"), test_env)
-                if job["call"]:
-                    candidate = _resolve(job["call"], env)
-                    if "case" in job:
-                        args, expected = job["case"]
-                        if not _same(candidate(*args), expected, payload["compare"]):
-                            raise AssertionError("wrong return value")
-                    else:
-                        test_env["check"](candidate)
-                verdict, code = b"pass", 0
-            except base_exc as exc:
-                detail = _describe(exc)
-        else:
-            env = {"__name__": "__main__", "__builtins__": builtins}
-            try:
-                exec(compile(program, "main.py", "exec"), env)
+        _install_audit(audit_fd, payload["writable"])
+        env = {"__name__": "__main__", "__builtins__": builtins}
+        try:
+            exec(compile(payload["program"], "main.py", "exec"), env)
+            code = 0
+        except system_exit as exc:
+            if exc.code is None:
                 code = 0
-            except system_exit as exc:
-                if exc.code is None:
-                    code = 0
-                elif isinstance(exc.code, int):
-                    code = exc.code & 0xFF
-                else:
-                    detail = str(exc.code)[:500]
-                    write(2, (detail + "\n").encode("utf-8", "replace"))
-                    code = 1
-            except base_exc as exc:
-                detail = _describe(exc)
-                excepthook(type(exc), exc, exc.__traceback__)
+            elif isinstance(exc.code, int):
+                code = exc.code & 0xFF
+            else:
+                detail = str(exc.code)[:500]
+                write(2, (detail + "\n").encode("utf-8", "replace"))
                 code = 1
-            try:
-                threading = sys.modules.get("threading")
-                if threading is not None:
-                    threading._shutdown()  # type: ignore[attr-defined]  # as interpreter exit does
-            except base_exc:
-                pass
-            verdict = b"exit"
-        write(
-            verdict_fd, b"\n" + tok + b" " + verdict + b" " + detail.encode("utf-8", "replace").hex().encode()
-        )
+        except base_exc as exc:
+            detail = _describe(exc)
+            excepthook(type(exc), exc, exc.__traceback__)
+            code = 1
+        try:
+            threading = sys.modules.get("threading")
+            if threading is not None:
+                threading._shutdown()  # type: ignore[attr-defined]  # as interpreter exit does
+        except base_exc:
+            pass
+        write(verdict_fd, b"\n" + tok + b" exit " + detail.encode("utf-8", "replace").hex().encode())
         try:
             flush_out()
             flush_err()
         except base_exc:
-            if kind != "func":
-                code = 1
+            code = 1
     finally:
         exit_now(code)
+
+
+def _checker(job: dict, payload: dict, verdict_fd: int, tok: bytes, fds: tuple[int, int]) -> None:
+    """Body of a checker: trusted code only (the test, the prompt); never returns."""
+    verdict, detail = b"fail", ""
+    try:
+        os.close(payload["results_fd"])
+        _set_limits(payload["limits"])
+        run_checker(job, payload["tests"], fds[0], fds[1])
+        verdict = b"pass"
+    except BaseException as exc:
+        detail = _describe(exc)
+    os.write(
+        verdict_fd, b"\n" + tok + b" " + verdict + b" " + detail.encode("utf-8", "replace").hex().encode()
+    )
+    os._exit(0)
+
+
+class _Zygote:
+    """The candidate host: forked before the tests are read; forks one fresh candidate process per test."""
+
+    def __init__(self, cand: dict, close: tuple[int, ...]) -> None:
+        import _socket
+
+        self.socket_module = _socket
+        ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            for fd in close:
+                os.close(fd)
+            try:
+                self._serve(theirs, cand)
+            finally:
+                os._exit(0)
+        theirs.close()
+        self.sock, self.pid, self.alive = ours, pid, True
+
+    def spawn(self, fds: list[int]) -> int:
+        """A new candidate process (a child of the driver) holding ``fds``; 0 when the candidate host is gone."""
+        _socket = self.socket_module
+        if not self.alive:
+            return 0
+        data = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
+        try:
+            self.sock.sendmsg([b"s"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, data)])
+            reply = self.sock.recv(16)
+        except OSError:
+            reply = b""
+        if not reply:
+            self.alive = False
+            return 0
+        return int(reply)
+
+    @staticmethod
+    def _serve(sock: object, cand: dict) -> None:
+        import _socket
+
+        while True:
+            msg, ancillary, _, _ = sock.recvmsg(4, _socket.CMSG_SPACE(16))  # type: ignore[attr-defined]
+            if not msg:
+                return
+            fds = [int.from_bytes(data[i : i + 4], sys.byteorder, signed=True)
+                   for _, _, data in ancillary for i in range(0, len(data) - len(data) % 4, 4)]  # fmt: skip
+            read_pid, write_pid = os.pipe()
+            middle = os.fork()
+            if middle == 0:  # a double fork, so the candidate becomes the driver's child (it can wait4 it)
+                child = os.fork()
+                if child == 0:
+                    os.close(read_pid)
+                    os.close(write_pid)
+                    sock.close()  # type: ignore[attr-defined]
+                    _candidate(cand, fds)
+                os.write(write_pid, str(child).encode())
+                os._exit(0)
+            os.close(write_pid)
+            pid = os.read(read_pid, 16)
+            os.close(read_pid)
+            os.waitpid(middle, 0)
+            for fd in fds:
+                os.close(fd)
+            sock.send(pid or b"0")  # type: ignore[attr-defined]
+
+
+def _candidate(cand: dict, fds: list[int]) -> None:
+    """Body of a candidate process: the program, then calls from the checker; never returns."""
+    exit_now = os._exit
+    try:
+        call_fd, reply_fd, audit_fd = fds
+        null = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.set_blocking(audit_fd, False)
+        _set_limits(cand["limits"])
+        _install_audit(audit_fd, cand["writable"])
+        serve_candidate(cand["program"], call_fd, reply_fd)
+    finally:
+        exit_now(0)
+
+
+# -- the driver -------------------------------------------------------------------------------------------------
 
 
 def _wait(pid: int, timeout: float) -> tuple[bool, int, resource.struct_rusage]:
@@ -241,49 +393,88 @@ def _wait(pid: int, timeout: float) -> tuple[bool, int, resource.struct_rusage]:
     return timed_out, status, usage
 
 
-def _clean_up(pid_ns: bool) -> None:
-    """Kill and reap whatever the last job left behind (grandchildren, daemons, fork bombs).
+def _reap_candidate(pid: int) -> tuple[int | None, float, int]:
+    """(exit status if it ended on its own, else None; cpu seconds; max rss kb) of a candidate process."""
+    if pid <= 0:
+        return None, 0.0, 0
+    try:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if not done:
+            os.kill(pid, _SIGKILL)
+            _, _, usage = os.wait4(pid, 0)
+            return None, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+    except ChildProcessError:
+        return None, 0.0, 0
+    return status, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
-    In a PID namespace we are its PID 1: ``kill(-1)`` reaches every other process in the jail. Without one
-    (rlimit-only mode) we are a child subreaper, so every orphaned descendant is re-parented to us: kill our
-    children, whose own children then become ours, until none is left."""
+
+def _clean_up(pid_ns: bool, keep: int) -> int:
+    """Kill and reap whatever the last job left behind (grandchildren, daemons, fork bombs), except ``keep``
+    (the candidate host); returns how many live processes were found.
+
+    In a PID namespace we are its PID 1 and see exactly the jail's processes in /proc. Without one (rlimit-only
+    mode) we are a child subreaper, so every orphaned descendant is re-parented to us: kill our children, whose
+    own children then become ours, until none is left."""
     deadline = time.monotonic() + 2.0
     me = str(os.getpid()).encode()
+    found: set[int] = set()
     while time.monotonic() < deadline:
-        if pid_ns:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) in (os.getpid(), keep):
+                continue
             try:
-                os.kill(-1, _SIGKILL)
-            except ProcessLookupError:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+                if pid_ns or fields[1] == me:
+                    if fields[0] != b"Z":
+                        found.add(int(entry))
+                    os.kill(int(entry), _SIGKILL)
+            except (OSError, IndexError):
                 pass
-        else:
-            for entry in os.listdir("/proc"):
-                if entry.isdigit():
-                    try:
-                        with open(f"/proc/{entry}/stat", "rb") as stat:
-                            ppid = stat.read().rsplit(b")", 1)[1].split()[1]
-                        if ppid == me:
-                            os.kill(int(entry), _SIGKILL)
-                    except (OSError, IndexError):
-                        pass
         try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
+            while True:
+                pid = os.waitpid(-1, os.WNOHANG)[0]
+                if not pid:
+                    break
+                if pid == keep:
+                    keep = -1  # the candidate host died; the caller notices on its next spawn
         except ChildProcessError:
-            return
+            return len(found)
+        if not _any_left(pid_ns, keep, me):
+            return len(found)
         time.sleep(0.001)
+    return len(found)
 
 
-def _read_verdict(fd: int, tok: bytes) -> tuple[bytes, str] | None:
+def _any_left(pid_ns: bool, keep: int, me: bytes) -> bool:
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) not in (os.getpid(), keep):
+            if pid_ns:
+                return True
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    if stat.read().rsplit(b")", 1)[1].split()[1] == me:
+                        return True
+            except (OSError, IndexError):
+                pass
+    return False
+
+
+def _read_nonblocking(fd: int, cap: int = 65536) -> bytes:
     data = b""
     try:
-        while len(data) < 65536:
+        while len(data) < cap:
             chunk = os.read(fd, 65536)
             if not chunk:
                 break
             data += chunk
     except BlockingIOError:
         pass
-    for line in data.split(b"\n"):  # junk the candidate wrote to the pipe cannot carry this test's token
+    return data[:cap]
+
+
+def _read_verdict(fd: int, tok: bytes) -> tuple[bytes, str] | None:
+    for line in _read_nonblocking(fd).split(b"\n"):  # junk written to the pipe cannot carry this test's token
         parts = line.split(b" ")
         if len(parts) == 3 and parts[0] == tok:
             try:
@@ -294,70 +485,141 @@ def _read_verdict(fd: int, tok: bytes) -> tuple[bytes, str] | None:
     return None
 
 
-def _run_job(index: int, job: dict, payload: dict) -> list[str]:
-    kind = payload["kind"]
+def _violations(audit: bytes, extra: list[str]) -> list[str]:
+    lines = [ln.decode("utf-8", "replace") for ln in audit.split(b"\n") if b"\t" in ln]
+    return list(dict.fromkeys(lines + extra))[:_AUDIT_CAP]
+
+
+def _classify(code: int, cpu: float, maxrss: int, limits: dict) -> tuple[str, str]:
+    signum = -code
+    if signum == _SIGXCPU or (signum == _SIGKILL and cpu >= limits["cpu_s"] - 0.5):
+        return "timeout", f"CPU limit of {limits['cpu_s']} s"
+    if signum == _SIGXFSZ:
+        return "failed", "file size limit exceeded"
+    if maxrss * 1024 >= 0.9 * limits["memory_bytes"]:
+        return "oom", f"killed by signal {signum} near the memory limit"
+    return "crashed", f"killed by signal {signum}"
+
+
+def _run_func(
+    job: dict, payload: dict, zygote: _Zygote
+) -> tuple[str, float, float, int, int, str, list[str]]:
+    """One function test: candidate process + checker. (status, wall, cpu, maxrss, code, detail, violations)."""
     limits = payload["limits"]
-    stdin_fd = stdout_fd = -1
-    if kind == "stdio":
-        stdin_fd = os.memfd_create("stdin")
-        os.write(stdin_fd, job["input"])
-        stdout_fd = os.memfd_create("stdout")
-    elif kind == "func":
-        stdin_fd = os.open("/dev/null", os.O_RDONLY)
-    read_fd, write_fd = os.pipe()
-    os.set_blocking(read_fd, False)
+    call_r, call_w = os.pipe()
+    reply_r, reply_w = os.pipe()
+    audit_r, audit_w = os.pipe()
+    verdict_r, verdict_w = os.pipe()
+    for fd in (audit_r, verdict_r):
+        os.set_blocking(fd, False)
     tok = os.urandom(12).hex().encode()
     start = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_fd)
-        _child(job, payload, write_fd, tok, (stdin_fd, stdout_fd))
-    os.close(write_fd)
-    timed_out, status, usage = _wait(pid, limits["test_s"])
+    cpid = zygote.spawn([call_r, reply_w, audit_w])
+    for fd in (call_r, reply_w, audit_w):
+        os.close(fd)
+    extra: list[str] = []
+    kpid = os.fork()
+    if kpid == 0:
+        os.close(verdict_r)
+        os.close(audit_r)
+        zygote.sock.close()
+        _checker(job, payload, verdict_w, tok, (call_w, reply_r))
+    for fd in (call_w, reply_r, verdict_w):
+        os.close(fd)
+    timed_out, status, usage = _wait(kpid, limits["test_s"])
+    cstatus, ccpu, crss = _reap_candidate(cpid)
     wall = time.monotonic() - start
-    cpu = usage.ru_utime + usage.ru_stime
-    maxrss = usage.ru_maxrss
-    verdict = _read_verdict(read_fd, tok)
-    os.close(read_fd)
-    _clean_up(payload["pid_ns"])
-    code = os.waitstatus_to_exitcode(status)
+    cpu = usage.ru_utime + usage.ru_stime + ccpu
+    maxrss = max(usage.ru_maxrss, crss)
+    verdict = _read_verdict(verdict_r, tok)
+    audit = _read_nonblocking(audit_r)
+    os.close(verdict_r)
+    os.close(audit_r)
+    kcode = os.waitstatus_to_exitcode(status)
+    ccode = os.waitstatus_to_exitcode(cstatus) if cstatus is not None else 0
     said, detail = verdict if verdict is not None else (b"", "")
+    if not cpid:
+        extra.append("signal\tthe candidate host was killed (by an earlier test's code)")
+        said, detail = b"fail", "the candidate host was killed by an earlier test's code"
     if timed_out:
         result, detail = "timeout", f"killed after {limits['test_s']:g} s"
-    elif detail.startswith("MemoryError"):
+    elif kcode < 0:
+        result, detail = "crashed", f"the checker was killed by signal {-kcode}"
+        extra.append(f"signal\tthe checker was killed by signal {-kcode}")
+    elif said == b"pass":
+        result = "passed"
+    elif ccode < 0:
+        result, why = _classify(ccode, ccpu, crss, limits)
+        detail = f"{why} ({detail})" if detail else why
+    elif "MemoryError" in detail:
         result = "oom"
-    elif code < 0:
-        signum = -code
-        if signum == _SIGXCPU or (signum == _SIGKILL and cpu >= limits["cpu_s"] - 0.5):
-            result, detail = "timeout", f"CPU limit of {limits['cpu_s']} s"
-        elif signum == _SIGXFSZ:
-            result, detail = "failed", "file size limit exceeded"
-        elif maxrss * 1024 >= 0.9 * limits["memory_bytes"]:
-            result, detail = "oom", f"killed by signal {signum} near the memory limit"
-        else:
-            result, detail = "crashed", f"killed by signal {signum}"
-    elif kind == "func":
-        if said == b"pass" and code == 0:
-            result = "passed"
-        elif said == b"fail":
-            result = "failed"
-        else:
-            result, detail = "failed", f"exited with code {code} without a verdict (before the test finished)"
     else:
-        result = "exited"
-        if said != b"exit":
-            detail = detail or f"exited with code {code} outside the harness"
-    out_sha, out_len, excerpt = "", 0, b""
-    if stdout_fd >= 0:
-        import hashlib
+        result = "failed"
+        if verdict is None:
+            detail = "the checker ended without a verdict"
+    return result, wall, cpu, maxrss, kcode if kcode else ccode, detail, _violations(audit, extra)
 
-        out = _read_all(stdout_fd)
-        out_len = len(out)
-        out_sha = hashlib.sha256(normalize_output(out, payload["compare"])).hexdigest()
-        excerpt = out[: payload["excerpt_bytes"]]
-    for fd in (stdin_fd, stdout_fd):
-        if fd >= 0:
-            os.close(fd)
+
+def _run_job(index: int, job: dict, payload: dict, zygote: _Zygote | None) -> list[str]:
+    kind = payload["kind"]
+    limits = payload["limits"]
+    out_sha, out_len, excerpt = "", 0, b""
+    if kind == "func":
+        assert zygote is not None
+        result, wall, cpu, maxrss, code, detail, violations = _run_func(job, payload, zygote)
+    else:
+        stdin_fd = stdout_fd = -1
+        if kind == "stdio":
+            stdin_fd = os.memfd_create("stdin")
+            os.write(stdin_fd, job["input"])
+            stdout_fd = os.memfd_create("stdout")
+        read_fd, write_fd = os.pipe()
+        audit_r, audit_w = os.pipe()
+        for fd in (read_fd, audit_r, audit_w):
+            os.set_blocking(fd, False)
+        tok = os.urandom(12).hex().encode()
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            os.close(audit_r)
+            _exec_main(job, payload, write_fd, tok, (stdin_fd, stdout_fd, audit_w))
+        os.close(write_fd)
+        os.close(audit_w)
+        timed_out, status, usage = _wait(pid, limits["test_s"])
+        wall = time.monotonic() - start
+        cpu = usage.ru_utime + usage.ru_stime
+        maxrss = usage.ru_maxrss
+        verdict = _read_verdict(read_fd, tok)
+        audit = _read_nonblocking(audit_r)
+        os.close(read_fd)
+        os.close(audit_r)
+        code = os.waitstatus_to_exitcode(status)
+        said, detail = verdict if verdict is not None else (b"", "")
+        if timed_out:
+            result, detail = "timeout", f"killed after {limits['test_s']:g} s"
+        elif detail.startswith("MemoryError"):
+            result = "oom"
+        elif code < 0:
+            result, detail = _classify(code, cpu, maxrss, limits)
+        else:
+            result = "exited"
+            if said != b"exit":
+                detail = detail or f"exited with code {code} outside the harness"
+        if stdout_fd >= 0:
+            import hashlib
+
+            out = _read_all(stdout_fd)
+            out_len = len(out)
+            out_sha = hashlib.sha256(normalize_output(out, payload["compare"])).hexdigest()
+            excerpt = out[: payload["excerpt_bytes"]]
+        for fd in (stdin_fd, stdout_fd):
+            if fd >= 0:
+                os.close(fd)
+        violations = _violations(audit, [])
+    left = _clean_up(payload["pid_ns"], zygote.pid if zygote is not None and zygote.alive else -1)
+    if left:
+        violations.append(f"process_left_behind\t{left} process(es) still running after the test")
     return [
         "T",
         str(index),
@@ -370,14 +632,31 @@ def _run_job(index: int, job: dict, payload: dict) -> list[str]:
         out_sha or "-",
         str(out_len),
         excerpt.hex() or "-",
+        "\n".join(violations).encode("utf-8", "replace").hex() or "-",
     ]
 
 
 def main() -> None:
-    payload_fd, results_fd = int(sys.argv[1]), int(sys.argv[2])
+    program_fd, payload_fd, results_fd = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    import _signal
+
+    # As PID 1 of the jail, any signal with a handler is delivered even from inside; SIGINT has one by default.
+    _signal.signal(_SIGINT, _signal.SIG_IGN)
+    sys.dont_write_bytecode = True
+    cand = marshal.loads(_read_all(program_fd))
+    os.close(program_fd)
+    pid_ns = bool(cand["pid_ns"]) and os.getpid() == 1
+    protected = _prctl(_PR_SET_DUMPABLE, 0)  # inherited by every fork: no /proc/<pid>/mem or fd of ours
+    if not pid_ns:
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphans of a job come back to us to be reaped
+    cand["writable"] = (os.getcwd().rstrip("/") + "/",)
+    zygote = None
+    if cand["kind"] == "func":
+        load_codec()
+        zygote = _Zygote(cand, (payload_fd, results_fd))
     payload = marshal.loads(_read_all(payload_fd))
     os.close(payload_fd)
-    payload["results_fd"] = results_fd
+    payload.update(cand, results_fd=results_fd, pid_ns=pid_ns)
     nonce = payload["nonce"].encode()
 
     def emit(fields: list[str]) -> None:
@@ -386,18 +665,9 @@ def main() -> None:
         while view:
             view = view[os.write(results_fd, view) :]
 
-    import _signal
-
-    # As PID 1 of the jail, any signal with a handler is delivered even from inside; SIGINT has one by default.
-    _signal.signal(_SIGINT, _signal.SIG_IGN)
-    pid_ns = bool(payload["pid_ns"]) and os.getpid() == 1
-    payload["pid_ns"] = pid_ns
-    protected = _prctl(_PR_SET_DUMPABLE, 0)
-    if not pid_ns:
-        _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphans of a job come back to us to be reaped
     emit(["S", str(int(pid_ns)), str(int(protected))])
     for index, job in enumerate(payload["jobs"]):
-        emit(_run_job(index, job, payload))
+        emit(_run_job(index, job, payload, zygote))
     emit(["E"])
     os._exit(0)  # skip interpreter finalisation: nothing is buffered, and it costs milliseconds per run
 

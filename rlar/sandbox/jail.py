@@ -29,7 +29,10 @@ from pathlib import Path
 
 from rlar.sandbox.schema import Limits, SandboxConfig
 
-HARNESS_SOURCE = Path(__file__).with_name("harness.py").read_text(encoding="utf-8")
+# The driver's program: the plain-data call protocol, then the driver (which uses it by name).
+HARNESS_SOURCE = Path(__file__).with_name("rpc.py").read_text(encoding="utf-8") + Path(__file__).with_name(
+    "harness.py"
+).read_text(encoding="utf-8").replace("from __future__ import annotations\n", "", 1)
 SANDBOX_UID = 65534  # uid/gid the code has inside the jail ("nobody")
 _RESULTS_CAP = 8 << 20  # the driver writes small records; more than this means something is wrong
 _DRAIN_AFTER_EXIT_S = 0.5  # rlimit-only stragglers can hold our pipes open after the driver exits
@@ -174,10 +177,13 @@ def _id_kwargs(ids: tuple[int, int] | None) -> dict:
 class Jail:
     """One run of the driver in a jail; see the module docstring. Not reusable."""
 
-    def __init__(self, config: SandboxConfig, limits: Limits, payload: bytes, nonce: str, jobs: int) -> None:
+    def __init__(
+        self, config: SandboxConfig, limits: Limits, program: bytes, payload: bytes, nonce: str, jobs: int
+    ) -> None:
         self.config = config
         self.limits = limits
-        self.payload = payload
+        self.program = program  # marshal data the candidate's processes may see (the program, the limits)
+        self.payload = payload  # marshal data they never see (the tests, the nonce)
         self.nonce = nonce.encode()
         self.wall_limit = limits.wall_for(jobs)
         self.result = Finished(Capture(limits.output_bytes, False), Capture(limits.output_bytes, True))
@@ -208,14 +214,17 @@ class Jail:
         if problem:
             return self._fail(problem)
         ids = _dropped_ids(config)
+        program_fd = os.memfd_create("rlar-program")
         payload_fd = os.memfd_create("rlar-payload")
         stdin_fd = os.memfd_create("rlar-stdin")
         results_r, results_w = os.pipe()
         try:
+            os.write(program_fd, self.program)
             os.write(payload_fd, self.payload)
             os.write(stdin_fd, stdin or b"")
             os.lseek(stdin_fd, 0, os.SEEK_SET)
-            tail = [config.python, "-I", "-c", HARNESS_SOURCE, str(payload_fd), str(results_w)]
+            fds = (program_fd, payload_fd, results_w)
+            tail = [config.python, "-I", "-B", "-c", HARNESS_SOURCE, *map(str, fds)]
             kwargs: dict = {}
             env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
             if config.mode == "bwrap":
@@ -238,7 +247,7 @@ class Jail:
                 stdin=stdin_fd,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=(payload_fd, results_w),
+                pass_fds=fds,
                 start_new_session=True,
                 cwd=cwd,
                 env=env,
@@ -248,7 +257,7 @@ class Jail:
             os.close(results_r)
             return self._fail(f"could not start the sandbox: {exc}")
         finally:
-            for fd in (payload_fd, stdin_fd, results_w):
+            for fd in (program_fd, payload_fd, stdin_fd, results_w):
                 os.close(fd)
         assert self._proc.stdout is not None and self._proc.stderr is not None
         try:

@@ -16,52 +16,65 @@ from typing import Any
 
 from rlar.sandbox.harness import normalize_output
 from rlar.sandbox.jail import Finished, Jail, drive, drive_async
-from rlar.sandbox.schema import CodeTests, Limits, RunResult, SandboxConfig, Status, TestOutcome, TestStatus
+from rlar.sandbox.schema import (
+    VIOLATION_KINDS,
+    CodeTests,
+    Limits,
+    RunResult,
+    SandboxConfig,
+    Status,
+    TestOutcome,
+    TestStatus,
+)
 
 _EXCERPT_BYTES = 200
 _PRECEDENCE: tuple[Status, ...] = ("timeout", "oom", "crashed")
 
 
-def _payload(
+def _payloads(
     kind: str,
     program: str,
     jobs: list[dict[str, Any]],
     limits: Limits,
     config: SandboxConfig,
-    compare: str,
     nonce: str,
-) -> bytes:
+    tests: dict[str, Any] | None = None,
+) -> tuple[bytes, bytes]:
+    """(what the candidate's processes may see, what they never see) as marshal data for the driver."""
     if not isinstance(program, str):
         raise TypeError(f"program must be str, got {type(program).__name__}")
-    return marshal.dumps(
-        {
-            "nonce": nonce,
-            "pid_ns": config.mode == "bwrap",
-            "kind": kind,
-            "program": program,
-            "jobs": jobs,
-            "compare": compare,
-            "excerpt_bytes": _EXCERPT_BYTES,
-            "limits": {
-                "test_s": float(limits.test_s),
-                "cpu_s": int(limits.cpu_s),
-                "memory_bytes": int(limits.memory_mb) << 20,
-                "file_bytes": int(limits.file_mb) << 20,
-                "nproc": int(limits.nproc),
-                "nofile": int(limits.nofile),
-            },
+    tests = tests or {}
+    visible = {
+        "kind": kind,
+        "program": program,
+        "pid_ns": config.mode == "bwrap",
+        "limits": {
+            "test_s": float(limits.test_s),
+            "cpu_s": int(limits.cpu_s),
+            "memory_bytes": int(limits.memory_mb) << 20,
+            "file_bytes": int(limits.file_mb) << 20,
+            "nproc": int(limits.nproc),
+            "nofile": int(limits.nofile),
         },
-        4,  # a format every CPython 3 since 3.4 reads, in case the jail's interpreter differs from ours
-    )
+    }
+    hidden = {
+        "nonce": nonce,
+        "jobs": jobs,
+        "tests": tests,
+        "compare": tests.get("compare", "exact"),
+        "excerpt_bytes": _EXCERPT_BYTES,
+    }
+    # Format 4: one every CPython 3 since 3.4 reads, in case the jail's interpreter differs from ours.
+    return marshal.dumps(visible, 4), marshal.dumps(hidden, 4)
 
 
 def _jobs_for(tests: CodeTests) -> tuple[str, list[dict[str, Any]]]:
     if tests.style == "humaneval":
         return "func", [{"code": tests.checks[0], "call": tests.entry_point}]
     if tests.style == "asserts":
-        return "func", [{"code": f"{tests.setup}\n{check}\n", "call": ""} for check in tests.checks]
+        return "func", [{"setup": tests.setup, "code": f"{check}\n"} for check in tests.checks]
     if tests.style == "calls":
-        return "func", [{"code": "", "call": tests.entry_point, "case": [list(a), e]} for a, e in tests.calls]
+        return "func", [{"call": tests.entry_point, "case": [list(a), e]} for a, e in tests.calls]
     return "stdio", [{"input": given.encode("utf-8")} for given, _ in tests.stdio]
 
 
@@ -73,9 +86,9 @@ def _prepare_tests(
     limits, config = limits or Limits(), config or SandboxConfig()
     kind, jobs = _jobs_for(tests)
     nonce = secrets.token_hex(16)
-    jail = Jail(
-        config, limits, _payload(kind, program, jobs, limits, config, tests.compare, nonce), nonce, len(jobs)
-    )
+    shared = {"prompt": tests.prompt, "entry": tests.entry_point, "compare": tests.compare}
+    visible, hidden = _payloads(kind, program, jobs, limits, config, nonce, shared)
+    jail = Jail(config, limits, visible, hidden, nonce, len(jobs))
     return jail, lambda done: _tests_result(tests, limits, done)
 
 
@@ -85,7 +98,8 @@ def _prepare_code(
     limits, config = limits or Limits(), config or SandboxConfig()
     data = stdin.encode("utf-8") if isinstance(stdin, str) else bytes(stdin)
     nonce = secrets.token_hex(16)
-    jail = Jail(config, limits, _payload("run", program, [{}], limits, config, "exact", nonce), nonce, 1)
+    visible, hidden = _payloads("run", program, [{}], limits, config, nonce)
+    jail = Jail(config, limits, visible, hidden, nonce, 1)
     return jail, data, lambda done: _code_result(limits, done)
 
 
@@ -192,6 +206,21 @@ def _outcome(index: int, name: str, record: list[str] | None, expected_sha: str 
     return TestOutcome(index, name, final, detail, float(wall), float(cpu), int(rss))
 
 
+def _add_violations(result: RunResult, done: Finished) -> None:
+    """Collect the violations each job's record reports (kind, detail, the test's index)."""
+    for index, record in sorted(done.records.items()):
+        if len(record) < 12 or record[11] == "-":
+            continue
+        try:
+            text = bytes.fromhex(record[11]).decode("utf-8", "replace")
+        except ValueError:
+            continue
+        for line in text.split("\n"):
+            kind, _, detail = line.partition("\t")
+            if kind in VIOLATION_KINDS:
+                result.violations.append({"kind": kind, "detail": detail[:300], "test": index})
+
+
 def _add_usage(result: RunResult, done: Finished) -> None:
     records = done.records.values()
     result.cpu_s = round(max(result.cpu_s, sum(float(r[4]) for r in records)), 4)
@@ -231,6 +260,7 @@ def _tests_result(tests: CodeTests, limits: Limits, done: Finished) -> RunResult
     result = _base(done, status, f"{reason}; {summary}" if reason else summary)
     result.tests = outcomes
     _add_usage(result, done)
+    _add_violations(result, done)
     return result
 
 
@@ -262,6 +292,7 @@ def _code_result(limits: Limits, done: Finished) -> RunResult:
         else:
             result.exit_code = code
     _add_usage(result, done)
+    _add_violations(result, done)
     return result
 
 

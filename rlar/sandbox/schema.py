@@ -28,6 +28,13 @@ _STDIO_COMPARE = ("lines", "tokens", "exact")
 _CALLS_COMPARE = ("apps", "exact")
 _ENTRY = re.compile(r"[A-Za-z_]\w*(\(\))?(\.[A-Za-z_]\w*)?")
 
+ViolationKind = Literal["network", "signal", "process_left_behind", "write_outside", "forbidden_read"]
+"""What the sandbox saw the code attempt (all contained): network use (a non-Unix socket, connect, bind, name
+lookups), a signal sent to another process (the driver, the checker, the candidate host; a killed checker or
+candidate host too), processes still running after a test, writes outside the working directory, reads of
+places a program has no business reading (other processes' /proc entries, /etc/shadow, /root, /home, ...)."""
+VIOLATION_KINDS = frozenset(get_args(ViolationKind))
+
 _STATUSES = frozenset(get_args(Status))
 _TEST_STATUSES = frozenset(get_args(TestStatus))
 
@@ -306,6 +313,8 @@ class RunResult:
     cpu_s: float = 0.0
     peak_rss_kb: int = 0
     isolation: str = ""
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    """Violations detected (``{"kind": ViolationKind, "detail", "test": index}``), contained but reported."""
 
     @property
     def passed(self) -> int:

@@ -16,7 +16,10 @@ imported on first use, with the ``sandbox_config`` resource (a ``SandboxConfig``
 itself only waits (the sandbox enforces limits), so it runs in-process.
 
 Outcomes: ``ok``/``failed``/``timeout``/``oom``/``crashed`` are the program's doing → score = pass fraction
-(tests that never ran count as failed). ``rejected`` (the sandbox could not run anything: no bubblewrap, bad
+(tests that never ran count as failed). Violations the sandbox detected (network, signals, processes left behind,
+writes outside, forbidden reads; ``RunResult.violations``) are in ``details["violations"]``; with
+``params["on_violation"] = "zero"`` (the default) they make the score 0, with ``"report"`` they are only
+reported. ``rejected`` (the sandbox could not run anything: no bubblewrap, bad
 interpreter) and an exception from the executor (sandbox or bus unavailable) → abstain: not the policy's fault.
 
 ``pass_at_k(n, c, k)`` is the unbiased estimator of Chen et al. (2021). With ``params["pass_at_k"] = [1, 5]``
@@ -154,7 +157,9 @@ class CodeTestsTool(RewardTool):
             "Code correctness by unit tests: extracts the program from the response (last ```python block,"
             " else the whole text; HumanEval completions are appended to the prompt) and runs it against"
             " the reference tests (assert statements, HumanEval check(), or stdin/stdout pairs) in the"
-            " sandbox. Score = fraction of tests passed. Optional pass@k per problem group in details."
+            " sandbox. Score = fraction of tests passed; 0 when the code attempted an escape (network, signals,"
+            " leftover processes, writes outside, forbidden reads; on_violation=report only reports them)."
+            " Optional pass@k per problem group in details."
             " Use for programming tasks with executable tests."
         ),
         task_types=["code", "programming", "humaneval", "mbpp", "competitive_programming"],
@@ -165,6 +170,7 @@ class CodeTestsTool(RewardTool):
             "max_concurrency": 4,
             "limits": None,
             "deadline_s": 60,
+            "on_violation": "zero",
         },
     )
 
@@ -182,6 +188,9 @@ class CodeTestsTool(RewardTool):
         if self.prepend not in ("auto", "always", "never"):
             raise ValueError(f"prepend_prompt must be auto|always|never, got {self.prepend!r}")
         self.ks = [int(k) for k in spec.params.get("pass_at_k") or []]
+        self.on_violation = spec.params.get("on_violation", "zero")
+        if self.on_violation not in ("zero", "report"):
+            raise ValueError(f"on_violation must be zero|report, got {self.on_violation!r}")
         self._sem = asyncio.Semaphore(int(spec.params.get("max_concurrency", 4)))
         limits = spec.params.get("limits")
         self.limits = (
@@ -222,6 +231,7 @@ class CodeTestsTool(RewardTool):
             except Exception as exc:
                 return ToolResult.abstain(f"sandbox unavailable: {type(exc).__name__}: {exc}"[:500])
         status, per_test, frac, message = sandbox_result_fields(raw)
+        violations = list((raw.to_dict() if hasattr(raw, "to_dict") else raw).get("violations") or [])
         n_tests = len(per_test) or len(tests)
         n_passed = sum(1 for t in per_test if _test_passed(t))
         if per_test:
@@ -231,6 +241,7 @@ class CodeTestsTool(RewardTool):
             "tests": per_test,
             "passed": n_passed,
             "n_tests": n_tests,
+            "violations": violations,
         }
         if status == "rejected":
             # The sandbox could not run anything (no bubblewrap, bad interpreter): not the policy's fault.
@@ -239,6 +250,10 @@ class CodeTestsTool(RewardTool):
             return ToolResult.error(f"unknown sandbox status {status!r}", **details)
         if frac is None:
             frac = 1.0 if status == "ok" else 0.0
+        if violations and self.on_violation == "zero":
+            kinds = ", ".join(sorted({str(v.get("kind")) for v in violations}))
+            first = violations[0]
+            return self.ok(0.0, f"violation ({kinds}): {first.get('detail', '')}"[:500], **details)
         reason = f"{status}: {n_passed}/{n_tests} tests passed" + (
             f" ({message})" if message and status != "ok" else ""
         )
