@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
+import json
 import os
 import shutil
 import signal
@@ -19,6 +21,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
@@ -163,44 +166,129 @@ class EmbeddedServer:
 
 
 URL_FILE = "nats.url"
+STATE_DIR_ENV = "RLAR_STATE_DIR"
+
+
+def state_dir() -> Path:
+    """Per-user state of this machine's rlar commands: $RLAR_STATE_DIR, else $XDG_STATE_HOME/rlar, else
+    ~/.local/state/rlar."""
+    if os.environ.get(STATE_DIR_ENV):
+        return Path(os.environ[STATE_DIR_ENV])
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "rlar"
+
+
+@dataclass(frozen=True, slots=True)
+class LiveRun:
+    """A run whose bus is up: its directory, the bus URL, the process that serves it and since when."""
+
+    run_dir: Path
+    url: str
+    pid: int | None = None
+    started: float = 0.0
+
+
+def _live_index() -> Path:
+    return state_dir() / "live"
+
+
+def _index_entry(run_dir: Path) -> Path:
+    key = hashlib.sha1(str(run_dir.resolve()).encode()).hexdigest()[:16]
+    return _live_index() / f"{key}.json"
+
+
+def answers(url: str) -> bool:
+    """Whether the first server of ``url`` accepts a TCP connection (within 0.5 s)."""
+    host, _, port = url.removeprefix("nats://").split(",")[0].partition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=0.5):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if pid is None:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def live_runs(runs_root: str | Path = "runs") -> list[LiveRun]:
+    """Runs of this machine whose bus answers now, newest first: those ``serve(..., live_run=True)``
+    recorded in the per-user index (wherever their run directory is) and those under ``runs_root``
+    with a ``nats.url``. Index entries of processes that are gone are removed."""
+    found: dict[Path, LiveRun] = {}
+    index = _live_index()
+    for entry in sorted(index.glob("*.json")) if index.is_dir() else []:
+        try:
+            doc = json.loads(entry.read_text())
+            run = LiveRun(Path(doc["run_dir"]), str(doc["url"]), doc.get("pid"), float(doc.get("started", 0)))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if not _pid_alive(run.pid):
+            with contextlib.suppress(OSError):
+                entry.unlink()
+            continue
+        found[run.run_dir.resolve()] = run
+    for url_file in Path(runs_root).glob(f"*/{URL_FILE}"):
+        key = url_file.parent.resolve()
+        if key not in found:
+            with contextlib.suppress(OSError):
+                found[key] = LiveRun(
+                    url_file.parent, url_file.read_text().strip(), None, url_file.stat().st_mtime
+                )
+    live = [r for r in found.values() if answers(r.url)]
+    return sorted(live, key=lambda r: r.started, reverse=True)
 
 
 @contextlib.contextmanager
-def serve(url: str, run_dir: str | Path) -> Iterator[str]:
+def serve(url: str, run_dir: str | Path, *, live_run: bool = False) -> Iterator[str]:
     """Yield a usable NATS URL: ``url`` itself, or a fresh embedded server's when ``url == "embedded"``.
 
     The embedded server's URL is written to ``<run_dir>/nats.url`` so ``rlar tail``/``rlar status`` in
-    another terminal find the running bus without flags.
+    another terminal find the running bus without flags. With ``live_run`` (``rlar train``, ``rlar up``)
+    the run also goes into the per-user index of live runs (:func:`live_runs`), so it is found wherever
+    its directory is, and ``nats.url`` is written for an external bus too (``--run DIR`` reads it).
     """
-    if url != "embedded":
-        yield url
-        return
     run = Path(run_dir)
-    server = EmbeddedServer(run / "nats")
-    server.start()
-    url_file = run / URL_FILE
+    server: EmbeddedServer | None = None
+    if url == "embedded":
+        server = EmbeddedServer(run / "nats")
+        server.start()
+        url = server.url
+    written: list[Path] = []
     try:
-        url_file.write_text(server.url + "\n")
-        yield server.url
+        if server is not None or live_run:
+            run.mkdir(parents=True, exist_ok=True)
+            (run / URL_FILE).write_text(url + "\n")
+            written.append(run / URL_FILE)
+        if live_run:
+            entry = _index_entry(run)
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            doc = {"run_dir": str(run.resolve()), "url": url, "pid": os.getpid(), "started": time.time()}
+            entry.write_text(json.dumps(doc) + "\n")
+            written.append(entry)
+        yield url
     finally:
-        server.stop()
-        with contextlib.suppress(OSError):
-            url_file.unlink()
+        if server is not None:
+            server.stop()
+        for path in written:
+            with contextlib.suppress(OSError):
+                path.unlink()
 
 
 def default_url(runs_root: str | Path = "runs") -> str:
-    """The URL a CLI command uses when none is given: $RLAR_NATS_URL, else the newest live embedded
-    server of a run under ``runs_root``, else nats://127.0.0.1:4222."""
+    """The URL a command uses when none is given: $RLAR_NATS_URL, else the newest live run's bus (see
+    :func:`live_runs`), else nats://127.0.0.1:4222. Operator commands say which one they attached to
+    (``rlar.attach``)."""
     env = os.environ.get("RLAR_NATS_URL")
     if env:
         return env
-    candidates = sorted(Path(runs_root).glob(f"*/{URL_FILE}"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for path in candidates:
-        url = path.read_text().strip()
-        host, _, port = url.removeprefix("nats://").partition(":")
-        with (
-            contextlib.suppress(OSError, ValueError),
-            socket.create_connection((host, int(port)), timeout=0.3),
-        ):
-            return url
-    return "nats://127.0.0.1:4222"
+    runs = live_runs(runs_root)
+    return runs[0].url if runs else "nats://127.0.0.1:4222"

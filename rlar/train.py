@@ -218,7 +218,7 @@ def train(config: str, *, overrides: list[str], run_dir: str | None) -> int:
     init = prepare_policy(policy, rdir, Path("runs") / ".cache")
     print(f"run directory: {rdir}   policy: {init}", flush=True)
     url = doc.get("nats", {}).get("url", "embedded")
-    with serve(url, rdir) as real_url:
+    with serve(url, rdir, live_run=True) as real_url:
         doc.setdefault("nats", {})["url"] = real_url
         config_path = rdir / "config.toml"
         config_path.write_text(tomli_w.dumps(doc))

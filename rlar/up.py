@@ -72,7 +72,7 @@ def up(
     url = nats or doc.get("nats", {}).get("url", "embedded")
     rdir = Path(run_dir or doc.get("run", {}).get("dir", "runs/up"))
     rdir.mkdir(parents=True, exist_ok=True)
-    with serve(url, rdir) as real_url:
+    with serve(url, rdir, live_run=True) as real_url:
         print(f"rlar up: bus {real_url} — actors {', '.join(f'{k}×{n}' for k, n in specs)} — logs {rdir}/logs",
               flush=True)  # fmt: skip
         sup = Supervisor(specs, nats_url=real_url, run_dir=rdir, config_path=config, overrides=overrides,

@@ -12,7 +12,7 @@ import pytest
 
 from bus.client import Bus
 from bus.config import NatsConfig
-from bus.embedded import EmbeddedServer
+from bus.embedded import STATE_DIR_ENV, EmbeddedServer
 from bus.topology import TopologyConfig, declare, ensure_topology
 from rlar.learn.distributed import child_env
 from rlar.testing.anthropic_server import MessagesServer
@@ -38,6 +38,21 @@ def serve_nats(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[
     ``nats_url``, whose scope must not outlive it) at module scope with its own ``name``."""
     with EmbeddedServer(tmp_path_factory.mktemp(name)) as server:
         yield server
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_state_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The live-run index and other per-user state (``bus.embedded.state_dir``) of this session only: runs
+    the tests start are not listed to the operator's commands, and the operator's runs not to the tests.
+    Set in the environment, so subprocesses inherit it."""
+    path = tmp_path_factory.mktemp("state")
+    old = os.environ.get(STATE_DIR_ENV)
+    os.environ[STATE_DIR_ENV] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop(STATE_DIR_ENV, None)
+    else:
+        os.environ[STATE_DIR_ENV] = old
 
 
 @pytest.fixture(scope="session")

@@ -5,13 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from typing import Any
-
-
-def _nats_url(arg: str | None) -> str:
-    from bus.embedded import default_url
-
-    return arg or default_url()
 
 
 def cmd_up(a: argparse.Namespace) -> int:
@@ -23,20 +18,26 @@ def cmd_up(a: argparse.Namespace) -> int:
 
 
 def cmd_tail(a: argparse.Namespace) -> int:
+    from rlar.attach import attach
     from rlar.tail import tail
 
+    if a.nats == "embedded":
+        print("rlar tail: --nats embedded would start an empty bus that nothing publishes to; "
+              "attach to a run with --run DIR (or leave --nats out for the newest live run)", file=sys.stderr)  # fmt: skip
+        return 2
     try:
-        return asyncio.run(
-            tail(_nats_url(a.nats), a.pattern, as_json=a.json, count=a.count, timeout_s=a.timeout)
-        )
+        with attach(a.nats, a.run) as bus:
+            return asyncio.run(tail(bus.url, a.pattern, as_json=a.json, count=a.count, timeout_s=a.timeout))
     except KeyboardInterrupt:
         return 0
 
 
 def cmd_status(a: argparse.Namespace) -> int:
+    from rlar.attach import attach
     from rlar.status import status
 
-    return asyncio.run(status(_nats_url(a.nats), as_json=a.json, rate_window_s=a.window))
+    with attach(a.nats, a.run) as bus:
+        return asyncio.run(status(bus.url, as_json=a.json, rate_window_s=a.window))
 
 
 def cmd_bench_bus(a: argparse.Namespace) -> int:
@@ -51,6 +52,8 @@ def cmd_bench_bus(a: argparse.Namespace) -> int:
 
 
 def register(sub: Any, bench: Any) -> None:
+    from rlar.attach import add_arguments as add_bus_arguments
+
     p = sub.add_parser("up", help="start actors with replica counts (supervised, restarted on crash)")
     p.add_argument("--actors", required=True, help="e.g. reward=4,sandbox=2,feeder")
     p.add_argument("--nats", help="nats://host:4222[,nats://…] or 'embedded' (default: config or embedded)")
@@ -65,13 +68,13 @@ def register(sub: Any, bench: Any) -> None:
     p = sub.add_parser("tail", help="print live bus traffic, decoded")
     p.add_argument("pattern", nargs="?", default="rlar.>", help="subject pattern (default rlar.>)")
     p.add_argument("--json", action="store_true", help="one JSON object per line, full message")
-    p.add_argument("--nats", help="NATS URL (default: $RLAR_NATS_URL, a running embedded bus, or localhost)")
+    add_bus_arguments(p, embedded_ok=False)
     p.add_argument("--count", type=int, help="exit after N messages")
     p.add_argument("--timeout", type=float, help="exit after S seconds")
     p.set_defaults(fn=cmd_tail)
 
     p = sub.add_parser("status", help="live actors, stream depths, consumer backlogs, rates")
-    p.add_argument("--nats")
+    add_bus_arguments(p)
     p.add_argument("--json", action="store_true")
     p.add_argument("--window", type=float, default=1.0, help="seconds over which rates are measured")
     p.set_defaults(fn=cmd_status)

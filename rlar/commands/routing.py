@@ -115,9 +115,10 @@ async def _decisions(url: str) -> list[dict[str, Any]]:
 
 
 def cmd_decisions(a: argparse.Namespace) -> int:
-    from bus.embedded import default_url
+    from rlar.attach import attach
 
-    rows = asyncio.run(_decisions(a.nats or default_url()))
+    with attach(a.nats, a.run) as bus:
+        rows = asyncio.run(_decisions(bus.url))
     if a.json:
         for r in rows:
             print(json.dumps(r, ensure_ascii=False))
@@ -161,6 +162,8 @@ def cmd_bench_routing(a: argparse.Namespace) -> int:
 
 def add_tools_subcommands(tools_sub: Any) -> None:
     """Add ``route`` and ``decisions`` to the ``rlar tools`` subparsers."""
+    from rlar.attach import add_arguments as add_bus_arguments
+
     q = tools_sub.add_parser(
         "route", help="route JSONL records {task, query, reference, metadata}: one JSON line each"
     )
@@ -172,7 +175,7 @@ def add_tools_subcommands(tools_sub: Any) -> None:
     q.set_defaults(fn=cmd_route)
 
     q = tools_sub.add_parser("decisions", help="the router's cached decisions (KV rlar_decisions)")
-    q.add_argument("--nats")
+    add_bus_arguments(q)
     q.add_argument("--json", action="store_true", help="one JSON object per line")
     q.set_defaults(fn=cmd_decisions)
 

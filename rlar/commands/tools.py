@@ -5,19 +5,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 
-def _nats_url(arg: str | None) -> str:
-    from bus.embedded import default_url
-
-    return arg or default_url()
-
-
-async def _with_registry(url: str, fn: Callable[[Any], Awaitable[T]]) -> T:
+async def _with_registry(url: str, fn: Callable[[Any], Awaitable[T]], *, builtins: bool = False) -> T:
     from bus.client import Bus
     from bus.config import NatsConfig
     from bus.topology import ensure_topology
@@ -26,13 +21,21 @@ async def _with_registry(url: str, fn: Callable[[Any], Awaitable[T]]) -> T:
     bus = await Bus.connect(NatsConfig(url=url), name="rlar-tools")
     try:
         await ensure_topology(bus.js)
-        return await fn(ToolRegistry(bus))
+        registry = ToolRegistry(bus)
+        if builtins:  # a fresh bus: register the built-ins, as reward workers do when they start
+            await registry.ensure_builtins()
+        return await fn(registry)
     finally:
         await bus.close()
 
 
 def _run(a: argparse.Namespace, fn: Callable[[Any], Awaitable[T]]) -> T:
-    return asyncio.run(_with_registry(_nats_url(a.nats), fn))
+    from rlar.attach import attach
+
+    with attach(a.nats, a.run) as bus:
+        if bus.fresh_embedded:
+            print("rlar tools: this fresh bus holds only the built-in tools", file=sys.stderr)
+        return asyncio.run(_with_registry(bus.url, fn, builtins=bus.fresh_embedded))
 
 
 async def _rows(reg: Any, include_disabled: bool) -> list[dict[str, Any]]:
@@ -147,10 +150,7 @@ def register(sub: Any, bench: Any) -> None:
     p = sub.add_parser("tools", help="the reward tool registry: list, show, export, import, disable, enable")
     tsub = p.add_subparsers(dest="tools_command", required=True)
 
-    def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument(
-            "--nats", help="NATS URL (default: $RLAR_NATS_URL, a running embedded bus, or localhost)"
-        )
+    from rlar.attach import add_arguments as common
 
     q = tsub.add_parser("list", help="latest version of each tool with its state and live stats")
     q.add_argument("--all", action="store_true", help="include disabled tools")
