@@ -254,18 +254,18 @@ class RewardWorker(Actor[RewardConfig]):
         self._resolved[key] = (now + self.config.spec_ttl_s, spec, why)
         return spec, why
 
-    def _deadline(self, spec: ToolSpec) -> float:
+    def _deadline(self, spec: ToolSpec, self_timed: bool = False) -> float:
         declared = spec.params.get("deadline_s") or self.config.timeout_s
-        return min(float(declared), self.config.max_timeout_s)
+        return float(declared) if self_timed else min(float(declared), self.config.max_timeout_s)
 
     async def score(self, kind: str, spec: ToolSpec, inp: ToolInput) -> ToolResult:
         """Score one input with ``spec`` on this worker's executor for ``kind`` (batched where it pays)."""
         ex = self.executors[kind]
-        deadline = self._deadline(spec)
         try:
             cls = resolve_tool_class(spec, allowed_prefixes=self.config.allowed_prefixes)
         except Exception as exc:
             return ToolResult.error(f"cannot resolve tool: {type(exc).__name__}: {exc}"[:2000])
+        deadline = self._deadline(spec, cls.self_timed)
         if cls.batched and not cls.in_process:
             key = (kind, spec.name, spec.version)
             batcher = self._batchers.get(key)

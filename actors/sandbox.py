@@ -19,8 +19,10 @@ untrusted code never falls back to a weaker jail on its own. ``mode = "rlimit-on
 operator opt-in for hosts without working bubblewrap (see ``rlar.sandbox`` for what it does not cover).
 An unusable sandbox is re-checked at most every ``recheck_s`` seconds, on demand.
 
-Load: at most ``concurrency`` jails at once; up to ``max_pending`` more wait their turn; beyond that a
-request is answered ``rejected`` "busy" at once, so a client never waits on a hopeless queue.
+Load: at most ``concurrency`` jails at once (default: the number of cores); up to ``max_pending`` more wait
+their turn; beyond that a request is answered ``rejected`` "busy" at once, so a client never waits on a hopeless
+queue. When a run gets its slot the actor answers ``started`` (with the run's wall clock) before the result, so
+the client's deadline counts from the start of execution, not from time spent queued.
 On stop: unsubscribe, finish the runs in hand, reply to each.
 """
 
@@ -29,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from typing import Any, Literal
 
@@ -80,8 +83,8 @@ class SandboxActorConfig(ActorConfig):
     host_gid: int = 65534
     ro_binds: list[str] = Field(default_factory=list)
     """Extra host paths bound read-only inside the jail."""
-    concurrency: int = Field(2, ge=1, le=256)
-    """Jails running at once in this actor."""
+    concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1, le=256)
+    """Jails running at once in this actor (default: the number of cores)."""
     max_pending: int = Field(256, ge=0)
     """Requests allowed to wait for a slot; beyond that they are answered rejected "busy"."""
     default_limits: dict[str, Any] = Field(default_factory=dict)
@@ -169,13 +172,13 @@ class SandboxActor(Actor[SandboxActorConfig]):
 
     async def _serve(self, req: SandboxRequest, raw: Msg) -> None:
         try:
-            result = await self._execute(req)
+            result = await self._execute(req, raw)
         except Exception as exc:  # our bug: still answer, so the client does not wait for a timeout
             log.exception("sandbox request %s failed", req.request_id)
             result = RunResult(status="rejected", reason=f"sandbox actor error: {type(exc).__name__}: {exc}")
         await self._reply(raw, req, result)
 
-    async def _execute(self, req: SandboxRequest) -> RunResult:
+    async def _execute(self, req: SandboxRequest, raw: Msg) -> RunResult:
         if self.unusable is not None:
             async with self._recheck_lock:
                 if self.unusable is not None and time.monotonic() - self._checked_at >= self.config.recheck_s:
@@ -188,6 +191,8 @@ class SandboxActor(Actor[SandboxActorConfig]):
         except (ValueError, TypeError, KeyError) as exc:
             return RunResult(status="rejected", reason=f"bad request: {exc}"[:1000])
         async with self._sem:
+            # Tell the client its run starts now: its deadline counts from here, not from the queue.
+            await self._reply(raw, req, None, started=limits.wall_for(len(tests) if tests is not None else 1))
             if tests is None:
                 return await run_code_async(req.code, req.stdin, limits, self.sandbox)
             return await run_tests_async(req.code, tests, limits, self.sandbox)
@@ -206,12 +211,20 @@ class SandboxActor(Actor[SandboxActorConfig]):
             capped["wall_s"] = min(Limits.from_dict(capped).wall_for(jobs), float(wall_cap))
         return Limits.from_dict(capped)
 
-    async def _reply(self, raw: Msg, req: SandboxRequest, result: RunResult) -> None:
-        self.counters[result.status] += 1
+    async def _reply(
+        self, raw: Msg, req: SandboxRequest, result: RunResult | None, started: float = 0.0
+    ) -> None:
+        """Send the run's result, or (``result`` None) the ``started`` notice with the run's wall clock."""
+        if result is not None:
+            self.counters[result.status] += 1
         if not raw.reply:
-            self.counters["no_reply_subject"] += 1
+            if result is not None:
+                self.counters["no_reply_subject"] += 1
             return
-        reply = SandboxReply(request_id=req.request_id, status=result.status, result=result.to_dict())
+        if result is None:
+            reply = SandboxReply(request_id=req.request_id, status="started", result={"wall_s": started})
+        else:
+            reply = SandboxReply(request_id=req.request_id, status=result.status, result=result.to_dict())
         try:
             await raw.respond(encode(reply))
         except Exception as exc:  # the requester is gone or the connection dropped: nothing to do

@@ -1,14 +1,19 @@
 """Client side of the sandbox actor: run code remotely over ``rlar.sandbox.exec`` and get a ``RunResult``.
 
-``sandbox_run(bus, request, timeout_s)`` never raises for the remote side's failures; it returns a result
-with a status, like the local sandbox does:
+``sandbox_run(bus, request, timeout_s, queue_timeout_s=...)`` never raises for the remote side's failures; it
+returns a result with a status, like the local sandbox does:
 
 - the actor's verdict (ok / failed / timeout / oom / crashed / rejected) with its ``RunResult``;
 - ``rejected`` "no sandbox actor is listening" when nobody serves the subject (answered at once);
-- ``rejected`` "no reply from the sandbox within Xs" when the request times out. A bus timeout is not a
+- ``rejected`` "no reply from the sandbox ..." when the actor does not answer in time. A bus timeout is not a
   verdict on the code (the actor enforces the code's own limits and answers ``timeout`` itself), so it is
   reported as an infrastructure failure: a reward tool abstains rather than scoring 0;
 - ``rejected`` for a reply that does not decode.
+
+Deadlines count from the start of execution, not from the request: the actor says ``started`` when a run gets
+its slot, and ``timeout_s`` runs from then. Waiting for the slot (other runs ahead in the actor's queue) is
+bounded separately by ``queue_timeout_s``, so a denial-of-service program queued behind slow ones still gets
+its own verdict (a timeout, scored 0) instead of being dropped as a bus timeout.
 
 ``run_tests_over_bus(bus)`` adapts it to the code reward tool's ``run_tests`` resource
 (``rlar.tools.code.CodeTestsTool``): ``(program, tests, limits=None) -> RunResult``.
@@ -16,11 +21,13 @@ with a status, like the local sandbox does:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import nats.errors
+from nats.aio.msg import Msg
 
 from bus import subjects
 from bus.client import Bus
@@ -28,37 +35,68 @@ from bus.codec import DecodeError, decode, encode
 from bus.messages import SandboxReply, SandboxRequest
 from rlar.sandbox.schema import CodeTests, Limits, RunResult
 
-__all__ = ["reply_timeout_s", "run_tests_over_bus", "sandbox_run"]
+__all__ = ["QUEUE_TIMEOUT_S", "reply_timeout_s", "run_tests_over_bus", "sandbox_run"]
 
-# Queueing and transport slack on top of the run's own wall-clock limit.
+# Transport slack on top of the run's own wall-clock limit, counted from the start of execution.
 SLACK_S = 10.0
+# How long a request may wait for a free jail slot before the client gives up (an overloaded sandbox).
+QUEUE_TIMEOUT_S = 600.0
 
 
 def reply_timeout_s(limits: Limits, jobs: int) -> float:
-    """How long to wait for a run with these limits: its whole-jail wall clock plus slack."""
+    """How long to wait for a run with these limits once it started: its whole-jail wall clock plus slack."""
     return limits.wall_for(jobs) + SLACK_S
 
 
-async def sandbox_run(bus: Bus, request: SandboxRequest, timeout_s: float) -> RunResult:
-    """Send ``request`` to a sandbox actor (queue group "sandbox") and wait up to ``timeout_s`` for its result."""
+async def sandbox_run(
+    bus: Bus, request: SandboxRequest, timeout_s: float, *, queue_timeout_s: float = QUEUE_TIMEOUT_S
+) -> RunResult:
+    """Send ``request`` to a sandbox actor (queue group "sandbox"); wait up to ``queue_timeout_s`` for it to
+    start and then up to ``timeout_s`` for its result."""
     if not request.request_id:
         request.request_id = uuid.uuid4().hex
+    replies: asyncio.Queue[Msg] = asyncio.Queue()
+
+    async def on_reply(msg: Msg) -> None:
+        replies.put_nowait(msg)
+
+    inbox = bus.nc.new_inbox()
+    sub = await bus.nc.subscribe(inbox, cb=on_reply)
     try:
-        raw = await bus.nc.request(subjects.SANDBOX_EXEC, encode(request), timeout=timeout_s)
-    except nats.errors.NoRespondersError:
-        return RunResult(
-            status="rejected", reason=f"no sandbox actor is listening on {subjects.SANDBOX_EXEC}"
-        )
-    except (TimeoutError, nats.errors.TimeoutError):
-        return RunResult(status="rejected", reason=f"no reply from the sandbox within {timeout_s:g}s")
-    try:
-        reply = decode(raw.data, SandboxReply)
-        return RunResult.from_dict(dict(reply.result))
-    except (DecodeError, ValueError, TypeError) as exc:
-        return RunResult(status="rejected", reason=f"undecodable sandbox reply: {exc}"[:500])
+        await bus.nc.publish(subjects.SANDBOX_EXEC, encode(request), reply=inbox)
+        started = False
+        while True:
+            wait = timeout_s if started else queue_timeout_s
+            try:
+                raw = await asyncio.wait_for(replies.get(), wait)
+            except TimeoutError:
+                reason = (
+                    f"no reply from the sandbox within {wait:g}s after the run started"
+                    if started
+                    else f"the sandbox did not start the run within {queue_timeout_s:g}s"
+                )
+                return RunResult(status="rejected", reason=reason)
+            if raw.headers and raw.headers.get("Status") == "503":
+                return RunResult(
+                    status="rejected", reason=f"no sandbox actor is listening on {subjects.SANDBOX_EXEC}"
+                )
+            try:
+                reply = decode(raw.data, SandboxReply)
+                if reply.status == "started":  # the actor's own wall clock for this run, plus slack
+                    started = True
+                    timeout_s = max(timeout_s, float(reply.result.get("wall_s") or 0.0) + SLACK_S)
+                    continue
+                return RunResult.from_dict(dict(reply.result))
+            except (DecodeError, ValueError, TypeError) as exc:
+                return RunResult(status="rejected", reason=f"undecodable sandbox reply: {exc}"[:500])
+    finally:
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
 
 
-def run_tests_over_bus(bus: Bus, *, max_timeout_s: float = 300.0) -> Callable[..., Awaitable[RunResult]]:
+def run_tests_over_bus(
+    bus: Bus, *, max_timeout_s: float = 300.0, queue_timeout_s: float = QUEUE_TIMEOUT_S
+) -> Callable[..., Awaitable[RunResult]]:
     """A ``run_tests(program, tests, limits=None)`` for the code reward tool that runs on a sandbox actor."""
 
     async def run_tests(program: str, tests: CodeTests, limits: Limits | None = None, **_: Any) -> RunResult:
@@ -66,6 +104,7 @@ def run_tests_over_bus(bus: Bus, *, max_timeout_s: float = 300.0) -> Callable[..
         request = SandboxRequest(
             code=program, tests=tests.to_dict(), style="tests", limits=lim.to_dict() if limits else {}
         )
-        return await sandbox_run(bus, request, min(reply_timeout_s(lim, len(tests)), max_timeout_s))
+        timeout = min(reply_timeout_s(lim, len(tests)), max_timeout_s)
+        return await sandbox_run(bus, request, timeout, queue_timeout_s=queue_timeout_s)
 
     return run_tests

@@ -128,3 +128,34 @@ def test_operator_caps_apply_to_every_limit_and_defaults_fill_the_rest(tmp_path:
     assert (lim.test_s, lim.memory_mb, lim.wall_s) == (2.0, 512, 5.0)
     assert actor.effective_limits({}, jobs=1).memory_mb == 256
     assert actor.effective_limits({}, jobs=1).wall_s == Limits(test_s=2.0).wall_for(1)
+
+
+@needs_bwrap
+async def test_a_fork_bomb_queued_behind_slow_runs_is_scored_zero_not_dropped(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    """The client's deadline counts from the start of execution: time queued behind other runs is not the
+    program's, so a denial-of-service program still gets its verdict (scored 0) instead of an abstain."""
+    import asyncio
+
+    from rlar.tools import ToolInput, builtin_specs, make_tool
+
+    slow = SandboxRequest(code="import time\ntime.sleep(2)\n", limits={"test_s": 4.0})
+    bomb = "import os\ndef add(a, b):\n    while True:\n        os.fork()\n"
+    spec = next(s for s in builtin_specs() if s.name == "code_tests")
+    spec = spec.replace(params={**spec.params, "limits": {"test_s": 0.5, "cpu_s": 1}}).sealed()
+    async with running(_actor(nats_url, tmp_path, concurrency=1), bus) as actor:
+        assert SandboxActorConfig().concurrency == (os.cpu_count() or 1)  # the default: one slot per core
+        runs = [asyncio.create_task(sandbox_run(bus, slow, 30)) for _ in range(2)]
+        while actor.counters["requests"] < 2:
+            await asyncio.sleep(0.01)
+        # Two seconds or more in the queue; the old rule (deadline from the request) gave up after one.
+        direct = asyncio.create_task(
+            sandbox_run(bus, SandboxRequest(code=bomb + "add(1, 2)\n", limits={"test_s": 0.5}), timeout_s=1.0)
+        )
+        tool = make_tool(spec, run_tests=run_tests_over_bus(bus, max_timeout_s=1.0))
+        scored = await tool.score(ToolInput(query="", response=bomb, reference=["assert add(1, 2) == 3"]))
+        verdict = await direct
+        assert all(r.status == "ok" for r in await asyncio.gather(*runs))
+    assert verdict.status in ("timeout", "failed", "crashed"), verdict.reason
+    assert scored.ok and scored.score == 0.0 and scored.details["sandbox_status"] != "rejected", scored.reason

@@ -346,6 +346,9 @@ class RewardTool:
 
     - ``batched``: ``_score_batch`` does real batching; the executor sends whole batches with one deadline.
     - ``in_process``: pure async I/O (judge, remote sandbox); safe to run in the caller's event loop.
+    - ``self_timed``: the tool bounds its own waits with deadlines that count from the start of execution
+      (the code tool: time queued for a sandbox slot and time running are bounded separately), so a worker
+      applies its declared ``deadline_s`` as a safety net without capping it.
     - ``metadata_keys``: keys of ``ToolInput.metadata`` that affect the score (part of the cache key).
 
     CPU-bound tools block the event loop they are called from; use ``ToolExecutor`` to isolate them.
@@ -353,6 +356,7 @@ class RewardTool:
 
     batched: ClassVar[bool] = False
     in_process: ClassVar[bool] = False
+    self_timed: ClassVar[bool] = False
     metadata_keys: ClassVar[tuple[str, ...]] = ()
     default_spec: ClassVar[ToolSpec | None] = None
 

@@ -150,6 +150,7 @@ class CodeTestsTool(RewardTool):
 
     batched: ClassVar[bool] = True
     in_process: ClassVar[bool] = True
+    self_timed: ClassVar[bool] = True  # the sandbox client times queueing and running separately
     default_spec: ClassVar[ToolSpec] = ToolSpec(
         name="code_tests",
         kind=ToolKind.SANDBOX,
@@ -169,7 +170,7 @@ class CodeTestsTool(RewardTool):
             "prepend_prompt": "auto",
             "max_concurrency": 4,
             "limits": None,
-            "deadline_s": 60,
+            "deadline_s": 960,
             "on_violation": "zero",
         },
     )
