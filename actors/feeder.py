@@ -29,10 +29,11 @@ from pydantic import Field, field_validator
 from actors.runtime import Actor, ActorConfig
 from bus import subjects
 from bus.codec import DecodeError, decode
-from bus.messages import LearnerProgress, Prompt
+from bus.messages import LearnerProgress, Prompt, ToolRef
 from bus.topology import PROGRESS, STATE_BUCKET
 from rlar.registry import ToolRegistry
 from rlar.tasks import MixCursor, MixItem, Rng, TaskConfig, build_mix
+from rlar.tools.base import ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ class Feeder(Actor[FeederConfig]):
         self.published = 0
         self.progress: LearnerProgress | None = None
         self._progress_changed = asyncio.Event()
-        self._tools: dict[str, dict[str, Any]] = {}
+        self._tools: dict[str, ToolSpec] = {}
         self._names: list[str] = []
 
     def info(self) -> dict[str, Any]:
@@ -117,15 +118,15 @@ class Feeder(Actor[FeederConfig]):
     def registry(self) -> ToolRegistry:
         return ToolRegistry(self.bus)
 
-    async def _resolve_tools(self, names: list[tuple[str, float]]) -> list[dict[str, Any]]:
+    async def _resolve_tools(self, names: list[tuple[str, float]]) -> list[ToolRef]:
         out = []
         for name, weight in names:
             if name not in self._tools:
                 spec = await self.registry.get(name)
                 if spec is None:
                     raise ValueError(f"default tool {name!r} is not in the tool registry")
-                self._tools[name] = {"tool": spec.name, "version": spec.version, "kind": str(spec.kind)}
-            out.append({**self._tools[name], "weight": float(weight)})
+                self._tools[name] = spec
+            out.append(self._tools[name].ref(weight))
         return out
 
     async def _tool_names(self, item: MixItem) -> list[tuple[str, float]]:
@@ -157,7 +158,7 @@ class Feeder(Actor[FeederConfig]):
         except (NotFoundError, DecodeError):
             pass
 
-    def _prompt(self, item: MixItem, tools: list[dict[str, Any]]) -> Prompt:
+    def _prompt(self, item: MixItem, tools: list[ToolRef]) -> Prompt:
         spec, rec = item.task, item.record
         return Prompt(
             prompt_id=f"{spec.name}/e{item.epoch}/{item.index}",

@@ -181,7 +181,7 @@ class Learner(Actor[LearnerConfig]):
         if len(g.samples) < g.group_size or g.prompt_id in self.ready:
             return
         for s, _ in g.samples.values():
-            if not {str(t["tool"]) for t in s.tools} <= set(self.rewards.get(s.sample_id, {})):
+            if not {t.tool for t in s.tools} <= set(self.rewards.get(s.sample_id, {})):
                 return
         self.ready[g.prompt_id] = None
         self._wake.set()

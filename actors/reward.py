@@ -293,7 +293,7 @@ class RewardWorker(Actor[RewardConfig]):
         self._inflight[kind] += 1
         keepalive = asyncio.create_task(self._keepalive(kind, raw))
         try:
-            spec, why = await self.resolve(req.tool, req.tool_version)
+            spec, why = await self.resolve(req.tool.tool, req.tool.version)
             if spec is not None and not why and str(spec.kind) != kind:
                 why = f"tool {spec.name} is a {spec.kind} tool; this request came on {subjects.score(kind)}"
             if spec is None or why:
@@ -304,16 +304,16 @@ class RewardWorker(Actor[RewardConfig]):
                 result = await self.score(kind, spec, inp)
             latency = time.perf_counter() - t0
             cached = bool(result.details.get("cached", False))
-            version = spec.version if spec is not None else int(req.tool_version or 0)
+            version = spec.version if spec is not None else req.tool.version
             reward = Reward(
                 sample_id=req.sample_id,
                 prompt_id=req.prompt_id,
                 task=req.task,
-                tool=req.tool,
+                tool=req.tool.tool,
                 tool_version=version,
                 status=result.status,
                 score=result.score if result.status == "ok" else None,
-                weight=req.weight,
+                weight=req.tool.weight,
                 reason=result.reason,
                 latency_s=round(latency, 6),
                 worker=self.instance,
@@ -321,7 +321,9 @@ class RewardWorker(Actor[RewardConfig]):
                 details=result.details,
             )
             await self.bus.js_publish(
-                subjects.rewards(subjects.safe_token(req.task)), reward, msg_id=f"{req.sample_id}/{req.tool}"
+                subjects.rewards(subjects.safe_token(req.task)),
+                reward,
+                msg_id=f"{req.sample_id}/{req.tool.tool}",
             )
         finally:
             keepalive.cancel()

@@ -153,13 +153,12 @@ class Rollout(Actor[RolloutConfig]):
                 await self.bus.js_publish(subjects.samples(prompt.task), sample, msg_id=sample.sample_id)
                 for tool in prompt.tools:
                     req = ScoreRequest(
-                        sample_id=sample.sample_id, prompt_id=prompt.prompt_id, task=prompt.task,
-                        tool=str(tool["tool"]), kind=str(tool["kind"]), tool_version=int(tool.get("version", 0)),
-                        weight=float(tool.get("weight", 1.0)), query=query, response=c.text,
-                        reference=prompt.reference, metadata={**prompt.metadata, "task_type": prompt.task_type},
+                        sample_id=sample.sample_id, prompt_id=prompt.prompt_id, task=prompt.task, tool=tool,
+                        query=query, response=c.text, reference=prompt.reference,
+                        metadata={**prompt.metadata, "task_type": prompt.task_type},
                     )  # fmt: skip
                     await self.bus.js_publish(
-                        subjects.score(req.kind), req, msg_id=f"{sample.sample_id}/{req.tool}"
+                        subjects.score(tool.kind), req, msg_id=f"{sample.sample_id}/{tool.tool}"
                     )
                 self.counters["samples"] += 1
             await raw.ack()

@@ -49,7 +49,7 @@ from pydantic import BaseModel, Field
 from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
 from bus.codec import encode
-from bus.messages import Event, Metrics, Prompt, RouteDecision, ToolRegistered, ToolRequest
+from bus.messages import Event, Metrics, Prompt, RouteDecision, ToolRef, ToolRegistered, ToolRequest
 from rlar.agent.base import Agent, AgentConfig, make_agent
 from rlar.registry import ToolRegistry
 from rlar.routing import (
@@ -247,19 +247,18 @@ class Router(Actor[RouterConfig]):
         finally:
             self.inflight.pop(sig, None)
 
-    def _fallback_tools(self, task: str) -> list[dict[str, Any]]:
-        return [f.model_dump() for f in self.config.fallback.get(task) or self.config.fallback.get("*") or []]
+    def _fallback_tools(self, task: str) -> list[FallbackTool]:
+        return list(self.config.fallback.get(task) or self.config.fallback.get("*") or [])
 
-    async def _resolve_tools(self, wanted: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def _resolve_tools(self, wanted: list[FallbackTool]) -> list[ToolRef]:
         out = []
-        total = sum(float(w["weight"]) for w in wanted) or 1.0
+        total = sum(w.weight for w in wanted) or 1.0
         for w in wanted:
-            spec = await self.registry.get(str(w["tool"]))
+            spec = await self.registry.get(w.tool)
             if spec is None:
-                log.warning("fallback tool %s is not usable in the registry", w["tool"])
+                log.warning("fallback tool %s is not usable in the registry", w.tool)
                 continue
-            out.append({"tool": spec.name, "version": spec.version, "kind": str(spec.kind),
-                        "weight": round(float(w["weight"]) / total, 6)})  # fmt: skip
+            out.append(spec.ref(round(w.weight / total, 6)))
         return out
 
     async def _decide(self, sig: str, q: RoutingQuery, *, replace: bool) -> Decision:
@@ -329,7 +328,7 @@ class Router(Actor[RouterConfig]):
         tools = await self._resolve_tools(self._fallback_tools(d.task))
         state = "fallback" if tools else "unroutable"
         reason = f"{why}; " + (
-            f"fallback to {', '.join(t['tool'] for t in tools)}" if tools else "no fallback declared"
+            f"fallback to {', '.join(t.tool for t in tools)}" if tools else "no fallback declared"
         )
         now = time.time()
         return Decision(
@@ -354,7 +353,7 @@ class Router(Actor[RouterConfig]):
         validation = spec.validation or {}
         new = Decision(
             signature=d.signature, task=d.task, state="synthesized",
-            tools=[{"tool": spec.name, "version": spec.version, "kind": str(spec.kind), "weight": 1.0}],
+            tools=[spec.ref()],
             reason=f"tool {spec.name} v{spec.version} made for request {d.request_id}: {validation.get('reason', '')}"[:500],
             confidence=float(validation.get("pairwise") or 0.0),
             backend=str(spec.provenance.get("author", d.backend)), model=str(spec.provenance.get("model", d.model)),
@@ -370,7 +369,7 @@ class Router(Actor[RouterConfig]):
 
     # -- prompts ----------------------------------------------------------------------------------
     async def _route(self, prompt: Prompt, raw: Msg, d: Decision) -> None:
-        prompt.tools = [dict(t) for t in d.tools]
+        prompt.tools = list(d.tools)
         prompt.route = d.route_info()
         await self.bus.js_publish(subjects.routed(prompt.task), prompt, msg_id=prompt.prompt_id)
         await raw.ack()
@@ -505,7 +504,7 @@ class Router(Actor[RouterConfig]):
     async def check_health(self) -> list[tuple[str, int, str]]:
         """Judge the tools in use; quarantine suspects (see the module docstring). Returns what was flagged."""
         flagged = []
-        in_use = {(t["tool"], int(t["version"])) for d in self.decisions.values() for t in d.tools}
+        in_use = {(t.tool, t.version) for d in self.decisions.values() for t in d.tools}
         for name, version in sorted(in_use):
             verdict = self.health.observe(name, version, await self.registry.stats(name, version))
             if not verdict.suspect:

@@ -25,15 +25,17 @@ from bus import subjects, topology
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import serve
-from bus.messages import Reward, Sample, ScoreRequest
+from bus.messages import Reward, Sample, ScoreRequest, ToolKind, ToolRef
 from bus.topology import declare, ensure_topology
+
+EXACT = ToolRef(tool="exact_match", version=1, kind=ToolKind.RULE, needs_reference=True)
 
 
 def _sample(i: int, tag: str) -> Sample:
     return Sample(sample_id=f"{tag}/{i // 8}#{i % 8}", prompt_id=f"{tag}/{i // 8}", task="arith", index=i % 8,
                   group_size=8, prompt_token_ids=list(range(20)), response_token_ids=list(range(16)),
                   behaviour_logprobs=[-0.5] * 16, response_text="12345678", policy_version=0,
-                  tools=[{"tool": "exact_match", "version": 1, "kind": "rule", "weight": 1.0}], query="12+7=")  # fmt: skip
+                  tools=[EXACT], query="12+7=")  # fmt: skip
 
 
 async def _bus_path(url: str, n: int) -> float:
@@ -44,9 +46,9 @@ async def _bus_path(url: str, n: int) -> float:
     counts = {"s": 0, "r": 0}
 
     async def on_score(req: ScoreRequest, raw: Any) -> None:  # the reward worker's part, minus the tool
-        reward = Reward(sample_id=req.sample_id, prompt_id=req.prompt_id, task=req.task, tool=req.tool, tool_version=req.tool_version,
-                        status="ok", score=1.0, weight=req.weight)  # fmt: skip
-        await bus.js_publish(subjects.rewards(req.task), reward, msg_id=f"{req.sample_id}/{req.tool}")
+        reward = Reward(sample_id=req.sample_id, prompt_id=req.prompt_id, task=req.task, tool=req.tool.tool,
+                        tool_version=req.tool.version, status="ok", score=1.0, weight=req.tool.weight)  # fmt: skip
+        await bus.js_publish(subjects.rewards(req.task), reward, msg_id=f"{req.sample_id}/{req.tool.tool}")
 
     async def on_sample(s: Sample, raw: Any) -> None:
         counts["s"] += 1
@@ -65,9 +67,8 @@ async def _bus_path(url: str, n: int) -> float:
     for i in range(n):  # the rollout's part
         s = _sample(i, tag)
         await bus.js_publish(subjects.samples("arith"), s, msg_id=s.sample_id)
-        req = ScoreRequest(sample_id=s.sample_id, prompt_id=s.prompt_id, task="arith", tool="exact_match",
-                           kind="rule", tool_version=1, weight=1.0, query=s.query, response=s.response_text,
-                           reference="19")  # fmt: skip
+        req = ScoreRequest(sample_id=s.sample_id, prompt_id=s.prompt_id, task="arith", tool=EXACT,
+                           query=s.query, response=s.response_text, reference="19")  # fmt: skip
         await bus.js_publish(subjects.score("rule"), req, msg_id=f"{s.sample_id}/exact_match")
     await asyncio.wait_for(asyncio.gather(got_samples.wait(), got_rewards.wait()), 300)
     elapsed = time.perf_counter() - t0

@@ -5,11 +5,16 @@ in order: valid MessagePack, a map with a known ``_t``, a supported ``_v``, the 
 caller names one), every required field present and every field of the declared type. Any failure
 raises a :class:`DecodeError` subclass that carries the reason, so subscribers can dead-letter the payload
 and keep going. Unknown extra fields are ignored (newer senders may add optional fields).
+
+Fields may hold nested structs (:func:`wire_struct` dataclasses, alone or in lists), sent as plain maps of
+their fields and rebuilt (and checked the same way) on decode, and ``StrEnum`` values, sent as strings and
+checked against the enum's members.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import types
 import typing
 from collections.abc import Callable
@@ -72,6 +77,11 @@ def _checker(tp: Any) -> Check:
         return lambda v: isinstance(v, int) and not isinstance(v, bool)
     if tp in (str, bool, bytes):
         return lambda v: isinstance(v, tp)
+    if isinstance(tp, type) and issubclass(tp, enum.StrEnum):
+        values = frozenset(m.value for m in tp)
+        return lambda v: isinstance(v, str) and v in values
+    if tp in _STRUCTS:
+        return _STRUCTS[tp].check
     if origin is list:
         (arg,) = typing.get_args(tp) or (Any,)
         if arg is Any:
@@ -85,6 +95,9 @@ def _checker(tp: Any) -> Check:
     raise TypeError(f"unsupported wire field annotation: {tp!r}")
 
 
+Convert = Callable[[Any], Any]
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class _WireSpec:
     name: str
@@ -93,19 +106,69 @@ class _WireSpec:
     required: frozenset[str]
     checks: dict[str, Check]
     floats: frozenset[str]
+    # Fields holding nested structs: how to build them from maps (decode) and dump them to maps (encode).
+    loads: dict[str, Convert]
+    dumps: dict[str, Convert]
+
+    def check(self, v: Any) -> bool:
+        """A map that holds every required field, each of its declared type (nested structs only)."""
+        return (
+            isinstance(v, dict)
+            and self.required.issubset(v)
+            and all(self.checks[f](v[f]) for f in self.fields if f in v)
+        )
+
+    def build(self, obj: dict[str, Any]) -> Any:
+        kwargs: dict[str, Any] = {}
+        for f in self.fields:
+            if f not in obj:
+                continue
+            value = obj[f]
+            if f in self.floats and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            load = self.loads.get(f)
+            kwargs[f] = load(value) if load is not None else value
+        try:
+            return self.cls(**kwargs)
+        except (TypeError, ValueError) as exc:  # a type's own validation (e.g. __post_init__)
+            raise FieldError(f"{self.name}: {exc}", type_name=self.name) from None
+
+    def dump(self, msg: Any) -> dict[str, Any]:
+        out = {f: getattr(msg, f) for f in self.fields}
+        for f, d in self.dumps.items():
+            out[f] = d(out[f])
+        return out
 
 
 _BY_NAME: dict[str, _WireSpec] = {}
 _BY_CLS: dict[type, _WireSpec] = {}
+_STRUCTS: dict[type, _WireSpec] = {}
 
 
-def wire(cls: type[T]) -> type[T]:
-    """Class decorator: register a dataclass as a wire message type under its class name."""
+def _converters(tp: Any) -> tuple[Convert, Convert] | None:
+    """(load, dump) for an annotation that holds nested structs (``S``, ``list[S]``, ``S | None``)."""
+    if tp in _STRUCTS:
+        spec = _STRUCTS[tp]
+        return spec.build, spec.dump
+    origin = typing.get_origin(tp)
+    if origin is list:
+        (arg,) = typing.get_args(tp) or (Any,)
+        inner = _converters(arg)
+        if inner is not None:
+            load, dump = inner
+            return (lambda v: [load(x) for x in v]), (lambda v: [dump(x) for x in v])
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        inner = _converters(args[0]) if len(args) == 1 else None
+        if inner is not None:
+            load, dump = inner
+            return (lambda v: None if v is None else load(v)), (lambda v: None if v is None else dump(v))
+    return None
+
+
+def _spec(cls: type) -> _WireSpec:
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"{cls.__name__} must be a dataclass")
-    name = cls.__name__
-    if name in _BY_NAME:
-        raise TypeError(f"wire type {name} registered twice")
     hints = typing.get_type_hints(cls)
     fields = dataclasses.fields(cls)
     required = frozenset(
@@ -117,9 +180,32 @@ def wire(cls: type[T]) -> type[T]:
     floats = frozenset(
         f.name for f in fields if hints[f.name] is float or float in typing.get_args(hints[f.name])
     )
-    spec = _WireSpec(name, cls, tuple(f.name for f in fields), required, checks, floats)
+    conv = {f.name: c for f in fields if (c := _converters(hints[f.name])) is not None}
+    return _WireSpec(
+        cls.__name__, cls, tuple(f.name for f in fields), required, checks, floats,
+        {k: c[0] for k, c in conv.items()}, {k: c[1] for k, c in conv.items()},
+    )  # fmt: skip
+
+
+def wire(cls: type[T]) -> type[T]:
+    """Class decorator: register a dataclass as a wire message type under its class name."""
+    name = cls.__name__
+    if name in _BY_NAME:
+        raise TypeError(f"wire type {name} registered twice")
+    spec = _spec(cls)
     _BY_NAME[name] = spec
     _BY_CLS[cls] = spec
+    return cls
+
+
+def wire_struct(cls: type[T]) -> type[T]:
+    """Class decorator: a dataclass that wire messages may hold in their fields (sent as a plain map).
+
+    Register it before the messages that use it. It is not a message of its own (no type tag).
+    """
+    if cls in _STRUCTS:
+        raise TypeError(f"wire struct {cls.__name__} registered twice")
+    _STRUCTS[cls] = _spec(cls)
     return cls
 
 
@@ -133,10 +219,7 @@ def to_dict(msg: Any) -> dict[str, Any]:
     spec = _BY_CLS.get(type(msg))
     if spec is None:
         raise TypeError(f"{type(msg).__name__} is not a registered wire type")
-    out: dict[str, Any] = {TYPE_KEY: spec.name, VERSION_KEY: SCHEMA_VERSION}
-    for f in spec.fields:
-        out[f] = getattr(msg, f)
-    return out
+    return {TYPE_KEY: spec.name, VERSION_KEY: SCHEMA_VERSION, **spec.dump(msg)}
 
 
 def encode(msg: Any) -> bytes:
@@ -174,20 +257,13 @@ def from_dict(obj: dict[str, Any], expected: type[T] | None = None) -> T:
     missing = spec.required.difference(obj)
     if missing:
         raise FieldError(f"{spec.name}: missing field(s) {', '.join(sorted(missing))}", type_name=spec.name)
-    kwargs: dict[str, Any] = {}
     for f in spec.fields:
-        if f not in obj:
-            continue
-        value = obj[f]
-        if not spec.checks[f](value):
+        if f in obj and not spec.checks[f](obj[f]):
             raise FieldError(
-                f"{spec.name}.{f}: value of type {type(value).__name__} does not match the declared type",
+                f"{spec.name}.{f}: value of type {type(obj[f]).__name__} does not match the declared type",
                 type_name=spec.name,
             )
-        if f in spec.floats and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        kwargs[f] = value
-    return typing.cast(T, spec.cls(**kwargs))
+    return typing.cast(T, spec.build(obj))
 
 
 def decode(data: bytes, expected: type[T] | None = None) -> T:

@@ -1,20 +1,64 @@
 """Every wire message type. Each is a slotted dataclass registered with the codec under its class name.
 
 The comment above each type says who sends it to whom. Fields hold only MessagePack-native values
-(str, int, float, bool, bytes, None, lists and maps of those) so any language can read the bus.
+(str, int, float, bool, bytes, None, lists and maps of those) or the nested structs declared here (sent as
+plain maps), so any language can read the bus.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
-from bus.codec import wire
+from bus.codec import wire, wire_struct
 
 
 def _now() -> float:
     return time.time()
+
+
+class ToolKind(StrEnum):
+    """What a reward tool is: where it may run, and the score subject and reward-worker queue group it owns."""
+
+    RULE = "rule"  # deterministic rules over strings (match, format, math equivalence)
+    METRIC = "metric"  # reference-based similarity metrics (BLEU, chrF, embeddings)
+    SANDBOX = "sandbox"  # executes untrusted code (unit tests)
+    MODEL = "model"  # a learned reward model
+    JUDGE = "judge"  # an LLM judge behind an API
+
+
+# Nested in Prompt, Sample, ScoreRequest and RouteDecision: one reward tool of a prompt's route.
+# feeder/router build it from a registered ToolSpec (rlar.tools.base.ToolSpec.ref); everyone else reads it.
+@wire_struct
+@dataclass(slots=True, frozen=True, kw_only=True)
+class ToolRef:
+    tool: str
+    kind: ToolKind
+    version: int = 0
+    """0: the newest usable version when scored."""
+    weight: float = 1.0
+    """Share of this tool in the sample's combined reward (a route's weights sum to 1)."""
+    needs_reference: bool = False
+    """The tool cannot score without a reference answer (reference-optional tools: False)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", ToolKind(self.kind))
+        if self.version < 0 or not self.weight >= 0:
+            raise ValueError(f"ToolRef {self.tool!r}: version must be >= 0 and weight >= 0")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able map (KV records, reports)."""
+        return {"tool": self.tool, "kind": self.kind.value, "version": self.version, "weight": self.weight,
+                "needs_reference": self.needs_reference}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ToolRef:
+        """From :meth:`to_dict`'s map (unknown keys ignored; records written before ``needs_reference``
+        existed read as reference-optional)."""
+        return cls(tool=str(d["tool"]), kind=d["kind"], version=int(d.get("version", 0)),
+                   weight=float(d.get("weight", 1.0)), needs_reference=bool(d.get("needs_reference", False)))  # fmt: skip
 
 
 # every actor -> `rlar status`, supervisors (core NATS, rlar.heartbeat.<actor>.<id>)
@@ -82,8 +126,8 @@ class Prompt:
     metadata: dict[str, Any] = field(default_factory=dict)
     epoch: int = 0
     index: int = 0
-    # Reward route: [{"tool": name, "version": int, "kind": kind, "weight": float}], filled by the router.
-    tools: list[dict[str, Any]] = field(default_factory=list)
+    # Reward route, filled by the router (or the feeder in static routing).
+    tools: list[ToolRef] = field(default_factory=list)
     route: dict[str, Any] = field(default_factory=dict)
     created_at: float = field(default_factory=_now)
 
@@ -102,7 +146,7 @@ class Sample:
     behaviour_logprobs: list[float]
     response_text: str
     policy_version: int
-    tools: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[ToolRef] = field(default_factory=list)
     query: str = ""
     finish_reason: str = ""
     engine: str = ""
@@ -117,12 +161,9 @@ class ScoreRequest:
     sample_id: str
     prompt_id: str
     task: str
-    tool: str
-    kind: str
+    tool: ToolRef
     query: str
     response: str
-    tool_version: int = 0
-    weight: float = 1.0
     reference: Any = None
     metadata: dict[str, Any] = field(default_factory=dict)
     created_at: float = field(default_factory=_now)
@@ -216,7 +257,7 @@ class ToolRegistered:
 class RouteDecision:
     signature: str
     task: str
-    tools: list[dict[str, Any]]
+    tools: list[ToolRef]
     backend: str
     confidence: float = 0.0
     model: str = ""

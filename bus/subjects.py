@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from bus.messages import ToolKind
+
 PREFIX = "rlar"
 
 # -- work subjects (JetStream) -------------------------------------------------------------------
@@ -42,8 +44,8 @@ HEARTBEAT_ALL = f"{PREFIX}.heartbeat.>"
 METRICS_ALL = f"{PREFIX}.metrics.>"
 EVENTS_ALL = f"{PREFIX}.events.>"
 
-# Tool kinds that own a score subject and a reward-worker queue group each.
-TOOL_KINDS: tuple[str, ...] = ("rule", "metric", "sandbox", "model", "judge")
+# Tool kinds (bus.messages.ToolKind) own a score subject and a reward-worker queue group each.
+TOOL_KINDS: tuple[str, ...] = tuple(k.value for k in ToolKind)
 
 _TOKEN_OK = re.compile(r"^[A-Za-z0-9_\-]+$")
 _TOKEN_BAD = re.compile(r"[^A-Za-z0-9_\-]")

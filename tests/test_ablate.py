@@ -59,14 +59,14 @@ async def test_static_mode_gives_every_task_the_same_single_tool(
 ) -> None:
     got = await _published(*own_bus, tmp_path, "static:exact_match")
     assert len(got) >= 6 and {p.task for p in got} == {"arith", "copy"}
-    assert all([t["tool"] for t in p.tools] == ["exact_match"] and p.tools[0]["kind"] == "rule" for p in got)
+    assert all([t.tool for t in p.tools] == ["exact_match"] and p.tools[0].kind == "rule" for p in got)
 
 
 async def test_random_mode_draws_registered_tools_per_prompt(
     own_bus: tuple[Bus, str], tmp_path: Path
 ) -> None:
     got = await _published(*own_bus, tmp_path, "random", n=12)
-    tools = {p.tools[0]["tool"] for p in got}
+    tools = {p.tools[0].tool for p in got}
     assert all(len(p.tools) == 1 for p in got) and len(tools) >= 2  # 12 draws from 11 tools
 
 

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from bus.messages import ToolKind, ToolRef
 from rlar.agent import AnthropicAgentConfig, OfflineAgentConfig, default_agent_config, make_agent
 from rlar.agent.anthropic_agent import AnthropicAgent
 from rlar.routing import CHOOSE_TOOL, RoutingQuery, parse_route, routing_request
@@ -70,7 +71,9 @@ async def test_a_tool_use_reply_becomes_a_route_with_token_accounting(
     assert reply.cost_usd == pytest.approx((321 * 3.0 + 45 * 15.0) / 1e6)
     route = parse_route(reply, specs)
     assert route.ok and not route.none_fit
-    assert route.tools == [{"tool": "math_verify", "version": 1, "kind": "rule", "weight": 1.0}]
+    assert route.tools == [
+        ToolRef(tool="math_verify", version=1, kind=ToolKind.RULE, weight=1.0, needs_reference=True)
+    ]
     assert "no_such_tool" in route.reason
     assert route.provenance["backend"] == "anthropic" and route.provenance["model"] == "router-test"
     assert route.provenance["cost"]["input_tokens"] == 321 and len(route.provenance["prompt_hash"]) == 16

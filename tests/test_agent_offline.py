@@ -48,7 +48,7 @@ async def route(
     reply = await agent.ask(routing_request(query, specs))
     ans = parse_route(reply, specs)
     assert ans.ok and reply.model == "offline:all-MiniLM-L6-v2+rules" and reply.usage.input_tokens == 0
-    return [t["tool"] for t in ans.tools], ans.none_fit, ans.reason
+    return [t.tool for t in ans.tools], ans.none_fit, ans.reason
 
 
 async def test_clear_cases_route_by_reference_shape_and_task(agent: OfflineAgent) -> None:

@@ -16,12 +16,12 @@ from bus.client import Bus, BusUnreachable, RequestTimeout
 from bus.codec import decode, encode
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
-from bus.messages import DeadLetter, Reward, ScoreRequest
+from bus.messages import DeadLetter, Reward, ScoreRequest, ToolRef
 from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
 
 
 def _score_request(i: int, kind: str = "rule") -> ScoreRequest:
-    return ScoreRequest(sample_id=f"s{i}", prompt_id="p", task="arith", tool="exact_match", kind=kind,
+    return ScoreRequest(sample_id=f"s{i}", prompt_id="p", task="arith", tool=ToolRef(tool="exact_match", kind=kind),
                         query="1+1=", response="2", reference="2")  # fmt: skip
 
 

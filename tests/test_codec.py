@@ -15,11 +15,11 @@ EXAMPLES: list[Any] = [
     m.Event(actor="sup", kind="crash", message="exit 1", level="error", data={"rc": 1}),
     m.Metrics(actor="learner", step=3, values={"loss": 0.5, "reward/arith": 0.25}),
     m.Prompt(prompt_id="p1", task="arith", prompt=[{"role": "user", "content": "1+1="}], reference="2",
-             tools=[{"tool": "numeric_match", "version": 1, "kind": "rule", "weight": 1.0}]),
+             tools=[m.ToolRef(tool="numeric_match", version=1, kind=m.ToolKind.RULE, weight=1.0)]),
     m.Sample(sample_id="p1/0", prompt_id="p1", task="arith", index=0, group_size=8, prompt_token_ids=[1, 2],
              response_token_ids=[3, 4], behaviour_logprobs=[-0.1, -2.0], response_text="2", policy_version=4),
-    m.ScoreRequest(sample_id="p1/0", prompt_id="p1", task="arith", tool="numeric_match", kind="rule",
-                   query="1+1=", response="2", reference="2"),
+    m.ScoreRequest(sample_id="p1/0", prompt_id="p1", task="arith", query="1+1=", response="2", reference="2",
+                   tool=m.ToolRef(tool="numeric_match", kind=m.ToolKind.RULE, needs_reference=True)),
     m.Reward(sample_id="p1/0", prompt_id="p1", task="arith", tool="numeric_match", tool_version=1,
              status="ok", score=1.0),
     m.WeightsAnnounce(version=3, uri="file:///tmp/w", sha256="ab", size_bytes=10, step=30),
@@ -27,7 +27,7 @@ EXAMPLES: list[Any] = [
     m.SandboxRequest(code="print(1)", tests=["assert True"], style="mbpp", request_id="r1"),
     m.SandboxReply(request_id="r1", status="ok", result={"passed": 1}),
     m.ToolRegistered(name="three_bullets", version=1, kind="rule", by="synthesizer"),
-    m.RouteDecision(signature="sig", task="arith", tools=[{"tool": "numeric_match", "weight": 1.0}],
+    m.RouteDecision(signature="sig", task="arith", tools=[m.ToolRef(tool="numeric_match", kind=m.ToolKind.RULE)],
                     backend="offline", confidence=0.9),
     m.ToolRequest(request_id="q1", signature="sig", task="bullets", description="three bullets"),
 ]  # fmt: skip
@@ -103,3 +103,40 @@ def test_bool_is_not_accepted_as_an_int() -> None:
     d["pid"] = True
     with pytest.raises(codec.FieldError):
         codec.decode(msgpack.packb(d))
+
+
+def test_tool_refs_travel_as_plain_maps_and_come_back_typed() -> None:
+    prompt = EXAMPLES[4]
+    raw = msgpack.unpackb(codec.encode(prompt))
+    assert raw["tools"] == [
+        {"tool": "numeric_match", "kind": "rule", "version": 1, "weight": 1.0, "needs_reference": False}
+    ]
+    # a route written by hand (or by an older sender): ints for floats, no needs_reference
+    raw["tools"] = [{"tool": "bleu2", "kind": "metric", "weight": 1}]
+    back = codec.decode(msgpack.packb(raw), m.Prompt)
+    assert back.tools == [m.ToolRef(tool="bleu2", kind=m.ToolKind.METRIC, version=0, weight=1.0)]
+    assert isinstance(back.tools[0], m.ToolRef) and isinstance(back.tools[0].weight, float)
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [
+        [{"tool": "x", "kind": "oracle"}],  # not a tool kind
+        [{"tool": "x"}],  # no kind
+        [{"tool": "x", "kind": "rule", "version": -1}],
+        [{"tool": "x", "kind": "rule", "weight": "heavy"}],
+        ["x"],
+    ],
+)
+def test_a_malformed_tool_ref_raises_field_error(tools: list[Any]) -> None:
+    raw = codec.to_dict(EXAMPLES[4])
+    raw["tools"] = tools
+    with pytest.raises(codec.FieldError):
+        codec.decode(msgpack.packb(raw))
+
+
+def test_tool_kinds_are_defined_once() -> None:
+    from bus import subjects
+    from rlar.tools import ToolKind
+
+    assert ToolKind is m.ToolKind and subjects.TOOL_KINDS == tuple(k.value for k in m.ToolKind)

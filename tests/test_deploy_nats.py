@@ -20,7 +20,7 @@ from bus import subjects
 from bus.client import Bus, BusUnreachable
 from bus.config import NatsConfig, TLSConfig
 from bus.embedded import free_port
-from bus.messages import Reward, ScoreRequest
+from bus.messages import Reward, ScoreRequest, ToolKind, ToolRef
 from bus.topology import SCORE, TopologyConfig, declare, ensure_topology, reward_consumer
 from rlar.deploy import natsconf
 from rlar.deploy.auth import ROLES
@@ -154,9 +154,8 @@ async def test_tls_cluster_replicates_r3_streams_and_survives_a_lost_node(
             victim = next(n for n in nodes if n.name == info.cluster.leader)
             victim.stop()
             for i in range(20):  # the stream elects a new leader among the two nodes left
-                req = ScoreRequest(
-                    sample_id=f"s{i}", prompt_id="p", task="t", tool="x", kind="rule", query="q", response="r"
-                )
+                req = ScoreRequest(sample_id=f"s{i}", prompt_id="p", task="t", tool=ToolRef(tool="x", kind=ToolKind.RULE),
+                                   query="q", response="r")  # fmt: skip
                 for _ in range(40):
                     try:
                         await bus.js_publish(subjects.score("rule"), req, msg_id=f"s{i}", timeout_s=1.0)
@@ -204,9 +203,8 @@ async def test_leaf_site_worker_uses_the_hub_jetstream_within_its_role(tmp_path:
             NatsConfig(url=leaf.url, user="reward", password=PW["reward"]), name="leaf-worker"
         )
         try:
-            req = ScoreRequest(
-                sample_id="s", prompt_id="p", task="t", tool="x", kind="rule", query="q", response="r"
-            )
+            req = ScoreRequest(sample_id="s", prompt_id="p", task="t", tool=ToolRef(tool="x", kind=ToolKind.RULE),
+                               query="q", response="r")  # fmt: skip
             await hub.js_publish(subjects.score("rule"), req)
             await ensure_topology(worker.js, declare(TopologyConfig(replicas=3)))  # lookups through the leaf
             psub = await worker.js.pull_subscribe_bind(durable=reward_consumer("rule"), stream=SCORE)

@@ -52,7 +52,7 @@ async def test_a_restarted_feeder_continues_without_skipping_or_repeating_and_re
     expected = build_mix([TaskConfig(name="copy"), TaskConfig(name="arith")], epoch_size=40).take(19)
     assert [p.prompt_id for p in prompts] == [f"{i.task.name}/e{i.epoch}/{i.index}" for i in expected]
     assert len({p.prompt_id for p in prompts}) == 19
-    assert all(p.tools and p.tools[0]["kind"] in ("rule", "metric") for p in prompts)
+    assert all(p.tools and p.tools[0].kind in ("rule", "metric") for p in prompts)
     assert {p.task for p in prompts} == {"copy", "arith"}
 
 

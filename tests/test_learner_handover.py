@@ -20,11 +20,11 @@ from bus import subjects, topology
 from bus.client import Bus, wait_for
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
-from bus.messages import Reward, Sample
+from bus.messages import Reward, Sample, ToolKind, ToolRef
 from tests.conftest import TEST_TOPOLOGY
 
 GROUP = 2
-TOOL = {"tool": "exact_match", "version": 1, "kind": "rule"}
+TOOL = ToolRef(tool="exact_match", version=1, kind=ToolKind.RULE)
 
 
 def _sample(prompt_id: str, i: int) -> Sample:

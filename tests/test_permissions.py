@@ -30,7 +30,7 @@ from actors.runtime import Actor, ActorConfig
 from bus import subjects
 from bus.client import Bus, BusAuthError
 from bus.config import NatsConfig
-from bus.messages import Prompt, Reward, ScoreRequest, WeightsAnnounce
+from bus.messages import Prompt, Reward, ScoreRequest, ToolKind, ToolRef, WeightsAnnounce
 from bus.topology import SCORE, TopologyConfig, declare, ensure_topology, reward_consumer
 from rlar.deploy.auth import ROLES, generate_credentials, role_settings
 from rlar.deploy.servers import ServerProcess, local_server
@@ -254,7 +254,12 @@ async def test_reward_worker_consumes_scores_publishes_rewards_and_merges_stats(
     async with connected(auth_server, "reward") as reward:
         await ensure_topology(reward.js, declare(TEST_TOPOLOGY))  # lookups only
         req = ScoreRequest(
-            sample_id="s1", prompt_id="p1", task="t", tool="exact", kind="rule", query="q", response="r"
+            sample_id="s1",
+            prompt_id="p1",
+            task="t",
+            tool=ToolRef(tool="exact", kind=ToolKind.RULE),
+            query="q",
+            response="r",
         )
         await admin.js_publish(subjects.score("rule"), req, msg_id="perm-s1")
         psub = await reward.js.pull_subscribe_bind(durable=reward_consumer("rule"), stream=SCORE)

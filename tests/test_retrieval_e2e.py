@@ -176,9 +176,8 @@ async def test_a_retrieval_request_becomes_a_validated_registered_tool_that_rewa
     reqs = []
     for i, rec in enumerate(records):
         for label, response in (("good", rec.reference), ("echo", rec.metadata["en"])):
-            reqs.append(ScoreRequest(sample_id=f"{task}-{i}-{label}", prompt_id=f"{task}-{i}", task=task, tool=name,
-                                     kind="model", query=str(rec.prompt), response=response,
-                                     tool_version=spec.version))  # fmt: skip
+            reqs.append(ScoreRequest(sample_id=f"{task}-{i}-{label}", prompt_id=f"{task}-{i}", task=task,
+                                     tool=spec.ref(), query=str(rec.prompt), response=response))  # fmt: skip
     worker = RewardWorker(RewardConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
                                        kinds=["model"], heartbeat_s=0.5))  # fmt: skip
     got: dict[str, Reward] = {}

@@ -19,7 +19,7 @@ from actors.sandbox import SandboxActor, SandboxActorConfig
 from bus import subjects, topology
 from bus.client import Bus, wait_for
 from bus.config import NatsConfig
-from bus.messages import Heartbeat, Reward, ScoreRequest
+from bus.messages import Heartbeat, Reward, ScoreRequest, ToolRef
 from rlar.registry import ToolRegistry
 from rlar.tools.combine import combine
 from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
@@ -39,8 +39,8 @@ def _worker(nats_url: str, tmp_path: Path, **fields: Any) -> RewardWorker:
 
 def _req(task: str, i: int | str, tool: str, kind: str, response: str, reference: Any = None,
          **kw: Any) -> ScoreRequest:  # fmt: skip
-    return ScoreRequest(sample_id=f"{task}-{i}", prompt_id=f"{task}-p", task=task, tool=tool, kind=kind,
-                        query="q", response=response, reference=reference, **kw)  # fmt: skip
+    return ScoreRequest(sample_id=f"{task}-{i}", prompt_id=f"{task}-p", task=task, tool=ToolRef(tool=tool, kind=kind, **kw),
+                        query="q", response=response, reference=reference)  # fmt: skip
 
 
 async def _score(bus: Bus, reqs: list[ScoreRequest], timeout_s: float = 30.0) -> dict[str, Reward]:
@@ -56,7 +56,7 @@ async def _score(bus: Bus, reqs: list[ScoreRequest], timeout_s: float = 30.0) ->
     sub = await bus.subscribe(subjects.rewards(reqs[0].task), Reward, on_reward)
     await bus.nc.flush()
     for r in reqs:
-        await bus.js_publish(subjects.score(r.kind), r, msg_id=f"req/{r.sample_id}/{r.tool}")
+        await bus.js_publish(subjects.score(r.tool.kind), r, msg_id=f"req/{r.sample_id}/{r.tool.tool}")
     try:
         await asyncio.wait_for(done.wait(), timeout_s)
     finally:
@@ -163,7 +163,7 @@ async def test_unknown_disabled_and_misrouted_tools_abstain_with_the_reason(
         _req(task, 0, f"ghost_{uid}", "rule", "x"),
         _req(task, 1, off.name, "rule", "x"),
         _req(task, 2, "bleu2", "rule", "x", "x"),  # a metric tool sent to the rule queue
-        _req(task, 3, "exact_match", "rule", "x", "x", tool_version=999),
+        _req(task, 3, "exact_match", "rule", "x", "x", version=999),
     ]
     async with running(_worker(nats_url, tmp_path, kinds=["rule"])):
         got = await _score(bus, reqs)

@@ -25,7 +25,17 @@ from bus import subjects, topology
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
-from bus.messages import DeadLetter, Event, Prompt, Reward, RouteDecision, ScoreRequest, ToolRequest
+from bus.messages import (
+    DeadLetter,
+    Event,
+    Prompt,
+    Reward,
+    RouteDecision,
+    ScoreRequest,
+    ToolKind,
+    ToolRef,
+    ToolRequest,
+)
 from rlar.agent.anthropic_agent import AnthropicAgent
 from rlar.agent.base import AnthropicAgentConfig, OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
@@ -147,8 +157,8 @@ async def test_prompts_of_one_kind_cost_one_agent_call_and_carry_provenance(
         got = await routed.wait(6)
     assert sorted(p.prompt_id for p in got) == sorted(f"{task_name}/e0/{i}" for i in range(6))
     for p in got:
-        assert [t["tool"] for t in p.tools] == ["math_verify"] and p.tools[0]["kind"] == "rule"
-        assert p.tools[0]["version"] >= 1 and p.tools[0]["weight"] == 1.0
+        assert [t.tool for t in p.tools] == ["math_verify"] and p.tools[0].kind == "rule"
+        assert p.tools[0].version >= 1 and p.tools[0].weight == 1.0 and p.tools[0].needs_reference
         assert p.route["backend"] == "offline" and p.route["model"].startswith("offline:all-MiniLM-L6-v2")
         assert (
             p.route["state"] == "routed" and len(p.route["prompt_hash"]) == 16 and p.route["confidence"] > 0.5
@@ -158,7 +168,7 @@ async def test_prompts_of_one_kind_cost_one_agent_call_and_carry_provenance(
     assert len(mine) == 1 and mine[0].backend == "offline" and mine[0].signature == got[0].route["signature"]
     kv = await bus.js.key_value(topology.DECISIONS_BUCKET)
     stored = Decision.from_json((await kv.get(mine[0].signature)).value or b"")
-    assert stored.state == "routed" and stored.tools[0]["tool"] == "math_verify"
+    assert stored.state == "routed" and stored.tools[0].tool == "math_verify"
 
     # A restarted router reuses the stored decision: the agent is not asked again.
     router2 = Router(router_config(nats_url, tmp_path), agent=agent)
@@ -204,7 +214,7 @@ async def test_without_a_tool_the_prompts_wait_then_take_the_declared_fallback(
     assert req.examples and req.examples[0]["query"].startswith("Tips for topic")
     assert waited >= 2.0, "prompts must wait for a tool before the fallback"
     for p in got:
-        assert p.route["state"] == "fallback" and [t["tool"] for t in p.tools] == ["exact_match"]
+        assert p.route["state"] == "fallback" and [t.tool for t in p.tools] == ["exact_match"]
         assert "no tool registered within" in p.route["reason"]
     await drop_requests(bus, topology.SYNTHESIZER, {req.request_id})
 
@@ -250,7 +260,7 @@ async def test_when_the_agent_fails_prompts_take_the_fallback_and_the_agent_is_a
             "two prompts 0.6 s apart: the failed decision expired, so the agent was asked twice"
         )
     for p in routed.items:
-        assert p.route["state"] == "fallback" and p.tools[0]["tool"] == "normalized_match"
+        assert p.route["state"] == "fallback" and p.tools[0].tool == "normalized_match"
         assert "agent failed" in p.route["reason"] and "503" in p.route["reason"]
     decided = await bus.kv_keys(topology.DECISIONS_BUCKET)
     assert p.route["signature"] not in decided, "a decision made without the agent is not stored"
@@ -282,7 +292,9 @@ async def test_a_collapsed_synthesised_tool_is_quarantined_and_its_task_rerouted
         p = prompt(task_name, 0, query="A poem about rain", description=desc)
         await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
         first = (await routed.wait(1))[0]
-        assert first.tools == [{"tool": spec.name, "version": spec.version, "kind": "sandbox", "weight": 1.0}]
+        assert first.tools == [
+            ToolRef(tool=spec.name, version=spec.version, kind=ToolKind.SANDBOX, weight=1.0)
+        ]
         assert await router.check_health() == [], "no calls yet: nothing to judge"
         # Every score at the top of the range: it rewards everything.
         await registry.record_stats(spec.name, spec.version, {"calls": 40, "ok": 40, "hist": [0] * 9 + [40]})
@@ -297,7 +309,7 @@ async def test_a_collapsed_synthesised_tool_is_quarantined_and_its_task_rerouted
         await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
         second = (await routed.wait(2, timeout_s=15))[1]
     assert router.counters["agent_calls"] == calls_before + 1, "the task was decided afresh"
-    assert second.route["state"] == "fallback" and all(t["tool"] != spec.name for t in second.tools)
+    assert second.route["state"] == "fallback" and all(t.tool != spec.name for t in second.tools)
     await drop_requests(bus, topology.SYNTHESIZER, {second.route["request_id"]})
 
 
@@ -326,14 +338,13 @@ async def test_a_task_no_tool_fits_gets_a_synthesised_verifier_and_its_prompts_g
         bad = "Just focus harder and stop procrastinating, it is not that difficult really."
         for p in got:
             for j, text in enumerate((good, bad)):
-                req = ScoreRequest(sample_id=f"{p.prompt_id}#{j}", prompt_id=p.prompt_id, task=task_name,
-                                   tool=tool["tool"], kind=tool["kind"], tool_version=tool["version"],
+                req = ScoreRequest(sample_id=f"{p.prompt_id}#{j}", prompt_id=p.prompt_id, task=task_name, tool=tool,
                                    query=str(p.prompt), response=text, reference=p.reference, metadata=p.metadata)  # fmt: skip
-                await bus.js_publish(subjects.score(req.kind), req, msg_id=f"{req.sample_id}/{req.tool}")
+                await bus.js_publish(subjects.score(tool.kind), req, msg_id=f"{req.sample_id}/{tool.tool}")
         got_rewards = await rewards.wait(6, timeout_s=30)
-    assert {p.route["state"] for p in got} == {"synthesized"} and tool["kind"] == "sandbox"
-    assert tool["tool"].startswith(f"synth-{task_name}") and elapsed < 40
-    spec = await registry.get(tool["tool"], tool["version"])
+    assert {p.route["state"] for p in got} == {"synthesized"} and tool.kind == "sandbox"
+    assert tool.tool.startswith(f"synth-{task_name}") and elapsed < 40
+    spec = await registry.get(tool.tool, tool.version)
     assert spec is not None and spec.validation["passed"] and spec.provenance["origin"] == "synthesized"
     assert spec.provenance["request_id"] == got[0].route["request_id"] and spec.code.startswith(
         '"""Reward function'
@@ -367,5 +378,5 @@ async def test_when_synthesis_fails_the_waiting_prompts_fall_back_at_once(
         got = (await routed.wait(1, timeout_s=20))[0]
     assert time.monotonic() - t0 < 20, "the failure report ends the wait long before wait_s"
     assert got.route["state"] == "fallback" and "synthesis failed" in got.route["reason"]
-    assert "no checkable constraint" in got.route["reason"] and got.tools[0]["tool"] == "contains_match"
+    assert "no checkable constraint" in got.route["reason"] and got.tools[0].tool == "contains_match"
     assert synth.counters["failed"] == 1

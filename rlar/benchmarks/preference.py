@@ -123,7 +123,7 @@ async def _agentic_routes(records: list[dict[str, Any]], specs: list[Any]) -> tu
                 data_source="rewardbench2",
             )  # fmt: skip
             answer = parse_route(await agent.ask(routing_request(q, specs)), specs)
-            routes[subset] = [{"tool": t["tool"], "weight": t["weight"]} for t in answer.tools]
+            routes[subset] = [{"tool": t.tool, "weight": t.weight} for t in answer.tools]
     finally:
         await agent.aclose()
     return routes, type(agent).__name__

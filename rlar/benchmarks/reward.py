@@ -35,7 +35,7 @@ from bus import subjects
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import serve
-from bus.messages import Heartbeat, Reward, SandboxRequest, ScoreRequest
+from bus.messages import Heartbeat, Reward, SandboxRequest, ScoreRequest, ToolKind, ToolRef
 from bus.topology import ensure_topology
 
 log = logging.getLogger("rlar.bench.reward")
@@ -100,7 +100,7 @@ async def _collect(
     sub = await bus.subscribe(subjects.rewards(task), Reward, on_reward)
     await bus.nc.flush()
     t0 = time.perf_counter()
-    acks = [bus.js.publish(subjects.score(r.kind), _encode(r), headers={"Nats-Msg-Id": f"{r.sample_id}/q"})
+    acks = [bus.js.publish(subjects.score(r.tool.kind), _encode(r), headers={"Nats-Msg-Id": f"{r.sample_id}/q"})
             for r in reqs]  # fmt: skip
     await asyncio.gather(*acks)
     try:
@@ -133,8 +133,9 @@ async def _rule_rate(bus: Bus, url: str, run_dir: Path, n: int) -> float:
         tok = f"bench_rule_{uuid.uuid4().hex[:6]}"
 
         def reqs(k: int, tag: str) -> list[ScoreRequest]:
-            return [ScoreRequest(sample_id=f"{tok}-{tag}{i}", prompt_id=tok, task=tok, tool="exact_match",
-                                 kind="rule", query="copy:abc=", response=f"r{tag}{i}", reference="rw1")
+            return [ScoreRequest(sample_id=f"{tok}-{tag}{i}", prompt_id=tok, task=tok,
+                                 tool=ToolRef(tool="exact_match", kind=ToolKind.RULE), query="copy:abc=",
+                                 response=f"r{tag}{i}", reference="rw1")
                     for i in range(k)]  # fmt: skip
 
         await _collect(bus, tok, reqs(50, "w"), 60)  # warm-up: tool worker process started, tool built
@@ -185,8 +186,9 @@ async def _judge_rate(
         tok = f"bench_judge_{workers}_{uuid.uuid4().hex[:6]}"
 
         def reqs(k: int, tag: str) -> list[ScoreRequest]:
-            return [ScoreRequest(sample_id=f"{tok}-{tag}{i}", prompt_id=tok, task=tok, tool=tool, kind="judge",
-                                 query="What is 2+2?", response=f"4 ({tag}{i})", reference="4")
+            return [ScoreRequest(sample_id=f"{tok}-{tag}{i}", prompt_id=tok, task=tok,
+                                 tool=ToolRef(tool=tool, kind=ToolKind.JUDGE), query="What is 2+2?",
+                                 response=f"4 ({tag}{i})", reference="4")
                     for i in range(k)]  # fmt: skip
 
         # Warm up until every worker has built the judge (imported the SDK) and served a request.

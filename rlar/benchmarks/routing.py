@@ -103,7 +103,7 @@ async def _route_all(
         out.append(
             {
                 "ok": ans.ok,
-                "tools": [t["tool"] for t in sorted(ans.tools, key=lambda t: -t["weight"])],
+                "tools": [t.tool for t in sorted(ans.tools, key=lambda t: -t.weight)],
                 "none_fit": ans.none_fit,
                 "reason": ans.reason,
                 "latency_s": time.perf_counter() - t0,

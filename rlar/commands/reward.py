@@ -165,14 +165,15 @@ async def score_file(
                         continue
                     pending.add(sid)
                     requests.append(ScoreRequest(
-                        sample_id=sid, prompt_id=f"{run}-{i}", task=task_token, tool=name, kind=str(spec.kind),
+                        sample_id=sid, prompt_id=f"{run}-{i}", task=task_token, tool=spec.ref(weight),
                         query=_text(rec.get("query", "")), response=_text(rec.get("response", "")),
-                        tool_version=spec.version, weight=weight, reference=rec.get("reference"),
-                        metadata=dict(rec.get("metadata") or {}),
+                        reference=rec.get("reference"), metadata=dict(rec.get("metadata") or {}),
                     ))  # fmt: skip
                 plans.append(plan)
             for req in requests:
-                await bus.js_publish(subjects.score(req.kind), req, msg_id=f"{req.sample_id}/{req.tool}/req")
+                await bus.js_publish(
+                    subjects.score(req.tool.kind), req, msg_id=f"{req.sample_id}/{req.tool.tool}/req"
+                )
             if pending:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(all_done.wait(), timeout_s)

@@ -69,7 +69,7 @@ async def _route(a: argparse.Namespace) -> int:
                     "id": rec.get("id"),
                     "task": q.task,
                     "signature": q.signature(),
-                    "tools": ans.tools,
+                    "tools": [t.to_dict() for t in ans.tools],
                     "none_fit": ans.none_fit,
                     "confidence": ans.confidence,
                     "reason": ans.reason,

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bus.messages import ToolRef
+
 __all__ = ["Decision"]
 
 
@@ -25,7 +27,7 @@ class Decision:
     signature: str
     task: str
     state: str
-    tools: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[ToolRef] = field(default_factory=list)
     reason: str = ""
     confidence: float = 0.0
     backend: str = ""
@@ -40,11 +42,15 @@ class Decision:
     fields: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}  # type: ignore[attr-defined]
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}  # type: ignore[attr-defined]
+        out["tools"] = [t.to_dict() for t in self.tools]
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Decision:
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})  # type: ignore[attr-defined]
+        kw = {k: d[k] for k in cls.__dataclass_fields__ if k in d}  # type: ignore[attr-defined]
+        kw["tools"] = [ToolRef.from_dict(t) for t in kw.get("tools") or []]
+        return cls(**kw)
 
     def to_json(self) -> bytes:
         return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
@@ -69,6 +75,4 @@ class Decision:
         }
 
     def uses(self, name: str, version: int | None = None) -> bool:
-        return any(
-            t["tool"] == name and (version is None or int(t["version"]) == int(version)) for t in self.tools
-        )
+        return any(t.tool == name and (version is None or t.version == int(version)) for t in self.tools)

@@ -48,21 +48,6 @@ Embed = Callable[[list[str]], list[list[float]]]
 
 W_SEM, W_TYPE, W_FMT, W_SHAPE = 0.5, 0.25, 0.15, 0.3
 
-# What each built-in implementation needs as a reference ("text": any comparable answer; "tests": code tests;
-# "none": reference-free, a reference is optional). Synthesised tools say it in params["needs_reference"].
-_BUILTIN_REFERENCE: dict[str, str] = {
-    "math_verify": "text",
-    "exact_match": "text",
-    "normalized_match": "text",
-    "contains_match": "text",
-    "bleu2": "text",
-    "chrf": "text",
-    "embedding_similarity": "text",
-    "code_tests": "tests",
-    "format_rules": "none",
-    "reward_model": "none",
-    "llm_judge": "none",
-}
 _MATH_FORMATS = {"number", "latex", "boxed", "expression", "fraction"}
 _SHAPE_FORMATS: dict[str, set[str]] = {
     "number": {"number", "expression", "fraction", "latex", "boxed"},
@@ -78,10 +63,8 @@ _FORMAT_RULE_PARAMS = ("required_patterns", "forbidden_patterns", "forbidden_phr
 
 
 def needs_reference(spec: ToolSpec) -> str:
-    """``text`` | ``tests`` | ``none`` (see ``_BUILTIN_REFERENCE``); unknown plug-ins are taken as ``none``."""
-    if "needs_reference" in spec.params:
-        return "text" if spec.params["needs_reference"] else "none"
-    return _BUILTIN_REFERENCE.get(spec.impl_name, "none")
+    """``text`` | ``tests`` | ``none``: :attr:`rlar.tools.base.ToolSpec.reference_need`."""
+    return spec.reference_need
 
 
 def tool_ready(spec: ToolSpec) -> tuple[bool, str]:

@@ -11,11 +11,13 @@ confidence, cost).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bus.messages import ToolRef
 from rlar.agent.base import AgentReply, AgentRequest, AgentTool
 from rlar.routing.offline import answer as offline_answer
 from rlar.routing.query import RoutingQuery
@@ -126,10 +128,10 @@ def routing_request(
 
 @dataclass(slots=True)
 class RouteAnswer:
-    """A routing decision. ``tools`` entries: ``{"tool", "version", "kind", "weight"}`` (weights sum to 1)."""
+    """A routing decision: the chosen tools (weights sum to 1)."""
 
     ok: bool
-    tools: list[dict[str, Any]]
+    tools: list[ToolRef]
     none_fit: bool
     confidence: float
     reason: str
@@ -139,7 +141,7 @@ class RouteAnswer:
     def to_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
-            "tools": list(self.tools),
+            "tools": [t.to_dict() for t in self.tools],
             "none_fit": self.none_fit,
             "confidence": self.confidence,
             "reason": self.reason,
@@ -160,7 +162,7 @@ def parse_route(reply: AgentReply, candidates: Sequence[ToolSpec]) -> RouteAnswe
         )
     data = call.input
     by_name = {s.name: s for s in candidates}
-    chosen: list[dict[str, Any]] = []
+    chosen: list[ToolRef] = []
     unknown: list[str] = []
     for item in data.get("tools") or []:
         if not isinstance(item, Mapping):
@@ -174,13 +176,10 @@ def parse_route(reply: AgentReply, candidates: Sequence[ToolSpec]) -> RouteAnswe
         if spec is None:
             unknown.append(name)
             continue
-        if weight > 0 and all(c["tool"] != name for c in chosen):
-            chosen.append(
-                {"tool": spec.name, "version": spec.version, "kind": str(spec.kind), "weight": weight}
-            )
-    total = sum(c["weight"] for c in chosen)
-    for c in chosen:
-        c["weight"] = round(c["weight"] / total, 6)
+        if weight > 0 and all(c.tool != name for c in chosen):
+            chosen.append(spec.ref(weight))
+    total = sum(c.weight for c in chosen)
+    chosen = [dataclasses.replace(c, weight=round(c.weight / total, 6)) for c in chosen]
     try:
         confidence = min(1.0, max(0.0, float(data.get("confidence", 0.0))))
     except (TypeError, ValueError):

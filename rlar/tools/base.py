@@ -35,14 +35,17 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, ClassVar, Literal
+
+from bus.messages import ToolKind, ToolRef
 
 __all__ = [
     "BUILTIN_IMPLS",
+    "BUILTIN_REFERENCE",
     "RewardTool",
     "ToolInput",
     "ToolKind",
+    "ToolRef",
     "ToolResult",
     "ToolSpec",
     "builtin_specs",
@@ -55,20 +58,11 @@ __all__ = [
 ]
 
 Status = Literal["ok", "abstain", "error"]
+ReferenceNeed = Literal["text", "tests", "none"]
 STATUSES: tuple[str, ...] = ("ok", "abstain", "error")
 
 # Relative tolerance (of the range width) within which an out-of-range score is float noise and clipped.
 RANGE_TOLERANCE = 1e-6
-
-
-class ToolKind(StrEnum):
-    """What a tool is, for the router and for deciding where it may run."""
-
-    RULE = "rule"  # deterministic rules over strings (match, format, math equivalence)
-    METRIC = "metric"  # reference-based similarity metrics (BLEU, chrF, embeddings)
-    SANDBOX = "sandbox"  # executes untrusted code (unit tests)
-    MODEL = "model"  # a learned reward model
-    JUDGE = "judge"  # an LLM judge behind an API
 
 
 def canonical_json(obj: Any) -> str:
@@ -131,6 +125,19 @@ class ToolSpec:
     @property
     def impl_name(self) -> str:
         return self.impl or self.name
+
+    @property
+    def reference_need(self) -> ReferenceNeed:
+        """What the tool needs as a reference (see ``BUILTIN_REFERENCE``); plug-ins without
+        ``params["needs_reference"]`` are taken as reference-free."""
+        if "needs_reference" in self.params:
+            return "text" if self.params["needs_reference"] else "none"
+        return BUILTIN_REFERENCE.get(self.impl_name, "none")
+
+    def ref(self, weight: float = 1.0) -> ToolRef:
+        """This tool version as an entry of a prompt's reward route."""
+        return ToolRef(tool=self.name, kind=self.kind, version=self.version, weight=float(weight),
+                       needs_reference=self.reference_need != "none")  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -443,6 +450,22 @@ BUILTIN_IMPLS: dict[str, str] = {
     "code_tests": "rlar.tools.code:CodeTestsTool",
     "reward_model": "rlar.tools.reward_model:RewardModelTool",
     "llm_judge": "rlar.tools.judge:LLMJudgeTool",
+}
+
+# What each built-in implementation needs as a reference: "text" (any comparable answer), "tests" (code
+# tests), "none" (reference-free; a reference is optional). Synthesised tools say it in params["needs_reference"].
+BUILTIN_REFERENCE: dict[str, ReferenceNeed] = {
+    "math_verify": "text",
+    "exact_match": "text",
+    "normalized_match": "text",
+    "contains_match": "text",
+    "bleu2": "text",
+    "chrf": "text",
+    "embedding_similarity": "text",
+    "code_tests": "tests",
+    "format_rules": "none",
+    "reward_model": "none",
+    "llm_judge": "none",
 }
 
 DEFAULT_ALLOWED_PREFIXES: tuple[str, ...] = ("rlar.",)
