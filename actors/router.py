@@ -6,8 +6,8 @@ Flow per prompt (durable ``router`` on ``rlar.prompts.>``, explicit acks, ``conc
    description). The decision for it comes from memory, else the KV bucket ``rlar_decisions`` (so a restarted
    or second router reuses it), else the agent — asked once per signature even when many prompts of a new
    kind arrive together (one call in flight per signature). The agent sees the registry's usable tools.
-2. A decision with tools: the prompt is published to ``rlar.routed.<task>`` with ``tools`` =
-   ``[{"tool", "version", "kind", "weight"}]`` and ``route`` = the decision's provenance (signature, backend,
+2. A decision with tools: the prompt is published to ``rlar.routed.<task>`` with ``tools`` = its
+   :class:`~bus.messages.ToolRef` list and ``route`` = the decision's provenance (signature, backend,
    model, prompt hash, confidence, cost, reason), ``Nats-Msg-Id = prompt_id``, then acked.
 3. No tool fits: the decision is ``pending``; a ``ToolRequest`` (description, examples from the prompts at hand,
    the constraints the agent read) goes to ``rlar.tools.request.synthesize`` (and ``…retrieve`` with
