@@ -67,7 +67,7 @@ async def test_clear_cases_route_by_reference_shape_and_task(agent: OfflineAgent
 
 async def test_reference_free_constraints_without_a_checker_mean_no_tool_fits(agent: OfflineAgent) -> None:
     tools, none_fit, reason = await route(agent, q(query="How to focus?", description=BULLETS))
-    assert none_fit and tools == [] and "bullets, item_words" in reason
+    assert none_fit and tools == [] and "bullets, words" in reason
 
 
 async def test_a_judge_without_an_endpoint_is_not_offered(

@@ -23,7 +23,8 @@ from rlar.registry import ToolRegistry
 from rlar.synthesis.compose import ComposeError, SynthesisTask, compose
 from rlar.synthesis.probes import holds, make_probes
 from rlar.synthesis.runner import bus_runner, local_runner
-from rlar.synthesis.validate import validate
+from rlar.synthesis.second_route import write_probes
+from rlar.synthesis.validate import CHECKS, validate
 from rlar.tasks.constraints import extract_constraints
 from rlar.tools import ToolInput, make_tool
 from rlar.tools.synthesized import SynthesizedTool, synthesized_spec
@@ -36,21 +37,23 @@ BULLETS = "Answer must contain exactly three bullet points, each under ten words
 
 def bullets_probes() -> Any:
     cons = extract_constraints(BULLETS)
-    return make_probes([{"query": "How to stay focused?"}], cons, description=BULLETS, reference_based=False)
+    second = [{**p, "source": "second_route"} for p in write_probes(BULLETS, [], cons)]
+    return make_probes([{"query": "How to stay focused?"}], cons, description=BULLETS, reference_based=False,
+                       independent=second)  # fmt: skip
 
 
 def test_constraints_are_read_from_plain_english() -> None:
     assert extract_constraints(BULLETS) == [
         {"rule": "bullets", "min": 3, "max": 3},
-        {"rule": "item_words", "max": 9},
+        {"rule": "words", "max": 9, "per": "item"},
     ]
     assert extract_constraints("Explain it in at most 2 sentences, all lowercase.") == [
         {"rule": "lowercase"}, {"rule": "sentences", "max": 2}]  # fmt: skip
     assert extract_constraints("Reply with a JSON object with keys name and age.") == [
-        {"rule": "json_keys", "keys": ["name", "age"]}]  # fmt: skip
+        {"rule": "json_keys", "keys": ["name", "age"]}, {"rule": "json"}]  # fmt: skip
     assert extract_constraints("Do not use the word 'very'; include the word 'sky'.") == [
         {"rule": "exclude", "words": ["very"]}, {"rule": "include", "words": ["sky"]}]  # fmt: skip
-    assert extract_constraints("Translate the sentence into natural German.") == []
+    assert extract_constraints("Translate the sentence into natural German.") == [{"rule": "language", "lang": "de"}]
 
 
 def test_probes_are_labelled_by_an_independent_oracle() -> None:
@@ -62,7 +65,7 @@ def test_probes_are_labelled_by_an_independent_oracle() -> None:
     for p in ps.bad:
         assert p.response == "" or not all(holds(c, p.response) for c in cons), p.why
     whys = " | ".join(p.why for p in ps.bad)
-    assert "bullets: 5" in whys and "bullets: 1" in whys and "item_words" in whys
+    assert "bullets: 5" in whys and "bullets: 1" in whys and "words/item" in whys
 
 
 @pytest.mark.parametrize(
@@ -79,14 +82,13 @@ def test_probes_are_labelled_by_an_independent_oracle() -> None:
 async def test_composed_verifiers_pass_validation_in_the_sandbox(description: str) -> None:
     task = SynthesisTask(description=description, examples=[{"query": "Write about the sea"}])
     draft = compose(task)
+    second = [{**p, "source": "second_route"} for p in write_probes(task.instruction(), task.examples, task.all_constraints())]
     probes = make_probes(
-        task.examples, task.all_constraints(), description=description, reference_based=False
+        task.examples, task.all_constraints(), description=description, reference_based=False, independent=second
     )
     rec = await validate(draft.code, draft.score_range, probes, local_runner())
     assert rec.passed, rec.reason
-    assert rec.checks == {
-        k: True for k in ("static", "executes", "in_range", "deterministic", "within_budget", "separates")
-    }
+    assert rec.checks == {k: True for k in CHECKS} and rec.independent["usable"]
     assert {r["isolation"] for r in rec.runs} == {"bwrap"} and rec.good_mean == 1.0
 
 

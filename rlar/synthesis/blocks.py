@@ -2,10 +2,9 @@
 
 Two families:
 
-- check blocks, one per constraint rule of :mod:`rlar.tasks.constraints` (counts of bullets, words,
-  sentences…, per-item word limits, required / forbidden words, case, commas, start / end phrases, JSON keys):
-  each scores the response alone, 1.0 when the rule holds (``include`` and ``item_words`` give the fraction
-  that holds).
+- constraint checks: the module embeds the source of :mod:`rlar.synthesis.checks` (the one definition of what
+  each constraint rule of :mod:`rlar.tasks.constraints` means) and the constraints as a JSON string literal;
+  each constraint scores the response alone, 1.0 when it holds (rules over many units give the fraction).
 - match blocks, which compare the response with the reference: numeric comparison, exact / normalised /
   contains match, multiple-choice letter, token F1, BLEU-2 and chrF (both re-implemented in plain Python:
   the sandbox has only the standard library). Each takes the best over several references and returns 0.0
@@ -13,17 +12,20 @@ Two families:
 
 ``render_module(checks, match, aggregate, header)`` writes the source of a module defining
 ``reward(query, response, reference, metadata) -> float`` in ``SCORE_RANGE = (0.0, 1.0)``. Parameters enter
-the source only as Python literals (``repr`` of str / int / float / list), so a task text can never inject
-code. The module is what runs in the sandbox and what is stored in the tool's spec: it is validated the same
-way as code written by a language model.
+the source only as literals (``repr`` of str / int / float / list, or one JSON string), so a task text can
+never inject code. The module is what runs in the sandbox and what is stored in the tool's spec: it is
+validated the same way as code written by a language model.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CHECK_BLOCKS", "MATCH_BLOCKS", "MatchBlock", "render_module"]
+from rlar.tasks.constraints import RULES
+
+__all__ = ["MATCH_BLOCKS", "MatchBlock", "render_module"]
 
 PRELUDE = r"""
 import json
@@ -33,8 +35,6 @@ import unicodedata
 
 SCORE_RANGE = (0.0, 1.0)
 
-_BULLET = re.compile(r"^[ \t]*[-*\u2022][ \t]+(\S.*)$", re.M)
-_NUMBERED = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+(\S.*)$", re.M)
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?|-?\.\d+")
 
 
@@ -57,39 +57,6 @@ def _refs(reference):
     if isinstance(reference, (list, tuple)):
         return [str(r) for r in reference if r is not None and str(r).strip()]
     return [str(reference)] if str(reference).strip() else []
-
-
-def _within(n, lo, hi):
-    return (lo is None or n >= lo) and (hi is None or n <= hi)
-
-
-def _bullets(text):
-    return _BULLET.findall(text)
-
-
-def _numbered(text):
-    return _NUMBERED.findall(text)
-
-
-def _lines(text):
-    return [line for line in text.splitlines() if line.strip()]
-
-
-def _items(text):
-    return _bullets(text) or _numbered(text) or _lines(text)
-
-
-def _sentences(text):
-    parts = re.split(r"(?<=[.!?])\s+", text.strip())
-    return [p for p in parts if re.search(r"\w", p)]
-
-
-def _paragraphs(text):
-    return [p for p in re.split(r"\n[ \t]*\n", text.strip()) if p.strip()]
-
-
-def _has_word(text, word):
-    return re.search(r"(?<!\w)" + re.escape(word.lower()) + r"(?!\w)", text.lower()) is not None
 
 
 def _to_number(text):
@@ -200,66 +167,19 @@ def _lit(value: Any) -> str:
     raise TypeError(f"block parameter of type {type(value).__name__} is not a plain literal")
 
 
-def _count(helper: str) -> Any:
-    def body(c: dict[str, Any]) -> str:
-        return f"return 1.0 if _within(len({helper}(response)), {_lit(c.get('min'))}, {_lit(c.get('max'))}) else 0.0"
+def _checks_source() -> str:
+    """The source of :mod:`rlar.synthesis.checks` (stdlib only), embedded in every composed verifier."""
+    import inspect
 
-    return body
+    from rlar.synthesis import checks
 
-
-CHECK_BLOCKS: dict[str, Any] = {
-    "bullets": _count("_bullets"),
-    "numbered": _count("_numbered"),
-    "lines": _count("_lines"),
-    "sentences": _count("_sentences"),
-    "paragraphs": _count("_paragraphs"),
-    "words": lambda c: (
-        f"return 1.0 if _within(len(response.split()), {_lit(c.get('min'))}, {_lit(c.get('max'))}) else 0.0"
-    ),
-    "chars": lambda c: (
-        f"return 1.0 if _within(len(response.strip()), {_lit(c.get('min'))}, {_lit(c.get('max'))}) else 0.0"
-    ),
-    "item_words": lambda c: (
-        "items = _items(response)\n"
-        "    if not items:\n"
-        "        return 0.0\n"
-        f"    good = sum(1 for it in items if _within(len(it.split()), {_lit(c.get('min'))}, {_lit(c.get('max'))}))\n"
-        "    return good / len(items)"
-    ),
-    "include": lambda c: (
-        f"words = {_lit(list(c['words']))}\n    return sum(1 for w in words if _has_word(response, w)) / len(words)"
-    ),
-    "exclude": lambda c: (
-        f"return 0.0 if any(_has_word(response, w) for w in {_lit(list(c['words']))}) else 1.0"
-    ),
-    "lowercase": lambda c: (
-        "return 1.0 if re.search(r'[^\\W\\d_]', response) and response == response.lower() else 0.0"
-    ),
-    "uppercase": lambda c: (
-        "return 1.0 if re.search(r'[^\\W\\d_]', response) and response == response.upper() else 0.0"
-    ),
-    "no_commas": lambda c: "return 0.0 if ',' in response else 1.0",
-    "starts_with": lambda c: (
-        f"return 1.0 if response.strip().lower().startswith({_lit(str(c['text']).lower())}) else 0.0"
-    ),
-    "ends_with": lambda c: (
-        f"return 1.0 if response.strip().lower().endswith({_lit(str(c['text']).lower())}) else 0.0"
-    ),
-    "json_keys": lambda c: (
-        "text = response.strip()\n"
-        "    fence = re.search(r'```(?:json)?\\s*(.*?)```', text, re.S)\n"
-        "    if fence:\n"
-        "        text = fence.group(1).strip()\n"
-        "    try:\n"
-        "        obj = json.loads(text)\n"
-        "    except ValueError:\n"
-        "        return 0.0\n"
-        "    if not isinstance(obj, dict):\n"
-        "        return 0.0\n"
-        f"    keys = {_lit(list(c['keys']))}\n"
-        "    return sum(1 for k in keys if k in obj) / len(keys)"
-    ),
-}
+    src = inspect.getsource(checks)
+    body = src[src.index('"""', 3) + 3 :] if src.lstrip().startswith('"""') else src
+    return "\n".join(
+        line
+        for line in body.splitlines()
+        if not line.startswith(("import json", "import re", "import unicodedata"))
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,14 +288,12 @@ def render_module(
         raise ValueError("a verifier needs at least one check or a match block")
     doc = header.replace("\\", "\\\\").replace('"""', "'''")
     parts = [f'"""{doc}\n"""', PRELUDE.strip("\n"), ""]
-    names: list[str] = []
-    for i, c in enumerate(checks):
-        rule = str(c["rule"])
-        if rule not in CHECK_BLOCKS:
-            raise ValueError(f"no check block for rule {rule!r}")
-        name = f"_check_{i}_{rule}"
-        names.append(name)
-        parts.append(f"\ndef {name}(response):\n    {CHECK_BLOCKS[rule](c)}\n")
+    for c in checks:
+        if str(c.get("rule")) not in RULES:
+            raise ValueError(f"no check for rule {c.get('rule')!r}")
+    parts.append(_checks_source())
+    # Constraints enter as a JSON string literal: data, never code.
+    parts.append(f"\n_CONSTRAINTS = json.loads({json.dumps(json.dumps(list(checks), sort_keys=True))})\n")
     if match is not None:
         block = MATCH_BLOCKS[match]
         params = {**block.params, **(match_params or {})}
@@ -390,14 +308,13 @@ def render_module(
             "        return 0.0\n"
             f"    {block.body}\n"
         )
-    parts.append(f"\n_CHECKS = [{', '.join(names)}]\n")
     lines = [
         "\ndef reward(query, response, reference, metadata):",
         '    """Score in SCORE_RANGE; 0.0 for a blank response."""',
         "    response = str(response or '')",
         "    if not response.strip():",
         "        return 0.0",
-        "    checks = [fn(response) for fn in _CHECKS]",
+        "    checks = [check(c, response) for c in _CONSTRAINTS]",
     ]
     if match is not None:
         lines.append(f"    matched = _match_{match}(response, reference)")

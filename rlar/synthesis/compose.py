@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlar.synthesis.blocks import MATCH_BLOCKS, render_module
-from rlar.tasks.constraints import canonical, extract_constraints, from_metadata
+from rlar.tasks.constraints import canonical, from_metadata
+from rlar.tasks.reading import Reading, read_instruction
 from rlar.tasks.references import is_code_tests, reference_shape
 
 __all__ = ["ComposeError", "Draft", "SynthesisTask", "compose", "rank_match_blocks"]
@@ -90,13 +91,56 @@ class SynthesisTask:
     def reference_based(self) -> bool:
         """Examples carry comparable references (code tests are the code tool's job, not a composed one's)."""
         refs = [e.get("reference") for e in self.examples]
-        return any(r is not None and not is_code_tests(r) for r in refs)
+        return any(_has_reference(r) and not is_code_tests(r) for r in refs)
+
+    def instruction(self) -> str:
+        """The text whose every clause the verifier must check: the description and the first example's query."""
+        query = str(self.examples[0].get("query") or "") if self.examples else ""
+        return self.description if not query or query in self.description else f"{self.description}\n{query}"
+
+    def reading(self) -> Reading:
+        return read_instruction(self.instruction())
 
     def all_constraints(self) -> list[dict[str, Any]]:
-        """Given constraints, else those read from the description; plus the first example's format_rules."""
-        found = self.constraints or extract_constraints(self.description)
+        """Constraints given with the request and read from the instruction, plus the first example's
+        ``format_rules``."""
         first = self.examples[0].get("metadata") if self.examples else None
-        return canonical([*found, *from_metadata(first)])
+        return canonical([*self.constraints, *self.reading().constraints, *from_metadata(first)])
+
+    def coverage(self) -> dict[str, Any]:
+        """Which clauses of the instruction the verifier checks. Content clauses count as covered only when a
+        reference is compared (the reference says what the content should be); every other clause left unread
+        is listed. ``full``: nothing unread."""
+        reading = self.reading()
+        unread: list[dict[str, Any]] = []
+        req = 0
+        for cl in reading.clauses:
+            if cl.status == "context":
+                continue
+            req += 1
+            left = [u for u in cl.unread if not (self.reference_based and u.startswith("content:"))]
+            if left:
+                unread.append({"clause": cl.text, "why": "; ".join(left)})
+        checked = req - len(unread)
+        has_checks = bool(self.all_constraints()) or self.reference_based
+        return {
+            "full": has_checks and not unread,
+            "coverage": round(checked / req, 4) if req else (1.0 if has_checks else 0.0),
+            "clauses": req,
+            "checked": checked,
+            "unchecked": unread,
+        }
+
+
+def _has_reference(ref: Any) -> bool:
+    """A reference that says something: not None, not an empty or blank string, not an empty list or dict."""
+    if ref is None:
+        return False
+    if isinstance(ref, str):
+        return bool(ref.strip())
+    if isinstance(ref, list | tuple | Mapping):
+        return len(ref) > 0
+    return True
 
 
 @dataclass(slots=True)

@@ -2,12 +2,17 @@
 
 ``synthesize(task, agent, run_code)``:
 
-1. builds probes for the task once (:func:`rlar.synthesis.probes.make_probes`); a task whose probes cannot be
-   built fails at once with the reason (nothing could be validated);
-2. up to ``max_attempts`` times: asks the agent for a draft (with every earlier rejection as feedback), and
+1. reads which clauses of the task's instruction can be checked (:meth:`SynthesisTask.coverage`); with
+   ``partial = "refuse"`` a task with clauses nobody understood fails at once, naming them;
+2. asks the agent for probes written from the task description alone (the second route,
+   :mod:`rlar.synthesis.second_route`), then builds the probe set once (:func:`rlar.synthesis.probes.make_probes`:
+   dataset probes, probes from our reading, the second route's); a task whose probes cannot be built fails at
+   once with the reason (nothing could be validated);
+3. up to ``max_attempts`` times: asks the agent for a draft (with every earlier rejection as feedback), and
    validates it in the sandbox (:func:`rlar.synthesis.validate.validate`);
-3. returns a :class:`SynthesisOutcome` holding the sealed spec of the first draft that passed (its validation
-   record in ``spec.validation``, how it was made in ``spec.provenance``) — or none — and every attempt with
+4. returns a :class:`SynthesisOutcome` holding the sealed spec of the first draft that passed (its validation
+   record in ``spec.validation``, how it was made in ``spec.provenance``, its coverage in
+   ``spec.params["coverage"]``: ``full`` or the clauses it does not check) — or none — and every attempt with
    its code and the reason it was rejected.
 
 A validation that failed for infrastructure reasons (sandbox unreachable) ends the loop without counting
@@ -28,6 +33,7 @@ from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.drafting import Attempt, parse_draft, synthesis_request
 from rlar.synthesis.probes import make_probes
 from rlar.synthesis.runner import RunCode
+from rlar.synthesis.second_route import parse_probes, probes_request
 from rlar.synthesis.validate import ValidationPolicy, validate
 from rlar.tools.base import ToolSpec
 from rlar.tools.synthesized import synthesized_spec
@@ -67,6 +73,10 @@ class SynthesisOutcome:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     wall_s: float = 0.0
+    coverage: dict[str, Any] = field(default_factory=dict)
+    category: str = ""
+    """Why it ended (the synthesis report's columns): registered_full | registered_partial | refused_partial |
+    no_probes | no_draft | rejected_<check> | infrastructure."""
 
     @property
     def ok(self) -> bool:
@@ -80,6 +90,13 @@ def tool_name_for(task: SynthesisTask) -> str:
     return f"synth-{base}-{sig}"
 
 
+def _coverage_note(coverage: dict[str, Any]) -> str:
+    if coverage.get("full"):
+        return " Checks every clause of the instruction."
+    left = "; ".join(repr(u["clause"]) for u in coverage.get("unchecked", []))
+    return f" PARTIAL: checks {coverage.get('checked', 0)} of {coverage.get('clauses', 0)} clauses; not checked: {left}"
+
+
 async def synthesize(
     task: SynthesisTask,
     agent: Agent,
@@ -89,20 +106,42 @@ async def synthesize(
     policy: ValidationPolicy | None = None,
     on_attempt: Callable[[AttemptRecord], Awaitable[None]] | None = None,
     prior: Sequence[Attempt] = (),
+    partial: str = "register",
 ) -> SynthesisOutcome:
     """See the module docstring. ``prior``: earlier rejections to start from (e.g. a verifier that was
-    registered before and then quarantined), shown to the agent like its own failed attempts."""
+    registered before and then quarantined), shown to the agent like its own failed attempts. ``partial``:
+    ``register`` a verifier that leaves clauses unchecked (marked partial, with its coverage) or ``refuse``."""
     t0 = time.perf_counter()
     usage = Usage()
     cost = 0.0
     records: list[AttemptRecord] = []
     constraints = task.all_constraints()
+    coverage = task.coverage()
+
+    def done(spec: ToolSpec | None, reason: str, category: str) -> SynthesisOutcome:
+        return SynthesisOutcome(
+            spec, records, reason, usage, cost, time.perf_counter() - t0, coverage, category
+        )
+
+    if not coverage["full"] and partial == "refuse":
+        why = "; ".join(f"{u['clause']!r} ({u['why']})" for u in coverage["unchecked"]) or "nothing checkable"
+        return done(None, f"refused: the verifier would not check every clause: {why}", "refused_partial")
+    independent: list[dict[str, Any]] = []
+    if not task.reference_based:
+        req = probes_request(task.instruction(), task.examples)
+        req.context["primary"] = constraints  # the offline route defers to it only where it reads nothing
+        reply = await agent.ask(req)
+        usage.add(reply.usage)
+        cost += reply.cost_usd
+        src = "agent" if reply.backend != "offline" else "second_route"
+        independent = [{**p, "source": src} for p in parse_probes(reply)]
     probes = make_probes(
-        task.examples, constraints, description=task.description, reference_based=task.reference_based
-    )
+        task.examples, constraints, description=task.description, reference_based=task.reference_based,
+        independent=independent,
+    )  # fmt: skip
     if not probes.usable:
         reason = "cannot build probes: " + ("; ".join(probes.problems) or "no examples")
-        return SynthesisOutcome(None, records, reason, usage, cost, time.perf_counter() - t0)
+        return done(None, reason, "no_probes")
     history: list[Attempt] = list(prior)
     for attempt in range(max_attempts):
         reply = await agent.ask(synthesis_request(task, history))
@@ -135,14 +174,7 @@ async def synthesize(
         if on_attempt:
             await on_attempt(rec)
         if result.infrastructure:
-            return SynthesisOutcome(
-                None,
-                records,
-                f"validation impossible: {result.reason}",
-                usage,
-                cost,
-                time.perf_counter() - t0,
-            )
+            return done(None, f"validation impossible: {result.reason}", "infrastructure")
         if result.passed:
             checks = (
                 draft.blocks.get("checks") if isinstance(draft.blocks.get("checks"), list) else constraints
@@ -152,6 +184,7 @@ async def synthesize(
                 description=(
                     f"Synthesised verifier for {task.task or task.task_type or 'a task'}: {task.description[:300]}"
                     f" Written by the {reply.backend} agent ({reply.model}); {draft.rationale[:200]}"
+                    + _coverage_note(coverage)
                 ),
                 code=draft.code,
                 score_range=draft.score_range,
@@ -161,6 +194,7 @@ async def synthesize(
                     "needs_reference": draft.needs_reference,
                     "signature": task.signature,
                     "constraints": checks or [],
+                    "coverage": coverage,
                 },
                 provenance={
                     "origin": "synthesized",
@@ -181,14 +215,10 @@ async def synthesize(
                 },
                 validation=result.to_dict(),
             )
-            return SynthesisOutcome(spec, records, result.reason, usage, cost, time.perf_counter() - t0)
+            kind = "registered_full" if coverage["full"] else "registered_partial"
+            return done(spec, result.reason, kind)
         history.append(Attempt(draft=draft.to_tool_input(), reason=result.reason, call_id=call_id))
     last = records[-1].reason if records else "no attempt"
-    return SynthesisOutcome(
-        None,
-        records,
-        f"no candidate passed after {len(records)} attempt(s); last: {last}",
-        usage,
-        cost,
-        time.perf_counter() - t0,
-    )
+    drafted = [r for r in records if r.code]
+    category = "rejected_" + drafted[-1].reason.split(":")[0] if drafted else "no_draft"
+    return done(None, f"no candidate passed after {len(records)} attempt(s); last: {last}", category)

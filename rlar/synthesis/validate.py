@@ -18,6 +18,11 @@ the candidate's behaviour). Checks, in order; the first that fails is the reason
    not count against the candidate); the 95th percentile of those over the probes is within ``budget_ms``.
 6. separates: within each probe group, good probes score above bad ones — the share of (good, bad) pairs with
    good > bad is at least ``min_pairwise`` and the mean gap is at least ``min_gap`` of the range width.
+7. independent: the same separation on the probes that do not come from our own reading of the instruction
+   (``dataset``, ``second_route``, ``agent``: :mod:`rlar.synthesis.probes`), and their good probes score at
+   least ``min_independent_good`` of the range on average. With ``require_independent`` a candidate without
+   such probes is rejected: probes built from the reading the verifier was composed from cannot show that the
+   reading was right.
 
 A sandbox that could not run anything (``rejected``) gives ``infrastructure=True``: not the candidate's fault,
 so callers should not count it as a rejected attempt.
@@ -33,12 +38,12 @@ from typing import Any
 
 from rlar.sandbox.schema import Limits
 from rlar.synthesis.harness import harness_input, harness_program, parse_harness_output
-from rlar.synthesis.probes import Probe, ProbeSet
+from rlar.synthesis.probes import INDEPENDENT, Probe, ProbeSet
 from rlar.synthesis.runner import RunCode, as_run_result
 
 __all__ = ["ValidationPolicy", "ValidationRecord", "static_check", "validate"]
 
-CHECKS = ("static", "executes", "in_range", "deterministic", "within_budget", "separates")
+CHECKS = ("static", "executes", "in_range", "deterministic", "within_budget", "separates", "independent")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +58,10 @@ class ValidationPolicy:
     """95th percentile of per-call time allowed."""
     min_pairwise: float = 0.9
     min_gap: float = 0.25
+    require_independent: bool = True
+    """Reject a candidate that no probe independent of its own reading of the task could test."""
+    min_independent_good: float = 0.75
+    """Mean score of independent good probes, as a share of the range, below which the candidate is rejected."""
     limits: Limits = field(default_factory=lambda: Limits(test_s=30.0, cpu_s=30, memory_mb=512))
 
     def to_dict(self) -> dict[str, Any]:
@@ -63,6 +72,8 @@ class ValidationPolicy:
             "budget_ms": self.budget_ms,
             "min_pairwise": self.min_pairwise,
             "min_gap": self.min_gap,
+            "require_independent": self.require_independent,
+            "min_independent_good": self.min_independent_good,
         }
 
 
@@ -85,6 +96,8 @@ class ValidationRecord:
     runs: list[dict[str, Any]] = field(default_factory=list)
     probes: list[dict[str, Any]] = field(default_factory=list)
     policy: dict[str, Any] = field(default_factory=dict)
+    independent: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -103,6 +116,8 @@ class ValidationRecord:
             "runs": list(self.runs),
             "probes": list(self.probes),
             "policy": dict(self.policy),
+            "independent": dict(self.independent),
+            "sources": dict(self.sources),
         }
 
 
@@ -127,6 +142,38 @@ def static_check(code: str, score_range: tuple[float, float] | list[float]) -> s
     return "defines no top-level reward(query, response, reference, metadata)"
 
 
+def _separation(items: list[Probe], score: list[float], idx: Any) -> dict[str, Any]:
+    """Pairwise ordering of good over bad probes within groups, over the probes ``idx``."""
+    chosen = list(idx)
+    pairs = wins = 0
+    worst: tuple[float, int, int] | None = None
+    for g in sorted({items[i].group for i in chosen}):
+        goods = [i for i in chosen if items[i].group == g and items[i].label == "good"]
+        bads = [i for i in chosen if items[i].group == g and items[i].label == "bad"]
+        for a in goods:
+            for b in bads:
+                pairs += 1
+                wins += score[a] > score[b]
+                if worst is None or score[a] - score[b] < worst[0]:
+                    worst = (score[a] - score[b], a, b)
+    goods_all = [score[i] for i in chosen if items[i].label == "good"] or [0.0]
+    bads_all = [score[i] for i in chosen if items[i].label == "bad"] or [0.0]
+    return {
+        "pairs": pairs, "wins": wins, "pairwise": round(wins / pairs, 6) if pairs else 0.0, "worst": worst,
+        "good_mean": round(sum(goods_all) / len(goods_all), 6), "bad_mean": round(sum(bads_all) / len(bads_all), 6),
+    }  # fmt: skip
+
+
+def _worst(items: list[Probe], score: list[float], sep: dict[str, Any]) -> str:
+    if sep["worst"] is None:
+        return ""
+    _, a, b = sep["worst"]
+    return (
+        f"; worst pair: good ({items[a].source}: {items[a].why}) scored {score[a]:.4g} vs bad ({items[b].source}:"
+        f" {items[b].why}) scored {score[b]:.4g}: {items[b].response[:80]!r}"
+    )
+
+
 def _p95(values: list[float]) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, max(0, math.ceil(0.95 * len(s)) - 1))]
@@ -143,6 +190,7 @@ async def validate(
     policy = policy or ValidationPolicy()
     rec = ValidationRecord(passed=False, reason="", policy=policy.to_dict())
     rec.n_good, rec.n_bad = len(probes.good), len(probes.bad)
+    rec.sources = probes.sources()
 
     def fail(check: str, reason: str, *, infrastructure: bool = False) -> ValidationRecord:
         rec.checks[check] = False
@@ -234,45 +282,53 @@ async def validate(
     rec.checks["within_budget"] = True
     score = [s[0] for s in per_probe]
     rec.probes = [
-        {"label": p.label, "why": p.why, "group": p.group, "score": round(score[i], 6)}
+        {"label": p.label, "why": p.why, "group": p.group, "source": p.source, "score": round(score[i], 6)}
         for i, p in enumerate(items)
     ][:64]
-    pairs = wins = 0
-    worst: tuple[float, int, int] | None = None
-    for g in sorted({p.group for p in items}):
-        goods = [i for i, p in enumerate(items) if p.group == g and p.label == "good"]
-        bads = [i for i, p in enumerate(items) if p.group == g and p.label == "bad"]
-        for a in goods:
-            for b in bads:
-                pairs += 1
-                wins += score[a] > score[b]
-                margin = score[a] - score[b]
-                if worst is None or margin < worst[0]:
-                    worst = (margin, a, b)
     width = hi - lo
-    goods_all = [score[i] for i, p in enumerate(items) if p.label == "good"]
-    bads_all = [score[i] for i, p in enumerate(items) if p.label == "bad"]
-    rec.good_mean = round(sum(goods_all) / len(goods_all), 6)
-    rec.bad_mean = round(sum(bads_all) / len(bads_all), 6)
-    rec.pairwise = round(wins / pairs, 6) if pairs else 0.0
+    sep = _separation(items, score, range(len(items)))
+    rec.good_mean, rec.bad_mean = sep["good_mean"], sep["bad_mean"]
+    rec.pairwise = sep["pairwise"]
     rec.gap = round((rec.good_mean - rec.bad_mean) / width, 6)
     if rec.pairwise < policy.min_pairwise or rec.gap < policy.min_gap:
-        detail = ""
-        if worst is not None:
-            _, a, b = worst
-            detail = (
-                f"; worst pair: good ({items[a].why}) scored {score[a]:.4g} vs bad ({items[b].why}) "
-                f"scored {score[b]:.4g}: {items[b].response[:80]!r}"
-            )
         return fail(
             "separates",
-            f"good probes do not score above bad ones: {wins}/{pairs} pairs ordered (need "
-            f"{policy.min_pairwise:.0%}), mean gap {rec.gap:.3f} of the range (need {policy.min_gap:g}){detail}",
+            f"good probes do not score above bad ones: {sep['wins']}/{sep['pairs']} pairs ordered (need "
+            f"{policy.min_pairwise:.0%}), mean gap {rec.gap:.3f} of the range (need {policy.min_gap:g})"
+            f"{_worst(items, score, sep)}",
         )
     rec.checks["separates"] = True
+    ind = [i for i, p in enumerate(items) if p.source in INDEPENDENT]
+    if not probes.independent_usable:
+        rec.independent = {"probes": len(ind), "usable": False}
+        if policy.require_independent:
+            return fail(
+                "independent",
+                "no probe independent of the verifier's own reading of the task (no labelled data, and the "
+                "second route wrote no good and bad pair): the reading cannot be checked",
+            )
+    else:
+        isep = _separation(items, score, ind)
+        igap = round((isep["good_mean"] - isep["bad_mean"]) / width, 6)
+        igood = round((isep["good_mean"] - lo) / width, 6)
+        rec.independent = {"probes": len(ind), "usable": True, "pairwise": isep["pairwise"], "gap": igap,
+                           "good_share": igood, "sources": sorted({items[i].source for i in ind})}  # fmt: skip
+        if (
+            isep["pairwise"] < policy.min_pairwise
+            or igap < policy.min_gap
+            or igood < policy.min_independent_good
+        ):
+            return fail(
+                "independent",
+                f"probes from an independent route disagree with the verifier: {isep['wins']}/{isep['pairs']} "
+                f"pairs ordered, gap {igap:.3f}, good probes at {igood:.2f} of the range{_worst(items, score, isep)}",
+            )
+    rec.checks["independent"] = True
     rec.passed = True
     rec.reason = (
-        f"passed: {rec.n_good} good / {rec.n_bad} bad probes, {wins}/{pairs} pairs ordered, gap {rec.gap:.3f}, "
-        f"deterministic over {policy.runs} runs x {policy.repeats} calls, p95 {rec.p95_ms:.2f} ms"
+        f"passed: {rec.n_good} good / {rec.n_bad} bad probes, {sep['wins']}/{sep['pairs']} pairs ordered, gap "
+        f"{rec.gap:.3f}; independent probes ({', '.join(rec.independent.get('sources', [])) or 'none'}): "
+        f"{rec.independent.get('pairwise', '-')} ordered; deterministic over {policy.runs} runs x {policy.repeats} "
+        f"calls, p95 {rec.p95_ms:.2f} ms"
     )
     return rec

@@ -1,0 +1,482 @@
+"""Writing responses to order: one that satisfies a set of constraints, and ones that break exactly one of them.
+
+``build(constraints, query)`` renders a response meant to satisfy every constraint (the vocabulary of
+:mod:`rlar.tasks.constraints`): it picks a structure (bullets, numbered items, lines, paragraphs or sentences)
+with counts one step inside each bound, sizes units to the per-unit and total bounds, draws words from a
+vocabulary that respects excluded words and letters, word lengths and the language, and then applies the
+word-level edits (required words, occurrences, letters, numbers, punctuation, capitals, highlights,
+placeholders, hashtags), the position edits (start, end, per unit) and the wrappers (title, P.S., quotes, code
+block, case). Terminal forms (JSON, one of several options, "only a number") are rendered directly.
+
+``violations(constraints, query)`` gives ``(why, response)`` pairs, each built to break one constraint clearly
+(counts two past a bound, a required word missing, an excluded word used, the wrong language, ...).
+
+Neither is trusted: callers check every response with :func:`rlar.synthesis.checks.holds` and drop what does
+not come out as intended (a combination the builder cannot satisfy is reported, not guessed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rlar.synthesis.checks import LANGUAGES, holds, syllables
+from rlar.tasks.constraints import COUNT_RULES, canonical
+
+__all__ = ["build", "violations"]
+
+_EN = (
+    "stone light calm path tree rain wind sun moon bird leaf road hill lake snow sea sky cloud rock field bread "
+    "milk salt fish door wall desk lamp book song ship town park gate bridge"
+).split()
+_CONTENT = {
+    "de": "Hund Katze Haus Baum Wasser Brot Garten Stadt Weg Licht Morgen Fenster".split(),
+    "fr": "chien chat maison arbre eau pain jardin ville chemin lumière matin fenêtre".split(),
+    "es": "perro gato casa árbol agua pan jardín ciudad camino luz mañana ventana".split(),
+    "it": "cane gatto casa albero acqua pane giardino città strada luce mattina finestra".split(),
+    "pt": "cão gato casa árvore água pão jardim cidade caminho luz manhã janela".split(),
+    "nl": "hond kat huis boom water brood tuin stad weg licht ochtend raam".split(),
+}
+_SCRIPT_WORDS = {
+    "ru": "это очень хороший день мы идём домой вместе сегодня".split(),
+    "el": "αυτή είναι μια πολύ καλή μέρα για όλους μας".split(),
+    "ar": "هذا يوم جميل جدا ونحن نذهب إلى البيت".split(),
+    "he": "זה יום יפה מאוד ואנחנו הולכים הביתה".split(),
+    "hi": "यह बहुत अच्छा दिन है हम घर जाते हैं".split(),
+    "ja": "今日は とても いい 天気 です ね".split(),
+    "ko": "오늘은 날씨가 아주 좋은 날 입니다".split(),
+    "zh": "今天 天气 很 好 我们 一起 去 公园".split(),
+    "th": "วันนี้ อากาศ ดี มาก เรา ไป บ้าน".split(),
+}
+_OTHER_LANGUAGE = {"en": "de"}
+_STRUCTURES = ("bullets", "numbered", "items", "lines", "paragraphs", "sentences")
+_TYPE_VALUES: dict[str, Any] = {
+    "string": "sample text", "integer": 7, "number": 2.5, "boolean": True, "list": ["a", "b"],
+    "list_of_strings": ["alpha", "beta"], "list_of_numbers": [1, 2], "object": {"k": "v"}, "null": None,
+}  # fmt: skip
+_WRONG_TYPE: dict[str, Any] = {
+    "string": 7, "integer": "seven", "number": "2.5", "boolean": "yes", "list": "a", "list_of_strings": [1, 2],
+    "list_of_numbers": ["a"], "object": "v", "null": "none",
+}  # fmt: skip
+
+
+def _key(c: Mapping[str, Any]) -> str:
+    return str(c["rule"]) + (f"/{c['per']}" if c.get("per") else "")
+
+
+def _pick(lo: int | None, hi: int | None, default: int) -> int:
+    """A count inside [lo, hi], one step inside each bound when the range allows it."""
+    lo_ = lo if lo is not None else 0
+    hi_ = hi if hi is not None else max(default, lo_ + 2)
+    if hi_ < lo_:
+        return lo_
+    want = min(max(default, lo_), hi_)
+    if hi_ - lo_ >= 2:
+        want = min(max(want, lo_ + 1), hi_ - 1)
+    return want
+
+
+def _function_words(lang: str) -> list[str]:
+    """Function words owned by ``lang`` alone (so the language detector recognises the text)."""
+    mine = LANGUAGES.get(lang, "").split()
+    others = {w for code, vocab in LANGUAGES.items() if code != lang for w in vocab.split()}
+    return [w for w in mine if w not in others and len(w) > 1]
+
+
+def _vocab(rules: Mapping[str, dict[str, Any]], query: str) -> list[str]:
+    lang = rules.get("language", {}).get("lang", "en")
+    if lang in _SCRIPT_WORDS:
+        words = list(_SCRIPT_WORDS[lang])
+    elif lang != "en":
+        fw, content = _function_words(lang), _CONTENT.get(lang, [])
+        words = [w for pair in zip(fw, content * 3, strict=False) for w in pair]
+    else:
+        words = list(_EN)
+    banned = {w.lower() for c in rules.values() if c["rule"] == "exclude" for w in c["words"]}
+    banned |= {str(c["text"]).lower() for c in rules.values() if c["rule"] == "occurs" and c.get("max") == 0}
+    no_letters = {
+        str(c["letter"]).lower() for c in rules.values() if c["rule"] == "letter" and c.get("max") == 0
+    }
+    max_letters = rules.get("letters/word", {}).get("max")
+    max_chars = rules.get("chars/word", {}).get("max")
+    if "syllables/line" in rules or "syllables/sentence" in rules:
+        words = [w for w in words if syllables(w) == 1]
+    out = []
+    for w in words:
+        lw = w.lower()
+        if lw in banned or any(ch in lw for ch in no_letters):
+            continue
+        if max_letters is not None and sum(ch.isalpha() for ch in w) > max_letters:
+            continue
+        if max_chars is not None and len(w) > max_chars:
+            continue
+        out.append(w)
+    if not out:
+        letters = [ch for ch in "tnrslmdpkbgh" if ch not in no_letters]
+        out = [f"{letters[i % len(letters)]}{'aoiu'[i % 4]}" for i in range(12)] if letters else ["ok"]
+    return out
+
+
+def _bounds(rules: Mapping[str, dict[str, Any]], key: str) -> tuple[int | None, int | None]:
+    c = rules.get(key, {})
+    return c.get("min"), c.get("max")
+
+
+def _sentence_words(rules: Mapping[str, dict[str, Any]], scope: str, default: int) -> int:
+    """Words per sentence, inside the per-scope word and syllable bounds that apply to a sentence."""
+    k = default
+    for key in (f"words/{scope}", "words/sentence"):
+        if key in rules:
+            k = _pick(*_bounds(rules, key), k)
+    for key in (f"syllables/{scope}", "syllables/sentence"):
+        if key in rules:  # one-syllable words: one word per syllable
+            k = _pick(*_bounds(rules, key), k)
+    return max(1, k)
+
+
+def _terminal(rules: Mapping[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """A response for rules that fix the whole answer (JSON, options, 'only ...'), else None."""
+    if "one_of" in rules:
+        return {"text": str(rules["one_of"]["options"][0])}
+    if "json_keys" in rules or "json" in rules:
+        jk = rules.get("json_keys")
+        obj = (
+            {str(k): _TYPE_VALUES.get((jk.get("types") or {}).get(k, "string"), "x") for k in jk["keys"]}
+            if jk
+            else {"answer": "sample"}
+        )
+        return {"text": json.dumps(obj)}
+    if "only" in rules:
+        what = rules["only"]["what"]
+        n = _pick(*_bounds(rules, "capitals" if what == "capitals" else "letters"), 3)
+        text = {"number": "42", "integer": "7", "digits": "123", "word": "stone", "letters": "abc"[:1] * 0 + "stone"[: max(1, n)],
+                "lowercase_letters": "stone"[: max(1, n)], "capitals": "ABCDEFGHIJ"[: max(1, n)] if n <= 10 else "A" * n}[what]  # fmt: skip
+        return {"text": text}
+    return None
+
+
+def build(
+    constraints: Sequence[Mapping[str, Any]], query: str = "", *, overrides: Mapping[str, Any] | None = None
+) -> str:
+    """A response meant to satisfy ``constraints`` (check it with ``holds``). ``overrides`` maps a rule key
+    (``rule`` or ``rule/per``) to replacement parameters, or None to drop the rule."""
+    rules: dict[str, dict[str, Any]] = {_key(c): dict(c) for c in canonical(constraints)}
+    for key, params in (overrides or {}).items():
+        if params is None:
+            rules.pop(key, None)
+        else:
+            rules[key] = {
+                "rule": key.split("/")[0],
+                **({"per": key.split("/")[1]} if "/" in key else {}),
+                **params,
+            }
+    term = _terminal(rules)
+    if term is not None:
+        return str(term["text"])
+    vocab = _vocab(rules, query)
+    structure = next((s for s in _STRUCTURES if s in rules), None)
+    if structure is None:
+        scopes = {str(c.get("per")) for c in rules.values() if c.get("per") and c["rule"] in COUNT_RULES}
+        structure = next(
+            (
+                st
+                for sc, st in (("paragraph", "paragraphs"), ("item", "bullets"), ("line", "lines"))
+                if sc in scopes
+            ),
+            "sentences",
+        )
+    scope = {
+        "bullets": "item",
+        "numbered": "item",
+        "items": "item",
+        "lines": "line",
+        "paragraphs": "paragraph",
+    }.get(structure, "sentence")
+    n = _pick(*_bounds(rules, structure), 3 if structure != "sentences" else 2)
+    if structure != "sentences" and "sentences" in rules and structure != "paragraphs":
+        n = max(n, 1)
+    per_unit = _pick(*_bounds(rules, f"sentences/{scope}"), 2 if structure == "paragraphs" else 1)
+    k = _sentence_words(rules, scope, 5)
+    if "words" in rules:  # total words: spread over the units
+        total = _pick(*_bounds(rules, "words"), n * per_unit * k)
+        if structure == "sentences":
+            n = max(1, min(n, total)) if "sentences" not in rules else n
+        k = max(1, round(total / max(1, n * per_unit)))
+        if f"words/{scope}" not in rules and "words/sentence" not in rules:
+            if structure == "sentences" and _bounds(rules, "sentences")[1] is None and total > n * k:
+                n = max(n, total // max(1, k))
+    for key in (f"chars/{scope}", "chars"):
+        if key in rules and rules[key].get("max") is not None:
+            limit = rules[key]["max"] // (1 if "/" in key else max(1, n * per_unit))
+            while k > 1 and k * 7 > limit:
+                k -= 1
+    planned = _compose(vocab, rules, structure, n, per_unit, k)
+    cons = list(rules.values())
+    if all(holds(c, planned) for c in cons):
+        return planned
+    # The plan missed (interacting bounds: characters vs words, ...): search nearby sizes.
+    fixed_n = structure in rules or "sentences" in rules
+    for kk in [*range(k + 1, k + 41), *range(k - 1, 0, -1)]:
+        for nn in [n] if fixed_n else [n, n + 1, n + 2, max(1, n - 1)]:
+            text = _compose(vocab, rules, structure, nn, per_unit, kk)
+            if all(holds(c, text) for c in cons):
+                return text
+    return planned
+
+
+def _compose(
+    vocab: list[str], rules: Mapping[str, dict[str, Any]], structure: str, n: int, per_unit: int, k: int
+) -> str:
+    target = rules.get("letters/word", {}).get("min")
+    units: list[list[list[str]]] = []
+    cursor = 0
+    for _ in range(max(1, n)):
+        sents = []
+        for _ in range(max(1, per_unit)):
+            words = [vocab[(cursor + j) % len(vocab)] for j in range(k)]
+            if target:
+                words = [(w * (target // max(1, len(w)) + 1))[: max(target, len(w))] for w in words]
+            sents.append(words)
+            cursor += k
+        units.append(sents)
+    _edit_words(units, rules)
+    return _render(units, rules, structure)
+
+
+def _flat(units: list[list[list[str]]]) -> list[list[str]]:
+    return [s for u in units for s in u]
+
+
+def _edit_words(units: list[list[list[str]]], rules: Mapping[str, dict[str, Any]]) -> None:
+    sents = _flat(units)
+    slot = 0
+
+    def put(word: str) -> None:
+        nonlocal slot
+        s = sents[slot % len(sents)]
+        s[(slot // len(sents)) % len(s)] = word
+        slot += 1
+
+    for c in rules.values():
+        if c["rule"] == "include":
+            for w in c["words"]:
+                put(str(w))
+        elif c["rule"] == "occurs":
+            for _ in range(_pick(c.get("min", 1), c.get("max"), max(1, c.get("min") or 1))):
+                put(str(c["text"]))
+        elif c["rule"] == "letter" and c.get("min"):
+            put(str(c["letter"]) * int(c["min"]))
+        elif c["rule"] == "numbers" and c.get("min"):
+            for i in range(int(c["min"])):
+                put(str(3 + i))
+        elif c["rule"] == "placeholders" and c.get("min") and not c.get("per"):
+            for i in range(_pick(c.get("min"), c.get("max"), c["min"])):
+                put(f"[{('name', 'date', 'place', 'item', 'city')[i % 5]}]")
+        elif c["rule"] == "hashtags" and c.get("min") and not c.get("per"):
+            for i in range(_pick(c.get("min"), c.get("max"), c["min"])):
+                put(f"#{('news', 'today', 'life', 'fun', 'now')[i % 5]}")
+        elif c["rule"] == "highlights" and c.get("min") and not c.get("per"):
+            for i in range(_pick(c.get("min"), c.get("max"), c["min"])):
+                s = sents[i % len(sents)]
+                j = max(0, len(s) - 1 - i // len(sents))
+                s[j] = f"*{s[j]}*"
+        elif c["rule"] == "capital_words" and c.get("min"):
+            done = 0
+            for s in sents:
+                for j, w in enumerate(s):
+                    if done < int(c["min"]) and len(re.sub(r"[^A-Za-z]", "", w)) >= 2:
+                        s[j] = w.upper()
+                        done += 1
+
+
+def _sentence(words: list[str], end: str) -> str:
+    text = " ".join(words)
+    return text[:1].upper() + text[1:] + end
+
+
+def _render(units: list[list[list[str]]], rules: Mapping[str, dict[str, Any]], structure: str) -> str:
+    ends = ["."] * len(_flat(units))
+    for rule, mark in (("questions", "?"), ("exclamations", "!")):
+        want = rules.get(rule, {}).get("min") or 0
+        for i in range(min(int(want), len(ends))):
+            ends[-1 - i] = mark
+    end_rule = rules.get("ends_with/sentence") or rules.get("ends_with/item") or rules.get("ends_with/line")
+    if end_rule and str(end_rule["text"]) in "?!.":
+        ends = [str(end_rule["text"])] * len(ends)
+    if "punctuation" in rules and rules["punctuation"].get("max") == 0:
+        ends = [""] * len(ends)
+    commas = rules.get("commas", {})
+    todo = (
+        _pick(commas.get("min"), commas.get("max"), commas.get("min") or 0)
+        if commas and not commas.get("per")
+        else 0
+    )
+    for s in _flat(units):
+        for j in range(len(s) - 1):
+            if todo > 0:
+                s[j] += ","
+                todo -= 1
+    i = 0
+    rendered: list[str] = []
+    for u in units:
+        parts = []
+        for s in u:
+            parts.append(_sentence(s, ends[i]))
+            i += 1
+        rendered.append(" ".join(parts))
+    for scope in ("sentence", "item", "line", "paragraph"):
+        st = rules.get(f"starts_with/{scope}")
+        if st:
+            rendered = [f"{st['text']} {r[:1].lower()}{r[1:]}" for r in rendered]
+    sep = rules.get("paragraphs", {}).get("separator")
+    if structure == "bullets":
+        body = "\n".join(f"- {r}" for r in rendered)
+    elif structure == "numbered":
+        body = "\n".join(f"{j + 1}. {r}" for j, r in enumerate(rendered))
+    elif structure in ("lines", "items"):
+        body = "\n".join(rendered)
+    elif structure == "paragraphs":
+        body = (f"\n{sep}\n" if sep else "\n\n").join(rendered)
+    else:
+        body = " ".join(rendered)
+    sections = rules.get("sections")
+    if sections and not sections.get("per"):
+        marker = sections.get("marker") or "Section"
+        count = _pick(sections.get("min"), sections.get("max"), sections.get("min") or 1)
+        body = "\n".join(f"{marker} {j + 1}\n{body}" for j in range(count))
+    start = rules.get("starts_with")
+    if start:
+        body = f"{start['text']} {body}"
+    end = rules.get("ends_with")
+    if end:
+        text = str(end["text"])
+        body = body.rstrip(".?!") + text if text in "?!." else f"{body} {text}"
+    if "title" in rules:
+        body = f"<<A Short Title>>\n{body}"
+    ps = rules.get("postscript")
+    if ps:
+        body = f"{body}\n\n{ps.get('text') or 'P.S.'} {_EN[0]} {_EN[1]}."
+    if "lowercase" in rules:
+        body = body.lower()
+    if "uppercase" in rules:
+        body = body.upper()
+    if "title_case" in rules:
+        body = " ".join(w[:1].upper() + w[1:] for w in body.split(" "))
+    caps = rules.get("capitals")
+    if caps and not caps.get("per"):
+        body = body.lower()
+        want = _pick(caps.get("min"), caps.get("max"), caps.get("min") or 1)
+        chars = list(body)
+        for j in [j for j, ch in enumerate(chars) if ch.isalpha()][:want]:
+            chars[j] = chars[j].upper()
+        body = "".join(chars)
+    if "quoted" in rules:
+        body = f'"{body}"'
+    if "code_block" in rules:
+        body = f"```\n{body}\n```"
+    return body
+
+
+def _count_break(c: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    lo, hi = c.get("min"), c.get("max")
+    out = []
+    if hi is not None:
+        out.append((f"{hi + 2} (max {hi})", {"min": hi + 2, "max": hi + 2}))
+    if lo is not None and lo >= 1:
+        bad = max(0, lo - 2) if lo > 2 else lo - 1
+        out.append((f"{bad} (min {lo})", {"min": bad, "max": bad}))
+    return out
+
+
+def violations(constraints: Sequence[Mapping[str, Any]], query: str = "") -> list[tuple[str, str]]:
+    """(why, response) pairs, each meant to break one constraint clearly (see the module docstring)."""
+    cons = canonical(constraints)
+    out: list[tuple[str, str]] = []
+    good = build(cons, query)
+    for c in cons:
+        rule, key = str(c["rule"]), _key(c)
+        if rule in COUNT_RULES:
+            for why, params in _count_break(c):
+                over: dict[str, Any] = {key: params}
+                if not c.get("per") and rule == "words":
+                    over.update({k: None for k in ("words/item", "words/sentence", "words/line", "chars")})
+                out.append((f"{key}: {why}", build(cons, query, overrides=over)))
+        elif rule in (
+            "include",
+            "title",
+            "postscript",
+            "quoted",
+            "code_block",
+            "starts_with",
+            "lowercase",
+            "uppercase",
+            "title_case",
+        ):
+            broken = build(cons, query, overrides={key: None})
+            if rule == "lowercase":
+                broken = broken[:1].upper() + broken[1:] if broken[:1].isalpha() else "Also " + broken
+            elif rule == "uppercase":
+                broken = broken.lower()
+            elif rule == "title_case":
+                broken = broken + " and more"
+            out.append((f"{key}: dropped", broken))
+        elif rule == "exclude":
+            out.append((f"{key}: uses {c['words'][0]!r}", f"{good} {c['words'][0]}"))
+        elif rule in ("occurs", "letter"):
+            lo, hi = c.get("min"), c.get("max")
+            bad = (hi + 2) if hi is not None else max(0, (lo or 1) - 1)
+            over = {
+                key: {
+                    **{k: v for k, v in c.items() if k not in ("rule", "min", "max", "per")},
+                    "min": bad,
+                    "max": bad,
+                }
+            }
+            out.append((f"{key}: {bad} times", build(cons, query, overrides=over)))
+        elif rule == "not_starts_with":
+            out.append(
+                (
+                    f"{key}: starts with it",
+                    build(
+                        cons,
+                        query,
+                        overrides={
+                            key: None,
+                            f"starts_with/{c['per']}" if c.get("per") else "starts_with": {"text": c["text"]},
+                        },
+                    ),
+                )
+            )
+        elif rule == "ends_with":
+            out.append(
+                (f"{key}: other ending", build(cons, query, overrides={key: None}).rstrip("?!.") + " done.")
+            )
+        elif rule == "json":
+            out.append(("json: plain text", "Here it is: " + good))
+        elif rule == "json_keys":
+            try:
+                obj = json.loads(good)
+            except ValueError:
+                continue
+            keys = list(c["keys"])
+            if len(keys) >= 1 and isinstance(obj, dict):
+                out.append(
+                    ("json_keys: a key missing", json.dumps({k: v for k, v in obj.items() if k != keys[-1]}))
+                )
+                for k, t in (c.get("types") or {}).items():
+                    out.append(
+                        (f"json_keys: {k} of the wrong type", json.dumps({**obj, k: _WRONG_TYPE.get(t, "x")}))
+                    )
+                    break
+                if c.get("exact"):
+                    out.append(("json_keys: an extra key", json.dumps({**obj, "extra": 1})))
+        elif rule == "language":
+            other = _OTHER_LANGUAGE.get(str(c["lang"]), "en")
+            out.append((f"language: {other}", build(cons, query, overrides={"language": {"lang": other}})))
+        elif rule == "one_of":
+            out.append(("one_of: something else", "something else entirely"))
+        elif rule == "only":
+            out.append(("only: words around it", f"The answer is {good} for sure."))
+    return out

@@ -1,0 +1,378 @@
+"""What each constraint rule means, as standard-library Python: the source every composed verifier embeds.
+
+This module is the one definition of the constraint vocabulary's semantics (:mod:`rlar.tasks.constraints` lists
+the rules and their parameters). It imports only the standard library and defines only functions and
+constants, so :func:`rlar.synthesis.blocks.render_module` copies its source verbatim into the verifier that runs
+in the sandbox, and the host uses the same functions to label probes built from a reading and to check the
+reader against hand-labelled answers. ``check(c, text)`` returns a score in [0, 1] that is 1.0 exactly when
+the constraint holds (``holds``); rules over many units (``per`` a scope, ``include``) give the fraction that
+holds, so a policy gets partial credit.
+
+Units: words are whitespace tokens holding a letter or digit; sentences end at ``.``, ``!`` or ``?`` followed by
+white space, or at a line end; paragraphs are separated by blank lines (or by a given separator line); lines
+are non-empty lines; bullets start with ``-``, ``*`` or ``•`` and a space; numbered items with ``1.`` or
+``1)``; items are bullets, else numbered items, else lines. Syllables are counted with a vowel-group
+heuristic for English (silent final ``e`` dropped, ``-le`` kept): good to about one syllable per line, not a
+dictionary. Languages are told apart by frequent function words and letters (Latin-script languages listed
+in ``LANGUAGES``) or by script (the others); texts under three words are not judged (the rule fails).
+"""
+
+import json
+import re
+import unicodedata
+
+BULLET_RX = re.compile(r"^[ \t]*[-*\u2022][ \t]+(\S.*)$", re.M)
+NUMBERED_RX = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+(\S.*)$", re.M)
+NUMBER_RX = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?![\w])")
+HIGHLIGHT_RX = re.compile(r"\*\*?[^\s*\n][^*\n]*?\*?\*")
+PLACEHOLDER_RX = re.compile(r"\[[^\[\]\n]+\]")
+TITLE_RX = re.compile(r"<<[^<>\n]+>>")
+
+LANGUAGES = {
+    "en": "the a an and or but is are was were be been am i you he she it we they me him her us them my your his its"
+    " our their this that these those of to in on at by for with from about not no do does did have has had will"
+    " would can could should what which who when where how there here all some any very also just today",
+    "de": "der die das den dem des ein eine einer eines einem und oder aber ist sind war waren bin bist hat haben"
+    " habe nicht kein keine ich du er sie es wir ihr mit von zu auf für bei nach aus über unter auch noch schon"
+    " sehr heute morgen gut wie was wer wo dass wenn weil so doch mal nur leider zeit",
+    "fr": "le la les l un une des du de d et est sont suis es être avoir ai as a ont je j tu il elle on nous vous"
+    " ils elles ne n pas plus que qu qui quoi où dans pour par sur avec sans sous ce c cette ces mon ma mes ton ta"
+    " son sa ses leur mais ou donc car très bien tout tous aussi comme y en au aux",
+    "es": "el la los las un una unos unas y o pero es son está están estoy soy era de del al en con por para sin"
+    " sobre que qué como cuando donde muy más no sí se lo le les me te nos mi tu su yo tú él ella hay ser estar"
+    " tiene tengo hoy mañana bien también ya",
+    "it": "il lo la i gli le un uno una e o ma è sono sei siamo era di del della dei delle al alla in con per su"
+    " da tra fra che chi come quando dove molto più non sì si mi ti ci vi io tu lui lei noi voi loro ho ha hanno"
+    " oggi domani bene anche già questo questa",
+    "pt": "o a os as um uma uns umas e ou mas é são está estão sou era de do da dos das ao à em no na nos nas com"
+    " por para sem sobre que como quando onde muito mais não sim se me te eu tu ele ela nós você vocês tem tenho"
+    " hoje amanhã bem também já isso esta este",
+    "nl": "de het een en is van ik je jij u niet dat die met op te zijn voor er maar ook naar wat hij zij wij we"
+    " ze hem haar ons mijn jouw geen nog al als bij door om uit over dan dit deze wel heel veel kan moet wil"
+    " gaat heb hebben heeft was waren worden wordt morgen",
+}
+LANGUAGE_LETTERS = {
+    "de": "äöüß",
+    "fr": "çêèàâîôûœ",
+    "es": "ñ¿¡áíóú",
+    "it": "àèìòù",
+    "pt": "ãõçâêô",
+    "nl": "ĳ",
+}
+SCRIPTS = {
+    "ru": ("CYRILLIC",), "el": ("GREEK",), "ar": ("ARABIC",), "he": ("HEBREW",), "hi": ("DEVANAGARI",),
+    "ja": ("HIRAGANA", "KATAKANA"), "ko": ("HANGUL",), "zh": ("CJK",), "th": ("THAI",),
+}  # fmt: skip
+
+
+def unmarked(text):
+    """The text without list markers ("- ", "* ", "1. "), which are not words."""
+    return "\n".join(BULLET_RX.sub(r"\1", NUMBERED_RX.sub(r"\1", line)) for line in text.splitlines())
+
+
+def words(text):
+    return [w for w in unmarked(text).split() if any(ch.isalnum() for ch in w)]
+
+
+def sentences(text):
+    out = []
+    for line in unmarked(text).splitlines():
+        out += [p for p in re.split(r"(?<=[.!?])\s+", line.strip()) if re.search(r"\w", p)]
+    return out
+
+
+def paragraphs(text, separator=None):
+    if separator:
+        parts = re.split(r"\n[ \t]*" + re.escape(separator) + r"[ \t]*\n", text.strip())
+    else:
+        parts = re.split(r"\n[ \t]*\n", text.strip())
+    return [p for p in parts if p.strip()]
+
+
+def lines(text):
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def bullets(text):
+    return BULLET_RX.findall(text)
+
+
+def numbered(text):
+    return NUMBERED_RX.findall(text)
+
+
+def items(text):
+    return bullets(text) or numbered(text) or lines(text)
+
+
+def syllables(word):
+    w = re.sub(r"[^a-z]", "", word.lower())
+    if not w:
+        return 0
+    n = len(re.findall(r"[aeiouy]+", w))
+    if w.endswith("e") and not w.endswith(("le", "ee", "ye")) and n > 1:
+        n -= 1
+    return max(1, n)
+
+
+def units(scope, text, separator=None):
+    """The pieces a ``per`` scope names."""
+    if scope == "sentence":
+        return sentences(text)
+    if scope == "item":
+        return items(text)
+    if scope == "paragraph":
+        return paragraphs(text, separator)
+    if scope == "line":
+        return lines(text)
+    if scope == "word":
+        return words(text)
+    raise ValueError(f"unknown scope {scope!r}")
+
+
+def count(unit, text, c=None):
+    """How many ``unit`` a text holds (the count rules of the vocabulary)."""
+    c = c or {}
+    if unit == "words":
+        return len(words(text))
+    if unit == "sentences":
+        return len(sentences(text))
+    if unit == "paragraphs":
+        return len(paragraphs(text, c.get("separator")))
+    if unit == "lines":
+        return len(lines(text))
+    if unit == "bullets":
+        return len(bullets(text))
+    if unit == "numbered":
+        return len(numbered(text))
+    if unit == "items":
+        return len(items(text))
+    if unit == "chars":
+        return len(text.strip())
+    if unit == "letters":
+        return sum(1 for ch in text if ch.isalpha())
+    if unit == "capitals":
+        return sum(1 for ch in text if ch.isalpha() and ch.isupper())
+    if unit == "syllables":
+        return sum(syllables(w) for w in words(text))
+    if unit == "numbers":
+        return len(NUMBER_RX.findall(text))
+    if unit == "commas":
+        return text.count(",") + text.count("\uff0c")
+    if unit == "exclamations":
+        return text.count("!")
+    if unit == "questions":
+        return text.count("?")
+    if unit == "punctuation":
+        return sum(1 for ch in text if unicodedata.category(ch).startswith("P"))
+    if unit == "capital_words":
+        return sum(1 for w in words(text) if len(re.sub(r"[^A-Za-z]", "", w)) >= 2 and w.upper() == w)
+    if unit == "highlights":
+        return len(HIGHLIGHT_RX.findall(text))
+    if unit == "placeholders":
+        return len(PLACEHOLDER_RX.findall(text))
+    if unit == "hashtags":
+        return len(re.findall(r"(?<![\w#])#\w+", text))
+    if unit == "sections":
+        marker = re.escape(str(c.get("marker") or "Section"))
+        return len(re.findall(r"(?im)^\W*" + marker + r"\s*(?:\d+|[ivx]+)\b", text))
+    raise ValueError(f"unknown unit {unit!r}")
+
+
+COUNT_UNITS = (
+    "words", "sentences", "paragraphs", "lines", "bullets", "numbered", "items", "chars", "letters", "capitals",
+    "syllables", "numbers", "commas", "exclamations", "questions", "punctuation", "capital_words",
+    "highlights", "placeholders", "sections", "hashtags",
+)  # fmt: skip
+
+
+def within(n, c):
+    lo, hi = c.get("min"), c.get("max")
+    return (lo is None or n >= lo) and (hi is None or n <= hi)
+
+
+def phrase_count(text, phrase):
+    p = re.escape(str(phrase).lower())
+    left = r"(?<!\w)" if re.match(r"\w", str(phrase)) else ""
+    right = r"(?!\w)" if re.search(r"\w$", str(phrase)) else ""
+    return len(re.findall(left + p + right, text.lower()))
+
+
+def _starts(unit, prefix):
+    u = unit.strip().lower()
+    p = str(prefix).strip().lower()
+    if not u.startswith(p):
+        return False
+    rest = u[len(p) :]
+    return not (re.search(r"\w$", p) and rest[:1].isalnum())
+
+
+def _norm_option(text):
+    text = unicodedata.normalize("NFKC", str(text)).strip().lower()
+    return " ".join(text.strip(" .!\"'`").split())
+
+
+def load_json(text):
+    """The JSON value a response holds (whole, or in one fenced block); raises ValueError."""
+    t = text.strip()
+    fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", t, re.S)
+    return json.loads(fence.group(1) if fence else t)
+
+
+def json_type_ok(value, kind):
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "list":
+        return isinstance(value, list)
+    if kind == "list_of_strings":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if kind == "list_of_numbers":
+        return isinstance(value, list) and all(json_type_ok(v, "number") for v in value)
+    if kind == "object":
+        return isinstance(value, dict)
+    if kind == "null":
+        return value is None
+    return True
+
+
+def detect_language(text):
+    """A language code, or None when the text is too short or unclear."""
+    counts: dict[str, int] = {}
+    for ch in text:
+        if ch.isalpha():
+            name = unicodedata.name(ch, "")
+            for code, scripts in SCRIPTS.items():
+                if any(name.startswith(s) for s in scripts):
+                    counts[code] = counts.get(code, 0) + 1
+    letters = sum(1 for ch in text if ch.isalpha())
+    if letters and counts:
+        code, n = max(counts.items(), key=lambda kv: kv[1])
+        if n >= 0.5 * letters:
+            if code == "zh" and (counts.get("ja", 0) > 0):
+                return "ja"
+            return code
+    toks = re.findall(r"[^\W\d_]+", text.lower())
+    if len(toks) < 3:
+        return None
+    owners: dict[str, set[str]] = {}
+    for code, vocab in LANGUAGES.items():
+        for w in vocab.split():
+            owners.setdefault(w, set()).add(code)
+    # A function word shared by k languages counts 1/k for each of them.
+    scores = dict.fromkeys(LANGUAGES, 0.0)
+    for t in toks:
+        for code in owners.get(t, ()):
+            scores[code] += 1.0 / len(owners[t])
+    for code in scores:
+        extra = sum(1 for ch in text.lower() if ch in LANGUAGE_LETTERS.get(code, ""))
+        scores[code] = scores[code] / len(toks) + 0.1 * min(extra, 3)
+    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    if ranked[0][1] < 0.1 or ranked[0][1] - ranked[1][1] < 0.03:
+        return None
+    return ranked[0][0]
+
+
+def only_ok(text, what):
+    t = text.strip()
+    if what == "number":
+        return re.fullmatch(r"[-+]?(?:\d+(?:[.,]\d+)*|\.\d+)\.?", t) is not None
+    if what == "integer":
+        return re.fullmatch(r"[-+]?\d+\.?", t) is not None
+    if what == "letters":
+        return bool(t) and all(ch.isalpha() or ch.isspace() for ch in t)
+    if what == "capitals":
+        return bool(t) and all((ch.isalpha() and ch.isupper()) or ch.isspace() for ch in t)
+    if what == "lowercase_letters":
+        return bool(t) and all((ch.isalpha() and ch.islower()) or ch.isspace() for ch in t)
+    if what == "digits":
+        return bool(t) and all(ch.isdigit() or ch.isspace() for ch in t)
+    if what == "word":
+        return len(words(t)) == 1
+    raise ValueError(f"unknown only-kind {what!r}")
+
+
+def _per(c, text, test):
+    pieces = units(c["per"], text, c.get("separator"))
+    if not pieces:
+        return 0.0
+    return sum(1 for p in pieces if test(p)) / len(pieces)
+
+
+def check(c, text):
+    """Score in [0, 1] of ``text`` under constraint ``c``; 1.0 exactly when it holds."""
+    rule = c["rule"]
+    text = str(text or "")
+    if rule in COUNT_UNITS:
+        if c.get("per"):
+            return _per(c, text, lambda p: within(count(rule, p, c), c))
+        return 1.0 if within(count(rule, text, c), c) else 0.0
+    if rule == "include":
+        ws = list(c["words"])
+        return sum(1 for w in ws if phrase_count(text, w) > 0) / len(ws) if ws else 1.0
+    if rule == "exclude":
+        return 0.0 if any(phrase_count(text, w) for w in c["words"]) else 1.0
+    if rule == "occurs":
+        return 1.0 if within(phrase_count(text, c["text"]), c) else 0.0
+    if rule == "letter":
+        return 1.0 if within(text.lower().count(str(c["letter"]).lower()), c) else 0.0
+    if rule == "lowercase":
+        return 1.0 if re.search(r"[^\W\d_]", text) and text == text.lower() else 0.0
+    if rule == "uppercase":
+        return 1.0 if re.search(r"[^\W\d_]", text) and text == text.upper() else 0.0
+    if rule == "title_case":
+        ws = [re.sub(r"^[^\w]+", "", w) for w in words(text)]
+        ws = [w for w in ws if w[:1].isalpha()]
+        return 1.0 if ws and all(w[0].isupper() for w in ws) else 0.0
+    if rule in ("starts_with", "not_starts_with"):
+        want = rule == "starts_with"
+        if c.get("per"):
+            return _per(c, text, lambda p: _starts(p, c["text"]) == want)
+        return 1.0 if _starts(text, c["text"]) == want else 0.0
+    if rule == "ends_with":
+        end = str(c["text"]).strip().lower()
+        if c.get("per"):
+            return _per(c, text, lambda p: p.strip().lower().endswith(end))
+        return 1.0 if text.strip().lower().endswith(end) else 0.0
+    if rule in ("json", "json_keys"):
+        try:
+            obj = load_json(text)
+        except ValueError:
+            return 0.0
+        if rule == "json":
+            return 1.0
+        if not isinstance(obj, dict):
+            return 0.0
+        keys = list(c["keys"])
+        types = c.get("types") or {}
+        good = sum(1 for k in keys if k in obj and json_type_ok(obj[k], types.get(k, "any")))
+        if c.get("exact") and set(obj) - set(keys):
+            return 0.0
+        return good / len(keys) if keys else 1.0
+    if rule == "quoted":
+        t = text.strip()
+        return 1.0 if len(t) >= 2 and t[0] in '"\u201c' and t[-1] in '"\u201d' else 0.0
+    if rule == "title":
+        return 1.0 if TITLE_RX.search(text) else 0.0
+    if rule == "postscript":
+        marker = re.escape(str(c.get("text") or "P.S.").lower()).replace(r"\.", r"\.?\s?")
+        return 1.0 if re.search(r"(?:^|\s)" + marker, text.lower()) and text.strip() else 0.0
+    if rule == "code_block":
+        t = text.strip()
+        return 1.0 if t.startswith("```") and t.endswith("```") and len(t) > 6 else 0.0
+    if rule == "language":
+        return 1.0 if detect_language(text) == c["lang"] else 0.0
+    if rule == "one_of":
+        return 1.0 if _norm_option(text) in {_norm_option(o) for o in c["options"]} else 0.0
+    if rule == "only":
+        return 1.0 if only_ok(text, c["what"]) else 0.0
+    raise ValueError(f"unknown constraint rule {rule!r}")
+
+
+def holds(c, text):
+    return check(c, text) >= 1.0

@@ -1,0 +1,338 @@
+"""A second, independent route from a task description to labelled probes, so a verifier cannot validate itself.
+
+The verifier is composed from :func:`rlar.tasks.reading.read_instruction`. Probes built from that same reading
+would agree with any misreading ("20 words or fewer" read as exactly 20 makes a 20-word "good" probe that the
+wrong verifier passes). Probes here come from elsewhere:
+
+- ``agent``: the agent is asked (``submit_probes``) to write good and bad responses from the task description
+  and examples alone — it never sees our reading. With the Messages API backend this is a language model.
+- the offline backend answers ``submit_probes`` with :func:`second_reading`: a separately written reader
+  (token windows around numbers and quoted strings, its own vocabulary and comparator lists; it shares no
+  pattern with :mod:`rlar.tasks.phrasings`) whose constraints are rendered by
+  :func:`rlar.synthesis.builder.build` into one good response and one bad response per constraint, each
+  labelled by this reading. This is N-version reading: where both readers agree, a wrong verifier still
+  passes; where they disagree, the probes reject it and the reason names the disagreement. It reads fewer
+  phrasings than the main reader and stays silent (no probes) where it reads nothing.
+
+``write_probes(description, examples)`` returns the probe dicts ``{query, response, label, why}``;
+``probes_request`` / ``parse_probes`` carry the same question through an agent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rlar.agent.base import AgentReply, AgentRequest, AgentTool
+from rlar.synthesis.builder import build, violations
+from rlar.synthesis.checks import holds
+from rlar.tasks.constraints import canonical
+
+__all__ = ["PROBES_TOOL", "parse_probes", "probes_request", "second_reading", "write_probes"]
+
+_NUMS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+    "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "hundred": 100, "once": 1, "twice": 2, "thrice": 3, "single": 1, "dozen": 12,
+}  # fmt: skip
+_UNIT = {
+    "word": "words", "sentence": "sentences", "paragraph": "paragraphs", "line": "lines", "bullet": "bullets",
+    "character": "chars", "letter": "letters", "syllable": "syllables", "comma": "commas",
+    "placeholder": "placeholders", "section": "sections", "item": "items", "point": "items", "step": "items",
+}  # fmt: skip
+_SCOPE = {"sentence": "sentence", "bullet": "item", "item": "item", "point": "item", "step": "item", "line": "line",
+          "paragraph": "paragraph", "word": "word"}  # fmt: skip
+_UP = {"most", "max", "maximum", "fewer", "less", "under", "below", "exceed", "exceeding", "up", "limit", "within",
+       "shorter", "cap", "keep"}  # fmt: skip
+_DOWN = {"least", "minimum", "more", "over", "above", "longer", "min"}
+_STRICT = {"fewer", "less", "under", "below", "shorter", "more", "over", "above", "longer"}
+_NOT = {"no", "not", "never", "don't", "none", "nor", "cannot", "mustn't", "shouldn't"}
+_LANG = {"english": "en", "german": "de", "french": "fr", "spanish": "es", "italian": "it", "portuguese": "pt",
+         "dutch": "nl", "russian": "ru", "japanese": "ja", "chinese": "zh", "korean": "ko", "greek": "el"}  # fmt: skip
+_INCLUDE = {"include", "use", "mention", "contain", "with", "feature", "incorporate"}
+_EXCLUDE = {"avoid", "without", "never", "not", "don't", "no", "refrain"}
+
+
+def _tokens(sentence: str) -> list[str]:
+    return re.findall(r"\"[^\"]*\"|'[^']*'(?=\W|$)|[a-z']+|\d+", sentence)
+
+
+def _value(tok: str) -> int | None:
+    if tok.isdigit():
+        return int(tok)
+    return _NUMS.get(tok)
+
+
+def _unit(tok: str) -> str | None:
+    base = tok[:-1] if tok.endswith("s") else tok
+    return _UNIT.get(base)
+
+
+def _direction(before: list[str], after: list[str]) -> tuple[str, bool]:
+    """("max" | "min" | "exact", strict) from the words around a number; a negation earlier in the clause
+    turns the direction around ("no bullet longer than 10 words" is at most 10)."""
+    near = before[-4:]
+    joined = " ".join(near)
+    tail = " ".join(after[:3])
+    if re.search(
+        r"\b(?:no|not|never) (?:more|longer|greater)\b|\bnot exceed|\bno more\b", joined
+    ) or re.search(r"\bor (?:fewer|less)\b", tail):
+        return "max", False
+    if re.search(r"\b(?:no|not) (?:fewer|less|shorter)\b", joined) or re.search(r"\bor more\b", tail):
+        return "min", False
+    up = [w for w in near if w in _UP] + [w for w in after[:3] if w in ("max", "maximum", "tops")]
+    down = [w for w in near if w in _DOWN] + [w for w in after[:3] if w in ("minimum", "min")]
+    if up and not down:
+        kind, strict = "max", up[-1] in _STRICT
+    elif down and not up:
+        kind, strict = "min", down[-1] in _STRICT
+    else:
+        return "exact", False
+    if set(before) & _NOT:
+        return ("min" if kind == "max" else "max"), not strict
+    return kind, strict
+
+
+def _bounded(rule: str, n: int, kind: str, strict: bool) -> dict[str, Any]:
+    if kind == "max":
+        return {"rule": rule, "max": n - 1 if strict else n}
+    if kind == "min":
+        return {"rule": rule, "min": n + 1 if strict else n}
+    return {"rule": rule, "min": n, "max": n}
+
+
+def second_reading(text: str) -> list[dict[str, Any]]:
+    """Constraints read by token windows (see the module docstring); canonical order."""
+    out: list[dict[str, Any]] = []
+    low = re.sub(r"(\d+)\s*\+", r"\1 or more", text.lower())
+    low = low.replace("“", '"').replace("”", '"').replace("‘", "'").replace("’", "'")
+    for sentence in re.split(r"[.;!?\n]+(?=\s|$)", low):
+        toks = _tokens(sentence)
+        quoted = [t[1:-1] for t in toks if t[:1] in "\"'" and len(t) > 2]
+        words = [t for t in toks if t[:1] not in "\"'"]
+        used: set[int] = set()
+        for i, tok in enumerate(words):
+            n = _value(tok)
+            if n is None or i in used or tok in ("once", "twice", "thrice"):
+                continue
+            j = next((j for j in range(i + 1, min(len(words), i + 4)) if _unit(words[j])), None)
+            if j is None:
+                continue
+            unit = str(_unit(words[j]))
+            if unit == "sections" and "highlight" in sentence:
+                unit = "highlights"
+            if unit == "items" and "numbered" in sentence:
+                unit = "numbered"
+            n2 = _value(words[i + 2]) if i + 2 < len(words) and words[i + 1] in ("and", "to", "or") else None
+            if n2 is not None and n2 > n:
+                used.add(i + 2)
+                c: dict[str, Any] = {"rule": unit, "min": n, "max": n2}
+            else:
+                c = _bounded(unit, n, *_direction(words[:i], words[i + 1 :]))
+            scope_words = [w for w in words if w.rstrip("s") in _SCOPE]
+            scopes = [_SCOPE[w.rstrip("s")] for w in scope_words if _UNIT.get(w.rstrip("s")) != unit]
+            if set(words) & {"each", "every", "per", "none", "any", "no", "all"} and scopes:
+                scope = scopes[0]
+                small = unit in ("letters", "chars", "syllables")
+                if (scope == "word" and small) or (
+                    scope != "word" and unit in ("words", "chars", "letters", "syllables", "sentences")
+                ):
+                    if not (unit == "sentences" and scope == "sentence"):
+                        c["per"] = scope
+            out.append(c)
+        times = re.search(r"\b(\w+)\s+times\b|\b(once|twice|thrice)\b", sentence)
+        if re.search(r"\b(?:one of|either)\b", sentence) and len(quoted) >= 2:
+            out.append({"rule": "one_of", "options": quoted})
+            continue
+        for q in quoted:
+            word = (times.group(1) or times.group(2)) if times else ""
+            k = _value(word) if times else None
+            if k is not None and word in words:
+                at = words.index(word)
+                kind, strict = _direction(words[:at], words[at + 1 :])
+                rule = (
+                    {"rule": "letter", "letter": q}
+                    if len(q) == 1 and "letter" in words
+                    else {"rule": "occurs", "text": q}
+                )
+                b = _bounded("x", k, kind, strict)
+                out.append({**rule, **{key: v for key, v in b.items() if key != "rule"}})
+                continue
+            if {"start", "begin", "open"} & set(words):
+                at = next(k for k, w in enumerate(words) if w in ("start", "begin", "open"))
+                neg = bool(_NOT & set(words[max(0, at - 4) : at]))
+                if neg:
+                    out.append(
+                        {"rule": "not_starts_with", "text": q, "per": "sentence"}
+                        if "sentence" in " ".join(words)
+                        else {"rule": "not_starts_with", "text": q}
+                    )
+                else:
+                    out.append({"rule": "starts_with", "text": q})
+            elif {"end", "finish", "conclude", "close"} & set(words):
+                out.append({"rule": "ends_with", "text": q})
+            elif "json" in low or {"key", "keys", "field", "fields"} & set(words):
+                continue
+            elif set(words) & _EXCLUDE:
+                if len(q) == 1 and "letter" in words:
+                    out.append({"rule": "letter", "letter": q, "max": 0})
+                else:
+                    out.append({"rule": "exclude", "words": [q]})
+            elif set(words) & _INCLUDE:
+                out.append({"rule": "include", "words": [q]})
+        if re.search(r"\blower\s?case\b|\bno capital", sentence):
+            out.append({"rule": "lowercase"})
+        elif re.search(
+            r"\b(?:all caps|all capital letters|uppercase|in capitals)\b", sentence
+        ) and not re.search(r"\d+ words?|\b(?:one|two|three|four|five) words?", sentence):
+            out.append({"rule": "uppercase"})
+        if re.search(r"\bcommas?\b", sentence) and set(words) & {
+            "no",
+            "not",
+            "without",
+            "avoid",
+            "refrain",
+            "never",
+        }:
+            if not any(
+                _value(w) is not None and "comma" in " ".join(words[k + 1 : k + 3])
+                for k, w in enumerate(words)
+            ):
+                out.append({"rule": "commas", "max": 0})
+        for name, code in _LANG.items():
+            if re.search(rf"\bin {name}\b", sentence):
+                out.append({"rule": "language", "lang": code})
+        if "json" in low and re.search(r"\bkeys?\b|\bfields?\b", sentence):
+            keys = [q for q in quoted if re.fullmatch(r"[\w ]+", q)]
+            bare = re.search(
+                r"\b(?:keys?|fields?)\b\s*:?\s*((?:[a-z_]\w*\s*(?:,\s*(?:and\s+)?|\band\s+|$))+)", sentence
+            )
+            if not keys and bare:
+                keys = [k for k in re.split(r"\s*,\s*|\s+and\s+|\s+", bare.group(1)) if k and k != "and"]
+            if keys:
+                out.append({"rule": "json_keys", "keys": keys})
+    try:
+        return canonical(out)
+    except ValueError:
+        return []
+
+
+def _merge_key(c: Mapping[str, Any]) -> str:
+    return "|".join(str(c.get(k, "")) for k in ("rule", "per", "text", "letter"))
+
+
+def write_probes(
+    description: str, examples: Sequence[Mapping[str, Any]] = (), primary: Sequence[Mapping[str, Any]] = ()
+) -> list[dict[str, Any]]:
+    """Labelled probes from :func:`second_reading` of the description and the first example's query.
+
+    Constraints the second reading is silent about (``primary`` ones of a rule and scope it did not read, and
+    parameters it did not set, such as JSON value types) are taken from ``primary`` so the good probe does not
+    break what only the main reader understood; the bad probes break the second reading's own constraints
+    only. Where both read a constraint, the second reading's parameters win: a disagreement shows up as a good
+    probe the verifier fails or a bad one it passes."""
+    query = str((examples[0].get("query") if examples else "") or "")
+    text = f"{description}\n{query}" if query and query not in description else description
+    mine = second_reading(text)
+    if not mine:
+        return []
+    by_key = {_merge_key(c): dict(c) for c in primary}
+    for c in mine:
+        base = by_key.get(_merge_key(c), {})
+        keep = {k: v for k, v in base.items() if k not in c and k not in ("min", "max")}
+        by_key[_merge_key(c)] = {**keep, **c}
+    merged = canonical(by_key.values())
+    out: list[dict[str, Any]] = []
+    good = build(merged, query)
+    if all(holds(c, good) for c in merged):
+        out.append(
+            {"query": query, "response": good, "label": "good", "why": "second reading: all constraints"}
+        )
+    own = {str(c["rule"]) + (f"/{c['per']}" if c.get("per") else "") for c in mine}
+    for why, bad in violations(merged, query):
+        target = why.split(":")[0]
+        if target not in own:
+            continue
+        broken = [c for c in merged if target == str(c["rule"]) + (f"/{c['per']}" if c.get("per") else "")]
+        if broken and not all(holds(c, bad) for c in broken):
+            out.append({"query": query, "response": bad, "label": "bad", "why": f"second reading: {why}"})
+    return out
+
+
+def _offline_probes(context: Mapping[str, Any], embed: Any) -> dict[str, Any]:
+    """The offline backend's answer to ``submit_probes``: :func:`write_probes` (no model, no embeddings)."""
+    return {
+        "probes": write_probes(
+            context["description"], context.get("examples", []), context.get("primary", [])
+        )
+    }
+
+
+PROBES_TOOL = AgentTool(
+    name="submit_probes",
+    description=(
+        "Submit test responses for a task: some that fully follow the task's instructions (good) and some that"
+        " clearly break one of them (bad). They are used to test a reward function written by someone else."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "probes": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "response": {"type": "string"},
+                        "label": {"type": "string", "enum": ["good", "bad"]},
+                        "why": {"type": "string"},
+                    },
+                    "required": ["response", "label", "why"],
+                },
+            }
+        },
+        "required": ["probes"],
+    },
+    offline=_offline_probes,
+)
+
+
+def probes_request(
+    description: str, examples: Sequence[Mapping[str, Any]], *, max_tokens: int = 2048
+) -> AgentRequest:
+    """The agent question: write probes from the task alone (our reading of it is not shown)."""
+    shown = [{k: e.get(k) for k in ("query", "reference")} for e in list(examples)[:4]]
+    text = (
+        f"# Task\n{description}\n# Example queries\n{json.dumps(shown, ensure_ascii=False, default=str)[:3000]}\n"
+        "Write 2 responses that follow every instruction of the task exactly (label good) and 4 responses that"
+        " each clearly break one instruction while following the others (label bad); say in `why` which."
+    )
+    return AgentRequest(
+        system="You write test cases for reward functions. Answer only by calling submit_probes.",
+        messages=[{"role": "user", "content": text}],
+        tools=[PROBES_TOOL],
+        tool_choice=PROBES_TOOL.name,
+        max_tokens=max_tokens,
+        context={"description": description, "examples": [dict(e) for e in list(examples)[:4]]},
+        purpose="write_probes",
+    )
+
+
+def parse_probes(reply: AgentReply) -> list[dict[str, Any]]:
+    """Probe dicts from a reply (malformed entries are skipped; a failed reply gives none)."""
+    if not reply.ok:
+        return []
+    call = reply.call(PROBES_TOOL.name)
+    if call is None or not isinstance(call.input.get("probes"), list):
+        return []
+    out = []
+    for p in call.input["probes"]:
+        if (
+            isinstance(p, Mapping)
+            and isinstance(p.get("response"), str)
+            and p.get("label") in ("good", "bad")
+        ):
+            out.append({"query": str(p.get("query", "")), "response": p["response"], "label": p["label"],
+                        "why": str(p.get("why", ""))[:200]})  # fmt: skip
+    return out

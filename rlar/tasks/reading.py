@@ -1,0 +1,220 @@
+"""Reading an instruction: its clauses, the checkable constraints each states, and what was not understood.
+
+``read_instruction(text)`` splits the text into sentences (``.``, ``!``, ``?``, ``;``, line breaks) and clauses
+(at ``and`` / ``but`` / commas that start a new requirement), then reads each clause with pattern families that
+cover the phrasings of output constraints rather than fixed examples:
+
+- quantities: a comparator before or after the number (``at most`` / ``no more than`` / ``up to`` / ``under`` /
+  ``fewer than`` / ``or fewer`` / ``or less`` / ``max`` / ``at least`` / ``or more`` / ``N+`` / ``more than``
+  / ``over`` / ``exactly`` / ``between N and M`` / ``N to M`` / ``N or M`` / ``about N`` = ±20%), number words
+  (``twenty-five``, ``a dozen``, ``a single``, ``once`` / ``twice``), and the unit (words, sentences,
+  paragraphs, lines, bullets, numbered items, items, characters, letters, capital letters, syllables, numbers,
+  commas, exclamation / question marks, punctuation, highlighted sections, placeholders, sections);
+- negations turn the comparator around: ``no bullet longer than ten words`` is at most 10 words per bullet,
+  ``must not exceed 40 words`` at most 40, ``do not write fewer than 50 words`` at least 50;
+- scopes: ``each`` / ``every`` / ``per`` / ``any`` / ``no`` / ``none of them`` + sentence, bullet, item, line,
+  paragraph or word, ``sentences of at most 12 words``, ``under ten words each``; a pronoun scope refers to
+  the last list unit mentioned (``exactly 4 bullets; none of them may exceed 6 words``);
+- words and letters: include / use / mention (quoted, or after ``the word(s)``), avoid / never / without /
+  do not use, ``at least twice`` / ``no more than 3 times`` (``occurs``), letter frequencies;
+- position: start / begin / open with, first / last word, end / finish / conclude with (a phrase, a question
+  mark, an exclamation mark), ``never start a sentence with``, per scope;
+- case (lowercase, capitals, title case, ``N words in all caps``), punctuation and digits (``no commas``,
+  ``include a number``), JSON (``keys 'name' (a string) and 'age' (an integer)``, ``exactly the keys``),
+  quotes, ``<<title>>``, P.S., highlights, placeholders, sections, code blocks, paragraph separators,
+  ``one of 'yes', 'no'``, ``a number only`` / ``nothing else``, and the language of the answer.
+
+Every clause gets a status: ``checked`` (constraints read, nothing left over), ``partial`` (constraints read,
+but requirement words are left over), ``unchecked`` (a requirement no pattern read: a form such as ``haiku``,
+a tone, a vague length such as ``short``, a language without a detector, or the task's content, which needs a
+judge), or ``context`` (no requirement: greetings, background). What is left over is listed per clause, so a
+caller can say which clauses were not understood. ``Reading.full`` is true when every requirement clause is
+checked. The reader never invents a number that is not written, and it reads English only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from rlar.tasks.constraints import canonical
+from rlar.tasks.phrasings import (
+    CUES,
+    LANGS,
+    OTHER_LANGS,
+    PPS,
+    PS,
+    Q0,
+    Q1,
+    QUOTE_RX,
+    STOP_WORDS,
+    ClauseText,
+    Q,
+    numbers,
+    read_clause_constraints,
+)
+
+__all__ = ["Clause", "Reading", "read_instruction"]
+
+_TASK_VERBS = re.compile(
+    r"\b(?:write|explain|describe|summari[sz]e|list|give|tell|name|translate|answer|reply|respond|compose|create|"
+    r"generate|draft|rewrite|classify|suggest|provide|argue|compare|discuss|plan|design|review|critique|recommend|"
+    r"outline|analy[sz]e|evaluate|solve|calculate|compute|find|identify|define|convert|paraphrase|propose|"
+    r"imagine|pretend|act|help|share|come up with|produce|make|present|report|state|list out)\b"
+)
+
+
+@dataclass(slots=True)
+class Clause:
+    """One clause of an instruction and how it was read."""
+
+    text: str
+    status: str  # checked | partial | unchecked | context
+    constraints: list[dict[str, Any]] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "status": self.status,
+            "constraints": list(self.constraints),
+            "unread": list(self.unread),
+            "note": self.note,
+        }
+
+
+@dataclass(slots=True)
+class Reading:
+    """The reading of one instruction: its clauses and the constraints they state."""
+
+    text: str
+    clauses: list[Clause] = field(default_factory=list)
+
+    @property
+    def constraints(self) -> list[dict[str, Any]]:
+        return canonical([c for cl in self.clauses for c in cl.constraints])
+
+    @property
+    def requirements(self) -> list[Clause]:
+        return [c for c in self.clauses if c.status != "context"]
+
+    @property
+    def unchecked(self) -> list[Clause]:
+        """Clauses with a requirement no constraint covers (``partial`` or ``unchecked``)."""
+        return [c for c in self.clauses if c.status in ("partial", "unchecked")]
+
+    @property
+    def coverage(self) -> float:
+        """Share of requirement clauses fully checked (1.0 when there is none)."""
+        req = self.requirements
+        return sum(1 for c in req if c.status == "checked") / len(req) if req else 1.0
+
+    @property
+    def full(self) -> bool:
+        """Every requirement clause is checked and there is at least one constraint."""
+        return bool(self.constraints) and not self.unchecked
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "full": self.full,
+            "coverage": round(self.coverage, 4),
+            "constraints": self.constraints,
+            "clauses": [c.to_dict() for c in self.clauses],
+            "unchecked": [c.text for c in self.unchecked],
+        }
+
+
+# -- clause splitting -----------------------------------------------------------------------------------------
+_ABBREV = [(r"\bi\.\s?e\.", "ie"), (r"\be\.\s?g\.", "eg"), (r"\betc\.", "etc"), (r"\bvs\.", "vs"),
+           (r"\bp\.\s?p\.\s?s\b\.?", PPS), (r"\bp\.\s?s\b\.?", PS)]  # fmt: skip
+_START_CUE = (
+    r"(?:do not|don't|never|use|include|end|start|begin|open|make|keep|write|wrap|put|avoid|mention|each|every|"
+    r"no|all|separate|highlight|add|limit|finish|conclude|close|without|respond|reply|answer|give|provide|stay|"
+    r"ensure|format|capitali[sz]e|mark|enclose|refrain|the (?:letter|word|phrase|response|answer|reply|output)|"
+    r"your|it|then|also|and|none|only|in)\b"
+)
+_CLAUSE_SPLIT = re.compile(
+    rf",\s*(?:and\s+|but\s+|then\s+)?(?={_START_CUE})|\s+(?:and|but)\s+(?={_START_CUE})"
+)
+
+
+def _protect(text: str) -> tuple[str, list[str]]:
+    quotes: list[str] = []
+
+    def sub(m: re.Match[str]) -> str:
+        inner = next(g for g in m.groups() if g is not None)
+        quotes.append(inner)
+        return Q0 + chr(0xE100 + len(quotes) - 1) + Q1 if len(quotes) <= 255 else m.group(0)
+
+    return QUOTE_RX.sub(sub, text), quotes
+
+
+def _restore(text: str, quotes: list[str]) -> str:
+    text = re.sub(Q, lambda m: repr(quotes[ord(m.group(0)[1]) - 0xE100]), text)
+    return text.replace(PS, "P.S.").replace(PPS, "P.P.S.")
+
+
+def _split(text: str) -> list[str]:
+    out: list[str] = []
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+|;\s*", text):
+        if not sentence.strip():
+            continue
+        out += [p.strip(" ,") for p in _CLAUSE_SPLIT.split(sentence) if p and p.strip(" ,.")]
+    return out
+
+
+def _leftover(cl: ClauseText) -> tuple[list[str], bool]:
+    """(requirement words left unread, whether content words are left)."""
+    text = re.sub(Q, " «quoted» ", cl.w)
+    text = text.replace(PS, " ps ").replace(PPS, " ps ")
+    tokens = re.findall(r"«quoted»|[a-z][a-z'-]*|\d+", text)
+    cues = [t for t in tokens if t in CUES or t.isdigit() or t == "«quoted»" or t in LANGS]
+    cues += [t for t in tokens if re.fullmatch(OTHER_LANGS, t)]
+    negs = [t for t in tokens if t in ("never", "not", "don't", "no", "avoid", "without")]
+    content = [t for t in tokens if t not in STOP_WORDS and t not in CUES and len(t) > 2 and t not in negs]
+    return cues + negs, bool(content)
+
+
+def _read_clause(text: str, quotes: list[str], memory: dict[str, Any], whole: str, sentence: str) -> Clause:
+    cl = ClauseText(text, quotes, memory)
+    raw_lower = cl.w
+    read_clause_constraints(cl, whole, numbers(sentence.lower()))
+    cues, content = _leftover(cl)
+    shown = _restore(text, quotes)
+    task_like = _TASK_VERBS.search(raw_lower) is not None or raw_lower.rstrip().endswith("?")
+    unread = list(cl.unreadable)
+    if cues:
+        unread.append("not understood: " + " ".join(dict.fromkeys(cues)))
+    if content and task_like:
+        unread.append("content: a rule cannot judge it (needs a judge or a reference)")
+    if cl.found and not unread:
+        return Clause(shown, "checked", canonical(cl.found))
+    if cl.found:
+        return Clause(shown, "partial", canonical(cl.found), unread, "; ".join(unread))
+    if unread:
+        return Clause(shown, "unchecked", [], unread, "; ".join(unread))
+    if content:
+        return Clause(shown, "context", note="no requirement found")
+    return Clause(shown, "context")
+
+
+def read_instruction(text: str) -> Reading:
+    """Read ``text`` into clauses and constraints (see the module docstring)."""
+    reading = Reading(text=text or "")
+    if not text or not text.strip():
+        return reading
+    work = text.replace("\u2013", "-").replace("\u2014", " - ")
+    for rx, rep in _ABBREV:
+        work = re.sub(rx, rep, work, flags=re.IGNORECASE)
+    work, quotes = _protect(work)
+    whole = numbers(work.lower())
+    memory: dict[str, Any] = {}
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", work):
+        if not sentence.strip():
+            continue
+        for clause in _split(sentence):
+            reading.clauses.append(_read_clause(clause, quotes, memory, whole, sentence))
+    return reading
