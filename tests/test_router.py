@@ -210,7 +210,7 @@ async def test_without_a_tool_the_prompts_wait_then_take_the_declared_fallback(
         got = await routed.wait(3, timeout_s=15)
     waited = time.monotonic() - t0
     req = next(r for r in requests.items if r.task == task_name)
-    assert {c["rule"] for c in req.constraints["rules"]} == {"bullets", "item_words"}
+    assert {c["rule"] for c in req.constraints["rules"]} == {"bullets", "words"}
     assert req.examples and req.examples[0]["query"].startswith("Tips for topic")
     assert waited >= 2.0, "prompts must wait for a tool before the fallback"
     for p in got:

@@ -53,7 +53,9 @@ def test_constraints_are_read_from_plain_english() -> None:
         {"rule": "json_keys", "keys": ["name", "age"]}, {"rule": "json"}]  # fmt: skip
     assert extract_constraints("Do not use the word 'very'; include the word 'sky'.") == [
         {"rule": "exclude", "words": ["very"]}, {"rule": "include", "words": ["sky"]}]  # fmt: skip
-    assert extract_constraints("Translate the sentence into natural German.") == [{"rule": "language", "lang": "de"}]
+    assert extract_constraints("Translate the sentence into natural German.") == [
+        {"rule": "language", "lang": "de"}
+    ]
 
 
 def test_probes_are_labelled_by_an_independent_oracle() -> None:
@@ -82,9 +84,16 @@ def test_probes_are_labelled_by_an_independent_oracle() -> None:
 async def test_composed_verifiers_pass_validation_in_the_sandbox(description: str) -> None:
     task = SynthesisTask(description=description, examples=[{"query": "Write about the sea"}])
     draft = compose(task)
-    second = [{**p, "source": "second_route"} for p in write_probes(task.instruction(), task.examples, task.all_constraints())]
+    second = [
+        {**p, "source": "second_route"}
+        for p in write_probes(task.instruction(), task.examples, task.all_constraints())
+    ]
     probes = make_probes(
-        task.examples, task.all_constraints(), description=description, reference_based=False, independent=second
+        task.examples,
+        task.all_constraints(),
+        description=description,
+        reference_based=False,
+        independent=second,
     )
     rec = await validate(draft.code, draft.score_range, probes, local_runner())
     assert rec.passed, rec.reason

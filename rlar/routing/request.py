@@ -56,7 +56,7 @@ CHOOSE_TOOL = AgentTool(
                 "type": "array",
                 "description": (
                     "When none fits: the checkable requirements a new verifier must test, as objects such as"
-                    ' {"rule": "bullets", "min": 3, "max": 3} or {"rule": "item_words", "max": 9}.'
+                    ' {"rule": "bullets", "min": 3, "max": 3} or {"rule": "words", "per": "item", "max": 9}.'
                 ),
                 "items": {"type": "object"},
             },

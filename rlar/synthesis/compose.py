@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlar.synthesis.blocks import MATCH_BLOCKS, render_module
-from rlar.tasks.constraints import canonical, from_metadata
+from rlar.tasks.constraints import canonical, from_metadata, valid_only
 from rlar.tasks.reading import Reading, read_instruction
 from rlar.tasks.references import is_code_tests, reference_shape
 
@@ -65,7 +65,7 @@ class SynthesisTask:
             task_type=req.task_type,
             answer_format=req.answer_format,
             examples=[dict(e) for e in req.examples],
-            constraints=canonical(cons),
+            constraints=valid_only(cons),
             signature=req.signature,
             request_id=req.request_id,
         )

@@ -47,6 +47,7 @@ __all__ = [
     "extract_constraints",
     "from_metadata",
     "merge_constraints",
+    "valid_only",
 ]
 
 COUNT_RULES = (
@@ -151,6 +152,19 @@ def canonical(constraints: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             else:
                 cur[key] = value
     return [merged[k] for k in sorted(merged)]
+
+
+def valid_only(constraints: Iterable[Any]) -> list[dict[str, Any]]:
+    """The constraints of the vocabulary among ``constraints`` (others, e.g. written by a model, are dropped),
+    canonical."""
+    kept = []
+    for c in constraints:
+        if isinstance(c, Mapping):
+            try:
+                kept += canonical([c])
+            except (ValueError, KeyError, TypeError):
+                continue
+    return canonical(kept)
 
 
 def merge_constraints(*groups: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -629,8 +629,11 @@ def read_case(cl: ClauseText) -> None:
     )
 
     def upper(m: re.Match[str]) -> bool:
-        if re.search(rf"{_NEG}\s*(?:\w+\s+){{0,2}}$", cl.w[: m.start()]):
-            return False
+        before = cl.w[: m.start()]
+        if re.search(rf"{_NEG}\s*(?:\w+\s+){{0,2}}$", before) or re.search(
+            r"\d+\s+(?:[a-z]+\s+){0,2}$", before
+        ):
+            return False  # "not in capitals"; "3 capital letters" is a count (read with the quantities)
         cl.add({"rule": "uppercase"})
         return True
 
