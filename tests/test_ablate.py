@@ -133,7 +133,7 @@ trainer = { model_dir = "{run_dir}/policy/init", micro_batch_size = 16, grpo = {
     row = doc["modes"][0]
     assert row["mode"] == "static:exact_match" and row["steps"] == 3 and row["crashes"] == 0
     # evaluated on the run's final policy (the initial one if no step had a reward signal)
-    assert "arith/exact" in row["eval"] and row["eval_label"].startswith("static-exact_match@")
+    assert "arith/nem" in row["eval"] and row["eval_label"].startswith("static-exact_match@")
     assert (out / "comparison.png").stat().st_size > 0 and "static:exact_match" in (
         out / "comparison.md"
     ).read_text()

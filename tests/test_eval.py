@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,7 +69,7 @@ def test_eval_compares_two_checkpoints_and_writes_json_and_markdown(run_dir: Pat
                    tasks=["arith", "translate", "chat", "humaneval"])  # fmt: skip
     res = doc["result"]
     assert res["label"].endswith("@v3") and doc["baseline"]["label"].endswith("@init")
-    assert 0.0 <= res["metrics"]["arith"]["exact"] <= 1.0
+    assert 0.0 <= res["metrics"]["arith"]["nem"] <= 1.0
     assert res["metrics"]["translate"]["bleu2"] >= 0.0
     assert {"pass@1", "pass@4"} <= set(res["metrics"]["humaneval"])
     # no key and no endpoint: the judge columns say so instead of inventing numbers
@@ -89,3 +90,217 @@ def test_eval_uses_the_judge_endpoint_when_one_is_configured(run_dir: Path) -> N
         assert srv.count == 3
     assert doc["result"]["metrics"]["chat"]["judge"] == pytest.approx(0.8)
     assert "0.800" in terminal_table(doc["result"])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# data files in published formats, and a run's own tasks
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "formats"
+
+
+def _score_files(*cases: tuple[str, Any, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Metrics of ``responses(row, record)`` (a list of samples per record) on sample files, for each case
+    ``(file, responses, EvalTask fields)``; one tool executor for all (its workers import the tools once)."""
+    import asyncio
+    import dataclasses
+
+    from rlar.eval import score_responses
+    from rlar.eval.suites import data_task
+    from rlar.tools import ToolExecutor
+
+    async def go() -> list[dict[str, Any]]:
+        out = []
+        async with ToolExecutor(workers=1, timeout_s=30.0) as ex:
+            for name, responses, task in cases:
+                t = dataclasses.replace(data_task(str(DATA / name)), **task)
+                ds = t.load()
+                rows = [json.loads(line) for line in (DATA / name).read_text().splitlines()]
+                texts = [responses(row, rec) for row, rec in zip(rows, ds.records, strict=True)]
+                out.append(await score_responses(t, ds, texts, ex, None, None))
+        return out
+
+    return asyncio.run(go())
+
+
+def _off_by_one(answer: str) -> str:
+    final = answer.rsplit("####", 1)[1].strip().replace(",", "")
+    return f"The answer is {float(final) + 1:g}."
+
+
+def test_nem_counts_equivalent_final_answers_and_only_those() -> None:
+    gsm8k, gsm8k_off, math, math_wrong, math500 = _score_files(
+        # GSM8K: the published solutions (final answers with thousands separators) are right; one off is wrong.
+        ("gsm8k_sample.jsonl", lambda row, rec: [row["answer"]], {}),
+        ("gsm8k_sample.jsonl", lambda row, rec: [_off_by_one(row["answer"])], {}),
+        # MATH: \dfrac, \text{}, intervals, sets, \boxed without braces in the published solutions.
+        ("math_sample.jsonl", lambda row, rec: [row["solution"]], {}),
+        ("math_sample.jsonl", lambda row, rec: ["$\\boxed{(-2, 2]}$"], {}),  # equals none of the answers
+        ("math500_sample.jsonl", lambda row, rec: [f"So $\\boxed{{{row['answer']}}}$"], {}),
+    )
+    assert gsm8k == {"nem": 1.0} and gsm8k_off == {"nem": 0.0}
+    assert math == {"nem": 1.0} and math_wrong == {"nem": 0.0} and math500 == {"nem": 1.0}
+
+
+def test_pass_at_k_runs_humaneval_and_mbpp_tests_in_the_sandbox() -> None:
+    def good_then_bad(code: str) -> list[str]:
+        return [code, "    return None\n", code, "def broken(:\n"]
+
+    he, mbpp, wrong = _score_files(
+        (
+            "humaneval_sample.jsonl",
+            lambda row, rec: good_then_bad(row["canonical_solution"]),
+            {"ks": (1, 2, 4)},
+        ),
+        ("mbpp_sample.jsonl", lambda row, rec: [f"```python\n{row['code']}\n```"], {"ks": (1,)}),
+        ("mbpp_sanitized_sample.jsonl", lambda row, rec: ["def nothing():\n    pass\n"], {"ks": (1,)}),
+    )
+    assert he["pass@1"] == pytest.approx(0.5) and he["pass@2"] == pytest.approx(5 / 6) and he["pass@4"] == 1.0
+    assert he["sandbox_abstained"] == 0.0
+    assert mbpp == {"pass@1": 1.0, "sandbox_abstained": 0.0} and wrong["pass@1"] == 0.0
+
+
+def test_ifeval_accuracy_is_reported_prompt_and_instruction_level() -> None:
+    good = {
+        "1000": "Tea is old.\n***\nTea is calm.\n***\nTea is warm.",
+        "1001": "the sun climbs over the quiet hills and the sky turns gold.",
+        "1002": "* Keep a schedule\n* Avoid screens\n* Keep it dark\nAny other questions?",
+        "1003": "<<Blue Sky>>\nSunlight scatters off air molecules.",
+        "1004": '{"name": "Tom", "legs": 4}',
+        "1005": "An umbrella, a puddle, a song.\nP.S. Stay dry.",
+        "1006": '"Die Hauptstadt von Frankreich ist Paris, eine sehr schöne Stadt."',
+    }
+    full, half = _score_files(
+        ("ifeval_sample.jsonl", lambda row, rec: [good[rec.id]], {}),
+        ("ifeval_sample.jsonl", lambda row, rec: ["Sure, here you go, friend."], {}),
+    )
+    assert full == {"prompt_strict": 1.0, "inst_strict": 1.0, "prompt_loose": 1.0, "inst_loose": 1.0,
+                    "ifeval_abstained": 0.0, "judge": None}  # fmt: skip
+    assert half["prompt_strict"] < half["inst_strict"] < 1.0 and half["judge"] is None
+
+
+def test_bleu2_is_100_for_the_references_and_lower_for_other_sentences() -> None:
+    same, other = _score_files(
+        ("wmt_sample.jsonl", lambda row, rec: [rec.reference], {}),
+        ("wmt_sample.jsonl", lambda row, rec: ["Das Haus ist groß und der Zug kommt."], {}),
+    )
+    assert same["bleu2"] == pytest.approx(100.0) and 0.0 < other["bleu2"] < 50.0
+
+
+def test_a_tasks_own_tools_give_its_score(tmp_path: Path) -> None:
+    import asyncio
+
+    from rlar.eval import EvalTask, score_responses
+    from rlar.tools import ToolExecutor
+
+    rows = [{"word": w, "answer": w.capitalize()} for w in ("apple", "river", "stone")]
+    path = tmp_path / "cap.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    source = {"name": "capitalize", "source": "jsonl", "path": str(path),
+              "fields": {"prompt_template": "Capitalize: {word}", "reference": "answer"},
+              "spec": {"default_tools": [["exact_match", 1.0]]}}  # fmt: skip
+    task = EvalTask("capitalize", source=source, tool_score=True)
+    ds = task.load()
+
+    async def go(answers: list[str]) -> dict[str, Any]:
+        async with ToolExecutor(workers=1, timeout_s=30.0) as ex:
+            return await score_responses(task, ds, [[a] for a in answers], ex, None, None)
+
+    assert asyncio.run(go(["Apple", "River", "Stone"])) == {"score": 1.0}
+    assert asyncio.run(go(["apple", "River", "stone"]))["score"] == pytest.approx(1 / 3)
+
+
+def test_eval_on_a_gsm8k_file_prints_nem_with_deltas_and_writes_every_sample(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    doc = run_eval(str(run_dir), "gsm8k", data=str(DATA / "gsm8k_sample.jsonl"), compare=str(run_dir / "policy" / "init"),
+                   limit=3, out=str(tmp_path), overrides={"max_new_tokens": 8})  # fmt: skip
+    assert set(doc["result"]["metrics"]["gsm8k"]) == {"nem", "avg_len"}
+    assert "gsm8k" in doc["table"] and "nem" in doc["table"] and "Δ" in doc["table"]
+    samples = [json.loads(line) for line in Path(doc["files"][2]).read_text().splitlines()]
+    assert [s["reference"] for s in samples] == ["12", "2750", "1000000"] and all(
+        len(s["responses"]) == 1 for s in samples
+    )
+    assert doc["result"]["counts"] == {"gsm8k": 3}
+
+
+def test_a_suite_refuses_a_file_in_another_format_before_loading_a_model(run_dir: Path) -> None:
+    with pytest.raises(ValueError, match="looks like mbpp data, but suite 'gsm8k' reads gsm8k"):
+        run_eval(str(run_dir), "gsm8k", data=str(DATA / "mbpp_sample.jsonl"))
+    with pytest.raises(ValueError, match="add --data"):
+        run_eval(str(run_dir), "mbpp")
+
+
+def _capitalize_config(tmp_path: Path, split_field: bool) -> Path:
+    rows = [{"word": w, "answer": w.capitalize(), "split": "test" if i % 3 == 0 else "train"}
+            for i, w in enumerate(["apple", "river", "stone", "cloud", "tiger", "maple"])]  # fmt: skip
+    (tmp_path / "data").mkdir(exist_ok=True)
+    (tmp_path / "data" / "cap.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    fields = '{ prompt_template = "Capitalize: {word}", reference = "answer" }'
+    split = 'split_field = "split", ' if split_field else ""
+    config = tmp_path / "run.toml"
+    config.write_text(
+        '[feeder]\ntasks = [\n  { name = "arith" },\n'
+        f'  {{ name = "capitalize", source = "jsonl", path = "data/cap.jsonl", {split}fields = {fields}, '
+        'spec = { default_tools = [["exact_match", 1.0]] } },\n]\n'
+    )
+    return config
+
+
+def test_a_users_own_task_from_a_run_config_is_evaluated_on_its_held_out_split(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    config = _capitalize_config(tmp_path, split_field=True)
+    doc = run_eval(str(run_dir), tasks=["capitalize"], config=str(config), out=str(tmp_path / "out"),
+                   overrides={"max_new_tokens": 6})  # fmt: skip
+    assert doc["result"]["counts"] == {"capitalize": 2}  # the two test rows, paths relative to the config
+    assert set(doc["result"]["metrics"]["capitalize"]) == {"score", "avg_len"}
+    held_out = tmp_path / "held_out.jsonl"
+    held_out.write_text(json.dumps({"word": "lemon", "answer": "Lemon"}) + "\n")
+    on_file = run_eval(str(run_dir), tasks=["capitalize"], config=str(config), data=str(held_out),
+                       out=str(tmp_path / "out"), overrides={"max_new_tokens": 6})  # fmt: skip
+    assert on_file["result"]["counts"] == {"capitalize": 1}
+    assert on_file["result"]["examples"]["capitalize"][0]["prompt"] == "Capitalize: lemon"
+
+
+def test_rlar_eval_tasks_reads_the_runs_own_config_and_errors_are_one_line(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rlar.cli import main
+
+    config = _capitalize_config(tmp_path, split_field=False)
+    (run_dir / "config.toml").write_text(
+        config.read_text().replace("data/cap.jsonl", str(tmp_path / "data/cap.jsonl"))
+    )
+    try:
+        assert (
+            main(["eval", "--checkpoint", str(run_dir), "--tasks", "capitalize", "--out", str(tmp_path)]) == 2
+        )
+        err = capsys.readouterr().err
+        assert (
+            "task 'capitalize' has no held-out split" in err
+            and "--data FILE" in err
+            and "Traceback" not in err
+        )
+        assert main(["eval", "--checkpoint", str(run_dir), "--tasks", "nosuch", "--out", str(tmp_path)]) == 2
+        assert "task 'nosuch' is not in the config" in capsys.readouterr().err
+        args = ["eval", "--checkpoint", str(run_dir), "--tasks", "capitalize", "--split", "train", "--limit", "2",
+                "--max-new-tokens", "4", "--out", str(tmp_path)]  # fmt: skip
+        assert main(args) == 0
+        assert "capitalize  score" in capsys.readouterr().out
+    finally:
+        (run_dir / "config.toml").unlink()
+
+
+@pytest.mark.slow
+def test_the_vllm_engine_generates_the_same_greedy_answers(run_dir: Path, tmp_path: Path) -> None:
+    kw: dict[str, Any] = {
+        "data": str(DATA / "gsm8k_sample.jsonl"),
+        "limit": 3,
+        "overrides": {"max_new_tokens": 8},
+    }
+    hf = run_eval(str(run_dir / "policy" / "init"), "gsm8k", out=str(tmp_path / "hf"), **kw)
+    vl = run_eval(str(run_dir / "policy" / "init"), "gsm8k", out=str(tmp_path / "vllm"), engine="vllm", **kw)
+    assert vl["result"]["metrics"]["gsm8k"].keys() == {"nem", "avg_len"}
+    assert [e["response"] for e in vl["result"]["examples"]["gsm8k"]] == [
+        e["response"] for e in hf["result"]["examples"]["gsm8k"]
+    ]

@@ -8,11 +8,20 @@ from typing import Any
 
 
 def cmd_eval(a: argparse.Namespace) -> int:
+    import sys
+
     from rlar.eval import run_eval
 
-    tasks = a.tasks.split(",") if a.tasks else None
-    doc = run_eval(a.checkpoint, a.suite, compare=a.compare, out=a.out, limit=a.limit, tasks=tasks, seed=a.seed,
-                   judge_url=a.judge_url, device=a.device)  # fmt: skip
+    tasks = [t for item in a.task for t in item.split(",") if t] or None
+    options = {"direction": a.direction} if a.direction else None
+    overrides = {"max_new_tokens": a.max_new_tokens, "n_samples": a.samples, "temperature": a.temperature}
+    try:
+        doc = run_eval(a.checkpoint, a.suite, compare=a.compare, out=a.out, limit=a.limit, tasks=tasks, seed=a.seed,
+                       judge_url=a.judge_url, device=a.device, data=a.data, config=a.config, split=a.split,
+                       engine=a.engine, dtype=a.dtype, options=options, overrides=overrides)  # fmt: skip
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"rlar eval: error: {exc}", file=sys.stderr)
+        return 2
     if a.json:
         print(json.dumps({k: v for k, v in doc.items() if k != "table"}, ensure_ascii=False), flush=True)
     else:
@@ -59,19 +68,41 @@ def cmd_bench_preference(a: argparse.Namespace) -> int:
 
 
 def register(sub: Any, bench: Any) -> None:
-    p = sub.add_parser("eval", help="evaluate a checkpoint on held-out splits (the paper's metrics)")
+    p = sub.add_parser(
+        "eval", help="evaluate a checkpoint on held-out splits or data files (the paper's metrics)"
+    )
     p.add_argument("--checkpoint", required=True, help="run directory (newest weights) or HF checkpoint dir")
     p.add_argument(
         "--compare", help="baseline run directory or HF dir: prints deltas (checkpoint - baseline)"
     )
-    p.add_argument("--suite", default="demo", help="demo | humaneval | math | learnable")
-    p.add_argument("--tasks", help="comma-separated subset of the suite's tasks")
-    p.add_argument("--limit", type=int, help="at most N records per task")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--suite", help="built-in: demo (default) | humaneval | math | learnable; with --data: gsm8k | "
+                   "math | humaneval | mbpp | ifeval | wmt | chat")  # fmt: skip
+    p.add_argument("--data", help="a dataset file (JSONL/parquet as published; FLORES: files or their directory): "
+                   "evaluated in the --suite's format, or the format detected")  # fmt: skip
+    p.add_argument("--task", "--tasks", dest="task", action="append", default=[], metavar="NAME[,NAME]",
+                   help="tasks of the run's config (--config, or the checkpoint run's config.toml) on their "
+                   "held-out split or on --data; with a built-in --suite: that subset of the suite")  # fmt: skip
+    p.add_argument(
+        "--config", help="run config that defines the --task (default: <checkpoint run>/config.toml)"
+    )
+    p.add_argument("--split", default="test", help="held-out split of a --task (default: test)")
+    p.add_argument("--direction", help="translation direction SRC-TGT, e.g. de-en or eng_Latn-deu_Latn "
+                   "(default: English -> the other language)")  # fmt: skip
+    p.add_argument("--limit", type=int, help="at most N records per task (default: all)")
+    p.add_argument("--samples", type=int, help="samples per prompt (default: the suite's; code: 10)")
+    p.add_argument(
+        "--temperature", type=float, help="sampling temperature (default: the suite's; 0 = greedy)"
+    )
+    p.add_argument("--max-new-tokens", type=int, help="answer budget in tokens (default: the suite's)")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
     p.add_argument(
         "--judge-url", help="Messages-API base URL for the judge (default: ANTHROPIC_BASE_URL/key)"
     )
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--engine", default="transformers", choices=["transformers", "vllm"],
+                   help="generation engine (default: transformers)")  # fmt: skip
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
+                   help="compute dtype (default: float32; vLLM on CPU needs float32)")  # fmt: skip
+    p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N (default: cpu)")
     p.add_argument("--out", help="output directory (default: <run dir>/eval)")
     p.add_argument("--json", action="store_true", help="print the result document as JSON")
     p.set_defaults(fn=cmd_eval)

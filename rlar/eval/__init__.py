@@ -1,9 +1,10 @@
-"""Evaluation of policy checkpoints on held-out splits with the paper's metrics (``rlar eval``).
+"""Evaluation of policy checkpoints on held-out splits and data files with the paper's metrics (``rlar eval``).
 
-- :mod:`rlar.eval.suites`: which tasks, how many records, how each is scored;
-- :mod:`rlar.eval.runner`: resolve a checkpoint, generate, score with the reward tools;
+- :mod:`rlar.eval.suites`: which tasks (built-in suites, data files in published formats, a run's own
+  tasks), how many records, with which generation settings;
+- :mod:`rlar.eval.runner`: resolve a checkpoint, generate (transformers or vLLM), score with the reward tools;
 - :mod:`rlar.eval.report`: terminal and Markdown tables, deltas between two checkpoints;
-- :func:`run_eval`: the whole command — evaluate one or two checkpoints, write JSON and Markdown.
+- :func:`run_eval`: the whole command — evaluate one or two checkpoints, write JSON, Markdown and samples.
 """
 
 from __future__ import annotations
@@ -14,12 +15,23 @@ from pathlib import Path
 from typing import Any
 
 from rlar.eval.report import comparison_rows, markdown_table, terminal_table
-from rlar.eval.runner import Checkpoint, EvalResult, evaluate, judge_status, resolve_checkpoint
-from rlar.eval.suites import SUITES, EvalTask, get_suite
+from rlar.eval.runner import (
+    Checkpoint,
+    EngineSettings,
+    EvalResult,
+    check_tools,
+    evaluate,
+    judge_status,
+    resolve_checkpoint,
+    score_responses,
+)
+from rlar.eval.suites import DATA_SUITES, SUITES, EvalTask, get_suite, plan
 
 __all__ = [
+    "DATA_SUITES",
     "SUITES",
     "Checkpoint",
+    "EngineSettings",
     "EvalResult",
     "EvalTask",
     "comparison_rows",
@@ -27,8 +39,10 @@ __all__ = [
     "get_suite",
     "judge_status",
     "markdown_table",
+    "plan",
     "resolve_checkpoint",
     "run_eval",
+    "score_responses",
     "terminal_table",
 ]
 
@@ -45,34 +59,69 @@ def _safe(label: str) -> str:
     return "".join(c if c.isalnum() or c in "-_.@" else "_" for c in label)
 
 
+def _run_config(ck: Checkpoint, config: str | None) -> str | None:
+    """``config``, or the run's own ``config.toml`` when the checkpoint is (in) a run directory."""
+    if config:
+        return config
+    if ck.run_dir is not None and (ck.run_dir / "config.toml").is_file():
+        return str(ck.run_dir / "config.toml")
+    return None
+
+
 def run_eval(
-    checkpoint: str, suite: str, *, compare: str | None = None, out: str | None = None, limit: int | None = None,
-    tasks: list[str] | None = None, seed: int = 0, judge_url: str | None = None, device: str = "cpu",
+    checkpoint: str, suite: str | None = None, *, compare: str | None = None, out: str | None = None,
+    limit: int | None = None, tasks: list[str] | None = None, seed: int = 0, judge_url: str | None = None,
+    device: str = "cpu", data: str | None = None, config: str | None = None, split: str = "test",
+    engine: str = "transformers", dtype: str = "float32", options: dict[str, Any] | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Evaluate ``checkpoint`` (and ``compare``, the baseline) on ``suite``; write ``<name>.json`` and
-    ``<name>.md`` under the checkpoint's run directory (``eval/``) or ``out``; return the document.
+    """Evaluate ``checkpoint`` (and ``compare``, the baseline); write ``<name>.json``, ``<name>.md`` and
+    ``<name>.samples.jsonl`` (every prompt, reference and response) under the checkpoint's run directory
+    (``eval/``) or ``out``; return the document.
+
+    What is evaluated (:func:`rlar.eval.suites.plan`): ``suite`` alone — a built-in suite (default
+    ``demo``), ``tasks`` filtering it; ``data`` — the file in the format ``suite`` reads (or detected);
+    ``tasks`` without ``suite`` — tasks of ``config`` (default: the run's own ``config.toml``) on their
+    held-out ``split``, or on ``data``. Every task's data is loaded and its tools checked before any model
+    is. Raises ``ValueError`` / ``FileNotFoundError`` with a readable message when the request does not fit.
 
     The document: ``{"result": <checkpoint's metrics>, "baseline": <compare's metrics or None>,
     "comparison": [rows], "table": <terminal text>, "files": [paths]}``.
     """
-    spec = get_suite(suite, limit=limit, tasks=tasks)
     ck = resolve_checkpoint(checkpoint)
     base_ck = resolve_checkpoint(compare) if compare else None
+    planned = plan(suite=suite, data=data, tasks=tasks, config=_run_config(ck, config), split=split, limit=limit,
+                   options=options, overrides=overrides)  # fmt: skip
+    loaded = [(t, t.load()) for t in planned]
+    for task, ds in loaded:
+        if task.tool_score:
+            check_tools(ds.spec)
+    label = suite or (data and Path(data).name.split(".")[0]) or "tasks"
+    settings = EngineSettings(kind=engine, device=device, dtype=dtype)
     base_doc = (
-        evaluate(base_ck, suite, spec, seed=seed, judge_url=judge_url, device=device).to_dict() if base_ck else None
+        evaluate(base_ck, label, loaded, seed=seed, judge_url=judge_url, engine=settings).to_dict() if base_ck else None
     )  # fmt: skip
-    doc = evaluate(ck, suite, spec, seed=seed, judge_url=judge_url, device=device).to_dict()
+    result = evaluate(ck, label, loaded, seed=seed, judge_url=judge_url, engine=settings)
+    doc = result.to_dict()
+    doc["engine"] = engine
     table = terminal_table(doc, base_doc)
     directory = _out_dir(ck, out)
     directory.mkdir(parents=True, exist_ok=True)
-    stem = f"{suite}-{_safe(doc['label'])}" + (f"-vs-{_safe(base_doc['label'])}" if base_doc else "")
+    stem = f"{_safe(label)}-{_safe(doc['label'])}" + (f"-vs-{_safe(base_doc['label'])}" if base_doc else "")
     full: dict[str, Any] = {
         "result": doc, "baseline": base_doc,
         "comparison": comparison_rows(base_doc, doc) if base_doc else [],
+        "tasks": {t.name: {"records": len(ds), "source": t.source or f"builtin:{t.name}", "n_samples": t.n_samples,
+                           "temperature": t.temperature, "max_new_tokens": t.max_new_tokens} for t, ds in loaded},
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }  # fmt: skip
-    (directory / f"{stem}.json").write_text(json.dumps(full, indent=2, ensure_ascii=False) + "\n")
-    (directory / f"{stem}.md").write_text(markdown_table(doc, base_doc))
+    files = [directory / f"{stem}.json", directory / f"{stem}.md", directory / f"{stem}.samples.jsonl"]
+    files[0].write_text(json.dumps(full, indent=2, ensure_ascii=False) + "\n")
+    files[1].write_text(markdown_table(doc, base_doc))
+    with files[2].open("w", encoding="utf-8") as fh:
+        for name, rows in result.samples.items():
+            for row in rows:
+                fh.write(json.dumps({"task": name, **row}, ensure_ascii=False) + "\n")
     full["table"] = table
-    full["files"] = [str(directory / f"{stem}.json"), str(directory / f"{stem}.md")]
+    full["files"] = [str(f) for f in files]
     return full

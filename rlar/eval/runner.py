@@ -5,20 +5,23 @@ Algorithm, per checkpoint:
 1. Resolve it (:func:`resolve_checkpoint`): a Hugging Face directory is loaded as is; a run directory means
    its initial policy ``<run>/policy/init`` with the newest weights of ``<run>/weights`` loaded on top
    (what the learner last announced), or the initial policy alone when no weights were written yet.
-2. One transformers engine (one torch thread, float32) generates for every task of the suite: greedy
-   decoding for exact-match and reference metrics, ``n`` samples at the task's temperature for pass@k.
-   Prompts longer than the model's context minus the answer budget are cut from the left.
-3. Scoring reuses the reward tools (:mod:`rlar.tools`) through a :class:`~rlar.tools.ToolExecutor`:
-   ``math_verify`` / ``exact_match`` for exact match, ``code_tests`` for code (programs run in the local
-   bubblewrap sandbox, :mod:`rlar.sandbox`), ``llm_judge`` for judge
-   scores. BLEU-2 is corpus-level sacrebleu (``max_ngram_order=2``), not a mean of sentence scores.
+2. One engine (``EngineSettings``: transformers with one torch thread, or vLLM; float32 unless ``dtype``
+   says otherwise) generates for every task: greedy decoding for exact-match and reference metrics, ``n``
+   samples at the task's temperature for pass@k. The answer budget is at most half the model's context;
+   prompts longer than the rest are cut from the left.
+3. Scoring (:func:`score_responses`) reuses the reward tools (:mod:`rlar.tools`) through a
+   :class:`~rlar.tools.ToolExecutor`: ``math_verify`` for NEM, ``exact_match`` for string tasks,
+   ``code_tests`` for code (programs run in the local bubblewrap sandbox, :mod:`rlar.sandbox`), ``ifeval``
+   for instruction following, ``llm_judge`` for judge scores, the task's own default tools for ``score``.
+   BLEU-2 is corpus-level sacrebleu (``max_ngram_order=2``, tokenised for the target language), not a mean
+   of sentence scores.
 4. The judge is the Anthropic Messages API (``ANTHROPIC_API_KEY``, or a base URL such as a local gateway:
    ``ANTHROPIC_BASE_URL`` or ``judge_url``). Without one, judge metrics are ``None`` and shown as
    "no judge" — never a made-up number. Judge calls that abstain (API errors) are left out of the mean and
    counted in ``judge_abstained``.
 
-Limits: one engine kind (transformers) — enough for CPU and for small GPU models; sampling for pass@k is
-seeded (``seed``) so two checkpoints see the same random stream, but samples still differ with the weights.
+Limits: sampling for pass@k is seeded (``seed``) so two checkpoints see the same random stream, but samples
+still differ with the weights; the two engine kinds draw different samples for the same seed.
 """
 
 from __future__ import annotations
@@ -31,8 +34,19 @@ from pathlib import Path
 from typing import Any
 
 from rlar.eval.suites import EvalTask
+from rlar.tasks.base import query_text
+from rlar.tasks.parallel import bleu_tokenizer
 
-__all__ = ["Checkpoint", "EvalResult", "evaluate", "judge_status", "resolve_checkpoint"]
+__all__ = [
+    "Checkpoint",
+    "EngineSettings",
+    "EvalResult",
+    "check_tools",
+    "evaluate",
+    "judge_status",
+    "resolve_checkpoint",
+    "score_responses",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,25 +127,39 @@ class EvalResult:
             "suite": self.suite, "label": ck.label, "path": str(ck.path), "model_dir": str(ck.model_dir),
             "weights": ck.weights_uri, "version": ck.version, "judge": self.judge or "no judge",
             "seconds": round(self.seconds, 2), "counts": self.counts, "metrics": self.metrics,
-            "examples": {t: s[:3] for t, s in self.samples.items()},
+            "examples": {t: [_example(x) for x in s[:3]] for t, s in self.samples.items()},
         }  # fmt: skip
+
+
+def _example(sample: dict[str, Any]) -> dict[str, Any]:
+    return {"id": sample["id"], "prompt": sample["prompt"][-200:], "reference": str(sample["reference"])[:200],
+            "response": sample["responses"][0][:200]}  # fmt: skip
 
 
 def _spec(name: str, **params: Any) -> Any:
     from rlar.tools import builtin_specs
 
-    spec = next(s for s in builtin_specs() if s.name == name)
+    spec = next((s for s in builtin_specs() if s.name == name), None)
+    if spec is None:
+        names = ", ".join(s.name for s in builtin_specs())
+        raise ValueError(f"tool {name!r} is not a built-in reward tool (built-ins: {names})")
     return spec.replace(params={**spec.params, **params}).sealed() if params else spec
 
 
-def _bleu2(hyps: list[str], refs: list[str]) -> float:
+def _bleu2(hyps: list[str], refs: list[str], tokenize: str = "13a") -> float:
     from sacrebleu.metrics import BLEU
 
-    return float(BLEU(max_ngram_order=2, effective_order=True).corpus_score(hyps, [refs]).score)
+    return float(
+        BLEU(max_ngram_order=2, effective_order=True, tokenize=tokenize).corpus_score(hyps, [refs]).score
+    )
 
 
-async def _score(ex: Any, spec: Any, inputs: list[Any]) -> list[Any]:
-    return list(await ex.score_batch(spec, inputs)) if inputs else []
+async def _score(ex: Any, spec: Any, inputs: list[Any], chunk: int = 16) -> list[Any]:
+    """Score in chunks, so that one executor deadline never covers more than ``chunk`` inputs."""
+    out: list[Any] = []
+    for i in range(0, len(inputs), chunk):
+        out += list(await ex.score_batch(spec, inputs[i : i + chunk]))
+    return out
 
 
 def _mean_ok(results: list[Any]) -> tuple[float | None, int]:
@@ -139,58 +167,102 @@ def _mean_ok(results: list[Any]) -> tuple[float | None, int]:
     return (sum(ok) / len(ok) if ok else None), len(results) - len(ok)
 
 
-async def _evaluate_task(
-    task: EvalTask, engine: Any, ex: Any, judge: str | None, judge_url: str | None, seed: int
-) -> tuple[dict[str, float | None], int, list[dict[str, Any]]]:
-    from rlar.tasks import builtin_task
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+async def _code_metrics(
+    task: EvalTask, ex: Any, records: list[Any], texts: list[list[str]]
+) -> dict[str, float]:
     from rlar.tools import ToolInput, pass_at_k
 
-    ds = builtin_task(task.name, "test")
-    records = list(ds.records)[: task.limit] if task.limit else list(ds.records)
+    flat = [
+        ToolInput(query=query_text(rec.prompt), response=s, reference=rec.reference, metadata=dict(rec.metadata))
+        for rec, t in zip(records, texts, strict=True) for s in t
+    ]  # fmt: skip
+    res = await _score(ex, _spec("code_tests"), flat)
+    n = len(texts[0]) if texts else task.n_samples
+    metrics: dict[str, float] = {}
+    for k in task.ks:
+        if k > n:
+            continue
+        per = []
+        for i in range(len(records)):
+            c = sum(1 for r in res[i * n : (i + 1) * n] if r.ok and r.score == 1.0)
+            per.append(pass_at_k(n, c, k))
+        metrics[f"pass@{k}"] = _mean(per)
+    metrics["sandbox_abstained"] = float(sum(1 for r in res if not r.ok))
+    return metrics
+
+
+async def _ifeval_metrics(ex: Any, inputs: list[Any]) -> dict[str, float]:
+    res = await _score(ex, _spec("ifeval"), inputs)
+    strict = [r.details["strict"] for r in res if r.ok]
+    loose = [r.details["loose"] for r in res if r.ok]
+    return {
+        "prompt_strict": _mean([float(all(s)) for s in strict]),
+        "inst_strict": _mean([float(x) for s in strict for x in s]),
+        "prompt_loose": _mean([float(all(s)) for s in loose]),
+        "inst_loose": _mean([float(x) for s in loose for x in s]),
+        "ifeval_abstained": float(len(res) - len(strict)),
+    }
+
+
+async def _tool_score(
+    spec: Any, ex: Any, inputs: list[Any], judge: str | None, judge_url: str | None
+) -> float | None:
+    """Mean combined reward of the task's default tools (``rlar.tools.combine``); None when all abstain.
+    The judge tool is left out when no judge is configured."""
+    from rlar.tools.combine import combine
+
+    per_tool = []
+    for name, weight in spec.default_tools:
+        if name == "llm_judge" and judge is None:
+            continue
+        tool = _spec(name, **({"base_url": judge_url} if judge_url and name == "llm_judge" else {}))
+        per_tool.append((weight, await _score(ex, tool, inputs)))
+    scores = []
+    for i in range(len(inputs)):
+        status, score = combine((w, res[i].status, res[i].score) for w, res in per_tool)
+        if status == "ok" and score is not None:
+            scores.append(score)
+    return _mean(scores) if scores else None
+
+
+def check_tools(task_spec: Any) -> None:
+    """Fail before any generation when a task names a tool that cannot be built here."""
+    for name, _ in task_spec.default_tools:
+        _spec(name)
+
+
+async def score_responses(
+    task: EvalTask, ds: Any, texts: list[list[str]], ex: Any, judge: str | None, judge_url: str | None
+) -> dict[str, float | None]:
+    """The task's metrics (by domain, see :mod:`rlar.eval.suites`) for given responses: ``texts[i]`` holds the
+    samples for record ``i`` (the first is the greedy one for exact match, BLEU and judge metrics)."""
+    from rlar.tools import ToolInput
+
+    records = list(ds.records)
     domain = ds.spec.domain
-    budget = engine.cfg.max_model_len - task.max_new_tokens - 1
-    ids = []
-    for rec in records:
-        toks = engine.render_prompt(rec.prompt)
-        ids.append(toks[-budget:] if len(toks) > budget else toks)
-    outs = await asyncio.to_thread(
-        engine.generate, ids, n=task.n_samples, max_new_tokens=task.max_new_tokens,
-        temperature=task.temperature, top_p=1.0, seed=seed,
-    )  # fmt: skip
     metrics: dict[str, float | None] = {}
-    texts = [[c.text for c in group] for group in outs]
-    lengths = [len(c.token_ids) for group in outs for c in group]
-    metrics["avg_len"] = sum(lengths) / len(lengths) if lengths else 0.0
     inputs = [
-        ToolInput(query=_query(rec.prompt), response=t[0], reference=rec.reference,
+        ToolInput(query=query_text(rec.prompt), response=t[0], reference=rec.reference,
                   metadata={**rec.metadata, "task_type": ds.spec.task_type})
         for rec, t in zip(records, texts, strict=True)
     ]  # fmt: skip
     if domain in ("math", "string"):
-        tool = "math_verify" if domain == "math" else "exact_match"
-        res = await _score(ex, _spec(tool), inputs)
-        metrics["exact"] = sum(1.0 for r in res if r.ok and r.score == 1.0) / max(1, len(res))
+        res = await _score(ex, _spec("math_verify" if domain == "math" else "exact_match"), inputs)
+        metrics["nem" if domain == "math" else "exact"] = _mean([float(r.ok and r.score == 1.0) for r in res])
     elif domain == "code":
-        flat = [
-            ToolInput(query=_query(rec.prompt), response=s, reference=rec.reference, metadata=dict(rec.metadata))
-            for rec, t in zip(records, texts, strict=True) for s in t
-        ]  # fmt: skip
-        res = await _score(ex, _spec("code_tests"), flat)
-        n = task.n_samples
-        for k in task.ks:
-            if k > n:
-                continue
-            per = []
-            for i in range(len(records)):
-                group = res[i * n : (i + 1) * n]
-                c = sum(1 for r in group if r.ok and r.score == 1.0)
-                per.append(pass_at_k(n, c, k))
-            metrics[f"pass@{k}"] = sum(per) / len(per) if per else 0.0
-        metrics["sandbox_abstained"] = float(sum(1 for r in res if not r.ok))
+        metrics.update(await _code_metrics(task, ex, records, texts))
+    elif domain == "instruction_following":
+        metrics.update(await _ifeval_metrics(ex, inputs))
     if domain == "translation":
         refs = [rec.reference if isinstance(rec.reference, str) else str(rec.reference) for rec in records]
-        metrics["bleu2"] = _bleu2([t[0] for t in texts], refs)
-    if domain in ("translation", "chat"):
+        langs = {str(rec.metadata.get("target_lang", "")) for rec in records}
+        tokenize = bleu_tokenizer(langs.pop()) if len(langs) == 1 else "13a"
+        metrics["bleu2"] = _bleu2([t[0] for t in texts], refs, tokenize)
+    if domain in ("translation", "chat", "instruction_following"):
         if judge is None:
             metrics["judge"] = None
         else:
@@ -198,20 +270,23 @@ async def _evaluate_task(
             res = await _score(ex, _spec("llm_judge", **params), inputs)
             metrics["judge"], abstained = _mean_ok(res)
             metrics["judge_abstained"] = float(abstained)
-    examples = [
-        {"id": rec.id, "prompt": _query(rec.prompt)[-200:], "reference": str(rec.reference)[:200],
-         "response": t[0][:200]}
-        for rec, t in zip(records, texts, strict=True)
-    ]  # fmt: skip
-    return metrics, len(records), examples
+    if task.tool_score:
+        metrics["score"] = await _tool_score(ds.spec, ex, inputs, judge, judge_url)
+    return metrics
 
 
-def _query(prompt: Any) -> str:
-    """The text a reward tool sees as the query: the prompt, or the last user turn of a chat."""
-    if isinstance(prompt, str):
-        return prompt
-    users = [m.get("content", "") for m in prompt if m.get("role") == "user"]
-    return str(users[-1] if users else prompt[-1].get("content", ""))
+def _generate(task: EvalTask, ds: Any, engine: Any, seed: int) -> tuple[list[list[str]], float]:
+    """Samples for every record (prompts cut from the left to fit) and the mean response length in tokens."""
+    max_new = min(task.max_new_tokens, engine.cfg.max_model_len // 2)
+    budget = engine.cfg.max_model_len - max_new - 1
+    ids = []
+    for rec in ds.records:
+        toks = engine.render_prompt(rec.prompt)
+        ids.append(toks[-budget:] if len(toks) > budget else toks)
+    outs = engine.generate(ids, n=task.n_samples, max_new_tokens=max_new, temperature=task.temperature,
+                           top_p=1.0, seed=seed)  # fmt: skip
+    lengths = [float(len(c.token_ids)) for group in outs for c in group]
+    return [[c.text for c in group] for group in outs], _mean(lengths)
 
 
 def _read_newest(ck: Checkpoint, attempts: int = 5) -> tuple[Checkpoint, bytes]:
@@ -250,40 +325,71 @@ def _max_len(model_dir: Path) -> int:
     return int(min(cfg.get("max_position_embeddings") or 2048, 4096))
 
 
+@dataclass(frozen=True, slots=True)
+class EngineSettings:
+    """Which engine generates, on what device and in which dtype (``--engine``, ``--device``, ``--dtype``)."""
+
+    kind: str = "transformers"
+    """``transformers`` or ``vllm`` (vLLM on CPU needs float32, head_dim >= 32; see MEASURED.md)."""
+    device: str = "cpu"
+    dtype: str = "float32"
+
+    def config(self, model_dir: Path, seed: int) -> Any:
+        from rlar.policy.engines import TransformersEngineConfig, VLLMEngineConfig
+
+        common = {"model": str(model_dir), "max_model_len": _max_len(model_dir), "seed": seed,
+                  "device": self.device, "dtype": self.dtype}  # fmt: skip
+        if self.kind == "vllm":
+            return VLLMEngineConfig(**common)
+        if self.kind == "transformers":
+            return TransformersEngineConfig(**common, num_threads=1)
+        raise ValueError(f"unknown engine {self.kind!r} (transformers | vllm)")
+
+
 async def evaluate_async(
-    checkpoint: Checkpoint, suite: str, tasks: list[EvalTask], *, seed: int = 0, judge_url: str | None = None,
-    device: str = "cpu",
+    checkpoint: Checkpoint, suite: str, tasks: list[tuple[EvalTask, Any]], *, seed: int = 0,
+    judge_url: str | None = None, engine: EngineSettings | None = None,
 ) -> EvalResult:  # fmt: skip
-    """Evaluate one checkpoint on ``tasks`` (see the module docstring)."""
-    from rlar.policy.engines import TransformersEngineConfig, make_engine
+    """Evaluate one checkpoint on ``tasks`` (pairs of an :class:`EvalTask` and its loaded dataset)."""
+    from rlar.policy.engines import make_engine
     from rlar.tools import ToolExecutor
 
     t0 = time.perf_counter()
-    cfg = TransformersEngineConfig(model=str(checkpoint.model_dir), max_model_len=_max_len(checkpoint.model_dir),
-                                   num_threads=1, seed=seed, device=device)  # fmt: skip
-    engine = await asyncio.to_thread(make_engine, cfg)
+    cfg = (engine or EngineSettings()).config(checkpoint.model_dir, seed)
+    gen = await asyncio.to_thread(make_engine, cfg)
     try:
         if checkpoint.weights_uri is not None:
             checkpoint, data = _read_newest(checkpoint)
-            await asyncio.to_thread(engine.load_weights, data, checkpoint.version)
+            await asyncio.to_thread(gen.load_weights, data, checkpoint.version)
         judge = judge_status(judge_url)
         metrics: dict[str, dict[str, float | None]] = {}
         counts: dict[str, int] = {}
         samples: dict[str, list[dict[str, Any]]] = {}
         async with ToolExecutor(workers=1, timeout_s=30.0) as ex:
-            for task in tasks:
-                m, n, examples = await _evaluate_task(task, engine, ex, judge, judge_url, seed)
-                metrics[task.name], counts[task.name], samples[task.name] = m, n, examples
+            for task, ds in tasks:
+                texts, avg_len = await asyncio.to_thread(_generate, task, ds, gen, seed)
+                m = await score_responses(task, ds, texts, ex, judge, judge_url)
+                m["avg_len"] = avg_len
+                metrics[task.name], counts[task.name] = m, len(ds)
+                samples[task.name] = [
+                    {
+                        "id": rec.id,
+                        "prompt": query_text(rec.prompt),
+                        "reference": rec.reference,
+                        "responses": t,
+                    }
+                    for rec, t in zip(ds.records, texts, strict=True)
+                ]
     finally:
-        engine.close()
+        gen.close()
     return EvalResult(suite, checkpoint, metrics, counts, judge, time.perf_counter() - t0, samples)
 
 
 def evaluate(
-    checkpoint: Checkpoint, suite: str, tasks: list[EvalTask], *, seed: int = 0, judge_url: str | None = None,
-    device: str = "cpu",
+    checkpoint: Checkpoint, suite: str, tasks: list[tuple[EvalTask, Any]], *, seed: int = 0,
+    judge_url: str | None = None, engine: EngineSettings | None = None,
 ) -> EvalResult:  # fmt: skip
     """Synchronous wrapper of :func:`evaluate_async`."""
     return asyncio.run(
-        evaluate_async(checkpoint, suite, tasks, seed=seed, judge_url=judge_url, device=device)
+        evaluate_async(checkpoint, suite, tasks, seed=seed, judge_url=judge_url, engine=engine)
     )

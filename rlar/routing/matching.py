@@ -63,7 +63,7 @@ _FORMAT_RULE_PARAMS = ("required_patterns", "forbidden_patterns", "forbidden_phr
 
 
 def needs_reference(spec: ToolSpec) -> str:
-    """``text`` | ``tests`` | ``none``: :attr:`rlar.tools.base.ToolSpec.reference_need`."""
+    """``text`` | ``tests`` | ``instructions`` | ``none``: :attr:`rlar.tools.base.ToolSpec.reference_need`."""
     return spec.reference_need
 
 
@@ -201,6 +201,8 @@ class OfflineRouter:
             return "needs a comparable reference" if shape == "none" else "the reference is code tests"
         if need == "tests" and shape != "code_tests":
             return "needs code tests as the reference"
+        if need == "instructions" and not (isinstance(q.reference, dict) and "instruction_id_list" in q.reference):
+            return "needs IFEval instructions as the reference"
         if need == "text" and set(spec.answer_formats) and set(spec.answer_formats) <= _MATH_FORMATS:
             if not _math_like(q.reference):
                 return "needs a mathematical reference"

@@ -5,6 +5,11 @@
   it when ``name`` is a different label (two variants of one generator), ``options`` passes its knobs.
 - ``jsonl`` / ``parquet``: local files with a ``fields`` mapping.
 - ``verl``: parquet (or JSONL) in verl's RL layout; ``fields`` is not used.
+- a public dataset format (``rlar.tasks.formats.FORMATS``: gsm8k, math, humaneval, mbpp, ifeval, chat,
+  alpaca, wmt, flores): the columns as the dataset publishes them; ``options`` passes the format's knobs
+  (e.g. ``direction = "de-en"``); ``fields`` is not used.
+- ``auto``: the format is detected from the first row (``rlar.tasks.formats.detect_format``); an ambiguous
+  or unknown layout is an error that names the candidates.
 
 Example::
 
@@ -77,8 +82,11 @@ class TaskConfig(BaseModel):
 
     name: str = Field(min_length=1)
     """The task's name in the mix, in metrics and on the wire; unique within a run."""
-    source: Literal["builtin", "jsonl", "parquet", "verl"] = "builtin"
-    """Where records come from."""
+    source: Literal[
+        "builtin", "jsonl", "parquet", "verl", "auto",
+        "gsm8k", "math", "humaneval", "mbpp", "ifeval", "chat", "alpaca", "wmt", "flores",
+    ] = "builtin"  # fmt: skip
+    """Where records come from: builtin, jsonl/parquet (with ``fields``), verl, a public format, or auto."""
     builtin: str | None = None
     """For ``source = "builtin"``: which generator; defaults to ``name``."""
     path: str | list[str] | None = None
@@ -94,7 +102,7 @@ class TaskConfig(BaseModel):
     seed: int = 0
     """For builtin generators: the generation and train/test assignment seed."""
     options: dict[str, int | float | str | bool] = Field(default_factory=dict)
-    """For builtin generators: their knobs (e.g. ``max_operand`` for ``arith``)."""
+    """Builtin generators' knobs (``max_operand`` for ``arith``) or a public format's (``direction``)."""
     fields: FieldsConfig = Field(default_factory=FieldsConfig)
     """For ``jsonl`` / ``parquet``: the field mapping."""
     spec: SpecOverrides = Field(default_factory=SpecOverrides)
@@ -110,9 +118,13 @@ class TaskConfig(BaseModel):
         else:
             if not self.path:
                 raise ValueError(f"task {self.name!r}: source {self.source!r} needs a path")
-            if self.builtin is not None or self.options:
-                raise ValueError(f"task {self.name!r}: builtin/options apply to source 'builtin' only")
-        if self.source in ("builtin", "verl") and "fields" in self.model_fields_set:
+            if self.builtin is not None:
+                raise ValueError(f"task {self.name!r}: builtin applies to source 'builtin' only")
+            if self.options and self.source in ("jsonl", "parquet", "verl"):
+                raise ValueError(
+                    f"task {self.name!r}: options apply to builtin and public-format sources only"
+                )
+        if self.source not in ("jsonl", "parquet") and "fields" in self.model_fields_set:
             raise ValueError(f"task {self.name!r}: fields apply to jsonl/parquet sources only")
         return self
 

@@ -145,7 +145,7 @@ def format_of(path: Path) -> str:
     raise TaskDataError(path, None, "unknown file type (expected .jsonl, .jsonl.gz or .parquet)")
 
 
-def _iter_rows(path: Path, fmt: str | None) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+def iter_rows(path: Path, fmt: str | None) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
     fmt = fmt or format_of(path)
     if fmt == "jsonl":
         return _iter_jsonl(path)
@@ -202,10 +202,10 @@ def _mapped_record(
                 metadata[key] = get_field(row, key)
             except KeyError:
                 raise TaskDataError(path, loc, f"metadata field {key!r} is missing") from None
-    return _make_record(path, loc, record_id, prompt, reference, metadata)
+    return make_record(path, loc, record_id, prompt, reference, metadata)
 
 
-def _make_record(
+def make_record(
     path: Path, loc: str, record_id: str, prompt: Any, reference: Any, metadata: dict[str, Any]
 ) -> TaskRecord:
     _plain_or_fail(path, loc, "reference", reference)
@@ -226,7 +226,7 @@ def _keep_split(path: Path, loc: str, row: Mapping[str, Any], split_field: str |
         raise TaskDataError(path, loc, f"split field {split_field!r} is missing") from None
 
 
-def _collect(
+def collect_rows(
     files: list[Path],
     fmt: str | None,
     spec: TaskSpec,
@@ -243,7 +243,7 @@ def _collect(
     records: list[TaskRecord] = []
     seen: dict[str, str] = {}
     for path in files:
-        for loc, positional, row in _iter_rows(path, fmt):
+        for loc, positional, row in iter_rows(path, fmt):
             if not _keep_split(path, loc, row, split_field, spec.split):
                 continue
             rec = to_record(path, loc, positional, row)
@@ -270,7 +270,7 @@ def load_jsonl(
     """Load JSONL file(s) (optionally gzipped) into one dataset with ``spec``."""
     fm = fields or FieldMap()
     files = expand_paths(paths, base_dir)
-    return _collect(
+    return collect_rows(
         files,
         "jsonl",
         spec,
@@ -292,7 +292,7 @@ def load_parquet(
     """Load parquet file(s) into one dataset with ``spec``."""
     fm = fields or FieldMap()
     files = expand_paths(paths, base_dir)
-    return _collect(
+    return collect_rows(
         files,
         "parquet",
         spec,
@@ -338,7 +338,7 @@ def _verl_record(path: Path, loc: str, positional: str, row: Mapping[str, Any]) 
         "reward_style": rm.get("style"),
         "extra_info": dict(extra) if extra else {},
     }
-    return _make_record(path, loc, record_id, prompt, rm["ground_truth"], metadata)
+    return make_record(path, loc, record_id, prompt, rm["ground_truth"], metadata)
 
 
 def infer_verl_spec(records: Sequence[TaskRecord], name: str, split: str) -> TaskSpec:
@@ -393,7 +393,7 @@ def load_verl(
     provisional = spec or TaskSpec(
         name=task_name, domain="", task_type="", description="", answer_format="", split=split
     )
-    ds = _collect(files, None, provisional, _verl_record, split_field, limit)
+    ds = collect_rows(files, None, provisional, _verl_record, split_field, limit)
     if spec is not None:
         return ds
     return ds.with_spec(infer_verl_spec(ds.records, task_name, split))

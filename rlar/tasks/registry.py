@@ -9,6 +9,7 @@ from typing import Any
 from rlar.tasks.base import TaskDataset, TaskSpec
 from rlar.tasks.builtin import builtin_task
 from rlar.tasks.config import TaskConfig
+from rlar.tasks.formats import FORMATS, detect_format, load_format
 from rlar.tasks.loaders import load_jsonl, load_parquet, load_verl
 from rlar.tasks.mix import MixCursor, TaskMix
 
@@ -52,7 +53,16 @@ def load_task(config: TaskConfig | Mapping[str, Any], base_dir: str | Path | Non
         if cfg.limit is not None:
             ds = ds.head(cfg.limit)
         return ds.with_spec(ds.spec.with_overrides(name=cfg.name, **overrides))
-    if cfg.source == "verl":
+    source: str = cfg.source
+    if source == "auto":
+        source = detect_format(cfg.paths, base_dir)
+        if source in ("jsonl", "parquet", "verl") and cfg.options:
+            raise ValueError(f"task {cfg.name!r}: options do not apply to the detected {source} layout")
+    if source in FORMATS:
+        ds = load_format(source, cfg.paths, name=cfg.name, split=cfg.split, options=cfg.options,
+                         split_field=cfg.split_field, limit=cfg.limit, base_dir=base_dir)  # fmt: skip
+        return ds.with_spec(ds.spec.with_overrides(**overrides))
+    if source == "verl":
         ds = load_verl(
             cfg.paths,
             name=cfg.name,
@@ -63,7 +73,7 @@ def load_task(config: TaskConfig | Mapping[str, Any], base_dir: str | Path | Non
         )
         return ds.with_spec(ds.spec.with_overrides(**overrides))
     spec = _file_spec(cfg).with_overrides(**overrides)
-    loader = load_jsonl if cfg.source == "jsonl" else load_parquet
+    loader = load_jsonl if source == "jsonl" else load_parquet
     return loader(
         cfg.paths,
         spec,

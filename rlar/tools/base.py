@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 Status = Literal["ok", "abstain", "error"]
-ReferenceNeed = Literal["text", "tests", "none"]
+ReferenceNeed = Literal["text", "tests", "instructions", "none"]
 STATUSES: tuple[str, ...] = ("ok", "abstain", "error")
 
 # Relative tolerance (of the range width) within which an out-of-range score is float noise and clipped.
@@ -448,12 +448,13 @@ BUILTIN_IMPLS: dict[str, str] = {
     "chrf": "rlar.tools.metrics:ChrFTool",
     "embedding_similarity": "rlar.tools.metrics:EmbeddingSimilarityTool",
     "code_tests": "rlar.tools.code:CodeTestsTool",
+    "ifeval": "rlar.tools.instructions:IFEvalTool",
     "reward_model": "rlar.tools.reward_model:RewardModelTool",
     "llm_judge": "rlar.tools.judge:LLMJudgeTool",
 }
 
 # What each built-in implementation needs as a reference: "text" (any comparable answer), "tests" (code
-# tests), "none" (reference-free; a reference is optional). Synthesised tools say it in params["needs_reference"].
+# tests), "instructions" (IFEval's {instruction_id_list, kwargs}), "none" (reference-free; a reference is optional). Synthesised tools say it in params["needs_reference"].
 BUILTIN_REFERENCE: dict[str, ReferenceNeed] = {
     "math_verify": "text",
     "exact_match": "text",
@@ -463,6 +464,7 @@ BUILTIN_REFERENCE: dict[str, ReferenceNeed] = {
     "chrf": "text",
     "embedding_similarity": "text",
     "code_tests": "tests",
+    "ifeval": "instructions",
     "format_rules": "none",
     "reward_model": "none",
     "llm_judge": "none",
