@@ -124,11 +124,11 @@ def test_math_references_are_latex_in_math_delimiters_with_level_and_type() -> N
 
 
 def test_humaneval_rows_become_code_references_the_one_converter_accepts(tmp_path: Path) -> None:
-    from rlar.tools.code import reference_tests
+    from rlar.sandbox import parse_code_tests
 
     ds = load_task({"name": "h", "source": "humaneval", "path": str(DATA / "humaneval_sample.jsonl")})
-    tests, prompt = reference_tests(ds[0].reference, "")
-    assert tests.style == "humaneval" and tests.entry_point == "add_even" and prompt == ds[0].prompt
+    tests = parse_code_tests(ds[0].reference)
+    assert tests.style == "humaneval" and tests.entry_point == "add_even" and tests.prompt == ds[0].prompt
     assert ds.spec.default_tools == (("code_tests", 1.0),)
     assert "sum(" in ds[0].metadata["canonical_solution"]
     row = _rows("humaneval_sample.jsonl")[0]
@@ -146,7 +146,10 @@ def test_mbpp_prompts_show_the_tests_and_references_keep_setup_code_and_test_imp
         and "assert max_of_three" in ds[0].prompt
     )
     sanitized = load_task({"name": "s", "source": "mbpp", "path": str(DATA / "mbpp_sanitized_sample.jsonl")})
-    assert sanitized[2].reference["test_setup_code"] == "import math"
+    assert (
+        sanitized[2].reference["test_imports"] == ["import math"]
+        and "test_setup_code" not in sanitized[2].reference
+    )
     challenge = load_task({"name": "m", "source": "mbpp", "path": str(DATA / "mbpp_sample.jsonl"),
                            "options": {"challenge_tests": True, "include_tests": False}})  # fmt: skip
     assert (

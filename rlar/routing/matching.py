@@ -201,7 +201,9 @@ class OfflineRouter:
             return "needs a comparable reference" if shape == "none" else "the reference is code tests"
         if need == "tests" and shape != "code_tests":
             return "needs code tests as the reference"
-        if need == "instructions" and not (isinstance(q.reference, dict) and "instruction_id_list" in q.reference):
+        if need == "instructions" and not (
+            isinstance(q.reference, dict) and "instruction_id_list" in q.reference
+        ):
             return "needs IFEval instructions as the reference"
         if need == "text" and set(spec.answer_formats) and set(spec.answer_formats) <= _MATH_FORMATS:
             if not _math_like(q.reference):

@@ -8,15 +8,15 @@ and knows the task's spec (domain, answer format, default reward tools):
 | ``gsm8k`` | ``question``, ``answer`` (ends ``#### N``) | question + instruction | N (commas dropped) | math_verify |
 | ``math`` | ``problem``, ``solution`` (``\\boxed{}``), ``level``, ``type``; or ``answer`` (MATH-500) | problem + instruction | ``$answer$``: ``answer``, else the last ``\\boxed{}`` of the solution | math_verify |
 | ``humaneval`` | ``task_id``, ``prompt``, ``canonical_solution``, ``test``, ``entry_point`` | prompt | ``{prompt, test, entry_point}`` | code_tests |
-| ``mbpp`` | ``task_id``, ``text`` (sanitized: ``prompt``), ``code``, ``test_list``, ``test_setup_code`` (sanitized: ``test_imports``), ``challenge_test_list`` | task + its tests (Austin et al. 2021) | ``{test_list, test_setup_code}`` | code_tests |
+| ``mbpp`` | ``task_id``, ``text`` (sanitized: ``prompt``), ``code``, ``test_list``, ``test_setup_code`` (sanitized: ``test_imports``), ``challenge_test_list`` | task + its tests (Austin et al. 2021) | ``{test_list, test_setup_code?, test_imports?}`` | code_tests |
 | ``ifeval`` | ``key``, ``prompt``, ``instruction_id_list``, ``kwargs`` | prompt | ``{instruction_id_list, kwargs}`` | ifeval |
 | ``chat`` | ``messages`` (``{role, content}``) or ``conversations`` (ShareGPT ``{from, value}``) | turns before the last assistant turn | last assistant turn, if any | llm_judge |
 | ``alpaca`` | ``instruction``, ``input``?, ``output`` (Alpaca, AlpacaEval) | instruction (+ input) | output | llm_judge |
 | ``wmt``, ``flores`` | see :mod:`rlar.tasks.parallel` | | | chrf, bleu2 |
 
-Code references keep the dataset's own fields; the one converter (``rlar.tools.code.reference_tests``)
-turns them into sandbox tests when they are scored, and is called here at load time so a broken row
-fails loading instead of abstaining at every reward. Record ids are the dataset's id column when it has
+Code references keep the dataset's own fields; the one converter (``rlar.sandbox.parse_code_tests``) turns
+them into sandbox tests when they are scored, and is called here at load time so a broken row fails
+loading instead of abstaining at every reward. Record ids are the dataset's id column when it has
 one (``task_id``, ``key``, ``unique_id``, ``id``, ...), else ``{file stem}-{line or row}``.
 
 ``detect_format`` names the format of a file from its first row (``source = "auto"``): exactly one format
@@ -169,9 +169,9 @@ def _math(row: Mapping[str, Any], opts: dict[str, Any]) -> tuple[Any, Any, dict[
 
 
 def _check_tests(reference: dict[str, Any], query: str) -> None:
-    from rlar.tools.code import reference_tests
+    from rlar.sandbox import parse_code_tests
 
-    reference_tests(reference, query)
+    parse_code_tests(reference, prompt=query)
 
 
 def _humaneval(row: Mapping[str, Any], opts: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
@@ -198,12 +198,12 @@ def _mbpp(row: Mapping[str, Any], opts: dict[str, Any]) -> tuple[Any, Any, dict[
     tests = _string_list(row, "test_list")
     if not tests:
         raise ValueError("MBPP 'test_list' is empty")
-    setup = "\n".join(
-        s for s in [str(row.get("test_setup_code") or ""), *_string_list(row, "test_imports")] if s.strip()
-    )
     challenge = _string_list(row, "challenge_test_list")
-    run = tests + (challenge if opts["challenge_tests"] else [])
-    reference = {"test_list": run, "test_setup_code": setup}
+    reference: dict[str, Any] = {"test_list": tests + (challenge if opts["challenge_tests"] else [])}
+    if str(row.get("test_setup_code") or "").strip():
+        reference["test_setup_code"] = str(row["test_setup_code"])
+    if _string_list(row, "test_imports"):
+        reference["test_imports"] = _string_list(row, "test_imports")
     prompt = MBPP_TEMPLATE.format(text=text, tests="\n".join(tests)) if opts["include_tests"] else text
     _check_tests(reference, prompt)
     meta: dict[str, Any] = {"task_id": str(row.get("task_id"))}
