@@ -247,6 +247,17 @@ def cmd_bench_reward(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_math(a: argparse.Namespace) -> int:
+    from rlar.benchmarks.math import run
+
+    doc = run(a.data)
+    if not a.json:
+        for k, v in doc.items():
+            print(f"{k:>26}: {v}", file=sys.stderr)
+    print(json.dumps(doc), flush=True)
+    return 0
+
+
 def register(sub: Any, bench: Any) -> None:
     p = sub.add_parser("reward", help="score records through the reward service")
     rsub = p.add_subparsers(dest="reward_command", required=True)
@@ -266,3 +277,12 @@ def register(sub: Any, bench: Any) -> None:
     b.add_argument("--judge-latency", type=float, default=0.05, help="fixed latency of the local judge (s)")
     b.add_argument("--judge-concurrency", type=int, default=2, help="judge calls in flight per worker")
     b.set_defaults(fn=cmd_bench_reward)
+
+    m = bench.add_parser(
+        "math", help="math_verify tool accuracy vs the math-verify library alone, same pairs"
+    )
+    m.add_argument(
+        "--data", default="data/math_pairs.jsonl", help="JSONL {id, source, reference, response, label}"
+    )
+    m.add_argument("--json", action="store_true", help="only the JSON line on stdout")
+    m.set_defaults(fn=cmd_bench_math)

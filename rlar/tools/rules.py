@@ -4,8 +4,9 @@ References (``ToolInput.reference``) for the matching tools: a string, a list of
 best match counts), or a dict with ``answer`` or ``answers``. No reference → abstain (the tool cannot
 judge); a response with no extractable answer → score 0 (the policy's fault).
 
-Math equivalence uses math-verify (``parse`` + ``verify(gold, answer)``; the order matters). Its time
-limits use ``signal.alarm``, which only works in a process's main thread: here they are enabled when the
+Math equivalence reads final answers the same way on references and responses (``rlar.tools.math_answer``:
+numbers, percent rule, choice letters, hedging) and uses math-verify (``parse`` + ``verify(gold, answer)``; the
+order matters) for expressions. Its time limits use ``signal.alarm``, which only works in a process's main thread: here they are enabled when the
 tool runs in the main thread (as in the executor's worker process) and disabled otherwise, where the
 caller must bound the time (the executor kills the worker process).
 """
@@ -17,6 +18,7 @@ import threading
 import unicodedata
 from typing import Any, ClassVar
 
+from rlar.tools import math_answer
 from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
 
 __all__ = [
@@ -203,23 +205,25 @@ class ContainsMatchTool(NormalizedMatchTool):
 
 
 class MathVerifyTool(RewardTool):
-    """1.0 if the response's final answer is mathematically equivalent to the reference (math-verify)."""
+    """1.0 if the response's final answer is mathematically equivalent to the reference (``math_answer`` rules,
+    math-verify for expressions)."""
 
     default_spec: ClassVar[ToolSpec] = ToolSpec(
         name="math_verify",
         kind=ToolKind.RULE,
         description=(
-            "Math answer equivalence via math-verify: extracts the final answer from the response (\\boxed{}"
-            " first, then 'final answer is', then the last expression) and checks it is mathematically equal"
-            " to the reference (1/2 = 0.5 = \\frac{1}{2}; 1,000 = 1000; sets, intervals, symbolic"
-            " expressions). 1 if equivalent, else 0. A GSM8K-style reference '... #### 72' uses the part"
-            " after '####'. Abstains if the reference cannot be parsed."
+            "Math answer equivalence: takes the response's final answer (the last \\boxed{}, '#### X', 'the"
+            " answer is X', else the last sentence with a value) and the reference's (after GSM8K's '####')"
+            " and checks they are equal: numbers exactly after normalising thousands separators, currency,"
+            " units, degrees, number words, fractions and mixed numbers, scientific notation; X% equals X and"
+            " X/100; multiple-choice letters; expressions, tuples, sets, intervals, matrices and equations"
+            " with math-verify. Hedged answers ('3 or 4') and lists of candidates score 0. 1 if equivalent,"
+            " else 0. Abstains if the reference cannot be read."
         ),
-        task_types=["math", "arithmetic", "gsm8k", "competition_math", "word_problem"],
-        answer_formats=["number", "latex", "boxed", "expression", "fraction"],
+        task_types=["math", "arithmetic", "gsm8k", "competition_math", "word_problem", "multiple_choice"],
+        answer_formats=["number", "latex", "boxed", "expression", "fraction", "choice_letter"],
         params={
             "reference_marker": "####",
-            "boxed_first": True,
             "float_rounding": 6,
             "numeric_precision": 15,
             "strict": True,
@@ -231,12 +235,7 @@ class MathVerifyTool(RewardTool):
         super().__init__(spec, **resources)
         from math_verify import ExprExtractionConfig, LatexExtractionConfig
 
-        boxed_priority = 0 if spec.params.get("boxed_first", True) else 50
-        self._answer_cfg = [
-            LatexExtractionConfig(boxed_match_priority=boxed_priority),
-            ExprExtractionConfig(),
-        ]
-        self._gold_cfg = [LatexExtractionConfig(), ExprExtractionConfig()]
+        self._latex_cfg = [LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig()]
 
     def _timeout(self) -> int | None:
         # signal.alarm only works in the main thread; elsewhere the caller must bound time (see module doc).
@@ -244,44 +243,88 @@ class MathVerifyTool(RewardTool):
             return None
         return max(1, int(self.params.get("verify_timeout_s", 5)))
 
-    async def _score(self, inp: ToolInput) -> ToolResult:
-        from math_verify import parse, verify
+    def _parse(self, text: str, wrap: bool) -> list[Any]:
+        from math_verify import parse
 
+        timeout = self._timeout()
+        if wrap and "$" not in text:
+            found = parse(f"${text}$", self._latex_cfg, parsing_timeout=timeout)  # type: ignore[arg-type]
+            if found:
+                return list(found)
+        return list(parse(text, self._latex_cfg, parsing_timeout=timeout))  # type: ignore[arg-type]
+
+    def _verify(self, gold: list[Any], answer: list[Any]) -> bool:
+        from math_verify import verify
+
+        p = self.params
+        return bool(
+            verify(
+                gold,
+                answer,
+                float_rounding=int(p.get("float_rounding", 6)),
+                numeric_precision=int(p.get("numeric_precision", 15)),
+                strict=bool(p.get("strict", True)),
+                timeout_seconds=self._timeout(),
+            )
+        )
+
+    def _judge(
+        self, gold: str, raw_ref: str, answer: math_answer.FinalAnswer, response: str
+    ) -> tuple[bool, str]:
+        """(equivalent, reason) for one acceptable reference."""
+        letter = math_answer.choice_letter(gold, reference=True)
+        if letter is not None:
+            if answer.hedged:
+                return False, f"hedged: {answer.hedged}"
+            # The stated answer's letter, else the letter the response opens with ("C. 42", "(B) because ...").
+            chosen = math_answer.choice_letter(answer.text) or math_answer.choice_letter(response.strip())
+            return chosen == letter, f"chose {chosen}" if chosen else "no choice letter in the answer"
+        number = math_answer.scalar_value(gold)
+        if number is not None:
+            if answer.hedged:
+                return False, f"hedged: {answer.hedged}"
+            given = math_answer.scalar_value(answer.text)
+            if given is None and not answer.boxed:
+                given = math_answer.last_value(answer.text)
+            if given is not None:
+                same = math_answer.same_number(number, given)
+                return (
+                    same,
+                    f"{'equal' if same else 'not equal'}: {float(given[0]):g}{'%' if given[1] else ''}",
+                )
+        gold_parsed = self._parse(gold, wrap=True) if not math_answer.is_prose(gold) else []
+        if not gold_parsed:  # what the library alone would do with the raw texts
+            gold_parsed, answer_parsed = self._parse(raw_ref, wrap=False), self._parse(response, wrap=False)
+        else:
+            answer_parsed = self._parse(answer.text, wrap=True)
+        if not gold_parsed:
+            raise ValueError("reference not parseable as math")
+        if not answer_parsed:
+            return False, "no parseable answer"
+        same = self._verify(gold_parsed, answer_parsed)
+        return same, f"{'equivalent' if same else 'not equivalent'}: {str(answer_parsed[-1])[:80]}"
+
+    async def _score(self, inp: ToolInput) -> ToolResult:
         refs = reference_strings(inp.reference)
         if not refs:
             return ToolResult.abstain("no reference")
-        marker = self.params.get("reference_marker") or ""
-        timeout = self._timeout()
-        golds = []
-        for ref in refs:
-            if marker and marker in ref:
-                ref = ref.rsplit(marker, 1)[1]
-            gold = parse(ref, self._gold_cfg, parsing_timeout=timeout)  # type: ignore[arg-type]
-            if not gold and "\\" in ref and "$" not in ref:
-                # Bare LaTeX such as \sqrt{2}/2 is only extracted inside math delimiters.
-                gold = parse(f"${ref.strip()}$", self._gold_cfg, parsing_timeout=timeout)  # type: ignore[arg-type]
-            if gold:
-                golds.append((ref.strip(), gold))
-        if not golds:
-            return ToolResult.abstain("reference not parseable as math", reference=str(refs)[:200])
-        # An escaped dollar (\$18, common in LaTeX-flavoured answers) is a currency sign, but math-verify
-        # reads it as a broken math delimiter and finds nothing.
-        response = inp.response.replace("\\$", "")
-        answer = parse(response, self._answer_cfg, parsing_timeout=timeout)  # type: ignore[arg-type]
-        if not answer:
+        marker = str(self.params.get("reference_marker") or "")
+        answer = math_answer.final_answer(inp.response)
+        if answer is None:
             return self.ok(0.0, "no answer found")
-        extracted = str(answer[-1])
-        for ref, gold in golds:
-            if verify(
-                gold,
-                answer,
-                float_rounding=int(self.params.get("float_rounding", 6)),
-                numeric_precision=int(self.params.get("numeric_precision", 15)),
-                strict=bool(self.params.get("strict", True)),
-                timeout_seconds=timeout,
-            ):
-                return self.ok(1.0, "equivalent", extracted=extracted, matched=ref)
-        return self.ok(0.0, "not equivalent", extracted=extracted)
+        unreadable = 0
+        reason = ""
+        for ref in refs:
+            try:
+                same, reason = self._judge(math_answer.gold_answer(ref, marker), ref, answer, inp.response)
+            except ValueError:
+                unreadable += 1
+                continue
+            if same:
+                return self.ok(1.0, reason[:300], extracted=answer.text[:200], matched=ref[:200])
+        if unreadable == len(refs):
+            return ToolResult.abstain("reference not parseable as math", reference=str(refs)[:200])
+        return self.ok(0.0, reason[:300], extracted=answer.text[:200])
 
 
 _SENTENCE_END = re.compile(r"[.!?]+(?:\s|$)")

@@ -1,0 +1,319 @@
+"""Final answers and their equivalence, read the same way on references and on responses.
+
+Used by the ``math_verify`` tool (``rlar.tools.rules``). Pure functions; math-verify (sympy) is imported only for
+answers that are not plain numbers or choice letters.
+
+1. The final answer. A reference: the part after GSM8K's ``####`` (or its ``\\boxed{}``), as written. A response:
+   the *last* explicit answer (``\\boxed{...}``, ``#### X``, "the answer is X", "answer: X", "final answer: X",
+   "option X"); without one, the last sentence that holds a value. Markdown emphasis and ``<<calc>>`` notes are
+   dropped first.
+2. Hedging and spam score 0: a final answer that offers two different values ("3 or 4", "either B or C",
+   "40 to 50", ``\\boxed{6} or \\boxed{7}``), and a response that is only a list of numbers or letters
+   ("1 2 3 4 5", "A, B, C, D"), when the reference is one value.
+3. Plain numbers are compared exactly (as fractions) after normalising: thousands separators (``1,000``, ``2 000``),
+   currency (``$``, ``\\$``), units and trailing words (``540 m``, ``10\\text{ inches}``), degrees (``30^\\circ``),
+   number words ("sixty-four", "one hundred forty-four", "one million"), fractions (``1/2``, ``\\frac{1}{2}``),
+   mixed numbers (``2 1/2``, ``2\\frac{1}{2}`` = 5/2, as MATH writes them), scientific notation (``1e6``,
+   ``1.2 \\times 10^{5}``, ``10^5``) and leading zeros (AIME's ``033``).
+4. Percent (the documented rule): ``X%`` equals ``X`` and ``X/100``; a number without a percent sign equals only
+   itself. So ``50\\%`` matches 50, 50% and 0.5; ``25`` matches 25% but not 0.25.
+5. Multiple-choice: a reference that is one letter A-E (``C``, ``(C)``, ``\\text{(C)}``) is compared with the
+   letter the response chooses ("The answer is (C)", "Answer: C) 12", "option c", ``\\boxed{C}``, "C. 42").
+6. Everything else (expressions, tuples, sets, intervals, matrices, equations, radicals, pi) goes to math-verify
+   with both sides wrapped in ``$...$`` (so ``x+3``, ``(1, 2)`` and ``\\{1, 2\\}`` parse as what they are), and
+   to the library's own extraction as a fallback.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+__all__ = ["FinalAnswer", "choice_letter", "final_answer", "gold_answer", "is_prose", "scalar_value"]
+
+_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+}  # fmt: skip
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_WORD_ALTERNATIVES = "|".join(sorted([*_WORDS, *_SCALES], key=len, reverse=True))
+_WORD_RUN = re.compile(r"\b(?:(?:" + _WORD_ALTERNATIVES + r")(?:[\s-]+(?:and[\s-]+)?)?)+\b", re.IGNORECASE)
+_DIGIT_SCALE = re.compile(r"\b(\d+(?:\.\d+)?)\s+(thousand|million|billion)\b", re.IGNORECASE)
+
+_NUM = (
+    r"-?\d+\s*\\[dt]?frac\{\d+\}\{\d+\}"  # mixed number, MATH style
+    r"|-?\\[dt]?frac\{-?\d+\}\{-?\d+\}"
+    r"|-?\d+(?:\.\d+)?\s*(?:\\times|\\cdot|×)\s*10\s*\^\s*\{?-?\d+\}?"
+    r"|-?\d+(?:\.\d+)?[eE][+-]?\d+"
+    r"|10\s*\^\s*\{?-?\d+\}?"
+    r"|-?\d+\s+\d+/\d+(?![\d.])"  # mixed number, 2 1/2
+    r"|-?\d+(?:\.\d+)?\s*/\s*\d+(?:\.\d+)?"
+    r"|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)"
+    r"|-?\d*\.\d+|-?\d+"
+)
+_PERCENT = r"\s*(?:\\%|%|\s*percent\b|\s*per\s*cent\b)"
+_NUMBER = re.compile(rf"(?<![\w.])(?:{_NUM})(?:{_PERCENT})?")
+_SCALAR = re.compile(
+    rf"^\s*(?P<num>(?:{_NUM}))(?P<pct>{_PERCENT})?"
+    r"(?:\s*[A-Za-z][A-Za-z .,/^23]*)?\s*[.!]?\s*$"  # trailing units or words: "540 m", "8 apples left"
+)
+_SPACE_GROUPS = re.compile(r"^\s*-?\d{1,3}(?:[ \u00a0\u2009\u202f]\d{3})+(?=\s|$)")
+_LETTER = r"[A-Ea-e]"
+_CHOICE_REF = re.compile(r"^\s*(?:\\text\{\s*)?\(?\s*([A-E])\s*\)?\s*\}?\s*[.):]?\s*$")
+_MARKERS = re.compile(
+    r"####\s*(?P<hash>[^\n]*)"
+    r"|(?:final\s+answer|the\s+answer|answer)\s*(?:is|:|=)\s*:?\s*(?P<ans>[^\n]*)"
+    r"|(?:correct\s+)?(?:choice|option)\s*(?:is\s*)?(?:option\s*)?(?P<opt>\(?[A-Ea-e]\)?)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_HEDGE = re.compile(
+    r"\b(?:or|to|and/or)\s+(?:maybe\s+|perhaps\s+|possibly\s+)?(?=[-\d(\\$A-Ea-e])|\beither\b|\bbetween\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class FinalAnswer:
+    """A response's final answer: ``text`` as written (``boxed``: it came from ``\\boxed{}``), and ``hedged``
+    saying why it is not one answer ("" when it is)."""
+
+    text: str
+    boxed: bool = False
+    hedged: str = ""
+
+
+def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, content) of every ``\\boxed{...}`` / ``\\fbox{...}`` with balanced braces."""
+    out = []
+    for m in re.finditer(r"\\(?:boxed|fbox)\s*\{", text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        if depth == 0:
+            out.append((m.start(), i, text[m.end() : i - 1]))
+    return out
+
+
+def _clean(text: str) -> str:
+    text = re.sub(r"<<[^>]*>>", "", text)  # GSM8K calculator notes
+    return text.replace("**", "").replace("__", "")
+
+
+def _sentence_end(text: str, start: int) -> int:
+    m = re.compile(r"\.(?:\s|$)|\n|;").search(text, start)
+    return m.start() if m else len(text)
+
+
+def final_answer(response: str) -> FinalAnswer | None:
+    """The final answer of a response (see the module docstring), or None when it states none."""
+    text = _clean(response).strip()
+    if not text:
+        return None
+    found: list[tuple[int, int, str, bool]] = []  # (position, end, span, boxed)
+    for start, end, content in _boxed_spans(text):
+        found.append((start, end, content, True))
+    for m in _MARKERS.finditer(text):
+        group = next(g for g in ("hash", "ans", "opt") if m.group(g) is not None)
+        span = m.group(group)
+        if group == "ans":
+            span = span[: _sentence_end(span, 0)]
+        if span.strip() or group == "opt":
+            found.append((m.start(), m.end(), span.strip(), False))
+    if found:
+        position, end, span, boxed = max(found, key=lambda f: (f[0], -f[1]))
+        # Markers nested in one statement ("Final Answer: The final answer is $64$"): the innermost one wins.
+        tail = text[position : _sentence_end(text, end) if not boxed else end]
+        hedge = _hedge_between_boxes(text, found) or _hedge_in(tail if not boxed else span)
+        return FinalAnswer(span, boxed, hedge)
+    if _is_spam(text):
+        return FinalAnswer(text, False, "a list of candidates, not an answer")
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+    for sentence in reversed(sentences):
+        if _NUMBER.search(_numbers_from_words(sentence)) or re.search(r"\$[^$]+\$|\\\(", sentence):
+            return FinalAnswer(sentence.strip(), False, _hedge_in(sentence))
+    if sentences and choice_letter(sentences[-1]) is not None:
+        return FinalAnswer(sentences[-1].strip(), False, _hedge_in(sentences[-1]))
+    return None
+
+
+def _hedge_between_boxes(text: str, found: list[tuple[int, int, str, bool]]) -> str:
+    boxes = sorted((f for f in found if f[3]), key=lambda f: f[0])
+    if len(boxes) >= 2:
+        (_, end1, first, _), (start2, _, second, _) = boxes[-2], boxes[-1]
+        between = text[end1:start2]
+        if re.search(r"\bor\b", between, re.IGNORECASE) and first.strip() != second.strip():
+            return f"two answers offered: {first} or {second}"
+    return ""
+
+
+def _hedge_in(span: str) -> str:
+    """Why ``span`` offers more than one value ("" when it does not)."""
+    words = _numbers_from_words(span)
+    for m in _HEDGE.finditer(words):
+        before, after = words[: m.start()], words[m.end() :]
+        left = _values_in(before[-40:])
+        right = _values_in(after[:40])
+        if left and right and left[-1] != right[0]:
+            return f"hedged between {left[-1]} and {right[0]}"
+        if m.group(0).lower() in ("either", "between") and len(set(_values_in(after[:60]))) >= 2:
+            return "hedged between several values"
+    return ""
+
+
+def _values_in(text: str) -> list[Any]:
+    out: list[Any] = []
+    for m in _NUMBER.finditer(text):
+        value = _number(m.group(0))
+        if value is not None:
+            out.append(value)
+    for m in re.finditer(r"(?<![A-Za-z\\])\(?([A-E])\)?(?![A-Za-z])", text):
+        out.append(m.group(1))
+    return out
+
+
+def _is_spam(text: str) -> bool:
+    """A response that is only a list of three or more numbers or choice letters."""
+    stripped = re.sub(r"[\s,;]+", " ", text.strip().rstrip("."))
+    tokens = stripped.split()
+    if len(tokens) >= 3 and all(_NUMBER.fullmatch(t) or re.fullmatch(r"\(?[A-E]\)?", t) for t in tokens):
+        return True
+    return bool(re.fullmatch(r"[A-E]{3,5}", text.strip()))
+
+
+def _numbers_from_words(text: str) -> str:
+    """Number words written as digits: "sixty-four" -> "64", "one hundred and five" -> "105"."""
+
+    def convert(m: re.Match[str]) -> str:
+        parts = [p.lower() for p in re.split(r"[\s-]+", m.group(0).strip()) if p and p.lower() != "and"]
+        if not parts or all(p in _SCALES for p in parts):
+            return m.group(0)
+        total, current = 0, 0
+        for p in parts:
+            if p in _WORDS:
+                current += _WORDS[p]
+            elif p == "hundred":
+                current = (current or 1) * 100
+            else:
+                total += (current or 1) * _SCALES[p]
+                current = 0
+        trailing = " " if m.group(0).endswith((" ", "-")) else ""
+        return f"{total + current}{trailing}"
+
+    text = _WORD_RUN.sub(convert, text)
+    return _DIGIT_SCALE.sub(
+        lambda m: str(Fraction(m.group(1)) * _SCALES[m.group(2).lower()]).split("/")[0], text
+    )
+
+
+def _number(token: str) -> tuple[Fraction, bool] | None:
+    """(value, written with a percent sign) of one number token."""
+    percent = bool(re.search(_PERCENT + r"\s*$", token))
+    token = re.sub(_PERCENT + r"\s*$", "", token).strip()
+    compact = token.replace(" ", "")
+    try:
+        if m := re.fullmatch(r"(-?)(\d+)\\[dt]?frac\{(\d+)\}\{(\d+)\}", compact):
+            value = int(m.group(2)) + Fraction(int(m.group(3)), int(m.group(4)))
+            return (-value if m.group(1) else value), percent
+        if m := re.fullmatch(r"(-?)\\[dt]?frac\{(-?\d+)\}\{(-?\d+)\}", compact):
+            value = Fraction(int(m.group(2)), int(m.group(3)))
+            return (-value if m.group(1) else value), percent
+        if m := re.fullmatch(r"(-?\d+(?:\.\d+)?)(?:\\times|\\cdot|×)10\^\{?(-?\d+)\}?", compact):
+            return Fraction(m.group(1)) * Fraction(10) ** int(m.group(2)), percent
+        if m := re.fullmatch(r"(-?\d+(?:\.\d+)?)[eE]([+-]?\d+)", compact):
+            return Fraction(m.group(1)) * Fraction(10) ** int(m.group(2)), percent
+        if m := re.fullmatch(r"10\^\{?(-?\d+)\}?", compact):
+            return Fraction(10) ** int(m.group(1)), percent
+        if m := re.fullmatch(r"(-?)(\d+)\s+(\d+)/(\d+)", token):
+            value = int(m.group(2)) + Fraction(int(m.group(3)), int(m.group(4)))
+            return (-value if m.group(1) else value), percent
+        if m := re.fullmatch(r"(-?\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)", compact):
+            return Fraction(m.group(1)) / Fraction(m.group(2)), percent
+        return Fraction(compact.replace(",", "")), percent
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _strip_latex(span: str) -> str:
+    s = span.strip()
+    for _ in range(3):
+        boxed = _boxed_spans(s)
+        if len(boxed) == 1 and boxed[0][0] == 0 and boxed[0][1] == len(s):
+            s = boxed[0][2].strip()
+        s = re.sub(r"^\$+|\$+$", "", s.strip()).strip()
+        s = re.sub(r"^\\\(|\\\)$|^\\\[|\\\]$", "", s).strip()
+    s = re.sub(r"\\text\{\s*([^{}]*)\}", r" \1", s)
+    s = re.sub(r"\\mbox\{\s*([^{}]*)\}", r" \1", s)
+    s = re.sub(r"\\(?:left|right|displaystyle|,|!|;|:)", "", s)
+    s = re.sub(r"\^\s*\{?\\circ\}?|°|\bdegrees?\b", "", s)
+    s = re.sub(r"\\?\$\s*(?=[-\d.])", "", s)  # currency before a number
+    return s.replace("{,}", ",").strip()
+
+
+def scalar_value(span: str) -> tuple[Fraction, bool] | None:
+    """(value, percent sign) when ``span`` is one plain number, possibly with units or trailing words."""
+    s = _numbers_from_words(_strip_latex(span))
+    if m := _SPACE_GROUPS.match(s):
+        s = re.sub(r"[ \u00a0\u2009\u202f]", "", m.group(0)) + s[m.end() :]
+    m = _SCALAR.match(s)
+    if m is None:
+        return None
+    value = _number(m.group("num"))
+    if value is None:
+        return None
+    return value[0], value[1] or bool(m.group("pct"))
+
+
+def last_value(span: str) -> tuple[Fraction, bool] | None:
+    """The last number written in ``span`` (words and currency normalised), or None."""
+    s = _numbers_from_words(_strip_latex(span))
+    matches = list(_NUMBER.finditer(s))
+    return _number(matches[-1].group(0)) if matches else None
+
+
+def same_number(gold: tuple[Fraction, bool], answer: tuple[Fraction, bool]) -> bool:
+    """Equal, with the percent rule: ``X%`` equals ``X`` and ``X/100``."""
+    (g, gp), (a, ap) = gold, answer
+    if g == a:
+        return True
+    return (gp and not ap and g / 100 == a) or (ap and not gp and a / 100 == g)
+
+
+def gold_answer(reference: str, marker: str = "####") -> str:
+    """The final answer in a reference: after the last ``marker``, else its last ``\\boxed{}``, else all of it."""
+    text = _clean(reference)
+    if marker and marker in text:
+        text = text.rsplit(marker, 1)[1]
+    boxed = _boxed_spans(text)
+    if boxed and not text.strip().startswith("\\boxed") and len(boxed) == 1:
+        return boxed[0][2].strip()
+    return text.strip()
+
+
+def choice_letter(text: str, reference: bool = False) -> str | None:
+    """The multiple-choice letter ``text`` names: for a reference, only when it is a bare letter (``C``,
+    ``(C)``, ``\\text{(C)}``); for an answer span, a leading letter ("C", "(c)", "C) 12", "C. 42")."""
+    s = _strip_latex(text) if not reference else text.replace("$", "").strip()
+    if reference:
+        m = _CHOICE_REF.match(s) or _CHOICE_REF.match(_strip_latex(text))
+        return m.group(1) if m else None
+    s = re.sub(r"^(?:option|choice)\s+", "", s.strip(), flags=re.IGNORECASE)
+    m = re.match(rf"^\(?({_LETTER})\)?(?:$|[\s.):,])", s)
+    if m and (m.group(1).isupper() or s.startswith("(") or len(s) == 1):
+        return m.group(1).upper()
+    return None
+
+
+_MATH_WORDS = {"sin", "cos", "tan", "cot", "sec", "csc", "log", "exp", "sqrt", "arcsin", "arccos", "arctan",
+               "sinh", "cosh", "tanh", "max", "min", "gcd", "lcm", "mod", "det", "inf", "infty", "and", "pi"}  # fmt: skip
+
+
+def is_prose(text: str) -> bool:
+    """Words rather than mathematics: a reference like "no number here" is not read as a product of letters."""
+    s = re.sub(r"\\(?:begin|end)\{\w+\}|\\text\{[^{}]*\}|\\[A-Za-z]+", " ", text)
+    words = [w.lower() for w in re.findall(r"[A-Za-z]{3,}", s)]
+    return any(w not in _MATH_WORDS for w in words)
