@@ -286,7 +286,7 @@ class Learner(Actor[LearnerConfig]):
                     during_prev += 1
             total += len(samples)
             abstained += mask.count(False)
-            adv = group_advantages(torch.tensor(scores), torch.tensor(mask), normalize_std=grpo.normalize_std,
+            adv = group_advantages(torch.tensor(scores, dtype=torch.float64), torch.tensor(mask), normalize_std=grpo.normalize_std,
                                    eps=grpo.adv_eps)  # fmt: skip
             with_signal += int(bool(adv.abs().sum() > 0))
             for s, a, ok in zip(samples, adv.tolist(), mask, strict=True):

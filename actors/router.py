@@ -44,7 +44,7 @@ from typing import Any
 import nats.js.errors
 from nats.aio.msg import Msg
 from nats.js.kv import KeyValue
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
@@ -69,6 +69,8 @@ BUILTIN_ORIGIN = "built-in"
 
 
 class FallbackTool(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     tool: str
     weight: float = Field(1.0, gt=0)
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nats.aio.msg import Msg
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 
 
 class ValidationConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     runs: int = Field(2, ge=1, le=5)
     repeats: int = Field(2, ge=1, le=5)
     case_timeout_s: float = Field(1.0, gt=0)

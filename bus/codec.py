@@ -227,10 +227,22 @@ def encode(msg: Any) -> bytes:
     return msgpack.packb(to_dict(msg), use_bin_type=True)
 
 
+class _Extension(Exception):
+    pass
+
+
+def _no_extensions(code: int, data: bytes) -> Any:
+    # Wire values are MessagePack-native; an extension object would reach handlers that cannot use it.
+    # (The timestamp extension, -1, is read as float seconds.)
+    raise _Extension(f"MessagePack extension type {code} is not part of the wire format")
+
+
 def unpack(data: bytes) -> dict[str, Any]:
     """Parse bytes into a tagged payload map, without building the message type."""
     try:
-        obj = msgpack.unpackb(data, raw=False, strict_map_key=False)
+        obj = msgpack.unpackb(data, raw=False, strict_map_key=False, ext_hook=_no_extensions, timestamp=1)
+    except _Extension as exc:
+        raise MalformedPayload(str(exc)) from None
     except Exception as exc:  # msgpack raises several unrelated exception types
         raise MalformedPayload(f"not valid MessagePack: {type(exc).__name__}: {exc}") from None
     if not isinstance(obj, dict):

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class TLSConfig(BaseModel):
     """Client TLS. ``ca_file`` verifies the server; ``cert_file``/``key_file`` authenticate the client."""
+
+    model_config = ConfigDict(extra="forbid")
 
     ca_file: str | None = None
     """PEM bundle of the CA that signed the server certificates."""
@@ -34,6 +36,8 @@ def _tls_from_env() -> TLSConfig | None:
 
 class NatsConfig(BaseModel):
     """Where the bus is and how to join it."""
+
+    model_config = ConfigDict(extra="forbid")
 
     url: str = "embedded"
     """``embedded`` starts a nats-server for this run; otherwise a comma-separated list of nats:// URLs."""

@@ -18,7 +18,7 @@ import nats.errors
 from nats.js import JetStreamContext
 from nats.js import api as js_api
 from nats.js.errors import APIError, BucketNotFoundError, NotFoundError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from bus import subjects
 
@@ -62,6 +62,8 @@ OBJECTS_BUCKET = "rlar_objects"
 
 class TopologyConfig(BaseModel):
     """Tunables of the declared topology."""
+
+    model_config = ConfigDict(extra="forbid")
 
     replicas: int = Field(1, ge=1, le=5)
     """Replicas of every stream, bucket and consumer (3 on a 3-node cluster)."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from bus.client import Bus
 from bus.config import NatsConfig
@@ -25,6 +26,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Property tests: the same examples on every run (a failure replays; hypothesis prints the example), no
+# per-example deadline (a loaded machine is not a failure), no example database in the repository.
+settings.register_profile(
+    "rlar", derandomize=True, deadline=None, database=None, max_examples=100,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)  # fmt: skip
+settings.load_profile(os.environ.get("RLAR_HYPOTHESIS_PROFILE", "rlar"))
 
 # Short ack-waits so redelivery tests take seconds, not minutes.
 TEST_TOPOLOGY = TopologyConfig(

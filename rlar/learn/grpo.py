@@ -98,28 +98,32 @@ def group_advantages(
     ``rewards``: float [G]. ``mask``: bool [G], False for members whose reward abstained or errored;
     they neither enter the mean/std nor receive an advantage (0). The std is the sample std
     (Bessel-corrected, as TRL and verl compute it). A group with fewer than two valid members, or whose
-    valid rewards have std ≤ ``eps`` (all equal), gets all zeros: it carries no learning signal. A
-    non-finite valid reward is a bug upstream (mask it instead): ValueError. Returns float32 [G].
+    valid rewards are all equal or have std ≤ ``eps``, gets all zeros: it carries no learning signal. A
+    non-finite valid reward is a bug upstream (mask it instead): ValueError. Computed in float64 (the
+    float32 mean of equal values is not always that value: an all-equal group of large rewards got a
+    spurious common advantage); returns float32 [G].
     """
     if rewards.dim() != 1:
         raise ValueError(f"rewards must be 1-D [G], got shape {tuple(rewards.shape)}")
-    r = rewards.to(torch.float32)
+    r = rewards.to(torch.float64)
     valid = torch.ones_like(r, dtype=torch.bool) if mask is None else mask.to(torch.bool)
     if valid.shape != r.shape:
         raise ValueError(f"mask shape {tuple(valid.shape)} != rewards shape {tuple(r.shape)}")
-    out = torch.zeros_like(r)
+    out = torch.zeros_like(r, dtype=torch.float32)
     n = int(valid.sum())
     if n < 2:
         return out
     vals = r[valid]
     if not bool(torch.isfinite(vals).all()):
         raise ValueError(f"non-finite reward among valid group members: {vals.tolist()}")
+    if bool((vals == vals[0]).all()):
+        return out
     mean = vals.mean()
     std = vals.std(unbiased=True)
     if float(std) <= eps:
         return out
     centred = vals - mean
-    out[valid] = centred / (std + eps) if normalize_std else centred
+    out[valid] = (centred / (std + eps) if normalize_std else centred).to(torch.float32)
     return out
 
 
