@@ -176,3 +176,31 @@ async def test_format_rules_checks_the_rules_a_chat_record_carries_in_its_metada
         ToolInput(query="q", response="- a\n- banana", reference=None, metadata={"format_rules": three})
     )
     assert r.score == 0.0
+
+
+@pytest.mark.parametrize(
+    ("response", "score"),
+    [
+        ("Paris", 1.0),
+        ("The capital of France is Paris.", 1.0),
+        ("It is Paris, a city on the Seine, known for its museums.", 1.0),
+        ("Paris, France", 1.0),
+        ("Paris, London, Berlin, Rome, Madrid", 0.0),
+        ("Paris or London", 0.0),
+        ("It is either Lyon or Paris.", 0.0),
+        ("Paris London Berlin Rome Madrid Vienna", 0.0),
+        ("- Lyon\n- Paris\n- Nice\n- Lille", 0.0),
+    ],
+)
+async def test_contains_match_resists_the_answer_that_lists_everything(response, score):
+    res = await tool("contains_match").score(ToolInput("Capital of France?", response, "Paris"))
+    assert res.status == "ok" and res.score == score, res
+
+
+async def test_whole_answer_tools_never_match_a_list_and_lists_can_be_allowed():
+    listing = "12, 13, 14, 15"
+    for name in ("exact_match", "normalized_match", "contains_match"):
+        assert (await tool(name).score(ToolInput("q", listing, "13"))).score == 0.0, name
+    base = next(s for s in builtin_specs() if s.name == "contains_match")
+    lenient = make_tool(base.replace(params={**base.params, "allow_lists": True}).sealed())
+    assert (await lenient.score(ToolInput("q", listing, "13"))).score == 1.0

@@ -28,6 +28,7 @@ __all__ = [
     "MathVerifyTool",
     "NormalizedMatchTool",
     "extract_answer",
+    "lists_candidates",
     "normalize_text",
     "reference_strings",
 ]
@@ -171,8 +172,43 @@ class NormalizedMatchTool(_MatchTool):
         return self._norm(answer) == self._norm(ref)
 
 
+_STOPWORDS = frozenset(
+    "a an the is are was were be it its this that of in on at to for from by with as i we you he she they my"
+    " our your their his her answer final so thus therefore which who what".split()
+)
+_ITEM_SPLIT = re.compile(r"\s*(?:[,;/|\n]|\s-\s|^\s*[-*\u2022]\s+)\s*|\s+(?:or|and/or)\s+", re.M | re.I)
+
+
+def lists_candidates(response: str, reference: str) -> str:
+    """Why ``response`` reads as a list of candidate answers rather than one answer ("" when it does not):
+    alternatives joined by "or"; three or more short items (comma, semicolon, slash, newline or bullet
+    separated, each no longer than the reference plus two words); or a run of at least three times the
+    reference's words with no function word at all ("Paris London Berlin Rome")."""
+    ref_words = max(1, len(reference.split()))
+    items = [i for i in _ITEM_SPLIT.split(response.strip()) if i and i.strip(" .!?")]
+    short = [i for i in items if len(i.split()) <= ref_words + 2]
+    if re.search(r"\b(?:or|either|and/or)\b", response, re.I) and len(short) >= 2:
+        return f"offers alternatives ({len(items)} items joined by 'or')"
+    words = normalize_text(response).split()
+    for i, word in enumerate(words):  # "... Lyon or Paris": the reference on one side of an "or"
+        if word == "or" and i >= ref_words and i + ref_words < len(words):
+            left, right = " ".join(words[i - ref_words : i]), " ".join(words[i + 1 : i + 1 + ref_words])
+            if (
+                left != right
+                and normalize_text(reference) in (left, right)
+                and not {left, right} & _STOPWORDS
+            ):
+                return f"offers alternatives ({left} or {right})"
+    if len(items) >= 3 and len(short) >= 3 and len(short) >= 0.6 * len(items):
+        return f"lists {len(items)} candidate answers"
+    if len(words) >= 3 * ref_words + 1 and len(words) >= 3 and not any(w in _STOPWORDS for w in words):
+        return f"a run of {len(words)} bare words, not an answer"
+    return ""
+
+
 class ContainsMatchTool(NormalizedMatchTool):
-    """1.0 if the normalised reference occurs in the normalised response (on word boundaries by default)."""
+    """1.0 if the normalised reference occurs in the normalised response (on word boundaries by default), and
+    the response is not a list of candidates (``lists_candidates``) unless ``allow_lists`` is set."""
 
     default_spec: ClassVar[ToolSpec] = ToolSpec(
         name="contains_match",
@@ -180,7 +216,8 @@ class ContainsMatchTool(NormalizedMatchTool):
         description=(
             "Reference-contains match: 1 if the (normalised) reference appears inside the (normalised)"
             " response as whole words, else 0. Lenient; use for open QA where the response may wrap the"
-            " answer in a sentence. Beware: rewards responses that list many candidates."
+            " answer in a sentence. A response that lists candidates (alternatives joined by 'or', three or"
+            " more short items, a run of bare words) scores 0 unless allow_lists is set."
             + _ANSWER_PATTERN_DOC
         ),
         task_types=["qa", "open_qa", "short_answer", "retrieval"],
@@ -191,8 +228,18 @@ class ContainsMatchTool(NormalizedMatchTool):
             "strip_punctuation": True,
             "remove_articles": False,
             "word_boundary": True,
+            "allow_lists": False,
         },
     )
+
+    async def _score(self, inp: ToolInput) -> ToolResult:
+        result = await super()._score(inp)
+        if result.ok and result.score == 1.0 and not self.params.get("allow_lists", False):
+            answer = extract_answer(inp.response, self.answer_pattern) or ""
+            why = lists_candidates(answer, str(result.details.get("matched", "")))
+            if why:
+                return self.ok(0.0, f"the response {why}", matched=result.details.get("matched"))
+        return result
 
     def _match(self, answer: str, ref: str) -> bool:
         a, r = self._norm(answer), self._norm(ref)
