@@ -8,6 +8,7 @@ and the models nested in it. An annotation the strategy builder does not know fa
 from __future__ import annotations
 
 import dataclasses
+import enum
 import re
 import types
 import typing
@@ -60,14 +61,28 @@ def for_annotation(tp: Any) -> st.SearchStrategy[Any]:
         return st.lists(for_annotation(arg), max_size=5)
     if origin is dict or tp is dict:
         return st.dictionaries(st.text(max_size=8), NATIVE, max_size=4)
-    if isinstance(tp, type) and tp in codec.registered_types().values():
+    if isinstance(tp, type) and issubclass(tp, enum.StrEnum):
+        return st.sampled_from(list(tp))
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # a message or a nested wire struct
         return messages_of(tp)
     raise AssertionError(f"test_properties does not know how to generate {tp!r}: teach for_annotation")
 
 
 def messages_of(cls: type) -> st.SearchStrategy[Any]:
+    """Instances of a wire dataclass; values its own validation (``__post_init__``) refuses are redrawn."""
     hints = typing.get_type_hints(cls)
-    return st.builds(cls, **{f.name: for_annotation(hints[f.name]) for f in dataclasses.fields(cls)})
+    fields = st.fixed_dictionaries({f.name: for_annotation(hints[f.name]) for f in dataclasses.fields(cls)})
+
+    @st.composite
+    def build(draw: st.DrawFn) -> Any:
+        for _ in range(20):
+            try:
+                return cls(**draw(fields))
+            except (TypeError, ValueError):
+                continue
+        assume(False)
+
+    return build()
 
 
 WIRE_NAMES = sorted(codec.registered_types())
