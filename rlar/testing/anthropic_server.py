@@ -1,7 +1,8 @@
 """A local HTTP server speaking the Anthropic Messages API (``POST /v1/messages``), for tests and benchmarks.
 
 It stands in for the paid remote API only: the real ``anthropic`` SDK talks to it through ``base_url``. Each
-request takes the next step of ``script`` (else ``default``): ``{"text": ...}`` answers a proper message,
+request takes the step ``respond(body)`` returns when ``respond`` is set, else the next step of ``script`` (else
+``default``): ``{"text": ...}`` answers a proper message,
 ``{"content": [blocks], "usage": {...}}`` a message with those blocks (``tool_use`` included),
 ``{"status": 429, "headers": {...}}`` an error, and ``"delay"`` (else the server's ``delay_s``) is slept
 before answering — a fixed-latency judge endpoint. HTTP/1.1 keep-alive, one thread per connection.
@@ -17,6 +18,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -59,6 +61,8 @@ class MessagesServer(ThreadingHTTPServer):
         self.delay_s = delay_s
         self.default: dict[str, Any] = {"text": text}
         self.script: deque[dict[str, Any]] = deque()
+        # A step computed from the request body (e.g. a stand-in judge that reads the prompt); beats ``script``.
+        self.respond: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self.record = record
         self.requests: list[dict[str, Any]] = []
         self.headers_seen: list[dict[str, str]] = []
@@ -120,7 +124,7 @@ class _Handler(BaseHTTPRequestHandler):
             srv.in_flight += 1
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
         try:
-            step = srv.next_step()
+            step = srv.respond(body) if srv.respond is not None else srv.next_step()
             time.sleep(float(step.get("delay", srv.delay_s)))
             if self.path.split("?")[0] != "/v1/messages":
                 self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})

@@ -190,6 +190,8 @@ class LLMJudgeTool(RewardTool):
     async def _judge(self, inp: ToolInput) -> ToolResult:
         if not self.configured:
             return ToolResult.abstain("no judge configured")
+        if not inp.response.strip():  # nothing to judge: the lowest score, without a paid call
+            return self.ok(0.0, "empty response")
         import anthropic
 
         system, user = build_judge_prompt(inp, self.rubric, self.lo, self.hi)

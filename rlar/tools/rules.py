@@ -469,6 +469,8 @@ class FormatRulesTool(RewardTool):
 
     async def _score(self, inp: ToolInput) -> ToolResult:
         text = inp.response
+        if not text.strip():  # an empty response follows no instruction, whatever rules it does not break
+            return self.ok(0.0, "empty response")
         checks: dict[str, bool] = {}
         for rx in self.required:
             checks[f"requires /{rx.pattern}/"] = rx.search(text) is not None
