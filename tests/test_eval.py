@@ -289,6 +289,15 @@ def test_rlar_eval_tasks_reads_the_runs_own_config_and_errors_are_one_line(
         assert "capitalize  score" in capsys.readouterr().out
     finally:
         (run_dir / "config.toml").unlink()
+    assert main(["eval", "--tasks", "capitalize"]) == 2 and "give --checkpoint" in capsys.readouterr().err
+    # --config alone evaluates the checkpoint the config trains from ([policy] path)
+    with_policy = tmp_path / "with_policy.toml"
+    with_policy.write_text(
+        f'[policy]\nsource = "path"\npath = "{run_dir / "policy" / "init"}"\n\n' + config.read_text()
+    )
+    args = ["eval", "--config", str(with_policy), "--task", "capitalize", "--split", "train", "--limit", "1",
+            "--max-new-tokens", "2", "--out", str(tmp_path)]  # fmt: skip
+    assert main(args) == 0 and "capitalize on run0@init" in capsys.readouterr().out
 
 
 @pytest.mark.slow

@@ -7,6 +7,21 @@ import json
 from typing import Any
 
 
+def _config_policy(config: str | None) -> str:
+    """The checkpoint a run config trains from (``[policy] source = "path"``); ValueError otherwise."""
+    import tomllib
+    from pathlib import Path
+
+    if not config:
+        raise ValueError("give --checkpoint (a run directory or a Hugging Face checkpoint directory)")
+    policy = tomllib.loads(Path(config).read_text()).get("policy", {}) if Path(config).is_file() else {}
+    if policy.get("source") != "path" or not policy.get("path"):
+        raise ValueError(f"{config} builds its policy ([policy] source = {policy.get('source', 'tiny')!r}): give "
+                         "--checkpoint RUN_DIR, the run whose weights to evaluate")  # fmt: skip
+    path = Path(policy["path"]).expanduser()
+    return str(path if path.is_absolute() else Path(config).absolute().parent / path)
+
+
 def cmd_eval(a: argparse.Namespace) -> int:
     import sys
 
@@ -16,7 +31,7 @@ def cmd_eval(a: argparse.Namespace) -> int:
     options = {"direction": a.direction} if a.direction else None
     overrides = {"max_new_tokens": a.max_new_tokens, "n_samples": a.samples, "temperature": a.temperature}
     try:
-        doc = run_eval(a.checkpoint, a.suite, compare=a.compare, out=a.out, limit=a.limit, tasks=tasks, seed=a.seed,
+        doc = run_eval(a.checkpoint or _config_policy(a.config), a.suite, compare=a.compare, out=a.out, limit=a.limit, tasks=tasks, seed=a.seed,
                        judge_url=a.judge_url, device=a.device, data=a.data, config=a.config, split=a.split,
                        engine=a.engine, dtype=a.dtype, options=options, overrides=overrides)  # fmt: skip
     except (ValueError, FileNotFoundError) as exc:
@@ -71,7 +86,8 @@ def register(sub: Any, bench: Any) -> None:
     p = sub.add_parser(
         "eval", help="evaluate a checkpoint on held-out splits or data files (the paper's metrics)"
     )
-    p.add_argument("--checkpoint", required=True, help="run directory (newest weights) or HF checkpoint dir")
+    p.add_argument("--checkpoint", help="run directory (newest weights) or HF checkpoint dir (default with "
+                   "--config: its [policy] path)")  # fmt: skip
     p.add_argument(
         "--compare", help="baseline run directory or HF dir: prints deltas (checkpoint - baseline)"
     )

@@ -1,7 +1,8 @@
 """Tables for ``rlar eval``: one checkpoint, or two side by side with deltas marked ↑/↓ (the paper's Table 2).
 
 Rows are (task, metric); ``None`` values print as "no judge" for judge metrics and "-" otherwise. Counters
-that are not quality metrics (``judge_abstained``, ``sandbox_abstained``) are kept in the JSON only.
+that are not quality metrics (``judge_abstained``, ``sandbox_abstained``, ``ifeval_abstained``) are kept in the
+JSON only.
 A delta is ``new - base``; ↑ marks an increase of a higher-is-better metric, ↓ a decrease, = no change
 (``avg_len`` has no better direction and gets none).
 """
@@ -12,7 +13,7 @@ from typing import Any
 
 __all__ = ["comparison_rows", "markdown_table", "metric_rows", "terminal_table"]
 
-HIDDEN = {"judge_abstained", "sandbox_abstained"}
+HIDDEN = {"judge_abstained", "sandbox_abstained", "ifeval_abstained"}
 NO_DIRECTION = {"avg_len"}
 
 
