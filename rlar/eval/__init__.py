@@ -96,7 +96,7 @@ def run_eval(
     for task, ds in loaded:
         if task.tool_score:
             check_tools(ds.spec)
-    label = suite or (data and Path(data).name.split(".")[0]) or ",".join(tasks or []) or "tasks"
+    label = suite or ",".join(tasks or []) or (data and Path(data).name.split(".")[0]) or "tasks"
     settings = EngineSettings(kind=engine, device=device, dtype=dtype)
     base_doc = (
         evaluate(base_ck, label, loaded, seed=seed, judge_url=judge_url, engine=settings).to_dict() if base_ck else None

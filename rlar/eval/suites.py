@@ -184,8 +184,9 @@ def _named_task(name: str, configs: list[dict[str, Any]]) -> dict[str, Any] | No
 def _heldout(cfg: dict[str, Any], split: str, data: str | None, name: str) -> dict[str, Any]:
     """The task config pointed at its held-out split, or at ``data`` (the whole file, same format and tools)."""
     source = cfg.get("source", "builtin")
+    cfg = {k: v for k, v in cfg.items() if k not in ("limit", "weight")}  # training knobs, not the eval's
     if data is not None:
-        out = {k: v for k, v in cfg.items() if k not in ("path", "split_field", "limit", "weight")}
+        out = {k: v for k, v in cfg.items() if k not in ("path", "split_field")}
         if source == "builtin":
             out = {"name": cfg["name"], "source": "auto", "spec": cfg.get("spec", {})}
         return {**out, "path": str(Path(data).absolute()), "split": split}
