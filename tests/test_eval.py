@@ -123,8 +123,10 @@ def _score_files(*cases: tuple[str, Any, dict[str, Any]]) -> list[dict[str, Any]
 
 
 def _off_by_one(answer: str) -> str:
+    from decimal import Decimal
+
     final = answer.rsplit("####", 1)[1].strip().replace(",", "")
-    return f"The answer is {float(final) + 1:g}."
+    return f"The answer is {Decimal(final) + 1}."
 
 
 def test_nem_counts_equivalent_final_answers_and_only_those() -> None:
