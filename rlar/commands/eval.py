@@ -31,7 +31,8 @@ def cmd_eval(a: argparse.Namespace) -> int:
     options = {"direction": a.direction} if a.direction else None
     overrides = {"max_new_tokens": a.max_new_tokens, "n_samples": a.samples, "temperature": a.temperature}
     try:
-        doc = run_eval(a.checkpoint or _config_policy(a.config), a.suite, compare=a.compare, out=a.out, limit=a.limit, tasks=tasks, seed=a.seed,
+        checkpoint = a.checkpoint or _config_policy(a.config)
+        doc = run_eval(checkpoint, a.suite, compare=a.compare, out=a.out, limit=a.limit, tasks=tasks, seed=a.seed,
                        judge_url=a.judge_url, device=a.device, data=a.data, config=a.config, split=a.split,
                        engine=a.engine, dtype=a.dtype, options=options, overrides=overrides)  # fmt: skip
     except (ValueError, FileNotFoundError) as exc:
