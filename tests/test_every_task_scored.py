@@ -11,7 +11,6 @@ HumanEval: every one of the 164 canonical solutions passes through the bus (``sl
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import uuid
@@ -22,10 +21,10 @@ import pytest
 
 from actors.reward import RewardConfig, RewardWorker
 from actors.sandbox import SandboxActor, SandboxActorConfig
-from bus import subjects
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.messages import Reward, ScoreRequest, ToolRef
+from rlar.benchmarks.reward import collect_rewards
 from rlar.registry import ToolRegistry
 from rlar.sandbox import check_sandbox
 from rlar.tasks import TaskRecord
@@ -145,44 +144,31 @@ async def _score_cases(
     """Publish (right, wrong, empty) x tools for every case; the combined (status, score, reasons) per answer."""
     task = f"every_{uuid.uuid4().hex[:8]}"
     registry = ToolRegistry(bus)
-    want: dict[str, tuple[str, str, float]] = {}
-    got: dict[str, Reward] = {}
-    done = asyncio.Event()
-
-    async def on_reward(msg: Reward, raw: object) -> None:
-        if msg.sample_id in want and msg.sample_id not in got:
-            got[msg.sample_id] = msg
-            if len(got) == len(want):
-                done.set()
-
-    sub = await bus.subscribe(subjects.rewards(task), Reward, on_reward)
-    await bus.nc.flush()
     kinds = {}
     for name in {tool for _, _, tools, _, _ in cases for tool, _ in tools}:
         spec, why = await registry.resolve(name, None)
         assert spec is not None and not why, (name, why)
         kinds[name] = spec.kind
+    want: dict[str, tuple[str, str]] = {}
+    reqs = []
     for label, rec, tools, right, wrong in cases:
+        query = rec.prompt if isinstance(rec.prompt, str) else json.dumps(rec.prompt)
         for kind_of_answer, response in (("right", right), ("wrong", wrong), ("empty", "")):
             for tool, weight in tools:
                 sid = uuid.uuid4().hex
-                want[sid] = (label, kind_of_answer, weight)
-                query = rec.prompt if isinstance(rec.prompt, str) else json.dumps(rec.prompt)
-                req = ScoreRequest(sample_id=sid, prompt_id=label, task=task,
-                                   tool=ToolRef(tool=tool, kind=kinds[tool], weight=weight), query=query,
-                                   response=response, reference=rec.reference, metadata=dict(rec.metadata))  # fmt: skip
-                await bus.js_publish(subjects.score(str(kinds[tool])), req, msg_id=f"{sid}/{tool}")
-    try:
-        await asyncio.wait_for(done.wait(), timeout_s)
-    finally:
-        await sub.unsubscribe()
+                want[sid] = (label, kind_of_answer)
+                reqs.append(ScoreRequest(sample_id=sid, prompt_id=label, task=task,
+                                         tool=ToolRef(tool=tool, kind=kinds[tool], weight=weight), query=query,
+                                         response=response, reference=rec.reference, metadata=dict(rec.metadata)))  # fmt: skip
+    _, rewards = await collect_rewards(bus, task, reqs, timeout_s)
     grouped: dict[tuple[str, str], list[Reward]] = {}
-    for sid, (label, kind_of_answer, _) in want.items():
-        grouped.setdefault((label, kind_of_answer), []).append(got[sid])
+    for r in rewards:
+        grouped.setdefault(want[r.sample_id], []).append(r)
+    assert len(rewards) == len(reqs)
     out = {}
-    for key, rewards in grouped.items():
-        status, score = combine([(r.weight, r.status, r.score) for r in rewards])
-        out[key] = (status, score, "; ".join(f"{r.tool}: {r.status} {r.reason[:150]}" for r in rewards))
+    for key, group in grouped.items():
+        status, score = combine([(r.weight, r.status, r.score) for r in group])
+        out[key] = (status, score, "; ".join(f"{r.tool}: {r.status} {r.reason[:150]}" for r in group))
     return out
 
 

@@ -83,7 +83,7 @@ async def _sandbox_rate(bus: Bus, url: str, run_dir: Path, workers: int, n: int,
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def _collect(
+async def collect_rewards(
     bus: Bus, task: str, reqs: list[ScoreRequest], timeout_s: float
 ) -> tuple[float, list[Reward]]:
     """Publish ``reqs`` and wait for all their rewards; (seconds from first publish to last reward, rewards)."""
@@ -138,8 +138,8 @@ async def _rule_rate(bus: Bus, url: str, run_dir: Path, n: int) -> float:
                                  response=f"r{tag}{i}", reference="rw1")
                     for i in range(k)]  # fmt: skip
 
-        await _collect(bus, tok, reqs(50, "w"), 60)  # warm-up: tool worker process started, tool built
-        elapsed, rewards = await _collect(bus, tok, reqs(n, "m"), 120)
+        await collect_rewards(bus, tok, reqs(50, "w"), 60)  # warm-up: tool worker process started, tool built
+        elapsed, rewards = await collect_rewards(bus, tok, reqs(n, "m"), 120)
         _require_ok(rewards, "rule scoring")
         return n / elapsed
     finally:
@@ -193,7 +193,7 @@ async def _judge_rate(
 
         # Warm up until every worker has built the judge (imported the SDK) and served a request.
         for round_ in range(10):
-            _, warm = await _collect(bus, tok, reqs(2 * workers * concurrency, f"w{round_}-"), 60)
+            _, warm = await collect_rewards(bus, tok, reqs(2 * workers * concurrency, f"w{round_}-"), 60)
             _require_ok(warm, "judge warm-up")
             await asyncio.sleep(0.6)  # a heartbeat with the executor's counts
             served = {
@@ -202,7 +202,7 @@ async def _judge_rate(
             if len(served) == workers:
                 break
         n = per_worker * workers
-        elapsed, rewards = await _collect(bus, tok, reqs(n, "m"), 180)
+        elapsed, rewards = await collect_rewards(bus, tok, reqs(n, "m"), 180)
         _require_ok(rewards, "judge scoring")
         return n / elapsed
     finally:

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import marshal
 import os
 import selectors
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -30,9 +32,36 @@ from pathlib import Path
 from rlar.sandbox.schema import Limits, SandboxConfig
 
 # The driver's program: the plain-data call protocol, then the driver (which uses it by name).
-HARNESS_SOURCE = Path(__file__).with_name("rpc.py").read_text(encoding="utf-8") + Path(__file__).with_name(
-    "harness.py"
-).read_text(encoding="utf-8").replace("from __future__ import annotations\n", "", 1)
+_HERE = Path(__file__).parent
+HARNESS_SOURCE = (_HERE / "rpc.py").read_text(encoding="utf-8") + (_HERE / "harness.py").read_text(
+    encoding="utf-8"
+).replace("from __future__ import annotations\n", "", 1)
+# Compiling that source costs ~20 ms of CPU per jail, so it travels compiled, with the source for a jail
+# interpreter of another minor version (a code object only loads on the version that made it).
+HARNESS_IMAGE = marshal.dumps(
+    {
+        "version": list(sys.version_info[:2]),
+        "code": marshal.dumps(compile(HARNESS_SOURCE, "rlar-sandbox-driver", "exec")),
+        "source": HARNESS_SOURCE,
+    },
+    4,
+)
+# Reads the image from the fd in argv[1], then runs the driver as __main__ with the remaining arguments.
+_BOOTSTRAP = (
+    "import marshal, os, sys\n"
+    "fd = int(sys.argv.pop(1))\n"
+    "chunks = []\n"
+    "while True:\n"
+    "    chunk = os.pread(fd, 1 << 20, sum(map(len, chunks)))\n"
+    "    if not chunk: break\n"
+    "    chunks.append(chunk)\n"
+    "os.close(fd)\n"
+    "image = marshal.loads(b''.join(chunks))\n"
+    "same = image['version'] == list(sys.version_info[:2])\n"
+    "code = marshal.loads(image['code']) if same else compile(image['source'], 'rlar-sandbox-driver', 'exec')\n"
+    "del chunks, image\n"
+    "exec(code, {'__name__': '__main__', '__builtins__': __builtins__})\n"
+)
 SANDBOX_UID = 65534  # uid/gid the code has inside the jail ("nobody")
 _RESULTS_CAP = 8 << 20  # the driver writes small records; more than this means something is wrong
 _DRAIN_AFTER_EXIT_S = 0.5  # rlimit-only stragglers can hold our pipes open after the driver exits
@@ -214,17 +243,19 @@ class Jail:
         if problem:
             return self._fail(problem)
         ids = _dropped_ids(config)
+        image_fd = os.memfd_create("rlar-driver")
         program_fd = os.memfd_create("rlar-program")
         payload_fd = os.memfd_create("rlar-payload")
         stdin_fd = os.memfd_create("rlar-stdin")
         results_r, results_w = os.pipe()
         try:
+            os.write(image_fd, HARNESS_IMAGE)
             os.write(program_fd, self.program)
             os.write(payload_fd, self.payload)
             os.write(stdin_fd, stdin or b"")
             os.lseek(stdin_fd, 0, os.SEEK_SET)
-            fds = (program_fd, payload_fd, results_w)
-            tail = [config.python, "-I", "-B", "-c", HARNESS_SOURCE, *map(str, fds)]
+            fds = (image_fd, program_fd, payload_fd, results_w)
+            tail = [config.python, "-I", "-B", "-c", _BOOTSTRAP, *map(str, fds)]
             kwargs: dict = {}
             env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
             if config.mode == "bwrap":
@@ -257,7 +288,7 @@ class Jail:
             os.close(results_r)
             return self._fail(f"could not start the sandbox: {exc}")
         finally:
-            for fd in (program_fd, payload_fd, stdin_fd, results_w):
+            for fd in (image_fd, program_fd, payload_fd, stdin_fd, results_w):
                 os.close(fd)
         assert self._proc.stdout is not None and self._proc.stderr is not None
         try:

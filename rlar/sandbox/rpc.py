@@ -52,22 +52,54 @@ class CandidateGone(Exception):
 
 
 def load_codec() -> None:
-    """Import what the codec needs (json, collections); the driver calls it once before forking, so the checker
-    and candidate processes inherit it instead of importing per test."""
-    global _json, _DICTS
-    import collections
-    import json
+    """Set up JSON for the frames; the driver calls it once before forking, so the checker and candidate processes
+    inherit it. The C accelerator ``_json`` is used directly: the ``json`` package imports ``re``, which costs
+    ~10 ms of CPU per jail; ``json`` is the fallback where ``_json`` is missing or differs."""
+    global _dumps, _loads
+    try:
+        import _json
 
-    _json = json
-    _DICTS = (dict, collections.OrderedDict, collections.defaultdict, collections.Counter)
+        constants = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+        class _Context:
+            strict = True
+            object_hook = object_pairs_hook = None
+            parse_float, parse_int, parse_constant = float, int, constants.__getitem__
+
+        scan = _json.make_scanner(_Context())  # type: ignore[arg-type]
+        encode_chunks = _json.make_encoder(
+            None, _not_json, _json.encode_basestring_ascii, None, ":", ",", False, False, True
+        )
+
+        def dumps(obj: object) -> str:
+            return "".join(encode_chunks(obj, 0))
+
+        def loads(text: str) -> Any:
+            value, end = scan(text, 0)
+            if text[end:].strip():
+                raise ValueError("extra data after the value")
+            return value
+
+        if loads(dumps([1, -2.5, "\u00e9", None, True, {"t": [float("inf")]}]))[4] is not True:
+            raise ValueError("the _json accelerator does not round-trip")
+        _dumps, _loads = dumps, loads
+    except Exception:
+        import json
+
+        _dumps = lambda obj: json.dumps(obj, separators=(",", ":"))  # noqa: E731
+        _loads = json.loads
 
 
-_json: Any = None
-_DICTS: tuple[type, ...] = (dict,)
+def _not_json(obj: object) -> object:
+    raise TypeError(f"{type(obj).__name__} is not JSON")
+
+
+_dumps: Any = None
+_loads: Any = None
 
 
 def send_frame(fd: int, obj: object) -> None:
-    data = _json.dumps(obj, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    data = _dumps(obj).encode("utf-8", "surrogatepass")
     view = memoryview(len(data).to_bytes(4, "big") + data)
     while view:
         view = view[os.write(fd, view) :]
@@ -89,12 +121,19 @@ def recv_frame(fd: int) -> Any:
     if size > MAX_FRAME:
         raise CandidateGone(f"a frame of {size} bytes is over the {MAX_FRAME}-byte limit")
     try:
-        return _json.loads(_read_exact(fd, size).decode("utf-8", "surrogatepass"))
-    except (ValueError, RecursionError) as exc:
+        return _loads(_read_exact(fd, size).decode("utf-8", "surrogatepass"))
+    except Exception as exc:  # the C scanner raises StopIteration at bad input, besides ValueError
         raise CandidateGone(f"malformed frame: {type(exc).__name__}") from None
 
 
 # -- plain data ---------------------------------------------------------------------------------------------
+
+
+def _stdlib_dicts() -> tuple[type, ...]:
+    """``OrderedDict``, ``defaultdict`` and ``Counter`` compare like dicts; they exist only if collections is
+    imported (no import here: it costs every jail)."""
+    cm = sys.modules.get("collections")
+    return (cm.OrderedDict, cm.defaultdict, cm.Counter) if cm is not None else ()
 
 
 def encode(value: Any, ref: Any) -> Any:
@@ -108,7 +147,7 @@ def encode(value: Any, ref: Any) -> Any:
         return [encode(v, ref) for v in value]
     if kind is tuple:
         return {"t": [encode(v, ref) for v in value]}
-    if kind in _DICTS:
+    if kind is dict or (isinstance(value, dict) and kind in _stdlib_dicts()):
         return {"d": [[encode(k, ref), encode(v, ref)] for k, v in value.items()]}
     if kind is set or kind is frozenset:
         return {"s" if kind is set else "f": [encode(v, ref) for v in value]}
@@ -249,7 +288,7 @@ _MUTABLE = (list, dict, set, bytearray)
 
 def _snapshot(value: Any) -> str:
     try:
-        return _json.dumps(encode(value, _refuse))
+        return _dumps(encode(value, _refuse))
     except (NonPlain, RecursionError, ValueError):
         return ""
 
@@ -453,7 +492,7 @@ def run_checker(job: dict, tests: dict, call_fd: int, reply_fd: int) -> None:
         before = set(namespace)
         try:
             exec(compile(tests["prompt"], "prompt.py", "exec"), namespace)
-            replaceable |= _stubs(tests["prompt"])
+            replaceable |= set(tests.get("stubs", ()))
         except Exception:
             pass  # a prompt that is not runnable on its own: the candidate's names stand in for it
         namespace["__rlar_context_classes__"] = {
@@ -486,29 +525,6 @@ def run_checker(job: dict, tests: dict, call_fd: int, reply_fd: int) -> None:
                 raise AssertionError(f"returned {_short(result)}, expected {_short(expected)}")
         else:
             namespace["check"](candidate)
-
-
-def _stubs(prompt: str) -> set[str]:
-    """Top-level functions and classes of the prompt that the response is asked to write: bodies that are only
-    a docstring, ``pass``, ``...`` or ``raise NotImplementedError``."""
-    import ast
-
-    def stub(body: list) -> bool:
-        for node in body:
-            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-                continue  # docstring or ...
-            if isinstance(node, ast.Pass | ast.Raise):
-                continue
-            if isinstance(node, ast.FunctionDef) and stub(node.body):
-                continue  # a method stub inside a class stub
-            return False
-        return True
-
-    names = set()
-    for node in ast.parse(prompt).body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and stub(node.body):
-            names.add(node.name)
-    return names
 
 
 def _short(value: object) -> str:

@@ -7,6 +7,7 @@ driver's records into a ``RunResult``. Nothing here raises for the untrusted cod
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import marshal
 import secrets
@@ -68,6 +69,34 @@ def _payloads(
     return marshal.dumps(visible, 4), marshal.dumps(hidden, 4)
 
 
+def prompt_stubs(prompt: str) -> list[str]:
+    """Top-level functions and classes of the prompt that the response is asked to write: bodies that are only
+    a docstring, ``pass``, ``...`` or ``raise NotImplementedError``. The tests use the response's versions of
+    these; other names the prompt defines stay the dataset's. Computed here, not in the jail (``ast`` costs
+    ~14 ms of CPU to import)."""
+    try:
+        tree = ast.parse(prompt)
+    except (SyntaxError, ValueError):
+        return []
+
+    def stub(body: list) -> bool:
+        for node in body:
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                continue  # docstring or ...
+            if isinstance(node, ast.Pass | ast.Raise):
+                continue
+            if isinstance(node, ast.FunctionDef) and stub(node.body):
+                continue  # a method stub inside a class stub
+            return False
+        return True
+
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and stub(node.body)
+    ]
+
+
 def _jobs_for(tests: CodeTests) -> tuple[str, list[dict[str, Any]]]:
     if tests.style == "humaneval":
         return "func", [{"code": tests.checks[0], "call": tests.entry_point}]
@@ -86,7 +115,8 @@ def _prepare_tests(
     limits, config = limits or Limits(), config or SandboxConfig()
     kind, jobs = _jobs_for(tests)
     nonce = secrets.token_hex(16)
-    shared = {"prompt": tests.prompt, "entry": tests.entry_point, "compare": tests.compare}
+    shared = {"prompt": tests.prompt, "entry": tests.entry_point, "compare": tests.compare,
+              "stubs": prompt_stubs(tests.prompt) if tests.prompt else []}  # fmt: skip
     visible, hidden = _payloads(kind, program, jobs, limits, config, nonce, shared)
     jail = Jail(config, limits, visible, hidden, nonce, len(jobs))
     return jail, lambda done: _tests_result(tests, limits, done)
