@@ -71,6 +71,8 @@ def test_bench_math_prints_both_accuracies_as_json(capsys, tmp_path):
         ("#### 12", "Final answer: 12 or 14", 0.0),
         ("12", "10 11 12 13 14", 0.0),
         ("12", "between 11 and 13", 0.0),
+        ("#### 10", "The price went from 5 to 10.", 1.0),
+        ("#### 10", "It needs to be 10.", 1.0),
         ("12", "The answer is 12 (twelve).", 1.0),
         ("-5, 5", "$\\boxed{5, -5}$", 1.0),  # a list reference is not hedged against
         # numbers written in other ways

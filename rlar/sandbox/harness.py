@@ -312,6 +312,17 @@ class _Zygote:
             return 0
         return int(reply)
 
+    def sweep(self) -> bool:
+        """Have the candidate host ``kill(-1, SIGKILL)``: every process of the jail but it and us (PID 1)."""
+        if not self.alive:
+            return False
+        try:
+            self.sock.send(b"k")
+            return self.sock.recv(16) == b"k"
+        except OSError:
+            self.alive = False
+            return False
+
     @staticmethod
     def _serve(sock: object, cand: dict) -> None:
         import _socket
@@ -320,6 +331,13 @@ class _Zygote:
             msg, ancillary, _, _ = sock.recvmsg(4, _socket.CMSG_SPACE(16))  # type: ignore[attr-defined]
             if not msg:
                 return
+            if msg == b"k":
+                try:
+                    os.kill(-1, _SIGKILL)
+                except OSError:
+                    pass
+                sock.send(b"k")  # type: ignore[attr-defined]
+                continue
             fds = [int.from_bytes(data[i : i + 4], sys.byteorder, signed=True)
                    for _, _, data in ancillary for i in range(0, len(data) - len(data) % 4, 4)]  # fmt: skip
             read_pid, write_pid = os.pipe()
@@ -408,56 +426,62 @@ def _reap_candidate(pid: int) -> tuple[int | None, float, int]:
     return status, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
-def _clean_up(pid_ns: bool, keep: int) -> int:
-    """Kill and reap whatever the last job left behind (grandchildren, daemons, fork bombs), except ``keep``
-    (the candidate host); returns how many live processes were found.
+def _clean_up(pid_ns: bool, zygote: _Zygote | None) -> int:
+    """Kill and reap whatever the last job left behind (grandchildren, daemons, fork bombs), except the candidate
+    host; returns how many live processes were found.
 
-    In a PID namespace we are its PID 1 and see exactly the jail's processes in /proc. Without one (rlimit-only
-    mode) we are a child subreaper, so every orphaned descendant is re-parented to us: kill our children, whose
-    own children then become ours, until none is left."""
+    In a PID namespace we are its PID 1: ``kill(-1)`` reaches every other process of the jail at once, so a fork
+    bomb cannot outrun it. Sent by the candidate host (which ``kill(-1)`` spares, as it spares PID 1) when there
+    is one, by us otherwise. Without a PID namespace (rlimit-only mode) ``kill(-1)`` would reach the host's
+    processes of that uid; there we are a child subreaper, so every orphaned descendant is re-parented to us:
+    kill our children, whose own children then become ours, until none is left."""
     deadline = time.monotonic() + 2.0
     me = str(os.getpid()).encode()
     found: set[int] = set()
     while time.monotonic() < deadline:
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) in (os.getpid(), keep):
-                continue
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as stat:
-                    fields = stat.read().rsplit(b")", 1)[1].split()
-                if pid_ns or fields[1] == me:
-                    if fields[0] != b"Z":
-                        found.add(int(entry))
-                    os.kill(int(entry), _SIGKILL)
-            except (OSError, IndexError):
-                pass
+        keep = zygote.pid if zygote is not None and zygote.alive else -1
+        others = _others(pid_ns, keep, me)
+        found |= {pid for pid, zombie in others.items() if not zombie}
+        if not others:
+            break
+        if pid_ns:
+            if zygote is None or not zygote.sweep():
+                try:
+                    os.kill(-1, _SIGKILL)
+                except ProcessLookupError:
+                    pass
+        else:
+            for pid in others:
+                try:
+                    os.kill(pid, _SIGKILL)
+                except OSError:
+                    pass
         try:
             while True:
                 pid = os.waitpid(-1, os.WNOHANG)[0]
                 if not pid:
                     break
-                if pid == keep:
-                    keep = -1  # the candidate host died; the caller notices on its next spawn
+                if zygote is not None and pid == zygote.pid:
+                    zygote.alive = False  # the candidate host died; the next spawn reports it
         except ChildProcessError:
-            return len(found)
-        if not _any_left(pid_ns, keep, me):
-            return len(found)
-        time.sleep(0.001)
+            pass
     return len(found)
 
 
-def _any_left(pid_ns: bool, keep: int, me: bytes) -> bool:
+def _others(pid_ns: bool, keep: int, me: bytes) -> dict[int, bool]:
+    """Processes other than us and ``keep`` (our children only, without a PID namespace): pid -> is a zombie."""
+    out = {}
     for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) not in (os.getpid(), keep):
-            if pid_ns:
-                return True
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as stat:
-                    if stat.read().rsplit(b")", 1)[1].split()[1] == me:
-                        return True
-            except (OSError, IndexError):
-                pass
-    return False
+        if not entry.isdigit() or int(entry) in (os.getpid(), keep):
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            if pid_ns or fields[1] == me:
+                out[int(entry)] = fields[0] == b"Z"
+        except (OSError, IndexError):
+            pass
+    return out
 
 
 def _read_nonblocking(fd: int, cap: int = 65536) -> bytes:
@@ -617,7 +641,7 @@ def _run_job(index: int, job: dict, payload: dict, zygote: _Zygote | None) -> li
             if fd >= 0:
                 os.close(fd)
         violations = _violations(audit, [])
-    left = _clean_up(payload["pid_ns"], zygote.pid if zygote is not None and zygote.alive else -1)
+    left = _clean_up(payload["pid_ns"], zygote)
     if left:
         violations.append(f"process_left_behind\t{left} process(es) still running after the test")
     return [

@@ -156,6 +156,8 @@ def _hedge_in(span: str) -> str:
     words = _numbers_from_words(span)
     for m in _HEDGE.finditer(words):
         before, after = words[: m.start()], words[m.end() :]
+        if m.group(0).lower().startswith("to") and re.search(r"\bfrom\s+\S+\s*$", before, re.IGNORECASE):
+            continue  # "from 5 to 10" is a change, not two answers
         left = _values_in(before[-40:])
         right = _values_in(after[:40])
         if left and right and left[-1] != right[0]:
