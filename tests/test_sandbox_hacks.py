@@ -28,7 +28,10 @@ HUMANEVAL = CodeTests.humaneval(
 SET_TEST = CodeTests.asserts(["assert add(2, 3) in {5}", "assert {add(1, 1)} == {2}"])
 BOOL_TEST = CodeTests.asserts(["assert is_even(4)", "assert not is_even(3)"])
 STDIO = CodeTests.stdio_cases([("2 3\n", "5\n"), ("10 -4\n", "6\n")])
-FAST = Limits(test_s=2.0, cpu_s=2)
+# A generous whole-jail clock: the per-test clock is what the cases exercise, and on a loaded machine a bomb's
+# clean-up can take seconds; a test that is "not_run" must mean the driver died, not that the jail was slow.
+FAST = Limits(test_s=2.0, cpu_s=2, wall_s=120.0)
+DEFAULT = Limits(test_s=5.0, wall_s=120.0)
 
 # An honest body that the escape attempts run after their attempt: the attempt alone must decide the verdict.
 HONEST = "    return a + b\n"
@@ -274,7 +277,7 @@ async def _run_all(cases: list[Case]) -> list[RunResult]:
 
     async def one(case: Case) -> RunResult:
         async with gate:
-            return await run_tests_async(case.program, case.tests, case.limits or Limits(test_s=5.0))
+            return await run_tests_async(case.program, case.tests, case.limits or DEFAULT)
 
     return list(await asyncio.gather(*(one(c) for c in cases)))
 
