@@ -40,15 +40,20 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
-from bus.messages import Event, ToolRegistered, ToolRequest
+from bus.codec import DecodeError, decode
+from bus.messages import Event, Reward, ToolRegistered, ToolRequest
 from rlar.agent.base import Agent, AgentConfig, make_agent
 from rlar.registry import ToolRegistry
 from rlar.sandbox.schema import Limits
+from rlar.synthesis.canary import Canary, CanaryPolicy, canary_params, independent_labeller, read_canary
 from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.drafting import Attempt
 from rlar.synthesis.loop import AttemptRecord, SynthesisOutcome, synthesize
+from rlar.synthesis.report import OUTCOMES_FILE, outcome_row
 from rlar.synthesis.runner import RunCode, bus_runner, local_runner
+from rlar.synthesis.second_route import independent_constraints
 from rlar.synthesis.validate import ValidationPolicy
+from rlar.tools.base import ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -62,13 +67,15 @@ class ValidationConfig(BaseModel):
     budget_ms: float = Field(100.0, gt=0)
     min_pairwise: float = Field(0.9, ge=0, le=1)
     min_gap: float = Field(0.25, ge=0, le=1)
+    require_independent: bool = True
+    """Reject a candidate that no probe independent of its own reading of the task could test."""
     wall_s: float = Field(60.0, gt=0)
     """Sandbox wall clock per validation run."""
 
     def policy(self) -> ValidationPolicy:
         return ValidationPolicy(
             runs=self.runs, repeats=self.repeats, case_timeout_s=self.case_timeout_s, budget_ms=self.budget_ms,
-            min_pairwise=self.min_pairwise, min_gap=self.min_gap,
+            min_pairwise=self.min_pairwise, min_gap=self.min_gap, require_independent=self.require_independent,
             limits=Limits(test_s=self.wall_s, cpu_s=int(self.wall_s), memory_mb=512),
         )  # fmt: skip
 
@@ -85,6 +92,11 @@ class SynthesizerConfig(ActorConfig):
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
     concurrency: int = Field(1, ge=1)
     """Requests worked on at once."""
+    partial: Literal["register", "refuse"] = "register"
+    """A verifier that leaves clauses of the instruction unchecked: ``register`` it marked partial (its spec
+    lists the clauses it does not check; the router may add a judge), or ``refuse`` it (the router falls back)."""
+    canary: CanaryPolicy = Field(default_factory=CanaryPolicy)
+    """Shadow stage on live samples before a new tool rewards (``samples = 0``: none)."""
 
 
 class Synthesizer(Actor[SynthesizerConfig]):
@@ -99,6 +111,7 @@ class Synthesizer(Actor[SynthesizerConfig]):
         self.run_code: RunCode | None = run_code
         self._registry: ToolRegistry | None = None
         self._ack_wait_s = config.topology.tool_request_ack_wait_s
+        self.canaries: dict[tuple[str, int], asyncio.Task[None]] = {}
 
     @property
     def registry(self) -> ToolRegistry:
@@ -117,6 +130,12 @@ class Synthesizer(Actor[SynthesizerConfig]):
         self._registry = ToolRegistry(self.bus)
         info = await self.bus.js.consumer_info(topology.TOOLS, topology.SYNTHESIZER)
         self._ack_wait_s = float(info.config.ack_wait or self._ack_wait_s)
+        # Canaries that were watching when a synthesizer stopped start again (their clock restarts).
+        for spec in await self._registry.list():
+            if read_canary(spec.params) is not None and spec.provenance.get("origin") == "synthesized":
+                st = await self._registry.status(spec.name, spec.version)
+                if st.get("canary", {}).get("state") == "shadow":
+                    self._start_canary(spec, str(spec.provenance.get("task", "")))
 
     async def main(self) -> None:
         stop = asyncio.Event()
@@ -130,6 +149,11 @@ class Synthesizer(Actor[SynthesizerConfig]):
             await asyncio.wait_for(consumer, 600)
 
     async def teardown(self) -> None:
+        for t in self.canaries.values():
+            t.cancel()
+        for t in self.canaries.values():
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
         if self.agent is not None:
             await self.agent.aclose()
 
@@ -204,6 +228,7 @@ class Synthesizer(Actor[SynthesizerConfig]):
             outcome = await synthesize(
                 task, self.agent, self.run_code, max_attempts=self.config.max_attempts,
                 policy=self.config.validation.policy(), on_attempt=record, prior=prior,
+                partial=self.config.partial, extra_params={"canary": canary_params(self.config.canary)},
             )  # fmt: skip
             if outcome.spec is None:
                 break
@@ -219,22 +244,116 @@ class Synthesizer(Actor[SynthesizerConfig]):
                         ToolRegistered(name=spec.name, version=spec.version, kind=str(spec.kind),
                                        action="registered", by=f"{self.kind}/{self.instance}"),
                     )  # fmt: skip
+                cov = outcome.coverage
+                note = "checks every clause" if cov.get("full") else (
+                    f"PARTIAL, {cov.get('checked', 0)} of {cov.get('clauses', 0)} clauses; not checked: "
+                    + "; ".join(repr(u["clause"]) for u in cov.get("unchecked", []))
+                )  # fmt: skip
                 await self._event(
-                    "synthesized", f"registered {spec.name} v{spec.version} for {req.request_id}", "info",
+                    "synthesized", f"registered {spec.name} v{spec.version} for {req.request_id} ({note})", "info",
                     {"request_id": req.request_id, "signature": req.signature, "tool": spec.name,
-                     "version": spec.version, "attempts": len(outcome.attempts), "wall_s": round(time.time() - t0, 3)},
+                     "version": spec.version, "attempts": len(outcome.attempts), "wall_s": round(time.time() - t0, 3),
+                     "coverage": cov},
                 )  # fmt: skip
                 outcome.spec = spec
+                self._write_outcome(outcome, req)
+                if read_canary(spec.params) is not None:
+                    await self.registry.set_canary(spec.name, spec.version, "shadow", {"task": req.task},
+                                                   by=f"{self.kind}/{self.instance}")  # fmt: skip
+                    self._start_canary(spec, req.task)
                 return outcome
             why = f"separates (in training): identical verifier {spec.name} v{spec.version} is {status['state']}: {status['reason']}"
             prior = [*prior, Attempt(draft={"code": spec.code}, reason=why)]
             outcome = SynthesisOutcome(
-                None, outcome.attempts, why, outcome.usage, outcome.cost_usd, outcome.wall_s
+                None,
+                outcome.attempts,
+                why,
+                outcome.usage,
+                outcome.cost_usd,
+                outcome.wall_s,
+                outcome.coverage,
+                "rejected_quarantined_twin",
             )
         self.counters["failed"] += 1
+        self._write_outcome(outcome, req)
         await self._event(
             "synthesis_failed", f"{req.request_id}: {outcome.reason}", "error",
             {"request_id": req.request_id, "signature": req.signature, "task": req.task,
              "attempts": len(outcome.attempts), "reason": outcome.reason[:500]},
         )  # fmt: skip
         return outcome
+
+    # -- report and canary ------------------------------------------------------------------------
+    def _write_outcome(self, outcome: SynthesisOutcome, req: ToolRequest) -> None:
+        row = outcome_row(outcome, request_id=req.request_id, task=req.task)
+        (self.run_dir / "synthesis").mkdir(parents=True, exist_ok=True)
+        with (self.run_dir / "synthesis").joinpath(OUTCOMES_FILE).open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"at": time.time(), **row}, default=str) + "\n")
+
+    def _start_canary(self, spec: ToolSpec, task: str) -> None:
+        key = (spec.name, spec.version)
+        if key not in self.canaries and task:
+            self.canaries[key] = asyncio.create_task(self._watch(spec, task), name=f"canary:{spec.name}")
+
+    async def _watch(self, spec: ToolSpec, task: str) -> None:
+        """Judge one tool's shadow scores (:mod:`rlar.synthesis.canary`), then promote or quarantine it."""
+        policy = read_canary(spec.params) or self.config.canary
+        instruction = str(spec.provenance.get("instruction", ""))
+        labeller = independent_labeller(
+            independent_constraints(instruction, spec.params.get("constraints") or [])
+        )
+        canary = Canary(spec.name, spec.version, spec.score_range, policy, labeller)
+
+        async def on_sample(raw: Msg) -> None:
+            # Any wire type on the samples subject (one sample, or a group); what is not one is ignored.
+            with contextlib.suppress(DecodeError):
+                for sample_id, query, response in _sample_texts(decode(raw.data)):
+                    canary.observe_sample(sample_id, query, response)
+
+        async def on_reward(msg: Reward, raw: Msg) -> None:
+            canary.observe_reward(msg)
+
+        subs = [
+            await self.bus.nc.subscribe(subjects.samples(task), cb=on_sample),
+            await self.bus.subscribe(subjects.rewards(subjects.safe_token(task)), Reward, on_reward),
+        ]
+        by = f"{self.kind}/{self.instance}"
+        try:
+            while (verdict := canary.verdict()) is None:
+                await asyncio.sleep(1.0)
+            with (self.run_dir / "synthesis" / "canaries.jsonl").open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"at": time.time(), "tool": spec.name, "version": spec.version, "task": task,
+                                     "passed": verdict.passed, "reason": verdict.reason, **verdict.figures}) + "\n")  # fmt: skip
+            if verdict.passed:
+                await self.registry.set_canary(spec.name, spec.version, "passed", verdict.figures, by=by)
+                self.counters["canary_passed"] += 1
+                await self._event("canary_passed", f"{spec.name} v{spec.version}: {verdict.reason}", "info",
+                                  {"tool": spec.name, "version": spec.version, **verdict.figures})  # fmt: skip
+            else:
+                await self.registry.set_canary(spec.name, spec.version, "failed", verdict.figures, by=by)
+                await self.registry.quarantine(spec.name, spec.version, verdict.reason, by=by)
+                self.counters["canary_failed"] += 1
+                await self._event("canary_failed", f"{spec.name} v{spec.version}: {verdict.reason}", "warning",
+                                  {"tool": spec.name, "version": spec.version, **verdict.figures})  # fmt: skip
+        finally:
+            for sub in subs:
+                with contextlib.suppress(Exception):
+                    await sub.unsubscribe()
+            self.canaries.pop((spec.name, spec.version), None)
+
+
+def _sample_texts(msg: Any) -> list[tuple[str, str, str]]:
+    """(sample id, query, response) from a samples message (one sample, or a group carrying ``samples``)."""
+    items = getattr(msg, "samples", None)
+    out = []
+    for s in items if isinstance(items, list) else [msg]:
+        sid = getattr(s, "sample_id", None)
+        if sid:
+            out.append(
+                (
+                    str(sid),
+                    str(getattr(s, "query", "") or getattr(msg, "query", "")),
+                    str(getattr(s, "response_text", "")),
+                )
+            )
+    return out

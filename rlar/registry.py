@@ -425,8 +425,30 @@ class ToolRegistry:
 
         await self._mark(name, change, "quarantined", int(version), by)
 
+    async def set_canary(
+        self, name: str, version: int, state: str, info: dict[str, Any] | None = None, *, by: str = ""
+    ) -> None:
+        """Record a version's canary stage (:mod:`rlar.synthesis.canary`): ``shadow`` (scoring live samples
+        with weight 0), ``passed`` (announced as ``promoted``: it may reward) or ``failed``. The tool stays
+        enabled either way; a failed canary is followed by a quarantine."""
+        if state not in ("shadow", "passed", "failed"):
+            raise ValueError(f"canary state must be shadow, passed or failed, got {state!r}")
+        now = time.time()
+
+        def change(cur: Any) -> Any:
+            st = dict(cur or {})
+            stages = dict(st.get("canary") or {})
+            stages[str(version)] = {"state": state, "info": dict(info or {}), "by": by, "at": now}
+            st["canary"] = stages
+            return st
+
+        await self._mark(
+            name, change, "promoted" if state == "passed" else f"canary_{state}", int(version), by
+        )
+
     async def status(self, name: str, version: int | None = None) -> dict[str, Any]:
-        """``{"name", "state", "reason", "latest", "latest_enabled", "versions"}``.
+        """``{"name", "state", "reason", "latest", "latest_enabled", "versions"}`` (plus ``canary``, the
+        version's canary stage or ``{}``, when a version is asked for).
 
         ``state`` is ``unknown`` (no such tool), ``disabled`` (the name is disabled), else for ``version``
         that version's mark (``disabled``/``quarantined``) or ``enabled``; without ``version``, ``enabled``
@@ -440,6 +462,8 @@ class ToolRegistry:
         usable = self._latest_usable(head, st)
         marks = st.get("versions") or {}
         out: dict[str, Any] = {"name": name, "latest": latest, "latest_enabled": usable, "versions": marks}
+        if version:
+            out["canary"] = dict((st.get("canary") or {}).get(str(version)) or {})
         if st.get("disabled"):
             return {**out, "state": "disabled", "reason": st.get("reason", "")}
         if version:

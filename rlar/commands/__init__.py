@@ -10,4 +10,5 @@ MODULES: list[str] = [
     "rlar.commands.routing",
     "rlar.commands.retrieve",
     "rlar.commands.eval",
+    "rlar.commands.synthesis",
 ]

@@ -55,6 +55,7 @@ async def _route(a: argparse.Namespace) -> int:
 
     specs, _ = usable_candidates(await _candidates(a.nats), require_ready=not a.ignore_readiness)
     agent = _agent(a)
+    unfit: dict[str, list[dict[str, Any]]] = {}  # records no tool fits, by kind (for --synthesize)
     try:
         with open(a.file, encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
@@ -81,6 +82,12 @@ async def _route(a: argparse.Namespace) -> int:
                     "cost": ans.provenance.get("cost", {}),
                 }
                 print(json.dumps(out, ensure_ascii=False), flush=True)
+                if ans.none_fit:
+                    unfit.setdefault(out["signature"], []).append(rec)
+        if a.synthesize:
+            from rlar.commands.synthesis import synthesize_unfit
+
+            return await synthesize_unfit(a, unfit, agent)
     finally:
         await agent.aclose()
     return 0
@@ -172,6 +179,9 @@ def add_tools_subcommands(tools_sub: Any) -> None:
     q.add_argument("--nats", help="choose among the live registry's tools (default: the built-in tools)")
     q.add_argument("--ignore-readiness", action="store_true",
                    help="offline: consider tools that would abstain here (judge without endpoint, ...)")  # fmt: skip
+    from rlar.commands.synthesis import add_synthesize_arguments
+
+    add_synthesize_arguments(q)
     q.set_defaults(fn=cmd_route)
 
     q = tools_sub.add_parser("decisions", help="the router's cached decisions (KV rlar_decisions)")

@@ -97,7 +97,10 @@ def _vocab(rules: Mapping[str, dict[str, Any]], query: str) -> list[str]:
     banned = {w.lower() for c in rules.values() if c["rule"] == "exclude" for w in c["words"]}
     banned |= {str(c["text"]).lower() for c in rules.values() if c["rule"] == "occurs" and c.get("max") == 0}
     no_letters = {
-        str(c["letter"]).lower() for c in rules.values() if c["rule"] == "letter" and c.get("max") == 0
+        ch
+        for c in rules.values()
+        if c["rule"] == "letter" and c.get("max") == 0
+        for ch in str(c["letter"]).lower()
     }
     max_letters = rules.get("letters/word", {}).get("max")
     max_chars = rules.get("chars/word", {}).get("max")
@@ -114,9 +117,40 @@ def _vocab(rules: Mapping[str, dict[str, Any]], query: str) -> list[str]:
             continue
         out.append(w)
     if not out:
-        letters = [ch for ch in "tnrslmdpkbgh" if ch not in no_letters]
-        out = [f"{letters[i % len(letters)]}{'aoiu'[i % 4]}" for i in range(12)] if letters else ["ok"]
+        allowed = _allowed_letters(rules)
+        n = len(allowed)
+        out = (
+            [allowed[i % n] + allowed[(i + 1) % n] + allowed[(i + 2) % n] for i in range(12)] if n else ["ok"]
+        )
     return out
+
+
+def _allowed_letters(rules: Mapping[str, dict[str, Any]]) -> str:
+    no = {
+        ch
+        for c in rules.values()
+        if c["rule"] == "letter" and c.get("max") == 0
+        for ch in str(c["letter"]).lower()
+    }
+    return "".join(ch for ch in "tnrslmdpkbghcfvwyzjqxaeiou" if ch not in no)
+
+
+def _letters_only(rules: Mapping[str, dict[str, Any]]) -> str | None:
+    """A one-word answer when a letter count is the only size the rules give ("Write 4 letters, no vowels")."""
+    sized = ("letters", "capitals") if any(k in rules for k in ("letters", "capitals")) else ()
+    others = [k for k in rules if k.split("/")[0] in COUNT_RULES and k not in sized]
+    if not sized or others:
+        return None
+    c = rules.get("capitals") or rules["letters"]
+    n = _pick(c.get("min"), c.get("max"), c.get("min") or 3)
+    allowed = _allowed_letters(rules)
+    if not allowed or n <= 0:
+        return None
+    need = "".join(
+        str(c["letter"])[0] * int(c["min"]) for c in rules.values() if c["rule"] == "letter" and c.get("min")
+    )
+    word = (need + allowed * (n // len(allowed) + 1))[:n]
+    return word.upper() if "capitals" in rules or "uppercase" in rules else word
 
 
 def _bounds(rules: Mapping[str, dict[str, Any]], key: str) -> tuple[int | None, int | None]:
@@ -175,6 +209,9 @@ def build(
     term = _terminal(rules)
     if term is not None:
         return str(term["text"])
+    word = _letters_only(rules)
+    if word is not None:
+        return word
     vocab = _vocab(rules, query)
     structure = next((s for s in _STRUCTURES if s in rules), None)
     if structure is None:

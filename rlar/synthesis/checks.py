@@ -319,8 +319,9 @@ def check(c, text):
         return 0.0 if any(phrase_count(text, w) for w in c["words"]) else 1.0
     if rule == "occurs":
         return 1.0 if within(phrase_count(text, c["text"]), c) else 0.0
-    if rule == "letter":
-        return 1.0 if within(text.lower().count(str(c["letter"]).lower()), c) else 0.0
+    if rule == "letter":  # one letter, or any of several ("aeiou": vowels)
+        low = text.lower()
+        return 1.0 if within(sum(low.count(ch) for ch in set(str(c["letter"]).lower())), c) else 0.0
     if rule == "lowercase":
         return 1.0 if re.search(r"[^\W\d_]", text) and text == text.lower() else 0.0
     if rule == "uppercase":

@@ -220,6 +220,12 @@ def compose(
             "no reference in the examples and no checkable constraint in the description or the records: "
             "the building blocks cannot express this task"
         )
+    if any(f.startswith("independent") for f in feedback):
+        raise ComposeError(
+            "probes from an independent route disagree with this reading of the instruction (or there are none);"
+            " the building blocks cannot read it differently: "
+            + next(f for f in feedback if f.startswith("independent"))[:300]
+        )
     separation_failures = sum(1 for f in feedback if f.startswith("separates"))
     match: str | None = None
     ranking: list[tuple[str, float]] = []

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +107,7 @@ async def synthesize(
     on_attempt: Callable[[AttemptRecord], Awaitable[None]] | None = None,
     prior: Sequence[Attempt] = (),
     partial: str = "register",
+    extra_params: Mapping[str, Any] | None = None,
 ) -> SynthesisOutcome:
     """See the module docstring. ``prior``: earlier rejections to start from (e.g. a verifier that was
     registered before and then quarantined), shown to the agent like its own failed attempts. ``partial``:
@@ -195,6 +196,7 @@ async def synthesize(
                     "signature": task.signature,
                     "constraints": checks or [],
                     "coverage": coverage,
+                    **{k: v for k, v in (extra_params or {}).items() if v is not None},
                 },
                 provenance={
                     "origin": "synthesized",
@@ -203,6 +205,8 @@ async def synthesize(
                     "source": f"request {task.request_id}",
                     "request_id": task.request_id,
                     "signature": task.signature,
+                    "task": task.task,
+                    "instruction": task.instruction()[:2000],
                     "attempts": attempt + 1,
                     "prompt_hash": reply.prompt_hash,
                     "usage": usage.to_dict(),

@@ -30,7 +30,14 @@ from rlar.synthesis.builder import build, violations
 from rlar.synthesis.checks import holds
 from rlar.tasks.constraints import canonical
 
-__all__ = ["PROBES_TOOL", "parse_probes", "probes_request", "second_reading", "write_probes"]
+__all__ = [
+    "PROBES_TOOL",
+    "independent_constraints",
+    "parse_probes",
+    "probes_request",
+    "second_reading",
+    "write_probes",
+]
 
 _NUMS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
@@ -182,12 +189,8 @@ def second_reading(text: str) -> list[dict[str, Any]]:
                     out.append({"rule": "exclude", "words": [q]})
             elif set(words) & _INCLUDE:
                 out.append({"rule": "include", "words": [q]})
-        if re.search(r"\blower\s?case\b|\bno capital", sentence):
+        if re.search(r"\blower\s?case\b|\bno capital|without capital|\bsmall letters", sentence):
             out.append({"rule": "lowercase"})
-        elif re.search(
-            r"\b(?:all caps|all capital letters|uppercase|in capitals)\b", sentence
-        ) and not re.search(r"\d+ words?|\b(?:one|two|three|four|five) words?", sentence):
-            out.append({"rule": "uppercase"})
         if re.search(r"\bcommas?\b", sentence) and set(words) & {
             "no",
             "not",
@@ -204,6 +207,45 @@ def second_reading(text: str) -> list[dict[str, Any]]:
         for name, code in _LANG.items():
             if re.search(rf"\bin {name}\b", sentence):
                 out.append({"rule": "language", "lang": code})
+        negated = bool(set(words) & {"no", "not", "without", "avoid", "never", "don't", "refrain"})
+        counted = bool(re.search(r"\d+\s+\w*\s*(?:words?|letters?)\b", sentence))
+        if re.search(
+            r"\bcapitali[sz]e\b.*\b(?:every|each|all)\s+words?\b|\btitle case\b|\binitial capital", sentence
+        ):
+            out.append({"rule": "title_case"})
+        elif (
+            re.search(r"\b(?:capital letters|capitals|caps|upper\s?case)\b", sentence)
+            and not negated
+            and not counted
+        ):
+            out.append({"rule": "uppercase"})
+        if re.search(r"\bquot(?:ation marks|es|e marks)\b", sentence) and re.search(
+            r"\b(?:wrap|enclose|put|inside|within|surround)", sentence
+        ):
+            out.append({"rule": "quoted"})
+        if "<<" in sentence or re.search(r"\bang(?:ular|le) brackets\b", sentence):
+            out.append({"rule": "title"})
+        if re.search(r"\bpostscript\b|\bp\.\s?s\b", sentence) and not re.search(r"\bp\.\s?p\.\s?s", sentence):
+            out.append({"rule": "postscript", "text": "P.S."})
+        for noun, mark in (("exclamation", "exclamations"), ("question mark", "questions")):
+            if noun in sentence and negated and not re.search(r"\d+\s+" + noun, sentence):
+                out.append({"rule": mark, "max": 0})
+        if re.search(r"\b(?:digits?|numerals?)\b", sentence) and not counted:
+            out.append({"rule": "numbers", "max": 0} if negated else {"rule": "numbers", "min": 1})
+        if re.search(r"\bvowels?\b", sentence) and negated:
+            out.append({"rule": "letter", "letter": "aeiou", "max": 0})
+        only = re.search(r"\b(?:a|one|single|just a|only a)\s+(number|integer)\b", sentence)
+        if only and re.search(r"\bonly\b|\bnothing else\b|\bjust\b", sentence):
+            out.append({"rule": "only", "what": only.group(1)})
+        if "json" in low and re.search(r"\bkeys?\b|\bfields?\b", sentence):
+            typed = re.findall(
+                r"['\"]?(\w+)['\"]?\s*\((?:an? )?(string|integer|number|boolean|list of strings|list)\)",
+                sentence,
+            )
+            if typed:
+                names = {"list of strings": "list_of_strings"}
+                out.append({"rule": "json_keys", "keys": [k for k, _ in typed],
+                            "types": {k: names.get(t, t) for k, t in typed}})  # fmt: skip
         if "json" in low and re.search(r"\bkeys?\b|\bfields?\b", sentence):
             keys = [q for q in quoted if re.fullmatch(r"[\w ]+", q)]
             bare = re.search(
@@ -223,6 +265,28 @@ def _merge_key(c: Mapping[str, Any]) -> str:
     return "|".join(str(c.get(k, "")) for k in ("rule", "per", "text", "letter"))
 
 
+def _merged(mine: Sequence[Mapping[str, Any]], primary: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The second reading, completed from ``primary`` where it is silent (see :func:`write_probes`)."""
+    by_key = {_merge_key(c): dict(c) for c in primary}
+    for c in mine:
+        base = by_key.get(_merge_key(c), {})
+        new = {**{k: v for k, v in base.items() if k not in c and k not in ("min", "max")}, **c}
+        for k in ("keys", "words", "options"):  # items it did not name: silent about them, not against them
+            if k in base and k in c:
+                new[k] = [*c[k], *(v for v in base[k] if v not in c[k])]
+        if "types" in base and "types" in c:
+            new["types"] = {**base["types"], **c["types"]}
+        by_key[_merge_key(c)] = new
+    return canonical(by_key.values())
+
+
+def independent_constraints(text: str, primary: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The second reading of ``text`` completed from ``primary`` (empty when it reads nothing): what the canary
+    labels live responses with."""
+    mine = second_reading(text)
+    return _merged(mine, primary) if mine else []
+
+
 def write_probes(
     description: str, examples: Sequence[Mapping[str, Any]] = (), primary: Sequence[Mapping[str, Any]] = ()
 ) -> list[dict[str, Any]]:
@@ -238,12 +302,7 @@ def write_probes(
     mine = second_reading(text)
     if not mine:
         return []
-    by_key = {_merge_key(c): dict(c) for c in primary}
-    for c in mine:
-        base = by_key.get(_merge_key(c), {})
-        keep = {k: v for k, v in base.items() if k not in c and k not in ("min", "max")}
-        by_key[_merge_key(c)] = {**keep, **c}
-    merged = canonical(by_key.values())
+    merged = _merged(mine, primary)
     out: list[dict[str, Any]] = []
     good = build(merged, query)
     if all(holds(c, good) for c in merged):

@@ -10,7 +10,8 @@ bounds ``min`` / ``max``; what each rule means exactly is :mod:`rlar.synthesis.c
   ``per`` = ``sentence`` | ``item`` | ``paragraph`` | ``line`` | ``word`` the bound holds for every such unit
   ("no bullet longer than ten words" is ``{"rule": "words", "per": "item", "max": 10}``);
 - words: ``include`` (every one appears), ``exclude`` (none appears), ``occurs`` (``text`` appears between
-  ``min`` and ``max`` times), ``letter`` (a letter's frequency);
+  ``min`` and ``max`` times), ``letter`` (how often a letter, or any of several — ``aeiou`` for vowels —
+  appears);
 - case: ``lowercase``, ``uppercase``, ``title_case``;
 - position: ``starts_with``, ``not_starts_with``, ``ends_with`` (``text``, optional ``per``);
 - structure: ``json`` (the whole answer is JSON), ``json_keys`` (``keys``, optional ``types`` key → string |
@@ -227,7 +228,8 @@ def describe(c: Mapping[str, Any]) -> str:
     if rule == "occurs":
         return f"{c['text']!r} {_bounds_text(c)} times"
     if rule == "letter":
-        return f"letter {c['letter']!r} {_bounds_text(c)} times"
+        what = "vowels" if str(c["letter"]) == "aeiou" else f"letter {c['letter']!r}"
+        return f"{what} {_bounds_text(c)} times"
     if rule in ("starts_with", "not_starts_with", "ends_with"):
         verb = {
             "starts_with": "starts with",

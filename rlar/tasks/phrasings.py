@@ -177,7 +177,7 @@ CUES = set(
     acrostic alliteration tone style formal informal casual friendly polite persuasive funny humorous serious
     short shorter shortest brief briefly concise long longer lengthy detailed simple simply exactly least most
     more less fewer between under over maximum minimum limit always times length numbered dash dashes hyphen
-    hyphens colon semicolon emoji stanza stanzas verse verses
+    hyphens colon semicolon emoji stanza stanzas verse verses vowel vowels consonant consonants
     poem story essay tweet slogan riddle joke song lyrics dialogue outline summary abstract""".split()
 )
 STOP_WORDS = set(
@@ -377,7 +377,9 @@ def read_quantities(cl: ClauseText, sentence: str) -> None:
             return False
         if neg is not None:
             negations.append(neg)
-        vague = [w for w in m.group("adj").split() if w in CUES]
+        if re.search(r"\blower[- ]?case\b", m.group("adj")):
+            cl.add({"rule": "lowercase"})  # "3 lowercase letters": a count, and the case
+        vague = [w for w in m.group("adj").split() if w in CUES and not re.fullmatch(r"lower[- ]?case", w)]
         if vague:
             cl.unreadable.append(f"vague: {' '.join(vague)} {m.group('unit')}")
         c: dict[str, Any] = {"rule": rule, **b}
@@ -625,7 +627,11 @@ def read_case(cl: ClauseText) -> None:
         r"(?:(?:all|entirely|only|in|using)\s+)*lower[- ]?case(?:\s+letters)?(?:\s+only)?"
         r"|\b(?:no|without(?: any)?|(?:do not|don't|never|avoid)\s+(?:use\s+|using\s+)?(?:any\s+)?)\s*"
         r"(?:capital|uppercase|upper[- ]case|capitali[sz]ed)\s+letters?(?:\s+at all)?|\bsmall letters\b",
-        lambda m: cl.add({"rule": "lowercase"}),
+        lambda m: (
+            False
+            if re.search(r"\d+\s+(?:[a-z]+\s+){0,2}$", cl.w[: m.start()])
+            else cl.add({"rule": "lowercase"})
+        ),
     )
 
     def upper(m: re.Match[str]) -> bool:
@@ -756,6 +762,30 @@ def _adder(cl: ClauseText, c: dict[str, Any]) -> Callable[[re.Match[str]], None]
     return lambda m: cl.add(dict(c))
 
 
+_LETTER_CLASSES = {"vowels?": "aeiou", "consonants?": "bcdfghjklmnpqrstvwxyz"}
+
+
+def read_letter_classes(cl: ClauseText) -> None:
+    """Vowels and consonants: "no vowels", "without any vowels", "at least 2 vowels", "exactly 3 consonants"."""
+    for noun, letters in _LETTER_CLASSES.items():
+        cl.each(
+            rf"\b(?:no|without(?: any)?|avoid(?:ing)?(?: any)?|zero|(?:do not|don't|never)\s+(?:use|using|include)?"
+            rf"\s*(?:any\s+)?)\s*{noun}\b(?:\s+at all)?|\b{noun}[- ]free\b",
+            _adder(cl, {"rule": "letter", "letter": letters, "max": 0}),
+        )
+
+        def counted(m: re.Match[str], letters: str = letters) -> bool:
+            kind = _cmp_kind(m)
+            neg = _negation(cl.w[: m.start()]) if kind not in (None, "exact") else None
+            b = _bounds(kind, int(m.group("n")), None, neg is not None)
+            if b is None:
+                return False
+            cl.add({"rule": "letter", "letter": letters, **b})
+            return True
+
+        cl.each(rf"(?:(?:{_CMP_ALL})\s+)?(?P<n>\d+)\s+{noun}\b", counted)
+
+
 def read_marks(cl: ClauseText) -> None:
     for noun, rule in _PUNCT_NOUNS.items():
         cl.each(
@@ -867,7 +897,7 @@ def read_only(cl: ClauseText) -> None:
 def read_nothing_else(cl: ClauseText) -> None:
     nothing = r"\b(?:and\s+)?(?:nothing else|nothing more|no other (?:text|words|characters)|without (?:any )?(?:other text|explanation|commentary)|no explanation)\b"
     rules = {c["rule"] for c in cl.found}
-    classes = {"capitals": "capitals", "letters": "letters", "numbers": "digits"}
+    classes = {"capitals": "capitals", "letters": "letters", "letter": "letters", "numbers": "digits"}
     cls = next((classes[r] for r in classes if r in rules), None)
     if cls:
         cl.each(nothing, lambda m: cl.add({"rule": "only", "what": cls}))
@@ -887,6 +917,7 @@ def read_clause_constraints(cl: ClauseText, whole: str, sentence: str) -> None:
     read_markup(cl)
     read_language(cl)
     read_only(cl)
+    read_letter_classes(cl)
     read_marks(cl)
     read_quantities(cl, sentence)
     read_nothing_else(cl)
