@@ -235,6 +235,18 @@ def check_tools(task_spec: Any) -> None:
         _spec(name)
 
 
+def _format_pass(records: list[Any], texts: list[list[str]]) -> float:
+    """Share of all samples meeting every constraint read from their prompt (see the suites' docstring)."""
+    from rlar.synthesis.checks import holds
+    from rlar.tasks.reading import read_instruction
+
+    verdicts = []
+    for rec, samples in zip(records, texts, strict=True):
+        cons = read_instruction(query_text(rec.prompt)).constraints
+        verdicts += [float(bool(cons) and all(holds(c, t) for c in cons)) for t in samples]
+    return _mean(verdicts)
+
+
 async def score_responses(
     task: EvalTask, ds: Any, texts: list[list[str]], ex: Any, judge: str | None, judge_url: str | None
 ) -> dict[str, float | None]:
@@ -257,6 +269,8 @@ async def score_responses(
         metrics.update(await _code_metrics(task, ex, records, texts))
     elif domain == "instruction_following":
         metrics.update(await _ifeval_metrics(ex, inputs))
+    elif domain == "format":
+        metrics["format"] = _format_pass(records, texts)
     if domain == "translation":
         refs = [rec.reference if isinstance(rec.reference, str) else str(rec.reference) for rec in records]
         langs = {str(rec.metadata.get("target_lang", "")) for rec in records}

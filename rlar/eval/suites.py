@@ -12,13 +12,17 @@ Metric families follow the task's domain (``TaskSpec.domain``; computed in :mod:
 - ``chat``: the LLM judge's mean score — ``judge``;
 - ``instruction_following`` (IFEval): the verifier's prompt- and instruction-level accuracy, strict and
   loose — ``prompt_strict``, ``inst_strict``, ``prompt_loose``, ``inst_loose`` — and ``judge``;
+- ``format`` (a format stated in words, no reference: ``consonants``): the share of samples (all of them, not
+  only the greedy one) that meet every constraint :func:`rlar.tasks.reading.read_instruction` reads from the
+  prompt, judged by :mod:`rlar.synthesis.checks` — ``format``;
 - every task: average response length in tokens — ``avg_len``; tasks named with ``--task``: also ``score``,
   the mean reward of the task's own default tools (combined as the learner combines them).
 
 Built-in suites (no ``--data``): ``demo`` (test splits of every built-in task, sized to run in well under 2
 minutes on one CPU core with the tiny policy), ``humaneval`` (the 33 test problems of the built-in HumanEval
 split, 10 samples each), ``math`` (the full arith and word_arith test splits), ``learnable`` (the four tasks
-the tiny policy can learn, full test splits).
+the tiny policy can learn, full test splits), ``agentic`` (the learnable tasks, capped, and the format task
+``consonants`` with 8 samples per prompt: the reward-mode ablation's suite).
 
 Data suites (``--suite NAME --data PATH``): ``gsm8k``, ``math``, ``humaneval``, ``mbpp``, ``ifeval``, ``wmt``
 (WMT or FLORES files) and ``chat`` (messages or Alpaca/AlpacaEval): the file in its published format
@@ -74,12 +78,20 @@ SUITES: dict[str, list[EvalTask]] = {
         EvalTask("translate", limit=24, max_new_tokens=48),
         EvalTask("chat", limit=12, max_new_tokens=64),
         EvalTask("humaneval", limit=8, max_new_tokens=64, n_samples=4, temperature=0.8, ks=(1, 4)),
+        EvalTask("consonants", n_samples=8, temperature=1.0),
     ],
     "humaneval": [
         EvalTask("humaneval", max_new_tokens=256, n_samples=10, temperature=0.8, ks=(1, 5, 10)),
     ],
     "math": [EvalTask("arith"), EvalTask("word_arith")],
     "learnable": [EvalTask("arith"), EvalTask("word_arith"), EvalTask("copy"), EvalTask("reverse")],
+    "agentic": [
+        EvalTask("arith", limit=200),
+        EvalTask("word_arith", limit=150),
+        EvalTask("copy", limit=200),
+        EvalTask("reverse", limit=200),
+        EvalTask("consonants", n_samples=8, temperature=1.0),
+    ],
 }
 
 # suite -> (formats its data may be in, generation settings)

@@ -139,7 +139,8 @@ def _letters_only(rules: Mapping[str, dict[str, Any]]) -> str | None:
     """A one-word answer when a letter count is the only size the rules give ("Write 4 letters, no vowels")."""
     sized = ("letters", "capitals") if any(k in rules for k in ("letters", "capitals")) else ()
     others = [k for k in rules if k.split("/")[0] in COUNT_RULES and k not in sized]
-    if not sized or others:
+    only = rules.get("only", {}).get("what", "letters")
+    if not sized or others or only not in ("letters", "capitals", "lowercase_letters") or "one_of" in rules:
         return None
     c = rules.get("capitals") or rules["letters"]
     n = _pick(c.get("min"), c.get("max"), c.get("min") or 3)
@@ -206,12 +207,12 @@ def build(
                 **({"per": key.split("/")[1]} if "/" in key else {}),
                 **params,
             }
-    term = _terminal(rules)
-    if term is not None:
-        return str(term["text"])
     word = _letters_only(rules)
     if word is not None:
         return word
+    term = _terminal(rules)
+    if term is not None:
+        return str(term["text"])
     vocab = _vocab(rules, query)
     structure = next((s for s in _STRUCTURES if s in rules), None)
     if structure is None:

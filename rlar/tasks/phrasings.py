@@ -894,6 +894,25 @@ def read_only(cl: ClauseText) -> None:
     )
 
 
+_ONLY_CLASSES = {
+    r"capital letters|uppercase letters|capitals": "capitals", r"lowercase letters|small letters": "lowercase_letters",
+    r"letters": "letters", r"digits|numerals": "digits",
+}  # fmt: skip
+
+
+def read_only_class(cl: ClauseText) -> None:
+    """ "letters only", "only digits": the whole answer is made of that class. Only the word "only" is used up,
+    so a count in the same phrase ("4 letters only") is still read as a count."""
+    for pattern, what in _ONLY_CLASSES.items():
+        for m in list(
+            re.finditer(rf"\b(?:{pattern})\s+(?P<only>only)\b|\b(?P<only2>only|just)\s+(?:{pattern})\b", cl.w)
+        ):
+            if re.search(r"\d+\s+(?:[a-z]+\s+){0,2}$", cl.w[: m.start()]) and m.group("only2"):
+                continue  # "only 4 letters" is a count ("exactly 4"), not a class
+            cl.add({"rule": "only", "what": what})
+            cl.blank(*m.span("only" if m.group("only") else "only2"))
+
+
 def read_nothing_else(cl: ClauseText) -> None:
     nothing = r"\b(?:and\s+)?(?:nothing else|nothing more|no other (?:text|words|characters)|without (?:any )?(?:other text|explanation|commentary)|no explanation)\b"
     rules = {c["rule"] for c in cl.found}
@@ -917,6 +936,7 @@ def read_clause_constraints(cl: ClauseText, whole: str, sentence: str) -> None:
     read_markup(cl)
     read_language(cl)
     read_only(cl)
+    read_only_class(cl)
     read_letter_classes(cl)
     read_marks(cl)
     read_quantities(cl, sentence)

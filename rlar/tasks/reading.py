@@ -65,6 +65,12 @@ _TASK_VERBS = re.compile(
 )
 
 
+_DESCRIBES = re.compile(r"\b(?:is|are|was|were|states|describes|shows|gives|comes|means|holds)\b")
+_MODAL = re.compile(
+    r"\b(?:must|should|shall|need|needs|have to|has to|may|can|cannot|can't|do not|don't|never|avoid|please|make sure|ensure)\b"
+)
+
+
 @dataclass(slots=True)
 class Clause:
     """One clause of an instruction and how it was read."""
@@ -194,6 +200,9 @@ def _read_clause(text: str, quotes: list[str], memory: dict[str, Any], whole: st
         return Clause(shown, "checked", canonical(cl.found))
     if cl.found:
         return Clause(shown, "partial", canonical(cl.found), unread, "; ".join(unread))
+    if unread and _DESCRIBES.search(raw_lower) and not task_like and not _MODAL.search(raw_lower):
+        # "Strings of letters in a format that each prompt states": a description of the data, not an order.
+        return Clause(shown, "context", note="describes, does not require")
     if unread:
         return Clause(shown, "unchecked", [], unread, "; ".join(unread))
     if content:
