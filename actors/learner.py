@@ -266,6 +266,8 @@ class Learner(Actor[LearnerConfig]):
         t_start = time.time()
         rows: dict[str, list[Any]] = {"p": [], "r": [], "lp": [], "adv": [], "w": []}
         task_rewards: dict[str, list[float]] = collections.defaultdict(list)
+        task_counts: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])  # samples, abstained
+        task_tools: dict[str, set[str]] = collections.defaultdict(set)  # "tool vN" ("(shadow)": weight 0)
         stale_hist: collections.Counter[int] = collections.Counter()
         abstained = total = with_signal = during_prev = 0
         created = []
@@ -277,6 +279,12 @@ class Learner(Actor[LearnerConfig]):
                     (r.weight, r.status, r.score) for r, _ in self.rewards.get(s.sample_id, {}).values()
                 ]
                 status, score = combine(results)
+                task_counts[g.task][0] += 1
+                task_counts[g.task][1] += status != "ok"
+                for r, _ in self.rewards.get(s.sample_id, {}).values():
+                    task_tools[g.task].add(
+                        f"{r.tool} v{r.tool_version}" + ("" if r.weight > 0 else " (shadow)")
+                    )
                 mask.append(status == "ok")
                 scores.append(score if score is not None else 0.0)
                 if status == "ok":
@@ -327,6 +335,8 @@ class Learner(Actor[LearnerConfig]):
             "samples_generated_during_prev_step": during_prev,
             "consumed_prompts": self.consumed, "dropped_prompts": self.dropped,
             **{f"reward/{t}": sum(v) / len(v) for t, v in sorted(task_rewards.items())},
+            **{f"abstain/{t}": n[1] / n[0] for t, n in sorted(task_counts.items()) if n[0]},
+            "tools": {t: sorted(v) for t, v in sorted(task_tools.items())},
         }  # fmt: skip
         if train_metrics.get("tokens") and train_metrics.get("step_s"):
             record["tokens_per_s"] = train_metrics["tokens"] / train_metrics["step_s"]

@@ -8,8 +8,10 @@
 3. The bus: ``[nats] url`` (``embedded`` starts nats-server for the run), every stream ensured.
 4. The actors of ``[train] actors`` as supervised child processes (crashes restarted, see ``rlar up``).
 5. A progress bar from the learner's metrics (steps, reward, samples/s, staleness); reward-curve PNGs per
-   task redrawn as the run goes; at the end (``max_steps`` reached, or ``max_minutes``), a summary of the
-   first-10 vs last-10 step mean reward per task in ``summary.json``.
+   task redrawn as the run goes; at the end (``max_steps`` reached, or ``max_minutes``), ``summary.json``: the
+   first-10 vs last-10 step mean reward per task, and per task the tools used with their origin (built-in,
+   synthesised vN, retrieved), the routing decisions and the abstain rate (:mod:`rlar.tool_summary`), and the
+   synthesis report (:mod:`rlar.synthesis.report`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from bus import subjects
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import serve
-from bus.messages import Event, Metrics
+from bus.messages import Event, Metrics, RouteDecision
 from bus.topology import TopologyConfig, declare, ensure_topology
 from rlar.config import apply_overrides, build, load_toml
 from rlar.plots import first_last_summary, plot_reward_curves, read_metrics
@@ -122,6 +124,9 @@ def prepare_policy(section: PolicySection, run_dir: Path, cache_root: Path) -> P
             f"warming up the tiny policy: ≤{section.sft_steps} supervised steps on {', '.join(evals)}",
             flush=True,
         )
+        import torch
+
+        torch.set_num_threads(1)  # two threads on two shared cores run 20-30x slower under load (MEASURED.md)
         tmp = cached / "init.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         sft_warmup(base, pairs, section.sft_steps, lr=section.sft_lr, batch=section.sft_batch, seed=section.seed,
@@ -175,6 +180,12 @@ async def _drive(doc: dict[str, Any], run_dir: Path, url: str, config_path: Path
     progress = Progress(run_dir, max_steps, train.plot_every)
     await bus.subscribe(subjects.metrics("learner"), Metrics, progress.on_metrics)
     await bus.subscribe(subjects.events("learner"), Event, progress.on_event)
+    decisions: list[RouteDecision] = []
+
+    async def on_decision(msg: RouteDecision, raw: Msg) -> None:
+        decisions.append(msg)
+
+    await bus.subscribe(subjects.TOOLS_DECISIONS, RouteDecision, on_decision)
     sup = Supervisor(list(train.actors.items()), nats_url=url, run_dir=run_dir, config_path=str(config_path), bus=bus,
                      extra_env={"DS_ACCELERATOR": os.environ.get("DS_ACCELERATOR", "cpu")})  # fmt: skip
     runner = asyncio.create_task(sup.run())
@@ -195,16 +206,41 @@ async def _drive(doc: dict[str, Any], run_dir: Path, url: str, config_path: Path
     print(f"stopping actors ({reason}) …", flush=True)
     sup.stop()
     await runner
+    specs, statuses = await _registry_view(bus)
     await bus.close()
     plot_reward_curves(run_dir / "metrics.jsonl", run_dir)
     records = read_metrics(run_dir / "metrics.jsonl")
+    from rlar.synthesis.report import read_run, summarize
+    from rlar.tool_summary import tasks_summary
+
+    synthesis = read_run(run_dir)
     summary = {
         "run_dir": str(run_dir), "reason": reason, "steps": len(records), "crashes": sup.crashes,
         "minutes": round((time.time() - progress.t0) / 60, 2), "reward_first10_last10": first_last_summary(records),
         "max_staleness_seen": max((r.get("staleness_max", 0) for r in records), default=0),
+        "tasks": tasks_summary(records, decisions, specs, statuses),
+        "synthesis": {**summarize(synthesis), "requests_detail": synthesis} if synthesis else None,
     }  # fmt: skip
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
+
+
+async def _registry_view(bus: Bus) -> tuple[dict[tuple[str, int], Any], dict[tuple[str, int], str]]:
+    """Every tool version used in the run with its status, for the summary's origins (empty when the registry
+    cannot be read)."""
+    from rlar.registry import ToolRegistry
+
+    specs: dict[tuple[str, int], Any] = {}
+    statuses: dict[tuple[str, int], str] = {}
+    try:
+        reg = ToolRegistry(bus)
+        for name in await reg.names():
+            for spec in await reg.versions(name):
+                specs[(spec.name, spec.version)] = spec
+                statuses[(spec.name, spec.version)] = (await reg.status(spec.name, spec.version))["state"]
+    except Exception as exc:  # the summary is still written, without origins
+        log.warning("summary: could not read the tool registry: %s", exc)
+    return specs, statuses
 
 
 def train(config: str, *, overrides: list[str], run_dir: str | None) -> int:

@@ -1,0 +1,112 @@
+"""Per task, which reward tools a run used and where they came from: the ``tasks`` part of ``summary.json``.
+
+``tasks_summary(records, decisions, specs, synthesis_rows, canaries)`` joins what the run left behind:
+
+- the learner's metrics (``metrics.jsonl``): per step and task the mean reward (``reward/<task>``), the share of
+  samples that abstained (``abstain/<task>``) and the tools whose results reached the learner (``tools``:
+  ``"name vN"``, ``" (shadow)"`` for weight 0);
+- the router's decisions (``RouteDecision`` on ``rlar.tools.decisions``): how many, in which state (routed,
+  pending, synthesized, canary, fallback, unroutable), the last one per task;
+- the registry's specs: each tool's origin — ``built-in``, ``synthesised vN`` (``partial`` when its verifier
+  leaves clauses unchecked), ``retrieved`` or what the spec's provenance says — and its status;
+- the synthesizer's outcome rows and canary verdicts (:mod:`rlar.synthesis.report`).
+
+Per task the result holds ``tools`` (name, version, origin, status, learner steps it scored in, shadow steps),
+``routing`` (decisions by state, last decision), ``abstain`` (first/last 10 steps and overall) and ``reward``
+(first/last 10 steps), plus ``synthesis`` (the report's summary) for the whole run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["origin_label", "tasks_summary"]
+
+
+def origin_label(spec: Any, status: str = "enabled") -> str:
+    """``built-in`` | ``synthesised vN`` [``partial``] | ``retrieved`` | the provenance's own word."""
+    origin = str((spec.provenance or {}).get("origin", "")) if spec is not None else ""
+    if origin == "synthesized":
+        cov = (spec.params or {}).get("coverage") or {}
+        label = f"synthesised v{spec.version}" + ("" if cov.get("full", True) else " (partial)")
+    elif origin in ("built-in", "retrieved"):
+        label = origin
+    else:
+        label = origin or "unknown"
+    return label if status in ("enabled", "") else f"{label}, {status}"
+
+
+def _first_last(values: Sequence[float], n: int = 10) -> dict[str, float] | None:
+    if not values:
+        return None
+    k = min(n, max(1, len(values) // 2))
+    return {
+        "first": round(sum(values[:k]) / k, 4),
+        "last": round(sum(values[-k:]) / k, 4),
+        "steps": len(values),
+    }
+
+
+def _state(reason: str) -> str:
+    m = re.match(r"\[(\w+)\]", reason or "")
+    return m.group(1) if m else "routed"
+
+
+def tasks_summary(
+    records: Sequence[Mapping[str, Any]],
+    decisions: Iterable[Any] = (),
+    specs: Mapping[tuple[str, int], Any] | None = None,
+    statuses: Mapping[tuple[str, int], str] | None = None,
+) -> dict[str, Any]:
+    """See the module docstring. ``specs``/``statuses`` are keyed by (name, version)."""
+    specs = specs or {}
+    statuses = statuses or {}
+    tasks: set[str] = set()
+    for r in records:
+        tasks |= {k.split("/", 1)[1] for k in r if k.startswith(("reward/", "abstain/"))}
+        tasks |= set((r.get("tools") or {}).keys())
+    by_task: dict[str, list[Any]] = {}
+    for d in decisions:
+        by_task.setdefault(str(d.task), []).append(d)
+        tasks.add(str(d.task))
+    out: dict[str, Any] = {}
+    for task in sorted(tasks):
+        used: Counter[str] = Counter()
+        for r in records:
+            for entry in (r.get("tools") or {}).get(task, []):
+                used[entry] += 1
+        tools = []
+        for entry, steps in sorted(used.items()):
+            m = re.fullmatch(r"(.+) v(\d+)( \(shadow\))?", entry)
+            if not m:
+                continue
+            key = (m.group(1), int(m.group(2)))
+            tools.append({"tool": key[0], "version": key[1], "origin": origin_label(specs.get(key), statuses.get(key, "")),
+                          "steps": steps, "shadow": bool(m.group(3))})  # fmt: skip
+        ds = by_task.get(task, [])
+        last = ds[-1] if ds else None
+        abstain = [float(r[f"abstain/{task}"]) for r in records if r.get(f"abstain/{task}") is not None]
+        reward = [float(r[f"reward/{task}"]) for r in records if r.get(f"reward/{task}") is not None]
+        out[task] = {
+            "tools": tools,
+            "routing": {
+                "decisions": len(ds),
+                "states": dict(Counter(_state(d.reason) for d in ds)),
+                "last": None
+                if last is None
+                else {
+                    "state": _state(last.reason),
+                    "reason": str(last.reason)[:300],
+                    "backend": last.backend,
+                    "tools": [f"{t.tool} v{t.version} x{t.weight:g}" for t in last.tools],
+                },
+            },
+            "abstain": {**(_first_last(abstain) or {}), "mean": round(sum(abstain) / len(abstain), 4)}
+            if abstain
+            else None,
+            "reward": _first_last(reward),
+        }
+    return out

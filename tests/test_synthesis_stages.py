@@ -1,0 +1,196 @@
+"""Synthesis after validation: coverage decisions (partial / refuse), the canary on live samples, the synthesis
+report, the per-task tool summary of a run, and synthesis without the actor stack (``rlar tools route
+--synthesize``, ``rlar bench synthesis``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from bus.messages import RouteDecision, ToolRef
+from rlar.agent.base import OfflineAgentConfig
+from rlar.agent.offline import OfflineAgent
+from rlar.synthesis.canary import Canary, CanaryPolicy, independent_labeller
+from rlar.synthesis.compose import SynthesisTask
+from rlar.synthesis.loop import synthesize
+from rlar.synthesis.report import summarize, to_markdown
+from rlar.synthesis.runner import local_runner
+from rlar.tool_summary import origin_label, tasks_summary
+from rlar.tools.base import ToolSpec
+
+needs_bwrap = pytest.mark.skipif(not os.access("/usr/bin/bwrap", os.X_OK), reason="bubblewrap not installed")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def reward(sample_id: str, status: str = "ok", score: float | None = 1.0, tool: str = "synth-x", weight: float = 0.0,
+           version: int = 1) -> Any:  # fmt: skip
+    return SimpleNamespace(sample_id=sample_id, tool=tool, tool_version=version, status=status, score=score,
+                           weight=weight, latency_s=0.002)  # fmt: skip
+
+
+def test_the_canary_waits_for_enough_shadow_samples_then_judges_them() -> None:
+    labeller = independent_labeller([{"rule": "letters", "min": 3, "max": 3}])
+    canary = Canary("synth-x", 1, (0.0, 1.0), CanaryPolicy(samples=4), labeller, started=0.0)
+    for i, text in enumerate(["tnr", "tnrs", "abc", "xyz"]):
+        canary.observe_sample(f"s{i}", "3 letters:", text)
+    canary.observe_reward(reward("s0", score=1.0))
+    canary.observe_reward(reward("s1", score=0.0))
+    canary.observe_reward(reward("s0", tool="exact_match", weight=1.0))  # another tool: not the shadow's
+    assert canary.verdict(now=1.0) is None, "still watching"
+    canary.observe_reward(reward("s2", score=1.0))
+    canary.observe_reward(reward("s3", score=1.0))
+    verdict = canary.verdict(now=2.0)
+    assert verdict is not None and verdict.passed, verdict
+    assert verdict.figures["agreement"] == 1.0 and verdict.figures["agreement_n"] == 4
+
+
+def test_a_canary_that_errors_or_disagrees_on_live_samples_fails_with_the_reason() -> None:
+    labeller = independent_labeller([{"rule": "letters", "min": 3, "max": 3}])
+    errors = Canary("synth-x", 1, (0.0, 1.0), CanaryPolicy(samples=3), None, started=0.0)
+    for i in range(3):
+        errors.observe_reward(reward(f"s{i}", status="error", score=None))
+    v = errors.verdict(now=1.0)
+    assert v is not None and not v.passed and "0% of 3 live samples scored ok" in v.reason
+    wrong = Canary("synth-x", 1, (0.0, 1.0), CanaryPolicy(samples=4), labeller, started=0.0)
+    for i, text in enumerate(["tnr", "abc", "tnrs", "tnrsl"]):
+        wrong.observe_sample(f"s{i}", "3 letters:", text)
+        wrong.observe_reward(
+            reward(f"s{i}", score=0.0 if len(text) == 3 else 1.0)
+        )  # the opposite of the truth
+    v = wrong.verdict(now=1.0)
+    assert v is not None and not v.passed and "agrees with the second reading on 0%" in v.reason
+    silent = Canary("synth-x", 1, (0.0, 1.0), CanaryPolicy(samples=4, timeout_s=10), None, started=0.0)
+    v = silent.verdict(now=11.0)
+    assert v is not None and not v.passed and "no shadow result" in v.reason
+
+
+def test_the_report_counts_requests_valid_rejections_attempts_and_time() -> None:
+    rows = [
+        {"category": "registered_full", "registered": True, "attempts": 1, "rejections": [], "wall_s": 1.0,
+         "coverage": {"coverage": 1.0}},
+        {"category": "registered_partial", "registered": True, "attempts": 2, "rejections": ["separates"],
+         "wall_s": 3.0, "coverage": {"coverage": 0.5}},
+        {"category": "rejected_independent", "registered": False, "attempts": 1, "rejections": ["independent"],
+         "wall_s": 2.0},
+        {"category": "no_probes", "registered": False, "attempts": 0, "rejections": [], "wall_s": 0.1},
+    ]  # fmt: skip
+    s = summarize(rows)
+    assert (s["requests"], s["valid"], s["valid_full"], s["valid_partial"]) == (4, 2, 1, 1)
+    assert s["failed_by_reason"] == {"no_probes": 1, "rejected_independent": 1}
+    assert s["rejected_attempts_by_check"] == {"independent": 1, "separates": 1}
+    assert s["attempts_total"] == 4 and s["attempts_per_valid"] == 2.0 and s["time_s_median"] == 1.5
+    assert s["coverage_mean"] == 0.75 and "| requests | 4 |" in to_markdown(s)
+
+
+def test_the_summary_lists_each_tasks_tools_with_their_origin_decisions_and_abstain_rate() -> None:
+    synth = ToolSpec(name="synth-fmt", kind="sandbox", description="d", version=2, code="x",
+                     provenance={"origin": "synthesized"}, params={"coverage": {"full": False}})  # fmt: skip
+    builtin = ToolSpec(name="exact_match", kind="rule", description="d", version=1)
+    records = [
+        {"step": 1, "reward/fmt": 0.1, "abstain/fmt": 1.0, "tools": {"fmt": ["synth-fmt v2 (shadow)"]}},
+        {"step": 2, "reward/fmt": 0.5, "abstain/fmt": 0.0, "reward/copy": 0.4,
+         "tools": {"fmt": ["synth-fmt v2"], "copy": ["exact_match v1"]}},
+    ]  # fmt: skip
+    decisions = [
+        RouteDecision(signature="a", task="fmt", tools=[], backend="offline", reason="[pending] no tool fits"),
+        RouteDecision(signature="a", task="fmt", tools=[ToolRef(tool="synth-fmt", kind="sandbox", version=2)],
+                      backend="offline", reason="[synthesized] made for the request"),
+    ]  # fmt: skip
+    out = tasks_summary(records, decisions, {("synth-fmt", 2): synth, ("exact_match", 1): builtin})
+    fmt = out["fmt"]
+    assert [(t["tool"], t["origin"], t["shadow"]) for t in fmt["tools"]] == [
+        ("synth-fmt", "synthesised v2 (partial)", False), ("synth-fmt", "synthesised v2 (partial)", True)]  # fmt: skip
+    assert (
+        fmt["routing"]["states"] == {"pending": 1, "synthesized": 1}
+        and fmt["routing"]["last"]["state"] == "synthesized"
+    )
+    assert fmt["abstain"]["mean"] == 0.5 and out["copy"]["tools"][0]["origin"] == "built-in"
+    assert origin_label(builtin, "quarantined") == "built-in, quarantined"
+
+
+@needs_bwrap
+async def test_a_verifier_with_clauses_it_cannot_check_is_partial_or_refused() -> None:
+    agent = OfflineAgent(OfflineAgentConfig())
+    task = SynthesisTask(
+        description="Write a haiku about rain. Use exactly 3 lines and no commas.",
+        examples=[{"query": "Rain haiku", "reference": None}],
+    )
+    partial = await synthesize(task, agent, local_runner(), partial="register")
+    assert partial.spec is not None and partial.category == "registered_partial"
+    cov = partial.spec.params["coverage"]
+    assert not cov["full"] and cov["checked"] == 2 and "haiku" in cov["unchecked"][0]["why"]
+    assert "PARTIAL" in partial.spec.description and "Write a haiku about rain" in partial.spec.description
+    refused = await synthesize(task, agent, local_runner(), partial="refuse")
+    assert refused.spec is None and refused.category == "refused_partial" and "haiku" in refused.reason
+    full = await synthesize(
+        SynthesisTask(description="Write 4 letters only, no vowels:"), agent, local_runner()
+    )
+    assert (
+        full.spec is not None and full.category == "registered_full" and full.spec.params["coverage"]["full"]
+    )
+    assert (
+        full.spec.validation["independent"]["usable"]
+        and "second_route" in full.spec.validation["independent"]["sources"]
+    )
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    return subprocess.run([sys.executable, "-m", "rlar.cli", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+
+
+@needs_bwrap
+def test_tools_route_synthesize_gives_a_validated_verifier_without_the_actor_stack(tmp_path: Path) -> None:
+    records = tmp_path / "records.jsonl"
+    records.write_text(
+        json.dumps({"id": "f1", "task": "fmt", "query": "Write 4 letters only, no vowels:", "reference": None}) + "\n"
+        + json.dumps({"id": "f2", "task": "fmt", "query": "Write 4 letters only, no vowels:", "reference": None}) + "\n"
+    )  # fmt: skip
+    out = tmp_path / "tools.jsonl"
+    proc = _cli(
+        "tools",
+        "route",
+        str(records),
+        "--backend",
+        "offline",
+        "--synthesize",
+        "--out",
+        str(out),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [json.loads(x) for x in proc.stdout.splitlines() if x.strip()]
+    assert [x["none_fit"] for x in lines[:2]] == [True, True], "no tool checks a format stated in words"
+    synthesized = [x["synthesized"] for x in lines if "synthesized" in x]
+    assert len(synthesized) == 1 and synthesized[0]["full"] and synthesized[0]["records"] == 2
+    assert "checks every clause" in proc.stderr and "✓ 'Write 4 letters only'" in proc.stderr
+    exported = [json.loads(x) for x in out.read_text().splitlines()]
+    spec = ToolSpec.from_dict(exported[0]["spec"])
+    assert exported[0]["type"] == "tool" and spec.validation["passed"] and spec.kind == "sandbox"
+
+
+@needs_bwrap
+def test_bench_synthesis_scores_labelled_answers_and_reports_both_splits(tmp_path: Path) -> None:
+    data = tmp_path / "labelled.jsonl"
+    rows = [
+        {"id": "a", "split": "dev", "instruction": "Answer in 5 words or fewer.", "checkable": True,
+         "answers": [{"text": "Yes, it works.", "ok": True}, {"text": "One two three four five six.", "ok": False}]},
+        {"id": "b", "split": "heldout", "instruction": "Write a poem about the sea in lowercase.", "checkable": False,
+         "answers": [{"text": "the sea is wide", "ok": True}, {"text": "The sea is wide", "ok": False}]},
+    ]  # fmt: skip
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = _cli("bench", "synthesis", "--data", str(data), "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(proc.stdout.splitlines()[-1])
+    dev, held = doc["splits"]["dev"], doc["splits"]["heldout"]
+    assert dev["full"]["accuracy"] == 1.0 and dev["claims"]["claimed_full_and_checkable"] == 1
+    assert held["claims"]["claimed_full"] == 0 and held["synthesis"]["valid_partial"] == 1
+    assert held["partial"]["answers"] == 2 and dev["synthesis"]["requests"] == 1
