@@ -11,12 +11,16 @@ Reward modes (``[feeder] reward_mode``, consumed by the feeder; the router for t
 - ``random``: a registered tool drawn per prompt with the feeder's seed;
 - ``default``: each task's declared default tools (the demo's static routing).
 
-For every mode: a copy of the config with the mode's overrides, ``learner.max_steps`` and
-``train.max_minutes`` set to the same budget, trained with ``rlar train`` in its own process and run
-directory ``<out>/<mode>``; then (unless ``eval_suite`` is empty) ``rlar eval`` of the run's final weights
-on the suite. The same ``[feeder] seed`` and ``[policy]`` (hence the same cached initial policy) are used
-for every mode. Written to ``<out>``: ``comparison.json``, ``comparison.md`` and ``comparison.png``
-(smoothed mean-reward curve per mode, and the eval metrics per mode).
+For every mode and every seed in ``seeds``: a copy of the config with the mode's overrides, ``learner.max_steps``
+and ``train.max_minutes`` set to the same budget, ``[feeder] seed`` (the prompt order) and the rollout
+engine's sampling seed set to the seed, trained with ``rlar train`` in its own process and run directory
+``<out>/<mode>-seed<N>``; then (unless ``eval_suite`` is empty) ``rlar eval`` of the run's final weights on the
+suite. ``[policy]`` is the same for every run, so every run starts from the same cached initial policy.
+
+Per mode and eval metric (``task/metric``) the runs' values are summarised as the mean with a 95% interval
+(Student's t over the seeds: mean ± t(0.975, n-1) · sd / √n; n = 1 gives no interval). Written to ``<out>``:
+``comparison.json`` (every run and the summary), ``comparison.md`` (one row per metric, one column per mode)
+and ``comparison.png`` (smoothed mean-reward curve per run, and the eval means with their intervals).
 
 Rewards of different modes are measured by different tools, so the training-reward columns are not
 comparable across modes; the eval columns (same metrics for every mode) are.
@@ -37,7 +41,7 @@ import tomli_w
 from rlar.config import apply_overrides, load_toml
 from rlar.learn.distributed import child_env
 
-__all__ = ["ablate", "mode_overrides"]
+__all__ = ["ablate", "interval", "mode_overrides", "summarize_runs"]
 
 
 def mode_overrides(mode: str, doc: dict[str, Any]) -> dict[str, Any]:
@@ -68,6 +72,39 @@ def mode_overrides(mode: str, doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# Student's t, 0.975 quantile, by degrees of freedom (1-30); beyond 30 the normal 1.96 is close enough.
+_T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]  # fmt: skip
+
+
+def interval(values: list[float]) -> dict[str, Any]:
+    """Mean, sample sd, n and the 95% t-interval of ``values`` (no interval for fewer than 2)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return {"mean": round(mean, 4), "sd": None, "n": n, "lo": None, "hi": None}
+    sd = (sum((v - mean) ** 2 for v in values) / (n - 1)) ** 0.5
+    half = (_T975[n - 2] if n - 1 <= len(_T975) else 1.96) * sd / n**0.5
+    return {
+        "mean": round(mean, 4),
+        "sd": round(sd, 4),
+        "n": n,
+        "lo": round(mean - half, 4),
+        "hi": round(mean + half, 4),
+    }
+
+
+def summarize_runs(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{mode: {metric: interval}}`` over the runs of each mode that have that eval metric."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for mode in dict.fromkeys(r["mode"] for r in rows):
+        runs = [r for r in rows if r["mode"] == mode]
+        metrics = sorted({k for r in runs for k, v in r.get("eval", {}).items() if v is not None})
+        out[mode] = {m: interval([float(r["eval"][m]) for r in runs if r.get("eval", {}).get(m) is not None])
+                     for m in metrics}  # fmt: skip
+    return out
+
+
 def _safe(mode: str) -> str:
     return mode.replace(":", "-").replace("/", "_")
 
@@ -85,14 +122,16 @@ def _curve(run_dir: Path) -> list[tuple[int, float]]:
     ]
 
 
-def _plot(rows: list[dict[str, Any]], curves: dict[str, list[tuple[int, float]]], path: Path) -> None:
+def _plot(
+    summary: dict[str, dict[str, dict[str, Any]]], curves: dict[str, list[tuple[int, float]]], path: Path
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for mode, pts in curves.items():
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.8))
+    for label, pts in curves.items():
         if not pts:
             continue
         ys = [y for _, y in pts]
@@ -100,88 +139,117 @@ def _plot(rows: list[dict[str, Any]], curves: dict[str, list[tuple[int, float]]]
         smooth = [
             sum(ys[max(0, i - w + 1) : i + 1]) / len(ys[max(0, i - w + 1) : i + 1]) for i in range(len(ys))
         ]
-        a1.plot([x for x, _ in pts], smooth, label=mode)
+        a1.plot([x for x, _ in pts], smooth, label=label, alpha=0.8)
     a1.set_xlabel("learner step")
     a1.set_ylabel("mean training reward (own tools; smoothed)")
     a1.grid(alpha=0.3)
-    a1.legend()
-    metrics = sorted({k for r in rows for k, v in r.get("eval", {}).items() if v is not None})
-    width = 0.8 / max(1, len(rows))
-    for i, r in enumerate(rows):
-        vals = [r.get("eval", {}).get(m) or 0.0 for m in metrics]
-        a2.bar([j + i * width for j in range(len(metrics))], vals, width, label=r["mode"])
+    a1.legend(fontsize=7)
+    metrics = sorted({m for per in summary.values() for m in per})
+    width = 0.8 / max(1, len(summary))
+    for i, (mode, per) in enumerate(summary.items()):
+        means = [per.get(m, {}).get("mean") or 0.0 for m in metrics]
+        errs = [
+            (per[m]["mean"] - per[m]["lo"]) if m in per and per[m]["lo"] is not None else 0.0 for m in metrics
+        ]
+        a2.bar([j + i * width for j in range(len(metrics))], means, width, yerr=errs, capsize=3, label=mode)
     a2.set_xticks([j + 0.4 - width / 2 for j in range(len(metrics))], metrics, rotation=30, ha="right")
-    a2.set_ylabel("eval (held-out)")
+    a2.set_ylabel("eval (held-out), mean and 95% interval over seeds")
     a2.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
 
-def _table(rows: list[dict[str, Any]]) -> str:
-    metrics = sorted({k for r in rows for k in r.get("eval", {})})
-    head = ["mode", "steps", "minutes", "reward first10", "reward last10", *metrics]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+def _table(rows: list[dict[str, Any]], summary: dict[str, dict[str, dict[str, Any]]]) -> str:
+    modes = list(summary)
+    lines = ["| metric | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
+    for m in sorted({m for per in summary.values() for m in per}):
+        cells = []
+        for mode in modes:
+            iv = summary[mode].get(m)
+            if iv is None:
+                cells.append("-")
+            elif iv["lo"] is None:
+                cells.append(f"{iv['mean']:.3f} (n=1)")
+            else:
+                cells.append(f"{iv['mean']:.3f} [{iv['lo']:.3f}, {iv['hi']:.3f}] (n={iv['n']})")
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "| mode | seed | steps | minutes | reward first10 | reward last10 |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
         fl = r.get("reward_all", {})
-        cells = [r["mode"], str(r.get("steps", "-")), str(r.get("minutes", "-")),
-                 f"{fl['first']:.3f}" if fl else "-", f"{fl['last']:.3f}" if fl else "-"]  # fmt: skip
-        for m in metrics:
-            v = r.get("eval", {}).get(m)
-            cells.append("-" if v is None else f"{v:.3f}")
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(f"| {r['mode']} | {r['seed']} | {r.get('steps', '-')} | {r.get('minutes', '-')} | "
+                     f"{fl['first']:.3f} | {fl['last']:.3f} |" if fl else f"| {r['mode']} | {r['seed']} | "
+                     f"{r.get('steps', '-')} | {r.get('minutes', '-')} | - | - |")  # fmt: skip
     return "\n".join(lines)
 
 
 def ablate(
     config: str, *, modes: list[str], overrides: list[str] | None = None, max_steps: int = 40,
-    max_minutes: float = 7.0, out: str | None = None, eval_suite: str = "learnable", eval_limit: int | None = 60,
+    max_minutes: float = 7.0, out: str | None = None, eval_suite: str = "agentic", eval_limit: int | None = None,
+    seeds: list[int] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Train and evaluate once per mode; write the comparison (see the module docstring) and return it."""
+    """Train and evaluate once per mode and seed; write the comparison (see the module docstring)."""
     base = load_toml(config)
     apply_overrides(base, overrides)
     docs = {m: mode_overrides(m, base) for m in modes}  # validates every mode before anything runs
+    seeds = list(seeds if seeds is not None else [int(base.get("feeder", {}).get("seed", 0))])
     root = Path(out) if out else Path("runs") / f"ablate-{time.strftime('%Y%m%d-%H%M%S')}"
     root.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     curves: dict[str, list[tuple[int, float]]] = {}
-    for mode, doc in docs.items():
-        doc.setdefault("learner", {})["max_steps"] = max_steps
-        doc["train"]["max_minutes"] = max_minutes
-        doc["train"]["name"] = f"ablate-{_safe(mode)}"
-        run_dir = root / _safe(mode)
-        cfg = root / f"{_safe(mode)}.toml"
-        cfg.write_text(tomli_w.dumps(doc))
-        print(f"== {mode}: training ≤{max_steps} steps / ≤{max_minutes} min → {run_dir}", flush=True)
-        t0 = time.time()
-        proc = subprocess.run([sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", "train", "--config",
-                               str(cfg), "--run-dir", str(run_dir)], env=child_env(), check=False)  # fmt: skip
-        row: dict[str, Any] = {"mode": mode, "run_dir": str(run_dir), "train_rc": proc.returncode,
-                               "wall_s": round(time.time() - t0, 1)}  # fmt: skip
-        summary_path = run_dir / "summary.json"
-        if summary_path.exists():
-            summary = json.loads(summary_path.read_text())
-            row.update(steps=summary["steps"], minutes=summary["minutes"], reason=summary["reason"],
-                       crashes=summary["crashes"])  # fmt: skip
-        curves[mode] = _curve(run_dir)
-        pts = [y for _, y in curves[mode]]
-        if pts:
-            n = max(1, min(10, len(pts) // 2))
-            row["reward_all"] = {"first": sum(pts[:n]) / n, "last": sum(pts[-n:]) / n}
-        if eval_suite and (run_dir / "policy" / "init").exists():
-            from rlar.eval import run_eval
+    for mode, mode_doc in docs.items():
+        for seed in seeds:
+            doc = copy.deepcopy(mode_doc)
+            doc.setdefault("learner", {})["max_steps"] = max_steps
+            doc["train"]["max_minutes"] = max_minutes
+            doc["train"]["name"] = f"ablate-{_safe(mode)}-seed{seed}"
+            doc.setdefault("feeder", {})["seed"] = seed
+            engine = doc.setdefault("rollout", {}).get("engine")
+            if isinstance(engine, dict):
+                engine["seed"] = seed
+            run_dir = root / f"{_safe(mode)}-seed{seed}"
+            cfg = root / f"{_safe(mode)}-seed{seed}.toml"
+            cfg.write_text(tomli_w.dumps(doc))
+            print(
+                f"== {mode} seed {seed}: training ≤{max_steps} steps / ≤{max_minutes} min → {run_dir}",
+                flush=True,
+            )
+            t0 = time.time()
+            proc = subprocess.run([sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", "train", "--config",
+                                   str(cfg), "--run-dir", str(run_dir)], env=child_env(), check=False)  # fmt: skip
+            row: dict[str, Any] = {"mode": mode, "seed": seed, "run_dir": str(run_dir), "train_rc": proc.returncode,
+                                   "wall_s": round(time.time() - t0, 1)}  # fmt: skip
+            summary_path = run_dir / "summary.json"
+            if summary_path.exists():
+                summary = json.loads(summary_path.read_text())
+                row.update(steps=summary["steps"], minutes=summary["minutes"], reason=summary["reason"],
+                           crashes=summary["crashes"], tasks=summary.get("tasks"))  # fmt: skip
+            curves[f"{mode} s{seed}"] = _curve(run_dir)
+            pts = [y for _, y in curves[f"{mode} s{seed}"]]
+            if pts:
+                n = max(1, min(10, len(pts) // 2))
+                row["reward_all"] = {"first": sum(pts[:n]) / n, "last": sum(pts[-n:]) / n}
+            if eval_suite and (run_dir / "policy" / "init").exists():
+                from rlar.eval import run_eval
 
-            ev = run_eval(str(run_dir), eval_suite, limit=eval_limit)
-            row["eval_label"] = ev["result"]["label"]
-            row["eval"] = {f"{t}/{m}": v for t, ms in ev["result"]["metrics"].items() for m, v in ms.items()
-                           if m not in ("avg_len", "judge_abstained", "sandbox_abstained")}  # fmt: skip
-        rows.append(row)
-        (root / "comparison.json").write_text(json.dumps({"modes": rows}, indent=2) + "\n")
-    table = _table(rows)
+                ev = run_eval(str(run_dir), eval_suite, limit=eval_limit, seed=seed)
+                row["eval_label"] = ev["result"]["label"]
+                row["eval"] = {f"{t}/{m}": v for t, ms in ev["result"]["metrics"].items() for m, v in ms.items()
+                               if m not in ("avg_len", "judge_abstained", "sandbox_abstained")}  # fmt: skip
+            rows.append(row)
+            (root / "comparison.json").write_text(
+                json.dumps({"runs": rows, "summary": summarize_runs(rows)}, indent=2) + "\n"
+            )
+    summary_by_mode = summarize_runs(rows)
+    table = _table(rows, summary_by_mode)
     (root / "comparison.md").write_text(
-        f"Reward-mode ablation of `{config}`: ≤{max_steps} steps, ≤{max_minutes} min per mode; eval suite "
-        f"`{eval_suite or '-'}` (limit {eval_limit}).\n\n{table}\n"
+        f"Reward-mode ablation of `{config}`: seeds {seeds}, ≤{max_steps} steps and ≤{max_minutes} min per run; "
+        f"eval suite `{eval_suite or '-'}` (limit {eval_limit}); cells: mean [95% interval] over seeds.\n\n{table}\n"
     )
-    _plot(rows, curves, root / "comparison.png")
-    return {"out": str(root), "modes": rows, "table": table,
+    _plot(summary_by_mode, curves, root / "comparison.png")
+    return {"out": str(root), "runs": rows, "summary": summary_by_mode, "table": table,
             "files": [str(root / n) for n in ("comparison.json", "comparison.md", "comparison.png")]}  # fmt: skip

@@ -18,7 +18,7 @@ from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.messages import Prompt
 from bus.topology import TopologyConfig, declare, ensure_topology
-from rlar.ablate import mode_overrides
+from rlar.ablate import interval, mode_overrides, summarize_runs
 from tests.conftest import REPO, actor_env
 from tests.reward_tools_for_tests import running
 
@@ -82,6 +82,19 @@ def test_unknown_modes_are_refused() -> None:
         mode_overrides("best", {})
 
 
+def test_intervals_over_seeds_are_student_t() -> None:
+    iv = interval([0.5, 0.7, 0.6])
+    assert iv["mean"] == 0.6 and iv["sd"] == 0.1 and iv["n"] == 3
+    assert (iv["lo"], iv["hi"]) == (
+        round(0.6 - 4.303 * 0.1 / 3**0.5, 4),
+        round(0.6 + 4.303 * 0.1 / 3**0.5, 4),
+    )
+    assert interval([0.4])["lo"] is None
+    rows = [{"mode": "a", "eval": {"t/m": 0.5}}, {"mode": "a", "eval": {"t/m": 0.7, "t/x": None}},
+            {"mode": "b", "eval": {}}]  # fmt: skip
+    assert summarize_runs(rows) == {"a": {"t/m": interval([0.5, 0.7])}, "b": {}}
+
+
 def test_mode_overrides_add_the_router_and_switch_synthesis() -> None:
     doc = {"train": {"actors": {"feeder": 1}}, "feeder": {"routing": "static"}}
     agentic = mode_overrides("agentic", doc)
@@ -123,17 +136,23 @@ trainer = { model_dir = "{run_dir}/policy/init", micro_batch_size = 16, grpo = {
     out = tmp_path / "ablate"
     r = subprocess.run(
         [sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", "ablate", "--config", str(cfg), "--modes",
-         "static:exact_match", "--max-steps", "3", "--max-minutes", "4", "--eval-suite", "learnable",
-         "--eval-limit", "5", "--out", str(out)],
+         "static:exact_match", "--seeds", "0,1", "--max-steps", "3", "--max-minutes", "4", "--eval-suite",
+         "learnable", "--eval-limit", "5", "--out", str(out)],
         cwd=tmp_path, env={**actor_env(), "DS_ACCELERATOR": "cpu", "PYTHONPATH": str(REPO)}, capture_output=True,
         text=True, timeout=560,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     doc = json.loads((out / "comparison.json").read_text())
-    row = doc["modes"][0]
-    assert row["mode"] == "static:exact_match" and row["steps"] == 3 and row["crashes"] == 0
+    assert [(r["mode"], r["seed"]) for r in doc["runs"]] == [
+        ("static:exact_match", 0),
+        ("static:exact_match", 1),
+    ]
+    row = doc["runs"][0]
+    assert row["steps"] == 3 and row["crashes"] == 0
     # evaluated on the run's final policy (the initial one if no step had a reward signal)
-    assert "arith/nem" in row["eval"] and row["eval_label"].startswith("static-exact_match@")
+    assert "arith/nem" in row["eval"] and row["eval_label"].startswith("static-exact_match-seed0@")
+    iv = doc["summary"]["static:exact_match"]["arith/nem"]
+    assert iv["n"] == 2 and iv["lo"] <= iv["mean"] <= iv["hi"]
     assert (out / "comparison.png").stat().st_size > 0 and "static:exact_match" in (
         out / "comparison.md"
     ).read_text()

@@ -49,8 +49,10 @@ def cmd_eval(a: argparse.Namespace) -> int:
 def cmd_ablate(a: argparse.Namespace) -> int:
     from rlar.ablate import ablate
 
+    seeds = [int(x) for x in a.seeds.split(",")] if a.seeds else None
     doc = ablate(a.config, modes=a.modes.split(","), overrides=a.set, max_steps=a.max_steps,
-                 max_minutes=a.max_minutes, out=a.out, eval_suite=a.eval_suite, eval_limit=a.eval_limit)  # fmt: skip
+                 max_minutes=a.max_minutes, out=a.out, eval_suite=a.eval_suite, eval_limit=a.eval_limit,
+                 seeds=seeds)  # fmt: skip
     print(doc["table"])
     print(json.dumps({k: v for k, v in doc.items() if k != "table"}), flush=True)
     return 0
@@ -131,8 +133,12 @@ def register(sub: Any, bench: Any) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--max-steps", type=int, default=40)
     p.add_argument("--max-minutes", type=float, default=7.0, help="per mode")
-    p.add_argument("--eval-suite", default="learnable", help="suite evaluated after each mode ('' to skip)")
-    p.add_argument("--eval-limit", type=int, default=60)
+    p.add_argument("--seeds", default="", help="comma-separated seeds, one run per mode and seed (default: the "
+                   "config's feeder seed); 3 or more give 95%% intervals")  # fmt: skip
+    p.add_argument("--eval-suite", default="agentic", help="suite evaluated after each run ('' to skip)")
+    p.add_argument(
+        "--eval-limit", type=int, default=None, help="records per eval task (default: the suite's)"
+    )
     p.add_argument("--out", help="output directory (default runs/ablate-<timestamp>)")
     p.set_defaults(fn=cmd_ablate)
 
