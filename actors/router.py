@@ -21,6 +21,11 @@ Flow per prompt (durable ``router`` on ``rlar.prompts.>``, explicit acks, ``conc
 4. Every new or changed decision is published as a ``RouteDecision`` on ``rlar.tools.decisions`` (visible in
    ``rlar tail`` and ``rlar tools decisions``).
 
+Canary: a synthesised tool whose spec carries ``params["canary"]`` first routes in shadow — the task's declared
+fallback tools plus the new tool with weight 0, decision state ``canary`` — until the synthesizer judges its
+live scores (:mod:`rlar.synthesis.canary`): ``ToolRegistered(action="promoted")`` (also read back from the
+registry's canary stage after a restart) routes to it alone; a failed canary quarantines it (below).
+
 Continuous evolution: when a tool version is quarantined or disabled, decisions using it are dropped (memory
 and KV) and the next prompt of that kind is routed afresh. Every ``health_interval_s`` the router reads the
 stats of the tools its decisions use and judges the window since the last read (:mod:`rlar.routing.health`): a
@@ -235,6 +240,8 @@ class Router(Actor[RouterConfig]):
                 self.decisions[sig] = d
                 if d.state == "pending":
                     d = await self._adopt_registered(d) or d
+                elif d.state == "canary":  # promoted while no router was listening?
+                    d = await self._adopt_registered(d) or d
             else:
                 d = await self._decide(sig, q, replace=d is not None)
             fut.set_result(d)
@@ -351,11 +358,22 @@ class Router(Actor[RouterConfig]):
                 return await self._resolve_pending(d, spec)
         return None
 
+    async def _in_canary(self, spec: ToolSpec) -> bool:
+        """A new tool that must first score live samples in shadow (:mod:`rlar.synthesis.canary`)."""
+        if not spec.params.get("canary"):
+            return False
+        status = await self.registry.status(spec.name, spec.version)
+        return status.get("canary", {}).get("state") != "passed"
+
     async def _resolve_pending(self, d: Decision, spec: ToolSpec) -> Decision:
         validation = spec.validation or {}
+        state, tools = "synthesized", [spec.ref()]
+        if await self._in_canary(spec):
+            # Shadow: the new tool scores with weight 0 beside the task's fallback (none: the samples abstain).
+            state, tools = "canary", [*await self._resolve_tools(self._fallback_tools(d.task)), spec.ref(0.0)]
         new = Decision(
-            signature=d.signature, task=d.task, state="synthesized",
-            tools=[spec.ref()],
+            signature=d.signature, task=d.task, state=state,
+            tools=tools,
             reason=f"tool {spec.name} v{spec.version} made for request {d.request_id}: {validation.get('reason', '')}"[:500],
             confidence=float(validation.get("pairwise") or 0.0),
             backend=str(spec.provenance.get("author", d.backend)), model=str(spec.provenance.get("model", d.model)),
@@ -475,6 +493,14 @@ class Router(Actor[RouterConfig]):
                     async with self._lock:
                         if self.decisions.get(d.signature, d).state in ("pending", "fallback"):
                             await self._resolve_pending(d, spec)
+        elif msg.action == "promoted":  # its canary passed: it rewards from now on
+            for d in [
+                d for d in self.decisions.values() if d.state == "canary" and d.uses(msg.name, msg.version)
+            ]:
+                spec = await self.registry.get(msg.name, msg.version)
+                if spec is not None:
+                    async with self._lock:
+                        await self._resolve_pending(d, spec)
         elif msg.action in ("quarantined", "disabled"):
             await self.invalidate(msg.name, msg.version or None, f"{msg.name} v{msg.version} {msg.action}")
 

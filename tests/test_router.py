@@ -322,7 +322,7 @@ async def test_a_task_no_tool_fits_gets_a_synthesised_verifier_and_its_prompts_g
     rewards = await inbox(bus, subjects.rewards(task_name), Reward)
     desc = f"{BULLETS} Topic varies. ({task_name})"
     router = Router(router_config(nats_url, tmp_path, wait_s=60), agent=agent)
-    synth = Synthesizer(SynthesizerConfig(**common, sandbox="bus"), agent=agent)
+    synth = Synthesizer(SynthesizerConfig(**common, sandbox="bus", canary={"samples": 0}), agent=agent)
     sandbox = SandboxActor(SandboxActorConfig(**common))
     worker = RewardWorker(RewardConfig(**common, kinds=["sandbox"], register_builtins=False))
     t0 = time.monotonic()

@@ -8,15 +8,20 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from bus.messages import RouteDecision, ToolRef
+from bus import subjects
+from bus.client import Bus, wait_for
+from bus.config import NatsConfig
+from bus.messages import Prompt, RouteDecision, ScoreRequest, ToolRef
 from rlar.agent.base import OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
+from rlar.registry import ToolRegistry
 from rlar.synthesis.canary import Canary, CanaryPolicy, independent_labeller
 from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.loop import synthesize
@@ -24,6 +29,7 @@ from rlar.synthesis.report import summarize, to_markdown
 from rlar.synthesis.runner import local_runner
 from rlar.tool_summary import origin_label, tasks_summary
 from rlar.tools.base import ToolSpec
+from tests.conftest import TEST_TOPOLOGY
 
 needs_bwrap = pytest.mark.skipif(not os.access("/usr/bin/bwrap", os.X_OK), reason="bubblewrap not installed")
 ROOT = Path(__file__).resolve().parents[1]
@@ -194,3 +200,46 @@ def test_bench_synthesis_scores_labelled_answers_and_reports_both_splits(tmp_pat
     assert dev["full"]["accuracy"] == 1.0 and dev["claims"]["claimed_full_and_checkable"] == 1
     assert held["claims"]["claimed_full"] == 0 and held["synthesis"]["valid_partial"] == 1
     assert held["partial"]["answers"] == 2 and dev["synthesis"]["requests"] == 1
+
+
+@needs_bwrap
+async def test_a_new_tool_scores_in_shadow_until_its_canary_passes_then_rewards(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    from actors.reward import RewardConfig, RewardWorker
+    from actors.router import Router
+    from actors.sandbox import SandboxActor, SandboxActorConfig
+    from actors.synthesizer import Synthesizer, SynthesizerConfig
+    from tests.reward_tools_for_tests import running
+    from tests.test_router import inbox, prompt, router_config
+
+    task = f"canary-{uuid.uuid4().hex[:8]}"
+    common: dict[str, Any] = dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
+                                  heartbeat_s=0.5)  # fmt: skip
+    routed = await inbox(bus, subjects.routed(task), Prompt)
+    agent = OfflineAgent(OfflineAgentConfig())
+    router = Router(router_config(nats_url, tmp_path, wait_s=60), agent=agent)
+    synth = Synthesizer(SynthesizerConfig(**common, sandbox="bus", canary={"samples": 4}), agent=agent)
+    worker = RewardWorker(RewardConfig(**common, kinds=["sandbox"], register_builtins=False))
+    async with running(SandboxActor(SandboxActorConfig(**common)), bus), running(synth, bus), running(worker, bus), \
+            running(router, bus):  # fmt: skip
+        await bus.js_publish(subjects.prompts(task), prompt(task, 0, query="Write 4 letters only, no vowels:"),
+                             msg_id=f"{task}/0")  # fmt: skip
+        (first,) = await routed.wait(1, timeout_s=60)
+        (shadow,) = first.tools
+        assert first.route["state"] == "canary" and shadow.weight == 0.0, "no fallback: the shadow tool alone"
+        for j, text in enumerate(("tnrs", "abcd", "tn", "xyzw")):  # live samples, scored in shadow
+            req = ScoreRequest(sample_id=f"{task}#{j}", prompt_id=first.prompt_id, task=task, tool=shadow,
+                               query=str(first.prompt), response=text, reference=None, metadata={})  # fmt: skip
+            await bus.js_publish(subjects.score(shadow.kind), req, msg_id=f"{req.sample_id}/{shadow.tool}")
+        assert await wait_for(lambda: synth.counters["canary_passed"] == 1, 60.0)
+        status = await ToolRegistry(bus).status(shadow.tool, shadow.version)
+        assert status["canary"]["state"] == "passed" and status["canary"]["info"]["shadow_results"] == 4
+        await bus.js_publish(subjects.prompts(task), prompt(task, 1, query="Write 4 letters only, no vowels:"),
+                             msg_id=f"{task}/1")  # fmt: skip
+        assert await wait_for(lambda: len(routed.items) == 2, 60.0)
+    promoted = routed.items[1]
+    assert promoted.route["state"] == "synthesized" and [(t.tool, t.weight) for t in promoted.tools] == [
+        (shadow.tool, 1.0)]  # fmt: skip
+    canaries = (tmp_path / "synthesis" / "canaries.jsonl").read_text().splitlines()
+    assert json.loads(canaries[0])["passed"] and (tmp_path / "synthesis" / "outcomes.jsonl").exists()

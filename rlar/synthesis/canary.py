@@ -11,7 +11,8 @@ and the samples they score. After ``samples`` shadow results (or ``timeout_s``) 
   the live responses; or the fallback tools' scores), the share of samples where the tool's pass/fail equals
   the labeller's must reach ``min_agreement``. Agreement is recorded with the number of samples each side
   called good, since a policy that fails everything makes agreement easy;
-- latency: p95 of the shadow calls within ``budget_ms``.
+- latency (p95 of the shadow results) is recorded, not judged: a sandboxed tool's latency is mostly the jail
+  start and the queue, which validation already bounds per call (``within_budget``).
 
 ``verdict()`` returns ``None`` while it is still watching, else a :class:`CanaryVerdict` (passed, reason, the
 figures). The synthesizer then marks the tool ``passed`` in the registry (:meth:`ToolRegistry.set_canary`) and
@@ -46,8 +47,6 @@ class CanaryPolicy(BaseModel):
     """Share of shadow results that must be ``ok`` (not error or abstain)."""
     min_agreement: float = Field(0.7, ge=0, le=1)
     """Share of samples where the tool and the independent labeller agree on pass/fail."""
-    budget_ms: float = Field(200.0, gt=0)
-    """p95 latency of a shadow call (the sandbox adds its jail start to each batch)."""
     timeout_s: float = Field(900.0, gt=0)
     """Judge with what has been seen after this long (quarantine if nothing was seen)."""
 
@@ -163,8 +162,6 @@ class Canary:
             problems.append(
                 f"agrees with the {f['agreement_source']} on {f['agreement']:.0%} of {f['agreement_n']} live samples"
             )
-        if f["p95_ms"] > self.policy.budget_ms:
-            problems.append(f"p95 latency {f['p95_ms']:.0f} ms over {self.policy.budget_ms:g} ms")
         if problems:
             return CanaryVerdict(False, "canary: " + "; ".join(problems), f)
         agreement = "no independent labeller" if f["agreement"] is None else f"agreement {f['agreement']:.0%}"
