@@ -286,7 +286,11 @@ def reverse(
 
 
 _CONSONANT_TEMPLATES = {
-    "train": ("Write {n} letters only, no vowels:", "{n} letters only, without vowels:"),
+    "train": (
+        "Write {n} letters only, no vowels:",
+        "{n} letters only, without vowels:",
+        "Reply with {n} letters only, no vowels:",
+    ),
     "test": ("Give {n} letters only, no vowels:", "{n} letters only, and no vowels:"),
 }
 
