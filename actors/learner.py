@@ -1,8 +1,11 @@
 """The learner: DeepSpeed GRPO on complete scored groups, with a bounded off-policy lag.
 
-It consumes two durables — ``learner-samples`` (token ids, behaviour log-probs, policy version) and
-``learner-rewards`` (one result per (sample, tool)) — and holds both unacked (kept alive with
-``in_progress``) until the group is used, so a crashed learner's successor gets them redelivered.
+It consumes two durables — ``learner-samples`` (``SampleGroup``: a prompt generation's samples with token
+ids, behaviour log-probs, policy version) and ``learner-rewards`` (``RewardGroup``: one tool's results for
+them) — joining messages split by sample index, and holds them unacked (kept alive with ``in_progress``)
+until the group is used, so a crashed learner's successor gets them redelivered. Groups are keyed by
+(prompt, generation): a prompt regenerated after a rollout crash never mixes one attempt's samples with
+another's rewards; one complete generation is trained on and the others' messages are acked with it.
 Retiring groups (trained on, or dropped as stale) first writes the counters and the retired prompt ids
 to the ``learner`` key of the state bucket, then acks with server confirmation (:meth:`Bus.ack`): a
 successor that gets a retired group's messages redelivered (its predecessor died between the two, or an
@@ -10,7 +13,7 @@ ack was lost in a failover) recognises them and acks them instead of waiting for
 
 A group is complete when all G samples are in and every sample has a result from every tool of its
 route. Each learner step takes ``prompts_per_step`` complete groups in arrival order:
-1. groups whose oldest sample lags more than ``max_staleness`` versions are dropped (acked, counted);
+1. groups whose policy version lags more than ``max_staleness`` versions are dropped (acked, counted);
 2. per sample, tool results are combined (:func:`rlar.tools.combine.combine`); ``abstain`` masks it;
 3. group-relative advantages (mean/std over unmasked members); all-equal groups carry no signal;
 4. one DeepSpeed update with the decoupled-PPO / truncated-IS objective (:mod:`rlar.learn.grpo`);
@@ -42,8 +45,18 @@ from pydantic import Field
 from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
 from bus.client import Bus
-from bus.messages import Event, LearnerProgress, Metrics, Reward, Sample
+from bus.messages import (
+    Completion,
+    Event,
+    LearnerProgress,
+    Metrics,
+    RewardGroup,
+    SampleGroup,
+    ScoredItem,
+    ToolRef,
+)
 from rlar.learn.trainer import TrainerConfig
+from rlar.policy.broadcast import BroadcastConfig, WeightSender
 from rlar.policy.sync import SyncMode, latest_announcement, publish_weights
 
 log = logging.getLogger(__name__)
@@ -62,7 +75,10 @@ class LearnerConfig(ActorConfig):
     checkpoint_every: int = Field(25, ge=1)
     keep_checkpoints: int = Field(2, ge=1)
     weight_sync: SyncMode = "filesystem"
-    """``filesystem`` (shared path, one machine) or ``objstore`` (NATS object store, across machines)."""
+    """``filesystem`` (shared path, one machine), ``objstore`` (NATS object store, across machines) or
+    ``broadcast`` (torch.distributed to the rollouts in ``broadcast``; see :mod:`rlar.policy.sync`)."""
+    broadcast: BroadcastConfig = Field(default_factory=BroadcastConfig)
+    """The weight group of ``weight_sync = "broadcast"`` (rollouts join it with the same settings)."""
     skip_zero_advantage: bool = True
     """Leave samples with zero advantage out of the update (they carry no gradient, only cost)."""
     keepalive_s: float = Field(15.0, gt=0)
@@ -76,11 +92,36 @@ class LearnerConfig(ActorConfig):
 
 @dataclass
 class Group:
+    """One generation of a prompt: its samples, every tool's results, and the messages that carried them
+    (held unacked until the group is retired). Samples and rewards may arrive in any order."""
+
     prompt_id: str
-    task: str
-    group_size: int
-    samples: dict[int, tuple[Sample, Msg]] = field(default_factory=dict)
+    generation: str
+    task: str = ""
+    group_size: int = 0
+    """0 until the first sample message arrives."""
+    policy_version: int = 0
+    prompt_token_ids: list[int] = field(default_factory=list)
+    tools: list[ToolRef] = field(default_factory=list)
+    created_at: float = 0.0
+    completions: dict[int, Completion] = field(default_factory=dict)
+    rewards: dict[str, tuple[float, dict[int, ScoredItem]]] = field(default_factory=dict)
+    """tool -> (its weight in the route, result per sample index)"""
+    msgs: list[Msg] = field(default_factory=list)
     arrived: float = field(default_factory=time.time)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.prompt_id, self.generation
+
+    def complete(self) -> bool:
+        """All G samples are in and every tool of the route has a result for each."""
+        n = self.group_size
+        return (
+            n > 0
+            and len(self.completions) >= n
+            and all(t.tool in self.rewards and len(self.rewards[t.tool][1]) >= n for t in self.tools)
+        )
 
 
 def _rank() -> int:
@@ -94,19 +135,18 @@ class Learner(Actor[LearnerConfig]):
     def __init__(self, config: LearnerConfig) -> None:
         super().__init__(config)
         self.trainer: Any = None
+        self.sender: WeightSender | None = None
         self.version = 0
         self.step = 0
         self.consumed = 0
         self.dropped = 0
-        self.groups: dict[str, Group] = {}
-        self.rewards: dict[str, dict[str, tuple[Reward, Msg]]] = collections.defaultdict(dict)
-        self.ready: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self.groups: dict[tuple[str, str], Group] = {}
+        self.ready: collections.OrderedDict[tuple[str, str], None] = collections.OrderedDict()
         self.done: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._wake = asyncio.Event()
         self._prev_interval: tuple[float, float] | None = None
         self._finished_sent = False
         self._stale: list[Group] = []
-        self._reward_seen: dict[str, tuple[str, float]] = {}
         self._recent: collections.deque[list[str]] = collections.deque(maxlen=config.remember_steps)
 
     def info(self) -> dict[str, Any]:
@@ -146,44 +186,67 @@ class Learner(Actor[LearnerConfig]):
             await self._publish_weights()
             log.info("learner: resumed at step %d as policy v%d", self.step, self.version)
         self.bus.consume(
-            topology.SAMPLES, topology.LEARNER_SAMPLES, Sample, self._on_sample, auto_ack=False, batch=256
+            topology.SAMPLES,
+            topology.LEARNER_SAMPLES,
+            SampleGroup,
+            self._on_samples,
+            auto_ack=False,
+            batch=256,
         )
         self.bus.consume(
-            topology.REWARDS, topology.LEARNER_REWARDS, Reward, self._on_reward, auto_ack=False, batch=256
+            topology.REWARDS,
+            topology.LEARNER_REWARDS,
+            RewardGroup,
+            self._on_rewards,
+            auto_ack=False,
+            batch=256,
         )
         await self._publish_progress()
 
     # -- intake -----------------------------------------------------------------------------------
-    async def _on_sample(self, s: Sample, raw: Msg) -> None:
-        if s.prompt_id in self.done:
-            await raw.ack()
-            return
-        g = self.groups.get(s.prompt_id)
+    def _group(self, prompt_id: str, generation: str) -> Group:
+        g = self.groups.get((prompt_id, generation))
         if g is None:
-            g = self.groups[s.prompt_id] = Group(s.prompt_id, s.task, s.group_size)
-        if s.index in g.samples:  # a redelivery of one we hold
+            g = self.groups[(prompt_id, generation)] = Group(prompt_id, generation)
+        return g
+
+    async def _on_samples(self, m: SampleGroup, raw: Msg) -> None:
+        if m.prompt_id in self.done:
             await raw.ack()
             return
-        g.samples[s.index] = (s, raw)
+        g = self._group(m.prompt_id, m.generation)
+        new = [c for c in m.completions if c.index not in g.completions]
+        if not new:  # a redelivery of what we hold
+            await raw.ack()
+            return
+        if not g.group_size:
+            g.task, g.group_size, g.policy_version = m.task, m.group_size, m.policy_version
+            g.prompt_token_ids, g.tools, g.created_at = m.prompt_token_ids, m.tools, m.created_at
+        g.completions.update((c.index, c) for c in new)
+        g.msgs.append(raw)
         self._check_complete(g)
 
-    async def _on_reward(self, r: Reward, raw: Msg) -> None:
-        if r.prompt_id in self.done or r.tool in self.rewards[r.sample_id]:
+    async def _on_rewards(self, m: RewardGroup, raw: Msg) -> None:
+        if m.prompt_id in self.done:
             await raw.ack()
             return
-        self.rewards[r.sample_id][r.tool] = (r, raw)
-        self._reward_seen.setdefault(r.sample_id, (r.prompt_id, time.time()))
-        g = self.groups.get(r.prompt_id)
-        if g is not None:
-            self._check_complete(g)
+        g = self._group(m.prompt_id, m.generation)
+        _, got = g.rewards.setdefault(m.tool, (m.weight, {}))
+        new = [it for it in m.items if it.index not in got]
+        if not new:
+            await raw.ack()
+            return
+        got.update((it.index, it) for it in new)
+        g.msgs.append(raw)
+        self._check_complete(g)
 
     def _check_complete(self, g: Group) -> None:
-        if len(g.samples) < g.group_size or g.prompt_id in self.ready:
+        # One generation per prompt is trained on; the others are acked when that prompt is retired.
+        if g.key in self.ready or not g.complete():
             return
-        for s, _ in g.samples.values():
-            if not {t.tool for t in s.tools} <= set(self.rewards.get(s.sample_id, {})):
-                return
-        self.ready[g.prompt_id] = None
+        if any(k[0] == g.prompt_id for k in self.ready):
+            return
+        self.ready[g.key] = None
         self._wake.set()
 
     # -- the loop ---------------------------------------------------------------------------------
@@ -215,34 +278,31 @@ class Learner(Actor[LearnerConfig]):
     def _take_batch(self) -> list[Group] | None:
         """Pop ``prompts_per_step`` complete groups within the staleness bound; drop the stale ones."""
         max_stale = self.config.trainer.grpo.max_staleness
-        while True:
-            fresh = []
-            for pid in list(self.ready):
-                g = self.groups[pid]
-                lag = self.version - min(s.policy_version for s, _ in g.samples.values())
-                if lag > max_stale:
-                    self.ready.pop(pid)
-                    self._stale.append(g)
-                    continue
-                fresh.append(pid)
-                if len(fresh) == self.config.prompts_per_step:
-                    break
-            if len(fresh) < self.config.prompts_per_step:
-                return None
-            for pid in fresh:
-                self.ready.pop(pid)
-            return [self.groups[pid] for pid in fresh]
+        fresh = []
+        for key in list(self.ready):
+            g = self.groups[key]
+            if self.version - g.policy_version > max_stale:
+                self.ready.pop(key)
+                self._stale.append(g)
+                continue
+            fresh.append(key)
+            if len(fresh) == self.config.prompts_per_step:
+                break
+        if len(fresh) < self.config.prompts_per_step:
+            return None
+        for key in fresh:
+            self.ready.pop(key)
+        return [self.groups[key] for key in fresh]
 
     async def _retire(self, groups: list[Group], *, dropped: bool) -> None:
-        """Count the groups, save that (with their prompt ids) for a successor, then ack their messages."""
+        """Count the groups, save that (with their prompt ids) for a successor, then ack their messages and
+        those of any other generation of the same prompts."""
+        prompts = {g.prompt_id for g in groups}
         msgs: list[Msg] = []
-        for g in groups:
-            for s, raw in g.samples.values():
-                msgs.append(raw)
-                msgs += [rraw for _, rraw in self.rewards.pop(s.sample_id, {}).values()]
-                self._reward_seen.pop(s.sample_id, None)
-            self.groups.pop(g.prompt_id, None)
-            self.done[g.prompt_id] = None
+        for key in [k for k in self.groups if k[0] in prompts]:
+            msgs += self.groups.pop(key).msgs
+            self.ready.pop(key, None)
+        self.done.update(dict.fromkeys(prompts))
         while len(self.done) > 200_000:
             self.done.popitem(last=False)
         if dropped:
@@ -272,12 +332,11 @@ class Learner(Actor[LearnerConfig]):
         abstained = total = with_signal = during_prev = 0
         created = []
         for g in groups:
-            samples = [g.samples[i][0] for i in sorted(g.samples)]
+            samples = [g.completions[i] for i in sorted(g.completions)]
             scores, mask = [], []
-            for s in samples:
-                results = [
-                    (r.weight, r.status, r.score) for r, _ in self.rewards.get(s.sample_id, {}).values()
-                ]
+            for c in samples:
+                results = [(w, got[c.index].status, got[c.index].score) for w, got in g.rewards.values()
+                           if c.index in got]  # fmt: skip
                 status, score = combine(results)
                 task_counts[g.task][0] += 1
                 task_counts[g.task][1] += status != "ok"
@@ -289,22 +348,22 @@ class Learner(Actor[LearnerConfig]):
                 scores.append(score if score is not None else 0.0)
                 if status == "ok":
                     task_rewards[g.task].append(float(score or 0.0))
-                created.append(s.created_at)
-                if self._prev_interval and self._prev_interval[0] <= s.created_at <= self._prev_interval[1]:
-                    during_prev += 1
+            created += [g.created_at] * len(samples)
+            if self._prev_interval and self._prev_interval[0] <= g.created_at <= self._prev_interval[1]:
+                during_prev += len(samples)
             total += len(samples)
             abstained += mask.count(False)
             adv = group_advantages(torch.tensor(scores, dtype=torch.float64), torch.tensor(mask), normalize_std=grpo.normalize_std,
                                    eps=grpo.adv_eps)  # fmt: skip
             with_signal += int(bool(adv.abs().sum() > 0))
-            for s, a, ok in zip(samples, adv.tolist(), mask, strict=True):
-                lag = max(0, self.version - s.policy_version)
+            lag = max(0, self.version - g.policy_version)
+            for c, a, ok in zip(samples, adv.tolist(), mask, strict=True):
                 stale_hist[lag] += 1
-                if not ok or not s.response_token_ids or (self.config.skip_zero_advantage and a == 0.0):
+                if not ok or not c.token_ids or (self.config.skip_zero_advantage and a == 0.0):
                     continue
-                rows["p"].append(s.prompt_token_ids)
-                rows["r"].append(s.response_token_ids)
-                rows["lp"].append(s.behaviour_logprobs)
+                rows["p"].append(g.prompt_token_ids)
+                rows["r"].append(c.token_ids)
+                rows["lp"].append(c.logprobs)
                 rows["adv"].append(a)
                 rows["w"].append(staleness_weight(lag, grpo.max_staleness, grpo.staleness_mode))
         train_metrics: dict[str, float] = {}
@@ -355,8 +414,10 @@ class Learner(Actor[LearnerConfig]):
     # -- outputs ----------------------------------------------------------------------------------
     async def _publish_weights(self) -> None:
         tensors = await asyncio.to_thread(self._collective, "export", None)
-        await publish_weights(self.bus, tensors, version=self.version, step=self.step,
-                              mode=self.config.weight_sync, weights_dir=self.run_dir / "weights")  # fmt: skip
+        if self.config.weight_sync == "broadcast" and self.sender is None:
+            self.sender = WeightSender(self.config.broadcast)
+        await publish_weights(self.bus, tensors, version=self.version, step=self.step, mode=self.config.weight_sync,
+                              weights_dir=self.run_dir / "weights", sender=self.sender)  # fmt: skip
 
     async def _publish_progress(self) -> None:
         progress = LearnerProgress(
@@ -383,21 +444,19 @@ class Learner(Actor[LearnerConfig]):
                                message=f"reached max_steps={self.config.max_steps}", data={"step": self.step}))  # fmt: skip
 
     async def _drop_orphans(self) -> None:
+        """Ack and forget results whose samples never came (e.g. ``rlar reward score`` on a live bus)."""
         cutoff = time.time() - self.config.orphan_s
-        for sample_id, (prompt_id, seen) in list(self._reward_seen.items()):
-            if seen < cutoff and prompt_id not in self.groups:
-                for _, raw in self.rewards.pop(sample_id, {}).values():
-                    await raw.ack()
-                self._reward_seen.pop(sample_id, None)
-                self.counters["orphan_rewards"] += 1
+        for key, g in list(self.groups.items()):
+            if not g.group_size and g.arrived < cutoff:
+                self.groups.pop(key)
+                await asyncio.gather(*(raw.ack() for raw in g.msgs))
+                self.counters["orphan_rewards"] += len(g.msgs)
 
     async def _keepalive(self) -> None:
         while True:
             await asyncio.sleep(self.config.keepalive_s)
             await self._drop_orphans()
-            msgs = [raw for g in list(self.groups.values()) for _, raw in g.samples.values()]
-            msgs += [raw for d in list(self.rewards.values()) for _, raw in d.values()]
-            for raw in msgs:
+            for raw in [raw for g in list(self.groups.values()) for raw in g.msgs]:
                 try:
                     await raw.in_progress()
                 except Exception as exc:

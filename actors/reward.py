@@ -1,4 +1,4 @@
-"""Reward workers: score ``ScoreRequest``s with registered tools and publish ``Reward``s.
+"""Reward workers: score ``ScoreGroup``s with registered tools and publish ``RewardGroup``s.
 
 One worker serves the tool kinds in ``kinds`` (``rlar up --actors reward-model=2,reward-sandbox=8`` starts
 workers for one kind each). For each kind it pulls from the durable ``reward-<kind>`` on the SCORE stream —
@@ -6,13 +6,15 @@ the kind's queue group: every request goes to one worker, and one that dies with
 redelivered to the others after the consumer's ack-wait. While a request is being scored the worker tells
 the server it is still in progress, so a slow tool is not redelivered to a second worker.
 
-Per request:
+A request is one prompt generation's responses (or a part of them) and the prompt's tools of one kind. Per
+request, for each of its tools (concurrently):
 
 1. Resolve the tool through the registry (``ToolRegistry.resolve``; the request's version, or the latest
    usable one for version 0). Resolutions are cached for ``spec_ttl_s`` and dropped when a
    ``ToolRegistered`` announces a change. Unknown, disabled or quarantined tools, and a tool of another kind
    than the subject's, give ``abstain`` with the reason.
-2. Score through a ``ToolExecutor`` per kind: CPU tools in killable worker processes, with a hard deadline
+2. Score all the request's responses in one call of a ``ToolExecutor`` per kind (rule tools too: one
+   round trip to their worker process per request): CPU tools in killable worker processes, with a hard deadline
    per call (``params.deadline_s``, else ``timeout_s``; at most ``max_timeout_s``) enforced by killing the
    process. A timeout is ``abstain`` "timeout after Xs"; a tool that raises, returns NaN/inf or a score
    outside its declared range is ``error`` with the reason; in-range float noise is clipped. The worker
@@ -22,9 +24,11 @@ Per request:
 3. Batching: tools that batch for real in a worker process (reward models: ``batched`` and not
    ``in_process``) get the requests that arrive together (one fetch) collected for ``batch_wait_s`` into
    one call of up to ``max_batch``; the deadline scales with the number of model batches.
-4. Publish ``Reward`` (status ok | abstain | error, score, reason, latency, worker id, the tool version
-   actually used, cached flag, the request's weight) with ``Nats-Msg-Id = <sample_id>/<tool>``, so a
-   request redelivered after a crash cannot add a second reward to the REWARDS stream; then ack.
+4. Publish one ``RewardGroup`` per tool (per response: status ok | abstain | error, score, reason, latency,
+   cached flag; the tool version actually used, the route's weight, worker id), split by response index if
+   larger than the payload limit, with ``Nats-Msg-Id = <prompt>/<generation>/<tool>#<first index>`` — all
+   of a request's publishes at once, acks awaited together — so a request redelivered after a crash cannot
+   add second rewards to the REWARDS stream; then ack.
 5. Per-tool stats (calls, ok/abstain/error, latency, score histogram, reasons) are merged into the
    registry every ``stats_flush_s`` and at stop.
 
@@ -47,7 +51,8 @@ from pydantic import Field, field_validator
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
-from bus.messages import Reward, ScoreRequest, ToolRegistered
+from bus.codec import encode_parts
+from bus.messages import RewardGroup, ScoredItem, ScoreGroup, ToolRef, ToolRegistered
 from rlar.registry import ToolRegistry
 from rlar.sandbox_client import run_tests_over_bus
 from rlar.synthesis.runner import bus_runner
@@ -68,7 +73,8 @@ class RewardConfig(ActorConfig):
     kinds: list[str] = Field(default_factory=lambda: list(subjects.TOOL_KINDS))
     """Tool kinds served (rule, metric, sandbox, model, judge); each has its own queue group."""
     concurrency: dict[str, int] = Field(default_factory=dict)
-    """Requests in flight per kind (defaults: rule 8, metric 4, sandbox 16, model 32, judge 32)."""
+    """Requests (prompt groups) in flight per kind (defaults: rule 8, metric 4, sandbox 16, model 32,
+    judge 32). A judge tool's own ``max_concurrency`` bounds its HTTP calls across them."""
     fetch: dict[str, int] = Field(default_factory=dict)
     """Messages pulled per fetch per kind (defaults: rule/metric/sandbox 16, model/judge 32)."""
     executor_workers: dict[str, int] = Field(default_factory=dict)
@@ -204,7 +210,7 @@ class RewardWorker(Actor[RewardConfig]):
             self.bus.consume(
                 topology.SCORE,
                 topology.reward_consumer(kind),
-                ScoreRequest,
+                ScoreGroup,
                 functools.partial(self._handle, kind),
                 batch=self._per_kind(cfg.fetch, DEFAULT_FETCH, kind),
                 concurrency=self._per_kind(cfg.concurrency, DEFAULT_CONCURRENCY, kind),
@@ -258,26 +264,29 @@ class RewardWorker(Actor[RewardConfig]):
         declared = spec.params.get("deadline_s") or self.config.timeout_s
         return float(declared) if self_timed else min(float(declared), self.config.max_timeout_s)
 
-    async def score(self, kind: str, spec: ToolSpec, inp: ToolInput) -> ToolResult:
-        """Score one input with ``spec`` on this worker's executor for ``kind`` (batched where it pays)."""
+    async def score(self, kind: str, spec: ToolSpec, inputs: list[ToolInput]) -> list[ToolResult]:
+        """Score ``inputs`` with ``spec`` on this worker's executor for ``kind``: one executor call for the
+        whole list; reward models also batch across requests that arrive together."""
         ex = self.executors[kind]
         try:
             cls = resolve_tool_class(spec, allowed_prefixes=self.config.allowed_prefixes)
         except Exception as exc:
-            return ToolResult.error(f"cannot resolve tool: {type(exc).__name__}: {exc}"[:2000])
+            return [
+                ToolResult.error(f"cannot resolve tool: {type(exc).__name__}: {exc}"[:2000]) for _ in inputs
+            ]
         deadline = self._deadline(spec, cls.self_timed)
         if cls.batched and not cls.in_process:
             key = (kind, spec.name, spec.version)
             batcher = self._batchers.get(key)
             if batcher is None:
 
-                async def run(inputs: list[ToolInput], spec: ToolSpec = spec) -> list[ToolResult]:
-                    return await ex.score_batch(spec, inputs, timeout_s=deadline)
+                async def run(batch: list[ToolInput], spec: ToolSpec = spec) -> list[ToolResult]:
+                    return await ex.score_batch(spec, batch, timeout_s=deadline)
 
                 batcher = _Batcher(run, self.config.max_batch, self.config.batch_wait_s)
                 self._batchers[key] = batcher
-            return await batcher.submit(inp)
-        return await ex.score(spec, inp, timeout_s=deadline)
+            return list(await asyncio.gather(*(batcher.submit(x) for x in inputs)))
+        return await ex.score_batch(spec, inputs, timeout_s=deadline)
 
     # -- requests ---------------------------------------------------------------------------------
     async def _keepalive(self, kind: str, raw: Msg) -> None:
@@ -288,55 +297,60 @@ class RewardWorker(Actor[RewardConfig]):
             with contextlib.suppress(Exception):
                 await raw.in_progress()
 
-    async def _handle(self, kind: str, req: ScoreRequest, raw: Msg) -> None:
-        t0 = time.perf_counter()
+    async def _handle(self, kind: str, req: ScoreGroup, raw: Msg) -> None:
         self._inflight[kind] += 1
         keepalive = asyncio.create_task(self._keepalive(kind, raw))
         try:
-            spec, why = await self.resolve(req.tool.tool, req.tool.version)
-            if spec is not None and not why and str(spec.kind) != kind:
-                why = f"tool {spec.name} is a {spec.kind} tool; this request came on {subjects.score(kind)}"
-            if spec is None or why:
-                result = ToolResult.abstain(why)
-            else:
-                inp = ToolInput(query=req.query, response=req.response, reference=req.reference,
-                                metadata=dict(req.metadata))  # fmt: skip
-                result = await self.score(kind, spec, inp)
-            latency = time.perf_counter() - t0
-            cached = bool(result.details.get("cached", False))
-            version = spec.version if spec is not None else req.tool.version
-            reward = Reward(
-                sample_id=req.sample_id,
-                prompt_id=req.prompt_id,
-                task=req.task,
-                tool=req.tool.tool,
-                tool_version=version,
-                status=result.status,
-                score=result.score if result.status == "ok" else None,
-                weight=req.tool.weight,
-                reason=result.reason,
-                latency_s=round(latency, 6),
-                worker=self.instance,
-                cached=cached,
-                details=result.details,
-            )
-            await self.bus.js_publish(
-                subjects.rewards(subjects.safe_token(req.task)),
-                reward,
-                msg_id=f"{req.sample_id}/{req.tool.tool}",
-            )
+            rewards = await asyncio.gather(*(self._score_tool(kind, req, tool) for tool in req.tools))
+            limit = self.bus.max_payload
+            key = f"{req.prompt_id}/{req.generation}"
+            task = subjects.rewards(subjects.safe_token(req.task))
+            await self.bus.js_publish_many([
+                (task, data, f"{key}/{part.tool}#{part.items[0].index}")
+                for reward in rewards if reward.items
+                for part, data in encode_parts(reward, "items", limit)
+            ])  # fmt: skip
         finally:
             keepalive.cancel()
             self._inflight[kind] -= 1
-        self.counters["rewards"] += 1
-        self.counters[f"{kind}.{result.status}"] += 1
-        if cached:
-            self.counters["cached"] += 1
+        self.counters["requests"] += 1
+
+    async def _score_tool(self, kind: str, req: ScoreGroup, tool: ToolRef) -> RewardGroup:
+        """One tool's results for every item of ``req`` (abstain for all when the tool may not be used)."""
+        t0 = time.perf_counter()
+        spec, why = await self.resolve(tool.tool, tool.version)
+        if spec is not None and not why and spec.kind != kind:
+            why = f"tool {spec.name} is a {spec.kind} tool; this request came on {subjects.score(kind)}"
+        if spec is None or why:
+            results = [ToolResult.abstain(why) for _ in req.items]
+        else:
+            metadata = dict(req.metadata)
+            inputs = [ToolInput(query=req.query, response=it.response, reference=req.reference, metadata=metadata)
+                      for it in req.items]  # fmt: skip
+            results = await self.score(kind, spec, inputs)
+        wall = time.perf_counter() - t0
+        items = []
+        delta = None
         if spec is not None:
             delta = self._stats.get((spec.name, spec.version))
             if delta is None:
                 delta = self._stats[(spec.name, spec.version)] = StatsDelta(spec.score_range)
-            delta.add(result.status, result.score, latency, cached=cached, reason=result.reason)
+        for it, res in zip(req.items, results, strict=True):
+            cached = bool(res.details.get("cached", False))
+            latency = res.latency_s or wall
+            items.append(ScoredItem(index=it.index, status=res.status, score=res.score if res.ok else None,
+                                    reason=res.reason, latency_s=round(latency, 6), cached=cached,
+                                    details=res.details))  # fmt: skip
+            self.counters["rewards"] += 1
+            self.counters[f"{kind}.{res.status}"] += 1
+            self.counters["cached"] += cached
+            if delta is not None:
+                delta.add(res.status, res.score, latency, cached=cached, reason=res.reason)
+        return RewardGroup(
+            prompt_id=req.prompt_id, generation=req.generation, task=req.task, tool=tool.tool,
+            tool_version=spec.version if spec is not None else tool.version, items=items, weight=tool.weight,
+            worker=self.instance, latency_s=round(wall, 6),
+        )  # fmt: skip
 
     # -- stats ------------------------------------------------------------------------------------
     async def _flush_loop(self) -> None:

@@ -2,10 +2,16 @@
 
 Loop: pull a batch of routed prompts from the durable ``rollout`` consumer (replicas share it, so an
 unacked batch of a crashed replica is redelivered to another), load the newest announced weights if any
-(between batches: in place, no restart), generate, publish one :class:`~bus.messages.Sample` per sample on
-``rlar.samples.<task>`` and one :class:`~bus.messages.ScoreRequest` per (sample, tool) on
-``rlar.score.<kind>``, then ack the prompts. Publishes carry ``Nats-Msg-Id`` so a redelivered prompt
-regenerated after a crash cannot double its samples within the duplicate window.
+(between batches: in place, no restart), generate, then per prompt publish one
+:class:`~bus.messages.SampleGroup` (its G samples, prompt token ids once) on ``rlar.samples.<task>`` and one
+:class:`~bus.messages.ScoreGroup` per tool kind of its route (the G responses, every tool of that kind) on
+``rlar.score.<kind>`` — a message larger than the server's ``max_payload`` is split by sample index — all
+of the batch's publishes sent at once and their acks awaited together; then ack the prompts.
+
+Each generation of a prompt has its own ``generation`` id, part of every message id (``Nats-Msg-Id =
+<prompt>/<generation>[/<kind>]#<first index>``): a publish retried after a lost ack is stored once, and a
+prompt regenerated after a crash (redelivered before its ack) makes a new, self-consistent group whose
+rewards cannot mix with the earlier attempt's; the learner trains on one of them.
 
 Prompts longer than ``max_prompt_tokens`` are cut from the left (the end of a prompt is what the answer
 continues). Generation runs in a worker thread so heartbeats keep flowing.
@@ -17,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import uuid
 from typing import Any
 
 from nats.aio.msg import Msg
@@ -24,11 +31,13 @@ from pydantic import Field
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects
-from bus.codec import DecodeError, decode
-from bus.messages import Prompt, Sample, ScoreRequest, WeightsAnnounce
+from bus.codec import DecodeError, decode, encode_parts
+from bus.messages import Completion, Prompt, SampleGroup, ScoreGroup, ScoreItem, ToolRef, WeightsAnnounce
 from bus.topology import PROMPTS, ROLLOUT
+from rlar.policy.broadcast import BroadcastConfig, WeightReceiver
 from rlar.policy.engines import EngineConfig, GenerationEngine, make_engine
-from rlar.policy.sync import fetch_weights, latest_announcement
+from rlar.policy.sync import WeightsUnavailable, fetch_weights, latest_announcement
+from rlar.tasks.base import query_text
 
 log = logging.getLogger(__name__)
 
@@ -48,14 +57,9 @@ class RolloutConfig(ActorConfig):
     max_prompt_tokens: int = Field(384, ge=1)
     """Longer prompts are cut from the left."""
     fetch_timeout_s: float = Field(1.0, gt=0)
-
-
-def query_text(prompt: str | list[Any]) -> str:
-    """The text a reward tool sees as the query: the prompt, or the last user turn of a chat."""
-    if isinstance(prompt, str):
-        return prompt
-    users = [m.get("content", "") for m in prompt if isinstance(m, dict) and m.get("role") == "user"]
-    return str(users[-1] if users else (prompt[-1].get("content", "") if prompt else ""))
+    broadcast: BroadcastConfig | None = None
+    """Join the learner's weight broadcast group (its ``[learner] broadcast``) as rank ``broadcast_rank``."""
+    broadcast_rank: int = Field(1, ge=1)
 
 
 class Rollout(Actor[RolloutConfig]):
@@ -68,6 +72,7 @@ class Rollout(Actor[RolloutConfig]):
         self.version = 0
         self._pending: WeightsAnnounce | None = None
         self.gen_seconds = 0.0
+        self.receiver: WeightReceiver | None = None
 
     def info(self) -> dict[str, Any]:
         return {"policy_version": self.version}
@@ -77,6 +82,8 @@ class Rollout(Actor[RolloutConfig]):
             update={"model": self.config.engine.model.replace("{run_dir}", self.config.run_dir)}
         )
         self.engine = await asyncio.to_thread(make_engine, engine_cfg)
+        if self.config.broadcast is not None:
+            self.receiver = WeightReceiver(self.config.broadcast, self.config.broadcast_rank)
 
         async def on_weights(msg: WeightsAnnounce, raw: Msg) -> None:
             if msg.version != self.version and (
@@ -91,6 +98,8 @@ class Rollout(Actor[RolloutConfig]):
         await self._maybe_load_weights()
 
     async def teardown(self) -> None:
+        if self.receiver is not None:
+            self.receiver.close()
         if self.engine is not None:
             self.engine.close()
 
@@ -99,7 +108,12 @@ class Rollout(Actor[RolloutConfig]):
         if announce is None or announce.version == self.version or self.engine is None:
             return
         t0 = time.perf_counter()
-        data = await fetch_weights(self.bus, announce)
+        try:
+            data = await fetch_weights(self.bus, announce, self.receiver)
+        except WeightsUnavailable as exc:
+            self.counters["weights_unavailable"] += 1
+            log.warning("rollout: keeps serving v%d: %s", self.version, exc)
+            return
         await asyncio.to_thread(self.engine.load_weights, data, announce.version)
         self.version = announce.version
         self.counters["weight_loads"] += 1
@@ -141,26 +155,48 @@ class Rollout(Actor[RolloutConfig]):
             temperature=cfg.temperature, top_p=cfg.top_p, seed=None,
         )  # fmt: skip
         self.gen_seconds += time.perf_counter() - t0
-        for (prompt, raw), prompt_ids, completions in zip(batch, ids, outs, strict=True):
-            query = query_text(prompt.prompt)
-            for i, c in enumerate(completions):
-                sample = Sample(
-                    sample_id=f"{prompt.prompt_id}#{i}", prompt_id=prompt.prompt_id, task=prompt.task, index=i,
-                    group_size=cfg.group_size, prompt_token_ids=prompt_ids, response_token_ids=c.token_ids,
-                    behaviour_logprobs=c.logprobs, response_text=c.text, policy_version=version, tools=prompt.tools,
-                    query=query, finish_reason=c.finish_reason, engine=cfg.engine.kind, epoch=prompt.epoch,
-                )  # fmt: skip
-                await self.bus.js_publish(subjects.samples(prompt.task), sample, msg_id=sample.sample_id)
-                for tool in prompt.tools:
-                    req = ScoreRequest(
-                        sample_id=sample.sample_id, prompt_id=prompt.prompt_id, task=prompt.task, tool=tool,
-                        query=query, response=c.text, reference=prompt.reference,
-                        metadata={**prompt.metadata, "task_type": prompt.task_type},
-                    )  # fmt: skip
-                    await self.bus.js_publish(
-                        subjects.score(tool.kind), req, msg_id=f"{sample.sample_id}/{tool.tool}"
-                    )
-                self.counters["samples"] += 1
+        out: list[tuple[str, bytes, str]] = []
+        for (prompt, _), prompt_ids, completions in zip(batch, ids, outs, strict=True):
+            out += self._group_messages(prompt, prompt_ids, completions, version)
+        await self.bus.js_publish_many(out)
+        for _, raw in batch:
             await raw.ack()
-            self.counters["prompts"] += 1
+        self.counters["prompts"] += len(batch)
+        self.counters["samples"] += len(batch) * cfg.group_size
+        self.counters["messages"] += len(out)
         self.counters["batches"] += 1
+
+    def _group_messages(
+        self, prompt: Prompt, prompt_ids: list[int], completions: list[Any], version: int
+    ) -> list[tuple[str, bytes, str]]:
+        """(subject, payload, msg id) of one prompt's samples and its score requests (one per tool kind),
+        each split by sample index if larger than the bus's payload limit."""
+        gen = uuid.uuid4().hex[:12]
+        query = query_text(prompt.prompt)
+        group = SampleGroup(
+            prompt_id=prompt.prompt_id, generation=gen, task=prompt.task, group_size=self.config.group_size,
+            prompt_token_ids=prompt_ids, policy_version=version, tools=prompt.tools, query=query,
+            engine=self.config.engine.kind, epoch=prompt.epoch,
+            completions=[Completion(index=i, token_ids=c.token_ids, logprobs=c.logprobs, text=c.text,
+                                    finish_reason=c.finish_reason) for i, c in enumerate(completions)],
+        )  # fmt: skip
+        limit = self.bus.max_payload
+        key = f"{prompt.prompt_id}/{gen}"
+        out = [
+            (subjects.samples(prompt.task), data, f"{key}#{part.completions[0].index}")
+            for part, data in encode_parts(group, "completions", limit)
+        ]
+        by_kind: dict[str, list[ToolRef]] = {}
+        for tool in prompt.tools:
+            by_kind.setdefault(tool.kind, []).append(tool)
+        items = [ScoreItem(index=c.index, response=c.text) for c in group.completions]
+        for kind, tools in by_kind.items():
+            req = ScoreGroup(
+                prompt_id=prompt.prompt_id, generation=gen, task=prompt.task, tools=tools, query=query,
+                items=items, reference=prompt.reference, metadata={**prompt.metadata, "task_type": prompt.task_type},
+            )  # fmt: skip
+            out += [
+                (subjects.score(kind), data, f"{key}/{kind}#{part.items[0].index}")
+                for part, data in encode_parts(req, "items", limit)
+            ]
+        return out

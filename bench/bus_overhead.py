@@ -1,10 +1,14 @@
 """Bus overhead per sample, as a share of a learner step: what the asynchronous design costs on the wire.
 
-Per sample the actors do: rollout publishes a ``Sample`` (JetStream, de-duplicated) and one ``ScoreRequest``;
-a reward worker pulls the request from its durable, publishes a ``Reward`` and acks; the learner pulls the
-sample and the reward from its two durables and acks both. This script runs exactly that message path with
-the real consumers on an embedded nats-server (no tool, no model: only the bus), for ``--samples`` samples of
-demo size (prompt 20 tokens, response 16 tokens with log-probs), and divides the wall time by the count.
+Per prompt group (G = ``--group-size`` samples) the actors do what the real ones do, with the same calls
+(``encode_parts`` + ``Bus.js_publish_many``, ``Bus.consume``, confirmed ``Bus.ack``): the rollout publishes,
+for a batch of ``--batch-prompts`` prompts at once with acks awaited together, one ``SampleGroup`` and one
+``ScoreGroup`` per prompt (JetStream, de-duplicated); a reward worker pulls each request from its durable,
+publishes one ``RewardGroup`` and acks; the learner pulls the samples and the rewards from its two durables,
+holds them until the group's both halves are in, then acks both with server confirmation. Demo-sized
+samples: prompt 20 tokens, response 16 tokens with log-probs. No tool, no model: only the bus, on an embedded
+nats-server, one process. The wall time divided by the sample count is the bus cost per sample.
+
 The step time it is compared with is one real GRPO step of the demo's tiny policy on a batch of
 ``--batch`` samples (DeepSpeed, one CPU thread), or ``--step-s`` if given.
 
@@ -23,54 +27,86 @@ from typing import Any
 
 from bus import subjects, topology
 from bus.client import Bus
+from bus.codec import encode_parts
 from bus.config import NatsConfig
 from bus.embedded import serve
-from bus.messages import Reward, Sample, ScoreRequest, ToolKind, ToolRef
+from bus.messages import (
+    Completion,
+    RewardGroup,
+    SampleGroup,
+    ScoredItem,
+    ScoreGroup,
+    ScoreItem,
+    ToolKind,
+    ToolRef,
+)
 from bus.topology import declare, ensure_topology
 
 EXACT = ToolRef(tool="exact_match", version=1, kind=ToolKind.RULE, needs_reference=True)
 
 
-def _sample(i: int, tag: str) -> Sample:
-    return Sample(sample_id=f"{tag}/{i // 8}#{i % 8}", prompt_id=f"{tag}/{i // 8}", task="arith", index=i % 8,
-                  group_size=8, prompt_token_ids=list(range(20)), response_token_ids=list(range(16)),
-                  behaviour_logprobs=[-0.5] * 16, response_text="12345678", policy_version=0,
-                  tools=[EXACT], query="12+7=")  # fmt: skip
+def _group(tag: str, p: int, g: int) -> SampleGroup:
+    return SampleGroup(prompt_id=f"{tag}/{p}", generation="g", task="arith", group_size=g,
+                       prompt_token_ids=list(range(20)), policy_version=0, tools=[EXACT], query="12+7=",
+                       completions=[Completion(index=i, token_ids=list(range(16)), logprobs=[-0.5] * 16,
+                                               text="12345678") for i in range(g)])  # fmt: skip
 
 
-async def _bus_path(url: str, n: int) -> float:
+async def _bus_path(url: str, n_prompts: int, g: int, batch_prompts: int) -> float:
     bus = await Bus.connect(NatsConfig(url=url), name="bench-bus-overhead")
     await ensure_topology(bus.js, declare(topology.TopologyConfig()))
     tag = f"b{int(time.time())}"
-    got_samples, got_rewards = asyncio.Event(), asyncio.Event()
-    counts = {"s": 0, "r": 0}
+    done = asyncio.Event()
+    held: dict[str, list[Any]] = {}
+    finished = {"groups": 0}
 
-    async def on_score(req: ScoreRequest, raw: Any) -> None:  # the reward worker's part, minus the tool
-        reward = Reward(sample_id=req.sample_id, prompt_id=req.prompt_id, task=req.task, tool=req.tool.tool,
-                        tool_version=req.tool.version, status="ok", score=1.0, weight=req.tool.weight)  # fmt: skip
-        await bus.js_publish(subjects.rewards(req.task), reward, msg_id=f"{req.sample_id}/{req.tool.tool}")
+    async def on_score(req: ScoreGroup, raw: Any) -> None:  # the reward worker's part, minus the tool
+        reward = RewardGroup(prompt_id=req.prompt_id, generation=req.generation, task=req.task, tool=EXACT.tool,
+                             tool_version=EXACT.version, weight=EXACT.weight,
+                             items=[ScoredItem(index=it.index, status="ok", score=1.0) for it in req.items])  # fmt: skip
+        await bus.js_publish_many([
+            (subjects.rewards(req.task), data, f"{req.prompt_id}/{req.generation}/{EXACT.tool}#{part.items[0].index}")
+            for part, data in encode_parts(reward, "items", bus.max_payload)
+        ])  # fmt: skip
 
-    async def on_sample(s: Sample, raw: Any) -> None:
-        counts["s"] += 1
-        if counts["s"] >= n:
-            got_samples.set()
+    async def hold(prompt_id: str, raw: Any) -> None:  # the learner's part: a group is retired once complete
+        msgs = held.setdefault(prompt_id, [])
+        msgs.append(raw)
+        if len(msgs) == 2:
+            await asyncio.gather(*(bus.ack(m) for m in held.pop(prompt_id)))
+            finished["groups"] += 1
+            if finished["groups"] >= n_prompts:
+                done.set()
 
-    async def on_reward(r: Reward, raw: Any) -> None:
-        counts["r"] += 1
-        if counts["r"] >= n:
-            got_rewards.set()
+    async def on_samples(m: SampleGroup, raw: Any) -> None:
+        await hold(m.prompt_id, raw)
 
-    bus.consume(topology.SCORE, "reward-rule", ScoreRequest, on_score, batch=16, concurrency=8)
-    bus.consume(topology.SAMPLES, topology.LEARNER_SAMPLES, Sample, on_sample, batch=256)
-    bus.consume(topology.REWARDS, topology.LEARNER_REWARDS, Reward, on_reward, batch=256)
+    async def on_rewards(m: RewardGroup, raw: Any) -> None:
+        await hold(m.prompt_id, raw)
+
+    bus.consume(topology.SCORE, "reward-rule", ScoreGroup, on_score, batch=16, concurrency=8)
+    bus.consume(
+        topology.SAMPLES, topology.LEARNER_SAMPLES, SampleGroup, on_samples, auto_ack=False, batch=256
+    )
+    bus.consume(
+        topology.REWARDS, topology.LEARNER_REWARDS, RewardGroup, on_rewards, auto_ack=False, batch=256
+    )
     t0 = time.perf_counter()
-    for i in range(n):  # the rollout's part
-        s = _sample(i, tag)
-        await bus.js_publish(subjects.samples("arith"), s, msg_id=s.sample_id)
-        req = ScoreRequest(sample_id=s.sample_id, prompt_id=s.prompt_id, task="arith", tool=EXACT,
-                           query=s.query, response=s.response_text, reference="19")  # fmt: skip
-        await bus.js_publish(subjects.score("rule"), req, msg_id=f"{s.sample_id}/exact_match")
-    await asyncio.wait_for(asyncio.gather(got_samples.wait(), got_rewards.wait()), 300)
+    limit = bus.max_payload
+    for start in range(0, n_prompts, batch_prompts):  # the rollout's part
+        out: list[tuple[str, bytes, str]] = []
+        for p in range(start, min(n_prompts, start + batch_prompts)):
+            grp = _group(tag, p, g)
+            key = f"{grp.prompt_id}/{grp.generation}"
+            out += [(subjects.samples("arith"), data, f"{key}#{part.completions[0].index}")
+                    for part, data in encode_parts(grp, "completions", limit)]  # fmt: skip
+            req = ScoreGroup(prompt_id=grp.prompt_id, generation=grp.generation, task="arith", tools=[EXACT],
+                             query=grp.query, reference="19",
+                             items=[ScoreItem(index=c.index, response=c.text) for c in grp.completions])  # fmt: skip
+            out += [(subjects.score("rule"), data, f"{key}/rule#{part.items[0].index}")
+                    for part, data in encode_parts(req, "items", limit)]  # fmt: skip
+        await bus.js_publish_many(out)
+    await asyncio.wait_for(done.wait(), 300)
     elapsed = time.perf_counter() - t0
     await bus.close()
     return elapsed
@@ -99,21 +135,25 @@ def _step_seconds(batch: int, work: Path) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--samples", type=int, default=2000)
+    ap.add_argument("--samples", type=int, default=2048)
+    ap.add_argument("--group-size", type=int, default=8, help="samples per prompt group (G)")
+    ap.add_argument("--batch-prompts", type=int, default=8, help="prompts the rollout publishes together")
     ap.add_argument("--batch", type=int, default=64, help="samples per learner step")
     ap.add_argument("--step-s", type=float, help="use this step time instead of measuring one")
     a = ap.parse_args()
+    n_prompts = max(1, a.samples // a.group_size)
+    samples = n_prompts * a.group_size
     with tempfile.TemporaryDirectory(prefix="rlar-bench-busoh-") as tmp:
         with serve("embedded", tmp) as url:
-            elapsed = asyncio.run(_bus_path(url, a.samples))
+            elapsed = asyncio.run(_bus_path(url, n_prompts, a.group_size, a.batch_prompts))
         step_s = a.step_s or _step_seconds(a.batch, Path(tmp))
-    per_sample_ms = 1000 * elapsed / a.samples
+    per_sample_ms = 1000 * elapsed / samples
     share = per_sample_ms / 1000 * a.batch / step_s
-    doc = {"bench": "bus_overhead", "samples": a.samples, "per_sample_ms": round(per_sample_ms, 4),
-           "samples_per_s_bus_only": round(a.samples / elapsed, 1), "batch": a.batch, "step_s": round(step_s, 4),
-           "bus_share_of_step": round(share, 4)}  # fmt: skip
+    doc = {"bench": "bus_overhead", "samples": samples, "group_size": a.group_size, "batch_prompts": a.batch_prompts,
+           "per_sample_ms": round(per_sample_ms, 4), "samples_per_s_bus_only": round(samples / elapsed, 1),
+           "batch": a.batch, "step_s": round(step_s, 4), "bus_share_of_step": round(share, 4)}  # fmt: skip
     print(
-        f"bus path: {per_sample_ms:.3f} ms/sample ({a.samples / elapsed:.0f} samples/s, one process); "
+        f"bus path: {per_sample_ms:.3f} ms/sample ({samples / elapsed:.0f} samples/s, one process); "
         f"learner step of {a.batch} samples: {step_s:.3f}s; bus share of a step: {100 * share:.1f}%"
     )
     print(json.dumps(doc), flush=True)

@@ -17,7 +17,7 @@ import logging
 import ssl
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import nats
@@ -35,6 +35,9 @@ from bus.messages import DeadLetter
 
 log = logging.getLogger("rlar.bus")
 T = TypeVar("T")
+
+PAYLOAD_HEADROOM = 8192
+"""Bytes of ``max_payload`` kept free for headers (message id, trace) when sizing a payload."""
 
 Handler = Callable[[T, Msg], Awaitable[None]]
 
@@ -218,6 +221,32 @@ class Bus:
             return await self.js.publish(subject, payload, timeout=timeout_s, headers=headers)
 
         return await self.retrying(once, f"publish on {subject}")
+
+    async def js_publish_many(
+        self, items: Sequence[tuple[str, bytes, str]], *, timeout_s: float = 5.0
+    ) -> list[Any]:
+        """Durable publish of pre-encoded payloads ``(subject, payload, msg_id)``, pipelined: all are sent at
+        once and their acks awaited together (each retried like :meth:`js_publish`). Raises the first
+        failure after every publish has finished."""
+
+        async def one(subject: str, payload: bytes, msg_id: str) -> Any:
+            headers = {"Nats-Msg-Id": msg_id}
+
+            async def once() -> Any:
+                return await self.js.publish(subject, payload, timeout=timeout_s, headers=headers)
+
+            return await self.retrying(once, f"publish on {subject}")
+
+        results = await asyncio.gather(*(one(*it) for it in items), return_exceptions=True)
+        for r in results:
+            if isinstance(r, BaseException):
+                raise r
+        return results
+
+    @property
+    def max_payload(self) -> int:
+        """Largest payload to publish: the server's ``max_payload`` less room for headers."""
+        return max(1024, int(self.nc.max_payload) - PAYLOAD_HEADROOM)
 
     async def kv_put(self, bucket: str, key: str, value: bytes) -> int:
         """Write a KV entry, retrying through transient failures; returns its revision."""

@@ -237,6 +237,34 @@ def _no_extensions(code: int, data: bytes) -> Any:
     raise _Extension(f"MessagePack extension type {code} is not part of the wire format")
 
 
+class PayloadTooLarge(ValueError):
+    """A message does not fit the size limit even with one item of its split field."""
+
+
+def encode_parts(msg: T, items: str, max_bytes: int) -> list[tuple[T, bytes]]:
+    """Encode ``msg``, split into parts of ``max_bytes`` or less when it is larger.
+
+    The list field ``items`` is cut into contiguous halves (recursively); every part is a copy of ``msg``
+    with its share of the items, in order. Raises :class:`PayloadTooLarge` when a part with one item is
+    still too large (nothing left to split).
+    """
+    data = encode(msg)
+    if len(data) <= max_bytes:
+        return [(msg, data)]
+    seq = getattr(msg, items)
+    if len(seq) <= 1:
+        raise PayloadTooLarge(
+            f"{type(msg).__name__} of {len(data)} bytes exceeds the {max_bytes}-byte limit"
+            f" with {len(seq)} item(s) in {items!r}"
+        )
+    half = len(seq) // 2
+    return [
+        part
+        for chunk in (seq[:half], seq[half:])
+        for part in encode_parts(dataclasses.replace(msg, **{items: chunk}), items, max_bytes)  # type: ignore[type-var]
+    ]
+
+
 def unpack(data: bytes) -> dict[str, Any]:
     """Parse bytes into a tagged payload map, without building the message type."""
     try:

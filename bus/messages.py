@@ -29,7 +29,7 @@ class ToolKind(StrEnum):
     JUDGE = "judge"  # an LLM judge behind an API
 
 
-# Nested in Prompt, Sample, ScoreRequest and RouteDecision: one reward tool of a prompt's route.
+# Nested in Prompt, SampleGroup, ScoreGroup and RouteDecision: one reward tool of a prompt's route.
 # feeder/router build it from a registered ToolSpec (rlar.tools.base.ToolSpec.ref); everyone else reads it.
 @wire_struct
 @dataclass(slots=True, frozen=True, kw_only=True)
@@ -132,60 +132,92 @@ class Prompt:
     created_at: float = field(default_factory=_now)
 
 
-# rollout -> learner (rlar.samples.<task>): one of the G samples of a prompt
+# Nested in SampleGroup: one of the G samples of a prompt.
+@wire_struct
+@dataclass(slots=True, kw_only=True)
+class Completion:
+    index: int
+    """0 … group_size-1 within the group."""
+    token_ids: list[int]
+    logprobs: list[float]
+    """Behaviour log-probs of ``token_ids`` under the generating policy."""
+    text: str
+    finish_reason: str = ""
+
+
+# rollout -> learner (rlar.samples.<task>): the G samples of one prompt, made by one generation (one policy
+# version). A group too large for one message is sent in parts (by sample index) that share `generation`.
 @wire
 @dataclass(slots=True, kw_only=True)
-class Sample:
-    sample_id: str
+class SampleGroup:
     prompt_id: str
+    generation: str
+    """Id of this generation of the prompt: a prompt regenerated after a crash gets a new one, so its
+    samples and rewards never mix with an earlier attempt's."""
     task: str
-    index: int
     group_size: int
     prompt_token_ids: list[int]
-    response_token_ids: list[int]
-    behaviour_logprobs: list[float]
-    response_text: str
+    completions: list[Completion]
     policy_version: int
     tools: list[ToolRef] = field(default_factory=list)
     query: str = ""
-    finish_reason: str = ""
     engine: str = ""
     epoch: int = 0
     created_at: float = field(default_factory=_now)
 
 
-# rollout -> reward workers of one kind (rlar.score.<kind>): score one sample with one tool
+# Nested in ScoreGroup: one response to score.
+@wire_struct
+@dataclass(slots=True, kw_only=True)
+class ScoreItem:
+    index: int
+    response: str
+
+
+# rollout -> reward workers of one kind (rlar.score.<kind>): score responses of one prompt generation with
+# each of the prompt's tools of that kind (a large group is sent in parts by sample index).
 @wire
 @dataclass(slots=True, kw_only=True)
-class ScoreRequest:
-    sample_id: str
+class ScoreGroup:
     prompt_id: str
+    generation: str
     task: str
-    tool: ToolRef
+    tools: list[ToolRef]
     query: str
-    response: str
+    items: list[ScoreItem]
     reference: Any = None
     metadata: dict[str, Any] = field(default_factory=dict)
     created_at: float = field(default_factory=_now)
 
 
-# reward workers -> learner (rlar.rewards.<task>): status is ok | abstain | error
+# Nested in RewardGroup: one response's result. status is ok | abstain | error.
+@wire_struct
+@dataclass(slots=True, kw_only=True)
+class ScoredItem:
+    index: int
+    status: str
+    score: float | None = None
+    reason: str = ""
+    latency_s: float = 0.0
+    cached: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+# reward workers -> learner (rlar.rewards.<task>): one tool's results for responses of one prompt generation
 @wire
 @dataclass(slots=True, kw_only=True)
-class Reward:
-    sample_id: str
+class RewardGroup:
     prompt_id: str
+    generation: str
     task: str
     tool: str
     tool_version: int
-    status: str
-    score: float | None = None
+    """The version actually used (0 when the tool could not be resolved)."""
+    items: list[ScoredItem]
     weight: float = 1.0
-    reason: str = ""
-    latency_s: float = 0.0
     worker: str = ""
-    cached: bool = False
-    details: dict[str, Any] = field(default_factory=dict)
+    latency_s: float = 0.0
+    """Wall time of scoring the whole request."""
     created_at: float = field(default_factory=_now)
 
 

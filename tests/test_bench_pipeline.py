@@ -1,45 +1,64 @@
-"""``rlar bench pipeline``: both ways run the same work in one run and report comparable figures."""
+"""``rlar bench pipeline``: TRL, sync and async ways run the same work in one run and report comparable figures,
+and every setting the report gives is the one that was used (the judge endpoint counts what it saw)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.request
 
 import pytest
 
-from rlar.benchmarks.pipeline import PipelineSettings, ScoringJudge, run
+from rlar.benchmarks.judge_endpoint import JudgeEndpoint
+from rlar.benchmarks.pipeline import PipelineSettings, run
 
 
-def test_the_judge_endpoint_scores_by_similarity_after_its_fixed_latency() -> None:
-    judge = ScoringJudge(delay_s=0.05)
-    try:
+def _ask(url: str, response: str) -> str:
+    user = f"# Rubric\nr\n\n# Query\n1+1=\n\n# Reference answer\n2\n\n# Response to evaluate\n{response}\n\nEnd with"
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": user}]}).encode()
+    req = urllib.request.Request(url + "/v1/messages", body, {"content-type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return str(json.loads(r.read())["content"][0]["text"])
 
-        def ask(response: str) -> str:
-            user = f"# Rubric\nr\n\n# Query\n1+1=\n\n# Reference answer\n2\n\n# Response to evaluate\n{response}\n\nEnd with"
-            body = json.dumps({"model": "m", "messages": [{"role": "user", "content": user}]}).encode()
-            req = urllib.request.Request(
-                judge.url + "/v1/messages", body, {"content-type": "application/json"}
-            )
-            with urllib.request.urlopen(req, timeout=5) as r:
-                return str(json.loads(r.read())["content"][0]["text"])
 
-        assert ask("2") == "Score: 10.00" and ask("xyz") == "Score: 0.00"
-        assert judge.calls == 2
-    finally:
-        judge.close()
+async def test_the_judge_endpoint_scores_by_similarity_after_its_latency_and_counts_calls_in_flight() -> None:
+    with JudgeEndpoint(delay_s=0.5) as judge:
+        assert _ask(judge.url, "2") == "Score: 10.00" and _ask(judge.url, "xyz") == "Score: 0.00"
+        assert judge.stats() == {"calls": 2, "in_flight": 0, "max_in_flight": 1}
+        judge.reset()
+        await asyncio.gather(*(asyncio.to_thread(_ask, judge.url, str(i)) for i in range(5)))
+        assert judge.stats() == {"calls": 5, "in_flight": 0, "max_in_flight": 5}
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(480)
-def test_sync_and_async_ways_both_train_and_report_throughput_and_ratios() -> None:
-    doc = run(PipelineSettings(quick=True, prompts=4, group_size=4, max_new_tokens=8, hidden_size=128,
-                               async_timeout_s=300))  # fmt: skip
-    assert doc["sync"]["steps"] == 3 and doc["async"]["steps"] == 3 and doc["async"]["complete"]
-    assert doc["sync"]["samples"] == doc["async"]["samples"] == 3 * 4 * 4  # identical work
-    assert doc["async"]["crashes"] == 0 and doc["async"]["staleness_max"] <= 2
-    assert doc["sync_samples_per_s"] > 0 and doc["async_samples_per_s"] > 0
+@pytest.mark.timeout(1200)
+def test_trl_sync_and_async_ways_do_the_same_work_and_the_judge_sees_the_configured_concurrency() -> None:
+    concurrency = 8
+    doc = run(PipelineSettings(quick=True, prompts=4, group_size=4, max_new_tokens=8, reward="judge",
+                               judge_latency_ms=300, judge_concurrency=concurrency, baseline="trl",
+                               async_timeout_s=400))  # fmt: skip
+    n = doc["samples_per_step"]
+    assert n == 16 and doc["trl"]["steps"] == doc["sync"]["steps"] == doc["async"]["steps"] == 2
+    assert (
+        doc["trl"]["samples"] == doc["sync"]["samples"] == doc["async"]["samples"] == 2 * n
+    )  # identical work
+    assert doc["async"]["crashes"] == 0 and doc["async"]["staleness_max"] <= 2 and doc["async"]["complete"]
+    # 16 completions per step, each a judge call of 0.3 s: the tool keeps exactly its limit in flight
+    for way in ("trl", "sync", "async"):
+        seen = doc["judge_seen"][way]
+        assert seen["max_in_flight"] == concurrency, (way, seen)
+        assert seen["calls"] >= 2 * n, (way, seen)
+    for way in ("trl", "sync", "async"):
+        assert doc[f"{way}_samples_per_s"] > 0
+    assert doc["async_over_trl"] == pytest.approx(
+        doc["async_samples_per_s"] / doc["trl_samples_per_s"], rel=0.02
+    )
     assert doc["async_over_sync"] == pytest.approx(
         doc["async_samples_per_s"] / doc["sync_samples_per_s"], rel=0.02
     )
-    assert 0 <= doc["sync_learner_idle_frac"] < 1 and 0 <= doc["async_learner_idle_frac"] < 1
-    assert doc["limit_stage"] in ("gen", "reward", "train") and doc["judge_delay_s"] > 0
+    assert doc["async_over_limit"] == pytest.approx(
+        doc["async_samples_per_s"] / doc["limit_samples_per_s"], rel=0.02
+    )
+    assert doc["limit_stage"] in ("rollout", "reward", "learner")
+    stages = doc["sync"]["pipeline_stage_s"]
+    assert doc["limit_samples_per_s"] == pytest.approx(n / max(stages.values()), rel=0.02)

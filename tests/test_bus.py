@@ -16,13 +16,13 @@ from bus.client import Bus, BusUnreachable, RequestTimeout
 from bus.codec import decode, encode
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
-from bus.messages import DeadLetter, Reward, ScoreRequest, ToolRef
+from bus.messages import DeadLetter, RewardGroup, ScoreGroup, ScoreItem, ToolRef
 from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
 
 
-def _score_request(i: int, kind: str = "rule") -> ScoreRequest:
-    return ScoreRequest(sample_id=f"s{i}", prompt_id="p", task="arith", tool=ToolRef(tool="exact_match", kind=kind),
-                        query="1+1=", response="2", reference="2")  # fmt: skip
+def _score_request(i: int, kind: str = "rule") -> ScoreGroup:
+    return ScoreGroup(prompt_id=f"s{i}", generation="g", task="arith", tools=[ToolRef(tool="exact_match", kind=kind)],
+                      query="1+1=", items=[ScoreItem(index=0, response="2")], reference="2")  # fmt: skip
 
 
 async def _collect_dlq(bus: Bus, pattern: str) -> list[DeadLetter]:
@@ -39,26 +39,26 @@ async def _collect_dlq(bus: Bus, pattern: str) -> list[DeadLetter]:
 async def test_a_core_subscriber_dead_letters_garbage_and_processes_the_next_good_message(bus: Bus) -> None:
     subject = "rlar.test.core"
     dead = await _collect_dlq(bus, subject)
-    good: list[Reward] = []
+    good: list[RewardGroup] = []
 
-    async def on_reward(msg: Reward, raw: object) -> None:
+    async def on_reward(msg: RewardGroup, raw: object) -> None:
         good.append(msg)
 
-    await bus.subscribe(subject, Reward, on_reward)
+    await bus.subscribe(subject, RewardGroup, on_reward)
     await bus.nc.flush()
     await bus.publish_raw(subject, b"\xc1 definitely not msgpack")
     await bus.publish(subject, _score_request(0))  # valid msgpack, wrong type
     await bus.publish(
-        subject, Reward(sample_id="s", prompt_id="p", task="t", tool="x", tool_version=1, status="ok")
+        subject, RewardGroup(prompt_id="s", generation="g", task="t", tool="x", tool_version=1, items=[])
     )
     for _ in range(100):
         if good and len(dead) >= 2:
             break
         await asyncio.sleep(0.02)
-    assert [g.sample_id for g in good] == ["s"]
+    assert [g.prompt_id for g in good] == ["s"]
     assert len(dead) == 2
     assert "MessagePack" in dead[0].reason and dead[0].payload.startswith(b"\xc1")
-    assert "expected Reward" in dead[1].reason
+    assert "expected RewardGroup" in dead[1].reason
 
 
 async def test_a_work_consumer_dead_letters_garbage_and_keeps_consuming(bus: Bus) -> None:
@@ -66,11 +66,11 @@ async def test_a_work_consumer_dead_letters_garbage_and_keeps_consuming(bus: Bus
     dead = await _collect_dlq(bus, subject)
     handled: list[str] = []
 
-    async def handle(msg: ScoreRequest, raw: object) -> None:
-        handled.append(msg.sample_id)
+    async def handle(msg: ScoreGroup, raw: object) -> None:
+        handled.append(msg.prompt_id)
 
     stop = asyncio.Event()
-    task = bus.consume(topology.SCORE, topology.reward_consumer("metric"), ScoreRequest, handle, stop=stop,
+    task = bus.consume(topology.SCORE, topology.reward_consumer("metric"), ScoreGroup, handle, stop=stop,
                        fetch_timeout_s=0.2)  # fmt: skip
     await bus.js.publish(subject, b"garbage")
     await bus.js_publish(subject, _score_request(1, "metric"))
@@ -91,13 +91,13 @@ async def test_a_handler_that_keeps_failing_is_retried_then_dead_lettered(bus: B
     dead = await _collect_dlq(bus, subject)
     attempts = 0
 
-    async def handle(msg: ScoreRequest, raw: object) -> None:
+    async def handle(msg: ScoreGroup, raw: object) -> None:
         nonlocal attempts
         attempts += 1
         raise ValueError("tool exploded")
 
     stop = asyncio.Event()
-    task = bus.consume(topology.SCORE, topology.reward_consumer("judge"), ScoreRequest, handle, stop=stop,
+    task = bus.consume(topology.SCORE, topology.reward_consumer("judge"), ScoreGroup, handle, stop=stop,
                        max_deliver=3, fetch_timeout_s=0.2)  # fmt: skip
     await bus.js_publish(subject, _score_request(2, "judge"))
     for _ in range(300):
@@ -140,11 +140,11 @@ async def test_an_unacked_work_message_of_a_dead_consumer_is_redelivered_to_anot
         proc.wait()
     got: list[str] = []
 
-    async def handle(msg: ScoreRequest, raw: object) -> None:
-        got.append(msg.sample_id)
+    async def handle(msg: ScoreGroup, raw: object) -> None:
+        got.append(msg.prompt_id)
 
     stop = asyncio.Event()
-    task = bus.consume(topology.SCORE, topology.reward_consumer("sandbox"), ScoreRequest, handle, stop=stop,
+    task = bus.consume(topology.SCORE, topology.reward_consumer("sandbox"), ScoreGroup, handle, stop=stop,
                        fetch_timeout_s=0.5)  # fmt: skip
     deadline = time.monotonic() + TEST_TOPOLOGY.score_ack_wait_s + 10
     while not got and time.monotonic() < deadline:
@@ -157,7 +157,7 @@ async def test_an_unacked_work_message_of_a_dead_consumer_is_redelivered_to_anot
 async def test_request_times_out_when_no_worker_listens(bus: Bus) -> None:
     t0 = time.monotonic()
     with pytest.raises(RequestTimeout):
-        await bus.request("rlar.test.nobody", _score_request(0), Reward, timeout_s=0.5)
+        await bus.request("rlar.test.nobody", _score_request(0), RewardGroup, timeout_s=0.5)
     assert time.monotonic() - t0 < 3
 
 
@@ -216,7 +216,7 @@ async def test_topology_is_idempotent_and_data_survives_a_server_restart(tmp_pat
         kv = await b.js.key_value(topology.TOOLS_BUCKET)
         assert (await kv.get("exact_match")).value == b"v1"
         raw = await b.js.get_msg(topology.SCORE, 1)
-        assert decode(raw.data or b"", ScoreRequest).sample_id == "s1"
+        assert decode(raw.data or b"", ScoreGroup).prompt_id == "s1"
         await b.close()
 
 
@@ -298,4 +298,4 @@ def test_an_embedded_server_stops_cleanly_on_exit(tmp_path: Path) -> None:
 def test_encode_is_the_only_serialisation_on_the_wire() -> None:
     # a sanity check that the codec's bytes are what publish sends (no pickle anywhere)
     data = encode(_score_request(3))
-    assert decode(data, ScoreRequest).sample_id == "s3"
+    assert decode(data, ScoreGroup).prompt_id == "s3"

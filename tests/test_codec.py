@@ -16,12 +16,16 @@ EXAMPLES: list[Any] = [
     m.Metrics(actor="learner", step=3, values={"loss": 0.5, "reward/arith": 0.25}),
     m.Prompt(prompt_id="p1", task="arith", prompt=[{"role": "user", "content": "1+1="}], reference="2",
              tools=[m.ToolRef(tool="numeric_match", version=1, kind=m.ToolKind.RULE, weight=1.0)]),
-    m.Sample(sample_id="p1/0", prompt_id="p1", task="arith", index=0, group_size=8, prompt_token_ids=[1, 2],
-             response_token_ids=[3, 4], behaviour_logprobs=[-0.1, -2.0], response_text="2", policy_version=4),
-    m.ScoreRequest(sample_id="p1/0", prompt_id="p1", task="arith", query="1+1=", response="2", reference="2",
-                   tool=m.ToolRef(tool="numeric_match", kind=m.ToolKind.RULE, needs_reference=True)),
-    m.Reward(sample_id="p1/0", prompt_id="p1", task="arith", tool="numeric_match", tool_version=1,
-             status="ok", score=1.0),
+    m.SampleGroup(prompt_id="p1", generation="g1", task="arith", group_size=2, prompt_token_ids=[1, 2],
+                  completions=[m.Completion(index=0, token_ids=[3, 4], logprobs=[-0.1, -2.0], text="2"),
+                               m.Completion(index=1, token_ids=[5], logprobs=[-0.5], text="3", finish_reason="stop")],
+                  policy_version=4),
+    m.ScoreGroup(prompt_id="p1", generation="g1", task="arith", query="1+1=", reference="2",
+                 tools=[m.ToolRef(tool="numeric_match", kind=m.ToolKind.RULE, needs_reference=True)],
+                 items=[m.ScoreItem(index=0, response="2"), m.ScoreItem(index=1, response="3")]),
+    m.RewardGroup(prompt_id="p1", generation="g1", task="arith", tool="numeric_match", tool_version=1,
+                  items=[m.ScoredItem(index=0, status="ok", score=1.0),
+                         m.ScoredItem(index=1, status="abstain", reason="no number", details={"x": [1]})]),
     m.WeightsAnnounce(version=3, uri="file:///tmp/w", sha256="ab", size_bytes=10, step=30),
     m.LearnerProgress(version=3, step=30, consumed_prompts=240, dropped_prompts=1, consumed_ids=["p1"]),
     m.SandboxRequest(code="print(1)", tests=["assert True"], style="mbpp", request_id="r1"),
@@ -65,21 +69,21 @@ def test_malformed_bytes_raise_a_typed_error(payload: bytes) -> None:
 
 def test_a_field_of_the_wrong_type_raises_field_error() -> None:
     d = codec.to_dict(EXAMPLES[5])
-    d["response_token_ids"] = ["not", "ints"]
-    with pytest.raises(codec.FieldError, match="response_token_ids"):
+    d["prompt_token_ids"] = ["not", "ints"]
+    with pytest.raises(codec.FieldError, match="prompt_token_ids"):
         codec.decode(msgpack.packb(d, use_bin_type=True))
 
 
 def test_a_missing_required_field_raises_field_error() -> None:
     d = codec.to_dict(EXAMPLES[7])
-    del d["sample_id"]
-    with pytest.raises(codec.FieldError, match="sample_id"):
+    del d["prompt_id"]
+    with pytest.raises(codec.FieldError, match="prompt_id"):
         codec.decode(msgpack.packb(d, use_bin_type=True))
 
 
 def test_an_unexpected_message_type_raises_wrong_message_type() -> None:
     with pytest.raises(codec.WrongMessageType):
-        codec.decode(codec.encode(EXAMPLES[0]), m.Sample)
+        codec.decode(codec.encode(EXAMPLES[0]), m.SampleGroup)
 
 
 def test_an_unknown_type_tag_and_another_schema_version_are_rejected() -> None:
@@ -92,10 +96,13 @@ def test_an_unknown_type_tag_and_another_schema_version_are_rejected() -> None:
 
 def test_ints_are_accepted_where_floats_are_declared_and_unknown_fields_are_ignored() -> None:
     d = codec.to_dict(EXAMPLES[7])
-    d["score"] = 1
+    d["weight"] = 1
+    d["items"][0]["score"] = 1
+    d["items"][0]["added_in_a_later_release"] = "x"
     d["added_in_a_later_release"] = "x"
-    r = codec.decode(msgpack.packb(d), m.Reward)
-    assert r.score == 1.0 and isinstance(r.score, float)
+    r = codec.decode(msgpack.packb(d), m.RewardGroup)
+    assert r.weight == 1.0 and isinstance(r.weight, float)
+    assert r.items[0].score == 1.0 and isinstance(r.items[0].score, float)
 
 
 def test_bool_is_not_accepted_as_an_int() -> None:
@@ -140,3 +147,32 @@ def test_tool_kinds_are_defined_once() -> None:
     from rlar.tools import ToolKind
 
     assert ToolKind is m.ToolKind and subjects.TOOL_KINDS == tuple(k.value for k in m.ToolKind)
+
+
+def test_a_nested_item_of_the_wrong_type_raises_field_error() -> None:
+    d = codec.to_dict(EXAMPLES[5])
+    d["completions"][1]["token_ids"] = [1, "x"]
+    with pytest.raises(codec.FieldError, match="completions"):
+        codec.decode(msgpack.packb(d))
+
+
+@pytest.mark.parametrize("n", [1, 3, 64, 257])
+def test_a_group_too_large_for_one_payload_is_split_by_index_and_loses_nothing(n: int) -> None:
+    group = m.SampleGroup(prompt_id="p", generation="g", task="t", group_size=n, prompt_token_ids=list(range(50)),
+                          completions=[m.Completion(index=i, token_ids=list(range(100)), logprobs=[-1.5] * 100,
+                                                    text="x" * (i % 7) * 40) for i in range(n)],
+                          policy_version=1)  # fmt: skip
+    limit = 3000
+    parts = codec.encode_parts(group, "completions", limit)
+    assert all(len(data) <= limit for _, data in parts)
+    assert [c.index for part, _ in parts for c in part.completions] == list(range(n))
+    assert all(codec.decode(data, m.SampleGroup) == part for part, data in parts)
+    whole = codec.encode_parts(group, "completions", 10**9)
+    assert len(whole) == 1 and whole[0][0] is group
+
+
+def test_one_item_over_the_limit_is_refused_with_the_sizes() -> None:
+    big = m.ScoreGroup(prompt_id="p", generation="g", task="t", tools=[], query="q",
+                       items=[m.ScoreItem(index=0, response="x" * 5000)])  # fmt: skip
+    with pytest.raises(codec.PayloadTooLarge, match="exceeds the 1000-byte limit"):
+        codec.encode_parts(big, "items", 1000)

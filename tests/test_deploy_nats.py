@@ -20,7 +20,7 @@ from bus import subjects
 from bus.client import Bus, BusUnreachable
 from bus.config import NatsConfig, TLSConfig
 from bus.embedded import free_port
-from bus.messages import Reward, ScoreRequest, ToolKind, ToolRef
+from bus.messages import RewardGroup, ScoreGroup, ScoreItem, ToolKind, ToolRef
 from bus.topology import SCORE, TopologyConfig, declare, ensure_topology, reward_consumer
 from rlar.deploy import natsconf
 from rlar.deploy.auth import ROLES
@@ -28,6 +28,11 @@ from rlar.deploy.servers import ServerProcess, local_cluster, local_server, star
 from tests.conftest import REPO, actor_env
 
 PW = {r: f"pw-{r}" for r in [*ROLES, "sys", "leaf"]}
+
+
+def _score_group(prompt_id: str) -> ScoreGroup:
+    return ScoreGroup(prompt_id=prompt_id, generation="g", task="t", tools=[ToolRef(tool="x", kind=ToolKind.RULE)],
+                      query="q", items=[ScoreItem(index=0, response="r")])  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -154,8 +159,7 @@ async def test_tls_cluster_replicates_r3_streams_and_survives_a_lost_node(
             victim = next(n for n in nodes if n.name == info.cluster.leader)
             victim.stop()
             for i in range(20):  # the stream elects a new leader among the two nodes left
-                req = ScoreRequest(sample_id=f"s{i}", prompt_id="p", task="t", tool=ToolRef(tool="x", kind=ToolKind.RULE),
-                                   query="q", response="r")  # fmt: skip
+                req = _score_group(f"s{i}")
                 for _ in range(40):
                     try:
                         await bus.js_publish(subjects.score("rule"), req, msg_id=f"s{i}", timeout_s=1.0)
@@ -203,15 +207,14 @@ async def test_leaf_site_worker_uses_the_hub_jetstream_within_its_role(tmp_path:
             NatsConfig(url=leaf.url, user="reward", password=PW["reward"]), name="leaf-worker"
         )
         try:
-            req = ScoreRequest(sample_id="s", prompt_id="p", task="t", tool=ToolRef(tool="x", kind=ToolKind.RULE),
-                               query="q", response="r")  # fmt: skip
+            req = _score_group("s")
             await hub.js_publish(subjects.score("rule"), req)
             await ensure_topology(worker.js, declare(TopologyConfig(replicas=3)))  # lookups through the leaf
             psub = await worker.js.pull_subscribe_bind(durable=reward_consumer("rule"), stream=SCORE)
             (msg,) = await psub.fetch(1, timeout=10)
             await msg.ack_sync()
-            ack = await worker.js_publish(subjects.rewards("t"), Reward(sample_id="s", prompt_id="p", task="t",
-                                                                         tool="x", tool_version=1, status="ok"))  # fmt: skip
+            ack = await worker.js_publish(subjects.rewards("t"), RewardGroup(prompt_id="s", generation="g", task="t",
+                                                                              tool="x", tool_version=1, items=[]))  # fmt: skip
             assert ack.stream == "REWARDS" and worker.permission_errors == 0
             # Even a local admin at the leaf site cannot push weights into the hub: the leaf connection's
             # own permissions stop it, while a reward still gets through.

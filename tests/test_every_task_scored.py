@@ -23,7 +23,7 @@ from actors.reward import RewardConfig, RewardWorker
 from actors.sandbox import SandboxActor, SandboxActorConfig
 from bus.client import Bus
 from bus.config import NatsConfig
-from bus.messages import Reward, ScoreRequest, ToolRef
+from bus.messages import RewardGroup, ScoreGroup, ScoreItem, ToolRef
 from rlar.benchmarks.reward import collect_rewards
 from rlar.registry import ToolRegistry
 from rlar.sandbox import check_sandbox
@@ -155,20 +155,21 @@ async def _score_cases(
         query = rec.prompt if isinstance(rec.prompt, str) else json.dumps(rec.prompt)
         for kind_of_answer, response in (("right", right), ("wrong", wrong), ("empty", "")):
             for tool, weight in tools:
-                sid = uuid.uuid4().hex
-                want[sid] = (label, kind_of_answer)
-                reqs.append(ScoreRequest(sample_id=sid, prompt_id=label, task=task,
-                                         tool=ToolRef(tool=tool, kind=kinds[tool], weight=weight), query=query,
-                                         response=response, reference=rec.reference, metadata=dict(rec.metadata)))  # fmt: skip
+                pid = uuid.uuid4().hex
+                want[pid] = (label, kind_of_answer)
+                reqs.append(ScoreGroup(prompt_id=pid, generation="g", task=task,
+                                       tools=[ToolRef(tool=tool, kind=kinds[tool], weight=weight)], query=query,
+                                       items=[ScoreItem(index=0, response=response)], reference=rec.reference,
+                                       metadata=dict(rec.metadata)))  # fmt: skip
     _, rewards = await collect_rewards(bus, task, reqs, timeout_s)
-    grouped: dict[tuple[str, str], list[Reward]] = {}
+    grouped: dict[tuple[str, str], list[RewardGroup]] = {}
     for r in rewards:
-        grouped.setdefault(want[r.sample_id], []).append(r)
+        grouped.setdefault(want[r.prompt_id], []).append(r)
     assert len(rewards) == len(reqs)
     out = {}
     for key, group in grouped.items():
-        status, score = combine([(r.weight, r.status, r.score) for r in group])
-        out[key] = (status, score, "; ".join(f"{r.tool}: {r.status} {r.reason[:150]}" for r in group))
+        status, score = combine([(r.weight, r.items[0].status, r.items[0].score) for r in group])
+        out[key] = (status, score, "; ".join(f"{r.tool}: {r.items[0].status} {r.items[0].reason[:150]}" for r in group))
     return out
 
 

@@ -20,22 +20,23 @@ from bus import subjects, topology
 from bus.client import Bus, wait_for
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
-from bus.messages import Reward, Sample, ToolKind, ToolRef
+from bus.messages import Completion, RewardGroup, SampleGroup, ScoredItem, ToolKind, ToolRef
 from tests.conftest import TEST_TOPOLOGY
 
 GROUP = 2
 TOOL = ToolRef(tool="exact_match", version=1, kind=ToolKind.RULE)
 
 
-def _sample(prompt_id: str, i: int) -> Sample:
-    return Sample(sample_id=f"{prompt_id}#{i}", prompt_id=prompt_id, task="arith", index=i, group_size=GROUP,
-                  prompt_token_ids=[5, 6, 7], response_token_ids=[8 + i, 9], behaviour_logprobs=[-1.0, -1.5],
-                  response_text=str(i), policy_version=0, tools=[TOOL])  # fmt: skip
+def _sample(prompt_id: str, i: int, generation: str = "g0") -> SampleGroup:
+    """Sample i of the group, in a message of its own (the learner joins the parts)."""
+    c = Completion(index=i, token_ids=[8 + i, 9], logprobs=[-1.0, -1.5], text=str(i))
+    return SampleGroup(prompt_id=prompt_id, generation=generation, task="arith", group_size=GROUP,
+                       prompt_token_ids=[5, 6, 7], completions=[c], policy_version=0, tools=[TOOL])  # fmt: skip
 
 
-def _reward(prompt_id: str, i: int) -> Reward:
-    return Reward(sample_id=f"{prompt_id}#{i}", prompt_id=prompt_id, task="arith", tool="exact_match",
-                  tool_version=1, status="ok", score=float(i))  # fmt: skip
+def _reward(prompt_id: str, i: int, generation: str = "g0") -> RewardGroup:
+    return RewardGroup(prompt_id=prompt_id, generation=generation, task="arith", tool="exact_match", tool_version=1,
+                       items=[ScoredItem(index=i, status="ok", score=float(i))])  # fmt: skip
 
 
 async def _consumer(bus: Bus, stream: str, durable: str) -> tuple[int, int]:
@@ -60,7 +61,7 @@ async def test_a_successor_acks_the_redelivered_groups_its_predecessor_retired(t
             "topology": TEST_TOPOLOGY.model_dump(),
             "run": {"dir": str(run)},
             "learner": {
-                "prompts_per_step": 1, "max_steps": 1, "keepalive_s": 1.0,
+                "prompts_per_step": 1, "max_steps": 2, "keepalive_s": 1.0,
                 "trainer": {"model_dir": "{run_dir}/policy/init", "micro_batch_size": 4,
                             "grpo": {"group_size": GROUP, "max_staleness": 4}},
             },
@@ -72,7 +73,7 @@ async def test_a_successor_acks_the_redelivered_groups_its_predecessor_retired(t
             assert await _wait_async(
                 lambda: _consumer(bus, topology.SAMPLES, topology.LEARNER_SAMPLES), (0, 0)
             )
-            assert "p-old" not in learner.groups and learner.consumed == 7  # acked, not trained, not counted
+            assert not learner.groups and learner.consumed == 7  # acked, not trained, not counted
 
             for i in range(GROUP):  # a fresh group: trained on, counted, remembered
                 await bus.js_publish(subjects.samples("arith"), _sample("p-new", i))
@@ -87,6 +88,22 @@ async def test_a_successor_acks_the_redelivered_groups_its_predecessor_retired(t
             kv = await bus.js.key_value(topology.STATE_BUCKET)
             saved = json.loads((await kv.get(STATE_KEY)).value or b"{}")
             assert saved == {"consumed": 8, "dropped": 1, "recent": [["p-old"], ["p-new"]]}
+
+            # A prompt generated twice (a rollout died after publishing part of its first attempt): the
+            # first attempt's sample and the second's rewards never mix; the complete attempt is trained on
+            # once and the other's messages are acked with it.
+            await bus.js_publish(subjects.samples("arith"), _sample("p-twice", 0, "first"))
+            await bus.js_publish(subjects.rewards("arith"), _reward("p-twice", 1, "first"))
+            for i in range(GROUP):
+                await bus.js_publish(subjects.samples("arith"), _sample("p-twice", i, "second"))
+                await bus.js_publish(subjects.rewards("arith"), _reward("p-twice", i, "second"))
+            assert await wait_for(lambda: learner.counters["steps"] == 2, 120), learner.step
+            for stream, durable in (
+                (topology.SAMPLES, topology.LEARNER_SAMPLES),
+                (topology.REWARDS, topology.LEARNER_REWARDS),
+            ):
+                assert await _consumer(bus, stream, durable) == (0, 0), durable
+            assert not learner.groups and learner.consumed == 9
         finally:
             await learner.stop()
             task.cancel()

@@ -30,7 +30,7 @@ from actors.runtime import Actor, ActorConfig
 from bus import subjects
 from bus.client import Bus, BusAuthError
 from bus.config import NatsConfig
-from bus.messages import Prompt, Reward, ScoreRequest, ToolKind, ToolRef, WeightsAnnounce
+from bus.messages import Prompt, RewardGroup, ScoreGroup, ScoreItem, ToolKind, ToolRef, WeightsAnnounce
 from bus.topology import SCORE, TopologyConfig, declare, ensure_topology, reward_consumer
 from rlar.deploy.auth import ROLES, generate_credentials, role_settings
 from rlar.deploy.servers import ServerProcess, local_server
@@ -253,23 +253,15 @@ async def test_reward_worker_consumes_scores_publishes_rewards_and_merges_stats(
 
     async with connected(auth_server, "reward") as reward:
         await ensure_topology(reward.js, declare(TEST_TOPOLOGY))  # lookups only
-        req = ScoreRequest(
-            sample_id="s1",
-            prompt_id="p1",
-            task="t",
-            tool=ToolRef(tool="exact", kind=ToolKind.RULE),
-            query="q",
-            response="r",
-        )
+        req = ScoreGroup(prompt_id="p1", generation="g", task="t", tools=[ToolRef(tool="exact", kind=ToolKind.RULE)],
+                         query="q", items=[ScoreItem(index=0, response="r")])  # fmt: skip
         await admin.js_publish(subjects.score("rule"), req, msg_id="perm-s1")
         psub = await reward.js.pull_subscribe_bind(durable=reward_consumer("rule"), stream=SCORE)
         (msg,) = await psub.fetch(1, timeout=5)
         await msg.in_progress()
         ack = await reward.js_publish(
             subjects.rewards("t"),
-            Reward(
-                sample_id="s1", prompt_id="p1", task="t", tool="exact", tool_version=1, status="ok", score=1.0
-            ),
+            RewardGroup(prompt_id="p1", generation="g", task="t", tool="exact", tool_version=1, items=[]),
         )
         assert ack.stream == "REWARDS"
         await msg.ack_sync()
@@ -280,18 +272,20 @@ async def test_reward_worker_consumes_scores_publishes_rewards_and_merges_stats(
 async def test_only_the_learner_publishes_weights_and_rollouts_read_them(
     auth_server: ServerProcess, admin: Bus
 ) -> None:
+    from rlar.policy.objstore import get_blob, put_blob
     from rlar.policy.sync import latest_announcement
 
     async with connected(auth_server, "learner") as learner, connected(auth_server, "rollout") as rollout:
-        store = await learner.js.object_store("rlar_objects")
-        await store.put("policy/v00000007.safetensors", b"\0" * 4096)
-        announce = WeightsAnnounce(version=7, uri="objstore://rlar_objects/policy/v00000007.safetensors",
-                                   sha256="0" * 64, size_bytes=4096, step=7)  # fmt: skip
+        name = "policy/v00000007.safetensors"
+        sha = await put_blob(learner.js, "rlar_objects", name, b"\0" * 4096, chunk_size=1000)
+        sha = await put_blob(learner.js, "rlar_objects", name, b"\0" * 4096, chunk_size=1000)  # replaces it
+        announce = WeightsAnnounce(version=7, uri=f"objstore://rlar_objects/{name}", sha256=sha, size_bytes=4096,
+                                   step=7)  # fmt: skip
         await learner.js_publish(subjects.WEIGHTS, announce)
         got = await latest_announcement(rollout)
         assert got is not None and got.version == 7
-        blob = await (await rollout.js.object_store("rlar_objects")).get("policy/v00000007.safetensors")
-        assert len(blob.data or b"") == 4096
+        data, got_sha = await get_blob(rollout.js, "rlar_objects", name)
+        assert len(data) == 4096 and got_sha == sha
         assert rollout.permission_errors == 0 and learner.permission_errors == 0
         with pytest.raises(nats.errors.TimeoutError):
             await rollout.js_publish(subjects.WEIGHTS, announce, timeout_s=1.0)

@@ -138,7 +138,7 @@ async def _prompts_without_samples(url: str, group_size: int) -> tuple[list[str]
     from bus.client import Bus
     from bus.codec import decode
     from bus.config import NatsConfig
-    from bus.messages import Prompt, Sample
+    from bus.messages import Prompt, SampleGroup
 
     bus = await Bus.connect(NatsConfig(url=url), "check")
     try:
@@ -151,8 +151,8 @@ async def _prompts_without_samples(url: str, group_size: int) -> tuple[list[str]
         counts: dict[str, set[int]] = collections.defaultdict(set)
         last = (await bus.js.stream_info(topology.SAMPLES)).state.last_seq
         for seq in range(1, last + 1):
-            s = decode((await bus.js.get_msg(topology.SAMPLES, seq)).data or b"", Sample)
-            counts[s.prompt_id].add(s.index)
+            g = decode((await bus.js.get_msg(topology.SAMPLES, seq)).data or b"", SampleGroup)
+            counts[g.prompt_id].update(c.index for c in g.completions)
     finally:
         await bus.close()
     return [p for p in prompt_ids if len(counts[p]) != group_size], len(prompt_ids)

@@ -18,7 +18,7 @@ from actors.reward import RewardConfig, RewardWorker
 from bus import subjects, topology
 from bus.client import Bus
 from bus.config import NatsConfig
-from bus.messages import Event, Reward, ScoreRequest, ToolRegistered, ToolRequest
+from bus.messages import Event, RewardGroup, ScoreGroup, ScoreItem, ToolRegistered, ToolRequest
 from rlar.registry import ToolRegistry
 from rlar.retrieval.config import BrowserConfig, RetrievalConfig, SearchConfig
 from rlar.retrieval.demo_catalogue import LEADERBOARD_NAME
@@ -173,28 +173,28 @@ async def test_a_retrieval_request_becomes_a_validated_registered_tool_that_rewa
     # -- reward workers score samples with the new tool ----------------------------------------------------
     records = list(builtin_task("translate", split="test"))[:3]
     task = f"translate_{uid}"
-    reqs = []
-    for i, rec in enumerate(records):
-        for label, response in (("good", rec.reference), ("echo", rec.metadata["en"])):
-            reqs.append(ScoreRequest(sample_id=f"{task}-{i}-{label}", prompt_id=f"{task}-{i}", task=task,
-                                     tool=spec.ref(), query=str(rec.prompt), response=response))  # fmt: skip
+    reqs = [ScoreGroup(prompt_id=f"{task}-{i}", generation="g", task=task, tools=[spec.ref()], query=str(rec.prompt),
+                       items=[ScoreItem(index=0, response=rec.reference), ScoreItem(index=1, response=rec.metadata["en"])])
+            for i, rec in enumerate(records)]  # fmt: skip
     worker = RewardWorker(RewardConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
                                        kinds=["model"], heartbeat_s=0.5))  # fmt: skip
-    got: dict[str, Reward] = {}
+    got: dict[str, RewardGroup] = {}
 
-    async def on_reward(msg: Reward, raw: object) -> None:
-        got[msg.sample_id] = msg
+    async def on_reward(msg: RewardGroup, raw: object) -> None:
+        got[msg.prompt_id] = msg
 
-    sub = await bus.subscribe(subjects.rewards(task), Reward, on_reward)
+    sub = await bus.subscribe(subjects.rewards(task), RewardGroup, on_reward)
     async with running(worker):
         for r in reqs:
-            await bus.js_publish(subjects.score("model"), r, msg_id=f"req/{r.sample_id}")
+            await bus.js_publish(subjects.score("model"), r, msg_id=f"req/{r.prompt_id}")
         await _wait_for(lambda: len(got) == len(reqs), 90, "rewards")
     await sub.unsubscribe()
     assert all(
-        x.status == "ok" and 0.0 <= (x.score or -1) <= 1.0 and x.tool_version == spec.version
-        for x in got.values()
+        x.status == "ok" and 0.0 <= (x.score or -1) <= 1.0 and g.tool_version == spec.version
+        for g in got.values()
+        for x in g.items
     )
     for i in range(len(records)):
-        assert got[f"{task}-{i}-good"].score > got[f"{task}-{i}-echo"].score  # type: ignore[operator]
+        good, echo = got[f"{task}-{i}"].items  # responses 0 (the reference) and 1 (the source echoed)
+        assert good.score > echo.score  # type: ignore[operator]
     print(f"retrieval took {took:.1f}s; {len(record['candidates'])} candidates, {len(shots)} screenshots")

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from actors.sandbox import SandboxActor, SandboxActorConfig
 from bus import subjects, topology
 from bus.client import Bus, wait_for
 from bus.config import NatsConfig
-from bus.messages import Heartbeat, Reward, ScoreRequest, ToolRef
+from bus.messages import Heartbeat, RewardGroup, ScoredItem, ScoreGroup, ScoreItem, ToolRef
 from rlar.registry import ToolRegistry
 from rlar.tools.combine import combine
 from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
@@ -38,25 +39,37 @@ def _worker(nats_url: str, tmp_path: Path, **fields: Any) -> RewardWorker:
 
 
 def _req(task: str, i: int | str, tool: str, kind: str, response: str, reference: Any = None,
-         **kw: Any) -> ScoreRequest:  # fmt: skip
-    return ScoreRequest(sample_id=f"{task}-{i}", prompt_id=f"{task}-p", task=task, tool=ToolRef(tool=tool, kind=kind, **kw),
-                        query="q", response=response, reference=reference)  # fmt: skip
+         **kw: Any) -> ScoreGroup:  # fmt: skip
+    """A request of one response (prompt id ``<task>-<i>``)."""
+    return ScoreGroup(prompt_id=f"{task}-{i}", generation="g", task=task, tools=[ToolRef(tool=tool, kind=kind, **kw)],
+                      query="q", items=[ScoreItem(index=0, response=response)], reference=reference)  # fmt: skip
 
 
-async def _score(bus: Bus, reqs: list[ScoreRequest], timeout_s: float = 30.0) -> dict[str, Reward]:
-    """Publish the requests and wait for one reward per sample id (all of one task)."""
-    got: dict[str, Reward] = {}
+@dataclass
+class _Got:
+    """One response's result with its message's fields."""
+
+    group: RewardGroup
+    item: ScoredItem
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.item, name) if hasattr(self.item, name) else getattr(self.group, name)
+
+
+async def _score(bus: Bus, reqs: list[ScoreGroup], timeout_s: float = 30.0) -> dict[str, _Got]:
+    """Publish the one-response requests and wait for one reward each (all of one task), by prompt id."""
+    got: dict[str, _Got] = {}
     done = asyncio.Event()
 
-    async def on_reward(msg: Reward, raw: object) -> None:
-        got.setdefault(msg.sample_id, msg)
+    async def on_reward(msg: RewardGroup, raw: object) -> None:
+        got.setdefault(msg.prompt_id, _Got(msg, msg.items[0]))
         if len(got) >= len(reqs):
             done.set()
 
-    sub = await bus.subscribe(subjects.rewards(reqs[0].task), Reward, on_reward)
+    sub = await bus.subscribe(subjects.rewards(reqs[0].task), RewardGroup, on_reward)
     await bus.nc.flush()
     for r in reqs:
-        await bus.js_publish(subjects.score(r.tool.kind), r, msg_id=f"req/{r.sample_id}/{r.tool.tool}")
+        await bus.js_publish(subjects.score(r.tools[0].kind), r, msg_id=f"req/{r.prompt_id}")
     try:
         await asyncio.wait_for(done.wait(), timeout_s)
     finally:
@@ -105,6 +118,42 @@ async def test_rule_metric_and_code_tools_score_through_the_bus(
     assert (r["4"].status, r["4"].score) == ("ok", 0.0)
     for rw in got.values():
         assert rw.tool_version >= 1 and rw.worker == worker.instance and rw.latency_s > 0
+
+
+async def test_a_group_is_scored_by_each_tool_of_its_kind_in_one_call_and_answered_in_one_message_per_tool(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    task = f"group_{_uid()}"
+    responses = [["42", "the answer is 42", "41"][i % 3] for i in range(16)]
+    req = ScoreGroup(prompt_id=f"{task}-p", generation="g7", task=task, query="6*7=", reference="42",
+                     tools=[ToolRef(tool="exact_match", kind="rule", weight=0.6),
+                            ToolRef(tool="contains_match", kind="rule", weight=0.4)],
+                     items=[ScoreItem(index=i, response=r) for i, r in enumerate(responses)])  # fmt: skip
+    got: list[RewardGroup] = []
+    two = asyncio.Event()
+
+    async def on_reward(msg: RewardGroup, raw: object) -> None:
+        got.append(msg)
+        if len(got) == 2:
+            two.set()
+
+    await bus.subscribe(subjects.rewards(task), RewardGroup, on_reward)
+    async with running(_worker(nats_url, tmp_path, kinds=["rule"], cache_size=0)) as worker:
+        await bus.js_publish(subjects.score("rule"), req, msg_id=f"req/{task}")
+        await asyncio.wait_for(two.wait(), 30)
+        assert worker.executors["rule"].stats.requests == 2  # one executor call per tool, not per response
+    by_tool = {g.tool: g for g in got}
+    assert sorted(by_tool) == ["contains_match", "exact_match"]
+    assert (by_tool["exact_match"].weight, by_tool["contains_match"].weight) == (0.6, 0.4)
+    for g in got:
+        assert (g.prompt_id, g.generation) == (f"{task}-p", "g7") and [it.index for it in g.items] == list(
+            range(16)
+        )
+        assert all(it.status == "ok" for it in g.items)
+    assert [it.score for it in by_tool["exact_match"].items] == [1.0 if r == "42" else 0.0 for r in responses]
+    assert [it.score for it in by_tool["contains_match"].items] == [
+        0.0 if r == "41" else 1.0 for r in responses
+    ]
 
 
 async def test_hanging_throwing_nan_and_huge_tools_give_reasons_and_the_worker_keeps_serving(
@@ -234,18 +283,18 @@ async def test_killing_a_worker_mid_batch_loses_no_sample(bus: Bus, nats_url: st
     task = f"kill_{uid}"
     n = 24
     reqs = [_req(task, i, slow.name, "rule", f"r{i}") for i in range(n)]
-    got: dict[str, list[Reward]] = {}
+    got: dict[str, list[RewardGroup]] = {}
 
-    async def on_reward(msg: Reward, raw: object) -> None:
-        got.setdefault(msg.sample_id, []).append(msg)
+    async def on_reward(msg: RewardGroup, raw: object) -> None:
+        got.setdefault(msg.prompt_id, []).append(msg)
 
-    await bus.subscribe(subjects.rewards(task), Reward, on_reward)
+    await bus.subscribe(subjects.rewards(task), RewardGroup, on_reward)
     a = _spawn_worker(nats_url, tmp_path, f"a{uid}")
     b: subprocess.Popen[bytes] | None = None
     try:
         await _wait_running(bus, f"a{uid}")
         for r in reqs:
-            await bus.js_publish(subjects.score("rule"), r, msg_id=f"req/{r.sample_id}")
+            await bus.js_publish(subjects.score("rule"), r, msg_id=f"req/{r.prompt_id}")
         for _ in range(400):
             if len(got) >= 3:
                 break
@@ -259,12 +308,12 @@ async def test_killing_a_worker_mid_batch_loses_no_sample(bus: Bus, nats_url: st
             if len(got) >= n:
                 break
             await asyncio.sleep(0.05)
-        assert sorted(got) == sorted(r.sample_id for r in reqs), (tmp_path / f"b{uid}.log").read_text()[
+        assert sorted(got) == sorted(r.prompt_id for r in reqs), (tmp_path / f"b{uid}.log").read_text()[
             -3000:
         ]
         workers = {rw.worker for rws in got.values() for rw in rws}
         assert f"b{uid}" in workers  # the rest, including A's unacked requests, went to B
-        assert all(rw.status == "ok" for rws in got.values() for rw in rws)
+        assert all(it.status == "ok" for rws in got.values() for rw in rws for it in rw.items)
         # A redelivered request may be scored twice; the Nats-Msg-Id keeps one reward per sample in the stream.
         await asyncio.sleep(0.3)
         info = await bus.js.stream_info(topology.REWARDS, subjects_filter=subjects.rewards(task))

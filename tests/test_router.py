@@ -29,9 +29,10 @@ from bus.messages import (
     DeadLetter,
     Event,
     Prompt,
-    Reward,
+    RewardGroup,
     RouteDecision,
-    ScoreRequest,
+    ScoreGroup,
+    ScoreItem,
     ToolKind,
     ToolRef,
     ToolRequest,
@@ -319,7 +320,7 @@ async def test_a_task_no_tool_fits_gets_a_synthesised_verifier_and_its_prompts_g
 ) -> None:
     common = actor_fields(nats_url, tmp_path)
     routed = await inbox(bus, subjects.routed(task_name), Prompt)
-    rewards = await inbox(bus, subjects.rewards(task_name), Reward)
+    rewards = await inbox(bus, subjects.rewards(task_name), RewardGroup)
     desc = f"{BULLETS} Topic varies. ({task_name})"
     router = Router(router_config(nats_url, tmp_path, wait_s=60), agent=agent)
     synth = Synthesizer(SynthesizerConfig(**common, sandbox="bus", canary={"samples": 0}), agent=agent)
@@ -337,11 +338,11 @@ async def test_a_task_no_tool_fits_gets_a_synthesised_verifier_and_its_prompts_g
         good = "- Put the phone in another room\n- Work in short timed blocks\n- Take a walk between blocks"
         bad = "Just focus harder and stop procrastinating, it is not that difficult really."
         for p in got:
-            for j, text in enumerate((good, bad)):
-                req = ScoreRequest(sample_id=f"{p.prompt_id}#{j}", prompt_id=p.prompt_id, task=task_name, tool=tool,
-                                   query=str(p.prompt), response=text, reference=p.reference, metadata=p.metadata)  # fmt: skip
-                await bus.js_publish(subjects.score(tool.kind), req, msg_id=f"{req.sample_id}/{tool.tool}")
-        got_rewards = await rewards.wait(6, timeout_s=30)
+            req = ScoreGroup(prompt_id=p.prompt_id, generation="g", task=task_name, tools=[tool], query=str(p.prompt),
+                             items=[ScoreItem(index=0, response=good), ScoreItem(index=1, response=bad)],
+                             reference=p.reference, metadata=p.metadata)  # fmt: skip
+            await bus.js_publish(subjects.score(tool.kind), req, msg_id=f"{p.prompt_id}/{tool.tool}")
+        got_rewards = await rewards.wait(3, timeout_s=30)
     assert {p.route["state"] for p in got} == {"synthesized"} and tool.kind == "sandbox"
     assert tool.tool.startswith(f"synth-{task_name}") and elapsed < 40
     spec = await registry.get(tool.tool, tool.version)
@@ -350,10 +351,11 @@ async def test_a_task_no_tool_fits_gets_a_synthesised_verifier_and_its_prompts_g
         '"""Reward function'
     )
     assert {r["isolation"] for r in spec.validation["runs"]} == {"bwrap"}
-    by_sample = {r.sample_id: r for r in got_rewards}
+    by_prompt = {r.prompt_id: r.items for r in got_rewards}
     for p in got:
-        assert by_sample[f"{p.prompt_id}#0"].status == "ok" and by_sample[f"{p.prompt_id}#0"].score == 1.0
-        assert by_sample[f"{p.prompt_id}#1"].status == "ok" and by_sample[f"{p.prompt_id}#1"].score < 0.5
+        good_r, bad_r = by_prompt[p.prompt_id]
+        assert good_r.status == "ok" and good_r.score == 1.0
+        assert bad_r.status == "ok" and bad_r.score is not None and bad_r.score < 0.5
     log_file = tmp_path / "synthesis" / f"{got[0].route['request_id']}.jsonl"
     assert log_file.exists() and '"passed": true' in log_file.read_text()
 

@@ -17,7 +17,7 @@ from bus import subjects
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
-from bus.messages import Event, Heartbeat, Reward
+from bus.messages import Event, Heartbeat, RewardGroup, ScoredItem
 from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
 
 
@@ -73,15 +73,15 @@ async def test_tail_shows_a_published_message_decoded_within_two_seconds(
     try:
         await asyncio.to_thread(_wait_subscribed, nats_server.monitor_url, "rlar-tail")
         t0 = time.monotonic()
-        await bus.publish(subjects.rewards("arith"), Reward(sample_id="s9", prompt_id="p9", task="arith",
-                          tool="numeric_match", tool_version=2, status="ok", score=1.0))  # fmt: skip
+        await bus.publish(subjects.rewards("arith"), RewardGroup(prompt_id="p9", generation="g", task="arith",
+                          tool="numeric_match", tool_version=2, items=[ScoredItem(index=0, status="ok", score=1.0)]))  # fmt: skip
         await bus.publish_raw(subjects.rewards("arith"), b"\xc1garbage")
         assert proc.stdout is not None
         line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 2.0)
         assert time.monotonic() - t0 < 2.0
         rec = json.loads(line)
-        assert rec["subject"] == "rlar.rewards.arith" and rec["type"] == "Reward"
-        assert rec["message"]["sample_id"] == "s9" and rec["message"]["score"] == 1.0
+        assert rec["subject"] == "rlar.rewards.arith" and rec["type"] == "RewardGroup"
+        assert rec["message"]["prompt_id"] == "p9" and rec["message"]["items"][0]["score"] == 1.0
         bad = json.loads(await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 2.0))
         assert bad["type"] == "<undecodable>" and "MessagePack" in bad["error"]
         assert proc.wait(timeout=10) == 0
@@ -93,9 +93,9 @@ def test_tail_text_lines_show_type_and_key_fields() -> None:
     from bus.codec import encode
     from rlar.tail import format_line
 
-    line = format_line("rlar.rewards.arith", encode(Reward(sample_id="s1", prompt_id="p", task="arith",
-                       tool="exact_match", tool_version=1, status="ok", score=0.5)), as_json=False, at=0.0)  # fmt: skip
-    assert "rlar.rewards.arith Reward" in line and "sample_id=s1" in line and "score=0.5" in line
+    line = format_line("rlar.rewards.arith", encode(RewardGroup(prompt_id="p1", generation="g", task="arith",
+                       tool="exact_match", tool_version=1, items=[])), as_json=False, at=0.0)  # fmt: skip
+    assert "rlar.rewards.arith RewardGroup" in line and "prompt_id=p1" in line and "tool=exact_match" in line
     assert "<undecodable:" in format_line("x", b"\xc1", as_json=False)
 
 

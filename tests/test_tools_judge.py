@@ -151,3 +151,34 @@ def test_retry_after_parses_milliseconds_seconds_and_dates():
     assert retry_after_seconds({"retry-after": "2"}) == 2.0
     assert retry_after_seconds({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0  # in the past
     assert retry_after_seconds({}) is None
+
+
+async def test_the_configured_calls_in_flight_all_reach_the_endpoint_on_one_pooled_client(messages_server):
+    messages_server.default = {"text": "Score: 5", "delay": 1.0}
+    tool = make_tool(judge_spec(messages_server, max_concurrency=16))
+    results = await tool.score_batch([SAMPLE] * 16)
+    assert all(r.score == pytest.approx(0.5) for r in results)
+    assert messages_server.max_in_flight == 16
+    await tool.aclose()
+
+
+async def test_the_rate_limit_spaces_calls_out(messages_server):
+    tool = make_tool(judge_spec(messages_server, max_concurrency=2, rate_limit_per_s=20))
+    t0 = time.perf_counter()
+    results = await tool.score_batch([SAMPLE] * 10)
+    elapsed = time.perf_counter() - t0
+    assert all(r.status == "ok" for r in results)
+    assert elapsed >= (10 - 2) / 20  # a burst of 2, then one call per 1/20 s
+    await tool.aclose()
+
+
+async def test_a_connection_refused_is_retried_then_abstains():
+    from bus.embedded import free_port
+
+    port = free_port()  # nothing listens there
+    tool = make_tool(judge_spec(None, base_url=f"http://127.0.0.1:{port}", max_retries=1))
+    res = await tool.score(SAMPLE)
+    assert res.status == "abstain" and res.reason.startswith(
+        "judge failed after 2 attempts: connection error"
+    )
+    await tool.aclose()

@@ -25,12 +25,12 @@ from bus.client import Bus
 from bus.codec import decode, encode
 from bus.config import NatsConfig
 from bus.embedded import serve
-from bus.messages import Reward
+from bus.messages import RewardGroup, ScoredItem
 
 
-def _small(i: int) -> Reward:
-    return Reward(sample_id=f"s{i}", prompt_id="p", task="arith", tool="numeric_match", tool_version=1,
-                  status="ok", score=1.0, latency_s=0.001)  # fmt: skip
+def _small(i: int) -> RewardGroup:
+    return RewardGroup(prompt_id=f"p{i}", generation="g", task="arith", tool="numeric_match", tool_version=1,
+                       items=[ScoredItem(index=0, status="ok", score=1.0, latency_s=0.001)])  # fmt: skip
 
 
 async def _publish(bus: Bus, n: int) -> float:
@@ -48,7 +48,7 @@ async def _pub_sub(pub: Bus, sub: Bus, n: int) -> float:
 
     async def on_msg(raw: Any) -> None:
         nonlocal got
-        decode(raw.data, Reward)
+        decode(raw.data, RewardGroup)
         got += 1
         if got >= n:
             done.set()
@@ -71,7 +71,7 @@ async def _serve_requests(url: str) -> None:
     bus = await Bus.connect(NatsConfig(url=url), "bench-responder")
 
     async def respond(raw: Any) -> None:
-        req = decode(raw.data, Reward)
+        req = decode(raw.data, RewardGroup)
         await raw.respond(encode(req))
 
     async def echo(raw: Any) -> None:
@@ -140,7 +140,7 @@ async def _measure_requests(client: Bus, n: int) -> tuple[float, float]:
     for _ in range(n):
         t0 = time.perf_counter()
         reply = await client.nc.request("bench.rpc", encode(_small(1)), timeout=5)
-        decode(reply.data, Reward)
+        decode(reply.data, RewardGroup)
         lat.append((time.perf_counter() - t0) * 1e6)
     q = statistics.quantiles(lat, n=100)
     return q[49], q[98]

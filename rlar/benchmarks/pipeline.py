@@ -1,137 +1,112 @@
-"""``rlar bench pipeline``: the same GRPO work run synchronously and asynchronously, side by side, in one run.
+"""``rlar bench pipeline``: the same GRPO work run by TRL, synchronously and asynchronously, in one run.
 
-Both ways use the same policy (a small byte-level Llama built locally), the same prompts (the ``arith``
-mix with the same seed), the same batch (``prompts`` × ``group_size`` samples of ≤ ``max_new_tokens``
-tokens at temperature 1), the same reward tool and the same DeepSpeed GRPO trainer settings; every sample
-is trained on (``skip_zero_advantage = false``), so the learner's work does not depend on the rewards.
+Every way uses the same policy (``model_dir``, else the tiny config: a Llama with hidden 64, 2 layers, 1 head,
+ByT5's byte vocabulary, random init, seed 0, built locally), the same prompts (the ``arith`` mix with the same
+seed, in the same order), the same batch (``prompts`` × ``group_size`` completions of at most
+``max_new_tokens`` tokens at temperature 1), the same learning rate and the same reward tool:
 
-The reward tool is the built-in ``llm_judge`` pointed at a local Messages-API endpoint with a fixed latency
-(:class:`ScoringJudge`: it grades by string similarity between the response and the reference, so rewards
-vary and advantages are not all zero). Its latency is calibrated on the last warm-up step of the sync way so
-that scoring one batch with the tool's ``max_concurrency`` calls in flight takes as long as the slower of
-generation and training (on a CPU, training; generation is the same order): the reward is a full pipeline
-stage, the case where overlapping stages pays off — and where the sync loop pays for it in full.
+- ``reward = "rule"``: a built-in rule tool (``rule_tool``, default ``contains_match``: the reference number
+  appears in the completion);
+- ``reward = "judge"``: the built-in LLM judge (registered as ``bench_judge``) pointed at a local judge
+  endpoint in its own process (:mod:`rlar.benchmarks.judge_endpoint`) that answers after
+  ``judge_latency_ms``, with ``judge_concurrency`` calls in flight (the tool's ``max_concurrency``). The
+  endpoint counts the calls it holds at once; the report gives what it saw in each way.
 
-1. **sync** (as TRL's ``GRPOTrainer``): in this process, per step: generate (transformers engine) → score
-   (``ToolExecutor``, the same judge) → GRPO step (``DeepSpeedPolicyTrainer``) → export the weights and load
-   them into the engine. Each stage's time is recorded; nothing overlaps.
-2. **async** (this project): the real actors — feeder (``reward_mode = "static:llm_judge"``), rollout,
-   reward worker (``judge`` kind) and learner — as supervised child processes on an embedded nats-server,
-   weights synced through the filesystem, ``max_staleness = 2``.
+The ways, one after the other:
 
-Measured per way, after ``warmup_steps`` learner steps (start-up and first-call costs left out):
-samples/s = samples trained / wall time of the measured steps; learner-idle fraction = 1 − (time in learner
-updates, weight export included) / wall time. The limit is the slowest stage's standalone throughput, taken
-from the sync run where each stage runs alone: min(gen, reward, train samples/s). Reported ratios:
-``async_over_sync`` and ``async_over_limit``.
+1. **trl** (with ``baseline = "trl"``): TRL's ``GRPOTrainer`` in a child process (:mod:`.trl_peer`), with
+   ``trl_threads`` torch threads; the reward tool is called from an async reward function.
+2. **sync** (the project's components in TRL's order, in this process, one torch thread): generate
+   (``rlar.policy.engines``) → score (``ToolExecutor``) → GRPO step (``DeepSpeedPolicyTrainer``) → export the
+   weights and load them into the engine. Each stage's time is recorded; nothing overlaps.
+3. **async** (this project): the real feeder (``reward_mode = static:<tool>``), rollout, reward worker and
+   learner as supervised processes on an embedded nats-server, weights through the filesystem,
+   ``max_staleness = 2``.
 
-Not covered: vLLM (see bench/gpu.sh), several rollout or learner replicas, the object-store weight path.
-On a shared 2-core machine the async way's generation and training compete for the same two cores, so its
-ratio to the limit is below what separate devices give.
+Measured per way after ``warmup_steps`` steps (start-up and first-call costs left out): samples/s = samples
+trained / wall time of the measured steps. The **limit** is what a perfect pipeline of the project's own stages
+could do: each stage on its own resources, no overhead, so one step takes as long as the slowest stage —
+rollout (generate + load weights), reward (score the batch) or learner (update + export weights) — each the
+median of its standalone time in the sync way, where nothing overlaps. ``limit = n / max(stage)``, n the
+samples per step; ``async_over_limit`` says how much of that the asynchronous way achieves (on a shared 2-core
+machine the stages compete for the same cores, so it stays below 1). Ratios reported: ``async_over_trl``,
+``async_over_sync``, ``async_over_limit`` — each from figures of the same run.
+
+Not covered: vLLM on GPU (``--engine vllm --device cuda``, see bench/gpu.sh), several rollout or learner
+replicas, the object-store weight path (bench/weight_sync.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import difflib
 import json
 import logging
 import os
-import re
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
-import threading
 import time
 from dataclasses import asdict, dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["PipelineSettings", "ScoringJudge", "run"]
+__all__ = ["TINY_POLICY", "PipelineSettings", "run"]
 
 log = logging.getLogger("rlar.bench.pipeline")
+
+JUDGE_TOOL = "bench_judge"
 
 
 @dataclass(frozen=True, slots=True)
 class PipelineSettings:
-    steps: int = 6
-    """Measured learner steps per way."""
-    warmup_steps: int = 2
+    steps: int = 12
+    """Measured steps per way."""
+    warmup_steps: int = 4
+    """Steps left out of the measurement (start-up, first calls). At least max_staleness + 1 (3): by then the
+    prompts the async way buffered while its learner started are used up, so a rollout-bound run is not
+    timed on a head start."""
     prompts: int = 8
+    """Prompts per step."""
     group_size: int = 8
-    max_new_tokens: int = 32
-    hidden_size: int = 256
-    layers: int = 4
-    judge_concurrency: int = 4
-    """Judge calls in flight (the tool's ``max_concurrency``; the same both ways)."""
-    judge_delay_s: float | None = None
-    """Fixed judge latency; None: calibrated so the reward stage takes as long as generation."""
-    async_timeout_s: float = 200.0
+    max_new_tokens: int = 16
+    reward: Literal["rule", "judge"] = "judge"
+    rule_tool: str = "contains_match"
+    """The built-in rule tool of ``reward = "rule"``."""
+    judge_latency_ms: float = 50.0
+    """The judge endpoint's fixed latency per call."""
+    judge_concurrency: int = 64
+    """Judge calls in flight (the tool's ``max_concurrency``; the same in every way)."""
+    baseline: Literal["none", "trl"] = "none"
+    """``trl``: also run TRL's GRPOTrainer on the same work (needs the ``bench`` extra)."""
+    trl_threads: int = 2
+    """torch threads of the TRL process (it runs alone: both cores of the dev machine)."""
+    lr: float = 1e-4
+    async_timeout_s: float = 300.0
+    trl_timeout_s: float = 900.0
     quick: bool = False
-    """Fewer steps (for tests): 3 measured after 1 warm-up."""
+    """Fewer steps (tests): 2 measured after 1 warm-up."""
     seed: int = 0
     model_dir: str | None = None
-    """A local HF checkpoint to use instead of the locally built tiny Llama (e.g. a 0.5B model on a GPU)."""
+    """A local HF checkpoint instead of the tiny config (e.g. a 0.5B model on a GPU)."""
     engine: str = "transformers"
-    """Generation engine both ways: ``transformers`` or ``vllm``."""
+    """Generation engine of the project's ways: ``transformers`` or ``vllm``."""
     device: str = "cpu"
-    """``cpu`` or ``cuda``: generation and training device (both ways)."""
+    """``cpu`` or ``cuda``: generation and training device of the project's ways."""
 
 
-# --------------------------------------------------------------------------------------------- judge
-_SECTION = re.compile(r"# (Reference answer|Response to evaluate)\n(.*?)(?=\n\n# |\n\nEnd with|\Z)", re.S)
+def tiny_policy_spec() -> Any:
+    """The comparison's default policy: hidden 64, 2 layers, 1 head, ByT5 vocabulary, untied head, seed 0."""
+    from rlar.policy.model import TinyPolicySpec
+
+    return TinyPolicySpec(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=1,
+                          tie_word_embeddings=False, seed=0)  # fmt: skip
 
 
-class ScoringJudge(ThreadingHTTPServer):
-    """A Messages-API endpoint on 127.0.0.1 that sleeps ``delay_s`` then answers ``Score: N`` (0-10), N the
-    string similarity (difflib ratio) of the response to the reference in the judge prompt. It stands in
-    for a remote judge's latency; it is not a judge of quality."""
-
-    daemon_threads = True
-
-    def __init__(self, delay_s: float) -> None:
-        super().__init__(("127.0.0.1", 0), _JudgeHandler)
-        self.delay_s = delay_s
-        self.calls = 0
-        self.lock = threading.Lock()
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-    def close(self) -> None:
-        self.shutdown()
-        self.server_close()
-
-
-class _JudgeHandler(BaseHTTPRequestHandler):
-    server: ScoringJudge
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        from rlar.testing.anthropic_server import message_json
-
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-        text = "".join(str(m.get("content", "")) for m in body.get("messages", []) if isinstance(m, dict))
-        parts = dict(_SECTION.findall(text))
-        ratio = difflib.SequenceMatcher(None, parts.get("Response to evaluate", "").strip(),
-                                        parts.get("Reference answer", "").strip()).ratio()  # fmt: skip
-        time.sleep(self.server.delay_s)
-        with self.server.lock:
-            self.server.calls += 1
-        data = json.dumps(message_json(f"Score: {10 * ratio:.2f}", str(body.get("model", "m")))).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+TINY_POLICY = (
+    "hidden 64, intermediate 128, 2 layers, 1 head, ByT5 vocabulary (384), untied, random init (seed 0)"
+)
 
 
 # --------------------------------------------------------------------------------------------- shared
@@ -146,41 +121,89 @@ def _engine_cfg(model: str, s: PipelineSettings) -> dict[str, Any]:
 
 def _trainer_cfg(model_dir: Path, s: PipelineSettings) -> dict[str, Any]:
     return {
-        "model_dir": str(model_dir), "lr": 1e-4, "zero_stage": 1, "micro_batch_size": s.prompts * s.group_size,
+        "model_dir": str(model_dir), "lr": s.lr, "zero_stage": 1, "micro_batch_size": s.prompts * s.group_size,
         "torch_threads": 1, "seed": s.seed,
         "grpo": {"group_size": s.group_size, "max_staleness": 2, "kl_coef": 0.0, "loss_agg": "token-mean"},
     }  # fmt: skip
 
 
-def _prompts(s: PipelineSettings, n: int) -> list[Any]:
+def _records(s: PipelineSettings) -> list[Any]:
     from rlar.tasks import TaskConfig, build_mix
 
     mix = build_mix([TaskConfig(name="arith")], seed=s.seed)
-    return [next(mix).record for _ in range(n)]
+    return [next(mix).record for _ in range((s.warmup_steps + s.steps) * s.prompts)]
 
 
-def _judge_spec() -> Any:
+def _tool_spec(s: PipelineSettings, judge_url: str | None) -> Any:
+    """The reward tool every way uses (a sealed spec)."""
     from rlar.tools import builtin_specs
 
-    return next(sp for sp in builtin_specs() if sp.name == "llm_judge")
+    specs = {sp.name: sp for sp in builtin_specs()}
+    if s.reward == "rule":
+        spec = specs.get(s.rule_tool)
+        if spec is None or spec.kind != "rule":
+            raise ValueError(f"rule_tool {s.rule_tool!r} is not a built-in rule tool")
+        return spec
+    base = specs["llm_judge"]
+    params = {**base.params, "base_url": judge_url, "max_concurrency": s.judge_concurrency, "timeout_s": 30.0,
+              "cache": False, "deadline_s": 120.0}  # fmt: skip
+    return base.replace(name=JUDGE_TOOL, impl="llm_judge", params=params).sealed()
+
+
+def _reset(judge: Any) -> None:
+    if judge is not None:
+        judge.reset()
+
+
+def _judge_seen(judge: Any) -> dict[str, Any] | None:
+    return judge.stats() if judge is not None else None
+
+
+# --------------------------------------------------------------------------------------------- trl
+def _trl(model_dir: Path, s: PipelineSettings, spec: Any, work: Path) -> dict[str, Any]:
+    try:
+        import trl  # noqa: F401
+    except ImportError:
+        raise RuntimeError("--baseline trl needs TRL: pip install 'rlar[bench]'") from None
+    records = _records(s)
+    settings = {
+        "model_dir": str(model_dir), "prompts": [str(r.prompt) for r in records],
+        "references": [r.reference for r in records], "group_size": s.group_size, "prompts_per_step": s.prompts,
+        "max_new_tokens": s.max_new_tokens, "steps": s.steps, "warmup_steps": s.warmup_steps, "lr": s.lr,
+        "seed": s.seed, "torch_threads": s.trl_threads, "tool_spec": spec.to_dict(),
+    }  # fmt: skip
+    path = work / "trl.json"
+    path.write_text(json.dumps(settings))
+    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "ACCELERATE_USE_CPU": "true"}
+    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        env.pop(k, None)
+    log_path = work / "trl.log"
+    with open(log_path, "wb") as logf:
+        proc = subprocess.run([sys.executable, "-m", "rlar.benchmarks.trl_peer", str(path)], env=env,
+                              stdout=subprocess.PIPE, stderr=logf, timeout=s.trl_timeout_s)  # fmt: skip
+    lines = [x for x in proc.stdout.decode().splitlines() if x.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = log_path.read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"TRL run failed (exit {proc.returncode}):\n{tail}")
+    return dict(json.loads(lines[-1]))
 
 
 # --------------------------------------------------------------------------------------------- sync
-async def _sync(model_dir: Path, s: PipelineSettings, judge: ScoringJudge, calibrate: bool) -> dict[str, Any]:
+async def _sync(model_dir: Path, s: PipelineSettings, spec: Any) -> dict[str, Any]:
     import torch
     from pydantic import TypeAdapter
 
     from rlar.learn.grpo import group_advantages
     from rlar.learn.trainer import DeepSpeedPolicyTrainer, PolicyBatch, TrainerConfig
     from rlar.policy.engines import EngineConfig, make_engine
+    from rlar.tasks.base import query_text
     from rlar.tools import ToolExecutor, ToolInput
 
     torch.set_num_threads(1)
     engine = make_engine(TypeAdapter(EngineConfig).validate_python(_engine_cfg(str(model_dir), s)))
     trainer = DeepSpeedPolicyTrainer(TrainerConfig.model_validate(_trainer_cfg(model_dir, s)))
-    spec = _judge_spec()
     total = s.warmup_steps + s.steps
-    records = _prompts(s, total * s.prompts)
+    records = _records(s)
     times: dict[str, list[float]] = {"gen": [], "reward": [], "train": [], "sync": [], "step": []}
     samples = 0
     async with ToolExecutor(workers=1) as ex:
@@ -190,7 +213,7 @@ async def _sync(model_dir: Path, s: PipelineSettings, judge: ScoringJudge, calib
             ids = [engine.render_prompt(r.prompt) for r in batch]
             outs = engine.generate(ids, n=s.group_size, max_new_tokens=s.max_new_tokens, temperature=1.0)
             t1 = time.perf_counter()
-            inputs = [ToolInput(query=str(r.prompt), response=c.text, reference=r.reference)
+            inputs = [ToolInput(query=query_text(r.prompt), response=c.text, reference=r.reference)
                       for r, group in zip(batch, outs, strict=True) for c in group]  # fmt: skip
             results = await ex.score_batch(spec, inputs)
             t2 = time.perf_counter()
@@ -205,11 +228,6 @@ async def _sync(model_dir: Path, s: PipelineSettings, judge: ScoringJudge, calib
             t3 = time.perf_counter()
             engine.load_weights(tensors, step + 1)
             t4 = time.perf_counter()
-            if calibrate and step == max(0, s.warmup_steps - 1):
-                # From the last warm-up step (not measured): the judge's latency is set so that scoring a batch
-                # with max_concurrency calls in flight takes as long as the slower of generation and training.
-                n = s.prompts * s.group_size
-                judge.delay_s = max(0.005, max(t1 - t0, t3 - t2) * s.judge_concurrency / n)
             if step >= s.warmup_steps:
                 for k, v in (("gen", t1 - t0), ("reward", t2 - t1), ("train", t3 - t2), ("sync", t4 - t3),
                              ("step", t4 - t0)):  # fmt: skip
@@ -217,32 +235,33 @@ async def _sync(model_dir: Path, s: PipelineSettings, judge: ScoringJudge, calib
                 samples += len(rows)
     engine.close()
     wall = sum(times["step"])
-    n = s.prompts * s.group_size
-    stage = {k: n / statistics.median(times[k]) for k in ("gen", "reward", "train")}
+    med = {k: statistics.median(v) for k, v in times.items()}
+    # The stages of a pipeline: the rollout generates and loads weights, the learner updates and exports.
+    stages = {"rollout": med["gen"] + med["sync"], "reward": med["reward"], "learner": med["train"]}
     return {
         "samples_per_s": samples / wall, "learner_idle_frac": 1 - sum(times["train"]) / wall,
-        "stage_samples_per_s": {k: round(v, 2) for k, v in stage.items()},
-        "stage_median_s": {k: round(statistics.median(v), 4) for k, v in times.items()},
-        "steps": len(times["step"]), "samples": samples, "wall_s": wall,
+        "stage_median_s": {k: round(v, 4) for k, v in med.items()},
+        "pipeline_stage_s": {k: round(v, 4) for k, v in stages.items()},
+        "steps": len(times["step"]), "samples": samples, "wall_s": round(wall, 4),
     }  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------- async
-def _async_doc(s: PipelineSettings, run_dir: Path) -> dict[str, Any]:
+def _async_doc(s: PipelineSettings, run_dir: Path, tool: str, kind: str) -> dict[str, Any]:
     return {
         "run": {"dir": str(run_dir)},
-        "feeder": {"seed": s.seed, "routing": "static", "reward_mode": "static:llm_judge",
+        "feeder": {"seed": s.seed, "routing": "static", "reward_mode": f"static:{tool}",
                    "tasks": [{"name": "arith", "weight": 1.0}]},
         "rollout": {"group_size": s.group_size, "batch_prompts": s.prompts, "max_new_tokens": s.max_new_tokens,
                     "temperature": 1.0, "engine": _engine_cfg("{run_dir}/policy/init", s)},
-        "reward": {"kinds": ["judge"]},
+        "reward": {"kinds": [kind]},
         "learner": {"prompts_per_step": s.prompts, "max_steps": s.warmup_steps + s.steps,
                     "checkpoint_every": 10_000, "weight_sync": "filesystem", "skip_zero_advantage": False,
                     "trainer": _trainer_cfg(run_dir / "policy" / "init", s)},
     }  # fmt: skip
 
 
-async def _async(model_dir: Path, s: PipelineSettings, work: Path, judge_url: str) -> dict[str, Any]:
+async def _async(model_dir: Path, s: PipelineSettings, work: Path, spec: Any) -> dict[str, Any]:
     import tomli_w
 
     from actors.supervisor import Supervisor
@@ -252,17 +271,22 @@ async def _async(model_dir: Path, s: PipelineSettings, work: Path, judge_url: st
     from bus.embedded import serve
     from bus.messages import Event
     from bus.topology import TopologyConfig, declare, ensure_topology
+    from rlar.registry import ToolRegistry
 
     run_dir = work / "async"
     (run_dir / "policy").mkdir(parents=True)
     (run_dir / "policy" / "init").symlink_to(model_dir.absolute(), target_is_directory=True)
-    doc = _async_doc(s, run_dir)
+    doc = _async_doc(s, run_dir, spec.name, str(spec.kind))
     with serve("embedded", run_dir) as url:
         doc["nats"] = {"url": url}
         cfg = run_dir / "config.toml"
         cfg.write_text(tomli_w.dumps(doc))
         bus = await Bus.connect(NatsConfig(url=url), name="bench-pipeline")
         await ensure_topology(bus.js, declare(TopologyConfig()))
+        registry = ToolRegistry(bus)
+        await registry.ensure_builtins(by="bench pipeline")
+        if spec.name == JUDGE_TOOL:
+            await registry.register(spec, by="bench pipeline")
         finished = asyncio.Event()
 
         async def on_event(msg: Event, raw: Any) -> None:
@@ -270,8 +294,7 @@ async def _async(model_dir: Path, s: PipelineSettings, work: Path, judge_url: st
                 finished.set()
 
         await bus.subscribe(subjects.events("learner"), Event, on_event)
-        env = {"DS_ACCELERATOR": os.environ.get("DS_ACCELERATOR", "cpu"), "ANTHROPIC_BASE_URL": judge_url,
-               "ANTHROPIC_API_KEY": "", "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
+        env = {"DS_ACCELERATOR": os.environ.get("DS_ACCELERATOR", "cpu"), "TOKENIZERS_PARALLELISM": "false"}
         actors = [("feeder", 1), ("rollout", 1), ("reward", 1), ("learner", 1)]
         sup = Supervisor(actors, nats_url=url, run_dir=run_dir, config_path=str(cfg), bus=bus, extra_env=env)
         runner = asyncio.create_task(sup.run())
@@ -295,76 +318,85 @@ async def _async(model_dir: Path, s: PipelineSettings, work: Path, judge_url: st
     wall = measured[-1]["t_end"] - start
     busy = sum(r["step_s"] for r in measured)
     samples = sum(int(r["samples"]) for r in measured)
+    updates = [r["tokens"] / r["tokens_per_s"] for r in measured if r.get("tokens_per_s")]
     return {
         "samples_per_s": samples / wall, "learner_idle_frac": max(0.0, 1 - busy / wall),
-        "steps": len(measured), "samples": samples, "wall_s": wall, "crashes": sup.crashes,
+        "steps": len(measured), "samples": samples, "wall_s": round(wall, 4), "crashes": sup.crashes,
         "complete": len(records) >= s.warmup_steps + s.steps, "seconds_incl_startup": round(startup_to_end, 1),
         "staleness_max": max((r.get("staleness_max", 0) for r in measured), default=0),
-        "learner_stage_samples_per_s": round(samples / busy, 2) if busy else None,
         "learner_step_s_median": round(statistics.median(r["step_s"] for r in measured), 4),
         # the DeepSpeed update alone (the learner's record keeps tokens and tokens/s of the update)
-        "learner_update_s_median": round(statistics.median(
-            r["tokens"] / r["tokens_per_s"] for r in measured if r.get("tokens_per_s")), 4)
-        if any(r.get("tokens_per_s") for r in measured) else None,
+        "learner_update_s_median": round(statistics.median(updates), 4) if updates else None,
     }  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------- run
 async def _run(s: PipelineSettings) -> dict[str, Any]:
-    from rlar.policy.model import TinyPolicySpec, build_tiny_policy
+    from rlar.benchmarks.judge_endpoint import JudgeEndpoint
+    from rlar.policy.model import build_tiny_policy
 
     t0 = time.time()
-    for name in ("httpx", "httpx2"):  # one line per judge call otherwise
-        logging.getLogger(name).setLevel(logging.WARNING)
     work = Path(tempfile.mkdtemp(prefix="rlar-bench-pipeline-"))
     cleanup = True
+    seen: dict[str, Any] = {}
     try:
-        model_dir = Path(s.model_dir) if s.model_dir else build_tiny_policy(work / "policy", TinyPolicySpec(
-            hidden_size=s.hidden_size, intermediate_size=int(s.hidden_size * 2.75), num_hidden_layers=s.layers,
-            num_attention_heads=max(1, s.hidden_size // 32), seed=s.seed))  # fmt: skip
-        judge = ScoringJudge(s.judge_delay_s or 0.0)
-        old = {k: os.environ.get(k) for k in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")}
-        os.environ["ANTHROPIC_BASE_URL"], os.environ["ANTHROPIC_API_KEY"] = judge.url, ""
+        model_dir = (
+            Path(s.model_dir) if s.model_dir else build_tiny_policy(work / "policy", tiny_policy_spec())
+        )
+        judge = JudgeEndpoint(s.judge_latency_ms / 1000.0) if s.reward == "judge" else None
         try:
+            spec = _tool_spec(s, judge.url if judge is not None else None)
+            trl_doc = None
+            if s.baseline == "trl":
+                log.info("pipeline bench: trl (%d + %d steps)", s.warmup_steps, s.steps)
+                _reset(judge)
+                trl_doc = await asyncio.to_thread(_trl, model_dir, s, spec, work)
+                seen["trl"] = _judge_seen(judge)
             log.info("pipeline bench: sync way (%d + %d steps)", s.warmup_steps, s.steps)
-            sync = await _sync(model_dir, s, judge, calibrate=s.judge_delay_s is None)
-            judge_calls_sync = judge.calls
-            log.info("pipeline bench: sync %s", json.dumps(sync))
-            log.info("pipeline bench: async way (judge latency %.3fs)", judge.delay_s)
-            asyn = await _async(model_dir, s, work, judge.url)
+            _reset(judge)
+            sync = await _sync(model_dir, s, spec)
+            seen["sync"] = _judge_seen(judge)
+            log.info("pipeline bench: async way")
+            _reset(judge)
+            asyn = await _async(model_dir, s, work, spec)
+            seen["async"] = _judge_seen(judge)
         except Exception:
             cleanup = False
             raise
         finally:
-            judge.close()
-            for k, v in old.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+            if judge is not None:
+                judge.close()
     finally:
         if cleanup:  # on failure the run directory (actor logs) stays for inspection
             shutil.rmtree(work, ignore_errors=True)
-    limit = min(sync["stage_samples_per_s"].values())
-    return {
-        "bench": "pipeline", "settings": asdict(s),
-        "judge_delay_s": round(judge.delay_s, 4), "judge_calls_sync": judge_calls_sync,
-        "sync_samples_per_s": round(sync["samples_per_s"], 2), "async_samples_per_s": round(asyn["samples_per_s"], 2),
+    n = s.prompts * s.group_size
+    stages = sync["pipeline_stage_s"]
+    limit = n / max(stages.values())
+    a, y = asyn["samples_per_s"], sync["samples_per_s"]
+    doc: dict[str, Any] = {
+        "bench": "pipeline", "settings": asdict(s), "policy": s.model_dir or TINY_POLICY,
+        "reward_tool": spec.name, "samples_per_step": n,
+        "trl_samples_per_s": round(trl_doc["samples_per_s"], 2) if trl_doc else None,
+        "sync_samples_per_s": round(y, 2), "async_samples_per_s": round(a, 2),
+        "limit_samples_per_s": round(limit, 2), "limit_stage": max(stages, key=lambda k: stages[k]),
+        "async_over_trl": round(a / trl_doc["samples_per_s"], 3) if trl_doc else None,
+        "async_over_sync": round(a / y, 3), "async_over_limit": round(a / limit, 3),
         "sync_learner_idle_frac": round(sync["learner_idle_frac"], 3),
         "async_learner_idle_frac": round(asyn["learner_idle_frac"], 3),
-        "limit_samples_per_s": round(limit, 2),
-        "limit_stage": min(sync["stage_samples_per_s"], key=lambda k: sync["stage_samples_per_s"][k]),
-        "async_over_sync": round(asyn["samples_per_s"] / sync["samples_per_s"], 3),
-        "async_over_limit": round(asyn["samples_per_s"] / limit, 3),
+        "judge_seen": seen if s.reward == "judge" else None,
+        "trl": trl_doc,
         "sync": {k: v for k, v in sync.items() if k not in ("samples_per_s", "learner_idle_frac")},
         "async": {k: v for k, v in asyn.items() if k not in ("samples_per_s", "learner_idle_frac")},
-        "cores": os.cpu_count(), "seconds": round(time.time() - t0, 1),
+        "cores": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2), "seconds": round(time.time() - t0, 1),
     }  # fmt: skip
+    return doc
 
 
 def run(settings: PipelineSettings | None = None) -> dict[str, Any]:
-    """Run both ways and return the figures (see the module docstring)."""
+    """Run the ways and return the figures (see the module docstring)."""
     s = settings or PipelineSettings()
     if s.quick:
-        s = PipelineSettings(**{**asdict(s), "steps": 3, "warmup_steps": 1, "quick": True})
+        s = PipelineSettings(**{**asdict(s), "steps": 2, "warmup_steps": 1, "quick": True})
+    if s.steps < 1 or s.prompts < 1 or s.group_size < 1 or s.judge_concurrency < 1:
+        raise ValueError("steps, prompts, group_size and judge_concurrency must be >= 1")
     return asyncio.run(_run(s))

@@ -4,8 +4,8 @@
    ``concurrency = 1`` per actor so the worker count is the parallelism: requests of a small program with
    three assert tests, all sent at once through ``rlar.sandbox_client.sandbox_run``.
 2. Rule-tool scores/s: one reward worker (in this process, one tool worker process) scoring
-   ``exact_match`` requests end to end — publish ``ScoreRequest`` → executor → ``Reward`` published and
-   received — with distinct responses so nothing comes from the cache.
+   ``exact_match`` requests end to end — publish ``ScoreGroup`` (one response each) → executor →
+   ``RewardGroup`` published and received — with distinct responses so nothing comes from the cache.
 3. I/O-bound scaling: an LLM-judge tool pointed at a local Messages-API endpoint with a fixed latency
    (``rlar.testing.anthropic_server``), served by 1, 2, 4 and 8 reward-worker *processes*
    (``python -m actors reward-judge``), each with ``judge_concurrency`` calls in flight. Workers are warmed
@@ -35,7 +35,16 @@ from bus import subjects
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import serve
-from bus.messages import Heartbeat, Reward, SandboxRequest, ScoreRequest, ToolKind, ToolRef
+from bus.messages import (
+    Heartbeat,
+    RewardGroup,
+    SandboxRequest,
+    ScoredItem,
+    ScoreGroup,
+    ScoreItem,
+    ToolKind,
+    ToolRef,
+)
 from bus.topology import ensure_topology
 
 log = logging.getLogger("rlar.bench.reward")
@@ -83,24 +92,31 @@ async def _sandbox_rate(bus: Bus, url: str, run_dir: Path, workers: int, n: int,
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def _request(tok: str, i: int | str, tool: ToolRef, query: str, response: str, reference: str) -> ScoreGroup:
+    """A request of one response (so requests/s = scores/s, as the worker's concurrency counts requests)."""
+    return ScoreGroup(prompt_id=f"{tok}-{i}", generation="g", task=tok, tools=[tool], query=query,
+                      items=[ScoreItem(index=0, response=response)], reference=reference)  # fmt: skip
+
+
 async def collect_rewards(
-    bus: Bus, task: str, reqs: list[ScoreRequest], timeout_s: float
-) -> tuple[float, list[Reward]]:
-    """Publish ``reqs`` and wait for all their rewards; (seconds from first publish to last reward, rewards)."""
-    want = {r.sample_id for r in reqs}
-    got: dict[str, Reward] = {}
+    bus: Bus, task: str, reqs: list[ScoreGroup], timeout_s: float
+) -> tuple[float, list[RewardGroup]]:
+    """Publish ``reqs`` (one tool and a distinct prompt id each) and wait for all their rewards; (seconds from
+    first publish to last reward, one ``RewardGroup`` per request)."""
+    want = {r.prompt_id for r in reqs}
+    got: dict[str, RewardGroup] = {}
     done = asyncio.Event()
 
-    async def on_reward(msg: Reward, raw: object) -> None:
-        if msg.sample_id in want and msg.sample_id not in got:
-            got[msg.sample_id] = msg
+    async def on_reward(msg: RewardGroup, raw: object) -> None:
+        if msg.prompt_id in want and msg.prompt_id not in got and msg.items:
+            got[msg.prompt_id] = msg
             if len(got) == len(want):
                 done.set()
 
-    sub = await bus.subscribe(subjects.rewards(task), Reward, on_reward)
+    sub = await bus.subscribe(subjects.rewards(task), RewardGroup, on_reward)
     await bus.nc.flush()
     t0 = time.perf_counter()
-    acks = [bus.js.publish(subjects.score(r.tool.kind), _encode(r), headers={"Nats-Msg-Id": f"{r.sample_id}/q"})
+    acks = [bus.js.publish(subjects.score(r.tools[0].kind), _encode(r), headers={"Nats-Msg-Id": f"{r.prompt_id}/q"})
             for r in reqs]  # fmt: skip
     await asyncio.gather(*acks)
     try:
@@ -110,9 +126,9 @@ async def collect_rewards(
     return time.perf_counter() - t0, list(got.values())
 
 
-def _require_ok(rewards: list[Reward], what: str) -> None:
+def _require_ok(rewards: list[RewardGroup], what: str) -> None:
     """Raise ``RuntimeError("<what> failed: <first failure's reason>")`` when any reward is not ok."""
-    failure = next((r for r in rewards if r.status != "ok"), None)
+    failure = next((it for r in rewards for it in r.items if it.status != "ok"), None)
     if failure is not None:
         raise RuntimeError(f"{what} failed: {failure.reason}")
 
@@ -132,11 +148,9 @@ async def _rule_rate(bus: Bus, url: str, run_dir: Path, n: int) -> float:
     try:
         tok = f"bench_rule_{uuid.uuid4().hex[:6]}"
 
-        def reqs(k: int, tag: str) -> list[ScoreRequest]:
-            return [ScoreRequest(sample_id=f"{tok}-{tag}{i}", prompt_id=tok, task=tok,
-                                 tool=ToolRef(tool="exact_match", kind=ToolKind.RULE), query="copy:abc=",
-                                 response=f"r{tag}{i}", reference="rw1")
-                    for i in range(k)]  # fmt: skip
+        def reqs(k: int, tag: str) -> list[ScoreGroup]:
+            tool = ToolRef(tool="exact_match", kind=ToolKind.RULE)
+            return [_request(tok, f"{tag}{i}", tool, "copy:abc=", f"r{tag}{i}", "rw1") for i in range(k)]
 
         await collect_rewards(bus, tok, reqs(50, "w"), 60)  # warm-up: tool worker process started, tool built
         elapsed, rewards = await collect_rewards(bus, tok, reqs(n, "m"), 120)
@@ -185,11 +199,9 @@ async def _judge_rate(
             await asyncio.sleep(0.05)
         tok = f"bench_judge_{workers}_{uuid.uuid4().hex[:6]}"
 
-        def reqs(k: int, tag: str) -> list[ScoreRequest]:
-            return [ScoreRequest(sample_id=f"{tok}-{tag}{i}", prompt_id=tok, task=tok,
-                                 tool=ToolRef(tool=tool, kind=ToolKind.JUDGE), query="What is 2+2?",
-                                 response=f"4 ({tag}{i})", reference="4")
-                    for i in range(k)]  # fmt: skip
+        def reqs(k: int, tag: str) -> list[ScoreGroup]:
+            ref = ToolRef(tool=tool, kind=ToolKind.JUDGE)
+            return [_request(tok, f"{tag}{i}", ref, "What is 2+2?", f"4 ({tag}{i})", "4") for i in range(k)]
 
         # Warm up until every worker has built the judge (imported the SDK) and served a request.
         for round_ in range(10):

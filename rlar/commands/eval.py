@@ -62,8 +62,10 @@ def cmd_bench_pipeline(a: argparse.Namespace) -> int:
     from rlar.benchmarks.pipeline import PipelineSettings, run
 
     settings = PipelineSettings(steps=a.steps, warmup_steps=a.warmup, prompts=a.prompts, group_size=a.group_size,
-                                max_new_tokens=a.max_new_tokens, quick=a.quick, model_dir=a.model_dir,
-                                engine=a.engine, device=a.device)  # fmt: skip
+                                max_new_tokens=a.max_new_tokens, reward=a.reward, rule_tool=a.rule_tool,
+                                judge_latency_ms=a.judge_latency_ms, judge_concurrency=a.judge_concurrency,
+                                baseline=a.baseline, trl_threads=a.trl_threads, quick=a.quick,
+                                model_dir=a.model_dir, engine=a.engine, device=a.device)  # fmt: skip
     doc = run(settings)
     if not a.json:
         for k, v in doc.items():
@@ -142,14 +144,27 @@ def register(sub: Any, bench: Any) -> None:
     p.add_argument("--out", help="output directory (default runs/ablate-<timestamp>)")
     p.set_defaults(fn=cmd_ablate)
 
-    p = bench.add_parser("pipeline", help="sync (generate→score→train) vs async over the bus, same work")
-    p.add_argument("--steps", type=int, default=6, help="measured learner steps per mode")
-    p.add_argument("--warmup", type=int, default=2, help="steps left out of the measurement")
+    p = bench.add_parser(
+        "pipeline", help="TRL vs sync (generate→score→train) vs async over the bus, same work"
+    )
+    p.add_argument("--baseline", default="none", choices=["none", "trl"],
+                   help="trl: also run TRL's GRPOTrainer on the same work (pip install 'rlar[bench]')")  # fmt: skip
+    p.add_argument("--reward", default="judge", choices=["rule", "judge"])
+    p.add_argument("--rule-tool", default="contains_match", help="built-in rule tool for --reward rule")
+    p.add_argument(
+        "--judge-latency-ms", type=float, default=50.0, help="the judge endpoint's latency per call"
+    )
+    p.add_argument("--judge-concurrency", type=int, default=64, help="judge calls in flight (every way)")
+    p.add_argument("--trl-threads", type=int, default=2, help="torch threads of the TRL process")
+    p.add_argument("--steps", type=int, default=12, help="measured steps per way")
+    p.add_argument("--warmup", type=int, default=4,
+                   help="steps left out of the measurement (>= max_staleness + 1, so the async way's initial "
+                        "buffer is used up before timing starts)")  # fmt: skip
     p.add_argument("--prompts", type=int, default=8, help="prompts per step")
     p.add_argument("--group-size", type=int, default=8)
-    p.add_argument("--max-new-tokens", type=int, default=32)
+    p.add_argument("--max-new-tokens", type=int, default=16)
     p.add_argument("--quick", action="store_true", help="fewer steps (tests)")
-    p.add_argument("--model-dir", help="local HF checkpoint (default: a small Llama built here)")
+    p.add_argument("--model-dir", help="local HF checkpoint (default: the tiny Llama, hidden 64, built here)")
     p.add_argument("--engine", default="transformers", choices=["transformers", "vllm"])
     p.add_argument("--device", default="cpu", help="cpu | cuda")
     p.add_argument("--json", action="store_true")

@@ -1,7 +1,7 @@
 """``rlar reward score FILE.jsonl`` (a standalone reward-service check) and ``rlar bench reward``.
 
 ``rlar reward score`` reads records ``{task, query, response, reference, metadata[, tools]}`` and scores each
-through the bus: one ``ScoreRequest`` per (record, tool) on ``rlar.score.<kind>``, rewards collected from
+through the bus: one ``ScoreGroup`` per (record, tool kind) on ``rlar.score.<kind>``, rewards collected from
 ``rlar.rewards.<a task name unique to this run>``; it prints one JSON line per record, in input order:
 ``{"index", "task", "status", "score", "tool", "version", "reason", "rewards": [...]}`` (several tools are
 combined with ``rlar.tools.combine``; ``tool``/``version`` are then lists). Tools: ``--tool`` (repeatable),
@@ -99,8 +99,9 @@ async def score_file(
     """Score every record of ``path``; returns (exit status, one output dict per record)."""
     from bus import subjects
     from bus.client import Bus
+    from bus.codec import encode
     from bus.config import NatsConfig
-    from bus.messages import Reward, ScoreRequest
+    from bus.messages import RewardGroup, ScoreGroup, ScoreItem, ToolRef
     from bus.topology import ensure_topology
     from rlar.registry import ToolRegistry
     from rlar.tools.combine import combine
@@ -109,11 +110,11 @@ async def score_file(
     run = uuid.uuid4().hex[:10]
     task_token = f"cli_{run}"
     outputs: list[dict[str, Any]] = []
-    # per record: [(tool, weight, version, sample_id)]; answers by sample id
-    plans: list[list[tuple[str, float, int, str]]] = []
-    answers: dict[str, dict[str, Any]] = {}
+    # per record: [(tool, weight, version, answer key)]; answers by (prompt id, tool)
+    plans: list[list[tuple[str, float, int, tuple[str, str]]]] = []
+    answers: dict[tuple[str, str], dict[str, Any]] = {}
     all_done = asyncio.Event()
-    pending: set[str] = set()  # sample ids published and not yet answered
+    pending: set[tuple[str, str]] = set()  # (prompt id, tool) published and not yet answered
 
     bus = await Bus.connect(NatsConfig(url=url), name="rlar-reward-score")
     try:
@@ -124,20 +125,22 @@ async def score_file(
             registry = ToolRegistry(bus)
             await registry.ensure_builtins(by="rlar reward score")
 
-            async def on_reward(msg: Reward, raw: object) -> None:
-                if msg.sample_id in pending:
-                    pending.discard(msg.sample_id)
-                    answers[msg.sample_id] = {
-                        "tool": msg.tool, "version": msg.tool_version, "status": msg.status, "score": msg.score,
-                        "weight": msg.weight, "reason": msg.reason, "latency_s": msg.latency_s,
-                        "cached": msg.cached, "worker": msg.worker,
+            async def on_reward(msg: RewardGroup, raw: object) -> None:
+                key = (msg.prompt_id, msg.tool)
+                if key in pending and msg.items:
+                    pending.discard(key)
+                    it = msg.items[0]
+                    answers[key] = {
+                        "tool": msg.tool, "version": msg.tool_version, "status": it.status, "score": it.score,
+                        "weight": msg.weight, "reason": it.reason, "latency_s": it.latency_s,
+                        "cached": it.cached, "worker": msg.worker,
                     }  # fmt: skip
                     if not pending:
                         all_done.set()
 
-            sub = await bus.subscribe(subjects.rewards(task_token), Reward, on_reward)
+            sub = await bus.subscribe(subjects.rewards(task_token), RewardGroup, on_reward)
             await bus.nc.flush()
-            requests: list[ScoreRequest] = []
+            requests: list[ScoreGroup] = []
             for i, line in enumerate(lines):
                 outputs.append({"index": i})
                 if not line.strip():
@@ -154,26 +157,30 @@ async def score_file(
                     outputs[-1].update(status="error", reason=str(exc), score=None)
                     continue
                 outputs[-1]["task"] = rec.get("task", "")
+                pid = f"{run}-{i}"
                 plan = []
-                for j, (name, weight, version) in enumerate(chosen):
-                    sid = f"{run}-{i}-{j}"
-                    plan.append((name, weight, version, sid))
+                by_kind: dict[str, list[ToolRef]] = {}
+                for name, weight, version in chosen:
+                    plan.append((name, weight, version, (pid, name)))
                     spec, why = await registry.resolve(name, version or None)
                     if spec is None or why:
-                        answers[sid] = {"tool": name, "version": spec.version if spec else version,
-                                        "status": "abstain", "score": None, "weight": weight, "reason": why}  # fmt: skip
+                        answers[(pid, name)] = {"tool": name, "version": spec.version if spec else version,
+                                                "status": "abstain", "score": None, "weight": weight, "reason": why}  # fmt: skip
                         continue
-                    pending.add(sid)
-                    requests.append(ScoreRequest(
-                        sample_id=sid, prompt_id=f"{run}-{i}", task=task_token, tool=spec.ref(weight),
-                        query=_text(rec.get("query", "")), response=_text(rec.get("response", "")),
-                        reference=rec.get("reference"), metadata=dict(rec.get("metadata") or {}),
-                    ))  # fmt: skip
+                    pending.add((pid, name))
+                    by_kind.setdefault(spec.kind, []).append(spec.ref(weight))
+                requests += [ScoreGroup(
+                    prompt_id=pid, generation=run, task=task_token, tools=refs, query=_text(rec.get("query", "")),
+                    items=[ScoreItem(index=0, response=_text(rec.get("response", "")))],
+                    reference=rec.get("reference"), metadata=dict(rec.get("metadata") or {}),
+                ) for refs in by_kind.values()]  # fmt: skip
                 plans.append(plan)
-            for req in requests:
-                await bus.js_publish(
-                    subjects.score(req.tool.kind), req, msg_id=f"{req.sample_id}/{req.tool.tool}/req"
-                )
+            await bus.js_publish_many(
+                [
+                    (subjects.score(r.tools[0].kind), encode(r), f"{r.prompt_id}/{r.tools[0].kind}/req")
+                    for r in requests
+                ]
+            )
             if pending:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(all_done.wait(), timeout_s)
@@ -186,8 +193,8 @@ async def score_file(
         if not plan:
             continue
         rewards = []
-        for name, weight, version, sid in plan:
-            ans = answers.get(sid)
+        for name, weight, version, key in plan:
+            ans = answers.get(key)
             if ans is None:
                 status = 1
                 ans = {"tool": name, "version": version, "status": "timeout", "score": None, "weight": weight,

@@ -1,19 +1,22 @@
-"""Weight sync between the learner and the rollouts, over the bus.
+"""Weight sync between the learner and the rollouts: three routes, one announcement.
 
-The learner serialises a new version (safetensors) and stores it either on a shared filesystem path
-(``filesystem``: the default on one machine; atomic version directories, see :mod:`rlar.policy.weights`)
-or in the NATS object store (``objstore``: across machines without a shared disk; chunked by JetStream,
-fine for small policies). Either way it announces a :class:`bus.messages.WeightsAnnounce` with the uri,
-sha256 and size on ``rlar.weights``; rollouts fetch, verify the hash, and load in place between batches.
+- ``filesystem`` (the default on one machine): a safetensors blob in an atomic version directory on a shared
+  path (:mod:`rlar.policy.weights`);
+- ``objstore`` (across machines without a shared disk): the blob in the NATS object store, written and read
+  with pipelined, ``max_payload``-sized chunks (:mod:`rlar.policy.objstore`);
+- ``broadcast`` (learner → a fixed set of rollout engines): the tensors themselves over a
+  ``torch.distributed`` group — gloo on CPU, NCCL on GPUs — in their own dtype (bf16 stays bf16)
+  (:mod:`rlar.policy.broadcast`). Versions published while the group is not formed, or after it broke, go
+  through its ``fallback`` route, so a rollout outside the group still gets every version.
 
-On GPU clusters a third route fits the same announcement: the learner broadcasts tensors over an NCCL
-group that includes the inference workers (vLLM's weight-transfer API) and the announcement carries
-``uri = "nccl://<group>/<version>"``; receivers join the broadcast instead of reading bytes. It is not
-implemented here (no GPU on the CI machines); the announcement and version bookkeeping already allow it.
+Whatever the route, the learner announces a :class:`bus.messages.WeightsAnnounce` with the uri, sha256 (of
+the blob; for a broadcast, of its manifest) and size on ``rlar.weights``; rollouts fetch, verify and load in
+place between batches.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import shutil
 from collections.abc import Iterable
@@ -26,17 +29,24 @@ from bus import subjects
 from bus.client import Bus
 from bus.messages import WeightsAnnounce
 from bus.topology import OBJECTS_BUCKET, WEIGHTS
+from rlar.policy.broadcast import SCHEME as BROADCAST_SCHEME
+from rlar.policy.broadcast import WeightReceiver, WeightSender
+from rlar.policy.objstore import get_blob, put_blob
 from rlar.policy.weights import (
+    WeightsIntegrityError,
     WeightsRef,
     objstore_uri,
     parse_objstore_uri,
     read_weights_bytes,
     state_dict_to_safetensors_bytes,
-    verify_weights_bytes,
     write_weights_dir,
 )
 
-SyncMode = Literal["filesystem", "objstore"]
+SyncMode = Literal["filesystem", "objstore", "broadcast"]
+
+
+class WeightsUnavailable(RuntimeError):
+    """An announced version this rollout cannot get (a broadcast it is not part of, or one it missed)."""
 
 
 async def publish_weights(
@@ -48,22 +58,38 @@ async def publish_weights(
     mode: SyncMode,
     weights_dir: str | Path,
     keep_last: int = 3,
+    sender: WeightSender | None = None,
 ) -> WeightsAnnounce:
-    """Store one version and announce it. Returns the announcement."""
+    """Store one version and announce it. Returns the announcement. ``broadcast`` needs the ``sender``."""
+    fmt = "safetensors"
+    if mode == "broadcast":
+        if sender is None:
+            raise ValueError("weight_sync 'broadcast' needs a WeightSender")
+        named_tensors = list(named_tensors)
+        sent = await asyncio.to_thread(sender.send, version, named_tensors)
+        if sent is not None:
+            uri, sha, size = sent
+            announce = WeightsAnnounce(version=version, uri=uri, sha256=sha, size_bytes=size, step=step,
+                                       format="tensors")  # fmt: skip
+            await bus.js_publish(subjects.WEIGHTS, announce, msg_id=f"weights-{version}-{sha[:16]}")
+            return announce
+        mode = sender.cfg.fallback
     if mode == "filesystem":
         ref = write_weights_dir(weights_dir, version, named_tensors)
         _prune_dirs(Path(weights_dir), keep_last)
     else:
         data = state_dict_to_safetensors_bytes(named_tensors)
         name = f"policy/v{version:08d}.safetensors"
-        store = await bus.js.object_store(OBJECTS_BUCKET)
-        await store.put(name, data)
-        ref = WeightsRef.of_bytes(data, version=version, uri=objstore_uri(OBJECTS_BUCKET, name))
+        sha = await put_blob(bus.js, OBJECTS_BUCKET, name, data, chunk_size=bus.max_payload)
+        ref = WeightsRef(
+            version=version, uri=objstore_uri(OBJECTS_BUCKET, name), sha256=sha, size_bytes=len(data)
+        )
         if version - keep_last >= 0:
             with contextlib.suppress(Exception):
+                store = await bus.js.object_store(OBJECTS_BUCKET)
                 await store.delete(f"policy/v{version - keep_last:08d}.safetensors")
     announce = WeightsAnnounce(
-        version=version, uri=ref.uri, sha256=ref.sha256, size_bytes=ref.size_bytes, step=step
+        version=version, uri=ref.uri, sha256=ref.sha256, size_bytes=ref.size_bytes, step=step, format=fmt
     )
     await bus.js_publish(subjects.WEIGHTS, announce, msg_id=f"weights-{version}-{ref.sha256[:16]}")
     return announce
@@ -75,17 +101,36 @@ def _prune_dirs(root: Path, keep_last: int) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-async def fetch_weights(bus: Bus, announce: WeightsAnnounce) -> bytes:
-    """The verified safetensors bytes of an announced version (raises on a hash mismatch)."""
+async def fetch_weights(
+    bus: Bus, announce: WeightsAnnounce, receiver: WeightReceiver | None = None, timeout_s: float = 60.0
+) -> bytes | list[tuple[str, torch.Tensor]]:
+    """The verified weights of an announced version: safetensors bytes, or the tensors of a broadcast (which
+    ``receiver`` took). Raises on a hash mismatch, :class:`WeightsUnavailable` for a broadcast this process
+    cannot get."""
+    if announce.uri.startswith(BROADCAST_SCHEME):
+        if receiver is None:
+            raise WeightsUnavailable(
+                f"v{announce.version} was broadcast and this process is not in the group"
+            )
+        got = await asyncio.to_thread(receiver.latest, announce.version, timeout_s)
+        if got is None:
+            raise WeightsUnavailable(f"v{announce.version} was not received within {timeout_s:g}s")
+        version, sha, tensors = got
+        if version != announce.version:  # its own announcement follows; the rollout takes that one
+            raise WeightsUnavailable(f"v{announce.version} was superseded by v{version} before it was loaded")
+        if sha != announce.sha256:
+            raise ValueError(
+                f"broadcast v{version}: manifest sha256 {sha[:12]}… != announced {announce.sha256[:12]}…"
+            )
+        return tensors
     ref = WeightsRef(
         version=announce.version, uri=announce.uri, sha256=announce.sha256, size_bytes=announce.size_bytes
     )
     if ref.is_objstore:
         bucket, name = parse_objstore_uri(ref.uri)
-        store = await bus.js.object_store(bucket)
-        result = await store.get(name)
-        data = bytes(result.data or b"")
-        verify_weights_bytes(ref, data)
+        data, sha = await get_blob(bus.js, bucket, name)
+        if len(data) != ref.size_bytes or sha != ref.sha256:
+            raise WeightsIntegrityError(ref, len(data), sha)
         return data
     return read_weights_bytes(ref)
 

@@ -53,6 +53,7 @@ class MessagesServer(ThreadingHTTPServer):
     """Messages API on 127.0.0.1 (a free port unless ``port``); see the module docstring."""
 
     daemon_threads = True
+    request_queue_size = 1024  # listen backlog: socketserver's default of 5 delays bursts of new connections
 
     def __init__(
         self, *, port: int = 0, delay_s: float = 0.0, text: str = "Fine.\nScore: 7", record: bool = True

@@ -1,19 +1,20 @@
 """LLM judge: a rubric prompt to a Messages-API model, the score parsed from its reply.
 
 Configuration (``spec.params``): ``model``, ``rubric``, ``scale`` ([lo, hi], default [0, 10]), ``base_url``
-(else ``$ANTHROPIC_BASE_URL``, else the SDK default), ``api_key_env`` (name of the environment variable with
-the key, default ``ANTHROPIC_API_KEY``; keys are never stored in specs, which live in a shared registry),
-``timeout_s`` per HTTP call, ``max_concurrency`` calls in flight per tool, ``max_retries`` and
-``backoff_base_s``/``backoff_max_s``; ``deadline_s`` is the executor's backstop per ``max_concurrency``
-inputs. Without a key and without a base URL the tool abstains with "no judge configured". A base URL
-without a key (a local gateway) is allowed.
+(else ``$ANTHROPIC_BASE_URL``, else ``https://api.anthropic.com``), ``api_key_env`` (name of the environment
+variable with the key, default ``ANTHROPIC_API_KEY``; keys are never stored in specs, which live in a shared
+registry), ``timeout_s`` per HTTP call, ``max_concurrency`` calls in flight per tool (default 64),
+``rate_limit_per_s`` (a token bucket: average calls started per second, bursts up to ``max_concurrency``;
+None: unlimited), ``max_retries`` and ``backoff_base_s``/``backoff_max_s``; ``deadline_s`` is the executor's
+backstop per ``max_concurrency`` inputs. Without a key and without a base URL the tool abstains with "no
+judge configured". A base URL without a key (a local gateway) is allowed.
 
-Each call: ``anthropic.AsyncAnthropic(base_url, api_key, timeout, max_retries=0)`` — the retry loop is ours so
-it can be bounded and observed — wrapped in ``asyncio.timeout(timeout_s)`` because httpx timeouts are
-per-operation, not per-request. 429, 5xx (529 overloaded included) and connection errors are retried with
-exponential backoff and full jitter, waiting at least the server's ``retry-after-ms``/``retry-after``
-(seconds or an HTTP date). A timeout is not retried (the reward's latency budget is spent). Other 4xx are
-configuration errors → status error.
+Each call is one ``POST {base_url}/v1/messages`` (headers ``x-api-key``, ``anthropic-version``) on the
+tool's pooled HTTP client (:mod:`rlar.tools.http`: keep-alive connections, one session per tool instance),
+bounded as a whole by ``timeout_s``. The retry loop is ours so it can be bounded and observed: 429, 5xx
+(529 overloaded included) and connection errors are retried with exponential backoff and full jitter,
+waiting at least the server's ``retry-after-ms``/``retry-after`` (seconds or an HTTP date). A timeout is not
+retried (the reward's latency budget is spent). Other 4xx are configuration errors → status error.
 
 The reply must end with ``Score: N`` (``N/10`` also parses); the last such line counts. A missing or
 out-of-scale score → abstain with the reply's tail in details. The score maps linearly from ``scale`` to
@@ -32,8 +33,12 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from rlar.tools.base import Outcome, RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
+from rlar.tools.http import HttpClient, TokenBucket
 
 __all__ = ["DEFAULT_RUBRIC", "LLMJudgeTool", "build_judge_prompt", "parse_judge_score", "retry_after_seconds"]
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
 
 DEFAULT_RUBRIC = (
     "Judge how well the response answers the query: correctness first (compare with the reference answer"
@@ -124,7 +129,8 @@ class LLMJudgeTool(RewardTool):
             "base_url": None,
             "api_key_env": "ANTHROPIC_API_KEY",
             "timeout_s": 30.0,
-            "max_concurrency": 4,
+            "max_concurrency": 64,
+            "rate_limit_per_s": None,
             "max_retries": 4,
             "backoff_base_s": 0.5,
             "backoff_max_s": 30.0,
@@ -147,41 +153,35 @@ class LLMJudgeTool(RewardTool):
         self.base_url = p.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL") or None
         self.api_key = os.environ.get(p.get("api_key_env") or "ANTHROPIC_API_KEY") or None
         self.configured = bool(self.api_key or self.base_url)
-        self._sem = asyncio.Semaphore(int(p.get("max_concurrency", 4)))
-        self._client: Any = None
+        self.max_concurrency = max(1, int(p.get("max_concurrency") or 64))
+        self._sem = asyncio.Semaphore(self.max_concurrency)
+        rate = p.get("rate_limit_per_s")
+        self._bucket = TokenBucket(float(rate), self.max_concurrency) if rate else None
+        self._http = HttpClient(self.max_concurrency)
+        self._url = (self.base_url or DEFAULT_BASE_URL).rstrip("/") + "/v1/messages"
+        self._headers = {
+            "anthropic-version": API_VERSION,
+            **({"x-api-key": self.api_key} if self.api_key else {}),
+        }
 
     @classmethod
     def cacheable(cls, spec: ToolSpec) -> bool:
         return bool(spec.params.get("cache", True))
 
-    def _get_client(self) -> Any:
-        if self._client is None:
-            import anthropic
-
-            self._client = anthropic.AsyncAnthropic(
-                base_url=self.base_url,
-                # A local gateway may need no key; the SDK still requires a value.
-                api_key=self.api_key or "unused",
-                timeout=self.timeout_s,
-                max_retries=0,
-            )
-        return self._client
-
     async def _call(self, system: str, user: str) -> Any:
-        client = self._get_client()
-        kwargs: dict[str, Any] = {}
+        """One Messages API call: the reply (status, headers, body) whatever its status."""
+        body: dict[str, Any] = {
+            "model": self.params.get("model", "claude-haiku-4-5"),
+            "max_tokens": int(self.params.get("max_tokens", 512)),
+            "system": system,
+            "messages": [{"role": "user", "content": user}],
+        }
         temperature = self.params.get("temperature")
         if temperature is not None:
-            # Not a named argument of current SDKs (newer models fix sampling); gateways may still take it.
-            kwargs["extra_body"] = {"temperature": float(temperature)}
-        async with asyncio.timeout(self.timeout_s):
-            return await client.messages.create(
-                model=self.params.get("model", "claude-haiku-4-5"),
-                max_tokens=int(self.params.get("max_tokens", 512)),
-                system=system,
-                messages=[{"role": "user", "content": user}],
-                **kwargs,
-            )
+            body["temperature"] = float(temperature)
+        if self._bucket is not None:
+            await self._bucket.acquire()
+        return await self._http.post_json(self._url, body, self._headers, self.timeout_s)
 
     def _backoff(self, attempt: int, server_wait: float | None) -> float:
         jittered = random.uniform(0.0, min(self.backoff_max_s, self.backoff_base_s * 2**attempt))
@@ -192,28 +192,33 @@ class LLMJudgeTool(RewardTool):
             return ToolResult.abstain("no judge configured")
         if not inp.response.strip():  # nothing to judge: the lowest score, without a paid call
             return self.ok(0.0, "empty response")
-        import anthropic
-
         system, user = build_judge_prompt(inp, self.rubric, self.lo, self.hi)
         attempts: list[str] = []
         for attempt in range(self.max_retries + 1):
             server_wait: float | None = None
             try:
                 async with self._sem:
-                    msg = await self._call(system, user)
-            except (TimeoutError, anthropic.APITimeoutError):
+                    reply = await self._call(system, user)
+            except TimeoutError:
                 return ToolResult.abstain(f"judge timeout after {self.timeout_s:g}s", attempts=attempts)
-            except anthropic.APIStatusError as exc:
-                code = exc.status_code
-                attempts.append(f"HTTP {code}")
-                if code != 429 and code < 500:
-                    return ToolResult.error(f"judge HTTP {code}: {str(exc)[:300]}", attempts=attempts)
-                server_wait = retry_after_seconds(exc.response.headers)
-            except anthropic.APIConnectionError as exc:
+            except ConnectionError as exc:
                 attempts.append(f"connection error: {exc}"[:200])
             else:
-                text = "".join(getattr(b, "text", "") for b in msg.content)
-                return self._parse(text, attempts, getattr(msg, "model", ""))
+                code = reply.status
+                if code == 200:
+                    try:
+                        msg = reply.json()
+                        text = "".join(
+                            str(b.get("text", "")) for b in msg.get("content") or [] if isinstance(b, dict)
+                        )
+                    except (ValueError, AttributeError) as exc:
+                        return ToolResult.error(f"judge reply is not a Messages API message: {exc}"[:300])
+                    return self._parse(text, attempts, str(msg.get("model", "")))
+                attempts.append(f"HTTP {code}")
+                if code != 429 and code < 500:
+                    detail = reply.body[:300].decode("utf-8", "replace")
+                    return ToolResult.error(f"judge HTTP {code}: {detail}", attempts=attempts)
+                server_wait = retry_after_seconds(reply.headers)
             if attempt < self.max_retries:
                 await asyncio.sleep(self._backoff(attempt, server_wait))
         return ToolResult.abstain(
@@ -242,6 +247,4 @@ class LLMJudgeTool(RewardTool):
         return list(await asyncio.gather(*(self._judge(x) for x in inputs)))
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        await self._http.aclose()
