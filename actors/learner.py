@@ -91,6 +91,15 @@ class LearnerConfig(ActorConfig):
 
 
 @dataclass
+class ToolResults:
+    """One tool's results for a group: its weight in the route, the version used, the result per sample index."""
+
+    weight: float
+    version: int
+    items: dict[int, ScoredItem] = field(default_factory=dict)
+
+
+@dataclass
 class Group:
     """One generation of a prompt: its samples, every tool's results, and the messages that carried them
     (held unacked until the group is retired). Samples and rewards may arrive in any order."""
@@ -105,8 +114,8 @@ class Group:
     tools: list[ToolRef] = field(default_factory=list)
     created_at: float = 0.0
     completions: dict[int, Completion] = field(default_factory=dict)
-    rewards: dict[str, tuple[float, dict[int, ScoredItem]]] = field(default_factory=dict)
-    """tool -> (its weight in the route, result per sample index)"""
+    rewards: dict[str, ToolResults] = field(default_factory=dict)
+    """Per tool, its results so far."""
     msgs: list[Msg] = field(default_factory=list)
     arrived: float = field(default_factory=time.time)
 
@@ -120,7 +129,7 @@ class Group:
         return (
             n > 0
             and len(self.completions) >= n
-            and all(t.tool in self.rewards and len(self.rewards[t.tool][1]) >= n for t in self.tools)
+            and all(t.tool in self.rewards and len(self.rewards[t.tool].items) >= n for t in self.tools)
         )
 
 
@@ -231,7 +240,7 @@ class Learner(Actor[LearnerConfig]):
             await raw.ack()
             return
         g = self._group(m.prompt_id, m.generation)
-        _, got = g.rewards.setdefault(m.tool, (m.weight, {}))
+        got = g.rewards.setdefault(m.tool, ToolResults(m.weight, m.tool_version)).items
         new = [it for it in m.items if it.index not in got]
         if not new:
             await raw.ack()
@@ -334,16 +343,14 @@ class Learner(Actor[LearnerConfig]):
         for g in groups:
             samples = [g.completions[i] for i in sorted(g.completions)]
             scores, mask = [], []
+            task_tools[g.task].update(f"{tool} v{r.version}" + ("" if r.weight > 0 else " (shadow)")
+                                      for tool, r in g.rewards.items())  # fmt: skip
             for c in samples:
-                results = [(w, got[c.index].status, got[c.index].score) for w, got in g.rewards.values()
-                           if c.index in got]  # fmt: skip
+                results = [(r.weight, r.items[c.index].status, r.items[c.index].score) for r in g.rewards.values()
+                           if c.index in r.items]  # fmt: skip
                 status, score = combine(results)
                 task_counts[g.task][0] += 1
                 task_counts[g.task][1] += status != "ok"
-                for r, _ in self.rewards.get(s.sample_id, {}).values():
-                    task_tools[g.task].add(
-                        f"{r.tool} v{r.tool_version}" + ("" if r.weight > 0 else " (shadow)")
-                    )
                 mask.append(status == "ok")
                 scores.append(score if score is not None else 0.0)
                 if status == "ok":

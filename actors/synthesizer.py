@@ -33,7 +33,7 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from nats.aio.msg import Msg
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
 from bus.codec import DecodeError, decode
-from bus.messages import Event, Reward, ToolRegistered, ToolRequest
+from bus.messages import Event, RewardGroup, SampleGroup, ToolRegistered, ToolRequest
 from rlar.agent.base import Agent, AgentConfig, make_agent
 from rlar.registry import ToolRegistry
 from rlar.sandbox.schema import Limits
@@ -310,12 +310,14 @@ class Synthesizer(Actor[SynthesizerConfig]):
                 for sample_id, query, response in _sample_texts(decode(raw.data)):
                     canary.observe_sample(sample_id, query, response)
 
-        async def on_reward(msg: Reward, raw: Msg) -> None:
-            canary.observe_reward(msg)
+        async def on_reward(msg: RewardGroup, raw: Msg) -> None:
+            for it in msg.items:
+                canary.observe_reward(_Result(msg.sample_id(it.index), msg.tool, msg.tool_version, msg.weight,
+                                              it.status, it.score, it.latency_s))  # fmt: skip
 
         subs = [
             await self.bus.nc.subscribe(subjects.samples(task), cb=on_sample),
-            await self.bus.subscribe(subjects.rewards(subjects.safe_token(task)), Reward, on_reward),
+            await self.bus.subscribe(subjects.rewards(subjects.safe_token(task)), RewardGroup, on_reward),
         ]
         by = f"{self.kind}/{self.instance}"
         try:
@@ -342,18 +344,20 @@ class Synthesizer(Actor[SynthesizerConfig]):
             self.canaries.pop((spec.name, spec.version), None)
 
 
+class _Result(NamedTuple):
+    """One sample's result from a ``RewardGroup``, as :meth:`Canary.observe_reward` reads it."""
+
+    sample_id: str
+    tool: str
+    tool_version: int
+    weight: float
+    status: str
+    score: float | None
+    latency_s: float
+
+
 def _sample_texts(msg: Any) -> list[tuple[str, str, str]]:
-    """(sample id, query, response) from a samples message (one sample, or a group carrying ``samples``)."""
-    items = getattr(msg, "samples", None)
-    out = []
-    for s in items if isinstance(items, list) else [msg]:
-        sid = getattr(s, "sample_id", None)
-        if sid:
-            out.append(
-                (
-                    str(sid),
-                    str(getattr(s, "query", "") or getattr(msg, "query", "")),
-                    str(getattr(s, "response_text", "")),
-                )
-            )
-    return out
+    """(sample id, query, response) of each sample of a ``SampleGroup`` (nothing for any other message)."""
+    if not isinstance(msg, SampleGroup):
+        return []
+    return [(msg.sample_id(c.index), msg.query, c.text) for c in msg.completions]

@@ -165,6 +165,15 @@ class SampleGroup:
     epoch: int = 0
     created_at: float = field(default_factory=_now)
 
+    def sample_id(self, index: int) -> str:
+        """A sample's id across messages: ``<prompt>/<generation>#<index>``."""
+        return sample_id(self.prompt_id, self.generation, index)
+
+
+def sample_id(prompt_id: str, generation: str, index: int) -> str:
+    """The id of sample ``index`` of a prompt generation, the same in samples, score requests and rewards."""
+    return f"{prompt_id}/{generation}#{index}"
+
 
 # Nested in ScoreGroup: one response to score.
 @wire_struct
@@ -219,6 +228,9 @@ class RewardGroup:
     latency_s: float = 0.0
     """Wall time of scoring the whole request."""
     created_at: float = field(default_factory=_now)
+
+    def sample_id(self, index: int) -> str:
+        return sample_id(self.prompt_id, self.generation, index)
 
 
 # learner -> rollout (rlar.weights): a new policy version is available at `uri`

@@ -169,7 +169,11 @@ async def _score_cases(
     out = {}
     for key, group in grouped.items():
         status, score = combine([(r.weight, r.items[0].status, r.items[0].score) for r in group])
-        out[key] = (status, score, "; ".join(f"{r.tool}: {r.items[0].status} {r.items[0].reason[:150]}" for r in group))
+        out[key] = (
+            status,
+            score,
+            "; ".join(f"{r.tool}: {r.items[0].status} {r.items[0].reason[:150]}" for r in group),
+        )
     return out
 
 

@@ -18,7 +18,7 @@ import pytest
 from bus import subjects
 from bus.client import Bus, wait_for
 from bus.config import NatsConfig
-from bus.messages import Prompt, RouteDecision, ScoreRequest, ToolRef
+from bus.messages import Prompt, RouteDecision, ScoreGroup, ScoreItem, ToolRef
 from rlar.agent.base import OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
 from rlar.registry import ToolRegistry
@@ -228,10 +228,10 @@ async def test_a_new_tool_scores_in_shadow_until_its_canary_passes_then_rewards(
         (first,) = await routed.wait(1, timeout_s=60)
         (shadow,) = first.tools
         assert first.route["state"] == "canary" and shadow.weight == 0.0, "no fallback: the shadow tool alone"
-        for j, text in enumerate(("tnrs", "abcd", "tn", "xyzw")):  # live samples, scored in shadow
-            req = ScoreRequest(sample_id=f"{task}#{j}", prompt_id=first.prompt_id, task=task, tool=shadow,
-                               query=str(first.prompt), response=text, reference=None, metadata={})  # fmt: skip
-            await bus.js_publish(subjects.score(shadow.kind), req, msg_id=f"{req.sample_id}/{shadow.tool}")
+        texts = ("tnrs", "abcd", "tn", "xyzw")  # live samples, scored in shadow
+        req = ScoreGroup(prompt_id=first.prompt_id, generation="g", task=task, tools=[shadow], query=str(first.prompt),
+                         items=[ScoreItem(index=j, response=t) for j, t in enumerate(texts)])  # fmt: skip
+        await bus.js_publish(subjects.score(shadow.kind), req, msg_id=f"{req.prompt_id}/{shadow.tool}")
         assert await wait_for(lambda: synth.counters["canary_passed"] == 1, 60.0)
         status = await ToolRegistry(bus).status(shadow.tool, shadow.version)
         assert status["canary"]["state"] == "passed" and status["canary"]["info"]["shadow_results"] == 4

@@ -39,7 +39,6 @@ from bus.messages import (
     Heartbeat,
     RewardGroup,
     SandboxRequest,
-    ScoredItem,
     ScoreGroup,
     ScoreItem,
     ToolKind,
