@@ -1,7 +1,7 @@
 """In-jail driver of the rlar sandbox: runs untrusted code in child processes and reports what happened.
 
-The host starts it as ``python3 -I -B -c <rpc.py + this file> PROGRAM_FD PAYLOAD_FD RESULTS_FD`` inside the jail
-(see ``rlar.sandbox.jail``). PROGRAM_FD and PAYLOAD_FD are memfds holding ``marshal`` data: the program (and the
+The host starts it inside the jail as ``python3 -I -B -c <bootstrap> IMAGE_FD PROGRAM_FD PAYLOAD_FD RESULTS_FD``;
+the image holds ``rpc.py``, ``audit.py`` and this file compiled as one program (see ``rlar.sandbox.jail``). PROGRAM_FD and PAYLOAD_FD are memfds holding ``marshal`` data: the program (and the
 limits) in the first, the tests in the second. The driver reads the program, and for function tests forks the
 *candidate host* (a zygote) before it reads the tests, so no process that runs candidate code ever had the tests
 in its memory. It then reads the tests, runs each job in its own processes, one job at a time, and writes one
@@ -17,13 +17,8 @@ Jobs (payload ``kind``):
   stdout captured in another memfd. The driver reports exit status and a SHA-256 of the normalised output; the
   host compares it with the expected output, which never enters the jail.
 
-Violations: every process that runs candidate code gets an audit hook (PEP 578) that reports, on a pipe of its
-own, network use (a non-Unix socket, connect, bind, sendto, name lookups), signals sent to other processes,
-writes outside the working directory and reads of places a program has no business reading (other processes'
-/proc entries, /etc/shadow, /root, /home, /work, /sys, ...). The driver adds what it sees itself: processes left
-behind after a test, the candidate host or the checker killed. A determined candidate can evade the hook (it
-runs in its own process: ctypes, /proc/self/mem); the jail still contains what it does, and the kernel-side
-observations stay.
+Violations: every process that runs candidate code gets the audit hook of ``audit.py``; the driver adds what
+it sees itself: processes left behind after a test, the candidate host or the checker killed.
 
 Record format (one line each, ASCII, tab-separated, free text hex-encoded):
 ``NONCE S pid_ns protected``, then per job ``NONCE T index status wall_s cpu_s maxrss_kb code detail_hex
@@ -46,6 +41,7 @@ import sys
 import time
 
 if __name__ != "__main__":  # on the host (tests, normalize_output); in the jail rpc.py's source precedes this
+    from rlar.sandbox.audit import AUDIT_CAP, install_audit
     from rlar.sandbox.rpc import load_codec, run_checker, serve_candidate
 
 _SIGKILL = 9
@@ -54,7 +50,6 @@ _SIGXCPU = 24
 _SIGXFSZ = 25
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
-_AUDIT_CAP = 64  # violation lines one process may report
 
 
 def normalize_output(data: bytes, compare: str) -> bytes:
@@ -109,100 +104,6 @@ def _describe(exc: BaseException) -> str:
     return text[:500]
 
 
-# -- violations -----------------------------------------------------------------------------------------------
-
-_READ_OK = ("/usr/", "/lib", "/bin/", "/sbin/", "/etc/", "/tmp/", "/dev/", "/proc/")
-_READ_DENIED = (
-    "/etc/shadow",
-    "/etc/gshadow",
-    "/etc/sudoers",
-    "/etc/ssh/",
-    "/proc/1/",
-    "/proc/kcore",
-    "/dev/mem",
-)
-_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-_WRITE_EVENTS = {
-    "os.remove": (0,), "os.rename": (0, 1), "os.mkdir": (0,), "os.rmdir": (0,), "os.symlink": (1,),
-    "os.link": (1,), "os.chmod": (0,), "os.chown": (0,), "os.truncate": (0,), "os.utime": (0,),
-    "shutil.rmtree": (0,), "shutil.move": (1,), "shutil.copyfile": (1,),
-}  # fmt: skip
-_NET_EVENTS = ("socket.connect", "socket.bind", "socket.sendto", "socket.getaddrinfo", "socket.gethostbyname",
-               "socket.gethostbyaddr", "socket.getnameinfo", "socket.sendmsg")  # fmt: skip
-
-
-def _install_audit(fd: int, writable: tuple[str, ...]) -> None:
-    """Report violations on ``fd`` (non-blocking; extra lines are dropped) from an audit hook in this process."""
-    write, fspath, getcwd, join, normpath = os.write, os.fspath, os.getcwd, os.path.join, os.path.normpath
-    sent = [0]
-    seen: set = set()
-
-    def report(kind: str, detail: str) -> None:
-        key = (kind, detail[:80])
-        if sent[0] >= _AUDIT_CAP or key in seen:
-            return
-        seen.add(key)
-        sent[0] += 1
-        try:
-            write(fd, (kind + "\t" + detail.replace("\n", " ")[:200] + "\n").encode("utf-8", "replace"))
-        except OSError:
-            pass
-
-    def where(path: object) -> str:
-        if isinstance(path, int):
-            return ""
-        try:
-            text = fspath(path)  # type: ignore[call-overload]
-            if isinstance(text, bytes):
-                text = text.decode("utf-8", "replace")
-            return normpath(join(getcwd(), text))
-        except Exception:
-            return ""
-
-    def hook(event: str, args: tuple) -> None:
-        try:
-            if event == "open":
-                path = where(args[0])
-                if not path:
-                    return
-                mode, flags = args[1] or "", args[2] or 0
-                if (isinstance(mode, str) and any(c in mode for c in "wax+")) or flags & _WRITE_FLAGS:
-                    if not (path + "/").startswith(writable) and not path.startswith(
-                        ("/dev/null", "/proc/self/")
-                    ):
-                        report("write_outside", path)
-                elif (
-                    path.startswith(_READ_DENIED)
-                    or not (path + "/").startswith(_READ_OK + writable)
-                    or _other_proc(path)
-                ):
-                    report("forbidden_read", path)
-            elif event in _WRITE_EVENTS:
-                for i in _WRITE_EVENTS[event]:
-                    path = where(args[i]) if len(args) > i else ""
-                    if path and not (path + "/").startswith(writable):
-                        report("write_outside", f"{event} {path}")
-            elif event == "socket.__new__":
-                if len(args) > 1 and args[1] not in (1, -1):  # AF_UNIX (asyncio's self-pipe) is local
-                    report("network", f"socket family {args[1]}")
-            elif event in _NET_EVENTS:
-                report("network", f"{event} {str(args[1:2])[:100]}")
-            elif event in ("os.kill", "os.killpg", "signal.pthread_kill"):
-                report("signal", f"{event} {args[0]} {args[1] if len(args) > 1 else ''}")
-        except Exception:
-            pass
-
-    sys.addaudithook(hook)
-
-
-def _other_proc(path: str) -> bool:
-    """A /proc/<pid>/ path of another process (the driver, the checker, the candidate host)."""
-    if not path.startswith("/proc/"):
-        return False
-    part = path[6:].split("/", 1)[0]
-    return part.isdigit() and int(part) != os.getpid()
-
-
 # -- children -------------------------------------------------------------------------------------------------
 
 
@@ -226,7 +127,7 @@ def _exec_main(job: dict, payload: dict, verdict_fd: int, tok: bytes, fds: tuple
 
         _signal.signal(_SIGINT, _signal.default_int_handler)
         _set_limits(payload["limits"])
-        _install_audit(audit_fd, payload["writable"])
+        install_audit(audit_fd, payload["writable"])
         env = {"__name__": "__main__", "__builtins__": builtins}
         try:
             exec(compile(payload["program"], "main.py", "exec"), env)
@@ -370,7 +271,7 @@ def _candidate(cand: dict, fds: list[int]) -> None:
         os.close(null)
         os.set_blocking(audit_fd, False)
         _set_limits(cand["limits"])
-        _install_audit(audit_fd, cand["writable"])
+        install_audit(audit_fd, cand["writable"])
         serve_candidate(cand["program"], call_fd, reply_fd)
     finally:
         exit_now(0)
@@ -511,7 +412,7 @@ def _read_verdict(fd: int, tok: bytes) -> tuple[bytes, str] | None:
 
 def _violations(audit: bytes, extra: list[str]) -> list[str]:
     lines = [ln.decode("utf-8", "replace") for ln in audit.split(b"\n") if b"\t" in ln]
-    return list(dict.fromkeys(lines + extra))[:_AUDIT_CAP]
+    return list(dict.fromkeys(lines + extra))[:AUDIT_CAP]
 
 
 def _classify(code: int, cpu: float, maxrss: int, limits: dict) -> tuple[str, str]:

@@ -31,11 +31,12 @@ from pathlib import Path
 
 from rlar.sandbox.schema import Limits, SandboxConfig
 
-# The driver's program: the plain-data call protocol, then the driver (which uses it by name).
+# The driver's program: the plain-data call protocol, the audit hook, then the driver (which uses both by name).
 _HERE = Path(__file__).parent
-HARNESS_SOURCE = (_HERE / "rpc.py").read_text(encoding="utf-8") + (_HERE / "harness.py").read_text(
-    encoding="utf-8"
-).replace("from __future__ import annotations\n", "", 1)
+HARNESS_SOURCE = "".join(
+    (_HERE / name).read_text(encoding="utf-8").replace("from __future__ import annotations\n", "", int(i > 0))
+    for i, name in enumerate(("rpc.py", "audit.py", "harness.py"))
+)
 # Compiling that source costs ~20 ms of CPU per jail, so it travels compiled, with the source for a jail
 # interpreter of another minor version (a code object only loads on the version that made it).
 HARNESS_IMAGE = marshal.dumps(
