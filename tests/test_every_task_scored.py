@@ -2,9 +2,10 @@
 reference (canonical) answer gets the maximum, a wrong answer and an empty answer the minimum — scored by a
 reward worker and a sandbox actor on a real bus, with the task's default tools as the feeder would route them.
 
-The LLM judge (chat, alpaca tasks) is the local Messages API server standing in for the paid API: it scores 10
-when the response it is shown equals the reference it is shown, else 0, so the test checks that the task's
-reference and response reach the judge and its verdict comes back. Metric tools (chrF, BLEU) get an unrelated
+The LLM judge (chat, alpaca, consonants) is the local Messages API server standing in for the paid API: it scores
+10 when the response it is shown equals the reference it is shown, else 0 (for the reference-free ``consonants``
+task it reads the prompt's "N letters only, no vowels"), so the test checks that the task's query, reference and
+response reach the judge and its verdict comes back. Metric tools (chrF, BLEU) get an unrelated
 string as the wrong answer (any shared character n-gram would score above their minimum, by design).
 HumanEval: every one of the 164 canonical solutions passes through the bus (``slow``).
 """
@@ -44,13 +45,22 @@ Case = tuple[str, TaskRecord, tuple[tuple[str, float], ...], str, str]  # label,
 
 
 def _judge(body: dict[str, Any]) -> dict[str, Any]:
-    """A stand-in judge: 10 when the response shown equals the reference shown, else 0."""
+    """A stand-in judge: with a reference, 10 when the response shown equals it, else 0; without one, it reads
+    the one instruction the reference-free built-in task gives ("N letters only, no vowels")."""
     text = body["messages"][-1]["content"]
     text = text if isinstance(text, str) else "".join(b.get("text", "") for b in text)
     ref = re.search(r"# Reference answer\n(.*?)\n\n# Response to evaluate\n", text, re.S)
     resp = re.search(r"# Response to evaluate\n(.*?)\n\nEnd with 'Score: N'", text, re.S)
-    same = ref is not None and resp is not None and ref.group(1).strip() == resp.group(1).strip()
-    return {"text": f"Score: {10 if same else 0}"}
+    answer = resp.group(1).strip() if resp else ""
+    if ref is not None:
+        good = ref.group(1).strip() == answer
+    else:
+        wanted = re.search(r"(\d+) letters only, (?:and )?no vowels", text)
+        good = (
+            wanted is not None
+            and re.fullmatch(rf"[b-df-hj-np-tv-z]{{{wanted.group(1)}}}", answer) is not None
+        )
+    return {"text": f"Score: {10 if good else 0}"}
 
 
 def _reference_text(rec: TaskRecord) -> str:
@@ -70,8 +80,13 @@ def builtin_cases() -> list[Case]:
                 cases.append((f"builtin:{name}:{rec.id}", rec, tools, rec.metadata["canonical_solution"],
                               "    return None\n"))  # fmt: skip
             continue
+        if name == "consonants":  # no reference: the canonical answer is one the prompt's format allows
+            for rec in ds.records[:2]:
+                right = "bcdfghjklm"[: int(rec.metadata["letters"])]
+                cases.append((f"builtin:{name}:{rec.id}", rec, tools, right, right[:-1] + "a"))
+            continue
         chosen = [r for r in ds.records if r.reference is not None][:2]
-        assert chosen, name
+        assert chosen, f"builtin task {name}: no record with a reference; give it a canonical answer here"
         for rec in chosen:
             wrong = UNRELATED if name in ("translate", "chat") else _reference_text(rec) + "1"
             cases.append((f"builtin:{name}:{rec.id}", rec, tools, _reference_text(rec), wrong))
