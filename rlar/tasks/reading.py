@@ -65,6 +65,7 @@ _TASK_VERBS = re.compile(
 )
 
 
+_EXAMPLES = re.compile(r"\((?:[^()]*,){2,}[^()]*\)|\((?:eg|ie|such as|for example|for instance|like)\b[^()]*\)", re.I)
 _DESCRIBES = re.compile(r"\b(?:is|are|was|were|states|describes|shows|gives|comes|means|holds)\b")
 _MODAL = re.compile(
     r"\b(?:must|should|shall|need|needs|have to|has to|may|can|cannot|can't|do not|don't|never|avoid|please|make sure|ensure)\b"
@@ -218,6 +219,9 @@ def read_instruction(text: str) -> Reading:
     work = text.replace("\u2013", "-").replace("\u2014", " - ")
     for rx, rep in _ABBREV:
         work = re.sub(rx, rep, work, flags=re.IGNORECASE)
+    # A parenthesised list of examples ("(sentence or word counts, lowercase, JSON keys, ...)") names kinds of
+    # rules, it does not require them; a short parenthesis such as "(a string)" is kept.
+    work = _EXAMPLES.sub(" ", work)
     work, quotes = _protect(work)
     whole = numbers(work.lower())
     memory: dict[str, Any] = {}
