@@ -120,6 +120,7 @@ PHRASINGS: list[tuple[str, list[dict[str, Any]]]] = [
         [{"rule": "paragraphs", "min": 1, "separator": "***"}],
     ),
     ("Respond in German.", [{"rule": "language", "lang": "de"}]),
+    ("Follow the record's format rules (sentence or word counts, lowercase, JSON keys, ...).", []),
     ("Translate the sentence into natural German.", [{"rule": "language", "lang": "de"}]),
     (
         "Reply with three capital letters and nothing else.",
