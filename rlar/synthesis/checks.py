@@ -6,7 +6,8 @@ constants, so :func:`rlar.synthesis.blocks.render_module` copies its source verb
 in the sandbox, and the host uses the same functions to label probes built from a reading and to check the
 reader against hand-labelled answers. ``check(c, text)`` returns a score in [0, 1] that is 1.0 exactly when
 the constraint holds (``holds``); rules over many units (``per`` a scope, ``include``) give the fraction that
-holds, so a policy gets partial credit.
+holds, and a whole-answer count outside its bounds gives at most 0.5, less the further it is (``near``), so
+a policy gets partial credit.
 
 Units: words are whitespace tokens holding a letter or digit; sentences end at ``.``, ``!`` or ``?`` followed by
 white space, or at a line end; paragraphs are separated by blank lines (or by a given separator line); lines
@@ -191,6 +192,17 @@ def within(n, c):
     return (lo is None or n >= lo) and (hi is None or n <= hi)
 
 
+def near(n, c):
+    """1.0 inside the bounds; outside, at most 0.5, falling to 0 at one bound's width away (a count that is
+    close earns a little, so a policy learning a length has something to climb)."""
+    if within(n, c):
+        return 1.0
+    lo, hi = c.get("min"), c.get("max")
+    bound = lo if lo is not None and n < lo else hi
+    distance = abs(n - bound)
+    return 0.5 * max(0.0, 1.0 - distance / max(2.0, float(bound)))
+
+
 def phrase_count(text, phrase):
     p = re.escape(str(phrase).lower())
     left = r"(?<!\w)" if re.match(r"\w", str(phrase)) else ""
@@ -311,7 +323,7 @@ def check(c, text):
     if rule in COUNT_UNITS:
         if c.get("per"):
             return _per(c, text, lambda p: within(count(rule, p, c), c))
-        return 1.0 if within(count(rule, text, c), c) else 0.0
+        return near(count(rule, text, c), c)
     if rule == "include":
         ws = list(c["words"])
         return sum(1 for w in ws if phrase_count(text, w) > 0) / len(ws) if ws else 1.0
