@@ -12,8 +12,19 @@ registered (``ToolRegistry.register``, which announces it on ``rlar.tools.regist
 whose spec holds the code, the validation record and the provenance (backend, model, prompt hash, tokens,
 cost, request id, rejected attempts).
 
-Every candidate — kept or not — is appended with its code, reason and validation record to
-``<run dir>/synthesis/<request id>.jsonl``; each rejection is also an ``Event`` (``candidate_rejected``) on
+Before it is written, the task's instruction is read clause by clause (:mod:`rlar.tasks.reading`): a verifier
+that leaves clauses unchecked is registered as partial (its spec's ``params["coverage"]`` and description name
+those clauses) or, with ``partial = "refuse"``, not at all. Validation needs probes independent of that
+reading: the agent's second route writes some from the task description (:mod:`rlar.synthesis.second_route`).
+
+A registered tool carries ``params["canary"]``: the router routes it in shadow (weight 0) and this actor
+watches its live scores (:mod:`rlar.synthesis.canary`), then marks it ``passed`` in the registry (announced as
+``promoted``: it rewards from then on) or quarantines it with the reason. Watches interrupted by a restart
+start again.
+
+Every request ends as a row of ``<run dir>/synthesis/outcomes.jsonl`` (the synthesis report,
+``rlar synthesis report``), every canary verdict as a row of ``canaries.jsonl``. Every candidate — kept or
+not — is appended with its code, reason and validation record to ``<run dir>/synthesis/<request id>.jsonl``; each rejection is also an ``Event`` (``candidate_rejected``) on
 ``rlar.events.synthesizer``; a request that ends without a tool is an ``Event`` ``synthesis_failed`` (the router
 then falls back at once instead of waiting).
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlar.tasks.constraints import canonical
+from rlar.tasks.phrasing_families import read_clause_constraints
 from rlar.tasks.phrasings import (
     CUES,
     LANGS,
@@ -52,7 +53,6 @@ from rlar.tasks.phrasings import (
     ClauseText,
     Q,
     numbers,
-    read_clause_constraints,
 )
 
 __all__ = ["Clause", "Reading", "read_instruction"]
@@ -65,7 +65,9 @@ _TASK_VERBS = re.compile(
 )
 
 
-_EXAMPLES = re.compile(r"\((?:[^()]*,){2,}[^()]*\)|\((?:eg|ie|such as|for example|for instance|like)\b[^()]*\)", re.I)
+_EXAMPLES = re.compile(
+    r"\((?:[^()]*,){2,}[^()]*\)|\((?:eg|ie|such as|for example|for instance|like)\b[^()]*\)", re.I
+)
 _DESCRIBES = re.compile(r"\b(?:is|are|was|were|states|describes|shows|gives|comes|means|holds)\b")
 _MODAL = re.compile(
     r"\b(?:must|should|shall|need|needs|have to|has to|may|can|cannot|can't|do not|don't|never|avoid|please|make sure|ensure)\b"
