@@ -243,3 +243,56 @@ async def test_a_new_tool_scores_in_shadow_until_its_canary_passes_then_rewards(
         (shadow.tool, 1.0)]  # fmt: skip
     canaries = (tmp_path / "synthesis" / "canaries.jsonl").read_text().splitlines()
     assert json.loads(canaries[0])["passed"] and (tmp_path / "synthesis" / "outcomes.jsonl").exists()
+
+
+WRONG = "def reward(q, r, ref, m):\n    return 1.0 if len(r.split()) == 20 else 0.0\n"  # "20 words or fewer" misread
+RIGHT = "def reward(q, r, ref, m):\n    n = len(r.split())\n    return 1.0 if 1 <= n <= 20 else 0.0\n"
+
+
+@needs_bwrap
+async def test_a_models_misreading_is_caught_by_the_probes_it_wrote_for_the_task(
+    monkeypatch: pytest.MonkeyPatch, no_ambient_anthropic: None
+) -> None:
+    """With the Messages API backend the second route is the model asked, separately, for test answers; the
+    verifier it then writes with the classic misreading fails on them, and the retry (told why) passes."""
+    from rlar.agent.anthropic_agent import AnthropicAgent
+    from rlar.agent.base import AnthropicAgentConfig
+    from rlar.testing.anthropic_server import MessagesServer
+
+    monkeypatch.setenv("RLAR_TEST_KEY", "sk-test")
+    seen: list[str] = []
+
+    def respond(body: dict[str, Any]) -> dict[str, Any]:
+        tool = body["tool_choice"]["name"]
+        seen.append(tool)
+        if tool == "submit_probes":
+            data = {"probes": [{"response": "Short and clear.", "label": "good", "why": "3 words"},
+                               {"response": " ".join(["word"] * 30), "label": "bad", "why": "30 words"}]}  # fmt: skip
+        else:
+            retry = any(b.get("type") == "tool_result" for m in body["messages"] for b in (m["content"] if isinstance(m["content"], list) else []))  # fmt: skip
+            data = {
+                "code": RIGHT if retry else WRONG,
+                "score_range": [0, 1],
+                "needs_reference": False,
+                "rationale": "r",
+            }
+        block = {"type": "tool_use", "id": f"toolu_{len(seen)}", "name": tool, "input": data}
+        return {"content": [block]}
+
+    with MessagesServer() as srv:
+        srv.respond = respond
+        agent = AnthropicAgent(AnthropicAgentConfig(base_url=srv.url, api_key_env="RLAR_TEST_KEY", max_retries=1,
+                                                    backoff_base_s=0.01, timeout_s=10))  # fmt: skip
+        try:
+            out = await synthesize(
+                SynthesisTask(description="Answer in 20 words or fewer."), agent, local_runner()
+            )
+        finally:
+            await agent.aclose()
+    assert seen == ["submit_probes", "submit_reward_function", "submit_reward_function"]
+    assert [r.passed for r in out.attempts] == [False, True]
+    first = out.attempts[0].validation
+    assert any(
+        p["source"] == "agent" and p["label"] == "good" and p["score"] == 0.0 for p in first["probes"]
+    ), "the model's own good answer fails its misread verifier"
+    assert out.spec is not None and out.spec.validation["independent"]["sources"] == ["agent", "dataset"]
