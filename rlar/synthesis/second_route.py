@@ -114,7 +114,8 @@ def second_reading(text: str) -> list[dict[str, Any]]:
     """Constraints read by token windows (see the module docstring); canonical order."""
     out: list[dict[str, Any]] = []
     low = re.sub(r"(\d+)\s*\+", r"\1 or more", text.lower())
-    low = re.sub(r"\([^()]*,[^()]*,[^()]*\)", " ", low)  # "(counts, lowercase, json keys, ...)": examples of rules
+    # "(counts, lowercase, json keys, ...)" lists examples of rules, it does not require them.
+    low = re.sub(r"\([^()]*,[^()]*,[^()]*\)", " ", low)
     low = low.replace("“", '"').replace("”", '"').replace("‘", "'").replace("’", "'")
     for sentence in re.split(r"[.;!?\n]+(?=\s|$)", low):
         toks = _tokens(sentence)
