@@ -19,7 +19,7 @@ from rlar.learn.distributed import child_env
 from rlar.testing.anthropic_server import MessagesServer
 
 if TYPE_CHECKING:
-    from rlar.retrieval.mirror import MirrorSite
+    from rlar.testing.hub.mirror import MirrorSite
 
 os.environ.setdefault("DS_ACCELERATOR", "cpu")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -120,7 +120,7 @@ def trained_demo_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def trained_mirror_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MirrorSite]:
     """The local hub mirror serving the demo catalogue (trained checkpoints) and its leaderboard."""
-    from rlar.retrieval.demo_catalogue import demo_site
+    from rlar.testing.hub.catalogue import demo_site
 
     with demo_site(trained_demo_cache(tmp_path_factory), steps=300, hang_s=30) as s:
         yield s

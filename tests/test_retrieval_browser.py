@@ -15,9 +15,9 @@ from bus.embedded import free_port
 from rlar.retrieval.adapters import HubAdapter, LeaderboardAdapter
 from rlar.retrieval.browser import BrowserPool
 from rlar.retrieval.config import BrowserConfig
-from rlar.retrieval.demo_catalogue import LEADERBOARD_NAME, demo_catalogue, demo_leaderboard
-from rlar.retrieval.demo_models import build_demo_models
-from rlar.retrieval.mirror import MirrorModel, MirrorSite, files_of_dir
+from rlar.testing.hub.catalogue import LEADERBOARD_NAME, demo_catalogue, demo_leaderboard
+from rlar.testing.hub.mirror import MirrorModel, MirrorSite, files_of_dir
+from rlar.testing.hub.models import build_demo_models
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [

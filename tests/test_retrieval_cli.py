@@ -14,8 +14,8 @@ import pytest
 
 from bus.client import Bus
 from rlar.registry import ToolRegistry
-from rlar.retrieval.demo_models import build_demo_models
 from rlar.retrieval.records import load_record
+from rlar.testing.hub.models import build_demo_models
 from tests.conftest import REPO, actor_env, needs_chromium, trained_demo_cache
 
 # the bound on a machine shared with other jobs; ~1 min when idle

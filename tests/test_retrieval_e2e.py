@@ -21,9 +21,9 @@ from bus.config import NatsConfig
 from bus.messages import Event, RewardGroup, ScoreGroup, ScoreItem, ToolRegistered, ToolRequest
 from rlar.registry import ToolRegistry
 from rlar.retrieval.config import BrowserConfig, RetrievalConfig, SearchConfig
-from rlar.retrieval.demo_catalogue import LEADERBOARD_NAME
-from rlar.retrieval.mirror import MirrorSite
 from rlar.tasks import builtin_task
+from rlar.testing.hub.catalogue import LEADERBOARD_NAME
+from rlar.testing.hub.mirror import MirrorSite
 from tests.conftest import TEST_TOPOLOGY, needs_chromium
 from tests.reward_tools_for_tests import running
 

@@ -18,9 +18,9 @@ import pytest
 from bus import subjects
 from bus.client import Bus
 from bus.messages import Heartbeat, ToolRequest
-from rlar.retrieval.demo_catalogue import LEADERBOARD_NAME
-from rlar.retrieval.mirror import MirrorSite
 from rlar.tasks import builtin_task
+from rlar.testing.hub.catalogue import LEADERBOARD_NAME
+from rlar.testing.hub.mirror import MirrorSite
 from tests.conftest import REPO, TEST_TOPOLOGY, actor_env, needs_chromium
 
 # two replicas on a machine shared with other jobs; ~1.5 min when idle

@@ -14,7 +14,6 @@ from bus.messages import ToolRequest
 from rlar.retrieval.adapters import HubAdapter, LeaderboardAdapter, parse_count, parse_number
 from rlar.retrieval.config import RankingConfig, RetrievalConfig, RetrievalRequest
 from rlar.retrieval.deploy import Refused, choose_files, vet_config
-from rlar.retrieval.mirror import markdown_to_html, safetensors_parameters
 from rlar.retrieval.pipeline import search_queries, slug, tool_name
 from rlar.retrieval.probes import KINDS, Example, build_probes, corrupt, echo_of, examples_from_task
 from rlar.retrieval.ranking import (
@@ -30,6 +29,7 @@ from rlar.retrieval.ranking import (
 from rlar.retrieval.records import Candidate, RetrievalRecord
 from rlar.retrieval.report import render
 from rlar.tasks.base import Rng
+from rlar.testing.hub.mirror import markdown_to_html, safetensors_parameters
 
 
 def _req(**kw) -> RetrievalRequest:

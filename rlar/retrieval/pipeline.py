@@ -5,17 +5,23 @@ to ``<run_dir>/retrievals/<request_id>/record.json`` with the screenshots beside
 
 1. Probes: from the request's examples, else the builtin task it names. None → outcome ``failed``
    (nothing can be validated, so nothing may be registered) before any page is read.
-2. Search: up to ``max_queries`` hub search pages ("reward", "<domain> reward", …; the configured pipeline
-   tag and sort), plus each configured leaderboard page; every model they list becomes a candidate.
-3. Read: the model pages of the most promising ``max_model_pages`` candidates (listed downloads,
+2. Reachability: one request to the hub's API. No HTTP answer → outcome ``hub_unreachable``.
+3. Search: up to ``max_queries`` hub search pages ("reward", "<domain> reward", …; the configured pipeline
+   tag and sort), plus each configured leaderboard page; every model they list becomes a candidate. No
+   search page answering at all → ``hub_unreachable``.
+4. Read: the model pages of the most promising ``max_model_pages`` candidates (listed downloads,
    leaderboard presence), concurrently through the browser pool. A page that fails (404, timeout, not a
    model page) leaves its candidate ``unread`` with the reason. Fields a page does not state are looked up in
    the hub API (``/api/models/<id>``) before they count as missing.
-4. Filter (head, licence, budget, access) and rank the eligible ones (``rlar.retrieval.ranking``).
-5. Deploy in rank order, up to ``validation.max_candidates``: fetch and vet the files
-   (``rlar.retrieval.deploy``), validate on the probes (``rlar.retrieval.validate``). The first that passes
-   becomes a ``reward_model`` tool spec with its provenance and validation record and is registered through
-   the given ``register`` callable; the others keep the reason they were refused or failed.
+5. Filter (head, licence, budget, access, and the task-fit gate: language, domain, minimum fit) and rank
+   the eligible ones (``rlar.retrieval.ranking``, ``rlar.retrieval.taskfit``).
+6. Deploy in rank order: fetch and vet the files (``rlar.retrieval.deploy``: sizes and hashes first, the
+   byte cap), validate on the probes (``rlar.retrieval.validate``), until one passes or
+   ``validation.max_candidates`` have been downloaded and validated. The first that passes becomes a
+   ``reward_model`` tool spec with its provenance and validation record and is registered through the
+   given ``register`` callable; the others keep the reason they were refused or failed, and every eligible
+   candidate not tried says why. A download with no answer from the hub ends the retrieval as
+   ``hub_unreachable``.
 
 Never raises for what sites, repositories or models do: each failure is a recorded reason. Our own bugs
 raise (after the record is written with outcome ``failed`` and the traceback).
@@ -37,8 +43,9 @@ from rlar.retrieval.adapters import HubAdapter, LeaderboardAdapter, LeaderboardT
 from rlar.retrieval.browser import BrowserPool
 from rlar.retrieval.config import RetrievalConfig, RetrievalRequest
 from rlar.retrieval.deploy import FetchResult, WeightFetcher
+from rlar.retrieval.hub_api import HubUnreachable
 from rlar.retrieval.probes import ProbePair, build_probes, examples_from_items, examples_from_task
-from rlar.retrieval.ranking import TaskFitMatcher, apply_filters, make_matcher, rank
+from rlar.retrieval.ranking import TaskFitMatcher, apply_filters, gate_fit, make_matcher, rank
 from rlar.retrieval.records import Candidate, PageEvidence, RetrievalRecord
 from rlar.retrieval.validate import ValidationReport, validate_checkpoint
 from rlar.tools.base import ToolKind, ToolSpec
@@ -93,7 +100,7 @@ class RetrievalPipeline:
         self.matcher = matcher or make_matcher(cfg.ranking.matcher)
         self.worker = worker
         models_dir = Path(cfg.models_dir) if cfg.models_dir else self.run_dir / "models"
-        self.fetcher = WeightFetcher(cfg.fetch, self.hub, models_dir)
+        self.fetcher = WeightFetcher(cfg.fetch, cfg.hub_url, models_dir)
 
     def retrieval_dir(self, request_id: str) -> Path:
         return self.run_dir / "retrievals" / slug(request_id)
@@ -138,8 +145,18 @@ class RetrievalPipeline:
                 "registered"
             )
             return
+        try:
+            await asyncio.to_thread(self.fetcher.client.probe)
+        except HubUnreachable as exc:
+            record.outcome, record.reason = "hub_unreachable", str(exc)
+            return
         await self._search(req, record, rdir)
         record.timings["search_s"] = round(time.monotonic() - t0, 3)
+        hub_pages = [p for p in record.pages if p.purpose == "search"]
+        if hub_pages and all(p.http_status is None and not p.ok for p in hub_pages):
+            record.outcome = "hub_unreachable"
+            record.reason = f"no search page of {self.cfg.hub_url} answered: {hub_pages[0].reason}"
+            return
         t1 = time.monotonic()
         await self._read(record, rdir)
         record.timings["read_s"] = round(time.monotonic() - t1, 3)
@@ -148,23 +165,59 @@ class RetrievalPipeline:
         for c in read:
             apply_filters(c, req, self.cfg)
         eligible = [c for c in read if c.eligible]
-        fits = await self.matcher.fit(req, eligible)
-        ranked = rank(eligible, fits, self.cfg.ranking)
+        sims = await self.matcher.similarity(req, eligible)
+        fitting = gate_fit(eligible, sims, self.cfg.ranking.min_fit)
+        ranked = rank(fitting, await self.matcher.fit(req, fitting), self.cfg.ranking)
         record.timings["rank_s"] = round(time.monotonic() - t2, 3)
         t3 = time.monotonic()
+        await self._deploy(req, record, rdir, ranked, probes, register)
+        record.timings["deploy_validate_s"] = round(time.monotonic() - t3, 3)
+        if record.outcome == "running":
+            record.outcome = "no_candidate"
+            counts: dict[str, int] = {}
+            for c in record.candidates:
+                counts[c.decision] = counts.get(c.decision, 0) + 1
+            summary = ", ".join(f"{n} {d}" for d, n in sorted(counts.items()))
+            record.reason = f"no candidate passed ({summary or 'the search found no candidate'})"
+
+    async def _deploy(
+        self,
+        req: RetrievalRequest,
+        record: RetrievalRecord,
+        rdir: Path,
+        ranked: list[Candidate],
+        probes: list[ProbePair],
+        register: Register | None,
+    ) -> None:
+        """Fetch and validate ``ranked`` in order until one passes; every candidate not tried says why."""
         min_pass = req.min_pass_share or self.cfg.validation.min_pass_share
         max_lat = req.max_latency_ms or self.cfg.validation.max_latency_ms
-        tried = 0
+        budget = self.cfg.validation.max_candidates
+        validated = 0  # refusals before any weight is downloaded are cheap and do not count
         for c in ranked:
-            if tried >= self.cfg.validation.max_candidates:
-                break
-            tried += 1
+            if record.outcome == "hub_unreachable":
+                c.reason = "not tried: the hub became unreachable"
+                continue
+            if record.outcome != "running":
+                c.reason = f"not tried: a higher-ranked candidate passed first ({record.reason[:120]})"
+                continue
+            if validated >= budget:
+                c.reason = (
+                    f"not tried: {budget} higher-ranked candidates were downloaded and validated already "
+                    "(validation.max_candidates)"
+                )
+                continue
             fetched = await self.fetcher.fetch(c.model_id)
             c.deploy = fetched.to_dict()
+            if fetched.status == "unreachable":
+                c.decision, c.reason = "failed", f"deploy unreachable: {fetched.reason}"
+                record.outcome, record.reason = "hub_unreachable", fetched.reason
+                continue
             if not fetched.ok:
                 c.decision = "refused" if fetched.status == "refused" else "failed"
                 c.reason = f"deploy {fetched.status}: {fetched.reason}"
                 continue
+            validated += 1
             report = await asyncio.to_thread(
                 validate_checkpoint,
                 fetched.path,
@@ -196,15 +249,6 @@ class RetrievalPipeline:
                 record.tool = {"name": stored.name, "version": stored.version,
                                "content_hash": stored.content_hash, "spec": stored.to_dict()}  # fmt: skip
             record.reason = f"{c.model_id}: {c.reason}"
-            break
-        record.timings["deploy_validate_s"] = round(time.monotonic() - t3, 3)
-        if record.outcome == "running":
-            record.outcome = "no_candidate"
-            counts: dict[str, int] = {}
-            for c in record.candidates:
-                counts[c.decision] = counts.get(c.decision, 0) + 1
-            summary = ", ".join(f"{n} {d}" for d, n in sorted(counts.items()))
-            record.reason = f"no candidate passed ({summary})"
 
     # -- steps ---------------------------------------------------------------------------------------
     def _probes(self, req: RetrievalRequest, record: RetrievalRecord) -> list[ProbePair]:
@@ -318,6 +362,8 @@ class RetrievalPipeline:
         archs = cfg.get("architectures")
         facts.set("architectures", list(archs) if isinstance(archs, list) else None, "api")
         facts.set("tags", [t for t in info.get("tags") or [] if isinstance(t, str)], "api")
+        langs = card.get("language")
+        facts.set("languages", [langs] if isinstance(langs, str) else [str(x) for x in langs or []], "api")
         facts.finish()
 
     async def _visit(

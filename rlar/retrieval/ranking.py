@@ -9,6 +9,12 @@ Filters (each returns "pass" or the reason it failed; all are recorded per candi
 - ``budget``: parameters ≤ ``max_params`` and weight bytes × overhead ≤ ``max_vram_gb``; an unstated
   size fails when the request has a budget.
 - ``access``: not gated.
+- ``language``, ``domain``: the task-fit gate of :mod:`rlar.retrieval.taskfit` (the model's card states
+  the task's languages and a domain that covers the task's, or states none).
+
+After those: ``fit`` — the cosine similarity of all-MiniLM-L6-v2 embeddings of the request and of the
+candidate's document (name, tags, card), the same scale whichever matcher ranks, must reach
+``RankingConfig.min_fit`` (:func:`gate_fit`); only the rest are ranked.
 
 Ranking (eligible candidates only): ``total`` = weighted mean of components in [0, 1] — task ``fit``
 (the matcher: the routing agent's when available, else sentence embeddings of the request against the
@@ -27,6 +33,7 @@ from typing import Any, Protocol
 
 from rlar.retrieval.config import RankingConfig, RetrievalConfig, RetrievalRequest
 from rlar.retrieval.records import Candidate
+from rlar.retrieval.taskfit import check_fit, task_fit_filters
 
 log = logging.getLogger("rlar.retrieval.ranking")
 
@@ -117,12 +124,27 @@ def apply_filters(c: Candidate, req: RetrievalRequest, cfg: RetrievalConfig) -> 
         "licence": check_licence(f, allowed, req.allow_unknown_licence),
         "budget": check_budget(f, req, cfg.vram_overhead),
         "access": check_access(f),
+        **task_fit_filters(req, c.model_id, f),
     }
     if not c.eligible:
         c.decision = "rejected"
         c.reason = "; ".join(c.rejection_reasons())
     else:
         c.decision = "not_tried"
+
+
+def gate_fit(candidates: list[Candidate], similarities: list[float], min_fit: float) -> list[Candidate]:
+    """Record each candidate's ``fit`` filter (its similarity, in ``scores["similarity"]``); returns those
+    that reach ``min_fit`` (the others become ``rejected`` with their score)."""
+    kept = []
+    for c, sim in zip(candidates, similarities, strict=True):
+        c.filters["fit"] = check_fit(sim, min_fit)
+        c.scores["similarity"] = round(float(sim), 4)
+        if c.filters["fit"] == "pass":
+            kept.append(c)
+        else:
+            c.decision, c.reason = "rejected", "; ".join(c.rejection_reasons())
+    return kept
 
 
 # -- task fit --------------------------------------------------------------------------------------
@@ -132,6 +154,10 @@ class TaskFitMatcher(Protocol):
     name: str
 
     async def fit(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]: ...
+
+    async def similarity(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]:
+        """Cosine of MiniLM embeddings of ``req.search_text()`` and each candidate's document, in [0, 1]."""
+        ...
 
 
 def candidate_document(c: Candidate) -> str:
@@ -170,6 +196,9 @@ class EmbeddingMatcher:
         return [max(0.0, min(1.0, float(emb[i + 1] @ q))) for i in range(len(documents))]
 
     async def fit(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]:
+        return await self.similarity(req, candidates)
+
+    async def similarity(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]:
         if not candidates:
             return []
         async with self._lock:
@@ -253,6 +282,15 @@ class AgentMatcher:
             return []
         return await asyncio.to_thread(self._fit, req, candidates)
 
+    def _similarity(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]:
+        vecs = self.embedder([req.search_text(), *(candidate_document(c) for c in candidates)])
+        return [max(0.0, min(1.0, sum(a * b for a, b in zip(vecs[0], v, strict=True)))) for v in vecs[1:]]
+
+    async def similarity(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]:
+        if not candidates:
+            return []
+        return await asyncio.to_thread(self._similarity, req, candidates)
+
 
 def make_matcher(kind: str = "auto") -> TaskFitMatcher:
     """``agent``: the routing agent's matcher (error if ``rlar.routing`` is absent); ``embedding``: cosine
@@ -314,7 +352,7 @@ def rank(candidates: list[Candidate], fits: list[float], cfg: RankingConfig) -> 
     for c, fit in zip(candidates, fits, strict=True):
         comps = {"fit": float(fit), **quality_components(c, cfg)}
         comps["total"] = sum(weights[k] * comps[k] for k in weights) / norm
-        c.scores = {k: round(v, 4) for k, v in comps.items()}
+        c.scores.update({k: round(v, 4) for k, v in comps.items()})
     ordered = sorted(candidates, key=lambda c: (-c.scores["total"], c.model_id))
     for i, c in enumerate(ordered, 1):
         c.rank = i

@@ -7,10 +7,13 @@ plain JSON; ``RetrievalRecord.to_dict()`` is its exact content.
 Candidate ``decision`` values, in pipeline order:
 
 - ``unread``: listed but its page could not be read (``reason`` says why: HTTP 404, timeout, no data);
-- ``rejected``: read, and a filter refused it (``reasons`` lists every failed filter);
-- ``not_tried``: eligible but ranked below the candidates that were deployed;
-- ``refused``: deployed but refused before loading (files, licence of the files, head shape);
-- ``failed``: loaded but failed validation (or could not be loaded);
+- ``rejected``: read, and a filter refused it (``reason`` joins every failed filter: head, licence,
+  budget, access, language, domain, fit);
+- ``not_tried``: eligible but not deployed; ``reason`` says why (a higher-ranked one passed first, the
+  deploy budget ``validation.max_candidates`` was spent, the hub became unreachable);
+- ``refused``: deployed but refused before loading (access, sizes over the cap, hashes, files, head
+  shape), with the file and status in ``reason`` and the size plan in ``deploy.planned``;
+- ``failed``: loaded but failed validation (or could not be loaded or fetched);
 - ``registered`` / ``validated``: passed validation (``validated`` when no registry was given).
 """
 
@@ -76,8 +79,9 @@ class Candidate:
 class RetrievalRecord:
     """The full account of one retrieval (see the module docstring for ``decision`` values).
 
-    ``outcome``: registered | validated | no_candidate | failed. ``tool`` holds the registered spec's
-    name, version and content hash (empty unless registered/validated).
+    ``outcome``: registered | validated | no_candidate | hub_unreachable (the hub gave no HTTP answer: to
+    the first API request, to every search page, or to a file download) | failed. ``tool`` holds the
+    registered spec's name, version and content hash (empty unless registered/validated).
     """
 
     request_id: str

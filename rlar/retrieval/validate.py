@@ -1,7 +1,8 @@
 """Validate a downloaded reward model on a task's probe pairs before it may be registered.
 
-:func:`validate_checkpoint` loads the checkpoint as the ``reward_model`` tool (transformers, CPU, float32;
-raw logits via the ``identity`` transform) and scores every probe's preferred and rejected response. It
+:func:`validate_checkpoint` loads the checkpoint as the ``reward_model`` tool (transformers; on a GPU when
+one is visible, in bf16, else CPU float32; raw logits via the ``identity`` transform) and scores every
+probe's preferred and rejected response. It
 passes only if all checks pass (each is recorded, passed or not):
 
 - ``load``: it loads within ``max_load_s``;
@@ -18,8 +19,8 @@ whatever the model's native logit scale.
 Blocking (loads a model, runs it): call it in a worker thread. Never raises for the checkpoint's
 misbehaviour; a model that cannot load fails the ``load`` check with the exception text.
 
-Not covered: GPU serving. On a GPU host the same checkpoint can be served by vLLM's pooling runner
-(``LLM(model=path, runner="pooling")``) behind the same tool interface; here transformers runs it.
+The registered tool keeps the reward-model defaults (``device``/``dtype``/``backend`` auto: vLLM's pooling
+runner on a GPU host); validation itself always uses transformers, which loads and frees in seconds.
 """
 
 from __future__ import annotations
@@ -83,7 +84,13 @@ def validate_checkpoint(
     base = RewardModelTool.default_spec
     assert base is not None
     spec = base.replace(
-        params={**base.params, "path": path, "transform": "identity", "batch_size": batch_size},
+        params={
+            **base.params,
+            "path": path,
+            "transform": "identity",
+            "batch_size": batch_size,
+            "backend": "transformers",
+        },
         score_range=(-max_abs_logit, max_abs_logit),
     )
     t0 = time.perf_counter()

