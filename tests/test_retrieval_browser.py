@@ -178,3 +178,17 @@ async def test_a_browser_that_died_is_relaunched_on_the_next_visit(site: MirrorS
         await p._browser.close()  # what a crashed chromium looks like to Playwright: disconnected
         ev, _ = await p.visit(f"{site.url}/models", purpose="search")
         assert ev.status == "ok" and p.launches == 2
+
+
+def test_rlar_retrieve_exits_4_when_the_hub_does_not_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from rlar.cli import main
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    args = ["retrieve", "judge German translations", "--task", "translate", "--hub", dead,
+            "--run-dir", str(tmp_path), "--request-id", "down"]  # fmt: skip
+    assert main(args) == 4
+    out = capsys.readouterr().out
+    assert "outcome: hub_unreachable" in out and "hub: hub unreachable: ConnectError" in out
+    assert (tmp_path / "retrievals" / "down" / "record.json").is_file()

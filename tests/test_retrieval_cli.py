@@ -51,6 +51,7 @@ async def test_rlar_retrieve_prints_ranked_candidates_with_evidence_and_register
     assert "model page http_error: HTTP 404" in text and "did not finish loading within 3s" in text
     assert "licence 'cc-by-nc-4.0' is outside the policy" in text and "too large" in text
     assert "validation failed: preference" in text and "pickle" in text and "3 labels" in text
+    assert "language: the card (metadata) states en; the task (request) needs de" in text  # the chat model
     m = re.search(r"outcome: registered — tool (rm-mirror-lab-mt-de-reward-tiny) v(\d+)", text)
     assert m, text[-2000:]
     record = load_record(tmp_path / "retrievals" / rid / "record.json")

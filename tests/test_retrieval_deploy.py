@@ -48,6 +48,8 @@ def site(models: DemoModels) -> Iterator[MirrorSite]:
         repo("quiet-lab/unhashed-reward", quirks=("no_hashes",)),
         repo("liar-lab/undersized-reward", quirks=("undersized",)),
         repo("gate-lab/gated-reward", gated="manual"),
+        repo("odd-lab/branch-only-reward", quirks=("branch_only",)),
+        repo("odd-lab/no-head-reward", quirks=("no_head",)),
     ]
     with MirrorSite([*demo_catalogue(models), *extra], hang_s=5) as s:
         for sib in s.repos["evil-lab/tampered-reward"].siblings:  # the API now lies about the weights
@@ -171,6 +173,18 @@ async def test_errors_name_the_file_and_the_status_and_an_unreachable_hub_is_its
     assert HubClient(site.url).probe() == 200
 
 
+async def test_servers_that_resolve_branches_only_or_refuse_head_are_still_fetched_and_checked(
+    site: MirrorSite, tmp_path: Path
+) -> None:
+    branch = await _fetcher(site, tmp_path).fetch("odd-lab/branch-only-reward")  # no sha in the API either
+    assert branch.ok and branch.revision == site.repos["odd-lab/branch-only-reward"].sha, branch
+    assert {f["name"]: f["sha_source"] for f in branch.files}["model.safetensors"] == "api"
+    nohead = await _fetcher(site, tmp_path).fetch("odd-lab/no-head-reward")
+    assert nohead.ok and any("answers HEAD with 405" in n for n in nohead.notes), nohead
+    capped = await _fetcher(site, tmp_path / "c", max_download_mb=0.1).fetch("odd-lab/no-head-reward")
+    assert capped.status == "refused" and "> the cap of 100.0 kB" in capped.reason  # the API's sizes
+
+
 async def test_repos_we_must_not_load_are_refused_before_their_weights_are_fetched(
     site: MirrorSite, tmp_path: Path
 ) -> None:
@@ -197,17 +211,25 @@ async def test_auto_is_http_and_an_explicit_hf_hub_backend_is_refused_while_hf_h
 
 
 def test_huggingface_hubs_own_client_reads_the_mirror_as_it_reads_the_hub(
-    site: MirrorSite, tmp_path: Path
+    site: MirrorSite, models: DemoModels, tmp_path: Path
 ) -> None:
-    # A child process without HF_HUB_OFFLINE: huggingface_hub reads it once, at import.
+    # A child process without HF_HUB_OFFLINE: huggingface_hub reads it once, at import. Loading the local
+    # embedding model and a reward model first must not switch the hub off for the process.
     env = actor_env()
     env.pop("HF_HUB_OFFLINE", None)
     env.pop("TRANSFORMERS_OFFLINE", None)
     env["HF_HOME"] = str(tmp_path / "hf-home")
     code = (
-        "import asyncio, json, sys\n"
+        "import asyncio, json, os, sys\n"
         "from pathlib import Path\n"
-        "from huggingface_hub import HfApi, get_hf_file_metadata, hf_hub_url\n"
+        "from rlar.agent.offline import Embedder\n"
+        "from rlar.tools import builtin_specs, make_tool\n"
+        "specs = {s.name: s for s in builtin_specs()}\n"
+        "make_tool(specs['embedding_similarity']); Embedder()(['x'])\n"
+        "rm = specs['reward_model']\n"
+        "make_tool(rm.replace(params={**rm.params, 'path': sys.argv[4]}))\n"
+        "from huggingface_hub import HfApi, constants, get_hf_file_metadata, hf_hub_url\n"
+        "offline = [os.environ.get('HF_HUB_OFFLINE'), constants.is_offline_mode()]\n"
         "from rlar.retrieval.config import FetchConfig\n"
         "from rlar.retrieval.deploy import WeightFetcher\n"
         "url, out, rid = sys.argv[1:4]\n"
@@ -219,14 +241,15 @@ def test_huggingface_hubs_own_client_reads_the_mirror_as_it_reads_the_hub(
         "f = WeightFetcher(FetchConfig(backend='hf_hub'), url, Path(out))\n"
         "res = asyncio.run(f.fetch(rid)).to_dict()\n"
         "print(json.dumps({'plain': plain, 'full': full, 'meta': [meta.size, meta.etag, meta.commit_hash],\n"
-        "                  'res': res}))\n"
+        "                  'res': res, 'offline': offline}))\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code, site.url, str(tmp_path / "models"), GOOD],
-        env=env, cwd=REPO, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", code, site.url, str(tmp_path / "models"), GOOD, str(models.random)],
+        env=env, cwd=REPO, capture_output=True, text=True, timeout=240,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["offline"] == [None, False]
     repo = site.repos[GOOD]
     weights = next(s for s in repo.siblings if s["rfilename"] == "model.safetensors")
     assert set(got["plain"].values()) == {None}  # no blobs=true: names only, as on the hub

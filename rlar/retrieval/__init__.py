@@ -1,10 +1,11 @@
 """Web retrieval of reward models: find, vet, deploy and validate them from a model hub with a browser.
 
 Modules, in pipeline order: ``config`` (settings and the request), ``browser`` (a Chromium pool through
-Playwright), ``adapters`` (page structure of the hub and of leaderboards), ``ranking`` (filters, task fit,
-quality signals), ``deploy`` (fetch and vet weights), ``probes`` and ``validate`` (the gate before
-registration), ``records`` (the evidence trail) and ``report`` (its text form), ``pipeline`` (one
-retrieval end to end) and ``mirror`` (a local hub-shaped site for tests and the demo). Importing this
+Playwright), ``adapters`` (page structure of the hub and of leaderboards), ``ranking`` and ``taskfit``
+(filters, the task-fit gate, quality signals), ``hub_api`` and ``deploy`` (the hub's file API; fetch and
+vet weights within a byte cap), ``probes`` and ``validate`` (the gate before registration), ``records``
+(the evidence trail) and ``report`` (its text form), ``pipeline`` (one retrieval end to end). The local
+hub-shaped site for tests and the demo is :mod:`rlar.testing.hub`, outside this package. Importing this
 package is light: Playwright, torch and transformers are imported only when used.
 """
 

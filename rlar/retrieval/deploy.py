@@ -50,6 +50,7 @@ _WANTED = re.compile(
 )
 _PICKLE = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
 _WEIGHTS = (".safetensors",)
+_COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(slots=True)
@@ -180,12 +181,10 @@ class WeightFetcher:
             res.bytes, res.config = sum(f["size"] for f in res.files), config
             return
         info = self.client.model_info(model_id, self.cfg.revision)
-        sha = str(info.get("sha") or "")
-        if not re.fullmatch(r"[0-9a-f]{40}", sha):
-            raise Refused(f"the API gives no commit sha for {model_id} (got {sha!r})")
-        res.revision = sha
+        api_sha = str(info.get("sha") or "")
         chosen = choose_files(list(info.get("siblings") or []))
-        plan = self._plan(model_id, sha, chosen, res)
+        plan, rev = self._plan(model_id, api_sha if _COMMIT.fullmatch(api_sha) else None, chosen, res)
+        sha = res.revision
         dest = self.models_dir / model_id.replace("/", "__") / sha[:12]
         done = dest / ".rlar-fetched.json"
         if done.is_file():
@@ -205,7 +204,7 @@ class WeightFetcher:
             # config.json first: a repo we would refuse costs one small file, not its weights.
             order = ["config.json", *sorted(n for n in plan if n != "config.json")]
             for name in order:
-                res.files.append(self._get_file(model_id, sha, plan, name, staging, backend, res.files))
+                res.files.append(self._get_file(model_id, rev, sha, plan, name, staging, backend, res.files))
                 if name == "config.json":
                     res.config = json.loads((staging / "config.json").read_text())
                     vet_config(res.config)
@@ -227,10 +226,11 @@ class WeightFetcher:
         res.status, res.path = "ok", str(dest)
 
     def _plan(
-        self, model_id: str, sha: str, chosen: list[dict[str, Any]], res: FetchResult
-    ) -> dict[str, dict[str, Any]]:
-        """Size and sha256 of every file to fetch, from the API, the tree and a HEAD of each file; refuses
-        what cannot be fetched within the cap or checked (see the module docstring)."""
+        self, model_id: str, sha: str | None, chosen: list[dict[str, Any]], res: FetchResult
+    ) -> tuple[dict[str, dict[str, Any]], str]:
+        """Size and sha256 of every file to fetch, from the API, the tree and a HEAD of each file, and the
+        revision to resolve files at; refuses what cannot be fetched within the cap or checked (see the
+        module docstring). Sets ``res.revision`` to the commit sha everything is pinned to."""
         plan: dict[str, dict[str, Any]] = {}
         for s in chosen:
             lfs: dict[str, Any] = s["lfs"] if isinstance(s.get("lfs"), dict) else {}
@@ -249,21 +249,65 @@ class WeightFetcher:
             notes.append(
                 "the model info lists no size for some files (no blobs=true support?); read the tree"
             )
-            for e in self.client.tree(model_id, sha):
-                p = plan.get(str(e.get("path")))
-                if p is None:
-                    continue
-                lfs = e["lfs"] if isinstance(e.get("lfs"), dict) else {}
-                if p["size"] is None and isinstance(e.get("size"), int):
-                    p["size"], p["size_source"] = e["size"], "tree"
-                oid = str(lfs.get("oid") or lfs.get("sha256") or "").lower()
-                if p["sha256"] is None and re.fullmatch(r"[0-9a-f]{64}", oid):
-                    p["sha256"], p["sha_source"] = oid, "tree"
+            self._from_tree(model_id, sha or self.cfg.revision, plan)
         self._check_cap(plan)  # sizes the API states already over the cap: no HEAD needed
+        sha, rev = self._from_heads(model_id, sha, plan, notes)
+        self._check_cap(plan)
+        unknown = [n for n, p in plan.items() if p["size"] is None]
+        if unknown:
+            notes.append(
+                f"size unknown before download (no size in the API, the tree or HEAD): {', '.join(unknown)}; "
+                f"capped while streaming at what is left of {_mb(self.cap_bytes)}"
+            )
+        if sha is None:
+            raise Refused(f"no commit sha for {model_id}: neither the API nor X-Repo-Commit names one")
+        res.revision = sha
+        unchecked = [n for n, p in plan.items() if n.endswith(_WEIGHTS) and not p["sha256"]]
+        if unchecked and self.cfg.require_sha256:
+            raise Refused(
+                f"no sha256 stated for {', '.join(unchecked)} (no lfs.sha256 in the API or tree, no "
+                "X-Linked-Etag): its bytes cannot be checked (fetch.require_sha256)"
+            )
+        return plan, rev
+
+    def _from_tree(self, model_id: str, rev: str, plan: dict[str, dict[str, Any]]) -> None:
+        """Sizes and LFS oids the plan lacks, from the file tree (``[]`` where the site has none)."""
+        for e in self.client.tree(model_id, rev):
+            p = plan.get(str(e.get("path")))
+            if p is None:
+                continue
+            lfs = e["lfs"] if isinstance(e.get("lfs"), dict) else {}
+            if p["size"] is None and isinstance(e.get("size"), int):
+                p["size"], p["size_source"] = e["size"], "tree"
+            oid = str(lfs.get("oid") or lfs.get("sha256") or "").lower()
+            if p["sha256"] is None and re.fullmatch(r"[0-9a-f]{64}", oid):
+                p["sha256"], p["sha_source"] = oid, "tree"
+
+    def _from_heads(
+        self, model_id: str, sha: str | None, plan: dict[str, dict[str, Any]], notes: list[str]
+    ) -> tuple[str | None, str]:
+        """HEAD every file (config.json first): sizes, sha256 and the commit, cross-checked with what the API
+        said. Returns (the commit sha, the revision files resolve at)."""
+        rev = sha or self.cfg.revision
         for name, p in sorted(plan.items(), key=lambda kv: kv[0] != "config.json"):
-            meta = self.client.head(model_id, name, sha)
-            if meta.commit and meta.commit != sha:
-                raise Refused(f"{name}: the file server resolves commit {meta.commit}, the API {sha}")
+            try:
+                meta = self.client.head(model_id, name, rev)
+            except HubStatusError as exc:
+                if exc.status in (405, 501):
+                    notes.append(f"the file server answers HEAD with {exc.status}: sizes from the API only, "
+                                 "capped while streaming")  # fmt: skip
+                    break
+                if exc.status != 404 or exc.code == "EntryNotFound" or rev == self.cfg.revision:
+                    raise
+                notes.append(f"the file server does not resolve commit ids ({rev[:12]}…): files fetched "
+                             f"from {self.cfg.revision!r}, checked against X-Repo-Commit")  # fmt: skip
+                rev = self.cfg.revision  # a server that resolves branch names only
+                meta = self.client.head(model_id, name, rev)
+            if meta.commit and _COMMIT.fullmatch(meta.commit):
+                if sha is None:
+                    sha = meta.commit
+                elif meta.commit != sha:
+                    raise Refused(f"{name}: the file server resolves commit {meta.commit}, the API {sha}")
             if meta.size is not None:
                 if p["size"] is not None and p["size"] != meta.size:
                     raise Refused(
@@ -277,20 +321,7 @@ class WeightFetcher:
                     raise Refused(f"{name}: the API's sha256 differs from the file server's X-Linked-Etag")
                 if p["sha256"] is None:
                     p["sha256"], p["sha_source"] = meta.sha256, "head"
-        self._check_cap(plan)
-        unknown = [n for n, p in plan.items() if p["size"] is None]
-        if unknown:
-            notes.append(
-                f"size unknown before download (no size in the API, the tree or HEAD): {', '.join(unknown)}; "
-                f"capped while streaming at what is left of {_mb(self.cap_bytes)}"
-            )
-        unchecked = [n for n, p in plan.items() if n.endswith(_WEIGHTS) and not p["sha256"]]
-        if unchecked and self.cfg.require_sha256:
-            raise Refused(
-                f"no sha256 stated for {', '.join(unchecked)} (no lfs.sha256 in the API or tree, no "
-                "X-Linked-Etag): its bytes cannot be checked (fetch.require_sha256)"
-            )
-        return plan
+        return sha, rev
 
     def _check_cap(self, plan: dict[str, dict[str, Any]]) -> None:
         known = sum(p["size"] for p in plan.values() if p["size"] is not None)
@@ -304,6 +335,7 @@ class WeightFetcher:
     def _get_file(
         self,
         model_id: str,
+        rev: str,
         sha: str,
         plan: dict[str, dict[str, Any]],
         name: str,
@@ -322,11 +354,11 @@ class WeightFetcher:
         if p["size"] is not None and p["size"] > allowance:
             raise OverCap(f"{name}: {_mb(p['size'])} would exceed the cap of {_mb(self.cap_bytes)}")
         if backend == "hf_hub":
-            size, digest = self._hf_hub_file(model_id, sha, p, staging, target)
+            size, digest = self._hf_hub_file(model_id, rev, p, staging, target)
         else:
             size, digest = self.client.download(
-                model_id, name, sha, target, max_bytes=max(0, allowance), expect_size=p["size"],
-                expect_sha256=p["sha256"], deadline_s=self.cfg.file_deadline_s,
+                model_id, name, rev, target, max_bytes=max(0, allowance), expect_size=p["size"],
+                expect_sha256=p["sha256"], expect_commit=sha, deadline_s=self.cfg.file_deadline_s,
             )  # fmt: skip
         return {"name": name, "size": size, "sha256": digest, "size_source": p["size_source"],
                 "sha_source": p["sha_source"]}  # fmt: skip

@@ -180,9 +180,11 @@ class HubClient:
             meta.size, meta.size_source = linked, "x-linked-size"
         elif plain is not None:
             meta.size, meta.size_source = plain, "content-length"
-        meta.etag = normalize_etag(h.get("X-Linked-Etag") or h.get("ETag"))
-        if meta.etag and _SHA256.match(meta.etag.lower()) and not (h.get("ETag") or "").startswith("W/"):
-            meta.sha256 = meta.etag.lower()
+        linked_etag = normalize_etag(h.get("X-Linked-Etag"))
+        meta.etag = linked_etag or normalize_etag(h.get("ETag"))
+        # Only X-Linked-Etag is the file's sha256 (LFS); a plain ETag is a git blob id or anything else.
+        if linked_etag and _SHA256.match(linked_etag.lower()):
+            meta.sha256 = linked_etag.lower()
         if r.is_redirect:
             meta.redirect = h.get("Location")
         return meta
@@ -197,6 +199,7 @@ class HubClient:
         max_bytes: int,
         expect_size: int | None,
         expect_sha256: str | None,
+        expect_commit: str | None = None,
         deadline_s: float,
     ) -> tuple[int, str]:
         """Stream the file into ``target`` (written via ``<target>.incomplete``); returns (bytes, sha256).
@@ -218,8 +221,10 @@ class HubClient:
                     raise _status_error(filename, url, r)
                 commit = next((x.headers.get("X-Repo-Commit") for x in [*r.history, r]
                                if x.headers.get("X-Repo-Commit")), None)  # fmt: skip
-                if commit and re.fullmatch(r"[0-9a-f]{40}", revision) and commit != revision:
-                    raise BadFile(f"{filename}: served from commit {commit}, expected {revision} ({url})")
+                if commit and expect_commit and commit != expect_commit:
+                    raise BadFile(
+                        f"{filename}: served from commit {commit}, expected {expect_commit} ({url})"
+                    )
                 announced = _int_or_none(r.headers.get("Content-Length"))
                 if announced is not None and announced > max_bytes:
                     raise OverCap(

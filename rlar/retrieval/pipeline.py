@@ -45,7 +45,14 @@ from rlar.retrieval.config import RetrievalConfig, RetrievalRequest
 from rlar.retrieval.deploy import FetchResult, WeightFetcher
 from rlar.retrieval.hub_api import HubUnreachable
 from rlar.retrieval.probes import ProbePair, build_probes, examples_from_items, examples_from_task
-from rlar.retrieval.ranking import TaskFitMatcher, apply_filters, gate_fit, make_matcher, rank
+from rlar.retrieval.ranking import (
+    TaskFitMatcher,
+    apply_filters,
+    gate_fit,
+    make_matcher,
+    rank,
+    task_fit_margins,
+)
 from rlar.retrieval.records import Candidate, PageEvidence, RetrievalRecord
 from rlar.retrieval.validate import ValidationReport, validate_checkpoint
 from rlar.tools.base import ToolKind, ToolSpec
@@ -165,8 +172,8 @@ class RetrievalPipeline:
         for c in read:
             apply_filters(c, req, self.cfg)
         eligible = [c for c in read if c.eligible]
-        sims = await self.matcher.similarity(req, eligible)
-        fitting = gate_fit(eligible, sims, self.cfg.ranking.min_fit)
+        margins = await task_fit_margins(self.matcher, req, eligible)
+        fitting = gate_fit(eligible, margins, self.cfg.ranking.min_fit)
         ranked = rank(fitting, await self.matcher.fit(req, fitting), self.cfg.ranking)
         record.timings["rank_s"] = round(time.monotonic() - t2, 3)
         t3 = time.monotonic()
@@ -178,7 +185,10 @@ class RetrievalPipeline:
             for c in record.candidates:
                 counts[c.decision] = counts.get(c.decision, 0) + 1
             summary = ", ".join(f"{n} {d}" for d, n in sorted(counts.items()))
-            record.reason = f"no candidate passed ({summary or 'the search found no candidate'})"
+            if not summary:
+                pages = "; ".join(f"{p.purpose} {p.status} {p.reason}".strip() for p in record.pages[:4])
+                summary = f"the search found no candidate: {pages or 'no page read'}"
+            record.reason = f"no candidate passed ({summary})"
 
     async def _deploy(
         self,

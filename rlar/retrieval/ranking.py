@@ -12,9 +12,11 @@ Filters (each returns "pass" or the reason it failed; all are recorded per candi
 - ``language``, ``domain``: the task-fit gate of :mod:`rlar.retrieval.taskfit` (the model's card states
   the task's languages and a domain that covers the task's, or states none).
 
-After those: ``fit`` — the cosine similarity of all-MiniLM-L6-v2 embeddings of the request and of the
-candidate's document (name, tags, card), the same scale whichever matcher ranks, must reach
-``RankingConfig.min_fit`` (:func:`gate_fit`); only the rest are ranked.
+After those: ``fit`` — how much more a candidate's document (name, tags, card) says about the task than a
+card that says nothing but "a reward model": the cosine of all-MiniLM-L6-v2 embeddings of the request and
+the candidate's document minus that of the request and :data:`GENERIC_CARD` (the same scale whichever
+matcher ranks; cosines alone sit at 0.1-0.25 for unrelated reward-model cards, depending on the request)
+must reach ``RankingConfig.min_fit`` (:func:`task_fit_margins`, :func:`gate_fit`); only the rest are ranked.
 
 Ranking (eligible candidates only): ``total`` = weighted mean of components in [0, 1] — task ``fit``
 (the matcher: the routing agent's when available, else sentence embeddings of the request against the
@@ -133,11 +135,21 @@ def apply_filters(c: Candidate, req: RetrievalRequest, cfg: RetrievalConfig) -> 
         c.decision = "not_tried"
 
 
-def gate_fit(candidates: list[Candidate], similarities: list[float], min_fit: float) -> list[Candidate]:
-    """Record each candidate's ``fit`` filter (its similarity, in ``scores["similarity"]``); returns those
-    that reach ``min_fit`` (the others become ``rejected`` with their score)."""
+async def task_fit_margins(
+    matcher: TaskFitMatcher, req: RetrievalRequest, candidates: list[Candidate]
+) -> list[float]:
+    """Per candidate: its similarity to the request minus :data:`GENERIC_CARD`'s (see the module docstring)."""
+    if not candidates:
+        return []
+    sims = await matcher.similarity(req, [*candidates, GENERIC_CARD])
+    return [s - sims[-1] for s in sims[:-1]]
+
+
+def gate_fit(candidates: list[Candidate], margins: list[float], min_fit: float) -> list[Candidate]:
+    """Record each candidate's ``fit`` filter (its margin, in ``scores["similarity"]``); returns those that
+    reach ``min_fit`` (the others become ``rejected`` with their score)."""
     kept = []
-    for c, sim in zip(candidates, similarities, strict=True):
+    for c, sim in zip(candidates, margins, strict=True):
         c.filters["fit"] = check_fit(sim, min_fit)
         c.scores["similarity"] = round(float(sim), 4)
         if c.filters["fit"] == "pass":
@@ -158,6 +170,18 @@ class TaskFitMatcher(Protocol):
     async def similarity(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]:
         """Cosine of MiniLM embeddings of ``req.search_text()`` and each candidate's document, in [0, 1]."""
         ...
+
+
+GENERIC_CARD = Candidate(
+    "reward-model/reward-model",
+    "",
+    facts={
+        "card_excerpt": "A reward model.",
+        "pipeline_tag": "text-classification",
+        "tags": ["reward-model"],
+    },
+)
+"""A card that says nothing about any task: the baseline of the ``fit`` gate."""
 
 
 def candidate_document(c: Candidate) -> str:

