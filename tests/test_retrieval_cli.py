@@ -39,13 +39,14 @@ async def test_rlar_retrieve_prints_ranked_candidates_with_evidence_and_register
     cmd = [
         sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", "retrieve",
         "Judge English to German translations: only the German sentence, faithful, fluent and complete.",
-        "--mirror", "--mirror-cache", str(cache), "--task", "translate", "--domain", "translation",
+        "--mirror", "--mirror-cache", str(cache), "--domain", "translation",
         "--task-type", "translation", "--language", "de", "--max-vram-gb", "8", "--page-timeout", "3",
         "--run-dir", str(tmp_path), "--nats", nats_url, "--request-id", rid,
     ]  # fmt: skip
     out = subprocess.run(cmd, cwd=REPO, env=actor_env(), capture_output=True, text=True, timeout=400)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     text = out.stdout
+    assert "validating on the demo site's task 'translate'" in text  # no --task: the demo's own task
     assert "ranked candidates (eligible):" in text and "set aside:" in text
     assert "evidence: pipeline_tag=text-classification (props) · license=apache-2.0 (props)" in text
     assert "model page http_error: HTTP 404" in text and "did not finish loading within 3s" in text

@@ -240,6 +240,7 @@ async def test_an_unreachable_hub_is_its_own_outcome_before_any_page_is_read(tmp
     [
         (["--task", "translate", "--max-params", "1"], "ambiguous (1B? 1M?)"),
         ([], "give --task NAME (a builtin task: "),
+        (["--mirror", "--hub", "http://h"], "--mirror serves its own hub"),
         (["--task", "haiku"], "'haiku' is not a builtin task"),
     ],
 )

@@ -8,6 +8,7 @@ screenshots are written under ``<run-dir>/retrievals/<request id>/``.
 
 A model is only registered after it passed validation on probe pairs of the task, so a task is needed:
 ``--task NAME`` (a builtin task: its test split) or ``--examples FILE.jsonl`` ({query, reference} lines).
+With ``--mirror`` and neither, the demo site's own task (English→German ``translate``) is used, and said.
 
 Exit status: 0 a model passed validation (registered or validated); 1 bad arguments; 3 no candidate
 passed; 4 the hub is unreachable; 5 the retrieval failed before searching.
@@ -35,6 +36,14 @@ def cmd_retrieve(a: argparse.Namespace) -> int:
 
     if a.mirror and a.hub:
         raise ConfigError("--mirror serves its own hub; drop --hub")
+    if a.mirror and not a.task and not a.examples:
+        from rlar.testing.hub.catalogue import DEMO_TASK
+
+        a.task = DEMO_TASK
+        print(
+            f"--mirror without --task/--examples: validating on the demo site's task {DEMO_TASK!r}",
+            flush=True,
+        )
     if not a.examples and not (a.task and examples_from_task(a.task)):
         raise ConfigError(
             "a retrieved model is validated on probes of the task before it is used: give --task NAME "

@@ -200,6 +200,9 @@ def demo_catalogue(models: DemoModels) -> list[MirrorModel]:
 
 
 LEADERBOARD_NAME = "mirror-lab/reward-leaderboard"
+DEMO_TASK = "translate"
+"""The builtin task the demo site's models are for (English→German): ``rlar retrieve --mirror`` validates
+on its test split when the command names no task and no examples."""
 
 
 def demo_leaderboard() -> dict[str, list[dict[str, Any]]]:
@@ -230,4 +233,4 @@ def demo_site(cache_dir: str | Path, *, steps: int = 300, hang_s: float = 600.0)
         yield site
 
 
-__all__ = ["LEADERBOARD_NAME", "demo_catalogue", "demo_leaderboard", "demo_site"]
+__all__ = ["DEMO_TASK", "LEADERBOARD_NAME", "demo_catalogue", "demo_leaderboard", "demo_site"]
