@@ -14,7 +14,8 @@ from typing import Any
 
 from actors import resolve
 from actors.runtime import Actor
-from rlar.config import apply_overrides, build, load_toml
+from rlar.config import build
+from rlar.runconfig import load_run_config
 
 
 def actor_config_dict(doc: dict[str, Any], section: str, implied: dict[str, Any]) -> dict[str, Any]:
@@ -53,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format=f"%(asctime)s {args.kind} %(levelname)s %(name)s: %(message)s"
     )
-    doc = load_toml(args.config) if args.config else {}
-    apply_overrides(doc, args.set)
+    # Relative paths in the file resolve against its directory (rlar.runconfig), as for `rlar train`.
+    doc = load_run_config(args.config, args.set)
     if args.nats:
         doc.setdefault("nats", {})["url"] = args.nats
     if doc.get("nats", {}).get("url", "embedded") == "embedded":

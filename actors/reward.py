@@ -42,6 +42,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -92,7 +93,10 @@ class RewardConfig(ActorConfig):
     cache_size: int = Field(65536, ge=0)
     """Cached ok results per kind (0 disables the cache)."""
     allowed_prefixes: list[str] = Field(default_factory=lambda: ["rlar."])
-    """Module prefixes a spec's dotted ``impl`` may be imported from."""
+    """Module prefixes a spec's dotted ``impl`` (or a user reward function, :mod:`rlar.tools.pyfunc`) may be
+    imported from: adding a module here trusts it to run in this worker's tool processes."""
+    python_path: list[str] = Field(default_factory=list)
+    """Directories put first on the import path of this worker's tool processes (user reward modules)."""
     spec_ttl_s: float = Field(5.0, ge=0)
     """How long a tool resolution is reused (changes announced on the bus drop it sooner)."""
     stats_flush_s: float = Field(3.0, gt=0)
@@ -183,6 +187,8 @@ class RewardWorker(Actor[RewardConfig]):
     # -- life -------------------------------------------------------------------------------------
     async def setup(self) -> None:
         cfg = self.config
+        # Tool processes inherit this process's import path (rlar.tools.executor).
+        sys.path[:0] = [p for p in cfg.python_path if p not in sys.path]
         self.registry = ToolRegistry(self.bus)
         if cfg.register_builtins:
             await self.registry.ensure_builtins(by=f"{self.kind}/{self.instance}")

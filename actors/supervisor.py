@@ -7,6 +7,10 @@ the tail of its log, and an :class:`~bus.messages.Event` on ``rlar.events.superv
 and restarted after an exponential backoff, reset once a replica has stayed up ``stable_s``. Nothing is
 silently lost: the replica's unacked work is redelivered by JetStream to its peers meanwhile.
 
+A crash loop is not retried forever: when one replica has crashed ``crash_limit`` times with the same error
+(the exception line of its log, numbers ignored) within ``crash_window_s``, the supervisor stops every replica
+and sets ``fatal`` to that actor's error, so ``rlar train``/``rlar up`` exit non-zero with it.
+
 Stopping (SIGTERM/SIGINT to ``rlar up``) sends SIGTERM to every replica, which drains gracefully, and
 SIGKILLs what is still alive after ``grace_s``. Children die with the supervisor (parent-death signal).
 """
@@ -18,9 +22,11 @@ import contextlib
 import ctypes
 import logging
 import os
+import re
 import signal
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +65,21 @@ def parse_actor_specs(text: str) -> list[tuple[str, int]]:
     return specs
 
 
+_EXC_LINE = re.compile(
+    r"^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Refused|Unreachable|Timeout)\w*)(: .*)?$"
+)
+
+
+def crash_line(log_tail: str) -> str:
+    """The error a crashed actor's log ends with: its last exception line (``ValueError: ...``), else the
+    last non-empty line."""
+    lines = [ln.strip() for ln in log_tail.splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if _EXC_LINE.match(ln):
+            return ln[:500]
+    return lines[-1][:500] if lines else "(no log)"
+
+
 def _child_setup() -> None:
     with contextlib.suppress(Exception):
         ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
@@ -73,6 +94,7 @@ class Replica:
     restarts: int = 0
     started_at: float = 0.0
     exits: list[int] = field(default_factory=list)
+    crash_times: dict[str, deque[float]] = field(default_factory=dict)  # error signature -> recent times
 
     @property
     def name(self) -> str:
@@ -96,6 +118,8 @@ class Supervisor:
         extra_env: dict[str, str] | None = None,
         kind_overrides: dict[str, list[str]] | None = None,
         kind_env: dict[str, dict[str, str]] | None = None,
+        crash_limit: int | None = None,
+        crash_window_s: float = 600.0,
     ) -> None:
         self.replicas = [Replica(kind, i) for kind, n in specs for i in range(n)]
         self.nats_url = nats_url
@@ -113,6 +137,10 @@ class Supervisor:
         self.kind_env = kind_env or {}
         self.stopping = asyncio.Event()
         self.crashes = 0
+        self.crash_limit = crash_limit
+        self.crash_window_s = crash_window_s
+        self.fatal: str | None = None
+        """Why the supervisor gave up (a crash loop), or None."""
 
     def command(self, r: Replica) -> list[str]:
         # Instance ids must be unique across hosts (heartbeat subjects, rlar status): prefix the host.
@@ -173,10 +201,33 @@ class Supervisor:
                               message=f"{r.name} exited with code {rc}; restarting in {backoff:.1f}s",
                               data={"returncode": rc, "uptime_s": up, "restarts": r.restarts}),
                     )  # fmt: skip
+            if self._crash_loop(r, rc):
+                break
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), backoff)
             backoff = min(backoff * 2, self.max_backoff_s)
             r.restarts += 1
+
+    def _crash_loop(self, r: Replica, rc: int) -> bool:
+        """Record this crash; True (and the run stopped, ``fatal`` set) when it is one too many."""
+        if self.crash_limit is None:
+            return False
+        line = crash_line(self._log_tail(r, lines=60))
+        signature = f"{rc}|" + re.sub(r"\d+", "#", line)
+        now = time.monotonic()
+        times = r.crash_times.setdefault(signature, deque())
+        times.append(now)
+        while times and times[0] < now - self.crash_window_s:
+            times.popleft()
+        if len(times) < self.crash_limit:
+            return False
+        self.fatal = (
+            f"actor {r.name} crashed {len(times)} times in {now - times[0]:.0f}s with the same error "
+            f"(exit code {rc}): {line} — full log: {self.run_dir / 'logs' / (r.name + '.log')}"
+        )
+        log.error("stopping the run: %s", self.fatal)
+        self.stop()
+        return True
 
     async def run(self) -> None:
         """Start every replica and keep them alive until :meth:`stop`."""

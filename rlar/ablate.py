@@ -38,8 +38,8 @@ from typing import Any
 
 import tomli_w
 
-from rlar.config import apply_overrides, load_toml
 from rlar.learn.distributed import child_env
+from rlar.runconfig import load_run_config
 
 __all__ = ["ablate", "interval", "mode_overrides", "summarize_runs"]
 
@@ -193,8 +193,7 @@ def ablate(
     seeds: list[int] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Train and evaluate once per mode and seed; write the comparison (see the module docstring)."""
-    base = load_toml(config)
-    apply_overrides(base, overrides)
+    base = load_run_config(config, overrides)  # paths made absolute: the per-mode copies live elsewhere
     docs = {m: mode_overrides(m, base) for m in modes}  # validates every mode before anything runs
     seeds = list(seeds if seeds is not None else [int(base.get("feeder", {}).get("seed", 0))])
     root = Path(out) if out else Path("runs") / f"ablate-{time.strftime('%Y%m%d-%H%M%S')}"

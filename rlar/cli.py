@@ -13,13 +13,34 @@ from rlar.commands import MODULES
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="rlar", description="Multi-task GRPO with agentic rewards over NATS.")
-    ap.add_argument("--log-level", default="INFO")
+    ap.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
     sub = ap.add_subparsers(dest="command", required=True)
     bench_parser = sub.add_parser("bench", help="benchmarks (JSON on the last line)")
     bench = bench_parser.add_subparsers(dest="bench", required=True)
     for name in MODULES:
         importlib.import_module(name).register(sub, bench)
+    _state_defaults(ap)
     return ap
+
+
+def _state_defaults(parser: argparse.ArgumentParser) -> None:
+    """Append ``(default: X)`` to every flag's help that does not state its default itself."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _state_defaults(sub)
+        elif (
+            action.option_strings
+            and action.help
+            and action.default not in (None, False, argparse.SUPPRESS)
+            and "default" not in action.help
+        ):
+            shown = (
+                ", ".join(map(str, action.default)) or "none"
+                if isinstance(action.default, list)
+                else action.default
+            )
+            action.help += f" (default: {shown})".replace("%", "%%")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.fn(args) or 0)
     except (BusUnreachable, ConfigError) as exc:
-        print(f"rlar: error: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines() or [type(exc).__name__]:
+            print(f"rlar: error: {line}", file=sys.stderr)
         return 1
 
 

@@ -1,17 +1,27 @@
 """``rlar train --config FILE``: the main job — bus, all actors, progress, metrics, curves, one command.
 
-1. A fresh run directory ``runs/<name>-<timestamp>`` (or ``--run-dir`` to resume one).
-2. The policy: ``[policy] source = "tiny"`` builds the demo's tiny Llama locally and warms it up with a
-   short supervised phase on the train splits of ``sft_tasks`` (cached under ``runs/.cache`` by its
-   settings, so later runs start at once); ``source = "path"`` uses any local Hugging Face checkpoint.
+1. The config (:mod:`rlar.runconfig`): relative paths resolve against the config file's directory, every
+   section and key is validated, and every task's data is opened (:mod:`rlar.preflight`) before anything
+   starts; a problem is one line on stderr and exit code 1.
+2. A fresh run directory ``runs/<name>-<timestamp>``, or ``--run-dir DIR``: an existing run resumes with its
+   own ``config.toml`` (``--config`` may only repeat its task mix) plus any ``--set``.
+3. The policy: ``[policy] source = "tiny"`` builds the demo's tiny Llama locally and warms it up with a
+   short supervised phase on the train splits of ``sft_tasks`` (cached in :func:`rlar.resources.cache_dir`
+   by its settings, so later runs start at once); ``source = "path"`` uses any local Hugging Face checkpoint.
    The actors find it at ``{run_dir}/policy/init``.
-3. The bus: ``[nats] url`` (``embedded`` starts nats-server for the run), every stream ensured.
-4. The actors of ``[train] actors`` as supervised child processes (crashes restarted, see ``rlar up``).
-5. A progress bar from the learner's metrics (steps, reward, samples/s, staleness); reward-curve PNGs per
-   task redrawn as the run goes; at the end (``max_steps`` reached, or ``max_minutes``), ``summary.json``: the
-   first-10 vs last-10 step mean reward per task, and per task the tools used with their origin (built-in,
-   synthesised vN, retrieved), the routing decisions and the abstain rate (:mod:`rlar.tool_summary`), and the
-   synthesis report (:mod:`rlar.synthesis.report`).
+4. The bus: ``[nats] url`` (``embedded`` starts nats-server for the run), every stream ensured; the
+   ``[[tools]]`` of the config are registered (trusted ones added to ``[reward] allowed_prefixes``).
+5. The actors of ``[train] actors`` as supervised child processes (crashes restarted, see ``rlar up``); one
+   that crashes ``crash_limit`` times with the same error within ``crash_window_s`` stops the run.
+6. A progress bar from the learner's metrics (steps, reward, samples/s, staleness), a warning when no group
+   carried reward signal for ``no_signal_steps`` steps (with the likely cause, :mod:`rlar.summary`),
+   reward-curve PNGs per task redrawn as the run goes; at the end ``summary.json``: steps (counted once across
+   learner resumes) and updates, the first-10 vs last-10 step mean reward per task, and per task the tools
+   used with their origin (built-in, synthesised vN, retrieved, user), the routing decisions and the abstain
+   rate (:mod:`rlar.tool_summary`), and the synthesis report (:mod:`rlar.synthesis.report`).
+
+Exit code: 0 when the run reached ``max_steps`` or spent ``max_minutes`` with at least one update; 1 for a
+config problem, a crash loop, or a run that made no update; 130 when interrupted (Ctrl-C, SIGTERM).
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ import logging
 import os
 import shutil
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -38,8 +49,8 @@ from bus.config import NatsConfig
 from bus.embedded import serve
 from bus.messages import Event, Metrics, RouteDecision
 from bus.topology import TopologyConfig, declare, ensure_topology
-from rlar.config import apply_overrides, build, load_toml
-from rlar.plots import first_last_summary, plot_reward_curves, read_metrics
+from rlar.config import build
+from rlar.plots import plot_reward_curves, read_metrics
 
 log = logging.getLogger("rlar.train")
 
@@ -79,6 +90,12 @@ class TrainSection(BaseModel):
     """Wall-clock budget; the run stops (gracefully) when it is spent even if max_steps is not reached."""
     plot_every: int = Field(10, ge=1)
     """Redraw the reward curves every N learner steps."""
+    crash_limit: int = Field(5, ge=1)
+    """Stop the run when one actor crashed this many times with the same error within ``crash_window_s``."""
+    crash_window_s: float = Field(600.0, gt=0)
+    """The window of ``crash_limit``."""
+    no_signal_steps: int = Field(20, ge=1)
+    """Warn when this many learner steps in a row had no group with reward signal (all rewards equal)."""
 
 
 def _cache_key(section: PolicySection) -> str:
@@ -138,9 +155,12 @@ def prepare_policy(section: PolicySection, run_dir: Path, cache_root: Path) -> P
 
 
 class Progress:
-    """Follows the learner's metrics on the bus; draws the bar and the curves."""
+    """Follows the learner's metrics on the bus; draws the bar and the curves, and warns when the learner's
+    groups carry no reward signal."""
 
-    def __init__(self, run_dir: Path, max_steps: int | None, plot_every: int) -> None:
+    def __init__(
+        self, run_dir: Path, max_steps: int | None, plot_every: int, no_signal_steps: int = 20
+    ) -> None:
         from tqdm import tqdm
 
         self.run_dir = run_dir
@@ -150,6 +170,9 @@ class Progress:
         self.t0 = time.time()
         self.samples = 0
         self.last_step = 0
+        self.no_signal_steps = no_signal_steps
+        self.silent: list[dict[str, Any]] = []  # the current run of steps without signal
+        self.warnings: list[str] = []
 
     async def on_metrics(self, msg: Metrics, raw: Msg) -> None:
         v = msg.values
@@ -163,21 +186,46 @@ class Progress:
             stale=v.get("staleness_max", 0),
             version=v.get("version"),
         )
+        self._watch_signal(v)
         if msg.step % self.plot_every == 0:
             await asyncio.to_thread(plot_reward_curves, self.run_dir / "metrics.jsonl", self.run_dir)
+
+    def _watch_signal(self, values: dict[str, Any]) -> None:
+        from rlar.summary import no_signal_cause
+
+        if values.get("groups_with_signal"):
+            self.silent = []
+            return
+        self.silent.append(values)
+        if len(self.silent) == self.no_signal_steps:
+            text = (f"warning: no reward signal in the last {self.no_signal_steps} learner steps (every group's "
+                    f"rewards were equal, so nothing was learned) — {no_signal_cause(self.silent)}")  # fmt: skip
+            self.warnings.append(text)
+            self.bar.write(text, file=sys.stderr)
 
     async def on_event(self, msg: Event, raw: Msg) -> None:
         if msg.kind == "finished":
             self.finished.set()
 
 
-async def _drive(doc: dict[str, Any], run_dir: Path, url: str, config_path: Path) -> dict[str, Any]:
+async def _drive(
+    doc: dict[str, Any], run_dir: Path, url: str, config_path: Path, tool_specs: list[Any]
+) -> dict[str, Any]:
+    from rlar.registry import ToolRegistry
+    from rlar.summary import run_totals, unique_steps
+    from rlar.synthesis.report import read_run, summarize
+    from rlar.tool_summary import tasks_summary
+
     train = build(TrainSection, doc.get("train", {}), where="[train]")
     nats_cfg = NatsConfig.model_validate({**doc.get("nats", {}), "url": url})
     bus = await Bus.connect(nats_cfg, name="rlar-train")
     await ensure_topology(bus.js, declare(TopologyConfig.model_validate(doc.get("topology", {}))))
+    for spec in tool_specs:
+        got = await ToolRegistry(bus).register(spec, by="rlar train")
+        print(f"tool {got.name} v{got.version} ({got.kind}, your {got.params.get('function', '')}) registered",
+              flush=True)  # fmt: skip
     max_steps = doc.get("learner", {}).get("max_steps", 200)
-    progress = Progress(run_dir, max_steps, train.plot_every)
+    progress = Progress(run_dir, max_steps, train.plot_every, train.no_signal_steps)
     await bus.subscribe(subjects.metrics("learner"), Metrics, progress.on_metrics)
     await bus.subscribe(subjects.events("learner"), Event, progress.on_event)
     decisions: list[RouteDecision] = []
@@ -187,20 +235,23 @@ async def _drive(doc: dict[str, Any], run_dir: Path, url: str, config_path: Path
 
     await bus.subscribe(subjects.TOOLS_DECISIONS, RouteDecision, on_decision)
     sup = Supervisor(list(train.actors.items()), nats_url=url, run_dir=run_dir, config_path=str(config_path), bus=bus,
-                     extra_env={"DS_ACCELERATOR": os.environ.get("DS_ACCELERATOR", "cpu")})  # fmt: skip
+                     extra_env={"DS_ACCELERATOR": os.environ.get("DS_ACCELERATOR", "cpu")},
+                     crash_limit=train.crash_limit, crash_window_s=train.crash_window_s)  # fmt: skip
     runner = asyncio.create_task(sup.run())
     loop = asyncio.get_running_loop()
     interrupted = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, interrupted.set)
     reason = "finished"
-    waits = [asyncio.create_task(progress.finished.wait()), asyncio.create_task(interrupted.wait())]
+    waits = [asyncio.create_task(progress.finished.wait()), asyncio.create_task(interrupted.wait()), runner]
     done, _ = await asyncio.wait(waits, timeout=train.max_minutes * 60, return_when=asyncio.FIRST_COMPLETED)
-    if not done:
+    if sup.fatal:
+        reason = "crash loop"
+    elif not done:
         reason = f"time budget of {train.max_minutes} min spent"
     elif interrupted.is_set():
         reason = "interrupted"
-    for w in waits:
+    for w in waits[:2]:
         w.cancel()
     progress.bar.close()
     print(f"stopping actors ({reason}) …", flush=True)
@@ -209,18 +260,18 @@ async def _drive(doc: dict[str, Any], run_dir: Path, url: str, config_path: Path
     specs, statuses = await _registry_view(bus)
     await bus.close()
     plot_reward_curves(run_dir / "metrics.jsonl", run_dir)
-    records = read_metrics(run_dir / "metrics.jsonl")
-    from rlar.synthesis.report import read_run, summarize
-    from rlar.tool_summary import tasks_summary
-
+    steps = unique_steps(read_metrics(run_dir / "metrics.jsonl"))
     synthesis = read_run(run_dir)
     summary = {
-        "run_dir": str(run_dir), "reason": reason, "steps": len(records), "crashes": sup.crashes,
-        "minutes": round((time.time() - progress.t0) / 60, 2), "reward_first10_last10": first_last_summary(records),
-        "max_staleness_seen": max((r.get("staleness_max", 0) for r in records), default=0),
-        "tasks": tasks_summary(records, decisions, specs, statuses),
+        "run_dir": str(run_dir), "reason": reason, "crashes": sup.crashes,
+        "minutes": round((time.time() - progress.t0) / 60, 2), **run_totals(steps),
+        "tasks": tasks_summary(steps, decisions, specs, statuses),
         "synthesis": {**summarize(synthesis), "requests_detail": synthesis} if synthesis else None,
+        "warnings": progress.warnings,
     }  # fmt: skip
+    if sup.fatal:
+        summary["fatal"] = sup.fatal
+    summary["exit_code"] = _exit_code(summary)
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 
@@ -243,21 +294,103 @@ async def _registry_view(bus: Bus) -> tuple[dict[tuple[str, int], Any], dict[tup
     return specs, statuses
 
 
-def train(config: str, *, overrides: list[str], run_dir: str | None) -> int:
-    doc = load_toml(config)
-    apply_overrides(doc, overrides)
-    section = build(TrainSection, doc.get("train", {}), where="[train]")
+def _exit_code(summary: dict[str, Any]) -> int:
+    if summary["reason"] == "interrupted":
+        return 130
+    if summary.get("fatal") or not summary.get("updates"):
+        return 1
+    return 0
+
+
+def _verdict(summary: dict[str, Any]) -> str:
+    """The one line a user reads at the end."""
+    reason, steps, updates = summary["reason"], summary["steps"], summary.get("updates", 0)
+    if summary.get("fatal"):
+        return f"rlar train: FAILED — {summary['fatal']}"
+    if reason == "interrupted":
+        return f"rlar train: INTERRUPTED after {steps} steps ({updates} updates); resume with --run-dir " \
+               f"{summary['run_dir']}"  # fmt: skip
+    if not updates:
+        why = "; ".join(summary.get("warnings", [])) or "no learner step trained on any sample"
+        return f"rlar train: NO UPDATES in {steps} steps ({reason}) — {why}"
+    return f"rlar train: {reason} — {steps} steps, {updates} updates; summary in {summary['run_dir']}/summary.json"
+
+
+def _same_mix(saved: dict[str, Any], doc: dict[str, Any]) -> bool:
+    keys = ("tasks", "seed", "epoch_size")
+    a, b = saved.get("feeder", {}), doc.get("feeder", {})
+    return all(a.get(k) == b.get(k) for k in keys)
+
+
+def load_checked(
+    config: str | None, overrides: list[str], run_dir: str | None
+) -> tuple[dict[str, Any], dict[str, Any], Any, Path, bool]:
+    """The validated run document for ``rlar train`` (see the module docstring): (doc, built sections,
+    preflight, run directory, resumed). Raises ``ConfigError`` with every problem."""
+    from rlar.preflight import preflight
+    from rlar.resources import DEMO_CONFIG, packaged
+    from rlar.runconfig import ConfigProblems, load_run_config, validate_run_config
+
+    saved_path = Path(run_dir) / "config.toml" if run_dir else None
+    resumed = saved_path is not None and saved_path.is_file()
+    path = packaged(config) if config else (saved_path if resumed else packaged(DEMO_CONFIG))
+    assert path is not None
+    doc = load_run_config(path, overrides)
+    if resumed:
+        assert saved_path is not None
+        saved = load_run_config(saved_path)
+        if not _same_mix(saved, doc):
+            raise ConfigProblems(str(path), [
+                f"run directory {run_dir} was started with another task mix ([feeder] tasks/seed/epoch_size in "
+                f"{saved_path}); its feeder cursor cannot resume on this one — resume without --config and "
+                "without changing [feeder], or pick a new --run-dir"])  # fmt: skip
+    section = build(TrainSection, doc.get("train", {}), where=f"{path}: [train]")
+    built = validate_run_config(doc, actors=list(section.actors), where=str(path), from_set=overrides)
+    pre = preflight(built, base_dir=path.parent, where=str(path))
     rdir = Path(run_dir) if run_dir else Path("runs") / f"{section.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    _trust_user_tools(doc, pre.tool_specs)
+    return doc, built, pre, rdir, resumed
+
+
+def _trust_user_tools(doc: dict[str, Any], specs: list[Any]) -> None:
+    """Let this run's reward workers import the trusted ``[[tools]]`` modules of its own config."""
+    for spec in specs:
+        if str(spec.kind) == "sandbox":
+            continue
+        reward = doc.setdefault("reward", {})
+        prefixes = reward.setdefault("allowed_prefixes", ["rlar."])
+        paths = reward.setdefault("python_path", [])
+        module = str(spec.params["function"]).partition(":")[0]
+        if module not in prefixes:
+            prefixes.append(module)
+        where = spec.provenance.get("python_path")
+        if where and where not in paths:
+            paths.append(where)
+
+
+def train(config: str | None, *, overrides: list[str], run_dir: str | None) -> int:
+    from rlar.resources import cache_dir
+
+    t0 = time.perf_counter()
+    doc, built, pre, rdir, resumed = load_checked(config, overrides, run_dir)
+    for check in pre.tasks:
+        print(check.line(), flush=True)
+    print(f"config checked in {time.perf_counter() - t0:.1f}s" + (f"; resuming {rdir}" if resumed else ""),
+          flush=True)  # fmt: skip
     rdir.mkdir(parents=True, exist_ok=True)
     doc.setdefault("run", {})["dir"] = str(rdir)
-    policy = build(PolicySection, doc.get("policy", {}), where="[policy]")
-    init = prepare_policy(policy, rdir, Path("runs") / ".cache")
+    policy = built.get("policy") or build(PolicySection, {}, where="[policy]")
+    init = prepare_policy(policy, rdir, cache_dir())
     print(f"run directory: {rdir}   policy: {init}", flush=True)
     url = doc.get("nats", {}).get("url", "embedded")
+    if resumed and url.startswith("nats://127.0.0.1:") and (rdir / "nats").is_dir():
+        url = "embedded"  # a run saved by an older rlar, with its embedded server's port
+    doc.setdefault("nats", {})["url"] = url
+    config_path = rdir / "config.toml"
+    # The run's own config: paths absolute, the bus as configured (an embedded one gets a new port each time).
+    config_path.write_text(tomli_w.dumps(doc))
     with serve(url, rdir, live_run=True) as real_url:
-        doc.setdefault("nats", {})["url"] = real_url
-        config_path = rdir / "config.toml"
-        config_path.write_text(tomli_w.dumps(doc))
-        summary = asyncio.run(_drive(doc, rdir, real_url, config_path))
-    print(json.dumps(summary), flush=True)
-    return 0
+        summary = asyncio.run(_drive(doc, rdir, real_url, config_path, pre.tool_specs))
+    print(json.dumps({k: v for k, v in summary.items() if k != "tasks"}), flush=True)
+    print(_verdict(summary), file=sys.stderr if summary["exit_code"] else sys.stdout, flush=True)
+    return int(summary["exit_code"])

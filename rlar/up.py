@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import serve
 from bus.topology import TopologyConfig, declare, ensure_topology
-from rlar.config import ConfigError, apply_overrides, load_toml
+from rlar.config import ConfigError
 
 log = logging.getLogger("rlar.up")
 
@@ -62,10 +63,11 @@ def up(
     overrides: list[str],
     run_dir: str | None,
     creds_dir: str | None = None,
+    crash_limit: int | None = 5,
+    crash_window_s: float = 600.0,
 ) -> int:
     specs = parse_actor_specs(actors)
-    doc = load_toml(config) if config else {}
-    apply_overrides(doc, overrides)
+    doc = _checked(specs, config, overrides)
     # Per-role credentials (rlar.deploy.auth): this supervisor joins as `supervisor`, each replica as its
     # kind's role, with the password passed in its environment, never on its command line.
     kind_overrides, kind_env = credentials_for(specs, creds_dir, doc)
@@ -76,6 +78,27 @@ def up(
         print(f"rlar up: bus {real_url} — actors {', '.join(f'{k}×{n}' for k, n in specs)} — logs {rdir}/logs",
               flush=True)  # fmt: skip
         sup = Supervisor(specs, nats_url=real_url, run_dir=rdir, config_path=config, overrides=overrides,
-                         kind_overrides=kind_overrides, kind_env=kind_env)  # fmt: skip
+                         kind_overrides=kind_overrides, kind_env=kind_env, crash_limit=crash_limit,
+                         crash_window_s=crash_window_s)  # fmt: skip
         asyncio.run(_supervise(sup, real_url, doc))
+    if sup.fatal:
+        print(f"rlar up: FAILED — {sup.fatal}", file=sys.stderr, flush=True)
+        return 1
     return 0
+
+
+def _checked(specs: list[tuple[str, int]], config: str | None, overrides: list[str]) -> dict[str, Any]:
+    """The run document, validated for the actors to start, their data opened (``rlar.preflight``)."""
+    from actors import resolve
+    from rlar.preflight import preflight
+    from rlar.runconfig import load_run_config, validate_run_config
+
+    doc = load_run_config(config, overrides)
+    kinds = [k for k, n in specs if n > 0]
+    built = validate_run_config(doc, actors=kinds, where=config or "rlar up", from_set=overrides)
+    sections = {resolve(k)[1] for k in kinds} | {"tools"}
+    base = Path(config).parent if config else Path.cwd()
+    for check in preflight({k: v for k, v in built.items() if k in sections}, base_dir=base,
+                           where=config or "rlar up").tasks:  # fmt: skip
+        print(check.line(), flush=True)
+    return doc

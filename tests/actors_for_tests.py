@@ -24,3 +24,17 @@ class CrashOnce(Actor[CrashOnceConfig]):
             marker.write_text(str(os.getpid()))
             raise RuntimeError("deliberate crash on first start")
         await self.stopping.wait()
+
+
+class AlwaysCrashConfig(ActorConfig):
+    message: str = "data/x.jsonl, line 7: prompt field 'question' is missing"
+
+
+class AlwaysCrash(Actor[AlwaysCrashConfig]):
+    """Crashes on every start with the same error (a crash loop)."""
+
+    kind = "alwayscrash"
+    Config = AlwaysCrashConfig
+
+    async def main(self) -> None:
+        raise ValueError(self.config.message)

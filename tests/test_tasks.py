@@ -524,7 +524,7 @@ def test_load_task_reads_jsonl_and_parquet_through_field_mappings(tmp_path: Path
         },
         base_dir=tmp_path,
     )
-    assert [r.prompt for r in ds] == ["a?"] and ds.spec.default_tools == (("normalized_match", 1.0),)
+    assert [r.prompt for r in ds] == ["a?"] and ds.spec.default_tools == (("exact_match", 1.0),)
     pq.write_table(pa.Table.from_pylist([{"prompt": "hello"}]), tmp_path / "c.parquet")
     chat = load_task(
         {"name": "c", "source": "parquet", "path": str(tmp_path / "c.parquet"), "fields": {"reference": ""}}

@@ -11,4 +11,5 @@ MODULES: list[str] = [
     "rlar.commands.retrieve",
     "rlar.commands.eval",
     "rlar.commands.synthesis",
+    "rlar.commands.export",
 ]

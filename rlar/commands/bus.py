@@ -13,8 +13,9 @@ def cmd_up(a: argparse.Namespace) -> int:
     from rlar.up import up
 
     return up(
-        a.actors, nats=a.nats, config=a.config, overrides=a.set, run_dir=a.run_dir, creds_dir=a.creds_dir
-    )
+        a.actors, nats=a.nats, config=a.config, overrides=a.set, run_dir=a.run_dir, creds_dir=a.creds_dir,
+        crash_limit=a.crash_limit or None, crash_window_s=a.crash_window,
+    )  # fmt: skip
 
 
 def cmd_tail(a: argparse.Namespace) -> int:
@@ -58,11 +59,17 @@ def register(sub: Any, bench: Any) -> None:
     p.add_argument("--actors", required=True, help="e.g. reward=4,sandbox=2,feeder")
     p.add_argument("--nats", help="nats://host:4222[,nats://…] or 'embedded' (default: config or embedded)")
     p.add_argument("--config", help="run config TOML")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--run-dir")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key (repeatable; default: none)")  # fmt: skip
+    p.add_argument("--run-dir", help="where logs go (default: the config's [run] dir, else runs/up)")
     p.add_argument(
         "--creds-dir", help="per-role NATS passwords (<role>.password; default $RLAR_NATS_CREDS_DIR)"
     )
+    p.add_argument("--crash-limit", type=int, default=5,
+                   help="stop everything when one replica crashed this many times with the same error within "
+                        "--crash-window; 0 restarts forever (default: 5)")  # fmt: skip
+    p.add_argument("--crash-window", type=float, default=600.0,
+                   help="seconds over which --crash-limit counts crashes (default: 600)")  # fmt: skip
     p.set_defaults(fn=cmd_up)
 
     p = sub.add_parser("tail", help="print live bus traffic, decoded")
@@ -75,7 +82,7 @@ def register(sub: Any, bench: Any) -> None:
 
     p = sub.add_parser("status", help="live actors, stream depths, consumer backlogs, rates")
     add_bus_arguments(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON document instead of the table")
     p.add_argument("--window", type=float, default=1.0, help="seconds over which rates are measured")
     p.set_defaults(fn=cmd_status)
 

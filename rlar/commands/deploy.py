@@ -96,17 +96,18 @@ def register(sub: Any, bench: Any) -> None:
     q.set_defaults(fn=cmd_render)
 
     q = d.add_parser("credentials", help="write a fresh password per role to DIR")
-    q.add_argument("dir")
+    q.add_argument("dir", help="directory for <role>.password files and credentials.env")
     q.add_argument("--overwrite", action="store_true", help="replace existing passwords (rotation)")
     q.set_defaults(fn=cmd_credentials)
 
     q = d.add_parser("bootstrap", help="create the declared topology (and the built-in tools) on a bus")
     q.add_argument("--nats", help="nats://host:4222[,…] (default: the config's [nats].url)")
     q.add_argument("--config", help="run config TOML ([nats], [topology])")
-    q.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    q.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key (repeatable; default: none)")  # fmt: skip
     q.add_argument("--builtins", action="store_true", help="also register the built-in reward tools (admin)")
     q.set_defaults(fn=cmd_bootstrap)
 
     q = d.add_parser("roles", help="print every role's permissions")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help="JSON instead of the table")
     q.set_defaults(fn=cmd_roles)

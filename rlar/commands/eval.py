@@ -76,8 +76,9 @@ def cmd_bench_pipeline(a: argparse.Namespace) -> int:
 
 def cmd_bench_preference(a: argparse.Namespace) -> int:
     from rlar.benchmarks.preference import run
+    from rlar.resources import packaged
 
-    doc = run(a.data, limit=a.limit, seed=a.seed, judge_url=a.judge_url,
+    doc = run(str(packaged(a.data)), limit=a.limit, seed=a.seed, judge_url=a.judge_url,
               tools=a.tools.split(",") if a.tools else None)  # fmt: skip
     if not a.json:
         print(doc.pop("table"))
@@ -129,11 +130,14 @@ def register(sub: Any, bench: Any) -> None:
     p.set_defaults(fn=cmd_eval)
 
     p = sub.add_parser("ablate", help="train once per reward mode (same seeds, budget); compare")
-    p.add_argument("--config", default="deploy/configs/demo.toml")
+    p.add_argument(
+        "--config", default="deploy/configs/demo.toml", help="run config TOML the modes start from"
+    )
     p.add_argument("--modes", default="agentic,static:exact_match",
                    help="comma-separated: agentic, no-synthesis, random, static:<tool>, default")  # fmt: skip
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--max-steps", type=int, default=40)
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key for every mode (repeatable; default: none)")  # fmt: skip
+    p.add_argument("--max-steps", type=int, default=40, help="learner steps per mode")
     p.add_argument("--max-minutes", type=float, default=7.0, help="per mode")
     p.add_argument("--seeds", default="", help="comma-separated seeds, one run per mode and seed (default: the "
                    "config's feeder seed); 3 or more give 95%% intervals")  # fmt: skip
@@ -161,20 +165,24 @@ def register(sub: Any, bench: Any) -> None:
                    help="steps left out of the measurement (>= max_staleness + 1, so the async way's initial "
                         "buffer is used up before timing starts)")  # fmt: skip
     p.add_argument("--prompts", type=int, default=8, help="prompts per step")
-    p.add_argument("--group-size", type=int, default=8)
-    p.add_argument("--max-new-tokens", type=int, default=16)
+    p.add_argument("--group-size", type=int, default=8, help="samples per prompt")
+    p.add_argument("--max-new-tokens", type=int, default=16, help="tokens generated per sample")
     p.add_argument("--quick", action="store_true", help="fewer steps (tests)")
     p.add_argument("--model-dir", help="local HF checkpoint (default: the tiny Llama, hidden 64, built here)")
-    p.add_argument("--engine", default="transformers", choices=["transformers", "vllm"])
+    p.add_argument(
+        "--engine", default="transformers", choices=["transformers", "vllm"], help="generation engine"
+    )
     p.add_argument("--device", default="cpu", help="cpu | cuda")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="only the JSON line")
     p.set_defaults(fn=cmd_bench_pipeline)
 
     p = bench.add_parser("preference", help="the reward system as a judge, RewardBench-2 format and scoring")
     p.add_argument("--data", default="data/preference_sample.jsonl", help="RewardBench 2 JSONL or parquet")
-    p.add_argument("--limit", type=int)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--judge-url")
+    p.add_argument("--limit", type=int, help="at most N records (default: all)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the record order and ties")
+    p.add_argument(
+        "--judge-url", help="Messages-API base URL for llm_judge (default: ANTHROPIC_BASE_URL/key)"
+    )
     p.add_argument("--tools", help="comma-separated built-in tools (default: all)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="only the JSON line")
     p.set_defaults(fn=cmd_bench_preference)

@@ -160,8 +160,8 @@ def register(sub: Any, bench: Any) -> None:
     p.add_argument("--leaderboard", action="append", help="leaderboard page URL (repeatable)")
     p.add_argument("--task", help="task name (a builtin task supplies validation probes)")
     p.add_argument("--examples", help="JSONL of {query, reference} items to build validation probes from")
-    p.add_argument("--domain")
-    p.add_argument("--task-type")
+    p.add_argument("--domain", help="task domain, e.g. translation (default: none)")
+    p.add_argument("--task-type", help="task type, e.g. translation (default: none)")
     p.add_argument(
         "--language", help="language(s) the model must read: a name or ISO code (de, German, en-de)"
     )
@@ -174,13 +174,14 @@ def register(sub: Any, bench: Any) -> None:
         "--max-download-mb", type=float, help="byte cap per candidate in MB (default 4096; 0.1 = 100 kB)"
     )
     p.add_argument("--licence", "--license", action="append", help="allowed licence (repeatable)")
-    p.add_argument("--allow-unknown-licence", action="store_true")
-    p.add_argument("--min-pass-share", type=float)
+    p.add_argument("--allow-unknown-licence", action="store_true", help="accept models without a licence")
+    p.add_argument("--min-pass-share", type=float,
+                   help="share of probe pairs it must rank right (default: the config's, 0.75)")  # fmt: skip
     p.add_argument("--max-candidates", type=int, help="candidates deployed and validated at most")
     p.add_argument("--page-timeout", type=float, help="seconds per page")
     p.add_argument("--pace", type=float, help="seconds between two pages of one host")
-    p.add_argument("--request-id")
-    p.add_argument("--run-dir", default="runs/retrieve")
+    p.add_argument("--request-id", help="id of this retrieval (default: cli-<time>-<random>)")
+    p.add_argument("--run-dir", default="runs/retrieve", help="where the record and screenshots go")
     p.add_argument("--config", help="run config TOML (its [retriever.retrieval] section)")
     p.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="override a retrieval setting"

@@ -143,11 +143,12 @@ def cmd_decisions(a: argparse.Namespace) -> int:
 
 def cmd_bench_routing(a: argparse.Namespace) -> int:
     from rlar.benchmarks.routing import run
+    from rlar.resources import packaged
 
     agent = _agent(a)
     embed = getattr(agent, "embedder", None)
     try:
-        doc = asyncio.run(run(a.data, agent, seed=a.seed, random_trials=a.trials, embed=embed))
+        doc = asyncio.run(run(str(packaged(a.data)), agent, seed=a.seed, random_trials=a.trials, embed=embed))
     finally:
         asyncio.run(agent.aclose())
     if not a.json:
@@ -174,7 +175,7 @@ def add_tools_subcommands(tools_sub: Any) -> None:
     q = tools_sub.add_parser(
         "route", help="route JSONL records {task, query, reference, metadata}: one JSON line each"
     )
-    q.add_argument("file")
+    q.add_argument("file", help="JSONL records {task, query, reference, metadata}")
     _agent_args(q)
     q.add_argument("--nats", help="choose among the live registry's tools (default: the built-in tools)")
     q.add_argument("--ignore-readiness", action="store_true",
@@ -192,9 +193,9 @@ def add_tools_subcommands(tools_sub: Any) -> None:
 
 def register(sub: Any, bench: Any) -> None:
     p = bench.add_parser("routing", help="tool-selection accuracy on labelled records vs random choice")
-    p.add_argument("--data", default="data/routing_labelled.jsonl")
+    p.add_argument("--data", default="data/routing_labelled.jsonl", help="labelled routing set (JSONL)")
     p.add_argument("--json", action="store_true", help="only the JSON line")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the random baseline")
     p.add_argument("--trials", type=int, default=200, help="sampled runs of the random baseline")
     _agent_args(p)
     p.set_defaults(fn=cmd_bench_routing)

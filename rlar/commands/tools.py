@@ -138,6 +138,40 @@ def _mark(a: argparse.Namespace, action: str) -> int:
     return 0
 
 
+def cmd_register(a: argparse.Namespace) -> int:
+    from rlar.config import ConfigError
+    from rlar.tools.pyfunc import PythonToolConfig, PythonToolError, python_tool_spec
+
+    fields: dict[str, Any] = {
+        "name": a.name or a.python.partition(":")[2].rsplit(".", 1)[-1], "python": a.python, "kind": a.kind,
+        "description": a.description, "style": a.style, "path": a.path, "needs_reference": a.needs_reference,
+        "task_types": _csv(a.task_types), "answer_formats": _csv(a.answer_formats),
+        "score_range": tuple(float(x) for x in a.score_range.split(",")), "deadline_s": a.deadline,
+        "reference_kwarg": a.reference_kwarg, "conversational": a.conversational,
+    }  # fmt: skip
+    try:
+        spec = python_tool_spec(PythonToolConfig.model_validate(fields))
+    except (ValueError, PythonToolError) as exc:  # pydantic's ValidationError is a ValueError
+        raise ConfigError(f"rlar tools register: {exc}") from None
+    got = _run(a, lambda reg: reg.register(spec, by="rlar tools register"))
+    print(f"registered {got.name} v{got.version} ({got.kind}, {got.params.get('style', '')} style, "
+          f"{got.content_hash[:12]})")  # fmt: skip
+    if str(got.kind) == "sandbox":
+        print("it runs in the sandbox actor's jail (stdlib only)")
+    else:
+        module = a.python.partition(":")[0]
+        print(
+            f"trusted: reward workers serving {got.kind} tools run it once {module!r} is in their "
+            f'[reward] allowed_prefixes and importable (e.g. --set \'reward.allowed_prefixes=["rlar.", '
+            f'"{module}"]\' --set \'reward.python_path=["{got.provenance.get("python_path", ".")}"]\')'
+        )
+    return 0
+
+
+def _csv(text: str | None) -> list[str]:
+    return [x.strip() for x in (text or "").split(",") if x.strip()]
+
+
 def cmd_disable(a: argparse.Namespace) -> int:
     return _mark(a, "disable")
 
@@ -154,39 +188,96 @@ def register(sub: Any, bench: Any) -> None:
 
     q = tsub.add_parser("list", help="latest version of each tool with its state and live stats")
     q.add_argument("--all", action="store_true", help="include disabled tools")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help="JSON instead of the table")
     common(q)
     q.set_defaults(fn=cmd_list)
 
     q = tsub.add_parser("show", help="one tool: spec, status, stats, versions (JSON)")
-    q.add_argument("name")
+    q.add_argument("name", help="tool name")
     q.add_argument("--version", type=int, help="a specific version (default: the latest usable)")
     common(q)
     q.set_defaults(fn=cmd_show)
 
     q = tsub.add_parser("export", help="every version of every tool, and statuses, as JSONL")
-    q.add_argument("file")
+    q.add_argument("file", help="JSONL file to write")
     common(q)
     q.set_defaults(fn=cmd_export)
 
     q = tsub.add_parser(
         "import", help="register the tools of an export file (unchanged ones keep their version)"
     )
-    q.add_argument("file")
+    q.add_argument("file", help="JSONL file written by rlar tools export")
     q.add_argument("--by", default="import", help="recorded as registered_by")
     common(q)
     q.set_defaults(fn=cmd_import)
 
+    q = tsub.add_parser(
+        "register",
+        help="register your own Python reward function as a tool (see docs/rewards.md)",
+        description="Register fn(query, response, reference, metadata) -> float | {score, reason} | None, a batched "
+        "fn(queries, responses, references, metadatas) or a TRL reward function (prompts, completions, **kwargs) "
+        "as a versioned tool the router can choose. Registering changed code makes a new version.",
+    )
+    q.add_argument(
+        "--python",
+        required=True,
+        metavar="MODULE:FUNCTION",
+        help="the function, e.g. my_rewards:capitalised (required)",
+    )
+    q.add_argument(
+        "--description",
+        required=True,
+        help="what it checks, in plain words; the router matches tasks to tools by it (required)",
+    )
+    q.add_argument("--name", help="tool name (default: the function's name)")
+    q.add_argument(
+        "--kind",
+        choices=("rule", "metric", "model", "judge", "sandbox"),
+        default="rule",
+        help="sandbox: untrusted, runs in the jail (stdlib only); others: trusted, imported by the "
+        "reward workers of that kind (default: rule)",
+    )
+    q.add_argument(
+        "--style",
+        choices=("auto", "sample", "batched", "trl"),
+        default="auto",
+        help="call style; auto reads the parameter names (default: auto)",
+    )
+    q.add_argument("--path", help="directory the module is imported from (default: the working directory)")
+    q.add_argument("--task-types", help="comma-separated task types it fits (default: none)")
+    q.add_argument("--answer-formats", help="comma-separated answer formats it fits (default: none)")
+    q.add_argument("--score-range", default="0,1", help="LOW,HIGH declared score range (default: 0,1)")
+    q.add_argument(
+        "--needs-reference",
+        action="store_true",
+        help="samples without a reference abstain; not routed to reference-free tasks (default: off)",
+    )
+    q.add_argument(
+        "--deadline", type=float, help="per-call deadline in seconds (default: the worker's timeout_s)"
+    )
+    q.add_argument(
+        "--reference-kwarg",
+        default="reference",
+        help="trl style: keyword the references are passed under (default: reference)",
+    )
+    q.add_argument(
+        "--conversational",
+        action="store_true",
+        help="trl style: prompts and completions as chat messages (default: off)",
+    )
+    common(q)
+    q.set_defaults(fn=cmd_register)
+
     q = tsub.add_parser("disable", help="take a tool (or one version) out of service")
-    q.add_argument("name")
-    q.add_argument("--reason", default="disabled by operator")
-    q.add_argument("--version", type=int)
+    q.add_argument("name", help="tool name")
+    q.add_argument("--reason", default="disabled by operator", help="recorded with the status")
+    q.add_argument("--version", type=int, help="only this version (default: the whole tool)")
     common(q)
     q.set_defaults(fn=cmd_disable)
 
     q = tsub.add_parser("enable", help="re-enable a tool, or clear one version's disable/quarantine")
-    q.add_argument("name")
-    q.add_argument("--version", type=int)
+    q.add_argument("name", help="tool name")
+    q.add_argument("--version", type=int, help="clear only this version's mark (default: the whole tool)")
     common(q)
     q.set_defaults(fn=cmd_enable)
 

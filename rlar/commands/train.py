@@ -13,8 +13,28 @@ def cmd_train(a: argparse.Namespace) -> int:
 
 
 def register(sub: Any, bench: Any) -> None:
-    p = sub.add_parser("train", help="run GRPO training: bus + all actors + progress, per the config")
-    p.add_argument("--config", default="deploy/configs/demo.toml")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
-    p.add_argument("--run-dir", help="use (or resume) this run directory instead of a fresh one")
+    p = sub.add_parser(
+        "train",
+        help="run GRPO training: bus + all actors + progress, per the config",
+        description="Validate the config and every task's data, then run the bus, every actor, a progress bar, "
+        "reward curves and summary.json. Exit code 0: max_steps reached or time budget spent with updates; "
+        "1: config problem, crash loop, or no update; 130: interrupted.",
+    )
+    p.add_argument(
+        "--config",
+        default=None,
+        help="run config TOML; relative paths in it resolve against its directory (default: the run's own "
+        "config.toml when --run-dir names an existing run, else the shipped deploy/configs/demo.toml)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key, e.g. learner.max_steps=50 (repeatable; validated like the file; default: none)",
+    )
+    p.add_argument(
+        "--run-dir",
+        help="run directory: an existing run resumes with its own config (default: a fresh runs/<name>-<time>)",
+    )
     p.set_defaults(fn=cmd_train)

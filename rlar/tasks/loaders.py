@@ -352,7 +352,7 @@ def infer_verl_spec(records: Sequence[TaskRecord], name: str, split: str) -> Tas
         if rec.metadata.get("data_source"):
             sources.add(str(rec.metadata["data_source"]))
     ability = max(abilities, key=lambda a: (abilities[a], a)) if abilities else ""
-    default = (ability or "general", ability or "custom", "text", (("normalized_match", 1.0),))
+    default = (ability or "general", ability or "custom", "text", (("exact_match", 1.0),))
     domain, task_type, answer_format, tools = _ABILITY_DEFAULTS.get(ability, default)
     source_text = ", ".join(sorted(sources)) or "a verl dataset"
     description = (

@@ -34,7 +34,10 @@ def _file_spec(config: TaskConfig) -> TaskSpec:
             else "Answer the prompt helpfully, correctly and concisely."
         ),
         answer_format="text",
-        default_tools=(("normalized_match", 1.0),) if has_reference else (("llm_judge", 1.0),),
+        # exact_match, not normalized_match: a default that ignored case and punctuation would silently
+        # reward wrong answers of tasks about exactly those ("apple" for "Apple"). Lenient matching is an
+        # explicit choice (spec.default_tools); see docs/reference/tools.md.
+        default_tools=(("exact_match", 1.0),) if has_reference else (("llm_judge", 1.0),),
         data_source=", ".join(config.paths),
         split=config.split,
     )

@@ -373,6 +373,12 @@ class RewardTool:
         self.spec = spec
 
     @classmethod
+    def imported_modules(cls, spec: ToolSpec) -> list[str]:
+        """Modules the tool imports because the spec names them (a user's reward function): ``make_tool``
+        checks them against the allowed prefixes like a dotted ``impl``. Default: none."""
+        return []
+
+    @classmethod
     def cacheable(cls, spec: ToolSpec) -> bool:
         """Whether results for this spec may be cached by (tool, input) — False for group-dependent output."""
         return True
@@ -485,6 +491,11 @@ def _import_class(path: str) -> type[RewardTool]:
     return obj
 
 
+def _allowed(module_name: str, prefixes: Sequence[str]) -> bool:
+    """A prefix (``rlar.`` or ``rlar``, ``my_rewards``) allows that module or package and everything in it."""
+    return any(module_name == p.rstrip(".") or module_name.startswith(p.rstrip(".") + ".") for p in prefixes)
+
+
 def resolve_tool_class(
     spec: ToolSpec, *, allowed_prefixes: Sequence[str] | None = DEFAULT_ALLOWED_PREFIXES
 ) -> type[RewardTool]:
@@ -496,9 +507,7 @@ def resolve_tool_class(
     if ":" not in impl:
         raise ValueError(f"unknown built-in tool {impl!r}; known: {sorted(BUILTIN_IMPLS)}")
     module_name = impl.partition(":")[0]
-    if allowed_prefixes is not None and not any(
-        module_name == p.rstrip(".") or module_name.startswith(p) for p in allowed_prefixes
-    ):
+    if allowed_prefixes is not None and not _allowed(module_name, allowed_prefixes):
         raise ValueError(
             f"tool module {module_name!r} is not under an allowed prefix {list(allowed_prefixes)}"
         )
@@ -511,6 +520,12 @@ def make_tool(
     """Build the tool a spec describes. ``resources`` are passed to the constructor (e.g. ``run_tests=``
     for the code tool). Raises for an unknown implementation or invalid params (a spec bug)."""
     cls = resolve_tool_class(spec, allowed_prefixes=allowed_prefixes)
+    for module in cls.imported_modules(spec):
+        if allowed_prefixes is not None and not _allowed(module, allowed_prefixes):
+            raise ValueError(
+                f"tool {spec.name!r} imports module {module!r}, which is not under an allowed prefix "
+                f"{list(allowed_prefixes)} (trust it with [reward] allowed_prefixes)"
+            )
     return cls(spec, **resources)
 
 

@@ -1,0 +1,169 @@
+"""Checks made before any actor starts (``rlar train``, ``rlar up``): every task's data, the policy, the tools.
+
+:func:`preflight` takes a validated run document (:func:`rlar.runconfig.validate_run_config`) and
+
+- opens every task's data: resolved path(s), records parsed — all of them for files up to
+  ``FULL_LOAD_BYTES`` and for built-in tasks, the first ``HEAD_RECORDS`` of larger files (the feeder reads the
+  rest; a bad row further down still stops the run, through the supervisor's crash limit, with its line);
+- checks that each task's default tools exist (built-in or ``[[tools]]``) when routing is static;
+- checks the policy checkpoint directory, and the supervised warm-up's tasks;
+- builds the spec of every ``[[tools]]`` entry (trusted modules are imported, sandbox ones only read).
+
+Problems come back as one line each in a :class:`rlar.runconfig.ConfigProblems`; what was checked comes back
+as :class:`Preflight` (one summary line per task, for the console).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlar.runconfig import ConfigProblems
+
+__all__ = ["FULL_LOAD_BYTES", "HEAD_RECORDS", "Preflight", "TaskCheck", "preflight"]
+
+FULL_LOAD_BYTES = 50 * 1024 * 1024
+HEAD_RECORDS = 8
+
+
+@dataclass(slots=True)
+class TaskCheck:
+    """What was found for one task."""
+
+    name: str
+    source: str
+    paths: list[str]
+    records: int
+    complete: bool
+    example: tuple[str, str]
+    tools: list[tuple[str, float]]
+    routed: bool = False
+
+    def line(self) -> str:
+        where = ", ".join(self.paths) if self.paths else self.source
+        count = f"{self.records} records" if self.complete else f"first {self.records} records parsed"
+        prompt, ref = self.example
+        tools = ", ".join(n if w == 1.0 else f"{n}×{w:g}" for n, w in self.tools) or "-"
+        how = "the router chooses its tools" if self.routed else f"tools {tools}"
+        return f"task {self.name}: {self.source} {where} — {count}, e.g. {prompt!r} → {ref!r}; {how}"
+
+
+@dataclass(slots=True)
+class Preflight:
+    tasks: list[TaskCheck] = field(default_factory=list)
+    tool_specs: list[Any] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _short(value: Any, n: int = 40) -> str:
+    if isinstance(value, list):
+        value = next((m.get("content", "") for m in reversed(value) if isinstance(m, dict)), str(value))
+    text = str(value).replace("\n", " ")
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _check_task(cfg: Any, problems: list[str]) -> TaskCheck | None:
+    from rlar.tasks import TaskDataError, load_task
+    from rlar.tasks.loaders import expand_paths
+
+    paths: list[str] = []
+    complete = True
+    try:
+        if cfg.source != "builtin":
+            files = expand_paths(cfg.paths)
+            paths = [str(p) for p in files]
+            if sum(p.stat().st_size for p in files) > FULL_LOAD_BYTES:
+                complete = False
+                cfg = cfg.model_copy(update={"limit": min(cfg.limit or HEAD_RECORDS, HEAD_RECORDS)})
+        ds = load_task(cfg)
+    except TaskDataError as exc:
+        problems.append(f"task {cfg.name!r}: {exc}")
+        return None
+    except (ValueError, ImportError, OSError) as exc:
+        problems.append(f"task {cfg.name!r}: {type(exc).__name__}: {exc}")
+        return None
+    first = ds.records[0]
+    return TaskCheck(
+        name=cfg.name, source=cfg.source if cfg.source != "builtin" else f"builtin {cfg.builtin or cfg.name}",
+        paths=paths, records=len(ds), complete=complete, example=(_short(first.prompt), _short(first.reference)),
+        tools=[(str(n), float(w)) for n, w in ds.spec.default_tools],
+    )  # fmt: skip
+
+
+def preflight(
+    built: dict[str, Any], *, base_dir: str | Path | None = None, where: str = "config"
+) -> Preflight:
+    """Check what the actors will need (see the module docstring); raise ``ConfigProblems`` listing every
+    problem. ``built`` is what ``validate_run_config`` returned."""
+    from rlar.tools.base import BUILTIN_IMPLS
+    from rlar.tools.pyfunc import PythonToolError, python_tool_spec
+
+    problems: list[str] = []
+    out = Preflight()
+    for cfg in built.get("tools") or []:
+        if cfg.name in BUILTIN_IMPLS:
+            problems.append(f"[[tools]] {cfg.name!r}: the name is a built-in tool's; choose another")
+            continue
+        try:
+            out.tool_specs.append(python_tool_spec(cfg, base_dir=base_dir))
+        except PythonToolError as exc:
+            problems.append(f"[[tools]] {cfg.name!r}: {exc}")
+    names = [*BUILTIN_IMPLS, *(c.name for c in built.get("tools") or [])]
+    feeder = built.get("feeder")
+    if feeder is not None:
+        if not feeder.tasks:
+            problems.append(
+                "no tasks: add [[tasks]] tables (or [feeder] tasks = [...]); see docs/datasets.md"
+            )
+        for cfg in feeder.tasks:
+            check = _check_task(cfg, problems)
+            if check is None:
+                continue
+            check.routed = not feeder.static
+            out.tasks.append(check)
+            if feeder.static and feeder.reward_mode == "default":
+                for tool, _ in check.tools:
+                    if tool not in names:
+                        close = difflib.get_close_matches(tool, names, n=1)
+                        hint = f" (did you mean {close[0]!r}?)" if close else ""
+                        problems.append(f"task {cfg.name!r}: default tool {tool!r} is neither built in nor a "
+                                        f"[[tools]] entry{hint}")  # fmt: skip
+        mode = feeder.reward_mode
+        if mode.startswith("static:") and mode.removeprefix("static:") not in names:
+            problems.append(f"[feeder] reward_mode: tool {mode.removeprefix('static:')!r} is not known")
+    policy = built.get("policy")
+    if policy is not None:
+        _check_policy(policy, problems)
+    if problems:
+        raise ConfigProblems(where, problems)
+    return out
+
+
+def _check_policy(policy: Any, problems: list[str]) -> None:
+    from rlar.tasks import TaskConfig
+
+    if policy.source == "path":
+        p = Path(policy.path).expanduser() if policy.path else None
+        if p is None:
+            problems.append('[policy] source = "path" needs path = "/a/checkpoint/dir"')
+        elif not (p / "config.json").is_file():
+            what = (
+                "does not exist" if not p.exists() else "has no config.json (not a Hugging Face checkpoint)"
+            )
+            problems.append(f"[policy] path {str(p)!r} {what}")
+        return
+    if policy.sft_steps == 0:
+        return
+    for entry in policy.sft_tasks:
+        try:
+            cfg = TaskConfig.model_validate({"name": entry} if isinstance(entry, str) else entry)
+        except ValueError as exc:
+            problems.append(f"[policy] sft_tasks: {exc}".splitlines()[0])
+            continue
+        if cfg.source == "builtin":
+            from rlar.tasks.builtin import BUILTIN_NAMES
+
+            if (cfg.builtin or cfg.name) not in BUILTIN_NAMES:
+                problems.append(f"[policy] sft_tasks: unknown builtin task {cfg.builtin or cfg.name!r}")

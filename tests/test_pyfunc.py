@@ -1,0 +1,190 @@
+"""Your reward in Python: call styles, the TRL adapter, trust, versioning, the sandbox, and the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from actors.reward import RewardConfig, RewardWorker
+from bus import subjects
+from bus.client import Bus
+from bus.config import NatsConfig
+from bus.messages import Reward, ScoreRequest, ToolRef
+from rlar.registry import ToolRegistry
+from rlar.tools import ToolExecutor, ToolInput, make_tool
+from rlar.tools.pyfunc import PythonToolConfig, PythonToolError, python_tool_spec
+from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
+from tests.reward_tools_for_tests import running
+
+SOURCE = '''
+import asyncio
+
+
+def capitalised(query, response, reference, metadata):
+    """1 when the response is the reference exactly (case matters), with a reason."""
+    ok = response.strip() == reference
+    return {"score": float(ok), "reason": "exact" if ok else f"{response.strip()!r} != {reference!r}"}
+
+
+def batch(queries, responses, references, metadatas):
+    return [float(r.strip() == ref) for r, ref in zip(responses, references)]
+
+
+def trl_reward(prompts, completions, solution, **kwargs):
+    # TRL-style: conversational completions are lists of messages; extra dataset columns come as lists.
+    texts = [c[0]["content"] if isinstance(c, list) else c for c in completions]
+    return [None if s is None else (1.0 if t.strip() == s else 0.0) + 0.0 * len(kwargs["topic"])
+            for t, s in zip(texts, solution)]
+
+
+async def slow_half(query, response, reference, metadata):
+    await asyncio.sleep(0)
+    return 0.5 if response else None
+
+
+def out_of_range(query, response, reference, metadata):
+    return 7.0
+'''
+
+APPLE = ToolInput("cap:apple=", "Apple", "Apple", {"topic": "fruit"})
+LOWER = ToolInput("cap:apple=", "apple", "Apple", {"topic": "fruit"})
+NOREF = ToolInput("cap:kiwi=", "Kiwi", None, {"topic": "fruit"})
+
+
+@pytest.fixture
+def module(tmp_path: Path) -> str:
+    """A fresh user module (a unique name, so each test imports its own file)."""
+    name = f"user_rewards_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(SOURCE)
+    return name
+
+
+def _spec(module: str, fn: str, tmp_path: Path, **kw: Any) -> Any:
+    return python_tool_spec(PythonToolConfig(name=fn, python=f"{module}:{fn}", description="test reward",
+                                             path=str(tmp_path), **kw))  # fmt: skip
+
+
+async def _scores(spec: Any, module: str, inputs: list[ToolInput]) -> list[tuple[str, float | None, str]]:
+    tool = make_tool(spec, allowed_prefixes=["rlar.", module])
+    return [(r.status, r.score, r.reason) for r in await tool.score_batch(inputs)]
+
+
+async def test_each_call_style_scores_with_reasons_abstains_on_none_and_errors_out_of_range(
+    module: str, tmp_path: Path
+) -> None:
+    sample = _spec(module, "capitalised", tmp_path)
+    assert sample.params["style"] == "sample" and sample.provenance["origin"] == "user"
+    assert await _scores(sample, module, [APPLE, LOWER]) == [
+        ("ok", 1.0, "exact"), ("ok", 0.0, "'apple' != 'Apple'")]  # fmt: skip
+    batched = _spec(module, "batch", tmp_path)
+    assert batched.params["style"] == "batched"
+    assert await _scores(batched, module, [APPLE, LOWER]) == [("ok", 1.0, ""), ("ok", 0.0, "")]
+    slow = _spec(module, "slow_half", tmp_path)
+    assert await _scores(slow, module, [APPLE, ToolInput("q", "", "r")]) == [
+        ("ok", 0.5, ""), ("abstain", None, "the reward function returned None")]  # fmt: skip
+    bad = await _scores(_spec(module, "out_of_range", tmp_path), module, [APPLE])
+    assert bad[0][0] == "error" and "outside declared range" in bad[0][2]
+
+
+async def test_a_trl_reward_function_works_unchanged_through_the_adapter(module: str, tmp_path: Path) -> None:
+    spec = _spec(module, "trl_reward", tmp_path, reference_kwarg="solution", conversational=True,
+                 needs_reference=False)  # fmt: skip
+    assert spec.params["style"] == "trl"
+    got = await _scores(spec, module, [APPLE, LOWER, NOREF])
+    assert got == [("ok", 1.0, ""), ("ok", 0.0, ""), ("abstain", None, "the reward function returned None")]
+
+
+async def test_a_module_the_worker_does_not_trust_is_refused_and_a_changed_one_needs_a_new_version(
+    module: str, tmp_path: Path
+) -> None:
+    spec = _spec(module, "capitalised", tmp_path)
+    async with ToolExecutor(timeout_s=20, load_timeout_s=60) as ex:  # default prefixes: rlar. only
+        (res,) = await ex.score_batch(spec, [APPLE])
+    assert (
+        res.status == "error"
+        and f"imports module {module!r}, which is not under an allowed prefix" in res.reason
+    )
+    (tmp_path / f"{module}.py").write_text(SOURCE.replace('"exact"', '"EXACT"'))
+    async with ToolExecutor(timeout_s=20, load_timeout_s=60, allowed_prefixes=["rlar.", module]) as ex:
+        (res,) = await ex.score_batch(spec, [APPLE])
+        assert res.status == "error" and "changed since capitalised v1 was registered" in res.reason
+        new = _spec(module, "capitalised", tmp_path)
+        assert new.content_hash != spec.content_hash
+        (res,) = await ex.score_batch(new, [APPLE])
+        assert (res.status, res.reason) == ("ok", "EXACT")
+
+
+@pytest.mark.sandbox
+async def test_an_untrusted_function_runs_only_in_the_sandbox_jail(module: str, tmp_path: Path) -> None:
+    spec = _spec(module, "trl_reward", tmp_path, kind="sandbox", reference_kwarg="solution")
+    assert spec.impl == "rlar.tools.synthesized:SynthesizedTool" and "def trl_reward" in spec.code
+    tool = make_tool(spec)  # no prefix needed: nothing is imported here
+    got = [(r.status, r.score) for r in await tool.score_batch([APPLE, LOWER])]
+    assert got == [("ok", 1.0), ("ok", 0.0)]
+    with pytest.raises(PythonToolError, match="no function 'nope'"):
+        _spec(module, "nope", tmp_path, kind="sandbox")
+
+
+def test_config_errors_are_caught_when_the_tool_is_declared(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="String should match pattern"):
+        PythonToolConfig(name="x", python="not a path", description="d")
+    with pytest.raises(PythonToolError, match="cannot import 'no_such_module_here'"):
+        python_tool_spec(PythonToolConfig(name="x", python="no_such_module_here:f", description="d",
+                                          path=str(tmp_path)))  # fmt: skip
+
+
+def _register(module: str, tmp_path: Path, nats_url: str) -> str:
+    r = subprocess.run(
+        [sys.executable, "-m", "rlar.cli", "tools", "register", "--python", f"{module}:capitalised", "--name",
+         f"cap_{module}", "--description", "exact case-sensitive match of a capitalised word",
+         "--task-types", "capitalize", "--path", str(tmp_path), "--needs-reference", "--nats", nats_url],
+        capture_output=True, text=True, timeout=120, env=actor_env(), cwd=REPO,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+async def test_registered_from_the_cli_and_scored_by_a_reward_worker_that_trusts_it(
+    bus: Bus, nats_url: str, module: str, tmp_path: Path
+) -> None:
+    out = await asyncio.to_thread(_register, module, tmp_path, nats_url)
+    assert f"registered cap_{module} v1 (rule, sample style" in out and "allowed_prefixes" in out
+    assert f"registered cap_{module} v1" in await asyncio.to_thread(_register, module, tmp_path, nats_url)
+    spec = await ToolRegistry(bus).get(f"cap_{module}")
+    assert spec is not None and spec.task_types == ["capitalize"] and spec.params["needs_reference"] is True
+    cfg = RewardConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path / "w"),
+                       kinds=["rule"], allowed_prefixes=["rlar.", module], python_path=[str(tmp_path)],
+                       heartbeat_s=0.5)  # fmt: skip
+    got: dict[str, Reward] = {}
+    done = asyncio.Event()
+
+    async def on_reward(msg: Reward, raw: object) -> None:
+        got[msg.sample_id] = msg
+        if len(got) == 2:
+            done.set()
+
+    task = f"cap_{module}"
+    await bus.subscribe(subjects.rewards(task), Reward, on_reward)
+    async with running(RewardWorker(cfg)):
+        for i, inp in enumerate([APPLE, LOWER]):
+            req = ScoreRequest(sample_id=f"{task}-{i}", prompt_id=f"{task}-p", task=task,
+                               tool=ToolRef(tool=spec.name, kind="rule"), query=inp.query, response=inp.response,
+                               reference=inp.reference)  # fmt: skip
+            await bus.js_publish(subjects.score("rule"), req, msg_id=f"req/{req.sample_id}")
+        await asyncio.wait_for(done.wait(), 60)
+    assert (got[f"{task}-0"].status, got[f"{task}-0"].score, got[f"{task}-0"].tool_version) == ("ok", 1.0, 1)
+    assert (got[f"{task}-1"].status, got[f"{task}-1"].score) == ("ok", 0.0)
+    assert got[f"{task}-1"].reason == "'apple' != 'Apple'"
+    (tmp_path / f"{module}.py").write_text(SOURCE + textwrap.dedent("""
+
+        def extra(query, response, reference, metadata):
+            return 1.0
+        """))  # fmt: skip
+    assert f"registered cap_{module} v2" in await asyncio.to_thread(_register, module, tmp_path, nats_url)

@@ -1,0 +1,70 @@
+"""summary.json: steps counted once across a learner resume, per-task rows in every mode, the no-signal cause,
+and the exit code and last line of a run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlar.summary import no_signal_cause, run_totals, unique_steps
+from rlar.tool_summary import tasks_summary
+from rlar.train import _exit_code, _verdict
+
+
+def _step(step: int, *, task: str = "t", reward: float | None = 0.5, abstain: float = 0.0, signal: int = 1,
+          trained: int = 8, tools: tuple[str, ...] = ("exact_match v1",)) -> dict[str, Any]:  # fmt: skip
+    rec: dict[str, Any] = {"step": step, "version": step, "groups_with_signal": signal, "trained_rows": trained,
+                           "reward_mean": reward, f"abstain/{task}": abstain, "tools": {task: list(tools)}}  # fmt: skip
+    if reward is not None:
+        rec[f"reward/{task}"] = reward
+    return rec
+
+
+def test_steps_retrained_after_a_learner_resume_count_once() -> None:
+    # 65 steps, a crash, a resume from the checkpoint at step 50, then up to 200: 215 records.
+    records = [_step(s, reward=0.1) for s in range(1, 66)] + [_step(s, reward=0.9) for s in range(51, 201)]
+    assert len(records) == 215
+    steps = unique_steps(records)
+    out = run_totals(steps)
+    assert out["steps"] == 200 and out["updates"] == 200
+    # The re-trained steps 51-65 count with their later rewards.
+    assert out["reward_first10_last10"]["t"] == {"first": 0.1, "last": 0.9, "delta": 0.8, "steps": 200,
+                                                 "window": 10}  # fmt: skip
+    assert tasks_summary(steps)["t"]["tools"][0]["steps"] == 200
+
+
+def test_every_task_gets_a_reward_row_even_with_few_steps() -> None:
+    records = [
+        _step(1, task="a"),
+        _step(2, task="b"),
+        _step(3, task="a", reward=1.0),
+        _step(4, task="b", trained=0),
+    ]
+    out = run_totals(unique_steps(records))
+    assert out["reward_first10_last10"]["a"] == {
+        "first": 0.5,
+        "last": 1.0,
+        "delta": 0.5,
+        "steps": 2,
+        "window": 1,
+    }
+    assert out["reward_first10_last10"]["b"]["steps"] == 2 and out["updates"] == 3
+
+
+def test_no_signal_cause_names_the_task_tool_and_likely_reason() -> None:
+    zeros = [_step(s, reward=0.0, signal=0, tools=("normalized_match v1",)) for s in range(3)]
+    assert "task t (normalized_match v1): every reward was 0" in no_signal_cause(zeros)
+    abstained = [_step(s, reward=None, abstain=1.0, signal=0, tools=("llm_judge v1",)) for s in range(3)]
+    assert "every sample abstained or failed" in no_signal_cause(abstained)
+    ones = [_step(s, reward=1.0, signal=0) for s in range(3)]
+    assert "every reward was 1" in no_signal_cause(ones)
+    assert no_signal_cause([]) == "no rewards arrived for these steps"
+
+
+def test_a_run_without_updates_or_interrupted_exits_non_zero_and_says_so() -> None:
+    base = {"run_dir": "runs/x", "steps": 40, "updates": 0, "reason": "finished", "warnings": ["no signal"]}
+    assert _exit_code(base) == 1 and "NO UPDATES in 40 steps" in _verdict(base)
+    assert _exit_code({**base, "updates": 3}) == 0
+    interrupted = {**base, "updates": 3, "reason": "interrupted"}
+    assert _exit_code(interrupted) == 130 and "INTERRUPTED" in _verdict(interrupted)
+    fatal = {**base, "updates": 3, "fatal": "actor feeder-0 crashed 5 times"}
+    assert _exit_code(fatal) == 1 and "FAILED — actor feeder-0 crashed 5 times" in _verdict(fatal)
