@@ -41,10 +41,12 @@ def _summary(run: Path) -> dict[str, Any]:
     if path.is_file():
         return dict(json.loads(path.read_text()))
     from rlar.plots import read_metrics
-    from rlar.summary import summarise
+    from rlar.summary import run_totals, unique_steps
+    from rlar.tool_summary import tasks_summary
 
+    steps = unique_steps(read_metrics(run / "metrics.jsonl"))
     return {"reason": "no summary.json (run still going, or stopped hard); from metrics.jsonl",
-            **summarise(read_metrics(run / "metrics.jsonl"))}  # fmt: skip
+            **run_totals(steps), "tasks": tasks_summary(steps)}  # fmt: skip
 
 
 def model_card(run: Path, version: int, summary: dict[str, Any], config: dict[str, Any]) -> str:
@@ -69,18 +71,19 @@ def model_card(run: Path, version: int, summary: dict[str, Any], config: dict[st
         f"- learning rate {trainer.get('lr', '?')}, group size {grpo.get('group_size', '?')}, prompts per step "
         f"{learner.get('prompts_per_step', '?')}, KL coefficient {grpo.get('kl_coef', '?')}",
         "",
-        "| task | weight | reward first | reward last | Δ | tools (origin, calls, abstain rate) |",
+        "| task | weight | reward first | reward last | abstain rate | tools (origin, learner steps) |",
         "|---|---|---|---|---|---|",
     ]
-    per_task = summary.get("tasks", {})
+    per_task = summary.get("tasks") or {}
     for t in tasks:
         name = t.get("name", "?")
-        row = per_task.get(name, {})
+        row = per_task.get(name) or {}
         rw = row.get("reward") or {}
-        tools = ", ".join(f"{x['tool']} v{x['version']} ({x.get('origin') or '?'}, {x['calls']}, "
-                          f"{x['abstain_rate']:.0%})" for x in row.get("tools", [])) or "-"  # fmt: skip
+        abstain = (row.get("abstain") or {}).get("mean")
+        tools = ", ".join(f"{x['tool']} v{x['version']} ({x.get('origin') or '?'}, {x.get('steps', '?')})"
+                          for x in row.get("tools", [])) or "-"  # fmt: skip
         lines.append(f"| {name} | {t.get('weight', 1.0)} | {rw.get('first', '-')} | {rw.get('last', '-')} | "
-                     f"{rw.get('delta', '-')} | {tools} |")  # fmt: skip
+                     f"{'-' if abstain is None else f'{abstain:.0%}'} | {tools} |")  # fmt: skip
     lines += [
         "",
         "## Use",

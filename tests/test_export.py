@@ -39,9 +39,9 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (run / "config.toml").write_text('[feeder]\ntasks = [{ name = "arith", weight = 2.0 }]\n'
                                      '[learner]\nprompts_per_step = 8\ntrainer = { lr = 1e-4 }\n')  # fmt: skip
     summary = {"reason": "finished", "steps": 12, "updates": 11, "minutes": 1.5,
-               "tasks": {"arith": {"reward": {"first": 0.2, "last": 0.4, "delta": 0.2, "steps": 12, "window": 6},
+               "tasks": {"arith": {"reward": {"first": 0.2, "last": 0.4, "steps": 12}, "abstain": {"mean": 0.05},
                                    "tools": [{"tool": "math_verify", "version": 1, "origin": "built-in",
-                                              "calls": 768, "abstain_rate": 0.0}]}}}  # fmt: skip
+                                              "steps": 12, "shadow": False}]}}}  # fmt: skip
     (run / "summary.json").write_text(json.dumps(summary))
     torch.save(model.state_dict(), run / "v4_state.pt")
     return run
@@ -61,7 +61,7 @@ def test_export_writes_a_checkpoint_transformers_loads_with_the_trained_weights(
     out = tmp_path / "hf"
     assert {"config.json", "generation_config.json", "model.safetensors", "README.md"} <= set(doc["files"])
     card = (out / "README.md").read_text()
-    assert "| arith | 2.0 | 0.2 | 0.4 | 0.2 | math_verify v1 (built-in, 768, 0%) |" in card
+    assert "| arith | 2.0 | 0.2 | 0.4 | 5% | math_verify v1 (built-in, 12) |" in card
     assert "updates: 11" in card
     model = AutoModelForCausalLM.from_pretrained(out)
     want = torch.load(run_dir / "v4_state.pt")

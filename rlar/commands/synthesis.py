@@ -78,11 +78,12 @@ def cmd_report(a: argparse.Namespace) -> int:
 def cmd_bench(a: argparse.Namespace) -> int:
     from rlar.agent.base import OfflineAgentConfig, default_agent_config, make_agent
     from rlar.benchmarks.synthesis import run
+    from rlar.resources import packaged
     from rlar.synthesis.report import to_markdown
 
     agent = make_agent(default_agent_config() if a.backend == "auto" else OfflineAgentConfig())
     try:
-        doc = asyncio.run(run(a.data, a.split, agent, max_attempts=a.max_attempts))
+        doc = asyncio.run(run(str(packaged(a.data)), a.split, agent, max_attempts=a.max_attempts))
     finally:
         asyncio.run(agent.aclose())
     if not a.json:
@@ -120,11 +121,13 @@ def register(sub: Any, bench: Any) -> None:
     p = bench.add_parser(
         "synthesis", help="synthesised verifiers vs hand-labelled answers (dev and held-out)"
     )
-    p.add_argument("--data", default="data/instructions_labelled.jsonl")
+    p.add_argument(
+        "--data", default="data/instructions_labelled.jsonl", help="labelled instruction set (JSONL)"
+    )
     p.add_argument("--split", default="all", help="dev | heldout | all")
     p.add_argument("--backend", choices=("auto", "offline"), default="offline",
                    help="offline (default): the building-block composer; auto: the Messages API when configured")  # fmt: skip
-    p.add_argument("--max-attempts", type=int, default=3)
+    p.add_argument("--max-attempts", type=int, default=3, help="candidates per instruction")
     p.add_argument("--json", action="store_true", help="only the JSON line")
     p.add_argument("--details", action="store_true", help="include every instruction's result in the JSON")
     p.set_defaults(fn=cmd_bench)
