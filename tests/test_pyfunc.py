@@ -16,7 +16,7 @@ from actors.reward import RewardConfig, RewardWorker
 from bus import subjects
 from bus.client import Bus
 from bus.config import NatsConfig
-from bus.messages import Reward, ScoreRequest, ToolRef
+from bus.messages import RewardGroup, ScoreGroup, ScoreItem, ToolRef
 from rlar.registry import ToolRegistry
 from rlar.tools import ToolExecutor, ToolInput, make_tool
 from rlar.tools.pyfunc import PythonToolConfig, PythonToolError, python_tool_spec
@@ -162,26 +162,26 @@ async def test_registered_from_the_cli_and_scored_by_a_reward_worker_that_trusts
     cfg = RewardConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path / "w"),
                        kinds=["rule"], allowed_prefixes=["rlar.", module], python_path=[str(tmp_path)],
                        heartbeat_s=0.5)  # fmt: skip
-    got: dict[str, Reward] = {}
+    got: list[RewardGroup] = []
     done = asyncio.Event()
 
-    async def on_reward(msg: Reward, raw: object) -> None:
-        got[msg.sample_id] = msg
-        if len(got) == 2:
-            done.set()
+    async def on_reward(msg: RewardGroup, raw: object) -> None:
+        got.append(msg)
+        done.set()
 
     task = f"cap_{module}"
-    await bus.subscribe(subjects.rewards(task), Reward, on_reward)
+    await bus.subscribe(subjects.rewards(task), RewardGroup, on_reward)
     async with running(RewardWorker(cfg)):
-        for i, inp in enumerate([APPLE, LOWER]):
-            req = ScoreRequest(sample_id=f"{task}-{i}", prompt_id=f"{task}-p", task=task,
-                               tool=ToolRef(tool=spec.name, kind="rule"), query=inp.query, response=inp.response,
-                               reference=inp.reference)  # fmt: skip
-            await bus.js_publish(subjects.score("rule"), req, msg_id=f"req/{req.sample_id}")
+        req = ScoreGroup(prompt_id=f"{task}-p", generation="g", task=task, tools=[ToolRef(tool=spec.name, kind="rule")],
+                         query=APPLE.query, reference=APPLE.reference,
+                         items=[ScoreItem(index=0, response=APPLE.response), ScoreItem(index=1, response=LOWER.response)])  # fmt: skip
+        await bus.js_publish(subjects.score("rule"), req, msg_id=f"req/{req.prompt_id}")
         await asyncio.wait_for(done.wait(), 60)
-    assert (got[f"{task}-0"].status, got[f"{task}-0"].score, got[f"{task}-0"].tool_version) == ("ok", 1.0, 1)
-    assert (got[f"{task}-1"].status, got[f"{task}-1"].score) == ("ok", 0.0)
-    assert got[f"{task}-1"].reason == "'apple' != 'Apple'"
+    (group,) = got
+    assert group.tool_version == 1
+    by_index = {item.index: item for item in group.items}
+    assert (by_index[0].status, by_index[0].score) == ("ok", 1.0)
+    assert (by_index[1].status, by_index[1].score, by_index[1].reason) == ("ok", 0.0, "'apple' != 'Apple'")
     (tmp_path / f"{module}.py").write_text(SOURCE + textwrap.dedent("""
 
         def extra(query, response, reference, metadata):

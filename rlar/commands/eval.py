@@ -153,7 +153,8 @@ def register(sub: Any, bench: Any) -> None:
     )
     p.add_argument("--baseline", default="none", choices=["none", "trl"],
                    help="trl: also run TRL's GRPOTrainer on the same work (pip install 'rlar[bench]')")  # fmt: skip
-    p.add_argument("--reward", default="judge", choices=["rule", "judge"])
+    p.add_argument("--reward", default="judge", choices=["rule", "judge"],
+                   help="rule: a built-in rule tool (--rule-tool); judge: the local judge endpoint")  # fmt: skip
     p.add_argument("--rule-tool", default="contains_match", help="built-in rule tool for --reward rule")
     p.add_argument(
         "--judge-latency-ms", type=float, default=50.0, help="the judge endpoint's latency per call"
