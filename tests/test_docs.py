@@ -42,10 +42,10 @@ from tests.conftest import REPO, actor_env
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 RUNNABLE = ("bash", "python", "toml")
 SHORT_TRAIN = [
-    "learner.max_steps=3",
+    "learner.max_steps=4",
     "train.max_minutes=6",
-    "policy.sft_steps=40",
-    "policy.sft_eval_every=20",
+    "policy.sft_steps=200",
+    "policy.sft_eval_every=50",
 ]
 RUNNING_S = 8.0
 COMMAND_TIMEOUT_S = 900
