@@ -108,7 +108,7 @@ def test_filters_and_the_minimum_fit_record_every_reason() -> None:
     assert chat.decision == "rejected" and "language:" in chat.reason and "domain:" in chat.reason
     a, b = (Candidate(f"lab/{n}", "u") for n in ("close", "far"))
     kept = gate_fit([a, b], [0.3, -0.02], min_fit=0.05)
-    assert kept == [a] and b.decision == "rejected" and b.scores["similarity"] == -0.02
+    assert kept == [a] and b.decision == "rejected" and b.scores["fit_margin"] == -0.02
     assert b.reason.startswith("fit: task fit -0.020 < the minimum +0.050 (ranking.min_fit")
 
 

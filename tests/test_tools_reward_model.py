@@ -87,7 +87,8 @@ async def test_long_inputs_are_truncated_to_max_length(rm_dir):
 
 
 async def test_reward_model_runs_in_an_executor_worker(rm_dir):
-    async with ToolExecutor(timeout_s=30, load_timeout_s=60) as ex:
+    # Generous bounds: a fresh worker imports torch and transformers, which takes minutes on a loaded machine.
+    async with ToolExecutor(timeout_s=120, load_timeout_s=300) as ex:
         assert await ex.prepare(rm_spec(rm_dir)) is None
         results = await ex.score_batch(rm_spec(rm_dir), INPUTS)
         missing = await ex.score(rm_spec(rm_dir.parent / "nowhere"), INPUTS[0])

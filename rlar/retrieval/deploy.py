@@ -150,7 +150,7 @@ class WeightFetcher:
         return res
 
     # -- internals ----------------------------------------------------------------------------------
-    def _backend(self, notes: list[str]) -> str:
+    def _backend(self) -> str:
         if self.cfg.backend in ("auto", "http"):
             return "http"
         from huggingface_hub import constants
@@ -195,7 +195,7 @@ class WeightFetcher:
             res.status, res.path, res.backend = "ok", str(dest), meta["backend"]
             res.files, res.bytes = meta["files"], meta["bytes"]
             return
-        backend = self._backend(res.notes)
+        backend = self._backend()
         res.backend = backend
         # A private staging directory: other retrievals (threads or replicas) may fetch the same commit.
         staging = dest.with_name(f"{dest.name}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}")

@@ -78,7 +78,6 @@ class FileMeta:
     sha256: str | None = None
     etag: str | None = None
     commit: str | None = None
-    redirect: str | None = None
 
 
 def normalize_etag(etag: str | None) -> str | None:
@@ -185,8 +184,6 @@ class HubClient:
         # Only X-Linked-Etag is the file's sha256 (LFS); a plain ETag is a git blob id or anything else.
         if linked_etag and _SHA256.match(linked_etag.lower()):
             meta.sha256 = linked_etag.lower()
-        if r.is_redirect:
-            meta.redirect = h.get("Location")
         return meta
 
     def download(

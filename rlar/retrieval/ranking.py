@@ -146,12 +146,12 @@ async def task_fit_margins(
 
 
 def gate_fit(candidates: list[Candidate], margins: list[float], min_fit: float) -> list[Candidate]:
-    """Record each candidate's ``fit`` filter (its margin, in ``scores["similarity"]``); returns those that
+    """Record each candidate's ``fit`` filter (its margin, in ``scores["fit_margin"]``); returns those that
     reach ``min_fit`` (the others become ``rejected`` with their score)."""
     kept = []
     for c, sim in zip(candidates, margins, strict=True):
         c.filters["fit"] = check_fit(sim, min_fit)
-        c.scores["similarity"] = round(float(sim), 4)
+        c.scores["fit_margin"] = round(float(sim), 4)
         if c.filters["fit"] == "pass":
             kept.append(c)
         else:

@@ -57,13 +57,13 @@ def render(record: dict[str, Any], *, width: int = 110) -> str:
     ranked = [c for c in cands if c.get("rank") is not None]
     if ranked:
         out.append("ranked candidates (eligible):")
-        out.append(f"  {'#':>2} {'model':<42} {'total':>5} {'fit':>5} {'sim':>5} {'board':>5} {'dl':>5} "
+        out.append(f"  {'#':>2} {'model':<42} {'total':>5} {'fit':>5} {'gate':>5} {'board':>5} {'dl':>5} "
                    f"{'likes':>5} {'new':>5}  decision")  # fmt: skip
         for c in ranked:
             s = c.get("scores") or {}
             out.append(
                 f"  {c['rank']:>2} {c['model_id'][:42]:<42} {s.get('total', 0):5.3f} {s.get('fit', 0):5.2f} "
-                f"{s.get('similarity', 0):5.2f} "
+                f"{s.get('fit_margin', 0):+5.2f} "
                 f"{s.get('leaderboard', 0):5.2f} {s.get('downloads', 0):5.2f} {s.get('likes', 0):5.2f} "
                 f"{s.get('recency', 0):5.2f}  {c['decision']}"
             )

@@ -20,7 +20,8 @@ read back in float32 whatever the compute dtype. Which GPU a worker process sees
 
 Batching by tokens (:func:`token_batches`): inputs are tokenised once, sorted by length and packed so that
 each batch's padded size (sequences × longest sequence) stays within ``max_batch_tokens`` and its count
-within ``batch_size``; a sequence longer than the budget goes alone. Scores come back in input order.
+within ``batch_size`` (a cap on the count, 64 by default: the token budget is what binds); a sequence
+longer than the budget goes alone. Scores come back in input order.
 
 Backends: ``transformers`` (in process), ``vllm`` (vLLM's pooling runner, ``LLM(runner="pooling")`` and
 ``LLM.classify`` with ``use_activation=False``: raw logits, batched by vLLM's scheduler within
@@ -175,7 +176,7 @@ class RewardModelTool(RewardTool):
             "label_index": 0,
             "format": "auto",
             "max_length": 512,
-            "batch_size": 8,
+            "batch_size": 64,
             "max_batch_tokens": 8192,
             "truncation_side": "left",
             "device": "auto",
@@ -246,7 +247,7 @@ class RewardModelTool(RewardTool):
                 self.model.config.pad_token_id = self.tok.pad_token_id
 
     def info(self) -> dict[str, Any]:
-        """Where and how the model runs (recorded by the worker and the tests)."""
+        """Where and how the model runs (for logs and tests)."""
         return {"device": self.device, "dtype": self.dtype, "backend": self.backend,
                 "max_batch_tokens": self.max_batch_tokens, "batch_size": self.batch_size}  # fmt: skip
 
