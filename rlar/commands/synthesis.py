@@ -26,12 +26,14 @@ def add_synthesize_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _clause_lines(result: dict[str, Any]) -> list[str]:
+    from rlar.tasks.constraints import describe
+
     lines = []
     for c in result["clauses"]:
         if c["status"] == "context":
             continue
         mark = {"checked": "✓", "partial": "~", "unchecked": "✗"}.get(c["status"], "?")
-        what = "; ".join(json.dumps(x) for x in c["constraints"]) or "-"
+        what = "; ".join(describe(x) for x in c["constraints"]) or "-"
         note = f"  [{c['note']}]" if c["note"] else ""
         lines.append(f"    {mark} {c['text']!r} -> {what}{note}")
     return lines
