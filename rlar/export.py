@@ -62,14 +62,15 @@ def model_card(run: Path, version: int, summary: dict[str, Any], config: dict[st
         "---",
         f"# {run.name} (policy version {version})",
         "",
-        f"Trained with [RLAR](https://example.invalid/rlar) GRPO; exported from `{run}` on "
+        f"Trained with RLAR (GRPO, rewards chosen per task); exported from `{run}` on "
         f"{time.strftime('%Y-%m-%d %H:%M')} (weights version {version}).",
         "",
         "## Training summary",
         f"- end: {summary.get('reason', '?')}; learner steps: {summary.get('steps', '?')}; updates: "
         f"{summary.get('updates', '?')}; minutes: {summary.get('minutes', '?')}",
-        f"- learning rate {trainer.get('lr', '?')}, group size {grpo.get('group_size', '?')}, prompts per step "
-        f"{learner.get('prompts_per_step', '?')}, KL coefficient {grpo.get('kl_coef', '?')}",
+        f"- learning rate {trainer.get('lr', 'default')}, group size {grpo.get('group_size', 'default')}, prompts "
+        f"per step {learner.get('prompts_per_step', 'default')}, KL coefficient {grpo.get('kl_coef', 'default')} "
+        "(`default`: the value in docs/reference/config.md)",
         "",
         "| task | weight | reward first | reward last | abstain rate | tools (origin, learner steps) |",
         "|---|---|---|---|---|---|",
