@@ -11,6 +11,10 @@ Reward modes (``[feeder] reward_mode``, consumed by the feeder; the router for t
 - ``random``: a registered tool drawn per prompt with the feeder's seed;
 - ``default``: each task's declared default tools (the demo's static routing).
 
+The feeder chooses the tools in the last three: they set ``[feeder] routing = "static"`` and drop the router,
+synthesizer and retriever actors (a config that routes by the router, like the demo, would otherwise send
+every prompt to a router that is not there, or keep agent actors idling).
+
 For every mode and every seed in ``seeds``: a copy of the config with the mode's overrides, ``learner.max_steps``
 and ``train.max_minutes`` set to the same budget, ``[feeder] seed`` (the prompt order) and the rollout
 engine's sampling seed set to the seed, trained with ``rlar train`` in its own process and run directory
@@ -49,9 +53,7 @@ def mode_overrides(mode: str, doc: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(doc)
     feeder = out.setdefault("feeder", {})
     actors = out.setdefault("train", {}).setdefault("actors", {})
-    if mode == "default":
-        feeder["reward_mode"] = "default"
-    elif mode in ("agentic", "no-synthesis"):
+    if mode in ("agentic", "no-synthesis"):
         feeder["reward_mode"] = mode
         router = out.setdefault("router", {})
         actors.setdefault("router", 1)
@@ -63,8 +65,13 @@ def mode_overrides(mode: str, doc: dict[str, Any]) -> dict[str, Any]:
             router["retrieval"] = False
             actors.pop("synthesizer", None)
             actors.pop("retriever", None)
-    elif mode == "random" or (mode.startswith("static:") and len(mode) > 7):
+    elif mode in ("default", "random") or (mode.startswith("static:") and len(mode) > 7):
+        # the feeder chooses the tools: a config that routes by the router (the demo) is switched to static
+        # routing, and the agent actors, which would only idle, are not started
         feeder["reward_mode"] = mode
+        feeder["routing"] = "static"
+        for name in ("router", "synthesizer", "retriever"):
+            actors.pop(name, None)
     else:
         raise ValueError(
             f"unknown reward mode {mode!r}: agentic | no-synthesis | random | static:<tool> | default"

@@ -106,6 +106,20 @@ def test_mode_overrides_add_the_router_and_switch_synthesis() -> None:
     assert doc == {"train": {"actors": {"feeder": 1}}, "feeder": {"routing": "static"}}  # not modified
 
 
+def test_feeder_modes_route_statically_without_agent_actors() -> None:
+    # the demo routes by the router; in default/static/random the feeder picks, so nothing may wait on a router
+    demo = {
+        "train": {"actors": {"feeder": 1, "router": 1, "synthesizer": 1}},
+        "feeder": {"routing": "router"},
+    }
+    for mode in ("default", "random", "static:exact_match"):
+        out = mode_overrides(mode, demo)
+        assert out["feeder"] == {"routing": "static", "reward_mode": mode}
+        assert out["train"]["actors"] == {"feeder": 1}
+        assert FeederConfig.model_validate(out["feeder"]).static
+    assert mode_overrides("agentic", demo)["train"]["actors"] == demo["train"]["actors"]
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_ablate_trains_evaluates_and_writes_the_comparison(tmp_path: Path) -> None:
