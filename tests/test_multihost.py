@@ -66,6 +66,7 @@ def _overrides() -> list[str]:
         "nats.connect_timeout_s": 1.0,
         "nats.initial_attempts": 10,
         "feeder.tasks": tasks,
+        "feeder.routing": "static",  # no router actor here: each task's own rule tools
         "feeder.epoch_size": N_PROMPTS,
         "feeder.max_epochs": 1,
         "rollout.group_size": GROUP,
