@@ -4,9 +4,10 @@ Pacing: at most ``(max_staleness + 1) * prompts_per_step`` prompts are in flight
 consumed or dropped by the learner), with both numbers taken from the learner's own
 :class:`~bus.messages.LearnerProgress` — one source of truth — unless ``max_in_flight`` overrides it.
 
-Resume: after every publish the mix cursor and the published count go to the KV bucket ``rlar_state``.
-Each prompt is published with ``Nats-Msg-Id = prompt_id`` (``<task>/e<epoch>/<index>``), so a prompt
-re-published after a crash between the publish and the cursor write is dropped by JetStream's duplicate
+Resume: prompts go out in batches (up to ``publish_batch``, as many as the pacing bound allows, acks awaited
+together); after each batch the mix cursor and the published count go to the KV bucket ``rlar_state``.
+Each prompt is published with ``Nats-Msg-Id = prompt_id`` (``<task>/e<epoch>/<index>``), so prompts
+re-published after a crash between a batch and its cursor write are dropped by JetStream's duplicate
 window: within an epoch no prompt is skipped or repeated.
 
 Routing: ``static`` publishes straight to ``rlar.routed.<task>`` with the task's default tools (kinds and
@@ -28,7 +29,7 @@ from pydantic import Field, field_validator
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects
-from bus.codec import DecodeError, decode
+from bus.codec import DecodeError, decode, encode
 from bus.messages import LearnerProgress, Prompt, ToolRef
 from bus.topology import PROGRESS, STATE_BUCKET
 from rlar.registry import ToolRegistry
@@ -51,6 +52,8 @@ class FeederConfig(ActorConfig):
     """Stop publishing after this many epochs (None: forever)."""
     max_in_flight: int | None = Field(None, ge=1)
     """Override of the pacing bound; default (max_staleness + 1) * prompts_per_step from the learner."""
+    publish_batch: int = Field(64, ge=1)
+    """Most prompts published at once (acks awaited together), followed by one cursor write."""
     state_key: str = "feeder"
     """KV key (bucket rlar_state) of this feeder's cursor; two feeders of one run need two keys."""
     reward_mode: str = "default"
@@ -195,18 +198,23 @@ class Feeder(Actor[FeederConfig]):
                     await asyncio.wait_for(self._progress_changed.wait(), 1.0)
                 self.counters["paced_waits"] += 1
                 continue
-            if self.config.max_epochs is not None and mix.cursor.epoch >= self.config.max_epochs:
+            out: list[tuple[str, bytes, str]] = []
+            while len(out) < min(bound - self.in_flight, self.config.publish_batch) and not (
+                self.config.max_epochs is not None and mix.cursor.epoch >= self.config.max_epochs
+            ):
+                item = next(mix)
+                tools = await self._resolve_tools(await self._tool_names(item)) if self.config.static else []
+                prompt = self._prompt(item, tools)
+                subject = subjects.routed(prompt.task) if tools else subjects.prompts(prompt.task)
+                # The router republishes a prompt on rlar.routed.<task> in the same stream under Nats-Msg-Id =
+                # prompt_id, so the unrouted copy's id must differ or the routed one is dropped as a duplicate.
+                out.append(
+                    (subject, encode(prompt), prompt.prompt_id if tools else f"unrouted/{prompt.prompt_id}")
+                )
+            if not out:
                 await self.sleep_or_stop(1.0)
                 continue
-            item = next(mix)
-            tools = await self._resolve_tools(await self._tool_names(item)) if self.config.static else []
-            prompt = self._prompt(item, tools)
-            subject = subjects.routed(prompt.task) if tools else subjects.prompts(prompt.task)
-            # The router republishes a prompt on rlar.routed.<task> in the same stream under Nats-Msg-Id =
-            # prompt_id, so the id of the unrouted copy must differ or the routed one is dropped as a duplicate.
-            await self.bus.js_publish(
-                subject, prompt, msg_id=prompt.prompt_id if tools else f"unrouted/{prompt.prompt_id}"
-            )
-            self.published += 1
-            self.counters["published"] += 1
+            await self.bus.js_publish_many(out)
+            self.published += len(out)
+            self.counters["published"] += len(out)
             await self._save_state(mix.cursor)

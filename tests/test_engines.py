@@ -386,3 +386,13 @@ def test_vllm_loads_new_weights_in_place_without_a_restart(vllm_engine: Any, pol
     assert (
         max(abs(a - b) for a, b in zip(_vllm_prompt_logprobs(vllm_engine, fixed), before, strict=True)) < 1e-5
     )
+
+
+def test_sampling_draws_tokens_with_the_model_probabilities(engine: TransformersEngine) -> None:
+    # One fixed distribution in every row of a large batch: the drawn frequencies match it.
+    probs = torch.tensor([0.5, 0.25, 0.15, 0.1, 0.0])
+    logits = torch.log(probs).expand(20_000, -1).contiguous()
+    tok, lp = engine._sample(logits, 1.0, 1.0, torch.Generator().manual_seed(0))
+    freq = torch.bincount(tok, minlength=5).float() / len(tok)
+    assert torch.allclose(freq, probs, atol=0.01) and freq[4] == 0  # an impossible token is never drawn
+    assert torch.allclose(lp, torch.log(probs)[tok])

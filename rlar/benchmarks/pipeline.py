@@ -204,12 +204,12 @@ async def _sync(model_dir: Path, s: PipelineSettings, spec: Any) -> dict[str, An
     trainer = DeepSpeedPolicyTrainer(TrainerConfig.model_validate(_trainer_cfg(model_dir, s)))
     total = s.warmup_steps + s.steps
     records = _records(s)
-    times: dict[str, list[float]] = {"gen": [], "reward": [], "train": [], "sync": [], "step": []}
+    times: dict[str, list[float]] = {"gen": [], "reward": [], "train": [], "sync": [], "step": [], "cpu": []}
     samples = 0
     async with ToolExecutor(workers=1) as ex:
         for step in range(total):
             batch = records[step * s.prompts : (step + 1) * s.prompts]
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             ids = [engine.render_prompt(r.prompt) for r in batch]
             outs = engine.generate(ids, n=s.group_size, max_new_tokens=s.max_new_tokens, temperature=1.0)
             t1 = time.perf_counter()
@@ -230,18 +230,19 @@ async def _sync(model_dir: Path, s: PipelineSettings, spec: Any) -> dict[str, An
             t4 = time.perf_counter()
             if step >= s.warmup_steps:
                 for k, v in (("gen", t1 - t0), ("reward", t2 - t1), ("train", t3 - t2), ("sync", t4 - t3),
-                             ("step", t4 - t0)):  # fmt: skip
+                             ("step", t4 - t0), ("cpu", time.process_time() - c0)):  # fmt: skip
                     times[k].append(v)
                 samples += len(rows)
     engine.close()
     wall = sum(times["step"])
-    med = {k: statistics.median(v) for k, v in times.items()}
+    med = {k: statistics.median(v) for k, v in times.items() if k != "cpu"}
     # The stages of a pipeline: the rollout generates and loads weights, the learner updates and exports.
     stages = {"rollout": med["gen"] + med["sync"], "reward": med["reward"], "learner": med["train"]}
     return {
         "samples_per_s": samples / wall, "learner_idle_frac": 1 - sum(times["train"]) / wall,
         "stage_median_s": {k: round(v, 4) for k, v in med.items()},
         "pipeline_stage_s": {k: round(v, 4) for k, v in stages.items()},
+        "cpu_s_per_step": round(statistics.median(times["cpu"]), 4),  # this process (not the tool's worker)
         "steps": len(times["step"]), "samples": samples, "wall_s": round(wall, 4),
     }  # fmt: skip
 

@@ -74,14 +74,14 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
         rewards.extend(out)
         return out
 
-    stamps: list[float] = []
+    stamps: list[tuple[float, float]] = []  # (wall, process cpu)
 
     class _Clock(TrainerCallback):  # stamps[0]: training starts; stamps[k]: step k ends
         def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-            stamps.append(time.perf_counter())
+            stamps.append((time.perf_counter(), time.process_time()))
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-            stamps.append(time.perf_counter())
+            stamps.append((time.perf_counter(), time.process_time()))
 
     total = int(s["warmup_steps"]) + int(s["steps"])
     n = int(s["prompts_per_step"]) * int(s["group_size"])
@@ -101,13 +101,15 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
         wall_all = time.perf_counter() - t0
     asyncio.run(tool.aclose())
     warm = int(s["warmup_steps"])
-    measured = [stamps[k + 1] - stamps[k] for k in range(warm, len(stamps) - 1)]
+    measured = [stamps[k + 1][0] - stamps[k][0] for k in range(warm, len(stamps) - 1)]
+    cpu = [stamps[k + 1][1] - stamps[k][1] for k in range(warm, len(stamps) - 1)]
     if not measured:
         raise RuntimeError(f"TRL ran {len(stamps)} steps; need more than the {warm} warm-up steps")
     wall = sum(measured)
     return {
         "samples_per_s": n * len(measured) / wall, "steps": len(measured), "samples": n * len(measured),
         "wall_s": round(wall, 4), "step_median_s": round(statistics.median(measured), 4),
+        "cpu_s_per_step": round(statistics.median(cpu), 4),
         "seconds_incl_startup": round(wall_all, 1), "reward_mean": sum(rewards) / len(rewards) if rewards else None,
         "torch_threads": int(s["torch_threads"]),
     }  # fmt: skip

@@ -7,7 +7,8 @@ takes a ``PolicyBatch`` of token ids, behaviour log-probs and advantages and ret
 One ``step(batch)``:
 1. (multi-rank) keep this rank's rows ``rank::world`` of the global batch;
 2. compute proximal log-probs (and reference log-probs when KL is on) once, without grad, with the
-   weights as they are before the update;
+   weights as they are before the update — with one minibatch these are the update's own forward pass,
+   detached, so no extra pass is made;
 3. for each of ``minibatches_per_step`` minibatches: forward/backward in micro-batches of at most
    ``micro_batch_size`` rows, each contributing ``sum / global_count`` so that the accumulated gradient
    equals the full-batch mean across micro-batches and ranks, then one optimizer step.
@@ -381,14 +382,18 @@ class DeepSpeedPolicyTrainer:
         g = self.cfg.grpo
         local = self._local_rows(batch) if shard else batch
         local = local.to(self.device)
+        n_rows = len(local)
+        mb_bounds = _split_bounds(n_rows, self.cfg.minibatches_per_step)
         with torch.no_grad():
-            prox, _ = token_logprobs(self.engine, local.input_ids, local.attention_mask)
+            # With one update per batch the proximal policy is the current one: its log-probs are the
+            # update's own forward, detached (bit-identical), so the extra forward pass is skipped.
+            prox: torch.Tensor | None = None
+            if len(mb_bounds) > 1:
+                prox, _ = token_logprobs(self.engine, local.input_ids, local.attention_mask)
             ref: torch.Tensor | None = None
             if self.ref_model is not None:
                 ref, _ = token_logprobs(self.ref_model, local.input_ids, local.attention_mask)
 
-        n_rows = len(local)
-        mb_bounds = _split_bounds(n_rows, self.cfg.minibatches_per_step)
         totals: dict[str, float] = {}
         weight_sum = 0.0
         loss_sum = 0.0
@@ -408,7 +413,7 @@ class DeepSpeedPolicyTrainer:
                 new, ent = token_logprobs(self.engine, mb.input_ids, mb.attention_mask, with_entropy=True)
                 out = grpo_token_loss(
                     new,
-                    prox[rows],
+                    prox[rows] if prox is not None else new.detach(),
                     mb.behav_logprobs,
                     mb.advantages,
                     mb.response_mask,

@@ -75,7 +75,8 @@ async def publish_weights(
             return announce
         mode = sender.cfg.fallback
     if mode == "filesystem":
-        ref = write_weights_dir(weights_dir, version, named_tensors)
+        # Not fsynced: a version lost in a power cut fails its sha256 check, and the learner makes new ones.
+        ref = await asyncio.to_thread(write_weights_dir, weights_dir, version, named_tensors, durable=False)
         _prune_dirs(Path(weights_dir), keep_last)
     else:
         data = state_dict_to_safetensors_bytes(named_tensors)

@@ -177,11 +177,16 @@ def version_dir_name(version: int) -> str:
     return f"v{version:08d}"
 
 
-def write_weights_dir(path: str | Path, version: int, named_tensors: NamedTensors) -> WeightsRef:
+def write_weights_dir(
+    path: str | Path, version: int, named_tensors: NamedTensors, *, durable: bool = True
+) -> WeightsRef:
     """Write one version under ``path/v{version:08d}/`` (``model.safetensors`` + ``manifest.json``).
 
-    Atomic: both files are written and fsynced in a temporary sibling directory that is then renamed
-    into place, so a reader sees the whole version or none of it. Idempotent: writing a version that
+    Atomic: both files are written (and, with ``durable``, fsynced) in a temporary sibling directory that is
+    then renamed into place, so a reader sees the whole version or none of it. Without ``durable`` a power
+    loss may leave a version whose bytes no longer match its manifest: readers refuse it (sha256), so only
+    use it for versions that can be made again (the learner's weight sync; its checkpoints are durable).
+    Idempotent: writing a version that
     already exists with the same bytes returns its ref; different bytes raise FileExistsError
     (versions are immutable). Returns a ref whose ``uri`` is the absolute path of the weights file.
     """
@@ -202,8 +207,8 @@ def write_weights_dir(path: str | Path, version: int, named_tensors: NamedTensor
     }
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=root))
     try:
-        _write_synced(tmp / WEIGHTS_FILE, data)
-        _write_synced(tmp / MANIFEST_FILE, json.dumps(manifest, indent=1).encode())
+        _write_file(tmp / WEIGHTS_FILE, data, durable)
+        _write_file(tmp / MANIFEST_FILE, json.dumps(manifest, indent=1).encode(), durable)
         try:
             os.rename(tmp, final)
         except OSError:
@@ -211,7 +216,8 @@ def write_weights_dir(path: str | Path, version: int, named_tensors: NamedTensor
             if final.exists():
                 return _existing_or_conflict(final, ref)
             raise
-        _fsync_dir(root)
+        if durable:
+            _fsync_dir(root)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return ref
@@ -224,11 +230,12 @@ def _existing_or_conflict(final: Path, ref: WeightsRef) -> WeightsRef:
     return existing
 
 
-def _write_synced(path: Path, data: bytes) -> None:
+def _write_file(path: Path, data: bytes, durable: bool) -> None:
     with open(path, "wb") as f:
         f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
 
 
 def _fsync_dir(path: Path) -> None:

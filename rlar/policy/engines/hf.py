@@ -55,6 +55,7 @@ class TransformersEngine(GenerationEngine):
         )
         self.model.to(self.device).eval()
         self.stop_ids = stop_token_ids(cfg.model, self.tokenizer)
+        self._special_ids = frozenset(self.tokenizer.all_special_ids)
         pad = self.tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else min(self.stop_ids))
         self._generator = torch.Generator(device=self.device).manual_seed(cfg.seed)
@@ -154,7 +155,8 @@ class TransformersEngine(GenerationEngine):
             Completion(
                 token_ids=tokens[i],
                 logprobs=logps[i],
-                text=str(self.tokenizer.decode(tokens[i], skip_special_tokens=True)),
+                # = decode(..., skip_special_tokens=True), without the tokenizer listing its special ids per call
+                text=str(self.tokenizer.decode([t for t in tokens[i] if t not in self._special_ids])),
                 finish_reason=str(reasons[i]),
             )
             for i in range(batch)
@@ -170,7 +172,10 @@ class TransformersEngine(GenerationEngine):
         if temperature < GREEDY_TEMPERATURE:
             tok = logits.argmax(dim=-1)
         else:
-            tok = torch.multinomial(logp.exp(), 1, generator=gen).squeeze(-1)
+            # Gumbel-max: argmax(logp + Gumbel noise) is a draw from softmax(logp) (-inf stays impossible);
+            # on CPU an order of magnitude cheaper than torch.multinomial for a batch of rows.
+            u = torch.rand(logp.shape, generator=gen, device=logp.device).clamp_(min=1e-30)
+            tok = (logp - torch.log(-torch.log(u))).argmax(dim=-1)
             if self.cfg.logprobs_mode == "raw":
                 logp = torch.log_softmax(logits, dim=-1)
         return tok, logp.gather(-1, tok[:, None]).squeeze(-1)
