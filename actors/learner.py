@@ -383,10 +383,14 @@ class Learner(Actor[LearnerConfig]):
             )  # fmt: skip
             train_metrics = await asyncio.to_thread(self._collective, "step", batch)
             self.version += 1
+            t_weights = time.time()
             await self._publish_weights()
+            train_metrics["weights_s"] = time.time() - t_weights  # export, store, announce
         self.step += 1
+        t_retire = time.time()
         await self._retire(groups, dropped=False)
         t_end = time.time()
+        train_metrics["retire_s"] = t_end - t_retire
         self._prev_interval = (t_start, t_end)
         all_rewards = [x for v in task_rewards.values() for x in v]
         record: dict[str, Any] = {
