@@ -388,11 +388,27 @@ def test_vllm_loads_new_weights_in_place_without_a_restart(vllm_engine: Any, pol
     )
 
 
-def test_sampling_draws_tokens_with_the_model_probabilities(engine: TransformersEngine) -> None:
-    # One fixed distribution in every row of a large batch: the drawn frequencies match it.
-    probs = torch.tensor([0.5, 0.25, 0.15, 0.1, 0.0])
-    logits = torch.log(probs).expand(20_000, -1).contiguous()
-    tok, lp = engine._sample(logits, 1.0, 1.0, torch.Generator().manual_seed(0))
-    freq = torch.bincount(tok, minlength=5).float() / len(tok)
-    assert torch.allclose(freq, probs, atol=0.01) and freq[4] == 0  # an impossible token is never drawn
-    assert torch.allclose(lp, torch.log(probs)[tok])
+@pytest.mark.parametrize(
+    ("probs", "temperature", "top_p", "expected"),
+    [
+        # plain: the draw follows softmax(logits); a -inf logit is never drawn
+        ([0.5, 0.25, 0.15, 0.1, 0.0], 1.0, 1.0, [0.5, 0.25, 0.15, 0.1, 0.0]),
+        # T = 0.5 squares the probabilities: [.16, .09, .04, .01] / .30; top-p 0.8 drops the tokens whose
+        # ascending cumulative mass is <= 0.2 (1/30 and 5/30), leaving .09 and .16 renormalised: 0.36 / 0.64
+        ([0.4, 0.3, 0.2, 0.1, 0.0], 0.5, 0.8, [0.64, 0.36, 0.0, 0.0, 0.0]),
+    ],
+)
+def test_sampling_draws_tokens_with_the_model_probabilities(
+    engine: TransformersEngine, probs: list[float], temperature: float, top_p: float, expected: list[float]
+) -> None:
+    # One fixed distribution in every row of a large batch; each token's drawn frequency is a mean of n
+    # Bernoulli(q) draws, std sqrt(q(1-q)/n). A correct sampler stays within 6 std of q in every token (normal
+    # tail 2e-9 each); a sampler that ignored temperature or top-p misses by > 0.1, i.e. > 20 std at this n.
+    n = 40_000
+    logits = torch.log(torch.tensor(probs)).expand(n, -1).contiguous()
+    tok, lp = engine._sample(logits, temperature, top_p, torch.Generator().manual_seed(0))
+    freq = torch.bincount(tok, minlength=len(probs)).double() / n
+    q = torch.tensor(expected, dtype=torch.float64)
+    bound = 6 * (q * (1 - q) / n).sqrt()
+    assert ((freq - q).abs() <= bound).all(), (freq.tolist(), expected)  # q = 0 → bound 0: never drawn
+    assert torch.allclose(lp.double(), q.log()[tok], atol=1e-5)  # behaviour log-prob = the drawn token's
