@@ -1,7 +1,7 @@
 """Build an actor from a run config and run it in this process: ``python -m actors KIND [options]``.
 
-The run config is one TOML document: ``[nats]``, ``[topology]``, ``[run]`` apply to every actor; a section
-named after the actor (``[rollout]``, ``[reward]`` …) holds its own fields.
+The run config is one TOML document: ``[nats]``, ``[topology]``, ``[run]`` and ``[metrics]`` apply to every
+actor; a section named after the actor (``[rollout]``, ``[reward]`` …) holds its own fields.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ def actor_config_dict(doc: dict[str, Any], section: str, implied: dict[str, Any]
         data.setdefault("nats", doc["nats"])
     if "topology" in doc:
         data.setdefault("topology", doc["topology"])
+    if "metrics" in doc:
+        data.setdefault("metrics", doc["metrics"])
     run = doc.get("run", {})
     if "dir" in run:
         data.setdefault("run_dir", run["dir"])

@@ -317,6 +317,7 @@ class Learner(Actor[LearnerConfig]):
         if dropped:
             self.dropped += len(groups)
             self.counters["dropped_groups"] += len(groups)
+            self.metrics.dropped(len(groups))
         else:
             self.consumed += len(groups)
         self._recent.append([g.prompt_id for g in groups])
@@ -416,6 +417,7 @@ class Learner(Actor[LearnerConfig]):
             subjects.metrics("learner"), Metrics(actor="learner", step=self.step, values=record)
         )
         self.counters["steps"] += 1
+        self.metrics.learner_step(record)
         await self._publish_progress()
         if self.step % self.config.checkpoint_every == 0 or (
             self.config.max_steps is not None and self.step >= self.config.max_steps

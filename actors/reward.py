@@ -350,6 +350,7 @@ class RewardWorker(Actor[RewardConfig]):
             self.counters["rewards"] += 1
             self.counters[f"{kind}.{res.status}"] += 1
             self.counters["cached"] += cached
+            self.metrics.reward(tool.tool, res.status, latency, cached=cached)
             if delta is not None:
                 delta.add(res.status, res.score, latency, cached=cached, reason=res.reason)
         return RewardGroup(

@@ -117,6 +117,7 @@ class Rollout(Actor[RolloutConfig]):
         await asyncio.to_thread(self.engine.load_weights, data, announce.version)
         self.version = announce.version
         self.counters["weight_loads"] += 1
+        self.metrics.weights_loaded(time.perf_counter() - t0)
         log.info("rollout: now serving policy v%d (%.3fs)", self.version, time.perf_counter() - t0)
 
     async def main(self) -> None:
@@ -163,6 +164,8 @@ class Rollout(Actor[RolloutConfig]):
             await raw.ack()
         self.counters["prompts"] += len(batch)
         self.counters["samples"] += len(batch) * cfg.group_size
+        for prompt, _ in batch:
+            self.metrics.samples(prompt.task, cfg.group_size)
         self.counters["messages"] += len(out)
         self.counters["batches"] += 1
 

@@ -30,6 +30,8 @@ from bus.client import Bus
 from bus.config import NatsConfig
 from bus.messages import Event, Heartbeat
 from bus.topology import TopologyConfig, declare, ensure_topology
+from rlar.observe.config import MetricsEndpoint
+from rlar.observe.prom import ActorMetrics
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,8 @@ class ActorConfig(BaseModel):
     """Directory for this run's files (checkpoints, metrics, logs)."""
     instance: str | None = None
     """Instance id; defaults to ``<host>-<pid>-<random>``."""
+    metrics: MetricsEndpoint = Field(default_factory=MetricsEndpoint)
+    """Prometheus ``/metrics`` endpoint (off unless ``port`` is set; ``[metrics]`` sets it for every actor)."""
 
 
 C = TypeVar("C", bound=ActorConfig)
@@ -77,6 +81,9 @@ class Actor(Generic[C]):
         self._bus: Bus | None = None
         self._owns_bus = False
         self._finished = asyncio.Event()
+        self.metrics = ActorMetrics(self.kind)
+        self.metrics.attach(lambda: dict(self.counters), self.info, self.started_at,
+                            lambda: self._bus.dead_letters if self._bus is not None else 0)  # fmt: skip
 
     # -- to override ------------------------------------------------------------------------------
     async def setup(self) -> None:
@@ -132,6 +139,10 @@ class Actor(Generic[C]):
                 bus = await Bus.connect(self.config.nats, name=f"{self.kind}/{self.instance}")
                 self._owns_bus = True
             self._bus = bus
+            if self._owns_bus:
+                bus.observer = self.metrics
+            if self.config.metrics.port is not None:
+                self.metrics.serve(self.config.metrics, bus.js)
             topo = declare(self.config.topology)
             await bus.retrying(lambda: ensure_topology(bus.js, topo), "declare the topology")
             await self.setup()
@@ -171,6 +182,7 @@ class Actor(Generic[C]):
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     with contextlib.suppress(Exception):
                         loop.remove_signal_handler(sig)
+            self.metrics.close()
             self._finished.set()
 
     def heartbeat(self) -> Heartbeat:
@@ -182,7 +194,7 @@ class Actor(Generic[C]):
             uptime_s=round(time.time() - self.started_at, 3),
             state=self.state,
             counters=dict(self.counters),
-            info=self.info(),
+            info={**self.info(), **({"metrics_url": self.metrics.url} if self.metrics.url else {})},
         )
 
     async def _send_heartbeat(self) -> None:

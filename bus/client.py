@@ -96,6 +96,9 @@ class Bus:
         self.permission_errors = 0
         self.closing = False
         self._tasks: set[asyncio.Task[Any]] = set()
+        # Told of every durable read and message pulled (``consuming(stream, durable)``, ``delivered(msg)``):
+        # the actor's Prometheus metrics (rlar.observe.prom.ActorMetrics), when it has any.
+        self.observer: Any = None
 
     # -- connection -------------------------------------------------------------------------------
     @classmethod
@@ -418,6 +421,8 @@ class Bus:
         ``auto_ack`` the handler owns ack/nak (e.g. the learner acks once a group is trained on).
         The loop ends when ``stop`` is set (after finishing the messages in hand) or when cancelled.
         """
+        if self.observer is not None:
+            self.observer.consuming(stream, durable)
         task = asyncio.create_task(
             self._pull_loop(
                 stream,
@@ -485,7 +490,11 @@ class Bus:
         """One pull of up to ``n`` messages; nothing (rather than an error) when none came in time or the
         cluster is failing over (logged, with a short pause). A closed connection still raises."""
         try:
-            return await psub.fetch(n, timeout=timeout_s)
+            msgs = await psub.fetch(n, timeout=timeout_s)
+            if self.observer is not None:
+                for m in msgs:
+                    self.observer.delivered(m)
+            return msgs
         except (TimeoutError, nats.errors.TimeoutError):
             return []
         except nats.errors.ConnectionClosedError:
