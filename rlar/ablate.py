@@ -257,5 +257,8 @@ def ablate(
         f"eval suite `{eval_suite or '-'}` (limit {eval_limit}); cells: mean [95% interval] over seeds.\n\n{table}\n"
     )
     _plot(summary_by_mode, curves, root / "comparison.png")
+    from rlar.observe.report import write_ablation_report
+
+    write_ablation_report(root, rows, curves, title=f"{config}: seeds {seeds}, ≤{max_steps} steps per run")
     return {"out": str(root), "runs": rows, "summary": summary_by_mode, "table": table,
-            "files": [str(root / n) for n in ("comparison.json", "comparison.md", "comparison.png")]}  # fmt: skip
+            "files": [str(root / n) for n in ("comparison.json", "comparison.md", "comparison.png", "report.html")]}  # fmt: skip

@@ -19,6 +19,8 @@
    learner resumes) and updates, the first-10 vs last-10 step mean reward per task, and per task the tools
    used with their origin (built-in, synthesised vN, retrieved, user), the routing decisions and the abstain
    rate (:mod:`rlar.tool_summary`), and the synthesis report (:mod:`rlar.synthesis.report`).
+7. Observation (:mod:`rlar.observe`): tracking to ``[train] report_to`` (TensorBoard by default) from the bus,
+   the live dashboard with ``--dashboard``, and ``report.html`` at the end.
 
 Exit code: 0 when the run reached ``max_steps`` or spent ``max_minutes`` with at least one update; 1 for a
 config problem, a crash loop, or a run that made no update; 130 when interrupted (Ctrl-C, SIGTERM).
@@ -50,6 +52,7 @@ from bus.embedded import serve
 from bus.messages import Event, Metrics, RouteDecision
 from bus.topology import TopologyConfig, declare, ensure_topology
 from rlar.config import build
+from rlar.observe.config import Backend, TrackingConfig, check_report_to
 from rlar.plots import plot_reward_curves, read_metrics
 
 log = logging.getLogger("rlar.train")
@@ -96,6 +99,11 @@ class TrainSection(BaseModel):
     """The window of ``crash_limit``."""
     no_signal_steps: int = Field(20, ge=1)
     """Warn when this many learner steps in a row had no group with reward signal (all rewards equal)."""
+    report_to: list[Backend] = Field(default_factory=lambda: list[Backend](["tensorboard"]))
+    """Experiment tracking libraries fed from the bus as the run goes (``tensorboard``, ``wandb``, ``mlflow``;
+    ``[]``: none); see :mod:`rlar.observe.tracking`."""
+    tracking: TrackingConfig = Field(default_factory=TrackingConfig)
+    """How they are fed (sample tables, wandb mode, MLflow URI)."""
 
 
 def _cache_key(section: PolicySection) -> str:
@@ -209,8 +217,9 @@ class Progress:
 
 
 async def _drive(
-    doc: dict[str, Any], run_dir: Path, url: str, config_path: Path, tool_specs: list[Any]
+    doc: dict[str, Any], run_dir: Path, url: str, config_path: Path, tool_specs: list[Any], dashboard: Any = None
 ) -> dict[str, Any]:
+    from rlar.observe.session import RunObserver
     from rlar.registry import ToolRegistry
     from rlar.summary import run_totals, unique_steps
     from rlar.synthesis.report import read_run, summarize
@@ -220,6 +229,9 @@ async def _drive(
     nats_cfg = NatsConfig.model_validate({**doc.get("nats", {}), "url": url})
     bus = await Bus.connect(nats_cfg, name="rlar-train")
     await ensure_topology(bus.js, declare(TopologyConfig.model_validate(doc.get("topology", {}))))
+    observer = RunObserver(bus, run_dir, report_to=list(train.report_to), tracking=train.tracking, config_doc=doc,
+                           dashboard=dashboard)  # fmt: skip
+    await observer.start()
     for spec in tool_specs:
         got = await ToolRegistry(bus).register(spec, by="rlar train")
         print(f"tool {got.name} v{got.version} ({got.kind}, your {got.params.get('function', '')}) registered",
@@ -258,6 +270,7 @@ async def _drive(
     sup.stop()
     await runner
     specs, statuses = await _registry_view(bus)
+    await observer.stop()
     await bus.close()
     plot_reward_curves(run_dir / "metrics.jsonl", run_dir)
     steps = unique_steps(read_metrics(run_dir / "metrics.jsonl"))
@@ -273,6 +286,9 @@ async def _drive(
         summary["fatal"] = sup.fatal
     summary["exit_code"] = _exit_code(summary)
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    from rlar.observe.report import write_report
+
+    print(f"report: {write_report(run_dir, summary)}", flush=True)
     return summary
 
 
@@ -345,6 +361,7 @@ def load_checked(
                 f"{saved_path}); its feeder cursor cannot resume on this one — resume without --config and "
                 "without changing [feeder], or pick a new --run-dir"])  # fmt: skip
     section = build(TrainSection, doc.get("train", {}), where=f"{path}: [train]")
+    check_report_to(section.report_to)
     built = validate_run_config(doc, actors=list(section.actors), where=str(path), from_set=overrides)
     pre = preflight(built, base_dir=path.parent, where=str(path))
     rdir = Path(run_dir) if run_dir else Path("runs") / f"{section.name}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -368,7 +385,7 @@ def _trust_user_tools(doc: dict[str, Any], specs: list[Any]) -> None:
             paths.append(where)
 
 
-def train(config: str | None, *, overrides: list[str], run_dir: str | None) -> int:
+def train(config: str | None, *, overrides: list[str], run_dir: str | None, dashboard: Any = None) -> int:
     from rlar.resources import cache_dir
 
     t0 = time.perf_counter()
@@ -390,7 +407,7 @@ def train(config: str | None, *, overrides: list[str], run_dir: str | None) -> i
     # The run's own config: paths absolute, the bus as configured (an embedded one gets a new port each time).
     config_path.write_text(tomli_w.dumps(doc))
     with serve(url, rdir, live_run=True) as real_url:
-        summary = asyncio.run(_drive(doc, rdir, real_url, config_path, pre.tool_specs))
+        summary = asyncio.run(_drive(doc, rdir, real_url, config_path, pre.tool_specs, dashboard))
     print(json.dumps({k: v for k, v in summary.items() if k != "tasks"}), flush=True)
     print(_verdict(summary), file=sys.stderr if summary["exit_code"] else sys.stdout, flush=True)
     return int(summary["exit_code"])

@@ -58,13 +58,81 @@ def test_one_deployment_per_role_with_its_own_credentials_and_gpus_for_rollout_a
         assert c["args"][:3] == ["-m", "actors", name]
 
 
-def test_reward_workers_scale_on_their_queue_depth() -> None:
+def _exported() -> set[str]:
+    """Sample names a real actor's /metrics page carries once it has done one of each thing."""
+    from prometheus_client import generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from rlar.observe.prom import ActorMetrics
+
+    m = ActorMetrics("reward")
+    m.attach(lambda: {"rewards": 1}, lambda: {"policy_version": 3}, 0.0, lambda: 0)
+    m.consuming("SCORE", "reward-rule")
+    m.pending.labels("SCORE", "reward-rule").set(5)
+    m.ack_pending.labels("SCORE", "reward-rule").set(1)
+    m.consumed.labels("SCORE", "reward-rule").inc()
+    m.redelivered.labels("SCORE", "reward-rule").inc()
+    m.queue_lag.labels("SCORE", "reward-rule").observe(0.1)
+    m.reward("exact_match", "ok", 0.01)
+    m.samples("arith", 8)
+    m.weights_loaded(0.2)
+    m.learner_step({"step_s": 1.0, "samples": 8, "staleness_hist": {"0": 8}})
+    m.dropped(1)
+    text = generate_latest(m.registry).decode()
+    return {s.name for fam in text_string_to_metric_families(text) for s in fam.samples}
+
+
+def test_reward_workers_scale_on_the_queue_depth_they_export() -> None:
+    from rlar.deploy.monitoring import PENDING
+
     (hpa,) = [d for d in _k8s_docs() if d["kind"] == "HorizontalPodAutoscaler"]
     assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "reward"}
     (metric,) = hpa["spec"]["metrics"]
     assert metric["type"] == "External"
-    assert metric["external"]["metric"]["selector"]["matchLabels"] == {"stream_name": "SCORE"}
+    assert metric["external"]["metric"] == {"name": PENDING, "selector": {"matchLabels": {"stream": "SCORE"}}}
     assert hpa["spec"]["minReplicas"] >= 1 and hpa["spec"]["maxReplicas"] > hpa["spec"]["minReplicas"]
+    # prometheus-adapter serves that external metric from the series the actors export
+    values = yaml.safe_load((DEPLOY / "k8s/prometheus-adapter-values.yaml").read_text())
+    (rule,) = values["rules"]["external"]
+    assert rule["name"]["as"] == PENDING and re.match(rule["name"]["matches"], PENDING)
+    assert rule["seriesQuery"].startswith(PENDING + "{") and "<<.LabelMatchers>>" in rule["metricsQuery"]
+    assert PENDING in _exported()
+
+
+def test_every_actor_serves_prometheus_metrics_where_prometheus_scrapes() -> None:
+    from rlar.deploy.monitoring import METRICS_PORT
+
+    for d in _k8s_docs():
+        if d["kind"] != "Deployment":
+            continue
+        tpl = d["spec"]["template"]
+        (c,) = tpl["spec"]["containers"]
+        assert {"name": "metrics", "containerPort": METRICS_PORT} in c["ports"]
+        assert tpl["metadata"]["annotations"] == {"prometheus.io/scrape": "true",
+                                                  "prometheus.io/port": str(METRICS_PORT),
+                                                  "prometheus.io/path": "/metrics"}  # fmt: skip
+        sets = [c["args"][i + 1] for i, a in enumerate(c["args"]) if a == "--set"]
+        assert f"metrics.port={METRICS_PORT}" in sets and 'metrics.host="0.0.0.0"' in sets
+
+
+def test_the_grafana_dashboard_plots_only_metrics_the_actors_export() -> None:
+    doc = json.loads((DEPLOY / "grafana/rlar-dashboard.json").read_text())
+    assert doc["uid"] and doc["schemaVersion"] >= 36 and doc["panels"]
+    exported = _exported()
+    used = set()
+    for panel in doc["panels"]:
+        assert panel["type"] == "timeseries" and panel["targets"], panel["title"]
+        for t in panel["targets"]:
+            expr = t["expr"]
+            assert expr.count("(") == expr.count(")") and expr.count("{") == expr.count("}"), expr
+            names = set(re.findall(r"\brlar_[a-z_]+\b", expr))
+            assert names and names <= exported, (panel["title"], names - exported)
+            used |= names
+    # every family an actor exports is on the dashboard (a _total, _bucket, or the gauge itself)
+    families = {re.sub(r"_(total|bucket|count|sum|created)$", "", n) for n in exported}
+    assert families <= {re.sub(r"_(total|bucket|count|sum)$", "", n) for n in used}, families - {
+        re.sub(r"_(total|bucket|count|sum)$", "", n) for n in used
+    }
 
 
 def test_compose_file_passes_the_compose_spec_and_names_a_role_per_service() -> None:

@@ -10,6 +10,7 @@ MODULES: list[str] = [
     "rlar.commands.routing",
     "rlar.commands.retrieve",
     "rlar.commands.eval",
+    "rlar.commands.observe",
     "rlar.commands.synthesis",
     "rlar.commands.export",
 ]

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from rlar.commands.observe import add_dashboard_flags, dashboard_options
+
 
 def cmd_train(a: argparse.Namespace) -> int:
     from rlar.train import train
 
-    return train(a.config, overrides=a.set, run_dir=a.run_dir)
+    return train(a.config, overrides=a.set, run_dir=a.run_dir, dashboard=dashboard_options(a))
 
 
 def register(sub: Any, bench: Any) -> None:
@@ -37,4 +39,5 @@ def register(sub: Any, bench: Any) -> None:
         "--run-dir",
         help="run directory: an existing run resumes with its own config (default: a fresh runs/<name>-<time>)",
     )
+    add_dashboard_flags(p)
     p.set_defaults(fn=cmd_train)

@@ -5,8 +5,10 @@
 - nats/helm-values.yaml — values for the official NATS Helm chart (chart 1.x/2.x layout: ``config.*``,
   ``container.env``, ``promExporter``): 3-node JetStream cluster, TLS, leaf nodes, monitoring and the
   Prometheus exporter, the role table's accounts through ``config.merge``;
-- k8s/rlar.yaml — namespace, one Deployment per actor role (GPU for rollout and learner), the bootstrap
-  Job and the reward workers' HorizontalPodAutoscaler on their queue depth;
+- k8s/rlar.yaml — namespace, one Deployment per actor role (GPU for rollout and learner; each serving its
+  Prometheus ``/metrics`` on port ``metrics``), the bootstrap Job and the reward workers'
+  HorizontalPodAutoscaler on their queue depth as the actors export it;
+- k8s/prometheus-adapter-values.yaml and grafana/rlar-dashboard.json — :mod:`rlar.deploy.monitoring`;
 - compose/compose.yaml — the single-host recipe.
 
 tests/test_deploy_manifests.py checks that the committed files equal what this renders, and validates
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlar.deploy import natsconf
+from rlar.deploy import monitoring, natsconf
 from rlar.deploy.auth import ROLES, password_env
 
 IMAGE = "rlar:0.1.0"
@@ -57,7 +59,8 @@ WORKLOADS: tuple[Workload, ...] = (
 )
 
 # Cluster-wide run settings passed to every actor on top of the image's run config.
-CLUSTER_SETS = ("topology.replicas=3", 'learner.weight_sync="objstore"', "nats.ping_interval_s=5")
+CLUSTER_SETS = ("topology.replicas=3", 'learner.weight_sync="objstore"', "nats.ping_interval_s=5",
+                f"metrics.port={monitoring.METRICS_PORT}", 'metrics.host="0.0.0.0"')  # fmt: skip
 
 
 def _secret_env(name: str, key: str) -> dict[str, Any]:
@@ -120,6 +123,7 @@ def _deployment(w: Workload) -> dict[str, Any]:
             {"name": "RLAR_NATS_TLS_CA", "value": "/etc/rlar/tls/ca.crt"},
             {"name": "OMP_NUM_THREADS", "value": "1" if w.cpu.endswith("m") else w.cpu},
         ],
+        "ports": [{"name": "metrics", "containerPort": monitoring.METRICS_PORT}],
         "resources": {"requests": requests, "limits": limits},
         "volumeMounts": [
             {"name": "tls", "mountPath": "/etc/rlar/tls", "readOnly": True},
@@ -147,7 +151,17 @@ def _deployment(w: Workload) -> dict[str, Any]:
         "spec": {
             "replicas": w.replicas,
             "selector": {"matchLabels": labels},
-            "template": {"metadata": {"labels": labels}, "spec": pod},
+            "template": {
+                "metadata": {
+                    "labels": labels,
+                    "annotations": {
+                        "prometheus.io/scrape": "true",
+                        "prometheus.io/port": str(monitoring.METRICS_PORT),
+                        "prometheus.io/path": "/metrics",
+                    },
+                },
+                "spec": pod,
+            },
         },
     }
 
@@ -208,15 +222,16 @@ def k8s_documents() -> list[dict[str, Any]]:
                 "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "reward"},
                 "minReplicas": 2,
                 "maxReplicas": 32,
-                # Queue depth of the reward workers' durables (SCORE stream), as exported by the NATS
-                # chart's Prometheus exporter and served to the HPA by prometheus-adapter.
+                # Backlog of the reward workers' durables (SCORE stream) as the workers export it on /metrics
+                # (rlar_consumer_pending), served to the HPA by prometheus-adapter's external rule
+                # (k8s/prometheus-adapter-values.yaml): about 200 waiting requests per replica.
                 "metrics": [
                     {
                         "type": "External",
                         "external": {
                             "metric": {
-                                "name": "nats_consumer_num_pending",
-                                "selector": {"matchLabels": {"stream_name": "SCORE"}},
+                                "name": monitoring.PENDING,
+                                "selector": {"matchLabels": {"stream": "SCORE"}},
                             },
                             "target": {"type": "AverageValue", "averageValue": "200"},
                         },
@@ -328,6 +343,15 @@ def rendered_files() -> dict[str, str]:
         + dump(helm_values())
     )
     files["k8s/rlar.yaml"] = HEADER + "---\n".join(dump(d) for d in k8s_documents())
+    files["k8s/prometheus-adapter-values.yaml"] = (
+        HEADER
+        + "# helm install prometheus-adapter prometheus-community/prometheus-adapter -f "
+        + "deploy/k8s/prometheus-adapter-values.yaml\n"
+        + dump(monitoring.adapter_values())
+    )
+    import json
+
+    files["grafana/rlar-dashboard.json"] = json.dumps(monitoring.grafana_dashboard(), indent=1) + "\n"
     files["compose/compose.yaml"] = (
         HEADER
         + "# docker compose --env-file deploy/compose/secrets/credentials.env -f deploy/compose/compose.yaml up\n"

@@ -24,26 +24,20 @@ Where they write (``<run>`` is the run directory):
 from __future__ import annotations
 
 import bisect
-import importlib.util
 import math
 import os
 import re
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Protocol
 
 from rlar.observe.config import TrackingConfig
 
-__all__ = ["Backend", "MlflowBackend", "TensorBoardBackend", "WandbBackend", "make_backend", "missing"]
+__all__ = ["Backend", "MlflowBackend", "TensorBoardBackend", "WandbBackend", "make_backend"]
 
-MODULES = {"tensorboard": "tensorboard", "wandb": "wandb", "mlflow": "mlflow"}
 MAX_ROWS = 500
 """Rows kept of a growing table (the newest)."""
-
-
-def missing(names: list[str]) -> list[str]:
-    """The backends of ``names`` whose library is not installed."""
-    return [n for n in names if importlib.util.find_spec(MODULES[n]) is None]
 
 
 class Backend(Protocol):
@@ -108,7 +102,9 @@ class TensorBoardBackend:
     def scalars(self, step: int, values: dict[str, float]) -> None:
         from tensorboard.compat.proto import summary_pb2
 
-        self._write(step, [summary_pb2.Summary.Value(tag=k, simple_value=float(v)) for k, v in values.items()])
+        self._write(
+            step, [summary_pb2.Summary.Value(tag=k, simple_value=float(v)) for k, v in values.items()]
+        )
 
     def histogram(self, step: int, tag: str, values: list[float]) -> None:
         from tensorboard.compat.proto import summary_pb2
@@ -150,7 +146,7 @@ class WandbBackend:
     def __init__(self, run_dir: Path, cfg: TrackingConfig, config_doc: dict[str, Any]) -> None:
         import wandb
 
-        self.wandb = wandb
+        self.wandb: Any = wandb
         settings = wandb.Settings(silent=True, console="off", x_disable_stats=True, save_code=False,
                                   disable_git=True, disable_job_creation=True)  # fmt: skip
         self.run = wandb.init(mode=cfg.wandb_mode, dir=str(run_dir), project=cfg.project, name=run_dir.name,
@@ -200,7 +196,9 @@ class MlflowBackend:
         exp_id = exp.experiment_id if exp else self.client.create_experiment(cfg.project)
         self.run_id = self.client.create_run(exp_id, run_name=run_dir.name,
                                              tags={"rlar.run_dir": str(run_dir.resolve())}).info.run_id  # fmt: skip
-        params = [Param(_MLFLOW_BAD.sub("_", k)[:250], str(v)[:6000]) for k, v in _flatten(config_doc).items()]
+        params = [
+            Param(_MLFLOW_BAD.sub("_", k)[:250], str(v)[:6000]) for k, v in _flatten(config_doc).items()
+        ]
         for i in range(0, len(params), 100):
             self.client.log_batch(self.run_id, params=params[i : i + 100])
 
@@ -220,12 +218,16 @@ class MlflowBackend:
 
     def table(self, step: int, tag: str, columns: list[str], rows: list[list[Any]]) -> None:
         data = {c: [_plain(r[i]) for r in rows] for i, c in enumerate(columns)}
-        self.client.log_table(self.run_id, data=data, artifact_file=f"{tag}/step_{step:06d}.json")
+        self._log_table(data, f"{tag}/step_{step:06d}.json")
 
     def row(self, step: int, tag: str, columns: list[str], row: list[Any]) -> None:
         # log_table appends to an existing table file.
-        self.client.log_table(self.run_id, data={c: [_plain(v)] for c, v in zip(columns, row, strict=True)},
-                              artifact_file=f"{tag}.json")  # fmt: skip
+        self._log_table({c: [_plain(v)] for c, v in zip(columns, row, strict=True)}, f"{tag}.json")
+
+    def _log_table(self, data: dict[str, list[Any]], artifact_file: str) -> None:
+        with warnings.catch_warnings():  # pandas deprecation notices from inside mlflow's table code
+            warnings.simplefilter("ignore")
+            self.client.log_table(self.run_id, data=data, artifact_file=artifact_file)
 
     def close(self) -> None:
         self.client.set_terminated(self.run_id)
@@ -256,7 +258,11 @@ def _toml(doc: dict[str, Any]) -> str:
         return repr(doc)
 
 
-BACKENDS: dict[str, type[Any]] = {"tensorboard": TensorBoardBackend, "wandb": WandbBackend, "mlflow": MlflowBackend}
+BACKENDS: dict[str, type[Any]] = {
+    "tensorboard": TensorBoardBackend,
+    "wandb": WandbBackend,
+    "mlflow": MlflowBackend,
+}
 
 
 def make_backend(name: str, run_dir: Path, cfg: TrackingConfig, config_doc: dict[str, Any]) -> Backend:

@@ -3,12 +3,24 @@ Prometheus endpoint (``[metrics]``, or ``metrics = {...}`` in an actor's own sec
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlar.config import ConfigError
+
 Backend = Literal["tensorboard", "wandb", "mlflow"]
 """A tracking library ``[train] report_to`` may name."""
+
+
+def check_report_to(names: Sequence[str]) -> None:
+    """Raise :class:`ConfigError` naming the ``report_to`` libraries that are not installed."""
+    absent = [n for n in names if importlib.util.find_spec(n) is None]
+    if absent:
+        raise ConfigError(f"[train] report_to names {', '.join(absent)}, which is not installed here: "
+                          "pip install 'rlar[observe]'")  # fmt: skip
 
 
 class TrackingConfig(BaseModel):
@@ -49,4 +61,3 @@ class MetricsEndpoint(BaseModel):
     """Interface to bind; ``0.0.0.0`` where Prometheus scrapes from another host (a pod)."""
     refresh_s: float = Field(5.0, gt=0)
     """How often the backlog of the durable consumers this actor reads is refreshed (``rlar_consumer_*``)."""
-

@@ -169,3 +169,36 @@ class Dashboard:
         if self._task is not None:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(self._task, 10)
+
+
+async def serve(url: str, *, describe: str, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
+                ready: Any = None) -> int:  # fmt: skip
+    """``rlar dashboard``: attach to the bus at ``url`` (replaying what its streams keep), serve the page
+    until SIGINT/SIGTERM. ``ready(link)`` is called once the page is up (default: print it)."""
+    import signal
+
+    from bus.client import Bus
+    from bus.config import NatsConfig
+    from rlar.observe.feed import Feed
+
+    bus = await Bus.connect(NatsConfig(url=url), name="rlar-dashboard")
+    stop = asyncio.Event()
+    state = LiveState(bus=bus, describe=describe)
+    feed = Feed(bus, [state], replay=True)
+    dashboard = Dashboard(state, host=host, port=port, token=token)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    pollers = asyncio.create_task(state.run_pollers(stop))
+    try:
+        await feed.start()
+        await dashboard.start()
+        (ready or (lambda link: print(f"dashboard: {link}", flush=True)))(dashboard.link())
+        await stop.wait()
+    finally:
+        stop.set()
+        await dashboard.stop()
+        await pollers
+        await feed.stop()
+        await bus.close()
+    return 0

@@ -50,7 +50,16 @@ from bus.messages import (
 
 log = logging.getLogger("rlar.observe")
 
-__all__ = ["Feed", "RewardView", "SampleJoin", "SampleView", "Sink", "combined_reward", "reward_views", "sample_views"]
+__all__ = [
+    "Feed",
+    "RewardView",
+    "SampleJoin",
+    "SampleView",
+    "Sink",
+    "combined_reward",
+    "reward_views",
+    "sample_views",
+]
 
 
 @dataclass(slots=True)
@@ -226,7 +235,7 @@ class Feed:
     async def _on_raw(self, raw: Msg) -> None:
         self.received += 1
         try:
-            msg = decode(raw.data)
+            msg: Any = decode(raw.data)
         except DecodeError:
             self.undecodable += 1
             return

@@ -50,13 +50,21 @@ class _ActorCollector(Collector):
 
     def __init__(self, kind: str, counters: Callable[[], dict[str, Any]], info: Callable[[], dict[str, Any]],
                  started: float, dead_letters: Callable[[], int]) -> None:  # fmt: skip
-        self.kind, self.counters, self.info, self.started, self.dead_letters = kind, counters, info, started, dead_letters
+        self.kind, self.counters, self.info, self.started, self.dead_letters = (
+            kind,
+            counters,
+            info,
+            started,
+            dead_letters,
+        )
 
     def collect(self) -> Iterator[Any]:
         up = GaugeMetricFamily("rlar_actor_up", "1 while the actor process runs", labels=["actor"])
         up.add_metric([self.kind], 1.0)
         yield up
-        uptime = GaugeMetricFamily("rlar_actor_uptime_seconds", "Seconds since the actor started", labels=["actor"])
+        uptime = GaugeMetricFamily(
+            "rlar_actor_uptime_seconds", "Seconds since the actor started", labels=["actor"]
+        )
         uptime.add_metric([self.kind], time.time() - self.started)
         yield uptime
         c = CounterMetricFamily("rlar_actor_counter", "The actor's own counters (heartbeat counters)",
@@ -95,7 +103,9 @@ class ActorMetrics:
                                    buckets=LAG_BUCKETS, registry=r)  # fmt: skip
         self.pending = Gauge("rlar_consumer_pending", "Messages not yet delivered by a durable this actor reads",
                              sc, registry=r)  # fmt: skip
-        self.ack_pending = Gauge("rlar_consumer_ack_pending", "Delivered, not yet acknowledged", sc, registry=r)
+        self.ack_pending = Gauge(
+            "rlar_consumer_ack_pending", "Delivered, not yet acknowledged", sc, registry=r
+        )
         self.rewards = Counter("rlar_rewards", "Reward results", ["tool", "status"], registry=r)
         self.reward_latency = Histogram("rlar_reward_latency_seconds", "Scoring time per result", ["tool"],
                                         buckets=LATENCY_BUCKETS, registry=r)  # fmt: skip
@@ -107,7 +117,9 @@ class ActorMetrics:
         self.learner_step_s = Histogram("rlar_learner_step_seconds", "Learner step time", buckets=LATENCY_BUCKETS,
                                         registry=r)  # fmt: skip
         self.learner_samples = Counter("rlar_learner_samples", "Samples in learner steps", registry=r)
-        self.learner_dropped = Counter("rlar_learner_dropped_groups", "Groups dropped as too stale", registry=r)
+        self.learner_dropped = Counter(
+            "rlar_learner_dropped_groups", "Groups dropped as too stale", registry=r
+        )
         self.staleness = Histogram("rlar_policy_staleness", "Samples' lag behind the learner, in versions",
                                    buckets=(0, 1, 2, 3, 4, 6, 8, 16), registry=r)  # fmt: skip
         self._durables: set[tuple[str, str]] = set()

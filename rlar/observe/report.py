@@ -15,6 +15,7 @@ Charts are inline SVG drawn here; the file loads nothing (no script, font, image
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import math
 import statistics
@@ -117,7 +118,8 @@ def table(columns: list[str], rows: list[list[Any]], numeric: set[int] | None = 
     numeric = numeric or set()
     head = "".join(f"<th>{esc(c)}</th>" for c in columns)
     body = "".join(
-        "<tr>" + "".join(f'<td class="n">{c}</td>' if i in numeric else f"<td>{c}</td>" for i, c in enumerate(r))
+        "<tr>"
+        + "".join(f'<td class="n">{c}</td>' if i in numeric else f"<td>{c}</td>" for i, c in enumerate(r))
         + "</tr>"
         for r in rows
     )
@@ -145,8 +147,8 @@ def _tasks(records: list[dict[str, Any]]) -> list[str]:
     return sorted({k.split("/", 1)[1] for r in records for k in r if k.startswith("reward/")})
 
 
-def _task_tools(records: list[dict[str, Any]]) -> dict[str, dict[str, Counter[str]]]:
-    out: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+def _task_tools(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
+    out: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(float)))
     for r in records:
         for key, tools in r.items():
             if key.startswith("tools/") and isinstance(tools, dict):
@@ -187,10 +189,20 @@ def _curves(records: list[dict[str, Any]]) -> str:
     charts = []
     window = max(1, min(10, len(records) // 5))
     for task in tasks:
-        pts = [(float(r["step"]), float(r[f"reward/{task}"])) for r in records if r.get(f"reward/{task}") is not None]
-        charts.append(f'<div class="card">{line_chart({task: pts}, title=f"reward: {task}", smooth=window)}</div>')
-    overall = [(float(r["step"]), float(r["reward_mean"])) for r in records if r.get("reward_mean") is not None]
-    charts.insert(0, f'<div class="card">{line_chart({"all tasks": overall}, title="mean reward", smooth=window)}</div>')
+        pts = [
+            (float(r["step"]), float(r[f"reward/{task}"]))
+            for r in records
+            if r.get(f"reward/{task}") is not None
+        ]
+        charts.append(
+            f'<div class="card">{line_chart({task: pts}, title=f"reward: {task}", smooth=window)}</div>'
+        )
+    overall = [
+        (float(r["step"]), float(r["reward_mean"])) for r in records if r.get("reward_mean") is not None
+    ]
+    charts.insert(
+        0, f'<div class="card">{line_chart({"all tasks": overall}, title="mean reward", smooth=window)}</div>'
+    )
     return '<div class="grid">' + "".join(charts) + "</div>"
 
 
@@ -201,19 +213,27 @@ def _learner_curves(records: list[dict[str, Any]]) -> str:
                if isinstance(r.get(key), (int, float)) and math.isfinite(float(r[key]))]  # fmt: skip
         if pts:
             charts.append(f'<div class="card">{line_chart({key: pts}, title=title)}</div>')
-    return '<div class="grid">' + "".join(charts) + "</div>" if charts else '<p class="muted">no learner steps</p>'
+    return (
+        '<div class="grid">' + "".join(charts) + "</div>"
+        if charts
+        else '<p class="muted">no learner steps</p>'
+    )
 
 
 def _origin_index(tools: list[dict[str, Any]]) -> dict[str, str]:
     return {f"{t['name']} v{t['version']}": t.get("origin", "") for t in tools}
 
 
-def _per_task(records: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
+def _per_task(records: list[dict[str, Any]], tools: list[dict[str, Any]], summary: dict[str, Any]) -> str:
+    """Reward first → last per task and the tools that scored it: the learner's per-step counts when it wrote
+    them (``tools/<task>``), else the ``tasks`` part of ``summary.json``, whatever fields it has."""
     origins = _origin_index(tools)
     usage = _task_tools(records)
+    described = summary.get("tasks") if isinstance(summary.get("tasks"), dict) else {}
     rows = []
-    for task in sorted({*_tasks(records), *usage}):
+    for task in sorted({*_tasks(records), *usage, *described}):
         vals = [float(r[f"reward/{task}"]) for r in records if r.get(f"reward/{task}") is not None]
+        abst = [float(r[f"abstain/{task}"]) for r in records if r.get(f"abstain/{task}") is not None]
         fl = _first_last(vals)
         used = []
         for tool, c in sorted(usage.get(task, {}).items()):
@@ -221,16 +241,27 @@ def _per_task(records: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str
             mean = c["score_sum"] / c["ok"] if c["ok"] else None
             used.append(f"{esc(tool)} <span class='muted'>({esc(origins.get(tool, '?'))})</span>: {int(calls)} calls, "
                         f"{int(c['abstain'])} abstain, {int(c['error'])} error, mean {num(mean)}")  # fmt: skip
+        if not used:
+            for t in (described.get(task) or {}).get("tools", []) or []:
+                if not isinstance(t, dict):
+                    continue
+                name = f"{t.get('tool', t.get('name', '?'))} v{t.get('version', '?')}"
+                rest = ", ".join(f"{esc(k)} {num(v)}" for k, v in t.items() if k not in ("tool", "name", "version",
+                                                                                        "origin"))  # fmt: skip
+                used.append(f"{esc(name)} <span class='muted'>({esc(t.get('origin') or origins.get(name, '?'))})"
+                            f"</span>{': ' + rest if rest else ''}")  # fmt: skip
         rows.append([esc(task), len(vals), num(fl[0]) if fl else "–", num(fl[1]) if fl else "–",
-                     num(fl[1] - fl[0]) if fl else "–", "<br>".join(used) or "–"])  # fmt: skip
-    return table(["task", "steps", "reward first", "reward last", "Δ", "tools (origin): usage"], rows, {1, 2, 3, 4})
+                     num(fl[1] - fl[0]) if fl else "–", num(sum(abst) / len(abst)) if abst else "–",
+                     "<br>".join(used) or "–"])  # fmt: skip
+    return table(["task", "steps", "reward first", "reward last", "Δ", "abstained", "tools (origin): usage"], rows,
+                 {1, 2, 3, 4, 5})  # fmt: skip
 
 
 def _tools(observed: dict[str, Any]) -> str:
     rows = []
     for t in observed.get("tools", []):
         v = t.get("validation")
-        val = "–" if not v else (f"<span class='ok'>passed</span>" if v.get("passed")
+        val = "–" if not v else ("<span class='ok'>passed</span>" if v.get("passed")
                                  else f"<span class='bad'>failed</span> {esc(v.get('reason', ''))}")  # fmt: skip
         s = t.get("stats") or {}
         lat = s.get("mean_latency_s")
@@ -242,10 +273,19 @@ def _tools(observed: dict[str, Any]) -> str:
                  "registered"], rows, {1, 6, 7, 8, 9})  # fmt: skip
     by_origin = Counter(t.get("origin", "?") for t in observed.get("tools", []))
     if by_origin:
-        out = "<p>" + ", ".join(f"{n} {esc(o)}" for o, n in by_origin.most_common()) + " tool versions</p>" + out
+        out = (
+            "<p>"
+            + ", ".join(f"{n} {esc(o)}" for o, n in by_origin.most_common())
+            + " tool versions</p>"
+            + out
+        )
     regs = [[when(r.get("at")), esc(r.get("name")), r.get("version"), esc(r.get("kind")), esc(r.get("action")),
              esc(r.get("by"))] for r in reversed(observed.get("registrations", []))]  # fmt: skip
-    return out + "<h3>Registry changes during the run</h3>" + table(["time", "tool", "v", "kind", "action", "by"], regs)
+    return (
+        out
+        + "<h3>Registry changes during the run</h3>"
+        + table(["time", "tool", "v", "kind", "action", "by"], regs)
+    )
 
 
 def _routing(observed: dict[str, Any]) -> str:
@@ -261,17 +301,21 @@ def _routing(observed: dict[str, Any]) -> str:
         tools = ", ".join(f"{t['tool']} v{t['version']}" for t in last.get("tools", [])) or "(none)"
         rows.append([esc(task), len(ds), sum(1 for d in ds if d.get("fallback")), esc(tools),
                      esc(last.get("backend")), num(last.get("confidence"), 2), esc(last.get("reason"))])  # fmt: skip
-    out = table(["task", "decisions", "fallbacks", "latest tools", "backend", "confidence", "reason"], rows, {1, 2, 5})
+    out = table(
+        ["task", "decisions", "fallbacks", "latest tools", "backend", "confidence", "reason"], rows, {1, 2, 5}
+    )
     reqs = [[when(r.get("at")), esc(r.get("task")), esc(r.get("request_id")), esc(r.get("description"))]
             for r in reversed(observed.get("requests", []))]  # fmt: skip
-    return out + "<h3>Tool requests (nothing fit)</h3>" + table(["time", "task", "request", "description"], reqs)
+    return (
+        out + "<h3>Tool requests (nothing fit)</h3>" + table(["time", "task", "request", "description"], reqs)
+    )
 
 
 def _timings(summary: dict[str, Any], records: list[dict[str, Any]]) -> str:
     if not records:
         return '<p class="muted">no learner steps</p>'
     steps = [float(r["step_s"]) for r in records if isinstance(r.get("step_s"), (int, float))]
-    gaps = [b["t_end"] - a["t_end"] for a, b in zip(records, records[1:], strict=False) if "t_end" in a and "t_end" in b]
+    gaps = [b["t_end"] - a["t_end"] for a, b in itertools.pairwise(records) if "t_end" in a and "t_end" in b]
     samples = sum(int(r.get("samples", 0)) for r in records)
     span = records[-1].get("t_end", 0) - records[0].get("t_start", 0)
     q = lambda xs, p: sorted(xs)[min(len(xs) - 1, int(p * len(xs)))] if xs else None  # noqa: E731
@@ -324,7 +368,7 @@ def write_report(run_dir: str | Path, summary: dict[str, Any] | None = None) -> 
         "<h2>Outcome</h2>" + _outcome(summary, records),
         "<h2>Reward per task</h2>" + _curves(records),
         "<h2>Learner</h2>" + _learner_curves(records),
-        "<h2>Tasks</h2>" + _per_task(records, observed.get("tools", [])),
+        "<h2>Tasks</h2>" + _per_task(records, observed.get("tools", []), summary),
         "<h2>Tools</h2>" + _tools(observed),
         "<h2>Routing</h2>" + _routing(observed),
         "<h2>Timings</h2>" + _timings(summary, records),
@@ -349,7 +393,8 @@ def write_ablation_report(out: str | Path, rows: list[dict[str, Any]],
         fl = r.get("reward_all") or {}
         link = Path(r.get("run_dir", "")) / "report.html"
         rel = link.relative_to(root) if link.is_relative_to(root) else link
-        body_rows.append([esc(r["mode"]), r.get("steps", "–"), r.get("minutes", "–"), num(fl.get("first")),
+        label = f"{r['mode']} s{r['seed']}" if "seed" in r else r["mode"]
+        body_rows.append([esc(label), r.get("steps", "–"), r.get("minutes", "–"), num(fl.get("first")),
                           num(fl.get("last")), *[num(r.get("eval", {}).get(m)) for m in metrics],
                           f'<a href="{esc(rel)}">report</a>' if link.exists() else "–"])  # fmt: skip
     n = len(metrics)

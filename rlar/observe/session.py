@@ -48,7 +48,7 @@ class RunObserver:
 
         self.bus = bus
         self.run_dir = run_dir
-        self.state = LiveState(bus=bus, describe=describe or f"run {run_dir}")
+        self.state = LiveState(bus=bus, describe=describe or f"run {run_dir}", keep=200)
         self.tracker = Tracker(run_dir, report_to, tracking, config_doc) if report_to else None
         self.feed = Feed(bus, [self.state, *([self.tracker] if self.tracker else [])])
         self.dashboard_options = dashboard
@@ -56,6 +56,7 @@ class RunObserver:
         self._stop = asyncio.Event()
         self._pollers: asyncio.Task[None] | None = None
         self.started = time.time()
+        self._cpu0 = time.process_time()
 
     async def start(self) -> None:
         """Subscribe (before the actors start), start the tracker's writer and, if asked, the dashboard."""
@@ -85,6 +86,9 @@ class RunObserver:
         with contextlib.suppress(Exception):
             self.state.tools = await asyncio.wait_for(self.state.read_registry(), 60)
         doc = observed(self.state)
+        doc["driver_cpu_s"] = round(
+            time.process_time() - self._cpu0, 3
+        )  # this process: feed, tracking, progress
         if self.tracker is not None:
             await asyncio.to_thread(self.tracker.close)
             doc["tracking"] = {"backends": self.tracker.where(), "errors": self.tracker.errors,

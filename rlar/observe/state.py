@@ -38,7 +38,18 @@ log = logging.getLogger("rlar.observe.state")
 
 __all__ = ["SECTIONS", "LiveState"]
 
-SECTIONS = ("run", "actors", "bus", "learner", "curves", "tools", "routing", "samples", "dead_letters", "events")
+SECTIONS = (
+    "run",
+    "actors",
+    "bus",
+    "learner",
+    "curves",
+    "tools",
+    "routing",
+    "samples",
+    "dead_letters",
+    "events",
+)
 
 
 def _preview(payload: bytes, n: int = 160) -> str:
@@ -61,6 +72,7 @@ class LiveState:
         self.versions: dict[str, int] = dict.fromkeys(SECTIONS, 0)
         self._cond = asyncio.Condition()
         self._notify: asyncio.Task[None] | None = None
+        self._waiting = 0  # coroutines in wait_change (no page open: no notification at all)
         self._registry_dirty = asyncio.Event()
         self.join = SampleJoin()
         self.started = time.time()
@@ -83,7 +95,7 @@ class LiveState:
         self.seq += 1
         for s in sections:
             self.versions[s] = self.seq
-        if self._notify is None or self._notify.done():
+        if self._waiting and (self._notify is None or self._notify.done()):
             with contextlib.suppress(RuntimeError):  # no running loop (a report built offline)
                 self._notify = asyncio.get_running_loop().create_task(self._notify_all())
 
@@ -95,9 +107,13 @@ class LiveState:
         """Return the current sequence once it is past ``seen`` (or after ``timeout_s``)."""
         if self.seq > seen:
             return self.seq
-        async with self._cond:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._cond.wait_for(lambda: self.seq > seen), timeout_s)
+        self._waiting += 1
+        try:
+            async with self._cond:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._cond.wait_for(lambda: self.seq > seen), timeout_s)
+        finally:
+            self._waiting -= 1
         return self.seq
 
     def changed_since(self, seen: int) -> list[str]:

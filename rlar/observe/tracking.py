@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rlar.observe.backends import Backend, make_backend, missing
-from rlar.observe.config import TrackingConfig
+from rlar.observe.backends import Backend, make_backend
+from rlar.observe.config import TrackingConfig, check_report_to
 from rlar.observe.feed import RewardView, SampleJoin, SampleView, combined_reward
 
 log = logging.getLogger("rlar.observe.tracking")
@@ -117,10 +117,7 @@ class Tracker:
 
     def __init__(self, run_dir: str | Path, report_to: list[str], cfg: TrackingConfig | None = None,
                  config_doc: dict[str, Any] | None = None) -> None:  # fmt: skip
-        absent = missing(list(report_to))
-        if absent:
-            raise ValueError(f"[train] report_to names {', '.join(absent)}, which is not installed "
-                             "(pip install 'rlar[observe]')")  # fmt: skip
+        check_report_to(list(report_to))
         self.run_dir = Path(run_dir)
         self.report_to = list(dict.fromkeys(report_to))
         self.cfg = cfg or TrackingConfig()

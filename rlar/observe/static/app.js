@@ -21,7 +21,8 @@ function el(tag, attrs, ...children) {
   return e;
 }
 const now = () => Date.now() / 1000 + clockSkew;
-const fmt = (v, d = 3) => v == null || Number.isNaN(v) ? "–" : (typeof v === "number" ? +v.toFixed(d) + "" : String(v));
+const fmt = (v, d = 3) => v == null || Number.isNaN(v) ? "–" : typeof v === "number" ? +v.toFixed(d) + ""
+  : typeof v === "object" ? JSON.stringify(v) : String(v);
 const pct = v => v == null ? "–" : (100 * v).toFixed(1) + "%";
 const clock = t => t ? new Date(t * 1000).toLocaleTimeString() : "–";
 function ago(t) {
@@ -44,7 +45,7 @@ const render = {
   actors() {
     fill("actors", (S.actors || []).map(a => {
       const info = Object.entries(a.info || {}).map(([k, v]) => k === "metrics_url"
-        ? el("a", {href: v, target: "_blank"}, "metrics") : el("span", {class: "tag"}, `${k}=${fmt(v)}`));
+        ? el("a", {href: v, target: "_blank"}, "metrics") : el("span", {class: "tag"}, `${k}=${short(fmt(v), 60)}`));
       const counters = Object.entries(a.counters || {}).sort().map(([k, v]) => `${k}=${v}`).join(" ");
       return el("tr", {"data-actor": a.actor, "data-instance": a.instance, "data-health": a.health},
         el("td", {}, a.actor), el("td", {class: "mono"}, a.instance),
