@@ -210,4 +210,4 @@ def test_rlar_report_rewrites_a_run_report_and_refuses_a_directory_that_is_no_ru
     assert main(["report", str(run)]) == 0
     assert (run / "report.html").stat().st_size > 1000
     assert main(["report", str(tmp_path / "nothing")]) == 1
-    assert "not a run directory" in capsys.readouterr().out
+    assert "not a run directory" in capsys.readouterr().err
