@@ -61,6 +61,9 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section("nats", "bus.config:NatsConfig", "How every actor reaches the bus."),
     Section("topology", "bus.topology:TopologyConfig", "Streams and consumers (ack waits, retention)."),
+    Section(
+        "metrics", "rlar.observe.config:MetricsEndpoint", "Every actor's Prometheus `/metrics` (port, host)."
+    ),
     Section("run", "rlar.runconfig:RunSection", "The run directory (set by `rlar train`)."),
     Section(
         "tasks",
@@ -448,7 +451,9 @@ def validate_run_config(
                         note(line, _keypath(name, *loc))
             built[name] = items
             continue
-        shared = tuple(k for k in ("nats", "topology", "run_dir") if k not in data) if sec.actor else ()
+        shared = (
+            tuple(k for k in ("nats", "topology", "metrics", "run_dir") if k not in data) if sec.actor else ()
+        )
         try:
             value = actor_config_dict(doc, name, implied) if sec.actor else data
             built[name] = model.model_validate(value)

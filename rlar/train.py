@@ -217,7 +217,12 @@ class Progress:
 
 
 async def _drive(
-    doc: dict[str, Any], run_dir: Path, url: str, config_path: Path, tool_specs: list[Any], dashboard: Any = None
+    doc: dict[str, Any],
+    run_dir: Path,
+    url: str,
+    config_path: Path,
+    tool_specs: list[Any],
+    dashboard: Any = None,
 ) -> dict[str, Any]:
     from rlar.observe.session import RunObserver
     from rlar.registry import ToolRegistry

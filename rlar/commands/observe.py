@@ -46,7 +46,10 @@ def cmd_report(a: argparse.Namespace) -> int:
 
     run = Path(a.run_dir)
     if not (run / "metrics.jsonl").is_file() and not (run / "summary.json").is_file():
-        print(f"rlar report: {run} holds no metrics.jsonl or summary.json (not a run directory?)", file=sys.stderr)
+        print(
+            f"rlar report: {run} holds no metrics.jsonl or summary.json (not a run directory?)",
+            file=sys.stderr,
+        )
         return 1
     print(write_report(run))
     return 0
