@@ -9,42 +9,49 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from bus import messages, subjects
+from bus import subjects
 from bus.client import Bus
-from bus.messages import DeadLetter, Event, Metrics, RouteDecision, ToolKind, ToolRef, ToolRegistered
+from bus.messages import (
+    Completion,
+    DeadLetter,
+    Event,
+    Metrics,
+    RewardGroup,
+    RouteDecision,
+    SampleGroup,
+    ScoredItem,
+    ScoreGroup,
+    ScoreItem,
+    ToolKind,
+    ToolRef,
+    ToolRegistered,
+)
 
 TASKS = ("arith", "copy", "translate")
 TOOLS = {"arith": ("math_verify", ToolKind.RULE), "copy": ("exact_match", ToolKind.RULE),
          "translate": ("chrf", ToolKind.METRIC)}  # fmt: skip
 
 
-def sample_messages(task: str, prompt_id: str, version: int, responses: list[str]) -> list[Any]:
-    """The wire messages carrying ``responses`` of one prompt (one per sample, or one per group)."""
+def sample_messages(task: str, prompt_id: str, version: int, responses: list[str]) -> list[SampleGroup]:
+    """The prompt group carrying ``responses`` of one prompt."""
     tool, kind = TOOLS[task]
-    route = [ToolRef(tool=tool, kind=kind, version=1)]
-    if hasattr(messages, "SampleGroup"):
-        completions = [messages.Completion(index=i, token_ids=[1, 2], logprobs=[-0.1, -0.2], text=r)  # type: ignore[attr-defined]
-                       for i, r in enumerate(responses)]  # fmt: skip
-        return [messages.SampleGroup(prompt_id=prompt_id, generation="g0", task=task, group_size=len(responses),  # type: ignore[attr-defined]
-                                     prompt_token_ids=[5, 6], completions=completions, policy_version=version,
-                                     tools=route, query=f"{task} prompt {prompt_id}")]  # fmt: skip
-    return [messages.Sample(sample_id=f"{prompt_id}#{i}", prompt_id=prompt_id, task=task, index=i,  # type: ignore[attr-defined]
-                            group_size=len(responses), prompt_token_ids=[5, 6], response_token_ids=[1, 2],
-                            behaviour_logprobs=[-0.1, -0.2], response_text=r, policy_version=version, tools=route,
-                            query=f"{task} prompt {prompt_id}") for i, r in enumerate(responses)]  # fmt: skip
+    completions = [
+        Completion(index=i, token_ids=[1, 2], logprobs=[-0.1, -0.2], text=r) for i, r in enumerate(responses)
+    ]
+    return [SampleGroup(prompt_id=prompt_id, generation="g0", task=task, group_size=len(responses),
+                        prompt_token_ids=[5, 6], completions=completions, policy_version=version,
+                        tools=[ToolRef(tool=tool, kind=kind, version=1)], query=f"{task} prompt {prompt_id}")]  # fmt: skip
 
 
-def reward_messages(task: str, prompt_id: str, results: list[tuple[str, float | None, float]]) -> list[Any]:
-    """The wire messages carrying one tool's ``(status, score, latency_s)`` per response of one prompt."""
-    tool, _ = TOOLS[task]
-    if hasattr(messages, "RewardGroup"):
-        items = [messages.ScoredItem(index=i, status=st, score=sc, latency_s=lat)  # type: ignore[attr-defined]
-                 for i, (st, sc, lat) in enumerate(results)]  # fmt: skip
-        return [messages.RewardGroup(prompt_id=prompt_id, generation="g0", task=task, tool=tool, tool_version=1,  # type: ignore[attr-defined]
-                                     items=items)]  # fmt: skip
-    return [messages.Reward(sample_id=f"{prompt_id}#{i}", prompt_id=prompt_id, task=task, tool=tool,  # type: ignore[attr-defined]
-                            tool_version=1, status=st, score=sc, latency_s=lat)
-            for i, (st, sc, lat) in enumerate(results)]  # fmt: skip
+def reward_messages(
+    task: str, prompt_id: str, results: list[tuple[str, float | None, float]]
+) -> list[RewardGroup]:
+    """One tool's ``(status, score, latency_s)`` per response of one prompt."""
+    items = [
+        ScoredItem(index=i, status=st, score=sc, latency_s=lat) for i, (st, sc, lat) in enumerate(results)
+    ]
+    return [RewardGroup(prompt_id=prompt_id, generation="g0", task=task, tool=TOOLS[task][0], tool_version=1,
+                        items=items)]  # fmt: skip
 
 
 async def publish_run(
@@ -149,12 +156,8 @@ def wandb_history(run_file: Path) -> list[dict[str, Any]]:
 
 def score_messages(
     task: str, prompt_id: str, tool: str, kind: str, responses: list[str], reference: Any
-) -> list[Any]:
-    """Score requests for ``responses`` of one prompt with one tool (one per sample, or one per group)."""
-    ref = ToolRef(tool=tool, kind=kind, version=0)
-    if hasattr(messages, "ScoreGroup"):
-        items = [messages.ScoreItem(index=i, response=r) for i, r in enumerate(responses)]  # type: ignore[attr-defined]
-        return [messages.ScoreGroup(prompt_id=prompt_id, generation="g0", task=task, tools=[ref], query="q",  # type: ignore[attr-defined]
-                                    items=items, reference=reference)]  # fmt: skip
-    return [messages.ScoreRequest(sample_id=f"{prompt_id}#{i}", prompt_id=prompt_id, task=task, tool=ref,  # type: ignore[attr-defined]
-                                  query="q", response=r, reference=reference) for i, r in enumerate(responses)]  # fmt: skip
+) -> list[ScoreGroup]:
+    """The score request for ``responses`` of one prompt with one tool."""
+    items = [ScoreItem(index=i, response=r) for i, r in enumerate(responses)]
+    return [ScoreGroup(prompt_id=prompt_id, generation="g0", task=task, tools=[ToolRef(tool=tool, kind=kind, version=0)],
+                       query="q", items=items, reference=reference)]  # fmt: skip

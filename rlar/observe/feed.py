@@ -6,8 +6,8 @@ report read the run through a :class:`Feed`. It subscribes, read-only, to:
 - heartbeats (``rlar.heartbeat.>``), learner and worker metrics (``rlar.metrics.>``), events
   (``rlar.events.>``), learner progress and weight announcements;
 - samples (``rlar.samples.>``) and rewards (``rlar.rewards.>``), turned into one :class:`SampleView` per
-  generated response and one :class:`RewardView` per (response, tool) result whether the wire carries one
-  message per sample or one per prompt group;
+  generated response of a :class:`~bus.messages.SampleGroup` and one :class:`RewardView` per (response,
+  tool) result of a :class:`~bus.messages.RewardGroup`;
 - tool registrations, routing decisions and tool requests (``rlar.tools.>``), dead letters (``rlar.dlq.>``).
 
 Live only (``replay=False``, what ``rlar train``'s tracking uses: it starts before the actors) the Feed
@@ -42,7 +42,9 @@ from bus.messages import (
     Heartbeat,
     LearnerProgress,
     Metrics,
+    RewardGroup,
     RouteDecision,
+    SampleGroup,
     ToolRegistered,
     ToolRequest,
     WeightsAnnounce,
@@ -64,10 +66,10 @@ __all__ = [
 
 @dataclass(slots=True)
 class SampleView:
-    """One generated response, whatever the wire shape that carried it."""
+    """One generated response of a prompt group."""
 
     key: str
-    """Joins it with its rewards (:attr:`RewardView.key`)."""
+    """The sample id (:func:`bus.messages.sample_id`); joins it with its rewards (:attr:`RewardView.key`)."""
     prompt_id: str
     task: str
     index: int
@@ -97,45 +99,26 @@ class RewardView:
     created_at: float = 0.0
 
 
-def _key(prompt_id: str, generation: str, index: int) -> str:
-    return f"{prompt_id}#{generation}#{index}"
-
-
 def _route(tools: list[Any]) -> list[str]:
     return [f"{t.tool} v{t.version}" for t in tools or []]
 
 
-def sample_views(msg: Any) -> Iterator[SampleView]:
-    """The responses a sample message carries: a single sample (``Sample``: ``sample_id``,
-    ``response_text``) or a prompt group (``completions``, each with ``index`` and ``text``)."""
-    route = _route(getattr(msg, "tools", []))
-    common = dict(prompt_id=msg.prompt_id, task=msg.task, policy_version=int(msg.policy_version),
-                  query=str(getattr(msg, "query", "") or ""), tools=route,
-                  created_at=float(getattr(msg, "created_at", 0.0)))  # fmt: skip
-    completions = getattr(msg, "completions", None)
-    if completions is None:
-        yield SampleView(key=msg.sample_id, index=int(msg.index), response=msg.response_text, **common)  # type: ignore[arg-type]
-        return
-    generation = str(getattr(msg, "generation", ""))
-    for c in completions:
-        yield SampleView(key=_key(msg.prompt_id, generation, c.index), index=int(c.index), response=c.text,
-                         **common)  # type: ignore[arg-type]  # fmt: skip
+def sample_views(msg: SampleGroup) -> Iterator[SampleView]:
+    """One view per response of a prompt group (or of one part of a large group)."""
+    route = _route(msg.tools)
+    for c in msg.completions:
+        yield SampleView(key=msg.sample_id(c.index), prompt_id=msg.prompt_id, task=msg.task, index=int(c.index),
+                         policy_version=int(msg.policy_version), query=msg.query, response=c.text, tools=route,
+                         created_at=float(msg.created_at))  # fmt: skip
 
 
-def reward_views(msg: Any) -> Iterator[RewardView]:
-    """The results a reward message carries: one (``Reward``: ``sample_id``, ``status``, ``score``) or one
-    tool's results for a prompt group (``items``, each with ``index``, ``status``, ``score``)."""
-    common = dict(prompt_id=msg.prompt_id, task=msg.task, tool=msg.tool, tool_version=int(msg.tool_version),
-                  weight=float(getattr(msg, "weight", 1.0)), created_at=float(getattr(msg, "created_at", 0.0)))  # fmt: skip
-    items = getattr(msg, "items", None)
-    if items is None:
-        yield RewardView(key=msg.sample_id, status=msg.status, score=msg.score, latency_s=float(msg.latency_s),
-                         reason=msg.reason, cached=bool(msg.cached), **common)  # type: ignore[arg-type]  # fmt: skip
-        return
-    generation = str(getattr(msg, "generation", ""))
-    for it in items:
-        yield RewardView(key=_key(msg.prompt_id, generation, it.index), status=it.status, score=it.score,
-                         latency_s=float(it.latency_s), reason=it.reason, cached=bool(it.cached), **common)  # type: ignore[arg-type]  # fmt: skip
+def reward_views(msg: RewardGroup) -> Iterator[RewardView]:
+    """One view per response a tool scored in a prompt group."""
+    for it in msg.items:
+        yield RewardView(key=msg.sample_id(it.index), prompt_id=msg.prompt_id, task=msg.task, tool=msg.tool,
+                         tool_version=int(msg.tool_version), status=it.status, score=it.score,
+                         latency_s=float(it.latency_s), weight=float(msg.weight), reason=it.reason,
+                         cached=bool(it.cached), created_at=float(msg.created_at))  # fmt: skip
 
 
 def combined_reward(rewards: list[RewardView]) -> tuple[str, float | None]:
@@ -240,10 +223,10 @@ class Feed:
             self.undecodable += 1
             return
         name = type(msg).__name__
-        if raw.subject.startswith(subjects.PREFIX + ".samples."):
+        if isinstance(msg, SampleGroup):
             for s in sample_views(msg):
                 self._emit("sample", s)
-        elif raw.subject.startswith(subjects.PREFIX + ".rewards."):
+        elif isinstance(msg, RewardGroup):
             for r in reward_views(msg):
                 self._emit("reward", r)
         elif name in _KINDS:

@@ -229,7 +229,8 @@ def _per_task(records: list[dict[str, Any]], tools: list[dict[str, Any]], summar
     them (``tools/<task>``), else the ``tasks`` part of ``summary.json``, whatever fields it has."""
     origins = _origin_index(tools)
     usage = _task_tools(records)
-    described = summary.get("tasks") if isinstance(summary.get("tasks"), dict) else {}
+    tasks_part = summary.get("tasks")
+    described: dict[str, Any] = tasks_part if isinstance(tasks_part, dict) else {}
     rows = []
     for task in sorted({*_tasks(records), *usage, *described}):
         vals = [float(r[f"reward/{task}"]) for r in records if r.get(f"reward/{task}") is not None]
