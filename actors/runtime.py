@@ -81,7 +81,7 @@ class Actor(Generic[C]):
         self._bus: Bus | None = None
         self._owns_bus = False
         self._finished = asyncio.Event()
-        self.metrics = ActorMetrics(self.kind)
+        self.metrics = ActorMetrics(self.kind, enabled=config.metrics.port is not None)
         self.metrics.attach(lambda: dict(self.counters), self.info, self.started_at,
                             lambda: self._bus.dead_letters if self._bus is not None else 0)  # fmt: skip
 
@@ -139,9 +139,9 @@ class Actor(Generic[C]):
                 bus = await Bus.connect(self.config.nats, name=f"{self.kind}/{self.instance}")
                 self._owns_bus = True
             self._bus = bus
-            if self._owns_bus:
-                bus.observer = self.metrics
-            if self.config.metrics.port is not None:
+            if self.metrics.enabled:
+                if self._owns_bus:
+                    bus.observer = self.metrics
                 self.metrics.serve(self.config.metrics, bus.js)
             topo = declare(self.config.topology)
             await bus.retrying(lambda: ensure_topology(bus.js, topo), "declare the topology")

@@ -20,7 +20,7 @@ def check_report_to(names: Sequence[str]) -> None:
     absent = [n for n in names if importlib.util.find_spec(n) is None]
     if absent:
         raise ConfigError(f"[train] report_to names {', '.join(absent)}, which is not installed here: "
-                          "pip install 'rlar[observe]'")  # fmt: skip
+                          "pip install 'rlar[train]'")  # fmt: skip
 
 
 class TrackingConfig(BaseModel):

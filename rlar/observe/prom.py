@@ -89,10 +89,12 @@ class _ActorCollector(Collector):
 
 
 class ActorMetrics:
-    """One actor's Prometheus registry (see the module docstring)."""
+    """One actor's Prometheus registry (see the module docstring). With ``enabled=False`` (no endpoint
+    configured: nothing could read them) every hook returns at once."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, *, enabled: bool = True) -> None:
         self.kind = kind
+        self.enabled = enabled
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         sc = ["stream", "consumer"]
@@ -139,6 +141,8 @@ class ActorMetrics:
 
     def delivered(self, raw: Any) -> None:
         """A JetStream message was delivered (the bus client calls this for every pulled message)."""
+        if not self.enabled:
+            return
         try:
             md = raw.metadata
         except Exception:  # not a JetStream message
@@ -154,18 +158,26 @@ class ActorMetrics:
             self.pending.labels(*key).set(md.num_pending)
 
     def reward(self, tool: str, status: str, latency_s: float, *, cached: bool = False) -> None:
+        if not self.enabled:
+            return
         self.rewards.labels(tool, status).inc()
         if not cached:
             self.reward_latency.labels(tool).observe(latency_s)
 
     def samples(self, task: str, n: int = 1) -> None:
+        if not self.enabled:
+            return
         self.samples_total.labels(task).inc(n)
 
     def weights_loaded(self, seconds: float) -> None:
+        if not self.enabled:
+            return
         self.weight_loads.inc()
         self.weight_load_s.observe(seconds)
 
     def learner_step(self, record: dict[str, Any]) -> None:
+        if not self.enabled:
+            return
         self.learner_steps.inc()
         if isinstance(record.get("step_s"), (int, float)):
             self.learner_step_s.observe(float(record["step_s"]))
@@ -175,6 +187,8 @@ class ActorMetrics:
                 self.staleness.observe(float(lag))
 
     def dropped(self, groups: int) -> None:
+        if not self.enabled:
+            return
         self.learner_dropped.inc(groups)
 
     # -- serving ----------------------------------------------------------------------------------
