@@ -33,6 +33,12 @@ PHRASINGS: list[tuple[str, list[dict[str, Any]]]] = [
     ("Write a sentence or two.", [{"rule": "sentences", "min": 1, "max": 2}]),
     ("Limit your response to 50 words.", [{"rule": "words", "max": 50}]),
     ("Give a dozen bullet points.", [{"rule": "bullets", "min": 12, "max": 12}]),
+    # a list form named without a count: a list (two or more), none when negated, the count of what it holds
+    ("Use bullet points.", [{"rule": "bullets", "min": 2}]),
+    ("Answer as a numbered list.", [{"rule": "numbered", "min": 2}]),
+    ("Reply in bullet form.", [{"rule": "bullets", "min": 2}]),
+    ("Do not use bullet points.", [{"rule": "bullets", "max": 0}]),
+    ("List 4 fruits as numbered items.", [{"rule": "numbered", "min": 4, "max": 4}]),
     # negations turn the comparator around
     ("Do not write fewer than 50 words.", [{"rule": "words", "min": 50}]),
     ("The response must not exceed 40 words.", [{"rule": "words", "max": 40}]),
@@ -217,6 +223,24 @@ def test_built_probes_hold_and_violations_break_their_target(text: str, _: Any) 
         if not all(holds(c, bad) for c in hit):
             broken.add(target)
     assert broken == {c["rule"] + (f"/{c['per']}" if c.get("per") else "") for c in cons}, "one breaks each"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Give numbered steps for resetting a password.", [{"rule": "numbered", "min": 2}]),
+        ("What should I pack? Use bullet points.", [{"rule": "bullets", "min": 2}]),
+        ("Explain tides. Do not use bullet points.", [{"rule": "bullets", "max": 0}]),
+        ("Each bullet should be under eight words.", [{"rule": "words", "per": "item", "max": 7}]),
+        ("Write a packing list for Japan.", []),
+    ],
+)
+def test_both_readers_read_a_list_form_without_a_count(text: str, expected: list[dict[str, Any]]) -> None:
+    assert second_reading(text) == canonical(expected)
+    assert read_instruction(text).constraints == canonical(expected)
+    if expected:  # and probes can be built for it, whichever way it goes
+        good = build(expected, text)
+        assert all(holds(c, good) for c in expected), good
 
 
 def test_the_second_route_reads_independently_and_disagrees_with_a_misreading() -> None:

@@ -214,7 +214,8 @@ def build(
     if term is not None:
         return str(term["text"])
     vocab = _vocab(rules, query)
-    structure = next((s for s in _STRUCTURES if s in rules), None)
+    # a structure the answer must not have ("no bullet points") is not one to build it in
+    structure = next((s for s in _STRUCTURES if s in rules and rules[s].get("max") != 0), None)
     if structure is None:
         scopes = {str(c.get("per")) for c in rules.values() if c.get("per") and c["rule"] in COUNT_RULES}
         structure = next(

@@ -118,6 +118,7 @@ def second_reading(text: str) -> list[dict[str, Any]]:
     low = re.sub(r"\([^()]*,[^()]*,[^()]*\)", " ", low)
     low = low.replace("“", '"').replace("”", '"').replace("‘", "'").replace("’", "'")
     for sentence in re.split(r"[.;!?\n]+(?=\s|$)", low):
+        first = len(out)
         toks = _tokens(sentence)
         quoted = [t[1:-1] for t in toks if t[:1] in "\"'" and len(t) > 2]
         words = [t for t in toks if t[:1] not in "\"'"]
@@ -191,6 +192,17 @@ def second_reading(text: str) -> list[dict[str, Any]]:
                     out.append({"rule": "exclude", "words": [q]})
             elif set(words) & _INCLUDE:
                 out.append({"rule": "include", "words": [q]})
+        # a list form without a count of its own: "use bullet points", "as numbered steps"
+        listed = {
+            "bullets": bool(re.search(r"(?<!each )(?<!every )\b(?:bullet(?:ed)?[- ]?(?:points|list|form)|bullets)\b",
+                                      sentence)),
+            "numbered": bool(re.search(r"\bnumbered (?:list|steps|items|points|lines)\b", sentence)),
+        }  # fmt: skip
+        for unit, named in listed.items():
+            if named and not any(c["rule"] in ("bullets", "numbered", "items") for c in out[first:]):
+                no = bool(set(words) & {"no", "not", "without", "avoid", "never", "don't", "refrain"})
+                out.append({"rule": unit, "max": 0} if no else {"rule": unit, "min": 2})
+                break
         if re.search(r"\blower\s?case\b|\bno capital|without capital|\bsmall letters", sentence):
             out.append({"rule": "lowercase"})
         if re.search(r"\bcommas?\b", sentence) and set(words) & {

@@ -276,14 +276,45 @@ def is_negated(before: str) -> bool:
     return negation(before) is not None
 
 
+# A list form named without a count ("use bullet points", "as numbered steps", "in a bulleted list"); a bare
+# "list" ("write a packing list") is what to write about, not a format, and is left to the content reading.
+_LIST_FORM = (
+    r"\b(?:(?:as|in|into|with|using)\s+)?(?:a\s+|the\s+)?(?:short\s+|simple\s+)?"
+    r"(?:(?P<numbered>numbered)\s+(?:list(?:\s+items?)?|items?|steps?|points?|lines?)"
+    r"|bullet(?:ed)?[- ]?(?:points?|list(?:\s+items?)?|form|items?)|bullets|bulleted)\b"
+)
+
+
 def read_lists(cl: ClauseText) -> None:
-    """List words that only restate a list count already read ("a numbered list of 4 steps")."""
+    """List words that only restate a list count already read ("a numbered list of 4 steps"); a list form
+    named without a count is at least two bullets or numbered items (one if named in the singular), none
+    if negated ("do not use bullet points")."""
     rules = {c["rule"] for c in cl.found}
     if rules & {"bullets", "numbered", "items", "lines"}:
         cl.each(
             r"\b(?:a\s+)?(?:numbered|bulleted|bullet(?:ed)?[- ]point|markdown)?\s*list(?:\s+of)?\b|\bas a\b|\bone per line\b",
             lambda m: True,
         )
+        return
+
+    def form(m: re.Match[str]) -> bool:
+        rule = "numbered" if m.group("numbered") else "bullets"
+        before = cl.w[: m.start()]
+        neg = negation(before)
+        # an unread count of what the list holds: "three short tips as bullets" is exactly 3 bullets
+        count = re.search(r"\b(\d+)\s+(?:[a-z]+\s+){1,2}$", before)
+        if neg:
+            cl.add({"rule": rule, "max": 0})
+            cl.blank(*neg)
+        elif count and m.group(0).lstrip().startswith("as "):
+            cl.add({"rule": rule, "min": int(count.group(1)), "max": int(count.group(1))})
+            cl.blank(*count.span(1))
+        else:
+            single = re.search(r"(?:point|item|step|line)\b", m.group(0)) is not None
+            cl.add({"rule": rule, "min": 1 if single else 2})
+        return True
+
+    cl.each(_LIST_FORM, form)
 
 
 def unit_rule(unit: str, sentence: str) -> str:

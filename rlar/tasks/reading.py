@@ -10,6 +10,9 @@ cover the phrasings of output constraints rather than fixed examples:
   (``twenty-five``, ``a dozen``, ``a single``, ``once`` / ``twice``), and the unit (words, sentences,
   paragraphs, lines, bullets, numbered items, items, characters, letters, capital letters, syllables, numbers,
   commas, exclamation / question marks, punctuation, highlighted sections, placeholders, sections);
+- a list form without a count (``use bullet points``, ``as a numbered list``, ``in bullet form``) is two or
+  more, none when negated (``do not use bullet points``), and a count of what it holds when one precedes it
+  (``three tips as bullets``); a bare ``list`` (``write a packing list``) is content, not a form;
 - negations turn the comparator around: ``no bullet longer than ten words`` is at most 10 words per bullet,
   ``must not exceed 40 words`` at most 40, ``do not write fewer than 50 words`` at least 50;
 - scopes: ``each`` / ``every`` / ``per`` / ``any`` / ``no`` / ``none of them`` + sentence, bullet, item, line,
