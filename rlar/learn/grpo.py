@@ -24,66 +24,12 @@ while bounding its variance.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-LossAgg = Literal["token-mean", "seq-mean-token-mean"]
-StalenessMode = Literal["drop", "decay"]
+from rlar.learn.config import GRPOConfig, LossAgg, StalenessMode
 
-
-class GRPOConfig(BaseModel):
-    """Hyper-parameters of the GRPO objective (advantages, clipping, off-policy handling)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-
-    group_size: int = Field(8, ge=2)
-    """Samples generated per prompt; advantages are relative within one group."""
-
-    normalize_std: bool = True
-    """Divide centred rewards by the group's standard deviation (GRPO); False gives Dr. GRPO's centring
-    only, which does not up-weight groups whose rewards barely differ."""
-
-    adv_eps: float = Field(1e-6, gt=0.0)
-    """Added to the group std before dividing; a group whose std is at most this counts as all-equal
-    and gets zero advantages."""
-
-    clip_eps_low: float = Field(0.2, ge=0.0, lt=1.0)
-    """Lower clip range: the ratio π_θ/π_prox is clipped at 1 − clip_eps_low."""
-
-    clip_eps_high: float = Field(0.2, ge=0.0)
-    """Upper clip range: the ratio is clipped at 1 + clip_eps_high (DAPO's clip-higher uses 0.28)."""
-
-    is_cap: float | None = Field(2.0, ge=1.0)
-    """Truncation of the behaviour importance weight π_prox/μ (verl's TIS cap). None turns the
-    correction off (weight 1: the sample is treated as if the proximal policy had generated it)."""
-
-    kl_coef: float = Field(0.0, ge=0.0)
-    """Coefficient of the k3 KL estimate to a frozen reference policy; 0 needs no reference model."""
-
-    loss_agg: LossAgg = "token-mean"
-    """How token losses become one number: "token-mean" averages over every response token of the
-    batch (long answers weigh more); "seq-mean-token-mean" averages within each sequence, then over
-    sequences (every sample weighs the same)."""
-
-    max_staleness: int = Field(4, ge=0)
-    """Largest accepted lag, in policy versions, between the weights that generated a sample and the
-    learner's current version."""
-
-    staleness_mode: StalenessMode = "drop"
-    """What happens to lagging samples: "drop" keeps every sample within max_staleness at full weight
-    and discards the rest; "decay" also scales accepted samples down linearly with their lag."""
-
-    @model_validator(mode="after")
-    def _clip_range_is_sane(self) -> GRPOConfig:
-        if self.clip_eps_low == 0.0 and self.clip_eps_high == 0.0:
-            raise ValueError("clip_eps_low and clip_eps_high are both 0: the ratio would be frozen at 1")
-        return self
-
-    def staleness_weight(self, staleness: int) -> float:
-        """``staleness_weight(staleness, max_staleness, staleness_mode)`` with this config's bound and mode."""
-        return staleness_weight(staleness, self.max_staleness, self.staleness_mode)
+__all__ = ["GRPOConfig", "LossOutput", "group_advantages", "grpo_token_loss", "k3_kl", "staleness_weight"]
 
 
 def group_advantages(

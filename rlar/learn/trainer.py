@@ -1,258 +1,103 @@
 """DeepSpeed learner for GRPO: teacher-forced log-probs, one update per batch, checkpoints, weight export.
 
 ``DeepSpeedPolicyTrainer`` wraps a local Hugging Face causal-LM directory in a DeepSpeed engine (ZeRO
-stage 0-3, torch AdamW by default, gradient clipping, fp32 or bf16) and knows nothing about the bus: it
-takes a ``PolicyBatch`` of token ids, behaviour log-probs and advantages and returns metrics.
+stage 0-3, torch AdamW by default, gradient clipping; fp32, or bf16/fp16 mixed precision with fp32 master
+weights; optional gradient checkpointing and LoRA adapters through peft) and knows nothing about the
+bus: it takes a :class:`~rlar.learn.batch.PolicyBatch` of token ids, behaviour log-probs, advantages and
+sampling temperatures and returns metrics. Its settings: :class:`rlar.learn.config.TrainerConfig`.
 
 One ``step(batch)``:
 1. (multi-rank) keep this rank's rows ``rank::world`` of the global batch;
 2. compute proximal log-probs (and reference log-probs when KL is on) once, without grad, with the
    weights as they are before the update — with one minibatch these are the update's own forward pass,
    detached, so no extra pass is made;
-3. for each of ``minibatches_per_step`` minibatches: forward/backward in micro-batches of at most
-   ``micro_batch_size`` rows, each contributing ``sum / global_count`` so that the accumulated gradient
-   equals the full-batch mean across micro-batches and ranks, then one optimizer step.
+3. for each of ``minibatches_per_step`` minibatches: forward/backward in micro-batches (at most
+   ``micro_batch_size`` rows, and with ``micro_batch_tokens`` at most that many padded tokens, each cut to
+   its own length; :func:`~rlar.learn.batch.micro_batches`), each contributing ``sum / global_count`` so
+   that the accumulated gradient equals the full-batch mean across micro-batches and ranks, then one
+   optimizer step (the learning rate follows :meth:`TrainerConfig.lr_factor`).
 
 With one minibatch the ratio π_θ/π_prox is exactly 1 at the update, so clipping never triggers and the
 loss is the truncated-IS policy gradient; with several, later minibatches are clipped around the
 proximal policy (decoupled PPO).
 
+What the importance weight means under the rollout's sampling settings (they travel with every sample
+group, :class:`bus.messages.Sampling`): the policy trained is the tempered one, π_θ = softmax(z_θ / T) at
+the temperature T the row was sampled at (greedy rows: T = 1), so proximal, current and reference
+log-probs are all taken at T. The behaviour log-prob log μ is that of the distribution the token was
+actually drawn from: π at T restricted to the top-k tokens, then to the top-p nucleus, renormalised. The
+weight π_prox/μ therefore equals, for a token sampled on-policy, the probability mass Z ≤ 1 that the
+truncation kept at that position: truncation down-weights positions where it cut much, and tokens outside
+the kept set are never sampled, so their gradient is missing — the update ascends the tempered policy's
+objective on the kept support only (a bias of at most 1 − Z per position; none without truncation).
+Off-policy the weight is the usual ratio on top of that, truncated at ``is_cap``.
+
 Distributed: the process group is initialised on first use (gloo on CPU with ``DS_ACCELERATOR=cpu``,
 nccl on GPU). Launch several ranks with ``torchrun --nproc_per_node N`` or ``deepspeed --num_gpus N``
 (the latter appends ``--local_rank=N`` to the script's argv; entry scripts must accept it). Every
 collective method (``step``, ``save_checkpoint``, ``load_latest``, ``export_named_tensors``,
-``save_hf``) must be called on all ranks in the same order.
+``save_hf``) must be called on all ranks in the same order; ranks run the same number of forward and
+backward passes (micro-batches are split until the counts agree).
 
-Not covered: tensor/pipeline/sequence parallelism, LoRA, sequence packing, LR schedules beyond a
-linear warm-up.
+Not covered: tensor/pipeline/sequence parallelism, sequence packing, LoRA with ZeRO-3.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-import math
 import os
 import shutil
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
-from pydantic import BaseModel, ConfigDict, Field
 
+from rlar.learn.batch import PolicyBatch, micro_batches, split_bounds, token_logprobs
+from rlar.learn.config import DType, TrainerConfig
 from rlar.learn.distributed import import_deepspeed, init_distributed
-from rlar.learn.grpo import GRPOConfig, grpo_token_loss
+from rlar.learn.grpo import grpo_token_loss
+from rlar.learn.memory import BUCKET_MAX
+
+__all__ = ["DeepSpeedPolicyTrainer", "PolicyBatch", "PrecisionUnsupported", "TrainerConfig", "token_logprobs"]
 
 log = logging.getLogger(__name__)
 
-
-class TrainerConfig(BaseModel):
-    """Learner settings: optimiser, DeepSpeed, batching, and the GRPO objective."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-
-    model_dir: Path
-    """Local Hugging Face checkpoint directory (config + weights) of the policy to train."""
-
-    ref_model_dir: Path | None = None
-    """Frozen reference policy for the KL term; only loaded when grpo.kl_coef > 0. None means the
-    starting policy (model_dir)."""
-
-    lr: float = Field(1e-4, gt=0.0)
-    """AdamW learning rate (constant after warm-up). On the tiny demo policy after a supervised warm-up,
-    1e-4 learns (bench/learn_offline.py); 5e-4 lost most of the warm-up's accuracy in its first steps."""
-
-    warmup_steps: int = Field(0, ge=0)
-    """Linear learning-rate warm-up: update k (0-based) runs at lr · min(1, (k+1)/warmup_steps). Adam's
-    first updates move every weight by about lr whatever the gradient's size; on noisy RL gradients a
-    warm-up softens those first steps."""
-
-    weight_decay: float = Field(0.0, ge=0.0)
-    """AdamW decoupled weight decay."""
-
-    betas: tuple[float, float] = (0.9, 0.999)
-    """AdamW betas."""
-
-    adam_eps: float = Field(1e-8, gt=0.0)
-    """AdamW epsilon."""
-
-    grad_clip: float = Field(1.0, ge=0.0)
-    """Global gradient-norm clip; 0 disables clipping."""
-
-    zero_stage: Literal[0, 1, 2, 3] = 1
-    """DeepSpeed ZeRO stage. 1 shards optimizer state, 2 also gradients, 3 also parameters."""
-
-    dtype: Literal["fp32", "bf16"] = "fp32"
-    """Training precision. bf16 keeps fp32 master weights in the optimizer."""
-
-    optimizer: Literal["torch_adamw", "deepspeed_adam"] = "torch_adamw"
-    """torch.optim.AdamW needs no compilation; DeepSpeed's (CPU or fused) Adam JIT-compiles a C++/CUDA
-    extension on first use (~25-50 s on CPU, cached under ~/.cache/torch_extensions)."""
-
-    micro_batch_size: int = Field(64, ge=1)
-    """Most rows per forward/backward on one rank; larger batches are split and gradients accumulated."""
-
-    minibatches_per_step: int = Field(1, ge=1)
-    """Optimizer updates per batch. Proximal log-probs are taken once before the first, so from the
-    second update on the clip range around the proximal policy is active."""
-
-    grpo: GRPOConfig = GRPOConfig()
-    """The objective: clip range, IS cap, aggregation, KL coefficient."""
-
-    torch_threads: int | None = Field(1, ge=1)
-    """torch intra-op threads set at construction (one per busy process held up on shared CPUs); None
-    leaves torch's setting alone."""
-
-    seed: int = 0
-    """Seed for torch's RNG at construction."""
-
-    dist_backend: Literal["auto", "gloo", "nccl"] = "auto"
-    """Process-group backend; auto picks nccl when CUDA is available, else gloo."""
+TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
-@dataclass(frozen=True, slots=True)
-class PolicyBatch:
-    """Right-padded prompt+response token ids with everything the GRPO loss needs, aligned per position.
+class PrecisionUnsupported(ValueError):
+    """The accelerator DeepSpeed runs on cannot train in the requested dtype."""
 
-    ``input_ids``/``attention_mask``/``response_mask``/``behav_logprobs`` are [B, T]; position t of
-    ``behav_logprobs`` holds log μ(input_ids[t] | input_ids[<t]) where ``response_mask[t]`` is true
-    (ignored elsewhere). ``advantages`` [B]; ``seq_weights`` [B] or None (staleness weights; they scale
-    a row's terms but not the loss denominator, so leave dropped rows out of the batch). The first token
-    of a row is never a response token (it has no context).
-    """
 
-    input_ids: torch.Tensor
-    attention_mask: torch.Tensor
-    response_mask: torch.Tensor
-    behav_logprobs: torch.Tensor
-    advantages: torch.Tensor
-    seq_weights: torch.Tensor | None = None
+def check_precision(dtype: DType) -> None:
+    """Raise :class:`PrecisionUnsupported` when DeepSpeed's accelerator cannot train in ``dtype``."""
+    if dtype == "fp32":
+        return
+    import_deepspeed()
+    from deepspeed.accelerator import get_accelerator
 
-    def __post_init__(self) -> None:
-        shape = self.input_ids.shape
-        if self.input_ids.dim() != 2:
-            raise ValueError(f"input_ids must be [B, T], got {tuple(shape)}")
-        for name in ("attention_mask", "response_mask", "behav_logprobs"):
-            if getattr(self, name).shape != shape:
-                raise ValueError(f"{name} shape {tuple(getattr(self, name).shape)} != {tuple(shape)}")
-        if self.advantages.shape != shape[:1]:
-            raise ValueError(f"advantages must be [B]={shape[0]}, got {tuple(self.advantages.shape)}")
-        if self.seq_weights is not None and self.seq_weights.shape != shape[:1]:
-            raise ValueError(f"seq_weights must be [B]={shape[0]}, got {tuple(self.seq_weights.shape)}")
-        if shape[1] > 0 and bool(self.response_mask[:, 0].any()):
-            raise ValueError("response_mask[:, 0] must be False: the first token has no context")
-
-    def __len__(self) -> int:
-        return int(self.input_ids.shape[0])
-
-    def select(self, rows: torch.Tensor | slice) -> PolicyBatch:
-        """The sub-batch of the given rows (index tensor or slice)."""
-        return PolicyBatch(
-            input_ids=self.input_ids[rows],
-            attention_mask=self.attention_mask[rows],
-            response_mask=self.response_mask[rows],
-            behav_logprobs=self.behav_logprobs[rows],
-            advantages=self.advantages[rows],
-            seq_weights=None if self.seq_weights is None else self.seq_weights[rows],
+    accel = get_accelerator()
+    ok = accel.is_fp16_supported() if dtype == "fp16" else accel.is_bf16_supported()
+    if not ok:
+        raise PrecisionUnsupported(
+            f"dtype = {dtype!r} is not supported by DeepSpeed's {accel.device_name()!r} accelerator on this "
+            "machine (CPU: fp16 needs oneDNN fp16 support, torch.ops.mkldnn._is_mkldnn_fp16_supported()); "
+            "use 'bf16' or 'fp32' here, or train on a GPU"
         )
-
-    def to(self, device: torch.device | str) -> PolicyBatch:
-        return PolicyBatch(
-            input_ids=self.input_ids.to(device),
-            attention_mask=self.attention_mask.to(device),
-            response_mask=self.response_mask.to(device),
-            behav_logprobs=self.behav_logprobs.to(device),
-            advantages=self.advantages.to(device),
-            seq_weights=None if self.seq_weights is None else self.seq_weights.to(device),
-        )
-
-    @classmethod
-    def from_samples(
-        cls,
-        prompt_ids: Sequence[Sequence[int]],
-        response_ids: Sequence[Sequence[int]],
-        behav_logprobs: Sequence[Sequence[float]],
-        advantages: Sequence[float],
-        seq_weights: Sequence[float] | None = None,
-        pad_id: int = 0,
-    ) -> PolicyBatch:
-        """Pack per-sample lists (one behaviour log-prob per response token) into a right-padded batch.
-
-        Every prompt needs at least one token; a response may be empty (the row then contributes
-        nothing). Lengths of ``response_ids[i]`` and ``behav_logprobs[i]`` must match.
-        """
-        n = len(prompt_ids)
-        if not (len(response_ids) == len(behav_logprobs) == len(advantages) == n):
-            raise ValueError("prompt_ids, response_ids, behav_logprobs, advantages differ in length")
-        if seq_weights is not None and len(seq_weights) != n:
-            raise ValueError("seq_weights length differs from the batch")
-        lengths = []
-        for i, (p, r, lp) in enumerate(zip(prompt_ids, response_ids, behav_logprobs, strict=True)):
-            if len(p) == 0:
-                raise ValueError(f"sample {i}: empty prompt")
-            if len(r) != len(lp):
-                raise ValueError(f"sample {i}: {len(r)} response tokens but {len(lp)} log-probs")
-            lengths.append(len(p) + len(r))
-        t = max(lengths) if lengths else 0
-        ids = torch.full((n, t), pad_id, dtype=torch.long)
-        attn = torch.zeros((n, t), dtype=torch.long)
-        resp = torch.zeros((n, t), dtype=torch.bool)
-        blp = torch.zeros((n, t), dtype=torch.float32)
-        for i, (p, r, lp) in enumerate(zip(prompt_ids, response_ids, behav_logprobs, strict=True)):
-            lp_, lr_ = len(p), len(r)
-            ids[i, :lp_] = torch.as_tensor(list(p), dtype=torch.long)
-            if lr_:
-                ids[i, lp_ : lp_ + lr_] = torch.as_tensor(list(r), dtype=torch.long)
-                blp[i, lp_ : lp_ + lr_] = torch.as_tensor(list(lp), dtype=torch.float32)
-                resp[i, lp_ : lp_ + lr_] = True
-            attn[i, : lp_ + lr_] = 1
-        return cls(
-            input_ids=ids,
-            attention_mask=attn,
-            response_mask=resp,
-            behav_logprobs=blp,
-            advantages=torch.as_tensor(list(advantages), dtype=torch.float32),
-            seq_weights=None
-            if seq_weights is None
-            else torch.as_tensor(list(seq_weights), dtype=torch.float32),
-        )
-
-
-def token_logprobs(
-    model: torch.nn.Module,
-    input_ids: torch.Tensor,
-    attention_mask: torch.Tensor,
-    *,
-    with_entropy: bool = False,
-) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Teacher-forced log π(input_ids[t] | input_ids[<t]) per position, [B, T] (position 0 is 0).
-
-    With ``with_entropy``, also the (detached) entropy of the predictive distribution at each position
-    that predicts a token, [B, T]. Gradients flow through the log-probs when grad is enabled. Right
-    padding only: pads after a row's tokens do not affect its earlier positions (causal attention).
-    """
-    out = model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
-    logits = out.logits[:, :-1, :].float()
-    logp = F.log_softmax(logits, dim=-1)
-    tok = torch.gather(logp, -1, input_ids[:, 1:, None]).squeeze(-1)
-    zeros = torch.zeros_like(tok[:, :1])
-    lp = torch.cat([zeros, tok], dim=1)
-    ent: torch.Tensor | None = None
-    if with_entropy:
-        with torch.no_grad():
-            e = -(logp.exp() * logp).sum(-1)
-            ent = torch.cat([torch.zeros_like(e[:, :1]), e], dim=1)
-    return lp, ent
 
 
 class DeepSpeedPolicyTrainer:
-    """A GRPO learner over one local HF causal-LM checkpoint (see the module docstring)."""
+    """A GRPO learner over one local HF causal-LM checkpoint (see the module docstring).
 
-    def __init__(self, cfg: TrainerConfig) -> None:
+    ``total_updates`` stands in for ``cfg.decay_steps`` when that is None (the learner passes its step
+    budget), so a linear or cosine schedule ends with the run.
+    """
+
+    def __init__(self, cfg: TrainerConfig, *, total_updates: int | None = None) -> None:
         from transformers import AutoModelForCausalLM
 
         self.cfg = cfg
@@ -260,6 +105,7 @@ class DeepSpeedPolicyTrainer:
             torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)
         deepspeed = import_deepspeed()
+        check_precision(cfg.dtype)
         self.rank, self.world_size = init_distributed(cfg.dist_backend)
         from deepspeed.accelerator import get_accelerator
 
@@ -269,34 +115,44 @@ class DeepSpeedPolicyTrainer:
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
 
-        model = AutoModelForCausalLM.from_pretrained(cfg.model_dir, dtype=torch.float32)
+        # Loaded in the training dtype: DeepSpeed's optimizer makes the fp32 master copies itself.
+        dtype = TORCH_DTYPES[cfg.dtype]
+        model: Any = AutoModelForCausalLM.from_pretrained(cfg.model_dir, dtype=dtype)
         self._hf_config = model.config
+        if cfg.gradient_checkpointing:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        if cfg.lora is not None:
+            from peft import LoraConfig, get_peft_model
+
+            lc = cfg.lora
+            target = lc.target_modules if isinstance(lc.target_modules, str) else list(lc.target_modules)
+            model = get_peft_model(model, LoraConfig(r=lc.r, lora_alpha=lc.alpha, target_modules=target,
+                                                     lora_dropout=lc.dropout, use_rslora=lc.rslora, bias="none",
+                                                     task_type="CAUSAL_LM"))  # fmt: skip
         model.train()
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        self.trainable_params = sum(p.numel() for p in trainable)
         optimizer: torch.optim.Optimizer | None = None
         if cfg.optimizer == "torch_adamw":
             optimizer = torch.optim.AdamW(
-                model.parameters(),
-                lr=cfg.lr,
-                betas=cfg.betas,
-                eps=cfg.adam_eps,
-                weight_decay=cfg.weight_decay,
+                trainable, lr=cfg.lr, betas=cfg.betas, eps=cfg.adam_eps, weight_decay=cfg.weight_decay
             )
-        warmup = cfg.warmup_steps
 
         def schedule(opt: torch.optim.Optimizer) -> torch.optim.lr_scheduler.LRScheduler:
-            # Step k (0-based) runs at lr * min(1, (k + 1) / warmup): the first update is already non-zero.
             # DeepSpeed steps it after every optimizer step and keeps its state in checkpoints.
-            return torch.optim.lr_scheduler.LambdaLR(
-                opt, lambda k: min(1.0, (k + 1) / warmup) if warmup else 1.0
-            )
+            return torch.optim.lr_scheduler.LambdaLR(opt, lambda k: cfg.lr_factor(k, total_updates))
 
         self.engine, *_ = deepspeed.initialize(
-            model=model, optimizer=optimizer, lr_scheduler=schedule, config=self.ds_config()
+            model=model,
+            optimizer=optimizer,
+            model_parameters=trainable if optimizer is None else None,
+            lr_scheduler=schedule,
+            config=self.ds_config(),
         )
         self.ref_model: torch.nn.Module | None = None
-        if cfg.grpo.kl_coef > 0.0:
+        if cfg.grpo.kl_coef > 0.0 and not (cfg.lora is not None and cfg.ref_model_dir is None):
             ref: torch.nn.Module = AutoModelForCausalLM.from_pretrained(
-                cfg.ref_model_dir or cfg.model_dir, dtype=torch.float32
+                cfg.ref_model_dir or cfg.model_dir, dtype=dtype
             )
             ref.eval().requires_grad_(False)
             self.ref_model = ref.to(self.device)
@@ -316,8 +172,15 @@ class DeepSpeedPolicyTrainer:
             "steps_per_print": 1 << 30,
             "wall_clock_breakdown": False,
         }
+        if c.zero_stage in (1, 2):
+            # DeepSpeed allocates its reduce bucket in full (default 5e8 elements: 2 GB in fp32) whatever the
+            # model's size; a bucket the size of the trainable parameters holds every gradient already.
+            n = max(1, min(BUCKET_MAX, getattr(self, "trainable_params", BUCKET_MAX)))
+            conf["zero_optimization"].update(reduce_bucket_size=n, allgather_bucket_size=n)
         if c.dtype == "bf16":
             conf["bf16"] = {"enabled": True}
+        elif c.dtype == "fp16":
+            conf["fp16"] = {"enabled": True, "loss_scale": 0, "initial_scale_power": 16, "hysteresis": 2}
         if c.optimizer == "deepspeed_adam":
             conf["optimizer"] = {
                 "type": "AdamW",
@@ -332,7 +195,7 @@ class DeepSpeedPolicyTrainer:
 
     @property
     def module(self) -> torch.nn.Module:
-        """The underlying HF model (parameters partitioned under ZeRO-3)."""
+        """The underlying HF model (a peft model with LoRA; parameters partitioned under ZeRO-3)."""
         return self.engine.module  # type: ignore[no-any-return]
 
     @property
@@ -342,15 +205,50 @@ class DeepSpeedPolicyTrainer:
 
     # ---- log-probs and the update -------------------------------------------------------------
 
-    @torch.no_grad()
-    def logprobs(self, batch: PolicyBatch) -> torch.Tensor:
-        """Teacher-forced log-probs of the current weights, [B, T] on CPU, 0 outside response tokens.
+    def _groups(self, batch: PolicyBatch) -> list[list[int]]:
+        """Micro-batches of ``batch``'s rows, as many on every rank (split further where fewer)."""
+        groups = micro_batches(batch.lengths.tolist(), self.cfg.micro_batch_size, self.cfg.micro_batch_tokens)
+        if self.world_size > 1:
+            (most,) = self._all_max([len(groups)])
+            while len(groups) < most:  # rows per rank are equal, so some group has two rows to split
+                big = max(range(len(groups)), key=lambda i: len(groups[i]))
+                g = groups.pop(big)
+                groups[big:big] = [g[: len(g) // 2], g[len(g) // 2 :]]
+        return groups
 
-        Local: no sharding across ranks (under ZeRO-3 every rank must still call it together).
-        """
+    def _sub(self, batch: PolicyBatch, rows: list[int]) -> tuple[torch.Tensor, PolicyBatch]:
+        idx = torch.tensor(rows, dtype=torch.long, device=batch.input_ids.device)
+        width = int(batch.lengths[idx].max()) if rows else 0
+        return idx, batch.select(idx, width)
+
+    @torch.no_grad()
+    def _frozen_logprobs(self, batch: PolicyBatch, reference: bool) -> torch.Tensor:
+        """Log-probs [B, T] of the weights before the update (or of the reference policy), no grad."""
+        out = torch.zeros(batch.input_ids.shape, dtype=torch.float32, device=batch.input_ids.device)
+        for rows in self._groups(batch):
+            idx, mb = self._sub(batch, rows)
+            if not reference:
+                lp, _ = token_logprobs(
+                    self.engine, mb.input_ids, mb.attention_mask, temperature=mb.temperature
+                )
+            elif self.ref_model is not None:
+                lp, _ = token_logprobs(
+                    self.ref_model, mb.input_ids, mb.attention_mask, temperature=mb.temperature
+                )
+            else:  # LoRA: the base model is the adapters switched off
+                with self.module.disable_adapter():  # type: ignore[operator]
+                    lp, _ = token_logprobs(
+                        self.engine, mb.input_ids, mb.attention_mask, temperature=mb.temperature
+                    )
+            out[idx, : lp.shape[1]] = lp.float()
+        return out
+
+    def logprobs(self, batch: PolicyBatch) -> torch.Tensor:
+        """Teacher-forced log-probs of the current weights at each row's temperature, [B, T] on CPU, 0
+        outside response tokens. Local: no sharding across ranks (under ZeRO-3 every rank must still call
+        it together)."""
         b = batch.to(self.device)
-        lp, _ = token_logprobs(self.engine, b.input_ids, b.attention_mask)
-        return (lp * b.response_mask).cpu()
+        return (self._frozen_logprobs(b, reference=False) * b.response_mask).cpu()
 
     def _local_rows(self, batch: PolicyBatch) -> PolicyBatch:
         if self.world_size == 1:
@@ -359,14 +257,20 @@ class DeepSpeedPolicyTrainer:
             raise ValueError(f"global batch of {len(batch)} rows does not split over {self.world_size} ranks")
         return batch.select(slice(self.rank, None, self.world_size))
 
-    def _all_sum(self, values: list[float]) -> list[float]:
+    def _reduce(self, values: list[float], op: Any) -> list[float]:
         if self.world_size == 1:
             return values
         t = torch.tensor(
             values, dtype=torch.float64, device=self.device if self.device.type != "cpu" else "cpu"
         )
-        dist.all_reduce(t, op=dist.ReduceOp.SUM)
+        dist.all_reduce(t, op=op)
         return [float(x) for x in t.cpu()]
+
+    def _all_sum(self, values: list[float]) -> list[float]:
+        return self._reduce(values, dist.ReduceOp.SUM)
+
+    def _all_max(self, values: list[int]) -> list[int]:
+        return [int(v) for v in self._reduce([float(v) for v in values], dist.ReduceOp.MAX)]
 
     def step(self, batch: PolicyBatch, *, shard: bool = True) -> dict[str, float]:
         """One learner update on ``batch``; returns metrics averaged over all ranks' response tokens.
@@ -375,59 +279,48 @@ class DeepSpeedPolicyTrainer:
         trains on rows ``rank::world`` (its row count must divide evenly); without it each rank passes
         its own rows, and all ranks must pass the same number of rows. Metrics: loss, pg_loss,
         clip_frac, ratio_mean, is_weight_mean, is_trunc_frac, entropy, kl (if KL is on), grad_norm, lr
-        (of the last update), tokens, sequences, step, step_s. grad_norm is the pre-clip norm, NaN at
-        ZeRO-0 with several ranks (DeepSpeed does not report it there).
+        (of the last update), tokens, sequences, micro_batches, step, step_s. grad_norm is the pre-clip
+        norm, NaN at ZeRO-0 with several ranks (DeepSpeed does not report it there).
         """
         t0 = time.perf_counter()
         g = self.cfg.grpo
         local = self._local_rows(batch) if shard else batch
         local = local.to(self.device)
-        n_rows = len(local)
-        mb_bounds = _split_bounds(n_rows, self.cfg.minibatches_per_step)
-        with torch.no_grad():
-            # With one update per batch the proximal policy is the current one: its log-probs are the
-            # update's own forward, detached (bit-identical), so the extra forward pass is skipped.
-            prox: torch.Tensor | None = None
-            if len(mb_bounds) > 1:
-                prox, _ = token_logprobs(self.engine, local.input_ids, local.attention_mask)
-            ref: torch.Tensor | None = None
-            if self.ref_model is not None:
-                ref, _ = token_logprobs(self.ref_model, local.input_ids, local.attention_mask)
+        mb_bounds = split_bounds(len(local), self.cfg.minibatches_per_step)
+        # With one update per batch the proximal policy is the current one: its log-probs are the update's own
+        # forward, detached (bit-identical), so the extra forward pass is skipped.
+        prox = self._frozen_logprobs(local, reference=False) if len(mb_bounds) > 1 else None
+        ref = self._frozen_logprobs(local, reference=True) if g.kl_coef > 0.0 else None
 
         totals: dict[str, float] = {}
-        weight_sum = 0.0
-        loss_sum = 0.0
+        weight_sum = loss_sum = lr_used = 0.0
+        n_micro = 0
         grad_norms: list[float] = []
-        lr_used = 0.0
         for lo, hi in mb_bounds:
-            mb_mask = local.response_mask[lo:hi]
-            seq_has = mb_mask.any(dim=1)
-            local_count = float(mb_mask.sum()) if g.loss_agg == "token-mean" else float(seq_has.sum())
+            part = local.select(slice(lo, hi))
+            seq_has = part.response_mask.any(dim=1)
+            local_count = (
+                float(part.response_mask.sum()) if g.loss_agg == "token-mean" else float(seq_has.sum())
+            )
             (global_count,) = self._all_sum([local_count])
             # DeepSpeed averages gradients over ranks; scale back up so the result is sum / global_count.
             normalizer = max(global_count, 1.0) / self.world_size
-            n_micro = max(1, math.ceil((hi - lo) / self.cfg.micro_batch_size))
-            for mlo, mhi in _split_bounds(hi - lo, n_micro):
-                rows = slice(lo + mlo, lo + mhi)
-                mb = local.select(rows)
-                new, ent = token_logprobs(self.engine, mb.input_ids, mb.attention_mask, with_entropy=True)
+            for rows in self._groups(part):
+                idx, mb = self._sub(part, rows)
+                w = mb.input_ids.shape[1]
+                at = idx + lo
+                new, ent = token_logprobs(self.engine, mb.input_ids, mb.attention_mask, temperature=mb.temperature,
+                                          with_entropy=True)  # fmt: skip
+                new = new.float()
+                old = new.detach() if prox is None else prox[at, :w]
                 out = grpo_token_loss(
-                    new,
-                    prox[rows] if prox is not None else new.detach(),
-                    mb.behav_logprobs,
-                    mb.advantages,
-                    mb.response_mask,
-                    clip_eps_low=g.clip_eps_low,
-                    clip_eps_high=g.clip_eps_high,
-                    is_cap=g.is_cap,
-                    loss_agg=g.loss_agg,
-                    ref_logprobs=None if ref is None else ref[rows],
-                    kl_coef=g.kl_coef,
-                    seq_weights=mb.seq_weights,
-                    normalizer=normalizer,
-                    entropy=ent,
-                )
+                    new, old, mb.behav_logprobs, mb.advantages, mb.response_mask,
+                    clip_eps_low=g.clip_eps_low, clip_eps_high=g.clip_eps_high, is_cap=g.is_cap,
+                    loss_agg=g.loss_agg, ref_logprobs=None if ref is None else ref[at, :w], kl_coef=g.kl_coef,
+                    seq_weights=mb.seq_weights, normalizer=normalizer, entropy=ent,
+                )  # fmt: skip
                 self.engine.backward(out.loss, scale_wrt_gas=False)
+                n_micro += 1
                 loss_sum += float(out.loss.detach()) / self.world_size
                 for k, v in out.metrics.items():
                     totals[k] = totals.get(k, 0.0) + v * out.tokens
@@ -435,7 +328,7 @@ class DeepSpeedPolicyTrainer:
             gn: float | None = None
             if self.cfg.zero_stage == 0 and self.world_size == 1:
                 # DeepSpeed reports no norm at stage 0; on one rank the local gradient is the global one.
-                grads = [p.grad for p in self.module.parameters() if p.grad is not None]
+                grads = [p.grad.float() for p in self.module.parameters() if p.grad is not None]
                 gn = float(torch.nn.utils.get_total_norm(grads)) if grads else 0.0
             lr_used = float(self.engine.get_lr()[0])
             self.engine.step()
@@ -446,12 +339,13 @@ class DeepSpeedPolicyTrainer:
                 grad_norms.append(gn)
 
         keys = sorted(totals)
-        reduced = self._all_sum([totals[k] for k in keys] + [weight_sum, loss_sum, float(n_rows)])
+        reduced = self._all_sum([totals[k] for k in keys] + [weight_sum, loss_sum, float(len(local))])
         tok = reduced[len(keys)]
         metrics = {k: reduced[i] / max(tok, 1.0) for i, k in enumerate(keys)}
         metrics["loss"] = reduced[len(keys) + 1] / len(mb_bounds)
         metrics["tokens"] = tok
         metrics["sequences"] = reduced[len(keys) + 2]
+        metrics["micro_batches"] = float(n_micro)
         metrics["grad_norm"] = sum(grad_norms) / len(grad_norms) if grad_norms else float("nan")
         metrics["lr"] = lr_used
         metrics["step"] = float(self.global_step)
@@ -498,20 +392,41 @@ class DeepSpeedPolicyTrainer:
         extra = state["extra"]
         return dict(extra)
 
+    def adapter_config(self) -> dict[str, Any] | None:
+        """With LoRA, the PEFT ``LoraConfig`` as a JSON-able dict (it travels with the adapter tensors, see
+        :mod:`rlar.policy.lora`); None for full fine-tuning."""
+        if self.cfg.lora is None:
+            return None
+        peft_cfg = self.module.peft_config["default"]  # type: ignore[index]
+        return dict(
+            json.loads(
+                json.dumps(peft_cfg.to_dict(), default=lambda v: sorted(v) if isinstance(v, set) else str(v))
+            )
+        )
+
     def export_named_tensors(
         self, dtype: torch.dtype | None = torch.float32
     ) -> Iterator[tuple[str, torch.Tensor]]:
-        """Yield (HF parameter name, detached CPU tensor) for every parameter, for weight sync.
+        """Yield (name, detached CPU tensor) of what a rollout needs to serve the current policy.
 
-        Names are the HF model's ``named_parameters`` (tied weights appear once, under the embedding's
-        name). Under ZeRO-3 each parameter is gathered, so every rank must iterate to the end; tensors
-        are yielded on rank 0 only (other ranks yield nothing). ``dtype`` casts (None keeps the
-        training dtype). The tensors are copies, safe to keep after further steps.
+        Full fine-tuning: every parameter under its HF name (``named_parameters``; tied weights once,
+        under the embedding's name). LoRA: only the adapter tensors, under PEFT's saved names
+        (``base_model.model.<module>.lora_[AB].weight``; see :meth:`adapter_config`). Under ZeRO-3 each
+        parameter is gathered, so every rank must iterate to the end; tensors are yielded on rank 0 only
+        (other ranks yield nothing). ``dtype`` casts (None keeps the training dtype). The tensors are
+        copies, safe to keep after further steps.
         """
+        if self.cfg.lora is not None:
+            from peft import get_peft_model_state_dict
+
+            for name, t in get_peft_model_state_dict(self.module).items():
+                if self.rank == 0:
+                    c = t.detach().to("cpu", copy=True)
+                    yield name, (c if dtype is None else c.to(dtype))
+            return
         gather: Any = None
         if self.cfg.zero_stage == 3:
-            deepspeed = import_deepspeed()
-            gather = deepspeed.zero.GatheredParameters
+            gather = import_deepspeed().zero.GatheredParameters
         for name, p in self.module.named_parameters():
             if gather is not None:
                 with gather([p], modifier_rank=None):
@@ -521,19 +436,34 @@ class DeepSpeedPolicyTrainer:
             if self.rank == 0:
                 yield name, (t if dtype is None else t.to(dtype))
 
+    def _full_state(self) -> dict[str, torch.Tensor]:
+        """Every weight under its HF name, in float32 on CPU (LoRA: the adapters merged into the base)."""
+        if self.cfg.lora is None:
+            return dict(self.export_named_tensors())
+        from rlar.policy.lora import PREFIX, merge_adapter
+
+        base = {}
+        for name, p in self.module.named_parameters():
+            if "lora_" not in name:
+                base[name.removeprefix(PREFIX).replace(".base_layer.", ".")] = p.detach().to(
+                    "cpu", torch.float32
+                )
+        cfg = self.adapter_config()
+        assert cfg is not None
+        return {**base, **merge_adapter(base, dict(self.export_named_tensors()), cfg)}
+
     def save_hf(self, out_dir: str | Path, tokenizer_dir: str | Path | None = None) -> Path:
-        """Write the current weights as an HF checkpoint dir (config, safetensors, tokenizer files).
+        """Write the current weights as an HF checkpoint dir (config, safetensors, tokenizer files); with
+        LoRA, the adapters merged into the base weights.
 
         Collective (ZeRO-3 gathers); rank 0 writes. Tokenizer files are copied from ``tokenizer_dir``
         (default: the model dir).
         """
-        from transformers import AutoTokenizer
+        from transformers import AutoModelForCausalLM, AutoTokenizer
 
         out = Path(out_dir)
-        state = dict(self.export_named_tensors())
+        state = self._full_state()
         if self.rank == 0:
-            from transformers import AutoModelForCausalLM
-
             out.mkdir(parents=True, exist_ok=True)
             model = AutoModelForCausalLM.from_config(self._hf_config, dtype=torch.float32)
             missing, unexpected = model.load_state_dict(state, strict=False)
@@ -548,16 +478,3 @@ class DeepSpeedPolicyTrainer:
         if self.world_size > 1:
             dist.barrier()
         return out
-
-
-def _split_bounds(n: int, parts: int) -> list[tuple[int, int]]:
-    """Split range(n) into ``min(parts, n)`` contiguous, near-equal (lo, hi) pieces (at least one)."""
-    parts = max(1, min(parts, n))
-    base, rem = divmod(n, parts)
-    bounds = []
-    lo = 0
-    for i in range(parts):
-        hi = lo + base + (1 if i < rem else 0)
-        bounds.append((lo, hi))
-        lo = hi
-    return bounds
