@@ -52,10 +52,11 @@ from bus.messages import (
     Metrics,
     RewardGroup,
     SampleGroup,
+    Sampling,
     ScoredItem,
     ToolRef,
 )
-from rlar.learn.trainer import TrainerConfig
+from rlar.learn.config import TrainerConfig
 from rlar.policy.broadcast import BroadcastConfig, WeightSender
 from rlar.policy.sync import SyncMode, latest_announcement, publish_weights
 
@@ -112,6 +113,7 @@ class Group:
     policy_version: int = 0
     prompt_token_ids: list[int] = field(default_factory=list)
     tools: list[ToolRef] = field(default_factory=list)
+    sampling: Sampling = field(default_factory=Sampling)
     created_at: float = 0.0
     completions: dict[int, Completion] = field(default_factory=dict)
     rewards: dict[str, ToolResults] = field(default_factory=dict)
@@ -170,10 +172,23 @@ class Learner(Actor[LearnerConfig]):
         model_dir = str(self.config.trainer.model_dir).replace("{run_dir}", self.config.run_dir)
         return self.config.trainer.model_copy(update={"model_dir": Path(model_dir)})
 
+    def _total_updates(self) -> int | None:
+        """Optimizer updates in the run (the default end of a linear/cosine schedule)."""
+        steps = self.config.max_steps
+        return None if steps is None else steps * self.config.trainer.minibatches_per_step
+
+    def _memory_line(self) -> str:
+        from rlar.learn.memory import estimate_learner
+
+        world = int(os.environ.get("WORLD_SIZE", "1"))
+        return estimate_learner(self._trainer_config(), world_size=world).summary()
+
     async def setup(self) -> None:
         from rlar.learn.trainer import DeepSpeedPolicyTrainer
 
-        self.trainer = await asyncio.to_thread(DeepSpeedPolicyTrainer, self._trainer_config())
+        log.info("learner: %s", await asyncio.to_thread(self._memory_line))
+        self.trainer = await asyncio.to_thread(DeepSpeedPolicyTrainer, self._trainer_config(),
+                                               total_updates=self._total_updates())  # fmt: skip
         extra = await asyncio.to_thread(self._collective, "load", str(self.ckpt_dir))
         if extra:
             self.step, self.version = int(extra["step"]), int(extra["version"])
@@ -231,6 +246,7 @@ class Learner(Actor[LearnerConfig]):
         if not g.group_size:
             g.task, g.group_size, g.policy_version = m.task, m.group_size, m.policy_version
             g.prompt_token_ids, g.tools, g.created_at = m.prompt_token_ids, m.tools, m.created_at
+            g.sampling = m.sampling
         g.completions.update((c.index, c) for c in new)
         g.msgs.append(raw)
         self._check_complete(g)
@@ -334,7 +350,7 @@ class Learner(Actor[LearnerConfig]):
 
         grpo = self.config.trainer.grpo
         t_start = time.time()
-        rows: dict[str, list[Any]] = {"p": [], "r": [], "lp": [], "adv": [], "w": []}
+        rows: dict[str, list[Any]] = {"p": [], "r": [], "lp": [], "adv": [], "w": [], "t": []}
         task_rewards: dict[str, list[float]] = collections.defaultdict(list)
         task_counts: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])  # samples, abstained
         task_tools: dict[str, set[str]] = collections.defaultdict(set)  # "tool vN" ("(shadow)": weight 0)
@@ -365,15 +381,22 @@ class Learner(Actor[LearnerConfig]):
                                    eps=grpo.adv_eps)  # fmt: skip
             with_signal += int(bool(adv.abs().sum() > 0))
             lag = max(0, self.version - g.policy_version)
+            temperature = _learner_temperature(g.sampling)
+            unusable = not _logprobs_usable(g.sampling)
+            if unusable:
+                self.counters["groups_with_raw_logprobs"] += 1
+                log.error("learner: group %s was sampled with %s but carries raw log-probs: not trained on",
+                          g.prompt_id, g.sampling)  # fmt: skip
             for c, a, ok in zip(samples, adv.tolist(), mask, strict=True):
                 stale_hist[lag] += 1
-                if not ok or not c.token_ids or (self.config.skip_zero_advantage and a == 0.0):
+                if unusable or not ok or not c.token_ids or (self.config.skip_zero_advantage and a == 0.0):
                     continue
                 rows["p"].append(g.prompt_token_ids)
                 rows["r"].append(c.token_ids)
                 rows["lp"].append(c.logprobs)
                 rows["adv"].append(a)
                 rows["w"].append(staleness_weight(lag, grpo.max_staleness, grpo.staleness_mode))
+                rows["t"].append(temperature)
         train_metrics: dict[str, float] = {}
         world = int(os.environ.get("WORLD_SIZE", "1"))
         n_rows = len(rows["p"]) - len(rows["p"]) % world  # every rank trains on the same number of rows
@@ -381,6 +404,7 @@ class Learner(Actor[LearnerConfig]):
             batch = PolicyBatch.from_samples(
                 rows["p"][:n_rows], rows["r"][:n_rows], rows["lp"][:n_rows], rows["adv"][:n_rows],
                 rows["w"][:n_rows] if grpo.staleness_mode == "decay" else None, pad_id=0,
+                temperatures=rows["t"][:n_rows],
             )  # fmt: skip
             train_metrics = await asyncio.to_thread(self._collective, "step", batch)
             self.version += 1
@@ -429,8 +453,9 @@ class Learner(Actor[LearnerConfig]):
         tensors = await asyncio.to_thread(self._collective, "export", None)
         if self.config.weight_sync == "broadcast" and self.sender is None:
             self.sender = WeightSender(self.config.broadcast)
+        adapter = await asyncio.to_thread(self.trainer.adapter_config)
         await publish_weights(self.bus, tensors, version=self.version, step=self.step, mode=self.config.weight_sync,
-                              weights_dir=self.run_dir / "weights", sender=self.sender)  # fmt: skip
+                              weights_dir=self.run_dir / "weights", sender=self.sender, adapter=adapter)  # fmt: skip
 
     async def _publish_progress(self) -> None:
         progress = LearnerProgress(
@@ -495,7 +520,7 @@ class Learner(Actor[LearnerConfig]):
 
         from rlar.learn.trainer import DeepSpeedPolicyTrainer
 
-        self.trainer = DeepSpeedPolicyTrainer(self._trainer_config())
+        self.trainer = DeepSpeedPolicyTrainer(self._trainer_config(), total_updates=self._total_updates())
         while True:
             box: list[Any] = [None]
             dist.broadcast_object_list(box, src=0)
@@ -503,6 +528,23 @@ class Learner(Actor[LearnerConfig]):
             if cmd == "stop":
                 return
             _run_command(self.trainer, cmd, arg, self.ckpt_dir, self.config.keep_checkpoints)
+
+
+def _learner_temperature(sampling: Sampling) -> float:
+    """The temperature at which the learner recomputes a group's log-probs: the rollout's, or 1 for greedy
+    decoding (whose log-probs are the raw ones)."""
+    from rlar.policy.engines.base import GREEDY_TEMPERATURE
+
+    return sampling.temperature if sampling.temperature >= GREEDY_TEMPERATURE else 1.0
+
+
+def _logprobs_usable(sampling: Sampling) -> bool:
+    """Behaviour log-probs fit the importance weight: "sampled" ones always, "raw" ones only when sampling
+    was plain (temperature 1, no truncation) or greedy."""
+    from rlar.policy.engines.base import GREEDY_TEMPERATURE
+
+    plain = sampling.temperature == 1.0 and sampling.top_p == 1.0 and sampling.top_k == 0
+    return sampling.logprobs == "sampled" or plain or sampling.temperature < GREEDY_TEMPERATURE
 
 
 def _run_command(trainer: Any, cmd: str, arg: Any, ckpt_dir: Path, keep: int) -> Any:

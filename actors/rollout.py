@@ -27,12 +27,21 @@ import uuid
 from typing import Any
 
 from nats.aio.msg import Msg
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects
 from bus.codec import DecodeError, decode, encode_parts
-from bus.messages import Completion, Prompt, SampleGroup, ScoreGroup, ScoreItem, ToolRef, WeightsAnnounce
+from bus.messages import (
+    Completion,
+    Prompt,
+    SampleGroup,
+    Sampling,
+    ScoreGroup,
+    ScoreItem,
+    ToolRef,
+    WeightsAnnounce,
+)
 from bus.topology import PROMPTS, ROLLOUT
 from rlar.policy.broadcast import BroadcastConfig, WeightReceiver
 from rlar.policy.engines import EngineConfig, GenerationEngine, make_engine
@@ -52,14 +61,35 @@ class RolloutConfig(ActorConfig):
     """Prompts generated together."""
     max_new_tokens: int = Field(16, ge=1)
     temperature: float = Field(1.0, ge=0.0)
-    """1.0 for training: behaviour log-probs then equal what the learner recomputes."""
+    """Sampling temperature; it travels with every sample group and the learner recomputes log-probs at it.
+    Below 1e-5 decoding is greedy (every sample of a group alike: no GRPO signal)."""
     top_p: float = Field(1.0, gt=0.0, le=1.0)
+    """Nucleus truncation of the sampling distribution (1: off); part of the behaviour policy only, see
+    docs/architecture.md "Sampling settings and log-probs"."""
+    top_k: int = Field(0, ge=0)
+    """Top-k truncation of the sampling distribution (0: off); applied before top_p."""
     max_prompt_tokens: int = Field(384, ge=1)
     """Longer prompts are cut from the left."""
     fetch_timeout_s: float = Field(1.0, gt=0)
     broadcast: BroadcastConfig | None = None
     """Join the learner's weight broadcast group (its ``[learner] broadcast``) as rank ``broadcast_rank``."""
     broadcast_rank: int = Field(1, ge=1)
+
+    @model_validator(mode="after")
+    def _logprobs_fit_the_sampling(self) -> RolloutConfig:
+        plain = self.temperature == 1.0 and self.top_p == 1.0 and self.top_k == 0
+        if self.engine.logprobs_mode == "raw" and not plain:
+            raise ValueError(
+                "engine.logprobs_mode = 'raw' records temperature-1 log-probs, but this rollout samples with "
+                f"temperature={self.temperature}, top_p={self.top_p}, top_k={self.top_k}: the learner's "
+                "importance weights would be wrong. Use logprobs_mode = 'sampled' (the default)."
+            )
+        return self
+
+    def sampling(self) -> Sampling:
+        """The settings sent with every sample group."""
+        return Sampling(temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
+                        logprobs=self.engine.logprobs_mode)  # fmt: skip
 
 
 class Rollout(Actor[RolloutConfig]):
@@ -73,6 +103,7 @@ class Rollout(Actor[RolloutConfig]):
         self._pending: WeightsAnnounce | None = None
         self.gen_seconds = 0.0
         self.receiver: WeightReceiver | None = None
+        self._sampling = config.sampling()
 
     def info(self) -> dict[str, Any]:
         return {"policy_version": self.version}
@@ -114,7 +145,7 @@ class Rollout(Actor[RolloutConfig]):
             self.counters["weights_unavailable"] += 1
             log.warning("rollout: keeps serving v%d: %s", self.version, exc)
             return
-        await asyncio.to_thread(self.engine.load_weights, data, announce.version)
+        await asyncio.to_thread(self.engine.load_weights, data, announce.version, announce.adapter)
         self.version = announce.version
         self.counters["weight_loads"] += 1
         self.metrics.weights_loaded(time.perf_counter() - t0)
@@ -153,7 +184,7 @@ class Rollout(Actor[RolloutConfig]):
         t0 = time.perf_counter()
         outs = await asyncio.to_thread(
             self.engine.generate, ids, n=cfg.group_size, max_new_tokens=cfg.max_new_tokens,
-            temperature=cfg.temperature, top_p=cfg.top_p, seed=None,
+            temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k, seed=None,
         )  # fmt: skip
         self.gen_seconds += time.perf_counter() - t0
         out: list[tuple[str, bytes, str]] = []
@@ -179,7 +210,7 @@ class Rollout(Actor[RolloutConfig]):
         group = SampleGroup(
             prompt_id=prompt.prompt_id, generation=gen, task=prompt.task, group_size=self.config.group_size,
             prompt_token_ids=prompt_ids, policy_version=version, tools=prompt.tools, query=query,
-            engine=self.config.engine.kind, epoch=prompt.epoch,
+            engine=self.config.engine.kind, epoch=prompt.epoch, sampling=self._sampling,
             completions=[Completion(index=i, token_ids=c.token_ids, logprobs=c.logprobs, text=c.text,
                                     finish_reason=c.finish_reason) for i, c in enumerate(completions)],
         )  # fmt: skip

@@ -145,6 +145,28 @@ class Completion:
     finish_reason: str = ""
 
 
+# Nested in SampleGroup: how the rollout sampled, so the learner recomputes log-probs under the same settings
+# (rlar/learn/trainer.py, "What the importance weight means") and never guesses them.
+@wire_struct
+@dataclass(slots=True, frozen=True, kw_only=True)
+class Sampling:
+    temperature: float = 1.0
+    """The rollout's temperature; below 1e-5 decoding was greedy (log-probs then at temperature 1)."""
+    top_p: float = 1.0
+    top_k: int = 0
+    """0: no top-k truncation."""
+    logprobs: str = "sampled"
+    """"sampled": each behaviour log-prob is of the distribution the token was drawn from (temperature, then
+    top-k, then top-p, renormalised); "raw": of the model at temperature 1 (only equal to it when sampling
+    used temperature 1 and no truncation)."""
+
+    def __post_init__(self) -> None:
+        if not (self.temperature >= 0 and 0 < self.top_p <= 1 and self.top_k >= 0):
+            raise ValueError(f"Sampling: need temperature >= 0, 0 < top_p <= 1, top_k >= 0, got {self}")
+        if self.logprobs not in ("sampled", "raw"):
+            raise ValueError(f"Sampling.logprobs must be 'sampled' or 'raw', got {self.logprobs!r}")
+
+
 # rollout -> learner (rlar.samples.<task>): the G samples of one prompt, made by one generation (one policy
 # version). A group too large for one message is sent in parts (by sample index) that share `generation`.
 @wire
@@ -159,6 +181,8 @@ class SampleGroup:
     prompt_token_ids: list[int]
     completions: list[Completion]
     policy_version: int
+    sampling: Sampling
+    """The sampling settings the completions were drawn with (the same for the whole group)."""
     tools: list[ToolRef] = field(default_factory=list)
     query: str = ""
     engine: str = ""
@@ -243,6 +267,9 @@ class WeightsAnnounce:
     size_bytes: int
     step: int
     format: str = "safetensors"
+    adapter: dict[str, Any] | None = None
+    """None: the weights are the whole model. Otherwise they are LoRA adapter tensors only, and this is
+    their PEFT LoraConfig as a dict (rlar/policy/lora.py): rollouts merge or serve them over the base."""
     created_at: float = field(default_factory=_now)
 
 

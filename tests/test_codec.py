@@ -19,7 +19,7 @@ EXAMPLES: list[Any] = [
     m.SampleGroup(prompt_id="p1", generation="g1", task="arith", group_size=2, prompt_token_ids=[1, 2],
                   completions=[m.Completion(index=0, token_ids=[3, 4], logprobs=[-0.1, -2.0], text="2"),
                                m.Completion(index=1, token_ids=[5], logprobs=[-0.5], text="3", finish_reason="stop")],
-                  policy_version=4),
+                  policy_version=4, sampling=m.Sampling(temperature=0.7, top_p=0.9, top_k=40)),
     m.ScoreGroup(prompt_id="p1", generation="g1", task="arith", query="1+1=", reference="2",
                  tools=[m.ToolRef(tool="numeric_match", kind=m.ToolKind.RULE, needs_reference=True)],
                  items=[m.ScoreItem(index=0, response="2"), m.ScoreItem(index=1, response="3")]),
@@ -161,7 +161,7 @@ def test_a_group_too_large_for_one_payload_is_split_by_index_and_loses_nothing(n
     group = m.SampleGroup(prompt_id="p", generation="g", task="t", group_size=n, prompt_token_ids=list(range(50)),
                           completions=[m.Completion(index=i, token_ids=list(range(100)), logprobs=[-1.5] * 100,
                                                     text="x" * (i % 7) * 40) for i in range(n)],
-                          policy_version=1)  # fmt: skip
+                          policy_version=1, sampling=m.Sampling())  # fmt: skip
     limit = 3000
     parts = codec.encode_parts(group, "completions", limit)
     assert all(len(data) <= limit for _, data in parts)

@@ -21,7 +21,7 @@ import contextlib
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 
@@ -59,8 +59,10 @@ async def publish_weights(
     weights_dir: str | Path,
     keep_last: int = 3,
     sender: WeightSender | None = None,
+    adapter: dict[str, Any] | None = None,
 ) -> WeightsAnnounce:
-    """Store one version and announce it. Returns the announcement. ``broadcast`` needs the ``sender``."""
+    """Store one version and announce it. Returns the announcement. ``broadcast`` needs the ``sender``.
+    ``adapter``: the LoRA config when the tensors are adapters only (see :mod:`rlar.policy.lora`)."""
     fmt = "safetensors"
     if mode == "broadcast":
         if sender is None:
@@ -70,7 +72,7 @@ async def publish_weights(
         if sent is not None:
             uri, sha, size = sent
             announce = WeightsAnnounce(version=version, uri=uri, sha256=sha, size_bytes=size, step=step,
-                                       format="tensors")  # fmt: skip
+                                       format="tensors", adapter=adapter)  # fmt: skip
             await bus.js_publish(subjects.WEIGHTS, announce, msg_id=f"weights-{version}-{sha[:16]}")
             return announce
         mode = sender.cfg.fallback
@@ -90,7 +92,13 @@ async def publish_weights(
                 store = await bus.js.object_store(OBJECTS_BUCKET)
                 await store.delete(f"policy/v{version - keep_last:08d}.safetensors")
     announce = WeightsAnnounce(
-        version=version, uri=ref.uri, sha256=ref.sha256, size_bytes=ref.size_bytes, step=step, format=fmt
+        version=version,
+        uri=ref.uri,
+        sha256=ref.sha256,
+        size_bytes=ref.size_bytes,
+        step=step,
+        format=fmt,
+        adapter=adapter,
     )
     await bus.js_publish(subjects.WEIGHTS, announce, msg_id=f"weights-{version}-{ref.sha256[:16]}")
     return announce

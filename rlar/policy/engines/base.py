@@ -6,16 +6,17 @@ between batches (``load_weights``), without a restart.
 
 Behaviour log-probs (``Completion.logprobs``), the same in both engines:
 - ``logprobs_mode="sampled"`` (default): the log-prob of each sampled token under the distribution it
-  was actually drawn from — ``softmax(logits / temperature)`` restricted to the top-p nucleus and
-  renormalised (:func:`sampling_log_probs`). vLLM calls this ``processed_logprobs``.
-- ``logprobs_mode="raw"``: the model's own log-prob at temperature 1, ignoring temperature and top-p
-  (vLLM's default ``raw_logprobs``).
+  was actually drawn from — ``softmax(logits / temperature)`` restricted to the top-k tokens, then to the
+  top-p nucleus, and renormalised (:func:`sampling_log_probs`). vLLM calls this ``processed_logprobs``.
+- ``logprobs_mode="raw"``: the model's own log-prob at temperature 1, ignoring temperature, top-k and
+  top-p (vLLM's default ``raw_logprobs``).
 - ``temperature == 0`` is greedy decoding; its log-probs are the raw ones in both modes (as in vLLM).
 
-The learner recomputes log-probs at temperature 1 with no truncation, so for training use
-``temperature=1.0, top_p=1.0``: then both modes coincide and the behaviour log-probs are exactly what
-the learner's importance ratio expects (up to kernel numerics, ~1e-5 in float32). Other settings make
-the samples off-policy in a way that clipping does not account for; keep them for evaluation.
+The rollout sends its settings with every sample group (:class:`bus.messages.Sampling`) and the learner
+recomputes log-probs at the same temperature, so "sampled" log-probs are what its importance weight
+needs at any temperature; top-k/top-p truncation is part of the behaviour policy only (what the weight
+then means: :mod:`rlar.learn.trainer`). Training needs the "sampled" mode unless sampling is plain
+(temperature 1, no truncation), where both modes coincide (up to kernel numerics, ~1e-5 in float32).
 
 Completions include the stop token (EOS) when ``finish_reason == "stop"``, with its log-prob, because
 the learner must also learn when to stop; ``text`` is decoded without special tokens.
@@ -101,6 +102,12 @@ class VLLMEngineConfig(_EngineConfigBase):
     """GPU only: fraction of device memory vLLM may take (weights + KV cache)."""
     enable_prefix_caching: bool = True
     """Reuse prompt KV across the n samples of a prompt; reset after every weight update."""
+    max_lora_rank: int | None = Field(default=None, ge=1)
+    """Serve LoRA adapters (a learner training with ``trainer.lora``) through vLLM's LoRA support, up to
+    this rank; None: no LoRA support (an adapter update is then refused)."""
+    tensor_parallel_size: int = Field(default=1, ge=1)
+    """GPUs one engine shards the model over (vLLM tensor parallelism); above 1 the engine core runs in
+    its own processes (in_process must be False)."""
     engine_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Extra keyword arguments for vllm.LLM (override the ones above)."""
 
@@ -108,19 +115,25 @@ class VLLMEngineConfig(_EngineConfigBase):
     def _cpu_needs_float32(self) -> VLLMEngineConfig:
         if self.device.startswith("cpu") and self.dtype != "float32":
             raise ValueError("vLLM on CPU needs dtype='float32'")
+        if self.tensor_parallel_size > 1 and (self.in_process or self.device.startswith("cpu")):
+            raise ValueError("tensor_parallel_size > 1 needs GPUs and in_process = false (vLLM's 'uni' "
+                             "in-process executor drives one device)")  # fmt: skip
         return self
 
 
 EngineConfig = Annotated[TransformersEngineConfig | VLLMEngineConfig, Field(discriminator="kind")]
 
 
-def sampling_log_probs(logits: torch.Tensor, temperature: float, top_p: float) -> torch.Tensor:
+def sampling_log_probs(
+    logits: torch.Tensor, temperature: float, top_p: float, top_k: int = 0
+) -> torch.Tensor:
     """Log-probs of the distribution a sampler draws from, given last-position ``logits`` [..., V].
 
-    ``softmax(logits / temperature)``, then top-p: sort ascending, drop the tokens whose cumulative
-    probability is <= 1 - top_p (always keeping the most likely one), renormalise. This is vLLM's
-    ``apply_top_k_top_p`` and transformers' ``TopPLogitsWarper`` rule. Dropped tokens get -inf.
-    Greedy (temperature < 1e-5) returns the raw log-probs, matching vLLM.
+    ``softmax(logits / temperature)``; then top-k (``top_k > 0``): keep the tokens whose logit is at
+    least the k-th largest (ties kept); then top-p: sort ascending, drop the tokens whose cumulative
+    probability is <= 1 - top_p (always keeping the most likely one); renormalise. This is vLLM's
+    ``apply_top_k_top_p`` rule (and transformers' ``TopKLogitsWarper``/``TopPLogitsWarper`` order).
+    Dropped tokens get -inf. Greedy (temperature < 1e-5) returns the raw log-probs, matching vLLM.
     """
     import torch
 
@@ -128,6 +141,9 @@ def sampling_log_probs(logits: torch.Tensor, temperature: float, top_p: float) -
     if temperature < GREEDY_TEMPERATURE:
         return torch.log_softmax(x, dim=-1)
     x = x / temperature
+    if 0 < top_k < x.shape[-1]:
+        kth = x.topk(top_k, dim=-1).values[..., -1:]
+        x = x.masked_fill(x < kth, -math.inf)
     if top_p < 1.0:
         sorted_x, idx = x.sort(dim=-1, descending=False)
         cum = sorted_x.softmax(dim=-1).cumsum(dim=-1)
@@ -182,6 +198,7 @@ class GenerationEngine(ABC):
         max_new_tokens: int,
         temperature: float = 1.0,
         top_p: float = 1.0,
+        top_k: int = 0,
         seed: int | None = None,
     ) -> list[list[Completion]]:
         """``n`` completions for each prompt, in prompt order: result[i][j] is sample j of prompt i.
@@ -193,14 +210,22 @@ class GenerationEngine(ABC):
         """
 
     def _check_generate_args(
-        self, prompt_ids: list[list[int]], n: int, max_new_tokens: int, temperature: float, top_p: float
+        self,
+        prompt_ids: list[list[int]],
+        n: int,
+        max_new_tokens: int,
+        temperature: float,
+        top_p: float,
+        top_k: int = 0,
     ) -> None:
         if n < 1 or max_new_tokens < 1:
             raise ValueError(
                 f"need n >= 1 and max_new_tokens >= 1, got n={n} max_new_tokens={max_new_tokens}"
             )
-        if not (temperature >= 0.0 and 0.0 < top_p <= 1.0):
-            raise ValueError(f"need temperature >= 0 and 0 < top_p <= 1, got {temperature}, {top_p}")
+        if not (temperature >= 0.0 and 0.0 < top_p <= 1.0 and top_k >= 0):
+            raise ValueError(
+                f"need temperature >= 0, 0 < top_p <= 1, top_k >= 0; got {temperature}, {top_p}, {top_k}"
+            )
         for i, p in enumerate(prompt_ids):
             if not p:
                 raise ValueError(f"prompt {i} is empty")
@@ -209,25 +234,49 @@ class GenerationEngine(ABC):
 
     # -- weights -----------------------------------------------------------------------------------
     @abstractmethod
-    def load_weights(self, weights: WeightsInput, version: int) -> None:
-        """Replace every parameter in place with ``weights`` and serve ``version`` from now on.
+    def load_weights(
+        self, weights: WeightsInput, version: int, adapter: Mapping[str, Any] | None = None
+    ) -> None:
+        """Serve ``version`` from now on, with ``weights`` replacing every parameter in place — or, with
+        ``adapter`` (a PEFT LoraConfig dict), with ``weights`` as LoRA adapters over the base checkpoint
+        (merged into the weights, or served through vLLM's LoRA support; :mod:`rlar.policy.lora`).
 
-        ``weights`` is a safetensors blob or named tensors with Hugging Face parameter names; it must
-        cover every parameter (a tied ``lm_head.weight`` may be left out). Names and shapes are checked
-        before anything is written, so a bad update raises ValueError and leaves the old weights.
-        Call between batches.
+        ``weights`` is a safetensors blob or named tensors with Hugging Face parameter names (adapters:
+        PEFT's names); full weights must cover every parameter (a tied ``lm_head.weight`` may be left
+        out). Names and shapes are checked before anything is written, so a bad update raises
+        ValueError and leaves the old weights. Call between batches.
         """
 
-    def _normalize_weights(self, weights: WeightsInput) -> list[tuple[str, torch.Tensor]]:
-        """Decode and validate an update: known names, right shapes, full coverage, aliases dropped."""
+    @staticmethod
+    def _items(weights: WeightsInput) -> Iterable[tuple[str, torch.Tensor]]:
         if isinstance(weights, bytes | bytearray | memoryview):
             from rlar.policy.weights import safetensors_bytes_to_tensors
 
-            items: Iterable[tuple[str, torch.Tensor]] = safetensors_bytes_to_tensors(bytes(weights)).items()
-        elif isinstance(weights, Mapping):
-            items = weights.items()
-        else:
-            items = weights
+            return safetensors_bytes_to_tensors(bytes(weights)).items()
+        if isinstance(weights, Mapping):
+            return weights.items()
+        return weights
+
+    def _normalize_adapter(
+        self, weights: WeightsInput, adapter: Mapping[str, Any]
+    ) -> dict[str, torch.Tensor]:
+        """Decode and validate a LoRA update against the model's shapes (names, A [r, in], B [out, r])."""
+        from rlar.policy.lora import adapter_pairs
+
+        tensors = dict(self._items(weights))
+        r = int(adapter["r"])
+        for weight, (a, b) in adapter_pairs(tensors).items():
+            shape = self._param_shapes.get(weight)
+            if shape is None or len(shape) != 2:
+                raise ValueError(f"adapter targets {weight!r}, which is not a matrix of this model")
+            if tuple(tensors[a].shape) != (r, shape[1]) or tuple(tensors[b].shape) != (shape[0], r):
+                raise ValueError(f"adapter for {weight} {shape}: A {tuple(tensors[a].shape)}, B "
+                                 f"{tuple(tensors[b].shape)} do not fit rank {r}")  # fmt: skip
+        return tensors
+
+    def _normalize_weights(self, weights: WeightsInput) -> list[tuple[str, torch.Tensor]]:
+        """Decode and validate an update: known names, right shapes, full coverage, aliases dropped."""
+        items = self._items(weights)
         out: list[tuple[str, torch.Tensor]] = []
         seen: set[str] = set()
         for name, t in items:

@@ -18,6 +18,7 @@ to float32 rounding (~1e-6).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from rlar.policy.engines.base import (
@@ -59,6 +60,7 @@ class TransformersEngine(GenerationEngine):
         pad = self.tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else min(self.stop_ids))
         self._generator = torch.Generator(device=self.device).manual_seed(cfg.seed)
+        self._lora_base: dict[str, torch.Tensor] | None = None
         self._closed = False
 
     def generate(
@@ -69,11 +71,12 @@ class TransformersEngine(GenerationEngine):
         max_new_tokens: int,
         temperature: float = 1.0,
         top_p: float = 1.0,
+        top_k: int = 0,
         seed: int | None = None,
     ) -> list[list[Completion]]:
         import torch
 
-        self._check_generate_args(prompt_ids, n, max_new_tokens, temperature, top_p)
+        self._check_generate_args(prompt_ids, n, max_new_tokens, temperature, top_p, top_k)
         if self._closed:
             raise RuntimeError("engine is closed")
         gen = self._generator if seed is None else torch.Generator(device=self.device).manual_seed(seed)
@@ -83,7 +86,9 @@ class TransformersEngine(GenerationEngine):
         with torch.inference_mode():
             for start in range(0, len(rows), chunk):
                 done.extend(
-                    self._sample_chunk(rows[start : start + chunk], max_new_tokens, temperature, top_p, gen)
+                    self._sample_chunk(
+                        rows[start : start + chunk], max_new_tokens, temperature, top_p, top_k, gen
+                    )
                 )
         return [done[i * n : (i + 1) * n] for i in range(len(prompt_ids))]
 
@@ -93,6 +98,7 @@ class TransformersEngine(GenerationEngine):
         max_new_tokens: int,
         temperature: float,
         top_p: float,
+        top_k: int,
         gen: torch.Generator,
     ) -> list[Completion]:
         import torch
@@ -126,7 +132,7 @@ class TransformersEngine(GenerationEngine):
         next_pos = positions[:, -1:] + 1
         for step in range(max(limits)):
             logits = out.logits[:, -1, :].float()
-            tok, lp = self._sample(logits, temperature, top_p, gen)
+            tok, lp = self._sample(logits, temperature, top_p, top_k, gen)
             is_stop = torch.isin(tok, stop)
             tok_l, lp_l, stop_l = tok.tolist(), lp.tolist(), is_stop.tolist()
             for i in range(batch):
@@ -163,12 +169,12 @@ class TransformersEngine(GenerationEngine):
         ]
 
     def _sample(
-        self, logits: torch.Tensor, temperature: float, top_p: float, gen: torch.Generator
+        self, logits: torch.Tensor, temperature: float, top_p: float, top_k: int, gen: torch.Generator
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Next tokens [B] and their behaviour log-probs [B] (see base.py for the two modes)."""
         import torch
 
-        logp = sampling_log_probs(logits, temperature, top_p)
+        logp = sampling_log_probs(logits, temperature, top_p, top_k)
         if temperature < GREEDY_TEMPERATURE:
             tok = logits.argmax(dim=-1)
         else:
@@ -180,11 +186,28 @@ class TransformersEngine(GenerationEngine):
                 logp = torch.log_softmax(logits, dim=-1)
         return tok, logp.gather(-1, tok[:, None]).squeeze(-1)
 
-    def load_weights(self, weights: WeightsInput, version: int) -> None:
+    def load_weights(
+        self, weights: WeightsInput, version: int, adapter: Mapping[str, Any] | None = None
+    ) -> None:
         import torch
 
-        update = self._normalize_weights(weights)  # validates everything before the first write
         params = dict(self.model.named_parameters())
+        if adapter is None:
+            update = self._normalize_weights(weights)  # validates everything before the first write
+            self._lora_base = None
+        else:
+            from rlar.policy.lora import adapter_pairs, merge_adapter
+
+            tensors = self._normalize_adapter(weights, adapter)
+            # The base weights of adapted modules, kept from before the first merge (a later adapter
+            # version replaces the earlier one, never adds to it).
+            base = self._lora_base if self._lora_base is not None else {}
+            for name in adapter_pairs(tensors):
+                if name not in base:
+                    base[name] = params[name].detach().clone()
+            self._lora_base = base
+            merged = merge_adapter(base, tensors, adapter)
+            update = [(n, merged.get(n, base[n])) for n in base]
         with torch.no_grad():
             for name, t in update:
                 params[name].copy_(t.to(device=params[name].device, dtype=params[name].dtype))

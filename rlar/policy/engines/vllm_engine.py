@@ -28,6 +28,9 @@ for a learner in the same process (verified) — after which a new engine can st
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlar.policy.engines.base import (
@@ -101,6 +104,10 @@ class VLLMEngine(GenerationEngine):
         }
         if cfg.in_process:
             kwargs["distributed_executor_backend"] = "uni"
+        if cfg.tensor_parallel_size > 1:
+            kwargs["tensor_parallel_size"] = cfg.tensor_parallel_size
+        if cfg.max_lora_rank is not None:
+            kwargs.update(enable_lora=True, max_lora_rank=cfg.max_lora_rank, max_loras=1)
         kwargs.update(cfg.engine_kwargs)
         set_num_threads = torch.set_num_threads
         try:
@@ -110,6 +117,8 @@ class VLLMEngine(GenerationEngine):
             # the in-process executor nothing is thread-bound, so the rest of the process keeps control.
             torch.set_num_threads = set_num_threads
         self._closed = False
+        self._lora: Any = None  # the LoRARequest of the adapter served, if any
+        self._lora_dir: Path | None = None
 
     def generate(
         self,
@@ -119,12 +128,13 @@ class VLLMEngine(GenerationEngine):
         max_new_tokens: int,
         temperature: float = 1.0,
         top_p: float = 1.0,
+        top_k: int = 0,
         seed: int | None = None,
     ) -> list[list[Completion]]:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
-        self._check_generate_args(prompt_ids, n, max_new_tokens, temperature, top_p)
+        self._check_generate_args(prompt_ids, n, max_new_tokens, temperature, top_p, top_k)
         if self._closed:
             raise RuntimeError("engine is closed")
         params = [
@@ -133,6 +143,7 @@ class VLLMEngine(GenerationEngine):
                 max_tokens=min(max_new_tokens, self.cfg.max_model_len - len(p)),
                 temperature=temperature,
                 top_p=top_p,
+                top_k=top_k,  # 0: off (as here)
                 # vLLM gives sample j of a request seed + j; spacing prompts by n keeps every stream distinct.
                 seed=None if seed is None else seed + i * n,
                 logprobs=0,
@@ -141,14 +152,19 @@ class VLLMEngine(GenerationEngine):
             for i, p in enumerate(prompt_ids)
         ]
         prompts = [TokensPrompt(prompt_token_ids=list(p)) for p in prompt_ids]
-        outputs = self.llm.generate(prompts, params, use_tqdm=False)
+        outputs = self.llm.generate(prompts, params, use_tqdm=False, lora_request=self._lora)
         result: list[list[Completion]] = []
         for out in outputs:
             samples = sorted(out.outputs, key=lambda c: c.index)
             result.append([_completion(c) for c in samples])
         return result
 
-    def load_weights(self, weights: WeightsInput, version: int) -> None:
+    def load_weights(
+        self, weights: WeightsInput, version: int, adapter: Mapping[str, Any] | None = None
+    ) -> None:
+        if adapter is not None:
+            self._serve_adapter(weights, version, adapter)
+            return
         update = self._normalize_weights(weights)  # validates before vLLM writes anything
         payload: bytes | list[tuple[str, torch.Tensor]]
         if self.cfg.in_process:
@@ -162,6 +178,31 @@ class VLLMEngine(GenerationEngine):
         if any(count != len(update) for count in loaded):
             raise RuntimeError(f"vLLM workers loaded {loaded} tensors, expected {len(update)}")
         self.llm.reset_prefix_cache()
+        self._lora = None
+        self.version = version
+
+    def _serve_adapter(self, weights: WeightsInput, version: int, adapter: Mapping[str, Any]) -> None:
+        """Write the adapter as a PEFT directory and pass it with every later generate call (vLLM loads it
+        on first use; the previous version's directory is removed)."""
+        import tempfile
+
+        from vllm.lora.request import LoRARequest
+
+        from rlar.policy.lora import write_peft_dir
+
+        rank = int(adapter["r"])
+        if self.cfg.max_lora_rank is None or rank > self.cfg.max_lora_rank:
+            raise ValueError(f"a LoRA adapter of rank {rank} arrived, but this vLLM engine serves adapters up to rank "
+                             f"{self.cfg.max_lora_rank}: set the rollout's engine.max_lora_rank >= {rank}")  # fmt: skip
+        tensors = self._normalize_adapter(weights, adapter)
+        if self._lora_dir is None:
+            self._lora_dir = Path(tempfile.mkdtemp(prefix="rlar-lora-"))
+        path = write_peft_dir(self._lora_dir / f"v{version:08d}", tensors, adapter)
+        old = self._lora
+        # Adapter ids must be unique positive ints; the version is one (a new id makes vLLM load anew).
+        self._lora = LoRARequest(f"rlar-v{version}", version + 1, str(path))
+        if old is not None:
+            shutil.rmtree(old.lora_path, ignore_errors=True)
         self.version = version
 
     def close(self) -> None:
@@ -173,6 +214,8 @@ class VLLMEngine(GenerationEngine):
         if core is not None and hasattr(core, "shutdown"):
             core.shutdown()
         del self.llm
+        if self._lora_dir is not None:
+            shutil.rmtree(self._lora_dir, ignore_errors=True)
 
 
 def _completion(c: Any) -> Completion:
