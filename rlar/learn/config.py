@@ -1,6 +1,6 @@
 """The learner's settings: the GRPO objective, LoRA, and the DeepSpeed trainer — pydantic only, no torch.
 
-Importable without torch or DeepSpeed, so that validating a run config (``rlar train``, ``rlar plan``)
+Importable without torch or DeepSpeed, so that validating a run config (``rlar train``)
 does not pay for them. :mod:`rlar.learn.trainer` runs what :class:`TrainerConfig` describes, and
 :mod:`rlar.learn.memory` estimates what it needs.
 """
@@ -83,7 +83,7 @@ class LoraSettings(BaseModel):
     r: int = Field(16, ge=1)
     """Adapter rank."""
 
-    alpha: float = Field(32.0, gt=0.0)
+    alpha: int = Field(32, ge=1)
     """Scaling numerator: the update is (alpha / r) · B·A (alpha / sqrt(r) with ``rslora``)."""
 
     target_modules: list[str] | Literal["all-linear"] = "all-linear"

@@ -20,13 +20,12 @@ them trainable — all, or the LoRA adapters; W ranks):
   the log-probs and logits) — with a large vocabulary the largest single term, which
   ``micro_batch_tokens`` bounds.
 
-How it was checked (tests/test_memory.py; figures in docs/benchmarks.md): the saved-activation bytes that
-autograd actually keeps (counted with ``torch.autograd.graph.saved_tensors_hooks``) on Llama shapes with
-and without GQA, fp32 and bf16, with and without checkpointing and LoRA; the static part against the
-bytes of every tensor DeepSpeed holds after an update on CPU; parameter counts against models built on
-the meta device (exact for any architecture transformers knows). Other layer types (MoE, sliding-window,
-extra norms) are estimated with the Llama formula. Not included: the CUDA context and allocator
-fragmentation (``rlar plan`` keeps a margin), DeepSpeed's temporary buffers, ZeRO-3's gathered layers.
+How it was checked (tests/test_trainer_scale.py): the saved-activation bytes that autograd actually keeps
+(counted with ``torch.autograd.graph.saved_tensors_hooks``) on the tiny Llama, fp32 and bf16, with and
+without checkpointing (within 2%); parameter counts against the model (built on the meta device here:
+exact for any architecture transformers knows); LoRA's trainable count against peft's. Other layer types
+(MoE, sliding-window, extra norms) are estimated with the Llama formula. Not included: the CUDA context and
+allocator fragmentation (keep a margin), DeepSpeed's temporary buffers, ZeRO-3's gathered layers.
 
 :func:`estimate_rollout` gives a vLLM engine's weights and KV cache bytes per token (2·L·kv·d·b).
 """

@@ -397,7 +397,7 @@ class DeepSpeedPolicyTrainer:
         :mod:`rlar.policy.lora`); None for full fine-tuning."""
         if self.cfg.lora is None:
             return None
-        peft_cfg = self.module.peft_config["default"]  # type: ignore[index]
+        peft_cfg: Any = self.module.peft_config["default"]  # type: ignore[index]
         return dict(
             json.loads(
                 json.dumps(peft_cfg.to_dict(), default=lambda v: sorted(v) if isinstance(v, set) else str(v))
