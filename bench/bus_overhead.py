@@ -34,7 +34,6 @@ from bus.messages import (
     Completion,
     RewardGroup,
     SampleGroup,
-    Sampling,
     ScoredItem,
     ScoreGroup,
     ScoreItem,
@@ -48,7 +47,7 @@ EXACT = ToolRef(tool="exact_match", version=1, kind=ToolKind.RULE, needs_referen
 
 def _group(tag: str, p: int, g: int) -> SampleGroup:
     return SampleGroup(prompt_id=f"{tag}/{p}", generation="g", task="arith", group_size=g,
-                       prompt_token_ids=list(range(20)), policy_version=0, tools=[EXACT], query="12+7=", sampling=Sampling(),
+                       prompt_token_ids=list(range(20)), policy_version=0, tools=[EXACT], query="12+7=",
                        completions=[Completion(index=i, token_ids=list(range(16)), logprobs=[-0.5] * 16,
                                                text="12345678") for i in range(g)])  # fmt: skip
 

@@ -181,12 +181,13 @@ class SampleGroup:
     prompt_token_ids: list[int]
     completions: list[Completion]
     policy_version: int
-    sampling: Sampling
-    """The sampling settings the completions were drawn with (the same for the whole group)."""
     tools: list[ToolRef] = field(default_factory=list)
     query: str = ""
     engine: str = ""
     epoch: int = 0
+    sampling: Sampling = field(default_factory=Sampling)
+    """The sampling settings the completions were drawn with (the same for the whole group); the learner
+    recomputes log-probs at its temperature. The default is plain sampling (temperature 1, no truncation)."""
     created_at: float = field(default_factory=_now)
 
     def sample_id(self, index: int) -> str:

@@ -161,7 +161,7 @@ def test_a_group_too_large_for_one_payload_is_split_by_index_and_loses_nothing(n
     group = m.SampleGroup(prompt_id="p", generation="g", task="t", group_size=n, prompt_token_ids=list(range(50)),
                           completions=[m.Completion(index=i, token_ids=list(range(100)), logprobs=[-1.5] * 100,
                                                     text="x" * (i % 7) * 40) for i in range(n)],
-                          policy_version=1, sampling=m.Sampling())  # fmt: skip
+                          policy_version=1)  # fmt: skip
     limit = 3000
     parts = codec.encode_parts(group, "completions", limit)
     assert all(len(data) <= limit for _, data in parts)

@@ -20,7 +20,7 @@ from bus import subjects, topology
 from bus.client import Bus, wait_for
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
-from bus.messages import Completion, RewardGroup, SampleGroup, Sampling, ScoredItem, ToolKind, ToolRef
+from bus.messages import Completion, RewardGroup, SampleGroup, ScoredItem, ToolKind, ToolRef
 from tests.conftest import TEST_TOPOLOGY
 
 GROUP = 2
@@ -31,8 +31,7 @@ def _sample(prompt_id: str, i: int, generation: str = "g0") -> SampleGroup:
     """Sample i of the group, in a message of its own (the learner joins the parts)."""
     c = Completion(index=i, token_ids=[8 + i, 9], logprobs=[-1.0, -1.5], text=str(i))
     return SampleGroup(prompt_id=prompt_id, generation=generation, task="arith", group_size=GROUP,
-                       prompt_token_ids=[5, 6, 7], completions=[c], policy_version=0, tools=[TOOL],
-                       sampling=Sampling())  # fmt: skip
+                       prompt_token_ids=[5, 6, 7], completions=[c], policy_version=0, tools=[TOOL])  # fmt: skip
 
 
 def _reward(prompt_id: str, i: int, generation: str = "g0") -> RewardGroup:

@@ -198,3 +198,15 @@ async def test_the_learner_takes_each_groups_temperature_from_its_message(
     assert math.isclose(right["is_weight_mean"], 1.0, abs_tol=1e-4) and right["trained_rows"] == 4
     assert abs(wrong["is_weight_mean"] - 1.0) > 1e-2
     assert raw["trained_rows"] == 0 and learner.counters["groups_with_raw_logprobs"] == 1
+
+
+def test_a_rollout_whose_raw_logprobs_would_not_match_its_sampling_is_refused(policy: Path) -> None:
+    from actors.rollout import RolloutConfig
+
+    engine = {"kind": "transformers", "model": str(policy), "logprobs_mode": "raw"}
+    with pytest.raises(ValueError, match="logprobs_mode = 'raw'"):
+        RolloutConfig(engine=engine, temperature=0.7)  # type: ignore[arg-type]
+    plain = RolloutConfig(engine=engine)  # type: ignore[arg-type]
+    assert plain.sampling().logprobs == "raw" and plain.sampling().temperature == 1.0
+    tempered = RolloutConfig(engine={**engine, "logprobs_mode": "sampled"}, temperature=0.7, top_k=5)  # type: ignore[arg-type]
+    assert (tempered.sampling().temperature, tempered.sampling().top_k) == (0.7, 5)

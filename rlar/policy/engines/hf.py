@@ -132,7 +132,7 @@ class TransformersEngine(GenerationEngine):
         next_pos = positions[:, -1:] + 1
         for step in range(max(limits)):
             logits = out.logits[:, -1, :].float()
-            tok, lp = self._sample(logits, temperature, top_p, top_k, gen)
+            tok, lp = self._sample(logits, temperature, top_p, gen, top_k)
             is_stop = torch.isin(tok, stop)
             tok_l, lp_l, stop_l = tok.tolist(), lp.tolist(), is_stop.tolist()
             for i in range(batch):
@@ -169,7 +169,7 @@ class TransformersEngine(GenerationEngine):
         ]
 
     def _sample(
-        self, logits: torch.Tensor, temperature: float, top_p: float, top_k: int, gen: torch.Generator
+        self, logits: torch.Tensor, temperature: float, top_p: float, gen: torch.Generator, top_k: int = 0
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Next tokens [B] and their behaviour log-probs [B] (see base.py for the two modes)."""
         import torch
