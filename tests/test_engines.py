@@ -307,7 +307,9 @@ def test_engine_config_picks_the_backend_by_kind_and_imports_vllm_lazily(policy_
         f"e = make_engine(TypeAdapter(EngineConfig).validate_python({{'kind': 'transformers', 'model': {str(policy_dir)!r}}})); "
         "print(type(e).__name__, 'vllm' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    )
     assert out.stdout.split() == ["TransformersEngine", "False"]
 
 
