@@ -27,6 +27,7 @@ import signal
 import sys
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from bus import subjects
 from bus.client import Bus
 from bus.messages import Event
 from rlar.learn.distributed import child_env
+from rlar.placement import Assignment
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +122,7 @@ class Supervisor:
         kind_env: dict[str, dict[str, str]] | None = None,
         crash_limit: int | None = None,
         crash_window_s: float = 600.0,
+        placement: Sequence[Assignment] = (),
     ) -> None:
         self.replicas = [Replica(kind, i) for kind, n in specs for i in range(n)]
         self.nats_url = nats_url
@@ -141,11 +144,17 @@ class Supervisor:
         self.crash_window_s = crash_window_s
         self.fatal: str | None = None
         """Why the supervisor gave up (a crash loop), or None."""
+        # Each placed replica's GPUs (rlar/placement.py): its CUDA_VISIBLE_DEVICES, and its ranks.
+        self.placement = {a.name: a for a in placement}
 
     def command(self, r: Replica) -> list[str]:
         # Instance ids must be unique across hosts (heartbeat subjects, rlar status): prefix the host.
         instance = f"{host_id()}-{r.name}"
-        cmd = [sys.executable, "-m", "actors", r.kind, "--nats", self.nats_url, "--instance", instance]
+        placed = self.placement.get(r.name)
+        launcher = [sys.executable]
+        if placed is not None and placed.ranks() > 1:  # one DeepSpeed rank per GPU; rank 0 speaks to the bus
+            launcher += ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={placed.ranks()}"]
+        cmd = [*launcher, "-m", "actors", r.kind, "--nats", self.nats_url, "--instance", instance]
         if self.config_path:
             cmd += ["--config", self.config_path]
         for o in [*self.overrides, *self.kind_overrides.get(r.kind, [])]:
@@ -163,10 +172,20 @@ class Supervisor:
                 stderr=asyncio.subprocess.STDOUT,
                 stdin=asyncio.subprocess.DEVNULL,
                 preexec_fn=_child_setup,
-                env={**child_env(), **self.extra_env, **self.kind_env.get(r.kind, {})},
+                env=self.child_env(r),
             )
         r.started_at = time.monotonic()
         log.info("started %s (pid %d)", r.name, r.proc.pid)
+
+    def child_env(self, r: Replica) -> dict[str, str]:
+        """The environment replica ``r`` starts with (its placement's CUDA_VISIBLE_DEVICES included)."""
+        placed = self.placement.get(r.name)
+        return {
+            **child_env(),
+            **self.extra_env,
+            **self.kind_env.get(r.kind, {}),
+            **(placed.env() if placed else {}),
+        }
 
     def _log_tail(self, r: Replica, lines: int = 20) -> str:
         path = self.run_dir / "logs" / f"{r.name}.log"

@@ -65,6 +65,7 @@ SECTIONS: tuple[Section, ...] = (
         "metrics", "rlar.observe.config:MetricsEndpoint", "Every actor's Prometheus `/metrics` (port, host)."
     ),
     Section("run", "rlar.runconfig:RunSection", "The run directory (set by `rlar train`)."),
+    Section("placement", "rlar.placement:PlacementSection", "GPUs per actor kind (`rlar plan` checks them)."),
     Section(
         "tasks",
         "rlar.tasks.config:TaskConfig",

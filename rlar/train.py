@@ -53,6 +53,7 @@ from bus.messages import Event, Metrics, RouteDecision
 from bus.topology import TopologyConfig, declare, ensure_topology
 from rlar.config import build
 from rlar.observe.config import Backend, TrackingConfig, check_report_to
+from rlar.placement import from_doc
 from rlar.plots import plot_reward_curves, read_metrics
 
 log = logging.getLogger("rlar.train")
@@ -253,7 +254,8 @@ async def _drive(
     await bus.subscribe(subjects.TOOLS_DECISIONS, RouteDecision, on_decision)
     sup = Supervisor(list(train.actors.items()), nats_url=url, run_dir=run_dir, config_path=str(config_path), bus=bus,
                      extra_env={"DS_ACCELERATOR": os.environ.get("DS_ACCELERATOR", "cpu")},
-                     crash_limit=train.crash_limit, crash_window_s=train.crash_window_s)  # fmt: skip
+                     crash_limit=train.crash_limit, crash_window_s=train.crash_window_s,
+                     placement=from_doc(doc, train.actors, check=False))  # fmt: skip
     runner = asyncio.create_task(sup.run())
     loop = asyncio.get_running_loop()
     interrupted = asyncio.Event()
@@ -368,6 +370,7 @@ def load_checked(
     section = build(TrainSection, doc.get("train", {}), where=f"{path}: [train]")
     check_report_to(section.report_to)
     built = validate_run_config(doc, actors=list(section.actors), where=str(path), from_set=overrides)
+    from_doc(doc, section.actors)  # GPUs checked before anything starts
     pre = preflight(built, base_dir=path.parent, where=str(path))
     rdir = Path(run_dir) if run_dir else Path("runs") / f"{section.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     _trust_user_tools(doc, pre.tool_specs)

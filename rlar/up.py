@@ -16,6 +16,7 @@ from bus.config import NatsConfig
 from bus.embedded import serve
 from bus.topology import TopologyConfig, declare, ensure_topology
 from rlar.config import ConfigError
+from rlar.placement import from_doc
 
 log = logging.getLogger("rlar.up")
 
@@ -68,6 +69,7 @@ def up(
 ) -> int:
     specs = parse_actor_specs(actors)
     doc = _checked(specs, config, overrides)
+    placement = from_doc(doc, dict(specs))  # GPUs checked before anything starts
     # Per-role credentials (rlar.deploy.auth): this supervisor joins as `supervisor`, each replica as its
     # kind's role, with the password passed in its environment, never on its command line.
     kind_overrides, kind_env = credentials_for(specs, creds_dir, doc)
@@ -79,7 +81,7 @@ def up(
               flush=True)  # fmt: skip
         sup = Supervisor(specs, nats_url=real_url, run_dir=rdir, config_path=config, overrides=overrides,
                          kind_overrides=kind_overrides, kind_env=kind_env, crash_limit=crash_limit,
-                         crash_window_s=crash_window_s)  # fmt: skip
+                         crash_window_s=crash_window_s, placement=placement)  # fmt: skip
         asyncio.run(_supervise(sup, real_url, doc))
     if sup.fatal:
         print(f"rlar up: FAILED — {sup.fatal}", file=sys.stderr, flush=True)
