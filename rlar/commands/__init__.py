@@ -13,4 +13,5 @@ MODULES: list[str] = [
     "rlar.commands.observe",
     "rlar.commands.synthesis",
     "rlar.commands.export",
+    "rlar.commands.plan",
 ]
