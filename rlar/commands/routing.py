@@ -30,6 +30,9 @@ def _agent_args(p: argparse.ArgumentParser) -> None:
                    help="auto: anthropic when ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL is set, else offline")  # fmt: skip
     p.add_argument("--model", help="model name for the anthropic backend")
     p.add_argument("--base-url", help="Messages API root for the anthropic backend")
+    p.add_argument("--require-ready", action="store_true",
+                   help="offer only tools that can score here, as the router does (default: every tool, the"
+                        " question being which fits)")  # fmt: skip
 
 
 async def _candidates(nats: str | None) -> list[Any]:
@@ -51,39 +54,27 @@ async def _candidates(nats: str | None) -> list[Any]:
 
 
 async def _route(a: argparse.Namespace) -> int:
-    from rlar.routing import RoutingQuery, parse_route, routing_request, usable_candidates
+    from rlar.benchmarks.routing import route_records
+    from rlar.routing import usable_candidates
+    from rlar.routing.exemplars import load_labelled
 
-    specs, _ = usable_candidates(await _candidates(a.nats), require_ready=not a.ignore_readiness)
+    try:
+        records = load_labelled(a.file, labelled=False)
+    except (OSError, ValueError) as exc:
+        print(f"rlar tools route: {exc}", file=sys.stderr)
+        return 2
+    specs, dropped = usable_candidates(await _candidates(a.nats), require_ready=a.require_ready)
+    for name, why in dropped.items():
+        print(f"not offered: {name} ({why})", file=sys.stderr)
     agent = _agent(a)
     unfit: dict[str, list[dict[str, Any]]] = {}  # records no tool fits, by kind (for --synthesize)
     try:
-        with open(a.file, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                rec = json.loads(line)
-                q = RoutingQuery.from_record(rec)
-                reply = await agent.ask(routing_request(q, specs))
-                ans = parse_route(reply, specs)
-                out = {
-                    "line": n,
-                    "id": rec.get("id"),
-                    "task": q.task,
-                    "signature": q.signature(),
-                    "tools": [t.to_dict() for t in ans.tools],
-                    "none_fit": ans.none_fit,
-                    "confidence": ans.confidence,
-                    "reason": ans.reason,
-                    "constraints": ans.constraints,
-                    "ok": ans.ok,
-                    "backend": reply.backend,
-                    "model": reply.model,
-                    "prompt_hash": reply.prompt_hash,
-                    "cost": ans.provenance.get("cost", {}),
-                }
-                print(json.dumps(out, ensure_ascii=False), flush=True)
-                if ans.none_fit:
-                    unfit.setdefault(out["signature"], []).append(rec)
+        for row, rec in zip(await route_records(records, agent, specs), records, strict=True):
+            row.pop("latency_s", None)
+            row.pop("usage", None)
+            print(json.dumps(row, ensure_ascii=False), flush=True)
+            if row["none_fit"]:
+                unfit.setdefault(row["signature"], []).append(rec)
         if a.synthesize:
             from rlar.commands.synthesis import synthesize_unfit
 
@@ -144,28 +135,56 @@ def cmd_decisions(a: argparse.Namespace) -> int:
 def cmd_bench_routing(a: argparse.Namespace) -> int:
     from rlar.benchmarks.routing import run
     from rlar.resources import packaged
+    from rlar.routing import usable_candidates
+    from rlar.tools.base import builtin_specs
 
+    specs, _ = usable_candidates(builtin_specs(), require_ready=a.require_ready)
     agent = _agent(a)
-    embed = getattr(agent, "embedder", None)
+    done: list[str] = []
+
+    def progress(group: str) -> None:
+        done.append(group)
+        if not a.json and len(done) % 10 == 0:
+            print(f"  held out {len(done)} types ...", file=sys.stderr)
+
     try:
-        doc = asyncio.run(run(str(packaged(a.data)), agent, seed=a.seed, random_trials=a.trials, embed=embed))
+        doc = asyncio.run(run(packaged(a.data) if a.data else None, agent, seed=a.seed, random_trials=a.trials, held_out=not a.no_held_out,
+                              tools_held_out=not a.no_held_out, save=a.save, candidates=specs, progress=progress))  # fmt: skip
     finally:
         asyncio.run(agent.aclose())
     if not a.json:
-        ag, rnd = doc["agent"], doc["random"]
-        print(
-            f"records {doc['records']} ({doc['tasks']} tasks, {doc['signatures']} signatures)",
-            file=sys.stderr,
-        )
-        print(
-            f"{ag['backend']:>10}: {ag['accuracy']:.3f} (strict {ag['strict_accuracy']:.3f})", file=sys.stderr
-        )
-        print(f"{'random':>10}: {rnd['expected_accuracy']:.3f} expected, {rnd['sampled_accuracy_mean']:.3f}"
-              f" ± {rnd['sampled_accuracy_std']:.3f} sampled", file=sys.stderr)  # fmt: skip
-        for task, acc in ag["by_task"].items():
-            print(f"  {task:<16} {acc:.3f}  (random {rnd['by_task'][task]:.3f})", file=sys.stderr)
+        _print_summary(doc)
     print(json.dumps(doc, ensure_ascii=False), flush=True)
     return 0
+
+
+def _print_summary(doc: dict[str, Any]) -> None:
+    ag, rnd = doc["agent"], doc["random"]
+    out = sys.stderr
+    print(
+        f"records {doc['records']} ({doc['types']} types, {doc['tasks']} tasks, {doc['signatures']} signatures)",
+        file=out,
+    )
+    print(f"{ag['backend']:>10} as deployed: {ag['accuracy']:.3f} (strict {ag['strict_accuracy']:.3f};"
+          f" {ag['bank_overlap']:.0%} of the records are its exemplars)", file=out)  # fmt: skip
+    if "leave_one_type_out" in doc:
+        lo, ind = doc["leave_one_type_out"], doc["in_distribution"]
+        cal = lo["calibration"]
+        print(f"  leave-one-type-out: {lo['accuracy']:.3f} ({lo['correct']}/{lo['n']}); ECE {cal['ece']:.3f},"
+              f" Brier {cal['brier']:.3f}", file=out)  # fmt: skip
+        print(f"  in-distribution (leave-one-record-out): {ind['accuracy']:.3f}", file=out)
+        print(f"  descriptions only (no exemplars): {doc['descriptions_only']['accuracy']:.3f}", file=out)
+        for name, t in doc.get("tool_held_out", {}).items():
+            print(
+                f"  {name} never seen in exemplars: {t['accuracy']:.3f} right, chosen {t['chose_it']:.3f} ({t['n']})",
+                file=out,
+            )
+        worst = sorted(lo["by_type"].items(), key=lambda kv: kv[1])[:8]
+        print("  weakest held-out types: " + ", ".join(f"{k} {v:.2f}" for k, v in worst), file=out)
+    print(f"{'random':>10}: {rnd['expected_accuracy']:.3f} expected, {rnd['sampled_accuracy_mean']:.3f}"
+          f" ± {rnd['sampled_accuracy_std']:.3f} sampled; random among eligible"
+          f" {doc['random_eligible']['expected_accuracy']:.3f}; majority among eligible"
+          f" {doc['majority_eligible']['accuracy']:.3f}", file=out)  # fmt: skip
 
 
 def add_tools_subcommands(tools_sub: Any) -> None:
@@ -173,13 +192,11 @@ def add_tools_subcommands(tools_sub: Any) -> None:
     from rlar.attach import add_arguments as add_bus_arguments
 
     q = tools_sub.add_parser(
-        "route", help="route JSONL records {task, query, reference, metadata}: one JSON line each"
+        "route", help="route JSONL records {task, query, reference, metadata, ...}: one JSON line each"
     )
     q.add_argument("file", help="JSONL records {task, query, reference, metadata}")
     _agent_args(q)
     q.add_argument("--nats", help="choose among the live registry's tools (default: the built-in tools)")
-    q.add_argument("--ignore-readiness", action="store_true",
-                   help="offline: consider tools that would abstain here (judge without endpoint, ...)")  # fmt: skip
     from rlar.commands.synthesis import add_synthesize_arguments
 
     add_synthesize_arguments(q)
@@ -192,8 +209,15 @@ def add_tools_subcommands(tools_sub: Any) -> None:
 
 
 def register(sub: Any, bench: Any) -> None:
-    p = bench.add_parser("routing", help="tool-selection accuracy on labelled records vs random choice")
-    p.add_argument("--data", default="data/routing_labelled.jsonl", help="labelled routing set (JSONL)")
+    p = bench.add_parser(
+        "routing", help="tool-selection accuracy: as deployed, leave-one-type-out, in-distribution, vs random"
+    )
+    p.add_argument("--data", help="labelled JSONL (default: the shipped set, data/routing/labelled.jsonl)")
+    p.add_argument(
+        "--no-held-out", action="store_true", help="only the backend as deployed and the baselines"
+    )
+    p.add_argument("--save", action="store_true",
+                   help="write the shipped set's vectors and fitted model (data/routing/vectors.npz, model.json)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="only the JSON line")
     p.add_argument("--seed", type=int, default=0, help="seed of the random baseline")
     p.add_argument("--trials", type=int, default=200, help="sampled runs of the random baseline")

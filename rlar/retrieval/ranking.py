@@ -232,34 +232,28 @@ class EmbeddingMatcher:
             return await asyncio.to_thread(self._cosines, req.search_text(), docs)
 
 
-# The routing agent's score is 0.5 cos + 0.25 type + 0.15 format + 0.3 shape: at most 1.2.
-_AGENT_MAX = 1.2
-
-
 class AgentMatcher:
-    """Task fit from the routing agent's offline matcher (:class:`rlar.routing.OfflineRouter`).
+    """Task fit from the routing agent's offline matcher (:func:`rlar.routing.tool_fit`).
 
     Each candidate becomes a ``model`` tool spec (its document as the description, its tags and pipeline
-    tag as task types) and the request a ``RoutingQuery`` (first probe example as the sample); the router's
-    per-tool score (cosine of all-MiniLM-L6-v2 embeddings plus task-type, format and reference-shape
-    matches) divided by its maximum is the fit. Candidates the router leaves unscored (its eligibility
-    rules) fall back to the cosine alone, and the record says so.
+    tag as task types) and the request a ``RoutingQuery`` (first probe example as the sample); the fit is the
+    router's ``tool_fit``: the cosine of all-MiniLM-L6-v2 embeddings of the query and of the tool's
+    description with its declared types and formats, clipped to [0, 1], and 0 where the routing rules say the
+    tool cannot score the query.
     """
 
-    name = "agent:rlar.routing.OfflineRouter"
+    name = "agent:rlar.routing.tool_fit"
 
     def __init__(self) -> None:
         from rlar.agent.offline import Embedder
         from rlar.routing import OfflineRouter
 
         self.embedder = Embedder()
-        self.router = OfflineRouter(self.embedder, min_score=0.0, require_ready=False)
-        self.fallbacks = 0
+        self.router = OfflineRouter(self.embedder)
 
     def _fit(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]:
         from rlar.retrieval.probes import examples_from_items
-        from rlar.routing import RoutingQuery
-        from rlar.routing.matching import query_text_for_matching
+        from rlar.routing import RoutingQuery, tool_fit
         from rlar.tools.base import ToolKind, ToolSpec
 
         ex = examples_from_items(req.examples[:1])
@@ -287,19 +281,8 @@ class AgentMatcher:
                     params={"path": "(not downloaded)"},
                 )
             )
-        match = self.router.decide(q, specs)
-        out: list[float] = []
-        missing = [i for i, s in enumerate(specs) if s.name not in match.scores]
-        cos: dict[int, float] = {}
-        if missing:
-            self.fallbacks += len(missing)
-            vecs = self.embedder([query_text_for_matching(q), *(specs[i].description for i in missing)])
-            for j, i in enumerate(missing):
-                cos[i] = sum(a * b for a, b in zip(vecs[0], vecs[j + 1], strict=True))
-        for i, s in enumerate(specs):
-            raw = match.scores[s.name] / _AGENT_MAX if s.name in match.scores else cos[i]
-            out.append(max(0.0, min(1.0, float(raw))))
-        return out
+        fits = tool_fit(self.router, q, specs)
+        return [fits[s.name] for s in specs]
 
     async def fit(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]:
         if not candidates:

@@ -36,6 +36,8 @@ class Verdict:
     suspect: bool
     reason: str = ""
     window: dict[str, Any] = field(default_factory=dict)
+    kind: str = ""
+    """``error_rate``, ``all_max`` or ``collapsed`` for a suspect window."""
 
 
 def _window(now: Mapping[str, Any], before: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -58,15 +60,20 @@ def assess(window: Mapping[str, Any], policy: HealthPolicy | None = None) -> Ver
         return Verdict(False, f"only {calls} calls in the window (< {p.min_calls})", w)
     rate = int(window.get("error", 0)) / calls
     if rate > p.max_error_rate:
-        return Verdict(True, f"error rate {rate:.0%} over {calls} calls exceeds {p.max_error_rate:.0%}", w)
+        return Verdict(
+            True, f"error rate {rate:.0%} over {calls} calls exceeds {p.max_error_rate:.0%}", w, "error_rate"
+        )
     hist = [int(x) for x in window.get("hist") or []]
     ok = sum(hist)
     if ok >= p.min_calls:
         if p.flag_all_max and hist[-1] == ok:
-            return Verdict(True, f"all max: every one of {ok} ok scores is in the top bin", w)
+            return Verdict(True, f"all max: every one of {ok} ok scores is in the top bin", w, "all_max")
         if p.flag_constant and max(hist) == ok:
             return Verdict(
-                True, f"collapsed: every one of {ok} ok scores is in bin {hist.index(ok)} of {len(hist)}", w
+                True,
+                f"collapsed: every one of {ok} ok scores is in bin {hist.index(ok)} of {len(hist)}",
+                w,
+                "collapsed",
             )
     return Verdict(False, "healthy", w)
 

@@ -24,7 +24,7 @@ def router_for(embed: Embed) -> OfflineRouter:
     """The offline router that uses ``embed`` (built on first use; readiness is the caller's filter)."""
     router = _ROUTERS.get(embed)
     if router is None:
-        router = _ROUTERS[embed] = OfflineRouter(embed, require_ready=False)
+        router = _ROUTERS[embed] = OfflineRouter(embed)
     return router
 
 

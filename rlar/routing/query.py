@@ -1,28 +1,138 @@
-"""One query as the router sees it, and its signature (the key its decision is cached under).
+"""One query as the router sees it, what the router reads from it, and the key its decision is cached under.
 
-``RoutingQuery`` is one kind of query: the task's domain, type, answer format, description and data source,
-plus one sample (query text, reference, metadata) to show the shape of the reference. ``signature()`` hashes
-the fields that define the kind — domain, task type, answer format, data source and the description (which
-carries the constraints) — so the agent is asked once per kind, not per sample; the task name joins only when
-all of them are empty.
+``RoutingQuery`` holds a query (its text and, for chat data, the messages), its reference and metadata, and
+what the task declares: domain, type, answer format, description, data source — each possibly empty.
 
-For a query without a reference, the checkable constraints read from the query text and the record's
-``format_rules`` join the signature too: IFEval-style data states different constraints per prompt, and each
-set needs its own verifier.
+``RoutingQuery.features()`` computes :class:`QueryFeatures`:
+
+- ``reference_shape`` (:func:`rlar.tasks.references.reference_shape`): ``none`` for a missing or blank
+  reference (``""`` counts as none), ``code_tests`` for asserts / test dicts / stdin-stdout pairs, ``number``
+  and ``math`` for numeric and LaTeX answers, ``choice`` for a letter, ``program`` for SQL or a snippet, ...;
+- ``constraints``: checkable requirements written in the description or the query, or given as
+  ``metadata["format_rules"]`` (:mod:`rlar.tasks.constraints`); they decide the route only without a
+  reference;
+- the query's form: answer options listed (``has_choices``), source code in it (``has_code``), user turns
+  (``turns``), a system message (``system``), the writing systems of its letters (``scripts``);
+- ``metadata_keys``: the record's metadata keys (a tool that reads a key such as ``format_rules`` is
+  configured by the record itself);
+- ``relation`` (:func:`rlar.tasks.references.reference_relation`): how the reference answer relates to the
+  query — copied from it, word overlap, another language, relative length, an edited copy.
+
+``signature()`` is the cache key: a hash of what the task declares plus ``QueryFeatures.key()``. Queries of one
+task that differ in reference shape, form or (reference-free) constraints get their own decision; queries that
+agree on all of it share one. ``QueryFeatures.describe()`` says the same facts in words for a model backend.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from rlar.tasks.base import query_text
 from rlar.tasks.constraints import canonical, constraints_key, extract_constraints, from_metadata
+from rlar.tasks.references import Relation, reference_relation, reference_shape
 
-__all__ = ["RoutingQuery"]
+__all__ = ["QueryFeatures", "RoutingQuery"]
+
+_OPTION = re.compile(r"(?m)(?:^|\s)(?:\([A-E]\)|[A-E][).:])\s*\S")
+_OPTION_HEADER = re.compile(r"\b(?:options|choices|answer choices)\s*:", re.IGNORECASE)
+_CODE = re.compile(
+    r"```|^\s*(?:def |class |import |from \w+ import |#include|public static|function |SELECT |CREATE TABLE|-- )",
+    re.MULTILINE,
+)
+_SHAPE_WORDS = {
+    "none": "none (reference-free: responses are scored without comparing to a reference)",
+    "code_tests": "executable code tests",
+    "choice": "a choice letter",
+    "number": "a number",
+    "math": "a mathematical expression or a worked solution in LaTeX",
+    "label": "a boolean label",
+    "program": "a program or query (not tests)",
+    "short_text": "a short text (three words or fewer)",
+    "text": "a longer text",
+    "structured": "a structured object (fields)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class QueryFeatures:
+    reference_shape: str
+    constraints: tuple[dict[str, Any], ...]
+    has_choices: bool
+    has_code: bool
+    turns: int
+    system: bool
+    scripts: tuple[str, ...]
+    metadata_keys: tuple[str, ...]
+    relation: Relation = field(default_factory=Relation)
+
+    @property
+    def reference_free(self) -> bool:
+        return self.reference_shape == "none"
+
+    def key(self) -> dict[str, Any]:
+        """The per-query part of the cache key (constraints count only without a reference, the reference's
+        relation to the query only for answer texts)."""
+        answer_text = self.reference_shape in ("short_text", "text", "program")
+        return {
+            "shape": self.reference_shape,
+            "constraints": constraints_key(self.constraints)
+            if self.reference_free and self.constraints
+            else "",
+            "choices": self.has_choices,
+            "code": self.has_code,
+            "turns": min(self.turns, 2),
+            "system": self.system,
+            "scripts": list(self.scripts),
+            "metadata_keys": list(self.metadata_keys),
+            # For answer texts: copied from the query, or in another language (numbers, letters and tests are
+            # routed alike whatever they share with their query).
+            "relation": [self.relation.extractive, self.relation.language_shift] if answer_text else [],
+        }
+
+    def describe(self) -> str:
+        """The features in words (the model backend's prompt carries them)."""
+        form = [
+            *(["lists answer options"] if self.has_choices else []),
+            *(["contains source code"] if self.has_code else []),
+            *([f"{self.turns} user turns"] if self.turns > 1 else []),
+            *(["has a system message"] if self.system else []),
+            *([f"writing systems: {', '.join(self.scripts)}"] if self.scripts else []),
+        ]
+        cons = "; ".join(json.dumps(c, sort_keys=True) for c in self.constraints) or "none read"
+        r = self.relation
+        relation = (
+            f"{'copied from the query' if r.extractive else 'not copied from the query'}; {r.overlap:.0%} of its words"
+            f" occur in the query; {'in another language than the query' if r.language_shift else 'same language'}"
+            f"; {2**r.length_ratio:.2g}x the query's length"
+        )
+        return "\n".join(
+            [
+                f"reference shape: {_SHAPE_WORDS.get(self.reference_shape, self.reference_shape)}",
+                *(
+                    [f"reference vs query: {relation}"]
+                    if self.reference_shape not in ("none", "code_tests", "structured")
+                    else []
+                ),
+                f"query form: {'; '.join(form) or 'plain text'}",
+                f"checkable constraints read from the description and the query: {cons}",
+                f"metadata keys: {', '.join(self.metadata_keys) or '-'}",
+            ]
+        )
+
+
+def _scripts(text: str) -> tuple[str, ...]:
+    found: set[str] = set()
+    for ch in text[:2000]:
+        if ch.isalpha():
+            name = unicodedata.name(ch, "")
+            found.add(name.split(" ", 1)[0].lower() if name else "other")
+    return tuple(sorted(found))
 
 
 @dataclass(slots=True)
@@ -36,6 +146,8 @@ class RoutingQuery:
     description: str = ""
     data_source: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
+    messages: list[dict[str, Any]] | None = None
+    """The chat messages when the prompt was a list of them (``query`` is then the last user message)."""
 
     @classmethod
     def from_prompt(cls, p: Any) -> RoutingQuery:
@@ -50,20 +162,22 @@ class RoutingQuery:
             description=p.description,
             data_source=p.data_source,
             metadata=dict(p.metadata),
+            messages=_messages(p.prompt),
         )
 
     @classmethod
     def from_record(cls, r: Mapping[str, Any]) -> RoutingQuery:
-        """From a JSON record ``{task, query, reference, metadata, domain?, task_type?, answer_format?,
-        description?, data_source?}`` (missing type fields may also sit inside ``metadata``)."""
+        """From a JSON record ``{task, query (or prompt), reference, metadata, domain?, task_type?,
+        answer_format?, description?, data_source?}`` (missing type fields may also sit inside ``metadata``)."""
         meta = dict(r.get("metadata") or {})
+        prompt = r.get("query", r.get("prompt", ""))
 
         def pick(key: str) -> str:
             return str(r.get(key) or meta.get(key) or "")
 
         return cls(
             task=str(r.get("task") or ""),
-            query=query_text(r.get("query", r.get("prompt", ""))),
+            query=query_text(prompt),
             reference=r.get("reference"),
             domain=pick("domain"),
             task_type=pick("task_type"),
@@ -71,44 +185,75 @@ class RoutingQuery:
             description=pick("description"),
             data_source=pick("data_source"),
             metadata=meta,
+            messages=_messages(prompt),
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "task": self.task,
-            "query": self.query,
-            "reference": self.reference,
-            "domain": self.domain,
-            "task_type": self.task_type,
-            "answer_format": self.answer_format,
-            "description": self.description,
-            "data_source": self.data_source,
-            "metadata": dict(self.metadata),
-        }
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}  # type: ignore[attr-defined]
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RoutingQuery:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})  # type: ignore[attr-defined]
 
-    def signature_fields(self) -> dict[str, str]:
-        fields = {
+    def features(self) -> QueryFeatures:
+        """What the router reads from this query (see the module docstring)."""
+        text = self.query
+        roles = [str(m.get("role", "")) for m in self.messages or [] if isinstance(m, Mapping)]
+        turns = roles.count("user") if roles else max(1, len(re.findall(r"(?m)^\s*Human:", text)))
+        return QueryFeatures(
+            reference_shape=reference_shape(self.reference, self.metadata),
+            constraints=tuple(
+                canonical(
+                    [*extract_constraints(f"{self.description}\n{text}"), *from_metadata(self.metadata)]
+                )
+            ),
+            has_choices=len(_OPTION.findall(text)) >= 2 or bool(_OPTION_HEADER.search(text)),
+            has_code=bool(_CODE.search(text)),
+            turns=turns,
+            system="system" in roles,
+            scripts=_scripts(text),
+            metadata_keys=tuple(sorted(str(k) for k in self.metadata)),
+            relation=reference_relation(self.reference, text),
+        )
+
+    def declared(self) -> dict[str, str]:
+        """What the task declares about itself (empty fields included)."""
+        return {
             "domain": self.domain,
             "task_type": self.task_type,
             "answer_format": self.answer_format,
             "data_source": self.data_source,
             "description": self.description,
         }
+
+    def signature_fields(self) -> dict[str, Any]:
+        fields: dict[str, Any] = dict(self.declared())
         if not any(fields.values()):
             fields["task"] = self.task
-        if self.reference is None:
-            # Without a reference the score comes from checkable constraints; when the query or the record
-            # states its own (IFEval-style data), each distinct set is its own kind and needs its own verifier.
-            own = canonical([*extract_constraints(self.query), *from_metadata(self.metadata)])
-            if own:
-                fields["constraints"] = constraints_key(own)
+        fields["features"] = self.features().key()
         return fields
 
     def signature(self) -> str:
-        """sha256 (24 hex chars) of ``signature_fields()``: one routing decision per kind of query."""
+        """sha256 (24 hex chars) of ``signature_fields()``: the key one routing decision is cached under."""
         text = json.dumps(self.signature_fields(), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+    def matching_text(self) -> str:
+        """The text the offline router embeds: what the task declares (not its data source: a dataset's name
+        must not decide the route), then the query."""
+        declared = ". ".join(
+            x.strip()
+            for x in (self.task_type, self.domain, self.answer_format, self.description)
+            if x.strip()
+        )
+        return (
+            f"{declared}. {' '.join(self.query.split())[:400]}"
+            if declared
+            else " ".join(self.query.split())[:400]
+        )
+
+
+def _messages(prompt: Any) -> list[dict[str, Any]] | None:
+    if isinstance(prompt, list):
+        return [dict(m) for m in prompt if isinstance(m, Mapping)]
+    return None

@@ -1,9 +1,12 @@
 """Routing as an agent question: the request the agent reads and the decision it returns.
 
 ``routing_request(query, candidates)`` builds the :class:`~rlar.agent.base.AgentRequest`: a system prompt, a
-user message listing the candidate reward tools and the task, and the forced tool ``choose_reward_tools``
-whose input is the decision. ``context`` carries the same facts as data for the offline backend, which answers
-with :func:`rlar.routing.offline.answer` (the tool's offline handler).
+user message listing the candidate reward tools (with what each needs as a reference), the tools the rules rule
+out for this query and why, the query with its reference and metadata as the dataset gives them, and the
+features the router read (:meth:`~rlar.routing.query.QueryFeatures.describe`: reference shape, its relation to
+the query, stated constraints, form) — the same facts the offline backend decides from — and the forced tool
+``choose_reward_tools`` whose input is the decision. ``context`` carries the query and candidates as data for
+the offline backend, which answers with :func:`rlar.routing.offline.answer` (the tool's offline handler).
 ``parse_route(reply, candidates)`` turns either backend's reply into a :class:`RouteAnswer`, keeping only
 registered tool names, normalising weights to sum to 1 and recording provenance (backend, model, prompt hash,
 confidence, cost).
@@ -21,6 +24,7 @@ from bus.messages import ToolRef
 from rlar.agent.base import AgentReply, AgentRequest, AgentTool
 from rlar.routing.offline import answer as offline_answer
 from rlar.routing.query import RoutingQuery
+from rlar.routing.rules import eligibility, needs_reference
 from rlar.tools.base import ToolSpec
 
 __all__ = ["CHOOSE_TOOL", "RouteAnswer", "parse_route", "routing_request"]
@@ -28,7 +32,7 @@ __all__ = ["CHOOSE_TOOL", "RouteAnswer", "parse_route", "routing_request"]
 CHOOSE_TOOL = AgentTool(
     name="choose_reward_tools",
     description=(
-        "Record which registered reward tools should score responses to this kind of query, with weights, or"
+        "Record which registered reward tools should score responses to this query, with weights, or"
         " that none of them fits (then a new verifier will be written). Call exactly once."
     ),
     input_schema={
@@ -67,21 +71,29 @@ CHOOSE_TOOL = AgentTool(
 )
 
 _SYSTEM = (
-    "You route training queries of a reinforcement-learning run to reward tools. For one kind of query you"
-    " choose the registered tool (or a weighted set) that scores responses most reliably, given the task's"
-    " description, answer format and the shape of its reference. Prefer deterministic verifiers over judges"
-    " when they can check the answer. A tool that needs a reference cannot score a task without one. If no"
-    " candidate can check what the task demands (for example explicit format constraints no tool is configured"
-    " for), set none_fit and list the checkable constraints. Answer only by calling choose_reward_tools."
+    "You route training queries of a reinforcement-learning run to reward tools. For one query you choose the"
+    " registered tool (or a weighted set) that scores responses to it most reliably, given what the task"
+    " declares, the query itself, the shape of its reference as the dataset gives it and the features read from"
+    " them. Prefer deterministic verifiers over judges when they can check the answer. A tool that needs a"
+    ' reference cannot score a query without one; an empty reference ("") is no reference. The tools the rules'
+    " rule out are listed with the reason. If no candidate can check what the query demands (for example"
+    " constraints written in its text that no tool is configured for), set none_fit and list the checkable"
+    " constraints. Answer only by calling choose_reward_tools."
 )
+
+_NEEDS = {
+    "text": "a reference answer",
+    "tests": "code tests as the reference",
+    "instructions": "IFEval instructions (instruction ids and kwargs) as the reference",
+    "none": "no reference (optional)",
+}
 
 
 def _describe(spec: ToolSpec) -> str:
-    needs = spec.params.get("needs_reference")
-    extra = "" if needs is None else f"; needs a reference: {'yes' if needs else 'no'}"
     return (
-        f"- {spec.name} (v{spec.version}, kind {spec.kind}): {spec.description} Task types:"
-        f" {', '.join(spec.task_types) or '-'}; answer formats: {', '.join(spec.answer_formats) or '-'}{extra}"
+        f"- {spec.name} (v{spec.version}, kind {spec.kind}; needs {_NEEDS[needs_reference(spec)]}):"
+        f" {spec.description} Task types: {', '.join(spec.task_types) or '-'}; answer formats:"
+        f" {', '.join(spec.answer_formats) or '-'}"
     )
 
 
@@ -96,23 +108,30 @@ def routing_request(
     q: RoutingQuery, candidates: Sequence[ToolSpec], *, max_tokens: int = 512
 ) -> AgentRequest:
     ref = (
-        q.reference
-        if isinstance(q.reference, str)
-        else json.dumps(q.reference, ensure_ascii=False, default=str)
+        json.dumps(q.reference, ensure_ascii=False, default=str)
+        if q.reference is not None and not isinstance(q.reference, str)
+        else q.reference
     )
     meta = {k: v for k, v in q.metadata.items() if k not in ("canonical_solution",)}
+    f = q.features()
+    ruled_out = [f"- {s.name}: {why}" for s in candidates if (why := eligibility(s, q, f))]
+    query = q.query if q.messages is None else json.dumps(q.messages, ensure_ascii=False)
     user = "\n".join(
         [
             "# Candidate reward tools",
             *(_describe(s) for s in candidates),
+            *(["", "# Ruled out for this query", *ruled_out] if ruled_out else []),
             "",
-            "# The kind of query",
+            "# The query",
             f"task: {q.task}; domain: {q.domain or '-'}; task type: {q.task_type or '-'}; answer format:"
             f" {q.answer_format or '-'}; data source: {q.data_source or '-'}",
             f"description: {q.description or '-'}",
-            f"example query: {q.query[:1500]}",
-            f"example reference: {(ref or 'none')[:800]}",
-            f"example metadata: {json.dumps(meta, ensure_ascii=False, default=str)[:800]}",
+            f"query: {query[:1500]}",
+            f"reference: {ref[:800] if ref is not None else 'none (missing)'}",
+            f"metadata: {json.dumps(meta, ensure_ascii=False, default=str)[:800]}",
+            "",
+            "# Features read from it",
+            f.describe(),
         ]
     )
     return AgentRequest(

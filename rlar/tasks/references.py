@@ -1,40 +1,269 @@
 """Reference shapes: what a task's reference looks like, as the source datasets shape it.
 
-``reference_shape(reference)`` names the shape (``none``, ``code_tests``, ``choice``, ``number``,
-``short_text``, ``text``, ``structured``); ``is_code_tests(reference)`` (the code tool's own parser,
-:func:`rlar.sandbox.formats.is_code_tests`) says whether a reference is code tests.
-The router and the synthesizer both read shapes from here.
+Datasets hand references over in their own shapes, and a reward tool can only use one it can read. This module
+names the shape; the router and the synthesizer read shapes from here.
+
+- :func:`is_reference_free`: ``None``, ``""`` (or only whitespace), an empty list or dict, or a list of such
+  — the dataset has no reference for this query (chat and safety sets often store ``""``).
+- :func:`answer_strings`: the acceptable answer texts of a reference in a question-answering shape: a string,
+  a list of strings, SQuAD ``{"text": [...], "answer_start": [...]}``, TriviaQA ``{"value", "aliases"}``,
+  ``{"answer"}``/``{"answers"}`` (``None`` when the reference is not one of these).
+- :func:`is_code_tests`: the code tool's own parser (:func:`rlar.sandbox.formats.is_code_tests`); a test
+  source whose entry point sits in the record's metadata (HumanEval's ``test`` column exported alone) counts.
+- :func:`reference_relation`: how an answer text relates to its query — copied from it (extractive), how many
+  of its words the query holds, written in another language (:func:`text_language`), relative length.
+- :func:`reference_shape` → one of :data:`SHAPES`:
+
+  ``none``        reference-free (above);
+  ``code_tests``  executable tests (HumanEval, MBPP, APPS, LeetCode, CodeContests, LiveCodeBench, asserts);
+  ``choice``      a choice letter: ``B``, ``(C)``;
+  ``number``      a number: ``72``, ``-3.5``, ``1,250``, ``25%``, ``$4.99``, ``3/8``, a bare JSON number, a
+                  GSM8K solution ending ``#### 72``;
+  ``math``        a LaTeX or symbolic answer or a worked solution with ``\\boxed{}``: ``\\frac{1}{3}``,
+                  ``(-2, 2)``, ``x^2+2x+1``;
+  ``label``       a boolean (BoolQ's ``true``/``false``);
+  ``program``     source code or a query (SQL, a Python snippet) that is not a test suite;
+  ``short_text``  up to three words;
+  ``text``        longer text;
+  ``structured``  a mapping in none of the shapes above (fields to extract, TruthfulQA's answer sets, ...).
 """
 
 from __future__ import annotations
 
+import difflib
+import json
+import math
 import re
+import unicodedata
+from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from rlar.sandbox.formats import is_code_tests
+from rlar.sandbox.formats import is_code_tests as _parses_as_code_tests
 
-__all__ = ["is_code_tests", "reference_shape"]
+__all__ = [
+    "SHAPES",
+    "Relation",
+    "answer_strings",
+    "is_code_tests",
+    "is_reference_free",
+    "reference_relation",
+    "reference_shape",
+    "text_language",
+]
+
+SHAPES = (
+    "none",
+    "code_tests",
+    "choice",
+    "number",
+    "math",
+    "label",
+    "program",
+    "short_text",
+    "text",
+    "structured",
+)
+
+_ANSWER_KEYS = ("answers", "answer", "text", "value", "aliases", "best_answer")
+_NUMBER = re.compile(
+    r"[-+−]?[$€£¥]?\s?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\s?%?|[-+]?\.\d+|[-+]?\d+\s*/\s*\d+|\\[dt]?frac\{-?\d+\}\{\d+\}"
+)
+_CHOICE = re.compile(r"\(?[A-Ea-e]\)?\.?")
+_LATEX = re.compile(
+    r"\\[a-zA-Z]+|\^|_\{|\$|\\\(|[a-z]\s*[=<>≤≥]|\b[a-z]\^?\d?\s*[+\-*/]\s*\d|\d\s*[a-z]\b|[∞√π]"
+)
+_TUPLE = re.compile(
+    r"[\[(]?\s*-?[\d.]+(\s*,\s*-?[\d.]+)+\s*[\])]?|[\[(]\s*-?[\d.]+\s*,\s*\\?-?(infty|∞|[\d.]+)\s*[\])]"
+)
+_PROGRAM = re.compile(
+    r"^\s*(SELECT|WITH|INSERT|UPDATE|DELETE|CREATE)\b.*\b(FROM|INTO|TABLE|SET)\b"  # SQL
+    r"|^\s*(def |class |import |from \w+ import |lambda )"  # Python statements
+    r"|^(['\"][^'\"]*['\"])?[\w.\[\]]*\w\(.*\)(\.\w+\(.*\))*$"  # a call: os.getcwd(), ' '.join(words)
+    r"|^\[.+ for .+ in .+\]$",  # a comprehension
+    re.IGNORECASE | re.DOTALL,
+)
 
 
-def reference_shape(reference: Any) -> str:
-    """``none`` | ``code_tests`` | ``choice`` | ``number`` | ``short_text`` | ``text`` | ``structured``."""
+def is_reference_free(reference: Any) -> bool:
+    """No usable reference: ``None``, blank strings, empty containers, or lists of only those."""
     if reference is None:
-        return "none"
-    if is_code_tests(reference):
-        return "code_tests"
+        return True
+    if isinstance(reference, str):
+        return not reference.strip()
     if isinstance(reference, Mapping):
-        for key in ("answers", "answer"):
-            if key in reference:
-                return reference_shape(reference[key])
-        return "structured"
+        return not reference
     if isinstance(reference, list | tuple):
-        return reference_shape(reference[0]) if reference else "none"
-    text = str(reference).strip()
-    if "####" in text:
-        text = text.rsplit("####", 1)[1].strip()
-    if re.fullmatch(r"\(?[A-E]\)?", text):
+        return all(is_reference_free(r) for r in reference)
+    return False
+
+
+def answer_strings(reference: Any) -> list[str] | None:
+    """Acceptable answers of a question-answering reference (see the module docstring), else ``None``."""
+    if isinstance(reference, bool) or reference is None:
+        return None
+    if isinstance(reference, str | int | float):
+        return [str(reference)]
+    if isinstance(reference, list | tuple):
+        out = [str(r) for r in reference if isinstance(r, str | int | float) and not isinstance(r, bool)]
+        return out if out and len(out) == len(reference) else None
+    if isinstance(reference, Mapping):
+        if "value" in reference and "aliases" in reference:  # TriviaQA
+            return [str(reference["value"]), *(str(a) for a in reference.get("aliases") or [])]
+        for key in ("answers", "answer", "text"):
+            if key in reference and len(reference) <= 3:
+                return answer_strings(reference[key])
+    return None
+
+
+def is_code_tests(reference: Any, metadata: Mapping[str, Any] | None = None) -> bool:
+    """True when the code tool can run ``reference`` as tests (with the entry point from ``metadata``)."""
+    if _parses_as_code_tests(reference):
+        return True
+    entry = (metadata or {}).get("entry_point")
+    return (
+        isinstance(reference, str)
+        and bool(entry)
+        and _parses_as_code_tests({"test": reference, "entry_point": entry})
+    )
+
+
+def _decoded(reference: Any) -> Any:
+    """A JSON object or array given as a string (verl's ``ground_truth`` often is one), decoded."""
+    if isinstance(reference, str) and reference.lstrip()[:1] in ("{", "["):
+        try:
+            return json.loads(reference)
+        except ValueError:
+            return reference
+    return reference
+
+
+def _text_shape(text: str) -> str:
+    text = text.strip()
+    if "####" in text:  # a GSM8K solution: the answer follows the marker
+        return _text_shape(text.rsplit("####", 1)[1]) if text.rsplit("####", 1)[1].strip() else "text"
+    if "\\boxed" in text:
+        return "math"
+    if _CHOICE.fullmatch(text) and (len(text) > 1 or text.isupper()):
         return "choice"
-    if re.fullmatch(r"[-+]?\$?\d[\d,]*(\.\d+)?%?|[-+]?\d+\s*/\s*\d+|\\frac\{\d+\}\{\d+\}|[-+]?\.\d+", text):
+    if _NUMBER.fullmatch(text):
         return "number"
-    return "short_text" if len(text.split()) <= 3 else "text"
+    if _TUPLE.fullmatch(text):  # a tuple, interval or list of solutions: (-2, 2), 3, -3, [2, \infty)
+        return "math"
+    if text.lower() in ("true", "false"):
+        return "label"
+    if _PROGRAM.search(text):
+        return "program"
+    words = text.split()
+    if (
+        len(words) <= 4
+        and _LATEX.search(text)
+        and not re.search(r"[a-zA-Z]{4,}", re.sub(r"\\[a-zA-Z]+", "", text))
+    ):
+        return "math"
+    return "short_text" if len(words) <= 3 else "text"
+
+
+def reference_shape(reference: Any, metadata: Mapping[str, Any] | None = None) -> str:
+    """One of :data:`SHAPES` (see the module docstring); ``metadata`` may hold a test's ``entry_point``."""
+    if is_reference_free(reference):
+        return "none"
+    if is_code_tests(reference, metadata):
+        return "code_tests"
+    reference = _decoded(reference)
+    if isinstance(reference, bool):
+        return "label"
+    if isinstance(reference, int | float):
+        return "number"
+    if isinstance(reference, Mapping):
+        answers = answer_strings(reference)
+        return reference_shape(answers[0]) if answers else "structured"
+    if isinstance(reference, list | tuple):
+        first = next(r for r in reference if not is_reference_free(r))
+        return (
+            reference_shape(first, metadata)
+            if not isinstance(first, Mapping | list | tuple)
+            else "structured"
+        )
+    return _text_shape(str(reference))
+
+
+# Frequent function words: enough to tell these languages apart in a sentence (Latin-script text only).
+_STOPWORDS = {
+    "en": "the and of to is in that it was for on are with as be this have not you at by from they or which".split(),
+    "de": "der die das und ist nicht ein eine zu den mit von sich auf für im dem des wird auch es wurde".split(),
+    "fr": "le la les et est des une un du que pour dans en pas qui sur au sont avec ce il elle".split(),
+    "es": "el la los las y es de que en un una por con para del se su al lo como más".split(),
+    "it": "il la le di che è un una per non sono con del della gli nel alla anche".split(),
+    "pt": "o a os as e é de que um uma para com não do da em no na se".split(),
+    "nl": "de het een en is van dat niet op te zijn met voor ook aan er maar".split(),
+}
+
+
+def text_language(text: str) -> str:
+    """A coarse language of ``text``: the writing system of most of its letters when not Latin (``cyrillic``,
+    ``cjk``, ``arabic``, ``devanagari``, ...), else the language whose function words it uses most (``en``,
+    ``de``, ``fr``, ``es``, ``it``, ``pt``, ``nl``; at least two of them, more than any other language's), else
+    ``latin``; ``""`` without letters."""
+    scripts: Counter[str] = Counter()
+    for ch in text[:1000]:
+        if ch.isalpha():
+            name = unicodedata.name(ch, "")
+            word = name.split(" ", 1)[0] if name else "OTHER"
+            scripts["cjk" if word in ("CJK", "HIRAGANA", "KATAKANA", "HANGUL") else word.lower()] += 1
+    if not scripts:
+        return ""
+    script = scripts.most_common(1)[0][0]
+    if script != "latin":
+        return script
+    words = re.findall(r"[^\W\d_]+", text.lower())
+    counts = {lang: sum(1 for w in words if w in set(sw)) for lang, sw in _STOPWORDS.items()}
+    best = max(counts, key=lambda k: counts[k])
+    runner_up = max(v for k, v in counts.items() if k != best)
+    return best if counts[best] >= 2 and counts[best] > runner_up else "latin"
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """How a reference answer relates to its query (all zero when the reference is not an answer text)."""
+
+    extractive: bool = False
+    """An acceptable answer appears verbatim (case-insensitively) in the query."""
+    overlap: float = 0.0
+    """Share of the answer's words that occur in the query."""
+    language_shift: bool = False
+    """The answer is written in another language or writing system than the query."""
+    length_ratio: float = 0.0
+    """log2(answer characters / query characters), clipped to [-6, 2]."""
+    edit_similarity: float = 0.0
+    """How much of the answer's characters the query holds in the same order (difflib's matching blocks over
+    the answer's length): near 1 for a corrected or lightly edited copy of the query."""
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", text.lower())
+
+
+def reference_relation(reference: Any, query: str) -> Relation:
+    """:class:`Relation` of ``reference``'s first acceptable answer text to ``query``."""
+    answers = answer_strings(_decoded(reference))
+    if not answers or not query.strip() or is_code_tests(reference):
+        return Relation()
+    answer = answers[0].strip()
+    if "####" in answer:
+        answer = answer.rsplit("####", 1)[1].strip()
+    if not answer:
+        return Relation()
+    low = query.lower()
+    extractive = any(a.strip() and a.strip().lower() in low for a in answers)
+    aw, qw = _words(answer), set(_words(query))
+    overlap = sum(1 for w in aw if w in qw) / len(aw) if aw else 0.0
+    shift = False
+    if len(aw) >= 3 and len(qw) >= 3:
+        la, lq = text_language(answer), text_language(query)
+        shift = bool(la and lq and la != lq and "latin" not in (la, lq))
+    ratio = max(-6.0, min(2.0, math.log2(max(1, len(answer)) / max(1, len(query)))))
+    a, q = answer.lower()[:2000], low[:4000]
+    matched = sum(b.size for b in difflib.SequenceMatcher(None, a, q, autojunk=False).get_matching_blocks())
+    return Relation(extractive, round(overlap, 4), shift, round(ratio, 4), round(matched / len(a), 4))

@@ -1,0 +1,195 @@
+"""The labelled exemplars the offline router matches queries against, with their embeddings.
+
+An exemplar is one record of a labelled routing set (``data/routing/labelled.jsonl``, written by
+``python -m bench.routing_set``): a query in its dataset's own shape and the built-in tools that fit it
+(``acceptable``; empty: none fits). ``group`` is the record's ``type`` (its benchmark format), else its task
+name: evaluations leave whole groups out.
+
+Embeddings (all-MiniLM-L6-v2 of :meth:`RoutingQuery.matching_text`) take a minute or more for the whole set on
+a busy 2-core host. The shipped set's are shipped (``data/routing/vectors.npz``, written by ``rlar bench routing
+--save``); others are cached on disk (``routing/<key>.npy`` under :func:`rlar.resources.cache_dir`). Either
+is used only when its key — the embedding model's name and every text — matches; vectors are kept at float16
+precision, so computed and stored ones are the same numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rlar import resources
+from rlar.resources import data_dir
+from rlar.routing.query import RoutingQuery
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "Exemplar",
+    "ExemplarBank",
+    "cache_dir",
+    "cached_vectors",
+    "default_path",
+    "load_labelled",
+    "save_shipped_vectors",
+    "shipped_vectors_path",
+]
+
+log = logging.getLogger(__name__)
+
+Embed = Callable[[list[str]], list[list[float]]]
+
+
+def default_path() -> Path:
+    """The shipped labelled set (:func:`rlar.resources.data_dir`)."""
+    return data_dir() / "routing" / "labelled.jsonl"
+
+
+def cache_dir() -> Path:
+    return resources.cache_dir() / "routing"
+
+
+def load_labelled(path: str | Path, *, labelled: bool = True) -> list[dict[str, Any]]:
+    """The JSON object records of a JSONL routing file (with ``labelled``, each with an ``acceptable`` list);
+    ``ValueError`` naming the line for a malformed one."""
+    out = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError as exc:
+            raise ValueError(f"{path}:{n}: not JSON: {exc}") from None
+        if not isinstance(rec, dict):
+            raise ValueError(f"{path}:{n}: a record must be a JSON object")
+        if labelled and not isinstance(rec.get("acceptable"), list):
+            raise ValueError(f"{path}:{n}: record has no 'acceptable' list")
+        out.append(rec)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Exemplar:
+    id: str
+    group: str
+    query: RoutingQuery
+    acceptable: tuple[str, ...]
+    text: str
+    shape: str
+
+
+def group_of(rec: dict[str, Any]) -> str:
+    return str(rec.get("type") or rec.get("task") or "")
+
+
+class ExemplarBank:
+    """Exemplars and their unit vectors (``vectors[i]`` belongs to ``exemplars[i]``)."""
+
+    def __init__(self, exemplars: Sequence[Exemplar], vectors: np.ndarray) -> None:
+        import numpy as np
+
+        if len(exemplars) != len(vectors):
+            raise ValueError("one vector per exemplar")
+        self.exemplars = list(exemplars)
+        self.vectors = vectors
+        self.shapes = np.array([e.shape for e in self.exemplars])
+        self.tools = sorted({t for e in self.exemplars for t in e.acceptable})
+        """Tool names some exemplar labels (a candidate outside this list is new to the bank)."""
+        self._columns: dict[str, Any] = {}
+
+    def label_matrix(self, names: Sequence[str]) -> np.ndarray:
+        """(exemplars, names) booleans: whether each exemplar calls each tool acceptable."""
+        import numpy as np
+
+        for n in names:
+            if n not in self._columns:
+                self._columns[n] = np.array([n in e.acceptable for e in self.exemplars], dtype=bool)
+        if not names:
+            return np.zeros((len(self.exemplars), 0), dtype=bool)
+        return np.stack([self._columns[n] for n in names], axis=1)
+
+    def __len__(self) -> int:
+        return len(self.exemplars)
+
+    @classmethod
+    def from_records(
+        cls, records: Sequence[dict[str, Any]], embed: Embed, *, model_id: str | None = None
+    ) -> ExemplarBank:
+        """Embed ``records`` (cached on disk under ``model_id``; no disk cache without one)."""
+        import numpy as np
+
+        exemplars = []
+        for i, rec in enumerate(records):
+            q = RoutingQuery.from_record(rec)
+            exemplars.append(Exemplar(str(rec.get("id", i)), group_of(rec), q, tuple(rec["acceptable"]),
+                                      q.matching_text(), q.features().reference_shape))  # fmt: skip
+        texts = [e.text for e in exemplars]
+        vectors = cached_vectors(texts, embed, model_id) if texts else np.zeros((0, 1), dtype=np.float32)
+        return cls(exemplars, vectors)
+
+    @classmethod
+    def load(cls, path: str | Path | None, embed: Embed, *, model_id: str | None = None) -> ExemplarBank:
+        """The bank of a labelled file (None: the shipped set)."""
+        return cls.from_records(load_labelled(path or default_path()), embed, model_id=model_id)
+
+    def subset(self, keep: Sequence[bool]) -> ExemplarBank:
+        idx = [i for i, k in enumerate(keep) if k]
+        return ExemplarBank([self.exemplars[i] for i in idx], self.vectors[idx])
+
+
+def vectors_key(model_id: str, texts: Sequence[str]) -> str:
+    return hashlib.sha256("\x1e".join([model_id, *texts]).encode("utf-8")).hexdigest()[:32]
+
+
+def shipped_vectors_path() -> Path:
+    return default_path().with_name("vectors.npz")
+
+
+def save_shipped_vectors(path: Path, texts: Sequence[str], vectors: np.ndarray, model_id: str) -> None:
+    """Write the vectors of ``texts`` (float16) with the key they are valid for."""
+    import numpy as np
+
+    np.savez_compressed(path, key=np.array(vectors_key(model_id, texts)), vectors=vectors.astype(np.float16))
+
+
+def cached_vectors(texts: list[str], embed: Embed, model_id: str | None) -> np.ndarray:
+    """``embed(texts)`` as float32 rounded through float16 (the same values whether computed here or read
+    back), from the shipped file (``data/routing/vectors.npz``) or the disk cache when their key (model and
+    every text) matches, else computed and cached on disk; without a ``model_id`` nothing is cached."""
+    import numpy as np
+
+    path = None
+    if model_id:
+        key = vectors_key(model_id, texts)
+        shipped = shipped_vectors_path()
+        if shipped.is_file():
+            try:
+                with np.load(shipped) as z:
+                    if str(z["key"]) == key:
+                        return z["vectors"].astype(np.float32)
+            except (OSError, ValueError, KeyError) as exc:
+                log.warning("routing: unreadable %s (%s)", shipped, exc)
+        path = cache_dir() / f"{key}.npy"
+        if path.is_file():
+            try:
+                vecs = np.load(path)
+                if vecs.shape[0] == len(texts):
+                    return vecs.astype(np.float16).astype(np.float32)
+            except (OSError, ValueError) as exc:
+                log.warning("routing: unreadable embedding cache %s (%s); recomputing", path, exc)
+    vecs = np.asarray(embed(texts), dtype=np.float32).astype(np.float16)
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+            np.save(tmp, vecs)
+            os.replace(tmp, path)
+        except OSError as exc:  # a read-only home: work without the cache
+            log.warning("routing: could not cache embeddings at %s: %s", path, exc)
+    return vecs.astype(np.float32)

@@ -1,0 +1,171 @@
+"""The routing rules: which registered tools can score a query at all, before any matching.
+
+These follow from what a tool reads and what the query carries, not from data:
+
+- :func:`usable_candidates` (deployment): with ``require_ready``, tools that would only abstain here (a judge
+  without an endpoint, a reward model without a checkpoint) are not offered to any backend.
+- :func:`needs_reference`: ``text`` (compares with a reference answer), ``tests`` (runs code tests),
+  ``instructions`` (IFEval's instruction ids) or ``none`` (reference-free or reference-optional), as
+  :attr:`rlar.tools.base.ToolSpec.reference_need` says; :func:`reads_reference_format`: the tool reads one
+  particular reference format (tests, instructions) — when the reference is in it, that tool is the one.
+- :func:`eligibility`: why a tool cannot score a query ('' if it can): a tool needing a text reference when
+  the query has none, code tests, or a structured reference (fields no string matcher reads), or a matcher
+  that strips punctuation when the reference is only punctuation (it would equal anything); a test runner
+  without tests; an instruction checker without instructions; a math-equivalence tool without a numeric or
+  mathematical reference; ``format_rules`` with no rule configured and none in the record; a synthesised
+  tool made for another kind of query.
+- :func:`names_query`: a registered tool (not a built-in) that names the query's task or declared task type
+  among its task types was registered for that task.
+- :func:`covers`: for a reference-free query with stated constraints, whether a tool checks exactly those: one
+  synthesised for this query's signature or constraint set, or one that reads the record's metadata where
+  the constraints are written (``format_rules`` reads ``metadata["format_rules"]``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+
+from rlar.routing.query import QueryFeatures, RoutingQuery
+from rlar.tasks.constraints import constraints_key
+from rlar.tasks.references import answer_strings
+from rlar.tools.base import ToolKind, ToolSpec, resolve_tool_class
+
+__all__ = [
+    "configured",
+    "covers",
+    "eligibility",
+    "needs_reference",
+    "reads_metadata",
+    "reads_reference_format",
+    "tool_ready",
+    "usable_candidates",
+]
+
+SPECIALISED_REFERENCES = frozenset({"tests", "instructions"})
+MATH_FORMATS = frozenset({"number", "latex", "boxed", "expression", "fraction"})
+_FORMAT_RULE_PARAMS = ("required_patterns", "forbidden_patterns", "forbidden_phrases", "min_words", "max_words",
+                       "min_chars", "max_chars")  # fmt: skip
+
+
+def _has_alphanumerics(reference: object) -> bool:
+    answers = answer_strings(reference)
+    return answers is None or any(any(ch.isalnum() for ch in a) for a in answers)
+
+
+def needs_reference(spec: ToolSpec) -> str:
+    """``text`` | ``tests`` | ``instructions`` | ``none``: :attr:`rlar.tools.base.ToolSpec.reference_need`."""
+    return spec.reference_need
+
+
+def reads_reference_format(spec: ToolSpec) -> bool:
+    """The tool reads one particular reference format (code tests, IFEval instructions): when a query's
+    reference is in it, that tool is the one made to score it."""
+    return needs_reference(spec) in SPECIALISED_REFERENCES
+
+
+def tool_ready(spec: ToolSpec) -> tuple[bool, str]:
+    """Whether the tool can give scores in this deployment (else it would only abstain), and why not."""
+    impl = spec.impl_name
+    if impl == "llm_judge":
+        env = spec.params.get("api_key_env") or "ANTHROPIC_API_KEY"
+        if not (spec.params.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL") or os.environ.get(env)):
+            return False, "no judge endpoint configured"
+    if impl == "reward_model" and not spec.params.get("path"):
+        return False, "no reward-model checkpoint configured"
+    return True, ""
+
+
+def usable_candidates(
+    specs: Sequence[ToolSpec], *, require_ready: bool
+) -> tuple[list[ToolSpec], dict[str, str]]:
+    """The tools to offer the agent, and why the others are left out: with ``require_ready``, tools that would
+    only abstain in this deployment (:func:`tool_ready`) are left out, for every backend alike."""
+    if not require_ready:
+        return list(specs), {}
+    kept: list[ToolSpec] = []
+    dropped: dict[str, str] = {}
+    for s in specs:
+        ready, why = tool_ready(s)
+        if ready:
+            kept.append(s)
+        else:
+            dropped[s.name] = why
+    return kept, dropped
+
+
+@functools.lru_cache(maxsize=256)
+def _class_metadata_keys(impl: str) -> tuple[str, ...]:
+    try:
+        cls = resolve_tool_class(ToolSpec(name="probe", kind=ToolKind.RULE, description="", impl=impl))
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return ()
+    return tuple(cls.metadata_keys)
+
+
+def reads_metadata(spec: ToolSpec) -> tuple[str, ...]:
+    """The record metadata keys the tool's implementation reads (its class's ``metadata_keys``)."""
+    return _class_metadata_keys(spec.impl_name)
+
+
+def configured(spec: ToolSpec, f: QueryFeatures) -> tuple[bool, str]:
+    """Whether the tool is configured to check anything for this record (format rules need a rule, in the
+    spec's params or the record's metadata)."""
+    if spec.impl_name == "format_rules" and not any(spec.params.get(k) for k in _FORMAT_RULE_PARAMS):
+        if not set(reads_metadata(spec)) & set(f.metadata_keys):
+            return False, "no format rule configured, none in the record"
+    return True, ""
+
+
+def _made_for(spec: ToolSpec) -> bool:
+    return bool(spec.params.get("signature") or spec.params.get("constraints"))
+
+
+def covers(spec: ToolSpec, q: RoutingQuery, f: QueryFeatures) -> bool:
+    """The tool checks exactly this reference-free query's constraints (see the module docstring)."""
+    if _made_for(spec):
+        return spec.params.get("signature") == q.signature() or (
+            bool(spec.params.get("constraints"))
+            and constraints_key(spec.params["constraints"]) == constraints_key(f.constraints)
+        )
+    return bool(set(reads_metadata(spec)) & set(f.metadata_keys))
+
+
+def names_query(spec: ToolSpec, q: RoutingQuery) -> bool:
+    """A registered tool (not a built-in) whose task types name the query's task or its declared task type:
+    the user bound it to this task (built-ins' task types are a vocabulary, not a binding)."""
+    if spec.provenance.get("origin", "built-in") == "built-in":
+        return False
+    types = set(spec.task_types)
+    return bool(q.task and q.task in types) or bool(q.task_type and q.task_type in types)
+
+
+def eligibility(spec: ToolSpec, q: RoutingQuery, f: QueryFeatures) -> str:
+    """'' if ``spec`` can score ``q``, else why not (see the module docstring)."""
+    if _made_for(spec) and not covers(spec, q, f):
+        return "synthesised for another kind of query"
+    need, shape = needs_reference(spec), f.reference_shape
+    if need == "text":
+        if shape == "none":
+            return "needs a comparable reference; the query has none"
+        if shape == "code_tests":
+            return "the reference is code tests"
+        if shape == "structured":
+            return "the reference is structured (fields), not an answer text"
+        if (
+            set(spec.answer_formats)
+            and set(spec.answer_formats) <= MATH_FORMATS
+            and shape not in ("number", "math")
+        ):
+            return "needs a numeric or mathematical reference"
+        if spec.params.get("strip_punctuation") and not _has_alphanumerics(q.reference):
+            return "normalising would erase the reference (it has no letters or digits)"
+    if need == "tests" and shape != "code_tests":
+        return "needs code tests as the reference"
+    if need == "instructions" and not (
+        isinstance(q.reference, dict) and "instruction_id_list" in q.reference
+    ):
+        return "needs IFEval instructions as the reference"
+    ok, why = configured(spec, f)
+    return "" if ok else why

@@ -1,0 +1,322 @@
+"""The offline router's scorer: a choice model over the eligible tools, fitted on labelled exemplars.
+
+For a query and each tool the rules leave eligible, a row of features (:data:`FEATURES`):
+
+- ``knn``: the vote of the query's nearest labelled exemplars: the :data:`K_NEIGHBOURS` nearest (cosine of
+  all-MiniLM-L6-v2 embeddings; exemplars whose reference has the query's shape first) among those whose label
+  names an eligible tool, weighted ``exp((cos - cos_max) / TEMPERATURE)``: the weighted share of them that
+  call this tool acceptable;
+- ``new_tool``: no exemplar names this tool (a user's or a synthesised tool) — it is chosen on its description;
+- ``description``: cosine between the query and the tool's description (with its declared task types and answer
+  formats), minus the best such cosine among the eligible tools; ``new_tool_x_description`` the same for new
+  tools only;
+- ``answer_format_fit``: the tool declares an answer format suited to the reference's shape;
+- ``compares_reference``: the tool compares with a reference and the query has one;
+- ``kind:<kind>``: one indicator per tool kind (rule, metric, sandbox, model, judge);
+- ``<tool>*<relation>``: for each tool some exemplar names (the model's ``tools``), the reference's relation
+  to the query (:class:`rlar.tasks.references.Relation`: copied from it, word overlap, another language,
+  relative length, an edited copy) when the candidate is that tool — so that, say, an answer in another
+  language than its query can favour one metric over another.
+
+The score is ``weights · row``; probabilities are its softmax over the eligible tools. The weights are fitted
+(:func:`fit_weights`: maximum likelihood that the choice is an acceptable tool, L2-penalised, deterministic) on exemplars whose neighbours exclude their own benchmark type, so the fit sees the situation
+of a new kind of task; each exemplar also appears with one eligible tool hidden from the labels, as a new tool
+would be. Nothing here is set by hand except ``K_NEIGHBOURS``, ``TEMPERATURE`` and the fitting constants,
+fixed before any evaluation.
+
+Confidence: the chosen tool's probability, mapped by Platt scaling (:func:`fit_platt`) fitted on held-out
+folds, is the probability that the choice is acceptable; decisions the rules make alone get the rate at which
+such decisions were right on held-out folds (``path_rates``). :func:`calibration_error` is the expected
+calibration error (ECE) of such confidences.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rlar.routing.rules import needs_reference
+from rlar.tasks.references import Relation
+from rlar.tools.base import ToolKind, ToolSpec
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "FEATURES",
+    "K_NEIGHBOURS",
+    "TEMPERATURE",
+    "ScorerModel",
+    "calibration_error",
+    "candidate_rows",
+    "feature_names",
+    "fit_platt",
+    "fit_weights",
+    "knn_votes",
+    "neighbour_order",
+    "tool_text",
+]
+
+K_NEIGHBOURS = 12
+TEMPERATURE = 0.05
+KINDS = tuple(k.value for k in ToolKind)
+FEATURES = ("knn", "new_tool", "description", "new_tool_x_description", "answer_format_fit", "compares_reference",
+            *(f"kind:{k}" for k in KINDS))  # fmt: skip
+RELATIONS = ("extractive", "overlap", "language_shift", "length_ratio", "edit_similarity")
+L2 = 1e-3
+STEPS = 300
+
+SHAPE_FORMATS: dict[str, frozenset[str]] = {
+    "none": frozenset({"any", "free_text", "paragraph", "text"}),
+    "code_tests": frozenset({"python_code", "code_block", "function", "program"}),
+    "program": frozenset({"python_code", "code_block", "program", "sql", "query"}),
+    "choice": frozenset({"choice_letter", "label"}),
+    "label": frozenset({"label", "boolean"}),
+    "number": frozenset({"number", "expression", "fraction", "latex", "boxed", "integer"}),
+    "math": frozenset({"latex", "boxed", "expression", "fraction", "number"}),
+    "short_text": frozenset({"short_text", "label", "word"}),
+    "text": frozenset({"sentence", "paragraph", "free_text", "text"}),
+    "structured": frozenset({"json", "structured", "object"}),
+}
+
+
+def tool_text(spec: ToolSpec) -> str:
+    """What the scorer embeds for a tool: its description and what it declares."""
+    return (
+        f"{spec.description} Task types: {', '.join(spec.task_types) or '-'}."
+        f" Answer formats: {', '.join(spec.answer_formats) or '-'}."
+    )
+
+
+def neighbour_order(sims: np.ndarray, same_shape: np.ndarray) -> np.ndarray:
+    """Exemplar indices, nearest first: those whose reference has the query's shape before all others, each
+    part by decreasing cosine (works row-wise on matrices too)."""
+    import numpy as np
+
+    return np.argsort(-(sims + 4.0 * same_shape), axis=-1, kind="stable")
+
+
+def knn_votes(sims: np.ndarray, order: np.ndarray, labels: np.ndarray, usable: np.ndarray) -> np.ndarray:
+    """Each candidate's share of the weighted vote of the nearest exemplars (see the module docstring).
+
+    ``sims``: cosine to every exemplar; ``order``: :func:`neighbour_order`; ``labels``: (exemplars, candidates)
+    booleans, acceptable or not; ``usable``: exemplars that may vote (not left out)."""
+    import numpy as np
+
+    relevant = usable & labels.any(axis=1)
+    top = order[relevant[order]][:K_NEIGHBOURS]
+    if top.size == 0:
+        return np.zeros(labels.shape[1])
+    w = np.exp((sims[top] - sims[top].max()) / TEMPERATURE)
+    return (w[:, None] * labels[top]).sum(axis=0) / w.sum()
+
+
+def feature_names(tools: Sequence[str]) -> list[str]:
+    """The scorer's features for a model whose exemplars name ``tools``."""
+    return [*FEATURES, *(f"{t}*{r}" for t in tools for r in RELATIONS)]
+
+
+def relation_values(relation: Relation) -> list[float]:
+    r = relation
+    return [float(r.extractive), r.overlap, float(r.language_shift), r.length_ratio / 6, r.edit_similarity]
+
+
+def candidate_rows(
+    votes: np.ndarray,
+    description_cos: np.ndarray,
+    specs: Sequence[ToolSpec],
+    new: Sequence[bool],
+    shape: str,
+    relation: Relation,
+    tools: Sequence[str],
+) -> np.ndarray:
+    """The feature rows (candidates, len(feature_names(tools))) of one query's eligible tools."""
+    import numpy as np
+
+    rel = description_cos - description_cos.max()
+    rows = np.zeros((len(specs), len(FEATURES) + len(tools) * len(RELATIONS)))
+    fits = SHAPE_FORMATS.get(shape, frozenset())
+    values = relation_values(relation)
+    column = {t: len(FEATURES) + i * len(RELATIONS) for i, t in enumerate(tools)}
+    for i, spec in enumerate(specs):
+        rows[i, 0] = 0.0 if new[i] else votes[i]
+        rows[i, 1] = float(new[i])
+        rows[i, 2] = rel[i]
+        rows[i, 3] = rel[i] if new[i] else 0.0
+        rows[i, 4] = float(bool({f.lower() for f in spec.answer_formats} & fits))
+        rows[i, 5] = float(shape != "none" and needs_reference(spec) != "none")
+        rows[i, 6 + KINDS.index(str(spec.kind))] = 1.0
+        if not new[i] and spec.name in column:
+            rows[i, column[spec.name] : column[spec.name] + len(RELATIONS)] = values
+    return rows
+
+
+def _softmax(z: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    z = np.where(mask, z, -np.inf)
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.where(mask, np.exp(z), 0.0)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def fit_weights(
+    x: np.ndarray, mask: np.ndarray, y: np.ndarray, start: np.ndarray | None = None
+) -> np.ndarray:
+    """Weights maximising the likelihood that the choice is acceptable (L2-penalised). ``x``: feature rows
+    (queries, candidates, features), padded; ``mask``: real candidates; ``y``: acceptable ones (at least one
+    per query). ``start``: initial weights (the optimum does not depend on them; a near one saves steps).
+
+    The loss is ``mean(-log sum_{acceptable} p) + L2 |w|^2``, minimised by L-BFGS (10 pairs) with a
+    backtracking line search: deterministic."""
+    import numpy as np
+
+    n, d = x.shape[0], x.shape[2]
+
+    def loss_grad(w: np.ndarray) -> tuple[float, np.ndarray]:
+        p = _softmax(x @ w, mask)
+        acc = np.where(y, p, 0.0)
+        mass = acc.sum(axis=1)
+        q = acc / mass[:, None]  # posterior over the acceptable choices
+        grad = np.einsum("nc,ncd->d", p - q, x) / n + 2 * L2 * w
+        return float(-np.log(mass + 1e-300).mean() + L2 * w @ w), grad
+
+    w = np.zeros(d) if start is None else np.array(start, dtype=float)
+    f, g = loss_grad(w)
+    pairs: list[tuple[np.ndarray, np.ndarray, float]] = []
+    for _ in range(STEPS):
+        # Two-loop recursion: direction = -H g from the stored curvature pairs.
+        direction = -g.copy()
+        alphas = []
+        for s_k, y_k, rho in reversed(pairs):
+            a = rho * float(s_k @ direction)
+            alphas.append(a)
+            direction -= a * y_k
+        if pairs:
+            s_k, y_k, _ = pairs[-1]
+            direction *= float(s_k @ y_k) / float(y_k @ y_k)
+        for (s_k, y_k, rho), a in zip(pairs, reversed(alphas), strict=True):
+            direction += s_k * (a - rho * float(y_k @ direction))
+        slope = float(g @ direction)
+        if slope >= 0:  # not a descent direction: restart from the gradient
+            pairs.clear()
+            direction, slope = -g, -float(g @ g)
+        t = 1.0
+        while True:
+            w_new = w + t * direction
+            f_new, g_new = loss_grad(w_new)
+            if f_new <= f + 1e-4 * t * slope or t < 1e-8:
+                break
+            t /= 2
+        s_k, y_k = w_new - w, g_new - g
+        if float(s_k @ y_k) > 1e-12:
+            pairs.append((s_k, y_k, 1.0 / float(s_k @ y_k)))
+            pairs = pairs[-10:]
+        done = f - f_new < 1e-8 and float(np.abs(g_new).max()) < 1e-4
+        w, f, g = w_new, f_new, g_new
+        if done:
+            break
+    return w
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-4), 1 - 1e-4)
+    return math.log(p / (1 - p))
+
+
+def fit_platt(p_top: Sequence[float], correct: Sequence[bool]) -> tuple[float, float]:
+    """(a, b) with P(correct) = sigmoid(a · logit(p_top) + b), by Newton's method on the log loss."""
+    a, b = 1.0, 0.0
+    xs = [_logit(p) for p in p_top]
+    ys = [1.0 if c else 0.0 for c in correct]
+    if not xs or len(set(ys)) < 2:
+        rate = (sum(ys) + 1) / (len(ys) + 2)
+        return 0.0, _logit(rate)
+    for _ in range(50):
+        ga = gb = haa = hab = hbb = 0.0
+        for x, y in zip(xs, ys, strict=True):
+            s = 1 / (1 + math.exp(-(a * x + b)))
+            ga += (s - y) * x
+            gb += s - y
+            h = s * (1 - s)
+            haa += h * x * x + 1e-6
+            hab += h * x
+            hbb += h + 1e-6
+        det = haa * hbb - hab * hab
+        if det <= 0:
+            break
+        da, db = (hbb * ga - hab * gb) / det, (haa * gb - hab * ga) / det
+        a, b = a - da, b - db
+        if abs(da) + abs(db) < 1e-9:
+            break
+    return a, b
+
+
+def calibration_error(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10) -> dict[str, Any]:
+    """Expected calibration error over equal-width confidence bins, with the reliability table."""
+    n = len(confidence)
+    table = []
+    ece = 0.0
+    for k in range(bins):
+        lo, hi = k / bins, (k + 1) / bins
+        idx = [i for i, c in enumerate(confidence) if lo <= c < hi or (k == bins - 1 and c == 1.0)]
+        if not idx:
+            continue
+        conf = sum(confidence[i] for i in idx) / len(idx)
+        acc = sum(1 for i in idx if correct[i]) / len(idx)
+        ece += len(idx) / n * abs(conf - acc)
+        table.append(
+            {
+                "bin": f"{lo:.1f}-{hi:.1f}",
+                "n": len(idx),
+                "confidence": round(conf, 4),
+                "accuracy": round(acc, 4),
+            }
+        )
+    brier = sum((c - (1.0 if ok else 0.0)) ** 2 for c, ok in zip(confidence, correct, strict=True)) / max(
+        1, n
+    )
+    return {"ece": round(ece, 4), "brier": round(brier, 4), "bins": table}
+
+
+@dataclass(slots=True)
+class ScorerModel:
+    """Fitted weights, the Platt map and the rule paths' held-out rates; plain data (``to_dict``)."""
+
+    weights: list[float]
+    tools: list[str] = field(default_factory=list)
+    """The tools the exemplars name (the per-tool features' order)."""
+    platt: tuple[float, float] = (1.0, 0.0)
+    path_rates: dict[str, list[int]] = field(default_factory=dict)
+    """Decision path -> [right, total] on held-out folds (``rule:none_fit``, ``rule:only_tool``, ...)."""
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def probabilities(self, rows: np.ndarray) -> np.ndarray:
+        import numpy as np
+
+        return _softmax(rows @ np.asarray(self.weights), np.ones(len(rows), dtype=bool))
+
+    def confidence(self, p_top: float) -> float:
+        a, b = self.platt
+        return 1 / (1 + math.exp(-(a * _logit(p_top) + b)))
+
+    def path_confidence(self, path: str) -> float:
+        right, total = self.path_rates.get(path, [0, 0])
+        return (right + 1) / (total + 2)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"features": feature_names(self.tools), "weights": list(self.weights), "tools": list(self.tools),
+                "platt": list(self.platt), "path_rates": dict(self.path_rates), "info": dict(self.info)}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ScorerModel:
+        tools = [str(t) for t in d.get("tools", [])]
+        if list(d.get("features", [])) != feature_names(tools) or len(d["weights"]) != len(
+            feature_names(tools)
+        ):
+            raise ValueError("scorer model was fitted with other features")
+        a, b = d.get("platt", (1.0, 0.0))
+        return cls([float(w) for w in d["weights"]], tools, (float(a), float(b)), dict(d.get("path_rates", {})),
+                   dict(d.get("info", {})))  # fmt: skip

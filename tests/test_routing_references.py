@@ -1,0 +1,86 @@
+"""Reference shapes and the reference's relation to its query, on references as datasets shape them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rlar.routing import RoutingQuery
+from rlar.tasks.references import answer_strings, reference_relation, reference_shape, text_language
+
+HUMANEVAL_TEST = "def check(candidate):\n    assert candidate(2) == 4\n"
+
+
+@pytest.mark.parametrize(
+    ("reference", "metadata", "shape"),
+    [
+        (None, {}, "none"), ("", {}, "none"), ("  \n", {}, "none"), ([], {}, "none"), ([""], {}, "none"),
+        ("assert f(1) == 2\nassert f(2) == 3", {}, "code_tests"),
+        (["assert f(1) == 2"], {}, "code_tests"),
+        (HUMANEVAL_TEST, {"entry_point": "f"}, "code_tests"),
+        (json.dumps({"inputs": ["1\n"], "outputs": ["2\n"]}), {}, "code_tests"),
+        ({"public_tests": {"input": ["1\n"], "output": ["2\n"]}}, {}, "code_tests"),
+        ("Tom has 3. He buys 4.\n#### 7", {}, "number"), ("1,250", {}, "number"), ("$4.99", {}, "number"),
+        ("25%", {}, "number"), ("3/8", {}, "number"), (8.0, {}, "number"), (["1867", "July 1, 1867"], {}, "number"),
+        ("\\frac{1}{3}", {}, "number"), ("(-2, 2)", {}, "math"), ("3, -3", {}, "math"), ("x^2+2x+1", {}, "math"),
+        ("so $x = \\boxed{4}$.", {}, "math"),
+        ("B", {}, "choice"), ("(C)", {}, "choice"), (True, {}, "label"), ("false", {}, "label"),
+        ("SELECT count(*) FROM singer", {}, "program"), ("os.path.exists(path)", {}, "program"),
+        ({"text": ["Denver Broncos"], "answer_start": [177]}, {}, "short_text"),
+        ({"value": "Canberra", "aliases": ["Canberra, Australia"]}, {}, "short_text"),
+        ("2021-03-04", {}, "short_text"), ("Die Regierung kündigte neue Maßnahmen an.", {}, "text"),
+        ({"best_answer": "No", "correct_answers": [], "incorrect_answers": []}, {}, "structured"),
+        ({"name": "Dana", "age": 34}, {}, "structured"),
+    ],
+)  # fmt: skip
+def test_shapes(reference: object, metadata: dict[str, object], shape: str) -> None:
+    assert reference_shape(reference, metadata) == shape
+
+
+def test_a_test_string_without_its_entry_point_is_not_runnable_tests() -> None:
+    assert reference_shape(HUMANEVAL_TEST) != "code_tests"
+
+
+def test_answer_strings_read_qa_datasets_shapes() -> None:
+    assert answer_strings({"text": ["Paris", "paris"], "answer_start": [0, 0]}) == ["Paris", "paris"]
+    assert answer_strings({"value": "Fe", "aliases": ["Iron"]}) == ["Fe", "Iron"]
+    assert answer_strings(["a", 1]) == ["a", "1"] and answer_strings({"x": 1}) is None
+
+
+def test_the_relation_of_an_answer_to_its_query() -> None:
+    wmt = reference_relation(
+        "Das Spiel wurde wegen starken Regens verschoben.",
+        "Translate to German: The match was postponed because of heavy rain.",
+    )
+    assert wmt.language_shift and not wmt.extractive and wmt.overlap < 0.2
+    squad = reference_relation(
+        {"text": ["Denver Broncos"]}, "Context: The Denver Broncos won. Question: who won?"
+    )
+    assert squad.extractive and squad.overlap == 1.0 and not squad.language_shift
+    gec = reference_relation("She doesn't like apples.", "Fix the grammar: She don't like apples.")
+    assert gec.edit_similarity > 0.8 and -1 < gec.length_ratio < 0
+    assert reference_relation(None, "anything") == reference_relation("", "x") == reference_relation("a", "")
+    assert text_language("Die Katze ist nicht auf dem Tisch und das ist gut.") == "de"
+    assert text_language("The cat is not on the table, and that is fine.") == "en"
+    assert text_language("Зима в Москве была очень холодной.") == "cyrillic" and text_language("123") == ""
+
+
+def test_features_and_signatures_are_per_query() -> None:
+    def q(**kw: object) -> RoutingQuery:
+        return RoutingQuery.from_record({"task": "mixed", "query": "Solve it.", "description": "d", **kw})
+
+    numeric, tests, empty, none = q(reference="42"), q(reference="assert f(1) == 1"), q(reference=""), q()
+    assert numeric.features().reference_shape == "number" and tests.features().reference_shape == "code_tests"
+    assert empty.features().reference_free and empty.signature() == none.signature()
+    assert len({numeric.signature(), tests.signature(), none.signature()}) == 3
+    assert q(reference="43").signature() == numeric.signature(), "alike queries share one decision"
+    with_rules = q(query="List three fruits in exactly three bullet points.")
+    assert with_rules.features().constraints and with_rules.signature() != none.signature()
+    answered = q(query="List three fruits in exactly three bullet points.", reference="- a\n- b\n- c")
+    assert answered.features().key()["constraints"] == "", "with a reference the constraints do not split"
+    chat = RoutingQuery.from_record({"task": "c", "query": [{"role": "system", "content": "Be Sherlock."},
+                                                            {"role": "user", "content": "Deduce."}]})  # fmt: skip
+    assert chat.query == "Deduce." and chat.features().system and chat.features().turns == 1
+    text = numeric.features().describe()
+    assert "reference shape: a number" in text and "constraints" in text
