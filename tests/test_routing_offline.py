@@ -94,6 +94,16 @@ async def test_factual_questions_route_by_their_reference(agent: OfflineAgent) -
     )
 
 
+async def test_a_numeric_answer_its_query_happens_to_hold_is_still_checked_as_mathematics(
+    agent: OfflineAgent,
+) -> None:
+    """ "0+0=" holds its answer "0" and "3+3=" does not: both are numbers, routed alike (whichever arrives first
+    decides the kind's route)."""
+    for query, ref in [("0+0=", "0"), ("3+3=", "6"), ("What is 1 times 1?", "1"), ("Which is larger, 5 or 3?", "5"),
+                       ("Halve 10, then add 0.", "5"), ("Round 2.5 down.", "2")]:  # fmt: skip
+        assert chosen(await route(agent, q(task="sums", query=query, reference=ref))) == "math_verify", query
+
+
 async def test_constraints_written_in_free_text_without_a_reference_ask_for_a_verifier(
     agent: OfflineAgent,
 ) -> None:

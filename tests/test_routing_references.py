@@ -7,7 +7,8 @@ import json
 import pytest
 
 from rlar.routing import RoutingQuery
-from rlar.tasks.references import answer_strings, reference_relation, reference_shape, text_language
+from rlar.routing.query import RELATION_SHAPES
+from rlar.tasks.references import Relation, answer_strings, reference_relation, reference_shape, text_language
 
 HUMANEVAL_TEST = "def check(candidate):\n    assert candidate(2) == 4\n"
 
@@ -84,3 +85,39 @@ def test_features_and_signatures_are_per_query() -> None:
     assert chat.query == "Deduce." and chat.features().system and chat.features().turns == 1
     text = numeric.features().describe()
     assert "reference shape: a number" in text and "constraints" in text
+
+
+@pytest.mark.parametrize(
+    ("held", "apart"),
+    [
+        (("0+0=", "0"), ("3+3=", "6")),  # arithmetic whose answer happens to be in the query
+        (("What is 1 times 1?", "1"), ("What is 2 times 3?", "6")),
+        (("Which is larger, 5 or 3?", "5"), ("What is 5 minus 3?", "2")),
+        (
+            ("Pick one. (A) cat (B) dog. Which one barks?", "B"),
+            ("Which animal purrs?\nA. dog\nB. fish\nC. cat", "C"),
+        ),
+        (
+            ("Simplify \\frac{2}{4} to \\frac{1}{2}.", "\\frac{1}{2}"),
+            ("Simplify \\frac{3}{9}.", "\\frac{1}{3}"),
+        ),
+        (("Is it true that 2 > 1? Answer true or false.", "true"), ("Is 1 > 2?", "false")),
+    ],
+)
+def test_numbers_letters_and_latex_are_read_alike_whatever_their_query_holds(
+    held: tuple[str, str], apart: tuple[str, str]
+) -> None:
+    """The router reads the reference's relation to the query only for answer texts: a number, letter, label or
+    LaTeX answer that occurs in its query by coincidence is read as one that does not (the scorer reads no more
+    of it than the cache key does)."""
+    a, b = (
+        RoutingQuery.from_record({"task": "t", "query": qq, "reference": r}).features()
+        for qq, r in (held, apart)
+    )
+    assert a.reference_shape == b.reference_shape and a.reference_shape not in RELATION_SHAPES
+    assert a.relation == b.relation == Relation() and a.key() == b.key()
+    assert "copied from the query" not in a.describe()
+    text = RoutingQuery.from_record(
+        {"task": "t", "query": "Where is the Louvre? It is in Paris.", "reference": "Paris"}
+    )
+    assert text.features().relation.extractive and text.features().key()["relation"] == [True, False]

@@ -16,7 +16,10 @@ what the task declares: domain, type, answer format, description, data source �
 - ``metadata_keys``: the record's metadata keys (a tool that reads a key such as ``format_rules`` is
   configured by the record itself);
 - ``relation`` (:func:`rlar.tasks.references.reference_relation`): how the reference answer relates to the
-  query — copied from it, word overlap, another language, relative length, an edited copy.
+  query — copied from it, word overlap, another language, relative length, an edited copy — for answer texts
+  only (:data:`RELATION_SHAPES`). A number, a letter, a label or a LaTeX answer shares digits or symbols with
+  its query by coincidence ("0+0=" holds its answer "0", "3+3=" does not), so for them the relation is left
+  empty: such queries are routed alike whatever they share with their query, by the scorer as by the key.
 
 ``signature()`` is the cache key: a hash of what the task declares plus ``QueryFeatures.key()``. Queries of one
 task that differ in reference shape, form or (reference-free) constraints get their own decision; queries that
@@ -37,7 +40,10 @@ from rlar.tasks.base import query_text
 from rlar.tasks.constraints import canonical, constraints_key, extract_constraints, from_metadata
 from rlar.tasks.references import Relation, reference_relation, reference_shape
 
-__all__ = ["QueryFeatures", "RoutingQuery"]
+__all__ = ["RELATION_SHAPES", "QueryFeatures", "RoutingQuery"]
+
+RELATION_SHAPES = frozenset({"short_text", "text", "program"})
+"""The reference shapes (answer texts) whose relation to the query the router reads."""
 
 _OPTION = re.compile(r"(?m)(?:^|\s)(?:\([A-E]\)|[A-E][).:])\s*\S")
 _OPTION_HEADER = re.compile(r"\b(?:options|choices|answer choices)\s*:", re.IGNORECASE)
@@ -90,8 +96,8 @@ class QueryFeatures:
             "system": self.system,
             "scripts": list(self.scripts),
             "metadata_keys": list(self.metadata_keys),
-            # For answer texts: copied from the query, or in another language (numbers, letters and tests are
-            # routed alike whatever they share with their query).
+            # For answer texts: copied from the query, or in another language (the relation of other shapes is
+            # empty: see the module docstring).
             "relation": [self.relation.extractive, self.relation.language_shift] if answer_text else [],
         }
 
@@ -114,11 +120,7 @@ class QueryFeatures:
         return "\n".join(
             [
                 f"reference shape: {_SHAPE_WORDS.get(self.reference_shape, self.reference_shape)}",
-                *(
-                    [f"reference vs query: {relation}"]
-                    if self.reference_shape not in ("none", "code_tests", "structured")
-                    else []
-                ),
+                *([f"reference vs query: {relation}"] if self.reference_shape in RELATION_SHAPES else []),
                 f"query form: {'; '.join(form) or 'plain text'}",
                 f"checkable constraints read from the description and the query: {cons}",
                 f"metadata keys: {', '.join(self.metadata_keys) or '-'}",
@@ -200,8 +202,9 @@ class RoutingQuery:
         text = self.query
         roles = [str(m.get("role", "")) for m in self.messages or [] if isinstance(m, Mapping)]
         turns = roles.count("user") if roles else max(1, len(re.findall(r"(?m)^\s*Human:", text)))
+        shape = reference_shape(self.reference, self.metadata)
         return QueryFeatures(
-            reference_shape=reference_shape(self.reference, self.metadata),
+            reference_shape=shape,
             constraints=tuple(
                 canonical(
                     [*extract_constraints(f"{self.description}\n{text}"), *from_metadata(self.metadata)]
@@ -213,7 +216,7 @@ class RoutingQuery:
             system="system" in roles,
             scripts=_scripts(text),
             metadata_keys=tuple(sorted(str(k) for k in self.metadata)),
-            relation=reference_relation(self.reference, text),
+            relation=reference_relation(self.reference, text) if shape in RELATION_SHAPES else Relation(),
         )
 
     def declared(self) -> dict[str, str]:

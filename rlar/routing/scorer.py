@@ -16,7 +16,8 @@ For a query and each tool the rules leave eligible, a row of features (:data:`FE
 - ``<tool>*<relation>``: for each tool some exemplar names (the model's ``tools``), the reference's relation
   to the query (:class:`rlar.tasks.references.Relation`: copied from it, word overlap, another language,
   relative length, an edited copy) when the candidate is that tool — so that, say, an answer in another
-  language than its query can favour one metric over another.
+  language than its query can favour one metric over another. Only answer texts have a relation
+  (:data:`rlar.routing.query.RELATION_SHAPES`); for numbers, letters, labels and LaTeX these are zero.
 
 The score is ``weights · row``; probabilities are its softmax over the eligible tools. The weights are fitted
 (:func:`fit_weights`: maximum likelihood that the choice is an acceptable tool, L2-penalised, deterministic) on exemplars whose neighbours exclude their own benchmark type, so the fit sees the situation

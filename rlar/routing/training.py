@@ -56,7 +56,7 @@ __all__ = ["HeldOutRoute", "Trainer", "build_model", "describe", "fingerprint", 
 log = logging.getLogger(__name__)
 
 Embed = Callable[[list[str]], list[list[float]]]
-METHOD_VERSION = "knn-choice-v1"
+METHOD_VERSION = "knn-choice-v2"  # v2: relation features for answer texts only
 
 
 @dataclass(slots=True)
