@@ -52,8 +52,11 @@ def _group(tag: str, p: int, g: int) -> SampleGroup:
                                                text="12345678") for i in range(g)])  # fmt: skip
 
 
-async def _bus_path(url: str, n_prompts: int, g: int, batch_prompts: int) -> float:
+async def _bus_path(url: str, n_prompts: int, g: int, batch_prompts: int, metrics: Any = None) -> float:
+    """Seconds for ``n_prompts`` groups. ``metrics`` (an ``rlar.observe.prom.ActorMetrics``): also call the
+    actors' Prometheus hooks where they do (``bench/tracking_overhead.py --hooks`` compares)."""
     bus = await Bus.connect(NatsConfig(url=url), name="bench-bus-overhead")
+    bus.observer = metrics
     await ensure_topology(bus.js, declare(topology.TopologyConfig()))
     tag = f"b{int(time.time())}"
     done = asyncio.Event()
@@ -64,6 +67,9 @@ async def _bus_path(url: str, n_prompts: int, g: int, batch_prompts: int) -> flo
         reward = RewardGroup(prompt_id=req.prompt_id, generation=req.generation, task=req.task, tool=EXACT.tool,
                              tool_version=EXACT.version, weight=EXACT.weight,
                              items=[ScoredItem(index=it.index, status="ok", score=1.0) for it in req.items])  # fmt: skip
+        if metrics is not None:
+            for _ in reward.items:
+                metrics.reward(EXACT.tool, "ok", 0.001)
         await bus.js_publish_many([
             (subjects.rewards(req.task), data, f"{req.prompt_id}/{req.generation}/{EXACT.tool}#{part.items[0].index}")
             for part, data in encode_parts(reward, "items", bus.max_payload)
@@ -75,6 +81,10 @@ async def _bus_path(url: str, n_prompts: int, g: int, batch_prompts: int) -> flo
         if len(msgs) == 2:
             await asyncio.gather(*(bus.ack(m) for m in held.pop(prompt_id)))
             finished["groups"] += 1
+            if metrics is not None and finished["groups"] % 8 == 0:  # a learner step of 8 groups
+                metrics.learner_step(
+                    {"step_s": 0.2, "samples": 8 * g, "staleness_hist": {"0": 6 * g, "1": 2 * g}}
+                )
             if finished["groups"] >= n_prompts:
                 done.set()
 
@@ -97,6 +107,8 @@ async def _bus_path(url: str, n_prompts: int, g: int, batch_prompts: int) -> flo
         out: list[tuple[str, bytes, str]] = []
         for p in range(start, min(n_prompts, start + batch_prompts)):
             grp = _group(tag, p, g)
+            if metrics is not None:
+                metrics.samples(grp.task, g)
             key = f"{grp.prompt_id}/{grp.generation}"
             out += [(subjects.samples("arith"), data, f"{key}#{part.completions[0].index}")
                     for part, data in encode_parts(grp, "completions", limit)]  # fmt: skip

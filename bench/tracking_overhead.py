@@ -10,6 +10,15 @@ tracking, progress bar, supervisor). Prints one line per run, then one JSON line
 interval and update time over its runs, and their ratio to ``off``.
 
     python bench/tracking_overhead.py --config deploy/configs/demo.toml --steps 30 --repeats 2
+
+``--hooks``: instead, the cost of the actors' Prometheus hooks (:class:`rlar.observe.prom.ActorMetrics`) on
+the per-sample message path of ``bench/bus_overhead.py`` (rollout publish, reward worker, learner acks on real
+durables, one process, an embedded nats-server): the same path with the hooks off (no ``[metrics] port``,
+the default) and on (every pulled message, reward result, sample and learner step reported), alternated
+``--repeats`` times; prints the median ms per sample of each (wall, and CPU of the bench process — where the
+hooks run; it is less disturbed by other load on the machine) and their ratio.
+
+    python bench/tracking_overhead.py --hooks --samples 4096 --repeats 5
 """
 
 from __future__ import annotations
@@ -44,6 +53,36 @@ def _run(config: str, steps: int, report_to: list[str], out: Path, extra: list[s
             "driver_cpu_s": observed.get("driver_cpu_s")}  # fmt: skip
 
 
+def _hooks(samples: int, repeats: int) -> None:
+    import asyncio
+
+    from bus_overhead import _bus_path  # a sibling script: bench/ is on sys.path as the script's directory
+
+    from bus.embedded import serve
+    from rlar.observe.prom import ActorMetrics
+
+    g, batch_prompts = 8, 8
+    n_prompts = max(1, samples // g)
+    per: dict[str, dict[str, list[float]]] = {"off": {"wall": [], "cpu": []}, "on": {"wall": [], "cpu": []}}
+    with tempfile.TemporaryDirectory(prefix="rlar-bench-hooks-") as tmp, serve("embedded", tmp) as url:
+        for rep in range(repeats):
+            for arm in ("off", "on"):
+                metrics = ActorMetrics("bench") if arm == "on" else None
+                cpu0 = time.process_time()
+                wall = asyncio.run(_bus_path(url, n_prompts, g, batch_prompts, metrics))
+                cpu = time.process_time() - cpu0
+                per[arm]["wall"].append(1000 * wall / (n_prompts * g))
+                per[arm]["cpu"].append(1000 * cpu / (n_prompts * g))
+                print(f"{arm:>3} #{rep}: {per[arm]['wall'][-1]:.4f} ms/sample wall, {per[arm]['cpu'][-1]:.4f} ms/sample"
+                      " CPU of this process", flush=True)  # fmt: skip
+    med = {arm: {k: statistics.median(v) for k, v in d.items()} for arm, d in per.items()}
+    print(json.dumps({"bench": "metric_hooks", "samples": n_prompts * g, "repeats": repeats,
+                      "off_ms_per_sample": {k: round(v, 4) for k, v in med["off"].items()},
+                      "on_ms_per_sample": {k: round(v, 4) for k, v in med["on"].items()},
+                      "on_ratio": {k: round(med["on"][k] / med["off"][k], 3) for k in ("wall", "cpu")},
+                      "runs": per}))  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", default="deploy/configs/demo.toml")
@@ -53,7 +92,12 @@ def main() -> None:
     ap.add_argument("--arms", default="tensorboard;tensorboard,wandb,mlflow",
                     help="';'-separated backend lists compared with no tracking")  # fmt: skip
     ap.add_argument("--set", action="append", default=[], help="more config overrides for every run")
+    ap.add_argument("--hooks", action="store_true", help="measure the actors' Prometheus hooks instead")
+    ap.add_argument("--samples", type=int, default=4096, help="--hooks: samples per run")
     a = ap.parse_args()
+    if a.hooks:
+        _hooks(a.samples, a.repeats)
+        return
     arms: dict[str, list[str]] = {"off": []}
     arms.update({s: s.split(",") for s in a.arms.split(";") if s})
     runs: dict[str, list[dict[str, Any]]] = {k: [] for k in arms}
