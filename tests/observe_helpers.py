@@ -95,7 +95,7 @@ async def publish_run(
             "reward_mean": sum(sum(v) for v in per_task.values()) / max(1, sum(len(v) for v in per_task.values())),
             "staleness_hist": {"0": 8, "1": 4}, "staleness_max": 1, "t_start": 1.0, "t_end": 2.0,
             **{f"reward/{t}": sum(v) / len(v) for t, v in per_task.items() if v},
-            f"tools/{TASKS[0]}": {"math_verify v1": {"ok": 3, "abstain": 1, "error": 0, "score_sum": 1.5}},
+            "tools": {t: [f"{TOOLS[t][0]} v1"] for t in TASKS},
         }  # fmt: skip
         for t in TASKS:
             if f"reward/{t}" in values:

@@ -67,9 +67,7 @@ def _run_dir(tmp: Path, steps: int, tasks: list[str], *, seed: int = 0) -> Path:
             for task in tasks:
                 if rng.random() < 0.8:
                     rec[f"reward/{task}"] = rng.random()
-                    rec[f"tools/{task}"] = {
-                        "math_verify v1": {"ok": 3, "abstain": 1, "error": 0, "score_sum": 2.0}
-                    }
+                    rec[f"abstain/{task}"] = 0.25
             f.write(json.dumps(rec) + "\n")
             t += 2.0
         f.write(
@@ -172,9 +170,10 @@ def test_the_report_is_one_self_contained_file_with_every_section(
     for word in ("built-in", "synthesized", "retrieved", "quarantined", "good < bad on 3 probes", "count the vowels",
                  "rollout-0 exited", "not valid MessagePack"):  # fmt: skip
         assert word in body, word
-    # per task, the tools that scored it: the learner's counts, else summary.json's description
-    assert ("math_verify v1 (built-in): " in body) == (steps > 0)
-    assert ("vowel_free v2 (synthesised v2): steps 7" in body) == (steps == 0)
+    # per task, the tools that scored it (summary.json) and the abstained share (metrics.jsonl)
+    assert "vowel_free v2 (synthesised v2): steps 7" in body
+    abstained = re.findall(r'<td class="n">[^<]*</td><td class="n">([^<]*)</td><td>[^<]*vowel_free', text)
+    assert abstained == (["0.250"] * len(tasks) if steps else ["–"] * len(tasks))
     charts = [a for t, a in doc.tags if t == "svg"]
     assert len(charts) >= (1 + len(tasks) if steps else 1)
     if steps > 1:

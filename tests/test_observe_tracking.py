@@ -90,7 +90,7 @@ async def test_tensorboard_event_files_hold_every_metric_table_and_histogram(
     assert max(abstain) > 0 and all(0 <= a <= 1 for a in abstain)
     lat = acc.Scalars("tool/chrf v1/latency_mean_s")
     assert len(lat) == STEPS and 0 < lat[0].value < 0.06
-    assert "tools/arith/math_verify v1/abstain_rate" in tags["scalars"]
+    assert not any(t.startswith("tools") for t in tags["scalars"])  # the routes are no scalar
     assert acc.Scalars("bus/dead_letters")[-1].value == 1
     # staleness histogram: 8 samples at lag 0, 4 at lag 1
     hist = acc.Histograms("learner/staleness")[0].histogram_value

@@ -147,17 +147,6 @@ def _tasks(records: list[dict[str, Any]]) -> list[str]:
     return sorted({k.split("/", 1)[1] for r in records for k in r if k.startswith("reward/")})
 
 
-def _task_tools(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
-    out: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(float)))
-    for r in records:
-        for key, tools in r.items():
-            if key.startswith("tools/") and isinstance(tools, dict):
-                for tool, c in tools.items():
-                    for k, v in (c or {}).items():
-                        out[key.split("/", 1)[1]][tool][k] += float(v or 0)
-    return out
-
-
 def _first_last(values: list[float], n: int = 10) -> tuple[float, float] | None:
     w = min(n, len(values) // 2)
     if w < 1:
@@ -225,36 +214,29 @@ def _origin_index(tools: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def _per_task(records: list[dict[str, Any]], tools: list[dict[str, Any]], summary: dict[str, Any]) -> str:
-    """Reward first → last per task and the tools that scored it: the learner's per-step counts when it wrote
-    them (``tools/<task>``), else the ``tasks`` part of ``summary.json``, whatever fields it has."""
+    """Reward first → last per task, the abstained share, and the tools that scored it (the ``tasks`` part of
+    ``summary.json``, :mod:`rlar.tool_summary`: tool, version, origin, steps, shadow)."""
     origins = _origin_index(tools)
-    usage = _task_tools(records)
     tasks_part = summary.get("tasks")
     described: dict[str, Any] = tasks_part if isinstance(tasks_part, dict) else {}
     rows = []
-    for task in sorted({*_tasks(records), *usage, *described}):
+    for task in sorted({*_tasks(records), *described}):
         vals = [float(r[f"reward/{task}"]) for r in records if r.get(f"reward/{task}") is not None]
         abst = [float(r[f"abstain/{task}"]) for r in records if r.get(f"abstain/{task}") is not None]
         fl = _first_last(vals)
         used = []
-        for tool, c in sorted(usage.get(task, {}).items()):
-            calls = c["ok"] + c["abstain"] + c["error"]
-            mean = c["score_sum"] / c["ok"] if c["ok"] else None
-            used.append(f"{esc(tool)} <span class='muted'>({esc(origins.get(tool, '?'))})</span>: {int(calls)} calls, "
-                        f"{int(c['abstain'])} abstain, {int(c['error'])} error, mean {num(mean)}")  # fmt: skip
-        if not used:
-            for t in (described.get(task) or {}).get("tools", []) or []:
-                if not isinstance(t, dict):
-                    continue
-                name = f"{t.get('tool', t.get('name', '?'))} v{t.get('version', '?')}"
-                rest = ", ".join(f"{esc(k)} {num(v)}" for k, v in t.items() if k not in ("tool", "name", "version",
-                                                                                        "origin"))  # fmt: skip
-                used.append(f"{esc(name)} <span class='muted'>({esc(t.get('origin') or origins.get(name, '?'))})"
-                            f"</span>{': ' + rest if rest else ''}")  # fmt: skip
+        for t in (described.get(task) or {}).get("tools", []) or []:
+            if not isinstance(t, dict):
+                continue
+            name = f"{t.get('tool', t.get('name', '?'))} v{t.get('version', '?')}"
+            rest = ", ".join(f"{esc(k)} {num(v)}" for k, v in t.items() if k not in ("tool", "name", "version",
+                                                                                    "origin"))  # fmt: skip
+            used.append(f"{esc(name)} <span class='muted'>({esc(t.get('origin') or origins.get(name, '?'))})"
+                        f"</span>{': ' + rest if rest else ''}")  # fmt: skip
         rows.append([esc(task), len(vals), num(fl[0]) if fl else "–", num(fl[1]) if fl else "–",
                      num(fl[1] - fl[0]) if fl else "–", num(sum(abst) / len(abst)) if abst else "–",
                      "<br>".join(used) or "–"])  # fmt: skip
-    return table(["task", "steps", "reward first", "reward last", "Δ", "abstained", "tools (origin): usage"], rows,
+    return table(["task", "steps", "reward first", "reward last", "Δ", "abstained", "tools (origin)"], rows,
                  {1, 2, 3, 4, 5})  # fmt: skip
 
 

@@ -5,8 +5,7 @@
 and reward, routing decisions, tool registrations and requests, events and dead letters as they go over
 the bus, and logs at the learner's step:
 
-- every numeric learner metric (``learner/<name>``; ``reward/<task>`` and ``signal/<task>`` as they are;
-  ``tools/<task>/<tool vN>/{calls,abstain_rate,error_rate,mean}`` from the learner's per-task tool counts);
+- every numeric learner metric (``learner/<name>``; ``reward/<task>`` and ``abstain/<task>`` as they are);
 - the staleness histogram of the step's samples (``learner/staleness``);
 - per tool version, over the rewards published since the previous step: calls, abstain and error rate, mean
   score, mean and p95 latency (``tool/<tool vN>/…``) and a latency histogram;
@@ -57,20 +56,8 @@ def learner_scalars(values: dict[str, Any]) -> dict[str, float]:
     for k, v in values.items():
         if k in _SKIP:
             continue
-        if k.startswith("tools/") and isinstance(v, dict):
-            for tool, c in v.items():
-                if not isinstance(c, dict):
-                    continue
-                ok, ab, err = (float(c.get(x, 0) or 0) for x in ("ok", "abstain", "error"))
-                calls = ok + ab + err
-                out[f"{k}/{tool}/calls"] = calls
-                if calls:
-                    out[f"{k}/{tool}/abstain_rate"] = ab / calls
-                    out[f"{k}/{tool}/error_rate"] = err / calls
-                if ok:
-                    out[f"{k}/{tool}/mean"] = float(c.get("score_sum", 0.0) or 0.0) / ok
-        elif isinstance(v, dict):
-            continue  # staleness_hist: a histogram of its own
+        if isinstance(v, (dict, list)):
+            continue  # staleness_hist: a histogram of its own; tools: the routes, in the tables
         elif _num(v):
             name = k if "/" in k else f"learner/{k}"
             out[name] = float(v)
