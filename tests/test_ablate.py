@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -170,3 +171,6 @@ trainer = { model_dir = "{run_dir}/policy/init", micro_batch_size = 16, grpo = {
     assert (out / "comparison.png").stat().st_size > 0 and "static:exact_match" in (
         out / "comparison.md"
     ).read_text()
+    # one HTML report comparing the runs, linking each run's own report.html
+    links = re.findall(r'href="([^"]+)"', (out / "report.html").read_text())
+    assert len(links) == 2 and all((out / link).is_file() for link in links), links

@@ -1,7 +1,7 @@
 """Seeing a run: experiment tracking, the live dashboard, Prometheus metrics and the run report.
 
-- :mod:`rlar.observe.feed` — the read-only bus subscriber every observer shares (samples and rewards in
-  either wire shape, learner metrics, heartbeats, tool and routing messages, dead letters);
+- :mod:`rlar.observe.feed` — the read-only bus subscriber every observer shares (sample and reward groups,
+  learner metrics, heartbeats, tool and routing messages, dead letters);
 - :mod:`rlar.observe.tracking` (+ :mod:`~rlar.observe.backends`) — ``[train] report_to``: TensorBoard,
   Weights & Biases (offline) and MLflow through the libraries themselves;
 - :mod:`rlar.observe.state` and :mod:`rlar.observe.dashboard` — ``rlar dashboard`` / ``rlar train
