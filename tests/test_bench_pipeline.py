@@ -50,6 +50,7 @@ def test_trl_sync_and_async_ways_do_the_same_work_and_the_judge_sees_the_configu
         assert seen["calls"] >= 2 * n, (way, seen)
     for way in ("trl", "sync", "async"):
         assert doc[f"{way}_samples_per_s"] > 0
+        assert doc["cpu_s_per_step"][way] == doc[way]["cpu_s_per_step"] > 0, way
     assert doc["async_over_trl"] == pytest.approx(
         doc["async_samples_per_s"] / doc["trl_samples_per_s"], rel=0.02
     )

@@ -30,7 +30,11 @@ rollout (generate + load weights), reward (score the batch) or learner (update +
 median of its standalone time in the sync way, where nothing overlaps. ``limit = n / max(stage)``, n the
 samples per step; ``async_over_limit`` says how much of that the asynchronous way achieves (on a shared 2-core
 machine the stages compete for the same cores, so it stays below 1). Ratios reported: ``async_over_trl``,
-``async_over_sync``, ``async_over_limit`` — each from figures of the same run.
+``async_over_sync``, ``async_over_limit`` — each from figures of the same run. ``cpu_s_per_step`` per way:
+CPU seconds (user + system) of all the way's processes over the measured steps / steps — trl: its process;
+sync: this process and its tool worker; async: every actor, nats-server and this process — never the judge
+endpoint's (it stands in for a remote service). On a machine the ways do not have to themselves, it tells
+work from waiting: samples/s moves with the load, CPU per step much less.
 
 Not covered: vLLM on GPU (``--engine vllm --device cuda``, see bench/gpu.sh), several rollout or learner
 replicas, the object-store weight path (bench/weight_sync.py).
@@ -159,6 +163,24 @@ def _judge_seen(judge: Any) -> dict[str, Any] | None:
     return judge.stats() if judge is not None else None
 
 
+def _cpu_s(exclude: int | None) -> float:
+    """CPU seconds (user + system) so far of this process and every live descendant (actors, nats-server, tool
+    workers) except the process ``exclude`` (the judge endpoint: it stands in for a remote service)."""
+    import psutil
+
+    me = psutil.Process()
+    total = 0.0
+    for p in [me, *me.children(recursive=True)]:
+        if p.pid == exclude:
+            continue
+        try:
+            t = p.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += t.user + t.system
+    return total
+
+
 # --------------------------------------------------------------------------------------------- trl
 def _trl(model_dir: Path, s: PipelineSettings, spec: Any, work: Path) -> dict[str, Any]:
     try:
@@ -189,7 +211,7 @@ def _trl(model_dir: Path, s: PipelineSettings, spec: Any, work: Path) -> dict[st
 
 
 # --------------------------------------------------------------------------------------------- sync
-async def _sync(model_dir: Path, s: PipelineSettings, spec: Any) -> dict[str, Any]:
+async def _sync(model_dir: Path, s: PipelineSettings, spec: Any, judge_pid: int | None) -> dict[str, Any]:
     import torch
     from pydantic import TypeAdapter
 
@@ -209,7 +231,7 @@ async def _sync(model_dir: Path, s: PipelineSettings, spec: Any) -> dict[str, An
     async with ToolExecutor(workers=1) as ex:
         for step in range(total):
             batch = records[step * s.prompts : (step + 1) * s.prompts]
-            t0, c0 = time.perf_counter(), time.process_time()
+            t0, c0 = time.perf_counter(), _cpu_s(judge_pid)
             ids = [engine.render_prompt(r.prompt) for r in batch]
             outs = engine.generate(ids, n=s.group_size, max_new_tokens=s.max_new_tokens, temperature=1.0)
             t1 = time.perf_counter()
@@ -230,7 +252,7 @@ async def _sync(model_dir: Path, s: PipelineSettings, spec: Any) -> dict[str, An
             t4 = time.perf_counter()
             if step >= s.warmup_steps:
                 for k, v in (("gen", t1 - t0), ("reward", t2 - t1), ("train", t3 - t2), ("sync", t4 - t3),
-                             ("step", t4 - t0), ("cpu", time.process_time() - c0)):  # fmt: skip
+                             ("step", t4 - t0), ("cpu", _cpu_s(judge_pid) - c0)):  # fmt: skip
                     times[k].append(v)
                 samples += len(rows)
     engine.close()
@@ -242,7 +264,7 @@ async def _sync(model_dir: Path, s: PipelineSettings, spec: Any) -> dict[str, An
         "samples_per_s": samples / wall, "learner_idle_frac": 1 - sum(times["train"]) / wall,
         "stage_median_s": {k: round(v, 4) for k, v in med.items()},
         "pipeline_stage_s": {k: round(v, 4) for k, v in stages.items()},
-        "cpu_s_per_step": round(statistics.median(times["cpu"]), 4),  # this process (not the tool's worker)
+        "cpu_s_per_step": round(sum(times["cpu"]) / len(times["cpu"]), 4),  # this process and its tool worker
         "steps": len(times["step"]), "samples": samples, "wall_s": round(wall, 4),
     }  # fmt: skip
 
@@ -262,7 +284,9 @@ def _async_doc(s: PipelineSettings, run_dir: Path, tool: str, kind: str) -> dict
     }  # fmt: skip
 
 
-async def _async(model_dir: Path, s: PipelineSettings, work: Path, spec: Any) -> dict[str, Any]:
+async def _async(
+    model_dir: Path, s: PipelineSettings, work: Path, spec: Any, judge_pid: int | None
+) -> dict[str, Any]:
     import tomli_w
 
     from actors.supervisor import Supervisor
@@ -270,7 +294,7 @@ async def _async(model_dir: Path, s: PipelineSettings, work: Path, spec: Any) ->
     from bus.client import Bus
     from bus.config import NatsConfig
     from bus.embedded import serve
-    from bus.messages import Event
+    from bus.messages import Event, Metrics
     from bus.topology import TopologyConfig, declare, ensure_topology
     from rlar.registry import ToolRegistry
 
@@ -295,6 +319,16 @@ async def _async(model_dir: Path, s: PipelineSettings, work: Path, spec: Any) ->
                 finished.set()
 
         await bus.subscribe(subjects.events("learner"), Event, on_event)
+        cpu: dict[int, float] = {}  # learner step → CPU seconds of every process of the way when it ended
+        last_metrics = asyncio.Event()
+
+        async def on_metrics(msg: Metrics, raw: Any) -> None:
+            if msg.step >= s.warmup_steps:
+                cpu[msg.step] = _cpu_s(judge_pid)
+            if msg.step >= s.warmup_steps + s.steps:
+                last_metrics.set()
+
+        await bus.subscribe(subjects.metrics("learner"), Metrics, on_metrics)
         env = {"DS_ACCELERATOR": os.environ.get("DS_ACCELERATOR", "cpu"), "TOKENIZERS_PARALLELISM": "false"}
         actors = [("feeder", 1), ("rollout", 1), ("reward", 1), ("learner", 1)]
         sup = Supervisor(actors, nats_url=url, run_dir=run_dir, config_path=str(cfg), bus=bus, extra_env=env)
@@ -302,6 +336,8 @@ async def _async(model_dir: Path, s: PipelineSettings, work: Path, spec: Any) ->
         t0 = time.time()
         try:
             await asyncio.wait_for(finished.wait(), s.async_timeout_s)
+            # the learner publishes its last metrics before "finished": read the CPU before the actors stop
+            await asyncio.wait_for(last_metrics.wait(), 10.0)
         except TimeoutError:
             pass
         startup_to_end = time.time() - t0
@@ -320,6 +356,7 @@ async def _async(model_dir: Path, s: PipelineSettings, work: Path, spec: Any) ->
     busy = sum(r["step_s"] for r in measured)
     samples = sum(int(r["samples"]) for r in measured)
     updates = [r["tokens"] / r["tokens_per_s"] for r in measured if r.get("tokens_per_s")]
+    last = max(cpu, default=0)
     return {
         "samples_per_s": samples / wall, "learner_idle_frac": max(0.0, 1 - busy / wall),
         "steps": len(measured), "samples": samples, "wall_s": round(wall, 4), "crashes": sup.crashes,
@@ -328,6 +365,9 @@ async def _async(model_dir: Path, s: PipelineSettings, work: Path, spec: Any) ->
         "learner_step_s_median": round(statistics.median(r["step_s"] for r in measured), 4),
         # the DeepSpeed update alone (the learner's record keeps tokens and tokens/s of the update)
         "learner_update_s_median": round(statistics.median(updates), 4) if updates else None,
+        # every process of the way (actors, nats-server, this one) from the end of the warm-up to the last step
+        "cpu_s_per_step": round((cpu[last] - cpu[s.warmup_steps]) / (last - s.warmup_steps), 4)
+        if s.warmup_steps in cpu and last > s.warmup_steps else None,
     }  # fmt: skip
 
 
@@ -347,6 +387,7 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
         judge = JudgeEndpoint(s.judge_latency_ms / 1000.0) if s.reward == "judge" else None
         try:
             spec = _tool_spec(s, judge.url if judge is not None else None)
+            judge_pid = judge.proc.pid if judge is not None else None
             trl_doc = None
             if s.baseline == "trl":
                 log.info("pipeline bench: trl (%d + %d steps)", s.warmup_steps, s.steps)
@@ -355,11 +396,11 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
                 seen["trl"] = _judge_seen(judge)
             log.info("pipeline bench: sync way (%d + %d steps)", s.warmup_steps, s.steps)
             _reset(judge)
-            sync = await _sync(model_dir, s, spec)
+            sync = await _sync(model_dir, s, spec, judge_pid)
             seen["sync"] = _judge_seen(judge)
             log.info("pipeline bench: async way")
             _reset(judge)
-            asyn = await _async(model_dir, s, work, spec)
+            asyn = await _async(model_dir, s, work, spec, judge_pid)
             seen["async"] = _judge_seen(judge)
         except Exception:
             cleanup = False
@@ -384,6 +425,8 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
         "async_over_sync": round(a / y, 3), "async_over_limit": round(a / limit, 3),
         "sync_learner_idle_frac": round(sync["learner_idle_frac"], 3),
         "async_learner_idle_frac": round(asyn["learner_idle_frac"], 3),
+        "cpu_s_per_step": {"trl": trl_doc["cpu_s_per_step"] if trl_doc else None,
+                           "sync": sync["cpu_s_per_step"], "async": asyn["cpu_s_per_step"]},
         "judge_seen": seen if s.reward == "judge" else None,
         "trl": trl_doc,
         "sync": {k: v for k, v in sync.items() if k not in ("samples_per_s", "learner_idle_frac")},

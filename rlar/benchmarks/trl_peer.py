@@ -109,7 +109,7 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
     return {
         "samples_per_s": n * len(measured) / wall, "steps": len(measured), "samples": n * len(measured),
         "wall_s": round(wall, 4), "step_median_s": round(statistics.median(measured), 4),
-        "cpu_s_per_step": round(statistics.median(cpu), 4),
+        "cpu_s_per_step": round(sum(cpu) / len(cpu), 4),
         "seconds_incl_startup": round(wall_all, 1), "reward_mean": sum(rewards) / len(rewards) if rewards else None,
         "torch_threads": int(s["torch_threads"]),
     }  # fmt: skip
