@@ -1,5 +1,4 @@
-import sys
-
 from actors.launch import main
+from rlar.process import exit_now
 
-sys.exit(main())
+exit_now(main())

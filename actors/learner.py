@@ -212,6 +212,9 @@ class Learner(Actor[LearnerConfig]):
             self.version = max(self.version, last.version if last else 0) + 1
             await self._publish_weights()
             log.info("learner: resumed at step %d as policy v%d", self.step, self.version)
+            await self.bus.publish(subjects.events("learner"), Event(
+                actor=f"learner/{self.instance}", kind="resumed", data={"step": self.step, "version": self.version},
+                message=f"resumed from the checkpoint of step {self.step} as policy v{self.version}"))  # fmt: skip
         self.bus.consume(
             topology.SAMPLES,
             topology.LEARNER_SAMPLES,

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
+import re
 import signal
 import socket
 import time
@@ -23,13 +25,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
+from nats.js.errors import KeyNotFoundError
 from pydantic import BaseModel, ConfigDict, Field
 
 from bus import subjects
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.messages import Event, Heartbeat
-from bus.topology import TopologyConfig, declare, ensure_topology
+from bus.topology import STATE_BUCKET, TopologyConfig, declare, ensure_topology
 from rlar.observe.config import MetricsEndpoint
 from rlar.observe.prom import ActorMetrics
 
@@ -84,6 +87,8 @@ class Actor(Generic[C]):
         self.metrics = ActorMetrics(self.kind, enabled=config.metrics.port is not None)
         self.metrics.attach(lambda: dict(self.counters), self.info, self.started_at,
                             lambda: self._bus.dead_letters if self._bus is not None else 0)  # fmt: skip
+        self._stop_requested_at: float | None = None
+        self._saved_counters: dict[str, int] = {}
 
     # -- to override ------------------------------------------------------------------------------
     async def setup(self) -> None:
@@ -118,6 +123,7 @@ class Actor(Generic[C]):
         if not self.stopping.is_set():
             log.info("%s/%s: stop requested, draining", self.kind, self.instance)
             self.state = "draining"
+            self._stop_requested_at = time.monotonic()
             self.stopping.set()
 
     async def stop(self, timeout_s: float = 30.0) -> None:
@@ -145,6 +151,7 @@ class Actor(Generic[C]):
                 self.metrics.serve(self.config.metrics, bus.js)
             topo = declare(self.config.topology)
             await bus.retrying(lambda: ensure_topology(bus.js, topo), "declare the topology")
+            await self._restore_counters()
             await self.setup()
             self.state = "running"
             hb = asyncio.create_task(self._heartbeat_loop(), name=f"heartbeat:{self.kind}")
@@ -165,10 +172,12 @@ class Actor(Generic[C]):
                     )
             raise
         finally:
+            t_main = time.monotonic()
             if self.state != "crashed":
                 self.state = "stopped"
             with contextlib.suppress(Exception):
                 await self.teardown()
+            t_teardown = time.monotonic()
             if hb is not None:
                 hb.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -176,8 +185,17 @@ class Actor(Generic[C]):
             if self._bus is not None:
                 with contextlib.suppress(Exception):
                     await self._send_heartbeat()
+                with contextlib.suppress(Exception):
+                    await self._save_counters()
                 if self._owns_bus:
                     await self._bus.close()
+            if self._stop_requested_at is not None:
+                t0 = self._stop_requested_at
+                log.info(
+                    "%s/%s: stopped %.1fs after the stop request (main %.1fs, teardown %.1fs, bus %.1fs)",
+                    self.kind, self.instance, time.monotonic() - t0, t_main - t0, t_teardown - t_main,
+                    time.monotonic() - t_teardown,
+                )  # fmt: skip
             if install_signals:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     with contextlib.suppress(Exception):
@@ -204,9 +222,32 @@ class Actor(Generic[C]):
         while True:
             try:
                 await self._send_heartbeat()
+                await self._save_counters()
             except Exception as exc:  # a missed heartbeat is not worth dying for
                 log.debug("heartbeat failed: %s", exc)
             await asyncio.sleep(self.config.heartbeat_s)
+
+    # Counters live in the state bucket under the instance id, so a replica the supervisor restarts (same
+    # id) goes on counting where it was; what it counted after its last save (one heartbeat) is lost.
+    @property
+    def _counters_key(self) -> str:
+        kind, instance = (re.sub(r"[^-_=a-zA-Z0-9]", "_", x) for x in (self.kind, self.instance))
+        return f"counters.{kind}.{instance}"
+
+    async def _restore_counters(self) -> None:
+        kv = await self.bus.js.key_value(STATE_BUCKET)
+        try:
+            saved = json.loads((await kv.get(self._counters_key)).value or b"{}")
+        except KeyNotFoundError:
+            return
+        self.counters.update({k: int(v) for k, v in saved.items() if isinstance(v, int)})
+        self._saved_counters = dict(self.counters)
+
+    async def _save_counters(self) -> None:
+        now = dict(self.counters)
+        if now != self._saved_counters:
+            await self.bus.kv_put(STATE_BUCKET, self._counters_key, json.dumps(now).encode())
+            self._saved_counters = now
 
     async def sleep_or_stop(self, seconds: float) -> bool:
         """Sleep up to ``seconds``; return True if a stop was requested meanwhile."""

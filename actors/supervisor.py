@@ -263,16 +263,23 @@ class Supervisor:
         self.stopping.set()
 
     async def _terminate_all(self) -> None:
-        live = [r.proc for r in self.replicas if r.proc is not None and r.proc.returncode is None]
-        for p in live:
+        live = [r for r in self.replicas if r.proc is not None and r.proc.returncode is None]
+        t0 = time.monotonic()
+        for r in live:
+            assert r.proc is not None
             with contextlib.suppress(ProcessLookupError):
-                p.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + self.grace_s
-        for p in live:
+                r.proc.send_signal(signal.SIGTERM)
+        deadline = t0 + self.grace_s
+
+        async def drain(r: Replica) -> None:
+            assert r.proc is not None
             try:
-                await asyncio.wait_for(p.wait(), max(0.1, deadline - time.monotonic()))
+                rc = await asyncio.wait_for(r.proc.wait(), max(0.1, deadline - time.monotonic()))
+                log.info("%s stopped %.1fs after SIGTERM (exit %s)", r.name, time.monotonic() - t0, rc)
             except TimeoutError:
-                log.error("pid %d did not drain within %.0fs; killing", p.pid, self.grace_s)
+                log.error("%s (pid %d) did not drain within %.0fs; killing", r.name, r.proc.pid, self.grace_s)
                 with contextlib.suppress(ProcessLookupError):
-                    p.kill()
-                await p.wait()
+                    r.proc.kill()
+                await r.proc.wait()
+
+        await asyncio.gather(*(drain(r) for r in live))

@@ -52,11 +52,16 @@ def main(argv: list[str] | None = None) -> int:
     from rlar.config import ConfigError
 
     try:
-        return int(args.fn(args) or 0)
+        code = int(args.fn(args) or 0)
     except (BusUnreachable, ConfigError) as exc:
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"rlar: error: {line}", file=sys.stderr)
-        return 1
+        code = 1
+    if argv is None:  # the process is ours: skip the interpreter's slow teardown (rlar.process)
+        from rlar.process import exit_now
+
+        exit_now(code)
+    return code
 
 
 if __name__ == "__main__":

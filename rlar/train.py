@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import json
 import logging
 import os
@@ -42,15 +43,17 @@ from typing import Any, Literal
 
 import tomli_w
 from nats.aio.msg import Msg
+from nats.js.errors import NotFoundError
 from pydantic import BaseModel, ConfigDict, Field
 
 from actors.supervisor import Supervisor
 from bus import subjects
 from bus.client import Bus
+from bus.codec import DecodeError, decode
 from bus.config import NatsConfig
 from bus.embedded import serve
-from bus.messages import Event, Metrics, RouteDecision
-from bus.topology import TopologyConfig, declare, ensure_topology
+from bus.messages import Event, LearnerProgress, Metrics, RouteDecision
+from bus.topology import PROGRESS, TopologyConfig, declare, ensure_topology
 from rlar.config import build
 from rlar.observe.config import Backend, TrackingConfig, check_report_to
 from rlar.placement import from_doc
@@ -165,29 +168,38 @@ def prepare_policy(section: PolicySection, run_dir: Path, cache_root: Path) -> P
 
 class Progress:
     """Follows the learner's metrics on the bus; draws the bar and the curves, and warns when the learner's
-    groups carry no reward signal."""
+    groups carry no reward signal.
+
+    The bar shows the learner's own step: a resumed run starts where the learner is (its last
+    ``LearnerProgress``), and a learner restarted from an older checkpoint moves it back to that step,
+    with a line saying so, rather than counting from 0 or counting redone steps twice.
+    """
 
     def __init__(
-        self, run_dir: Path, max_steps: int | None, plot_every: int, no_signal_steps: int = 20
-    ) -> None:
+        self, run_dir: Path, max_steps: int | None, plot_every: int, no_signal_steps: int = 20,
+        initial_step: int = 0,
+    ) -> None:  # fmt: skip
         from tqdm import tqdm
 
         self.run_dir = run_dir
         self.plot_every = plot_every
-        self.bar = tqdm(total=max_steps, unit="step", dynamic_ncols=True, desc="train")
+        self.bar = tqdm(total=max_steps, initial=initial_step, unit="step", dynamic_ncols=True, desc="train")
         self.finished = asyncio.Event()
+        self.finished_at: float | None = None
         self.t0 = time.time()
         self.samples = 0
-        self.last_step = 0
         self.no_signal_steps = no_signal_steps
         self.silent: list[dict[str, Any]] = []  # the current run of steps without signal
         self.warnings: list[str] = []
 
+    def _move_to(self, step: int) -> None:
+        if step != self.bar.n:
+            self.bar.update(step - self.bar.n)
+
     async def on_metrics(self, msg: Metrics, raw: Msg) -> None:
         v = msg.values
         self.samples += int(v.get("samples", 0))
-        self.bar.update(max(0, msg.step - self.last_step))
-        self.last_step = msg.step
+        self._move_to(msg.step)
         reward = v.get("reward_mean")
         self.bar.set_postfix(
             reward="-" if reward is None else f"{reward:.3f}",
@@ -214,7 +226,22 @@ class Progress:
 
     async def on_event(self, msg: Event, raw: Msg) -> None:
         if msg.kind == "finished":
+            self.finished_at = self.finished_at or time.time()
             self.finished.set()
+        elif msg.kind == "resumed":
+            step = int(msg.data.get("step", 0))
+            self.bar.write(f"learner restarted: {msg.message}" + (
+                f" (steps {step + 1}-{self.bar.n} are redone)" if step < self.bar.n else ""))  # fmt: skip
+            self._move_to(step)
+
+
+async def _last_progress(bus: Bus) -> LearnerProgress | None:
+    """The learner's last published progress in this run's bus (a resumed run), if any."""
+    try:
+        raw = await bus.js.get_last_msg(PROGRESS, subjects.LEARNER_PROGRESS)
+        return decode(raw.data or b"", LearnerProgress)
+    except (NotFoundError, DecodeError):
+        return None
 
 
 async def _drive(
@@ -243,7 +270,9 @@ async def _drive(
         print(f"tool {got.name} v{got.version} ({got.kind}, your {got.params.get('function', '')}) registered",
               flush=True)  # fmt: skip
     max_steps = doc.get("learner", {}).get("max_steps", 200)
-    progress = Progress(run_dir, max_steps, train.plot_every, train.no_signal_steps)
+    last = await _last_progress(bus)
+    progress = Progress(run_dir, max_steps, train.plot_every, train.no_signal_steps,
+                        initial_step=last.step if last else 0)  # fmt: skip
     await bus.subscribe(subjects.metrics("learner"), Metrics, progress.on_metrics)
     await bus.subscribe(subjects.events("learner"), Event, progress.on_event)
     decisions: list[RouteDecision] = []
@@ -257,6 +286,8 @@ async def _drive(
                      crash_limit=train.crash_limit, crash_window_s=train.crash_window_s,
                      placement=from_doc(doc, train.actors, check=False))  # fmt: skip
     runner = asyncio.create_task(sup.run())
+    # matplotlib takes seconds to import on a busy machine: not on the way out after the last step.
+    warm = asyncio.create_task(asyncio.to_thread(importlib.import_module, "matplotlib.pyplot"))
     loop = asyncio.get_running_loop()
     interrupted = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -275,11 +306,14 @@ async def _drive(
     progress.bar.close()
     print(f"stopping actors ({reason}) …", flush=True)
     sup.stop()
+    await warm
+    # The learner has written its last record: draw the curves while the actors drain.
+    curves = asyncio.create_task(asyncio.to_thread(plot_reward_curves, run_dir / "metrics.jsonl", run_dir))
     await runner
     specs, statuses = await _registry_view(bus)
     await observer.stop()
     await bus.close()
-    plot_reward_curves(run_dir / "metrics.jsonl", run_dir)
+    await curves
     steps = unique_steps(read_metrics(run_dir / "metrics.jsonl"))
     synthesis = read_run(run_dir)
     summary = {
@@ -292,6 +326,8 @@ async def _drive(
     if sup.fatal:
         summary["fatal"] = sup.fatal
     summary["exit_code"] = _exit_code(summary)
+    if progress.finished_at is not None:
+        summary["shutdown_s"] = round(time.time() - progress.finished_at, 2)  # last step -> all stopped
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     from rlar.observe.report import write_report
 

@@ -38,3 +38,15 @@ class AlwaysCrash(Actor[AlwaysCrashConfig]):
 
     async def main(self) -> None:
         raise ValueError(self.config.message)
+
+
+class Counting(Actor[ActorConfig]):
+    """Counts its starts and some work: its counters should carry on when it is restarted."""
+
+    kind = "counting"
+    Config = ActorConfig
+
+    async def main(self) -> None:
+        self.counters["starts"] += 1
+        self.counters["work"] += 3
+        await self.stopping.wait()

@@ -9,9 +9,11 @@ import subprocess
 import sys
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 
 from actors.monitor import Monitor, MonitorConfig
+from actors.runtime import ActorConfig
 from actors.supervisor import Supervisor, parse_actor_specs
 from bus import subjects
 from bus.client import Bus
@@ -48,6 +50,34 @@ async def test_an_actor_heartbeats_with_its_identity_and_stops_gracefully(bus: B
     assert first.actor == "monitor" and first.instance == "mon-hb" and first.pid > 0 and first.host
     assert beats[-1].state == "stopped"
     assert (tmp_path / "telemetry.jsonl").exists()
+
+
+async def test_a_restarted_actor_goes_on_counting_where_it_was(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    from tests.actors_for_tests import Counting
+
+    instance = f"cnt-{uuid.uuid4().hex[:6]}"
+    seen: asyncio.Queue[Heartbeat] = asyncio.Queue()
+
+    async def on_hb(msg: Heartbeat, raw: object) -> None:
+        await seen.put(msg)
+
+    await bus.subscribe(subjects.HEARTBEAT_ALL, Heartbeat, on_hb)
+
+    async def one_life(name: str) -> dict[str, int]:
+        actor = Counting(ActorConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, heartbeat_s=0.2,
+                                     run_dir=str(tmp_path), instance=name))  # fmt: skip
+        task = asyncio.create_task(actor.run())
+        while (hb := await asyncio.wait_for(seen.get(), 60)).instance != name or hb.state != "running":
+            pass
+        await actor.stop()
+        await asyncio.wait_for(task, 60)
+        return dict(hb.counters)
+
+    assert await one_life(instance) == {"starts": 1, "work": 3}
+    assert await one_life(instance) == {"starts": 2, "work": 6}
+    assert await one_life(f"{instance}-other") == {"starts": 1, "work": 3}
 
 
 def _wait_subscribed(monitor_url: str, conn_name: str, timeout_s: float = 20.0) -> None:

@@ -1,0 +1,61 @@
+"""``rlar train``'s progress bar follows the learner's own step across restarts and resumed runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bus import subjects
+from bus.client import Bus
+from bus.embedded import EmbeddedServer
+from bus.messages import Event, LearnerProgress, Metrics
+from rlar.train import Progress, _last_progress
+from tests.conftest import serve_nats
+
+
+@pytest.fixture(scope="module")
+def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    """A bus of this module's own: the learner progress published here must not pace other tests' feeders."""
+    yield from serve_nats(tmp_path_factory, "nats-progress")
+
+
+@pytest.fixture(scope="module")
+def nats_url(nats_server: EmbeddedServer) -> str:
+    return nats_server.url
+
+
+def _metrics(step: int) -> Metrics:
+    return Metrics(actor="learner", step=step, values={"samples": 16, "reward_mean": 0.5, "version": step})
+
+
+async def test_a_learner_restarted_from_an_older_checkpoint_moves_the_bar_back_and_says_so(
+    tmp_path: Path, capsys: Any
+) -> None:
+    p = Progress(tmp_path, max_steps=200, plot_every=1000)
+    for step in range(1, 171):
+        await p.on_metrics(_metrics(step), None)  # type: ignore[arg-type]
+    assert p.bar.n == 170
+    await p.on_event(Event(actor="learner/x", kind="resumed", message="resumed from the checkpoint of step 150",
+                           data={"step": 150, "version": 171}), None)  # type: ignore[arg-type]  # fmt: skip
+    assert p.bar.n == 150
+    await p.on_metrics(_metrics(151), None)  # type: ignore[arg-type]
+    assert p.bar.n == 151 and p.samples == 171 * 16
+    await p.on_event(Event(actor="learner/x", kind="finished", message="done"), None)  # type: ignore[arg-type]
+    assert p.finished.is_set() and p.finished_at is not None
+    p.bar.close()
+    assert "steps 151-170 are redone" in capsys.readouterr().out
+
+
+async def test_a_resumed_run_starts_the_bar_at_the_learners_last_step(bus: Bus, tmp_path: Path) -> None:
+    await bus.js_publish(subjects.LEARNER_PROGRESS, LearnerProgress(version=151, step=150, consumed_prompts=1200,
+                         dropped_prompts=0))  # fmt: skip
+    last = await _last_progress(bus)
+    assert last is not None and last.step == 150
+    p = Progress(tmp_path, max_steps=200, plot_every=1000, initial_step=last.step)
+    assert p.bar.n == 150
+    await p.on_metrics(_metrics(151), None)  # type: ignore[arg-type]
+    assert p.bar.n == 151
+    p.bar.close()
