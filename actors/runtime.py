@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import logging
 import os
 import re
 import signal
 import socket
+import sys
 import time
+import traceback
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -65,6 +68,20 @@ def host_id() -> str:
     """This host's name in instance ids and heartbeats: env ``RLAR_HOST_ID``, else the hostname (set it
     where hosts share a hostname, e.g. containers or network namespaces on one machine)."""
     return os.environ.get("RLAR_HOST_ID") or socket.gethostname()
+
+
+def dump_stacks() -> None:
+    """Log where every thread and every asyncio task of this process is (``kill -USR1 <pid>`` on an actor
+    that does not stop or does not progress)."""
+    out = io.StringIO()
+    for tid, frame in sys._current_frames().items():
+        out.write(f"--- thread {tid}\n")
+        traceback.print_stack(frame, file=out)
+    with contextlib.suppress(RuntimeError):
+        for task in asyncio.all_tasks():
+            out.write(f"--- task {task.get_name()}\n")
+            task.print_stack(file=out)
+    log.warning("stacks on request (SIGUSR1):\n%s", out.getvalue())
 
 
 class Actor(Generic[C]):
@@ -138,6 +155,7 @@ class Actor(Generic[C]):
         if install_signals:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self.request_stop)
+            loop.add_signal_handler(signal.SIGUSR1, dump_stacks)
         self._finished.clear()
         hb: asyncio.Task[None] | None = None
         try:
@@ -197,7 +215,7 @@ class Actor(Generic[C]):
                     time.monotonic() - t_teardown,
                 )  # fmt: skip
             if install_signals:
-                for sig in (signal.SIGTERM, signal.SIGINT):
+                for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
                     with contextlib.suppress(Exception):
                         loop.remove_signal_handler(sig)
             self.metrics.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import ssl
 import time
@@ -34,6 +35,7 @@ from bus.config import NatsConfig
 from bus.messages import DeadLetter
 
 log = logging.getLogger("rlar.bus")
+CLOSE_WAIT_S = 15.0
 T = TypeVar("T")
 
 PAYLOAD_HEADROOM = 8192
@@ -188,13 +190,22 @@ class Bus:
         )
 
     async def close(self) -> None:
-        """Stop consumers, flush what was published, and close (drain) the connection."""
+        """Stop consumers, flush what was published, and close (drain) the connection.
+
+        Consumer loops also end by themselves once ``closing`` is set (after at most one fetch), so a
+        cancellation lost in a library's timeout handling cannot keep the process from stopping; one that
+        still has not ended after ``CLOSE_WAIT_S`` is logged with its stack and left behind."""
         self.closing = True
-        for task in list(self._tasks):
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=CLOSE_WAIT_S)
+            for task in pending:
+                out = io.StringIO()
+                task.print_stack(file=out)
+                log.error("%s: %s did not stop within %.0fs:\n%s", self.name, task.get_name(), CLOSE_WAIT_S,
+                          out.getvalue())  # fmt: skip
         if not self.nc.is_closed:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.nc.drain(), timeout=5)
@@ -459,7 +470,7 @@ class Bus:
         sem = asyncio.Semaphore(max(1, concurrency))
         inflight: set[asyncio.Task[None]] = set()
         try:
-            while stop is None or not stop.is_set():
+            while (stop is None or not stop.is_set()) and not self.closing:
                 want = batch if concurrency <= 1 else max(1, min(batch, concurrency - len(inflight)))
                 try:
                     msgs = await self.fetch(psub, want, fetch_timeout_s, f"{stream}/{durable}")
