@@ -6,10 +6,13 @@ them) — joining messages split by sample index, and holds them unacked (kept a
 until the group is used, so a crashed learner's successor gets them redelivered. Groups are keyed by
 (prompt, generation): a prompt regenerated after a rollout crash never mixes one attempt's samples with
 another's rewards; one complete generation is trained on and the others' messages are acked with it.
-Retiring groups (trained on, or dropped as stale) first writes the counters and the retired prompt ids
-to the ``learner`` key of the state bucket, then acks with server confirmation (:meth:`Bus.ack`): a
-successor that gets a retired group's messages redelivered (its predecessor died between the two, or an
-ack was lost in a failover) recognises them and acks them instead of waiting for rewards already gone.
+Retiring groups (trained on, or dropped as stale) first appends one line to the run's journal
+``<run dir>/groups.jsonl`` (step, policy version, outcome ``trained``/``dropped``, the prompt ids, the
+counters), then writes the counters and the retired prompt ids to the ``learner`` key of the state
+bucket, then acks with server confirmation (:meth:`Bus.ack`): a successor that gets a retired group's
+messages redelivered (its predecessor died in between, or an ack was lost in a failover) recognises them
+— from the journal's last lines and the state key — and acks them instead of training on them again. The
+journal is the learner's record of which prompts every step used.
 
 A group is complete when all G samples are in and every sample has a result from every tool of its
 route. Each learner step takes ``prompts_per_step`` complete groups in arrival order:
@@ -64,6 +67,22 @@ log = logging.getLogger(__name__)
 
 STATE_KEY = "learner"
 """Key of the learner's counters and recently retired prompt ids in the state bucket."""
+
+JOURNAL = "groups.jsonl"
+"""The learner's journal of retired groups, in the run directory (one JSON line per retirement)."""
+
+
+def read_journal(path: Path) -> list[dict[str, Any]]:
+    """The journal's entries, oldest first; a last line cut short by a crash is skipped."""
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return out
 
 
 class LearnerConfig(ActorConfig):
@@ -168,6 +187,10 @@ class Learner(Actor[LearnerConfig]):
     def ckpt_dir(self) -> Path:
         return self.run_dir / "checkpoints"
 
+    @property
+    def journal_path(self) -> Path:
+        return self.run_dir / JOURNAL
+
     def _trainer_config(self) -> TrainerConfig:
         model_dir = str(self.config.trainer.model_dir).replace("{run_dir}", self.config.run_dir)
         return self.config.trainer.model_copy(update={"model_dir": Path(model_dir)})
@@ -199,13 +222,17 @@ class Learner(Actor[LearnerConfig]):
         kv = await self.bus.js.key_value(topology.STATE_BUCKET)
         try:
             saved = json.loads((await kv.get(STATE_KEY)).value or b"{}")
-            self.consumed = max(self.consumed, int(saved["consumed"]))
-            self.dropped = max(self.dropped, int(saved["dropped"]))
-            for ids in saved.get("recent", []):
-                self._recent.append(list(ids))
-                self.done.update((pid, None) for pid in ids)
         except KeyNotFoundError:
-            pass
+            saved = {}
+        # The journal's tail wins over the state key: a predecessor may have died between the two writes.
+        tail = read_journal(self.journal_path)[-self.config.remember_steps :]
+        recent = [list(e["prompt_ids"]) for e in tail] if tail else saved.get("recent", [])
+        for counts in (saved, tail[-1] if tail else {}):
+            self.consumed = max(self.consumed, int(counts.get("consumed", 0)))
+            self.dropped = max(self.dropped, int(counts.get("dropped", 0)))
+        for ids in recent:
+            self._recent.append(list(ids))
+            self.done.update((pid, None) for pid in ids)
         last = await latest_announcement(self.bus)
         if extra or (last is not None and last.version >= self.version):
             # Announce the restored weights under a version newer than anything rollouts may serve.
@@ -342,7 +369,13 @@ class Learner(Actor[LearnerConfig]):
             self.metrics.dropped(len(groups))
         else:
             self.consumed += len(groups)
-        self._recent.append([g.prompt_id for g in groups])
+        ids = [g.prompt_id for g in groups]
+        self._recent.append(ids)
+        entry = {"t": time.time(), "step": self.step, "version": self.version,
+                 "outcome": "dropped" if dropped else "trained", "prompt_ids": ids,
+                 "consumed": self.consumed, "dropped": self.dropped}  # fmt: skip
+        with open(self.journal_path, "a") as f:
+            f.write(json.dumps(entry) + "\n")
         state = {"consumed": self.consumed, "dropped": self.dropped, "recent": list(self._recent)}
         await self.bus.kv_put(topology.STATE_BUCKET, STATE_KEY, json.dumps(state).encode())
         await asyncio.gather(*(self.bus.ack(m) for m in msgs))
