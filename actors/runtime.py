@@ -253,10 +253,13 @@ class Actor(Generic[C]):
         return f"counters.{kind}.{instance}"
 
     async def _restore_counters(self) -> None:
-        kv = await self.bus.js.key_value(STATE_BUCKET)
         try:
+            kv = await self.bus.js.key_value(STATE_BUCKET)
             saved = json.loads((await kv.get(self._counters_key)).value or b"{}")
         except KeyNotFoundError:
+            return
+        except Exception as exc:  # counters are for operators: never a reason not to start
+            log.warning("%s/%s: counters not restored (%s)", self.kind, self.instance, exc)
             return
         self.counters.update({k: int(v) for k, v in saved.items() if isinstance(v, int)})
         self._saved_counters = dict(self.counters)

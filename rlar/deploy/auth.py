@@ -111,7 +111,9 @@ def _uniq(items: Iterable[str]) -> tuple[str, ...]:
 
 # -- building blocks ------------------------------------------------------------------------------
 def actor_base(kind: str) -> _Grant:
-    """What every actor does: heartbeats, events and metrics under its kind, dead letters, lookups."""
+    """What every actor does: heartbeats, events and metrics under its kind, dead letters, lookups, and its
+    own counters in the state bucket (``counters.<kind>.<instance>``, so a restarted replica counts on)."""
+    state = kv_read(T.STATE_BUCKET)
     return _Grant(
         pub=[
             f"{S.PREFIX}.heartbeat.{kind}.>",
@@ -119,6 +121,8 @@ def actor_base(kind: str) -> _Grant:
             S.metrics(kind),
             S.DLQ_ALL,
             *JS_READ_ONLY,
+            *state.pub,
+            f"$KV.{T.STATE_BUCKET}.counters.{kind}.>",
         ],
         sub=[INBOX],
     )
