@@ -1,6 +1,7 @@
 # RLAR — every target installs what it needs first.
 #   make run   : the main job (GRPO on the embedded demo mix, embedded NATS)
 #   make test  : format check + lint + type check + tests (what CI runs)
+#   make test-stress : the whole suite with every core kept busy by a CPU burner
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -12,7 +13,7 @@ export DS_ACCELERATOR ?= cpu
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: run test lint typecheck fmt pytest test-fast test-slow venv system-deps clean bench
+.PHONY: run test lint typecheck fmt pytest test-fast test-slow test-stress test-chaos venv system-deps clean bench
 
 run: venv
 	$(VENV)/bin/rlar train --config deploy/configs/demo.toml
@@ -56,10 +57,23 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy
 
-# Fast tiers and the bounded slow tier; pytest's exit code 5 (no tests collected) fails the run.
+# Fast tiers, the bounded slow tier and the chaos tier; pytest's exit code 5 (no tests collected) fails.
+PYTEST_ALL = $(PY) -m pytest -q -p no:cacheprovider tests; rc=$$?; \
+	if [ $$rc = 5 ]; then echo "error: pytest collected no tests"; rc=1; fi; exit $$rc
+
 pytest: venv
-	$(PY) -m pytest -q -p no:cacheprovider tests; rc=$$?; \
-	if [ $$rc = 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
+	@$(PYTEST_ALL)
+
+# The whole suite while CPU burners keep every core busy (started here, stopped here by PID, also on
+# Ctrl-C): tests wait for events with generous deadlines, never on timing luck.
+test-stress: venv
+	@pids=""; for i in $$(seq $$(nproc)); do $(PY) -c 'while True: pass' & pids="$$pids $$!"; done; \
+	trap 'kill $$pids 2>/dev/null; wait $$pids 2>/dev/null' EXIT INT TERM; \
+	echo "test-stress: CPU burners$$pids on $$(nproc) cores"; \
+	$(PYTEST_ALL)
+
+test-chaos: venv
+	$(PY) -m pytest -q -p no:cacheprovider -m chaos tests
 
 test-fast: venv
 	$(PY) -m pytest -q -m "not slow" tests

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import subprocess
@@ -14,7 +13,7 @@ import pytest
 
 from actors.feeder import Feeder, FeederConfig
 from bus import subjects
-from bus.client import Bus
+from bus.client import Bus, wait_for
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.messages import Prompt
@@ -48,10 +47,7 @@ async def _published(bus: Bus, url: str, tmp: Path, mode: str, n: int = 6) -> li
     cfg = FeederConfig(nats=NatsConfig(url=url), run_dir=str(tmp), reward_mode=mode, max_in_flight=n,
                        tasks=[{"name": "arith"}, {"name": "copy"}])  # type: ignore[list-item]  # fmt: skip
     async with running(Feeder(cfg)):
-        for _ in range(200):
-            if len(got) >= n:
-                break
-            await asyncio.sleep(0.05)
+        await wait_for(lambda: len(got) >= n, 120)
     return got
 
 

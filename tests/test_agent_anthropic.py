@@ -129,10 +129,10 @@ async def test_a_client_error_is_not_retried(messages_server: MessagesServer) ->
 async def test_a_slow_server_times_out_without_retrying(messages_server: MessagesServer) -> None:
     messages_server.script.append({"text": "late", "delay": 3.0})
     agent = agent_for(messages_server, timeout_s=0.4)
-    t0 = time.monotonic()
     reply = await agent.ask(routing_request(QUERY, builtin_specs()))
     await agent.aclose()
-    assert reply.status == "timeout" and time.monotonic() - t0 < 2.0 and reply.attempts == ["timeout"]
+    # Had the client waited for the late answer, it would have it (status ok): no wall-clock bound needed.
+    assert reply.status == "timeout" and reply.attempts == ["timeout"]
 
 
 async def test_a_reply_without_the_required_tool_call_is_an_error(messages_server: MessagesServer) -> None:

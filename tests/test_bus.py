@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bus import subjects, topology
-from bus.client import Bus, BusUnreachable, RequestTimeout
+from bus.client import Bus, BusUnreachable, RequestTimeout, wait_for
 from bus.codec import decode, encode
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
@@ -51,10 +51,7 @@ async def test_a_core_subscriber_dead_letters_garbage_and_processes_the_next_goo
     await bus.publish(
         subject, RewardGroup(prompt_id="s", generation="g", task="t", tool="x", tool_version=1, items=[])
     )
-    for _ in range(100):
-        if good and len(dead) >= 2:
-            break
-        await asyncio.sleep(0.02)
+    assert await wait_for(lambda: bool(good) and len(dead) >= 2, 60), (good, dead)
     assert [g.prompt_id for g in good] == ["s"]
     assert len(dead) == 2
     assert "MessagePack" in dead[0].reason and dead[0].payload.startswith(b"\xc1")
@@ -74,12 +71,9 @@ async def test_a_work_consumer_dead_letters_garbage_and_keeps_consuming(bus: Bus
                        fetch_timeout_s=0.2)  # fmt: skip
     await bus.js.publish(subject, b"garbage")
     await bus.js_publish(subject, _score_request(1, "metric"))
-    for _ in range(200):
-        if handled and dead:
-            break
-        await asyncio.sleep(0.02)
+    assert await wait_for(lambda: bool(handled and dead), 60), (handled, dead)
     stop.set()
-    await asyncio.wait_for(task, 5)
+    await asyncio.wait_for(task, 60)
     assert handled == ["s1"]
     assert len(dead) == 1 and dead[0].subject == subject
     info = await bus.js.consumer_info(topology.SCORE, topology.reward_consumer("metric"))
@@ -100,12 +94,9 @@ async def test_a_handler_that_keeps_failing_is_retried_then_dead_lettered(bus: B
     task = bus.consume(topology.SCORE, topology.reward_consumer("judge"), ScoreGroup, handle, stop=stop,
                        max_deliver=3, fetch_timeout_s=0.2)  # fmt: skip
     await bus.js_publish(subject, _score_request(2, "judge"))
-    for _ in range(300):
-        if dead:
-            break
-        await asyncio.sleep(0.02)
+    assert await wait_for(lambda: bool(dead), 120), attempts
     stop.set()
-    await asyncio.wait_for(task, 5)
+    await asyncio.wait_for(task, 60)
     assert attempts == 3
     assert "tool exploded" in dead[0].reason and dead[0].deliveries == 3
 
@@ -133,7 +124,7 @@ async def test_an_unacked_work_message_of_a_dead_consumer_is_redelivered_to_anot
     try:
         await bus.js_publish(subject, _score_request(7, "sandbox"))
         assert proc.stdout is not None
-        line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 20)
+        line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 120)
         assert b"took" in line
     finally:
         proc.kill()
@@ -146,11 +137,9 @@ async def test_an_unacked_work_message_of_a_dead_consumer_is_redelivered_to_anot
     stop = asyncio.Event()
     task = bus.consume(topology.SCORE, topology.reward_consumer("sandbox"), ScoreGroup, handle, stop=stop,
                        fetch_timeout_s=0.5)  # fmt: skip
-    deadline = time.monotonic() + TEST_TOPOLOGY.score_ack_wait_s + 10
-    while not got and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
+    await wait_for(lambda: bool(got), TEST_TOPOLOGY.score_ack_wait_s + 120)
     stop.set()
-    await asyncio.wait_for(task, 5)
+    await asyncio.wait_for(task, 60)
     assert got == ["s7"]
 
 
@@ -158,7 +147,7 @@ async def test_request_times_out_when_no_worker_listens(bus: Bus) -> None:
     t0 = time.monotonic()
     with pytest.raises(RequestTimeout):
         await bus.request("rlar.test.nobody", _score_request(0), RewardGroup, timeout_s=0.5)
-    assert time.monotonic() - t0 < 3
+    assert time.monotonic() - t0 < 30  # the request's own timeout, not the test's, ended it
 
 
 async def test_kv_keys_lists_every_live_key_at_once_even_right_after_writes(bus: Bus) -> None:
@@ -188,7 +177,7 @@ async def test_connecting_to_a_dead_url_fails_fast_with_a_clear_message() -> Non
     t0 = time.monotonic()
     with pytest.raises(BusUnreachable, match=r"cannot reach NATS at nats://127.0.0.1:1 .*embedded"):
         await Bus.connect(NatsConfig(url="nats://127.0.0.1:1", initial_attempts=2, reconnect_wait_s=0.1))
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < 30  # two bounded attempts, not the reconnect-forever of a live client
 
 
 def test_the_cli_reports_an_unreachable_bus_without_a_traceback() -> None:

@@ -85,7 +85,7 @@ async def test_tls_connection_with_the_ca_works(tls_server: ServerProcess, certs
         assert _tls_version(tls_server, "admin"), "the server sees a plain connection"
         sub = await bus.nc.subscribe("_INBOX.tls")
         await bus.nc.publish("_INBOX.tls", b"over tls")
-        assert (await sub.next_msg(timeout=2)).data == b"over tls"
+        assert (await sub.next_msg(timeout=30)).data == b"over tls"
     finally:
         await bus.close()
 
@@ -211,7 +211,7 @@ async def test_leaf_site_worker_uses_the_hub_jetstream_within_its_role(tmp_path:
             await hub.js_publish(subjects.score("rule"), req)
             await ensure_topology(worker.js, declare(TopologyConfig(replicas=3)))  # lookups through the leaf
             psub = await worker.js.pull_subscribe_bind(durable=reward_consumer("rule"), stream=SCORE)
-            (msg,) = await psub.fetch(1, timeout=10)
+            (msg,) = await psub.fetch(1, timeout=30)
             await msg.ack_sync()
             ack = await worker.js_publish(subjects.rewards("t"), RewardGroup(prompt_id="s", generation="g", task="t",
                                                                               tool="x", tool_version=1, items=[]))  # fmt: skip
@@ -221,13 +221,13 @@ async def test_leaf_site_worker_uses_the_hub_jetstream_within_its_role(tmp_path:
             weights = await hub.nc.subscribe(subjects.WEIGHTS)
             rewards = await hub.nc.subscribe("rlar.rewards.t")
             await hub.nc.publish(subjects.WEIGHTS, b"ready")
-            assert (await weights.next_msg(timeout=2)).data == b"ready"
+            assert (await weights.next_msg(timeout=30)).data == b"ready"
             local_admin = await nats.connect(leaf.url, user="admin", password=PW["admin"])
             await asyncio.sleep(0.5)  # interest reaches the leaf
             await local_admin.publish(subjects.WEIGHTS, b"forged")
             await local_admin.publish("rlar.rewards.t", b"fine")
             await local_admin.flush()
-            assert (await rewards.next_msg(timeout=3)).data == b"fine"
+            assert (await rewards.next_msg(timeout=30)).data == b"fine"
             with pytest.raises(nats.errors.TimeoutError):
                 await weights.next_msg(timeout=0.5)
             await local_admin.close()

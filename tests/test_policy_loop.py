@@ -22,7 +22,8 @@ import pytest
 from bus.embedded import EmbeddedServer, free_port
 from tests.conftest import REPO, actor_env
 
-pytestmark = pytest.mark.slow
+# Internal deadlines (start-up, a checkpoint, a resume) add up to more than the default 300 s on a busy machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 MAX_STALENESS = 1
 

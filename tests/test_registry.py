@@ -11,7 +11,7 @@ from pathlib import Path
 from nats.js import api as js_api
 
 from bus import subjects
-from bus.client import Bus
+from bus.client import Bus, wait_for
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.messages import ToolRegistered
@@ -63,10 +63,7 @@ async def test_a_new_version_is_announced_on_the_tools_subject(bus: Bus) -> None
     await reg.register(_spec(name), by="tester")
     await reg.register(_spec(name), by="tester")  # unchanged: no announcement
     await reg.disable(name, "flaky", by="tester")
-    for _ in range(100):
-        if len([m for m in seen if m.name == name]) >= 2:
-            break
-        await asyncio.sleep(0.02)
+    await wait_for(lambda: len([m for m in seen if m.name == name]) >= 2, 60)
     mine = [(m.action, m.version, m.kind, m.by) for m in seen if m.name == name]
     assert mine == [("registered", 1, "rule", "tester"), ("disabled", 0, "rule", "tester")]
 
