@@ -22,8 +22,9 @@ route. Each learner step takes ``prompts_per_step`` complete groups in arrival o
 4. one DeepSpeed update with the decoupled-PPO / truncated-IS objective (:mod:`rlar.learn.grpo`);
 5. the new weights are stored and announced (:mod:`rlar.policy.sync`), metrics are appended to
    ``<run dir>/metrics.jsonl`` and published, progress goes to the feeder, messages are acked;
-6. every ``checkpoint_every`` steps a DeepSpeed checkpoint (optimizer included) is written; a
-   restarted learner resumes from the newest one and announces its weights under a fresh version.
+6. every ``checkpoint_every`` steps a DeepSpeed checkpoint (optimizer included) is written, and on a
+   graceful stop (SIGTERM) when steps were taken since the last one; a restarted learner resumes from the
+   newest one and announces its weights under a fresh version.
 
 Multi-rank (``torchrun``/``deepspeed`` launchers): rank 0 talks to the bus and broadcasts each command
 (step, checkpoint, export, stop) to the other ranks, which only run the collective trainer calls.
@@ -176,6 +177,7 @@ class Learner(Actor[LearnerConfig]):
         self._wake = asyncio.Event()
         self._prev_interval: tuple[float, float] | None = None
         self._finished_sent = False
+        self._checkpointed = 0
         self._stale: list[Group] = []
         self._recent: collections.deque[list[str]] = collections.deque(maxlen=config.remember_steps)
 
@@ -218,6 +220,7 @@ class Learner(Actor[LearnerConfig]):
         extra = await asyncio.to_thread(self._collective, "load", str(self.ckpt_dir))
         if extra:
             self.step, self.version = int(extra["step"]), int(extra["version"])
+            self._checkpointed = self.step
             self.consumed, self.dropped = int(extra["consumed"]), int(extra["dropped"])
         kv = await self.bus.js.key_value(topology.STATE_BUCKET)
         try:
@@ -328,6 +331,8 @@ class Learner(Actor[LearnerConfig]):
                         pass
                     continue
                 await self._learn(batch)
+            if self.step > self._checkpointed:  # a graceful stop keeps the updates since the last checkpoint
+                await self._checkpoint()
         finally:
             keepalive.cancel()
             if self.trainer is not None and int(os.environ.get("WORLD_SIZE", "1")) > 1:
@@ -504,6 +509,7 @@ class Learner(Actor[LearnerConfig]):
         await self.bus.js_publish(subjects.LEARNER_PROGRESS, progress)
 
     async def _checkpoint(self) -> None:
+        self._checkpointed = self.step
         extra = {
             "step": self.step,
             "version": self.version,

@@ -41,6 +41,9 @@ from rlar.observe.prom import ActorMetrics
 
 log = logging.getLogger(__name__)
 
+DRAIN_WARN_S = 30.0
+"""An actor still draining this long after its stop request logs where every thread and task is."""
+
 
 class ActorConfig(BaseModel):
     """Settings every actor has. Actor configs subclass this and add their own fields."""
@@ -142,6 +145,14 @@ class Actor(Generic[C]):
             self.state = "draining"
             self._stop_requested_at = time.monotonic()
             self.stopping.set()
+            with contextlib.suppress(RuntimeError):  # no running loop: nothing to watch
+                asyncio.get_running_loop().call_later(DRAIN_WARN_S, self._still_draining)
+
+    def _still_draining(self) -> None:
+        if not self._finished.is_set():
+            log.warning("%s/%s: still draining %.0fs after the stop request; where it is:", self.kind,
+                        self.instance, DRAIN_WARN_S)  # fmt: skip
+            dump_stacks()
 
     async def stop(self, timeout_s: float = 30.0) -> None:
         """Request a drain and wait until the actor has finished."""
