@@ -43,16 +43,19 @@ from bus.codec import decode, encode, unpack
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.messages import (
+    Completion,
     DeadLetter,
     Event,
     Heartbeat,
     LearnerProgress,
     Metrics,
     Prompt,
-    Reward,
-    Sample,
+    RewardGroup,
+    SampleGroup,
     SandboxRequest,
-    ScoreRequest,
+    ScoredItem,
+    ScoreGroup,
+    ScoreItem,
     ToolRef,
     ToolRegistered,
     WeightsAnnounce,
@@ -231,9 +234,9 @@ CONSUMED: list[tuple[str, type, bool]] = [
     # (subject, the type its consumer expects, published to a stream)
     *[(subjects.prompts(t), Prompt, True) for t in TASKS],
     *[(subjects.routed(t), Prompt, True) for t in TASKS],
-    *[(subjects.samples(t), Sample, True) for t in TASKS],
-    *[(subjects.rewards(t), Reward, True) for t in TASKS],
-    *[(subjects.score(k), ScoreRequest, True) for k in ("rule", "metric", "sandbox")],
+    *[(subjects.samples(t), SampleGroup, True) for t in TASKS],
+    *[(subjects.rewards(t), RewardGroup, True) for t in TASKS],
+    *[(subjects.score(k), ScoreGroup, True) for k in ("rule", "metric", "sandbox")],
     (subjects.WEIGHTS, WeightsAnnounce, True),
     (subjects.LEARNER_PROGRESS, LearnerProgress, True),
     (subjects.TOOLS_REGISTERED, ToolRegistered, True),
@@ -249,13 +252,13 @@ def _template(cls: type, n: str) -> Any:
     ref = ToolRef(tool="exact_match", kind="rule")
     return {
         Prompt: lambda: Prompt(prompt_id=f"chaos-{n}", task="arith", prompt="1+1=", reference="2", tools=[ref]),
-        Sample: lambda: Sample(sample_id=f"chaos-{n}#0", prompt_id=f"chaos-{n}", task="arith", index=0,
-                               group_size=GROUP, prompt_token_ids=[5, 6], response_token_ids=[7],
-                               behaviour_logprobs=[-1.0], response_text="x", policy_version=0),
-        Reward: lambda: Reward(sample_id=f"chaos-{n}#0", prompt_id=f"chaos-{n}", task="arith", tool="exact_match",
-                               tool_version=1, status="ok", score=1.0),
-        ScoreRequest: lambda: ScoreRequest(sample_id=f"chaos-{n}#0", prompt_id=f"chaos-{n}", task="arith",
-                                           tool=ref, query="1+1=", response="2", reference="2"),
+        SampleGroup: lambda: SampleGroup(prompt_id=f"chaos-{n}", generation="g", task="arith", group_size=GROUP,
+                                         prompt_token_ids=[5, 6], policy_version=0, tools=[ref],
+                                         completions=[Completion(index=0, token_ids=[7], logprobs=[-1.0], text="x")]),
+        RewardGroup: lambda: RewardGroup(prompt_id=f"chaos-{n}", generation="g", task="arith", tool="exact_match",
+                                         tool_version=1, items=[ScoredItem(index=0, status="ok", score=1.0)]),
+        ScoreGroup: lambda: ScoreGroup(prompt_id=f"chaos-{n}", generation="g", task="arith", tools=[ref],
+                                       query="1+1=", items=[ScoreItem(index=0, response="2")], reference="2"),
         WeightsAnnounce: lambda: WeightsAnnounce(version=0, uri="file:///nonexistent", sha256="0", size_bytes=0,
                                                  step=0),
         LearnerProgress: lambda: LearnerProgress(version=0, step=0, consumed_prompts=0, dropped_prompts=0),
@@ -280,7 +283,7 @@ def hostile(kind: str, cls: type, real: bytes | None) -> bytes:
     if kind == "duplicated":
         return valid
     wrong = Heartbeat(actor="chaos", instance=n, host="chaos", pid=1, uptime_s=0.0)
-    return encode(wrong if cls is not Heartbeat else _template(Reward, n))
+    return encode(wrong if cls is not Heartbeat else _template(RewardGroup, n))
 
 
 async def inject(bus: Bus, captured: dict[str, bytes], log: list[str]) -> int:
@@ -405,10 +408,13 @@ async def check_invariants(bus: Bus, run: Path, log: list[str], watch: Watch) ->
         if p.prompt_id.startswith("chaos-"):
             continue
         (fed if subject.startswith("rlar.prompts.") else routed).setdefault(p.prompt_id, seq)
+    # Per prompt: the stream sequences of its sample messages, and how many samples they carry per generation.
     samples: dict[str, list[int]] = collections.defaultdict(list)
+    generated: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for seq, _, data in await _stream(bus, topology.SAMPLES):
-        s = decode(data, Sample)
-        samples[s.prompt_id].append(seq)
+        g = decode(data, SampleGroup)
+        samples[g.prompt_id].append(seq)
+        generated[g.prompt_id][g.generation] += len(g.completions)
     router_floor = await _ack_floor(bus, topology.PROMPTS, topology.ROUTER)
     rollout_floor = await _ack_floor(bus, topology.PROMPTS, topology.ROLLOUT)
     learner_floor = await _ack_floor(bus, topology.SAMPLES, topology.LEARNER_SAMPLES)
@@ -423,8 +429,8 @@ async def check_invariants(bus: Bus, run: Path, log: list[str], watch: Watch) ->
     for p, seq in routed.items():
         if p in retired:
             continue
-        if seq <= rollout_floor and len(set(samples.get(p, []))) < GROUP:
-            lost.append(f"{p} (rollout acked, {len(samples.get(p, []))} samples)")
+        if seq <= rollout_floor and max(generated[p].values(), default=0) < GROUP:
+            lost.append(f"{p} (rollout acked, {dict(generated[p])} samples per generation)")
         elif samples.get(p) and max(samples[p]) <= learner_floor:
             lost.append(f"{p} (learner acked its samples, never retired)")
     if lost:
