@@ -22,7 +22,9 @@ An unusable sandbox is re-checked at most every ``recheck_s`` seconds, on demand
 Load: at most ``concurrency`` jails at once (default: the number of cores); up to ``max_pending`` more wait
 their turn; beyond that a request is answered ``rejected`` "busy" at once, so a client never waits on a hopeless
 queue. When a run gets its slot the actor answers ``started`` (with the run's wall clock) before the result, so
-the client's deadline counts from the start of execution, not from time spent queued.
+the client's deadline counts from the start of execution, not from time spent queued. While a request waits
+for its slot the actor answers ``queued`` every ``queued_notice_s``: a client that hears nothing for a while
+knows its request died with an actor (SIGKILL, a lost connection) instead of waiting out the whole queue bound.
 On stop: unsubscribe, finish the runs in hand, reply to each.
 """
 
@@ -95,6 +97,9 @@ class SandboxActorConfig(ActorConfig):
     """An unusable sandbox is re-checked on demand at most this often."""
     queue: str = "sandbox"
     """Queue group on ``rlar.sandbox.exec``."""
+    queued_notice_s: float = Field(5.0, gt=0)
+    """While a request waits for a slot, tell its client this often that it is still queued here (clients give
+    up on a request they hear nothing about for ``rlar.sandbox_client.ALIVE_S``)."""
 
 
 class SandboxActor(Actor[SandboxActorConfig]):
@@ -190,12 +195,26 @@ class SandboxActor(Actor[SandboxActorConfig]):
             limits = self.effective_limits(req.limits, len(tests) if tests is not None else 1)
         except (ValueError, TypeError, KeyError) as exc:
             return RunResult(status="rejected", reason=f"bad request: {exc}"[:1000])
-        async with self._sem:
+        notices = asyncio.create_task(self._tell_queued(raw, req)) if self._sem.locked() else None
+        try:
+            await self._sem.acquire()
+        finally:
+            if notices is not None:
+                notices.cancel()
+        try:
             # Tell the client its run starts now: its deadline counts from here, not from the queue.
             await self._reply(raw, req, None, started=limits.wall_for(len(tests) if tests is not None else 1))
             if tests is None:
                 return await run_code_async(req.code, req.stdin, limits, self.sandbox)
             return await run_tests_async(req.code, tests, limits, self.sandbox)
+        finally:
+            self._sem.release()
+
+    async def _tell_queued(self, raw: Msg, req: SandboxRequest) -> None:
+        """Until cancelled (the run got its slot): answer ``queued`` every ``queued_notice_s``."""
+        while True:
+            await self._reply(raw, req, None, queued=True)
+            await asyncio.sleep(self.config.queued_notice_s)
 
     def effective_limits(self, asked: dict[str, Any], jobs: int) -> Limits:
         """The request's limits, defaults filled in and every field capped by ``max_limits``."""
@@ -212,16 +231,24 @@ class SandboxActor(Actor[SandboxActorConfig]):
         return Limits.from_dict(capped)
 
     async def _reply(
-        self, raw: Msg, req: SandboxRequest, result: RunResult | None, started: float = 0.0
+        self,
+        raw: Msg,
+        req: SandboxRequest,
+        result: RunResult | None,
+        started: float = 0.0,
+        queued: bool = False,
     ) -> None:
-        """Send the run's result, or (``result`` None) the ``started`` notice with the run's wall clock."""
+        """Send the run's result, or (``result`` None) the ``queued`` notice or the ``started`` notice with the
+        run's wall clock."""
         if result is not None:
             self.counters[result.status] += 1
         if not raw.reply:
             if result is not None:
                 self.counters["no_reply_subject"] += 1
             return
-        if result is None:
+        if queued:
+            reply = SandboxReply(request_id=req.request_id, status="queued")
+        elif result is None:
             reply = SandboxReply(request_id=req.request_id, status="started", result={"wall_s": started})
         else:
             reply = SandboxReply(request_id=req.request_id, status=result.status, result=result.to_dict())

@@ -13,7 +13,9 @@ returns a result with a status, like the local sandbox does:
 Deadlines count from the start of execution, not from the request: the actor says ``started`` when a run gets
 its slot, and ``timeout_s`` runs from then. Waiting for the slot (other runs ahead in the actor's queue) is
 bounded separately by ``queue_timeout_s``, so a denial-of-service program queued behind slow ones still gets
-its own verdict (a timeout, scored 0) instead of being dropped as a bus timeout.
+its own verdict (a timeout, scored 0) instead of being dropped as a bus timeout. While queued, the actor says
+``queued`` every few seconds; a request nothing is heard about for ``alive_s`` died with its actor (SIGKILL, a
+lost connection, a bus restart) and is answered ``rejected`` then, not after the whole queue bound.
 
 ``run_tests_over_bus(bus)`` adapts it to the code reward tool's ``run_tests`` resource
 (``rlar.tools.code.CodeTestsTool``): ``(program, tests, limits=None) -> RunResult``.
@@ -35,12 +37,14 @@ from bus.codec import DecodeError, decode, encode
 from bus.messages import SandboxReply, SandboxRequest
 from rlar.sandbox.schema import CodeTests, Limits, RunResult
 
-__all__ = ["QUEUE_TIMEOUT_S", "reply_timeout_s", "run_tests_over_bus", "sandbox_run"]
+__all__ = ["ALIVE_S", "QUEUE_TIMEOUT_S", "reply_timeout_s", "run_tests_over_bus", "sandbox_run"]
 
 # Transport slack on top of the run's own wall-clock limit, counted from the start of execution.
 SLACK_S = 10.0
 # How long a request may wait for a free jail slot before the client gives up (an overloaded sandbox).
 QUEUE_TIMEOUT_S = 600.0
+# How long a request may go unheard of before it started (the actor says "queued" every few seconds meanwhile).
+ALIVE_S = 60.0
 
 
 def reply_timeout_s(limits: Limits, jobs: int) -> float:
@@ -49,10 +53,15 @@ def reply_timeout_s(limits: Limits, jobs: int) -> float:
 
 
 async def sandbox_run(
-    bus: Bus, request: SandboxRequest, timeout_s: float, *, queue_timeout_s: float = QUEUE_TIMEOUT_S
+    bus: Bus,
+    request: SandboxRequest,
+    timeout_s: float,
+    *,
+    queue_timeout_s: float = QUEUE_TIMEOUT_S,
+    alive_s: float = ALIVE_S,
 ) -> RunResult:
     """Send ``request`` to a sandbox actor (queue group "sandbox"); wait up to ``queue_timeout_s`` for it to
-    start and then up to ``timeout_s`` for its result."""
+    start (hearing from the actor at least every ``alive_s``) and then up to ``timeout_s`` for its result."""
     if not request.request_id:
         request.request_id = uuid.uuid4().hex
     replies: asyncio.Queue[Msg] = asyncio.Queue()
@@ -65,16 +74,20 @@ async def sandbox_run(
     try:
         await bus.nc.publish(subjects.SANDBOX_EXEC, encode(request), reply=inbox)
         started = False
+        loop = asyncio.get_running_loop()
+        queue_deadline = loop.time() + queue_timeout_s
         while True:
-            wait = timeout_s if started else queue_timeout_s
+            wait = timeout_s if started else max(0.0, min(alive_s, queue_deadline - loop.time()))
             try:
                 raw = await asyncio.wait_for(replies.get(), wait)
             except TimeoutError:
-                reason = (
-                    f"no reply from the sandbox within {wait:g}s after the run started"
-                    if started
-                    else f"the sandbox did not start the run within {queue_timeout_s:g}s"
-                )
+                if started:
+                    reason = f"no reply from the sandbox within {wait:g}s after the run started"
+                elif loop.time() >= queue_deadline:
+                    reason = f"the sandbox did not start the run within {queue_timeout_s:g}s"
+                else:
+                    reason = (f"nothing heard from the sandbox for {alive_s:g}s before the run started (the "
+                              "request died with its actor or the connection)")  # fmt: skip
                 return RunResult(status="rejected", reason=reason)
             if raw.headers and raw.headers.get("Status") == "503":
                 return RunResult(
@@ -82,6 +95,8 @@ async def sandbox_run(
                 )
             try:
                 reply = decode(raw.data, SandboxReply)
+                if reply.status == "queued":  # still waiting for a slot at a live actor
+                    continue
                 if reply.status == "started":  # the actor's own wall clock for this run, plus slack
                     started = True
                     timeout_s = max(timeout_s, float(reply.result.get("wall_s") or 0.0) + SLACK_S)

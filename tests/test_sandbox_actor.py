@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 
 from actors.sandbox import SandboxActor, SandboxActorConfig
+from bus import subjects
 from bus.client import Bus
+from bus.codec import decode, encode
 from bus.config import NatsConfig
-from bus.messages import SandboxRequest
+from bus.messages import SandboxReply, SandboxRequest
 from rlar.sandbox import CodeTests, Limits
 from rlar.sandbox_client import run_tests_over_bus, sandbox_run
 from tests.conftest import TEST_TOPOLOGY
@@ -119,6 +121,56 @@ async def test_with_no_sandbox_actor_the_client_gets_rejected_at_once(nats_url: 
         assert time.monotonic() - t0 < 5
     finally:
         await b.close()
+
+
+async def test_a_request_that_died_with_its_actor_is_given_up_after_alive_s(nats_url: str) -> None:
+    """An actor SIGKILLed (or cut off) with the request in its queue never answers: the client gives up once it
+    has heard nothing for ``alive_s``, not after the whole queue bound (600 s)."""
+    b = await Bus.connect(NatsConfig(url=nats_url), name="swallower")
+    swallowed: list[object] = []
+
+    async def swallow(msg: object) -> None:  # takes the request, then is "killed": never a word back
+        swallowed.append(msg)
+
+    sub = await b.nc.subscribe(subjects.SANDBOX_EXEC, queue="sandbox", cb=swallow)
+    try:
+        res = await sandbox_run(b, SandboxRequest(code="print(1)"), timeout_s=20, alive_s=1.0)
+        assert (
+            swallowed and res.status == "rejected" and "nothing heard from the sandbox for 1s" in res.reason
+        )
+    finally:
+        await sub.unsubscribe()
+        await b.close()
+
+
+async def test_a_queued_request_hears_queued_until_its_run_starts(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    import asyncio
+
+    from bus.client import wait_for
+
+    async with running(
+        _actor(nats_url, tmp_path, mode="rlimit-only", concurrency=1, queued_notice_s=0.1), bus
+    ) as a:
+        first = asyncio.create_task(sandbox_run(bus, SandboxRequest(code="import time\ntime.sleep(1)\n"), 60))
+        assert await wait_for(a._sem.locked, 60), "the first run never took the only slot"
+        replies: list[str] = []
+        done = asyncio.Event()
+
+        async def on_reply(msg: Any) -> None:
+            replies.append(decode(msg.data, SandboxReply).status)
+            if replies[-1] not in ("queued", "started"):
+                done.set()
+
+        inbox = bus.nc.new_inbox()
+        sub = await bus.nc.subscribe(inbox, cb=on_reply)
+        await bus.nc.publish(subjects.SANDBOX_EXEC, encode(SandboxRequest(code="print(2)")), reply=inbox)
+        await asyncio.wait_for(done.wait(), 120)
+        await sub.unsubscribe()
+        assert (await first).status == "ok"
+    # Queued behind the first run (at least one notice), then started, then the verdict.
+    assert replies[0] == "queued" and replies[-2:] == ["started", "ok"] and set(replies[:-2]) == {"queued"}
 
 
 def test_operator_caps_apply_to_every_limit_and_defaults_fill_the_rest(tmp_path: Path) -> None:
