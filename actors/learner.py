@@ -323,6 +323,9 @@ class Learner(Actor[LearnerConfig]):
                 if self._stale:
                     stale, self._stale = self._stale, []
                     await self._retire(stale, dropped=True)
+                    # The feeder paces on retired prompts: dropped ones free room as trained ones do (without
+                    # this, drops that fill its bound while too few fresh groups remain stall the run).
+                    await self._publish_progress()
                 if batch is None:
                     self._wake.clear()
                     try:

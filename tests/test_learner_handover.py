@@ -20,18 +20,18 @@ from bus import subjects, topology
 from bus.client import Bus, wait_for
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
-from bus.messages import Completion, RewardGroup, SampleGroup, ScoredItem, ToolKind, ToolRef
+from bus.messages import Completion, LearnerProgress, RewardGroup, SampleGroup, ScoredItem, ToolKind, ToolRef
 from tests.conftest import TEST_TOPOLOGY
 
 GROUP = 2
 TOOL = ToolRef(tool="exact_match", version=1, kind=ToolKind.RULE)
 
 
-def _sample(prompt_id: str, i: int, generation: str = "g0") -> SampleGroup:
+def _sample(prompt_id: str, i: int, generation: str = "g0", version: int = 0) -> SampleGroup:
     """Sample i of the group, in a message of its own (the learner joins the parts)."""
     c = Completion(index=i, token_ids=[8 + i, 9], logprobs=[-1.0, -1.5], text=str(i))
     return SampleGroup(prompt_id=prompt_id, generation=generation, task="arith", group_size=GROUP,
-                       prompt_token_ids=[5, 6, 7], completions=[c], policy_version=0, tools=[TOOL])  # fmt: skip
+                       prompt_token_ids=[5, 6, 7], completions=[c], policy_version=version, tools=[TOOL])  # fmt: skip
 
 
 def _reward(prompt_id: str, i: int, generation: str = "g0") -> RewardGroup:
@@ -61,9 +61,9 @@ async def test_a_successor_acks_the_redelivered_groups_its_predecessor_retired(t
             "topology": TEST_TOPOLOGY.model_dump(),
             "run": {"dir": str(run)},
             "learner": {
-                "prompts_per_step": 1, "max_steps": 2, "keepalive_s": 1.0,
+                "prompts_per_step": 1, "max_steps": 3, "keepalive_s": 1.0,
                 "trainer": {"model_dir": "{run_dir}/policy/init", "micro_batch_size": 4,
-                            "grpo": {"group_size": GROUP, "max_staleness": 4}},
+                            "grpo": {"group_size": GROUP, "max_staleness": 0}},
             },
         }  # fmt: skip
         learner = make_actor("learner", doc, instance="successor")
@@ -95,7 +95,9 @@ async def test_a_successor_acks_the_redelivered_groups_its_predecessor_retired(t
             await bus.js_publish(subjects.samples("arith"), _sample("p-twice", 0, "first"))
             await bus.js_publish(subjects.rewards("arith"), _reward("p-twice", 1, "first"))
             for i in range(GROUP):
-                await bus.js_publish(subjects.samples("arith"), _sample("p-twice", i, "second"))
+                await bus.js_publish(
+                    subjects.samples("arith"), _sample("p-twice", i, "second", learner.version)
+                )
                 await bus.js_publish(subjects.rewards("arith"), _reward("p-twice", i, "second"))
             assert await wait_for(lambda: learner.counters["steps"] == 2, 120), learner.step
             for stream, durable in (
@@ -104,6 +106,22 @@ async def test_a_successor_acks_the_redelivered_groups_its_predecessor_retired(t
             ):
                 assert await _consumer(bus, stream, durable) == (0, 0), durable
             assert not learner.groups and learner.consumed == 9
+
+            # A stale group is dropped, and the progress says so at once, not at the next step: the feeder paces
+            # on retired prompts, and drops that filled its bound would otherwise stall the run.
+            progress: list[LearnerProgress] = []
+
+            async def on_progress(msg: LearnerProgress, raw: object) -> None:
+                progress.append(msg)
+
+            await bus.subscribe(subjects.LEARNER_PROGRESS, LearnerProgress, on_progress)
+            for i in range(GROUP):
+                await bus.js_publish(
+                    subjects.samples("arith"), _sample("p-stale", i, version=learner.version - 1)
+                )
+                await bus.js_publish(subjects.rewards("arith"), _reward("p-stale", i))
+            assert await wait_for(lambda: any(p.dropped_prompts == 2 for p in progress), 120), progress
+            assert learner.counters["steps"] == 2 and learner.consumed == 9
         finally:
             await learner.stop()
             task.cancel()
