@@ -91,7 +91,9 @@ def inp(response: str) -> ToolInput:
 
 @pytest.fixture
 async def executor():
-    ex = ToolExecutor(timeout_s=1.0, load_timeout_s=20.0, allowed_prefixes=ALLOWED)
+    # Short per-call deadlines for the hang tests; a load deadline only a hang misses (a fresh worker's imports
+    # alone take seconds on a busy machine).
+    ex = ToolExecutor(timeout_s=1.0, load_timeout_s=120.0, allowed_prefixes=ALLOWED)
     yield ex
     await ex.close()
 
@@ -163,9 +165,9 @@ async def test_build_failure_and_load_timeout_are_reported(executor):
         slow = await short.score(spec_for(SlowBuildTool, build_sleep_s=3600), inp("x"))
         assert slow.status == "abstain" and "tool load timed out" in slow.reason
         # The executor serves on after a load timeout. (A fresh worker's imports alone can take seconds on
-        # a busy machine, so the next load gets a deadline that only a hang would miss.)
+        # a busy machine, so the next load and call get deadlines that only a hang would miss.)
         short.load_timeout_s = 120.0
-        fast = await short.score(spec_for(SlowBuildTool), inp("x"))
+        fast = await short.score(spec_for(SlowBuildTool), inp("x"), timeout_s=60.0)
         assert fast.status == "ok" and fast.score == 1.0
     finally:
         await short.close()
