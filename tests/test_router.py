@@ -218,34 +218,36 @@ async def test_without_a_tool_the_prompts_wait_then_take_the_declared_fallback(
 ) -> None:
     routed = await inbox(bus, subjects.routed(task_name), Prompt)
     requests = await inbox(bus, subjects.TOOLS_REQUEST_SYNTH, ToolRequest)
+    wait_s = 5.0
     cfg = router_config(
         nats_url,
         tmp_path,
-        wait_s=2.5,
+        wait_s=wait_s,
         examples=3,
         fallback={task_name: [{"tool": "exact_match", "weight": 1}]},
     )
     router = Router(cfg, agent=agent)
-    t0 = time.monotonic()
+    # All three are in the stream before the router starts, so it holds them together as soon as it asks for a
+    # tool (published while it runs, a loaded machine could pass wait_s between them). The wait is checked from
+    # the router's own records, not by looking while it waits.
+    for i in range(3):
+        p = prompt(task_name, i, query=f"Tips for topic {i}?", description=f"{BULLETS} ({task_name})")
+        await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
     async with running(router, bus):
-        for i in range(3):
-            p = prompt(task_name, i, query=f"Tips for topic {i}?", description=f"{BULLETS} ({task_name})")
-            await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
         await requests.wait(1)
-        got = await routed.wait(3, timeout_s=60)
-    waited = time.monotonic() - t0
+        got = await routed.wait(3, timeout_s=120)
     req = next(r for r in requests.items if r.task == task_name)
     assert {c["rule"] for c in req.constraints["rules"]} == {"bullets", "words"}
     assert [e["query"] for e in req.examples] == [f"Tips for topic {i}?" for i in range(3)], (
         "the request waits for several held prompts and sends them all"
     )
-    assert waited >= 2.5, "prompts must wait for a tool before the fallback"
+    assert router.counters["held"] == 3, "the prompts wait for a tool"
     kv = await bus.js.key_value(topology.DECISIONS_BUCKET)
     stored = Decision.from_json((await kv.get(got[0].route["signature"])).value or b"")
-    assert stored.state == "fallback" and stored.decided_at - stored.requested_at >= 2.5
+    assert stored.state == "fallback" and stored.decided_at - stored.requested_at >= wait_s
     for p in got:
         assert p.route["state"] == "fallback" and [t.tool for t in p.tools] == ["exact_match"]
-        assert "no tool registered within" in p.route["reason"]
+        assert f"no tool registered within {wait_s:g}s" in p.route["reason"]
     await drop_requests(bus, topology.SYNTHESIZER, {req.request_id})
 
 
@@ -337,7 +339,7 @@ async def test_a_collapsed_synthesised_tool_is_quarantined_and_its_task_rerouted
         calls_before = router.counters["agent_calls"]
         p = prompt(task_name, 1, query="A poem about snow", description=desc)
         await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
-        second = (await routed.wait(2, timeout_s=15))[1]
+        second = (await routed.wait(2, timeout_s=120))[1]
     assert router.counters["agent_calls"] == calls_before + 1, "the task was decided afresh"
     assert second.route["state"] == "fallback" and all(t.tool != spec.name for t in second.tools)
     await drop_requests(bus, topology.SYNTHESIZER, {second.route["request_id"]})
@@ -351,7 +353,8 @@ async def test_a_task_no_tool_fits_gets_a_synthesised_verifier_and_its_prompts_g
     routed = await inbox(bus, subjects.routed(task_name), Prompt)
     rewards = await inbox(bus, subjects.rewards(task_name), RewardGroup)
     desc = f"{BULLETS} Topic varies. ({task_name})"
-    router = Router(router_config(nats_url, tmp_path, wait_s=60), agent=agent)
+    # wait_s far beyond the test: state "synthesized" (not "fallback") shows the tool came before the wait ended.
+    router = Router(router_config(nats_url, tmp_path, wait_s=900), agent=agent)
     synth = Synthesizer(SynthesizerConfig(**common, sandbox="bus", canary={"samples": 0}), agent=agent)
     sandbox = SandboxActor(SandboxActorConfig(**common))
     worker = RewardWorker(RewardConfig(**common, kinds=["sandbox"], register_builtins=False))
@@ -369,7 +372,7 @@ async def test_a_task_no_tool_fits_gets_a_synthesised_verifier_and_its_prompts_g
                              items=[ScoreItem(index=0, response=good), ScoreItem(index=1, response=bad)],
                              reference=p.reference, metadata=p.metadata)  # fmt: skip
             await bus.js_publish(subjects.score(tool.kind), req, msg_id=f"{p.prompt_id}/{tool.tool}")
-        got_rewards = await rewards.wait(3, timeout_s=30)
+        got_rewards = await rewards.wait(3, timeout_s=120)
     assert {p.route["state"] for p in got} == {"synthesized"} and tool.kind == "sandbox"
     assert tool.tool.startswith(f"synth-{task_name}")
     spec = await registry.get(tool.tool, tool.version)
