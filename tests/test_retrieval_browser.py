@@ -55,7 +55,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MirrorSite]:
 
 @pytest.fixture(scope="module")
 async def pool(site: MirrorSite) -> AsyncIterator[BrowserPool]:
-    cfg = BrowserConfig(contexts=2, page_timeout_s=2.0, min_interval_s=0.0)
+    # A page's budget only a broken page misses (a loaded machine takes seconds for a real one); the hang test
+    # gives its visit a short one.
+    cfg = BrowserConfig(contexts=2, page_timeout_s=60.0, min_interval_s=0.0)
     async with BrowserPool(cfg, [site.url]) as p:
         yield p
 
@@ -120,9 +122,9 @@ async def test_a_missing_page_and_a_page_that_never_loads_return_a_status_and_th
     assert (tmp_path / "404.png").exists()  # the error page is evidence too
     t0 = time.monotonic()
     ev, data = await pool.visit(hub.model_url("slow-lab/translation-reward-slow"), purpose="model",
-                                extract_js=hub.model_js)  # fmt: skip
+                                extract_js=hub.model_js, timeout_s=2.0)  # fmt: skip
     assert ev.status == "timeout" and "did not finish loading within 2s" in ev.reason and data is None
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < site.hang_s / 4, "the visit ends at its budget, not when the page would"
     ev, data = await pool.visit(
         hub.model_url("mirror-lab/mt-reward-base"), purpose="model", extract_js=hub.model_js
     )
@@ -145,7 +147,7 @@ async def test_hosts_outside_the_allowed_set_are_refused_and_their_resources_abo
 
 
 async def test_navigations_to_one_host_are_paced(site: MirrorSite) -> None:
-    cfg = BrowserConfig(contexts=2, page_timeout_s=5.0, min_interval_s=0.5)
+    cfg = BrowserConfig(contexts=2, page_timeout_s=60.0, min_interval_s=0.5)
     async with BrowserPool(cfg, [site.url]) as paced:
         await paced.visit(f"{site.url}/models?search=warmup", purpose="search")  # first navigations are slow
         start = len(site.requests)
@@ -173,7 +175,7 @@ async def test_the_leaderboard_page_is_read_into_scores(site: MirrorSite, pool: 
 
 async def test_a_browser_that_died_is_relaunched_on_the_next_visit(site: MirrorSite) -> None:
     async with BrowserPool(
-        BrowserConfig(contexts=1, page_timeout_s=5.0, min_interval_s=0.0), [site.url]
+        BrowserConfig(contexts=1, page_timeout_s=60.0, min_interval_s=0.0), [site.url]
     ) as p:
         await p._browser.close()  # what a crashed chromium looks like to Playwright: disconnected
         ev, _ = await p.visit(f"{site.url}/models", purpose="search")

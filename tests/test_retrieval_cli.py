@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -23,11 +22,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900), n
 
 
 def test_help_is_instant() -> None:
-    t0 = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "rlar.cli", "retrieve", "--help"], cwd=REPO, env=actor_env(),
-                         capture_output=True, text=True, timeout=30)  # fmt: skip
-    assert out.returncode == 0 and "--mirror" in out.stdout and "--hub" in out.stdout
-    assert time.monotonic() - t0 < 10
+    """Instant by construction, not by a stopwatch: ``rlar retrieve --help`` imports no model or browser library."""
+    heavy = ("torch", "transformers", "sentence_transformers", "vllm", "playwright", "numpy")
+    code = ("import sys\nfrom rlar.cli import main\ntry:\n    main(['retrieve', '--help'])\nexcept SystemExit:\n"
+            f"    pass\nprint('loaded:', *sorted(m for m in {heavy!r} if m in sys.modules))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=actor_env(), capture_output=True, text=True,
+                         timeout=120)  # fmt: skip
+    assert out.returncode == 0 and "--mirror" in out.stdout and "--hub" in out.stdout, out.stderr
+    assert out.stdout.splitlines()[-1] == "loaded:", out.stdout.splitlines()[-1]
 
 
 async def test_rlar_retrieve_prints_ranked_candidates_with_evidence_and_registers_the_winner(
