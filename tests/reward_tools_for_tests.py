@@ -8,6 +8,7 @@ import contextlib
 import os
 import time
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from actors.runtime import Actor
@@ -50,6 +51,17 @@ class SlowTool(RewardTool):
 
     async def _score(self, inp: ToolInput) -> Outcome:
         time.sleep(float(self.params.get("sleep_s", 0.2)))
+        return 1.0
+
+
+class GatedTool(RewardTool):
+    """Scores 1.0: at once for a response listed in ``params["free"]``, any other only once the file
+    ``params["gate"]`` exists (a test holds a worker mid-batch for as long as it needs, whatever the load)."""
+
+    async def _score(self, inp: ToolInput) -> Outcome:
+        gate = Path(self.params["gate"])
+        while inp.response not in self.params.get("free", []) and not gate.exists():
+            time.sleep(0.05)
         return 1.0
 
 

@@ -258,6 +258,7 @@ def _spawn_worker(nats_url: str, tmp_path: Path, instance: str) -> subprocess.Po
         [sys.executable, "-m", "actors", "reward-rule", "--nats", nats_url, "--instance", instance,
          "--set", f"run.dir={tmp_path}", "--set", "topology.score_ack_wait_s=2",
          "--set", 'reward.allowed_prefixes=["rlar.", "tests."]', "--set", "reward.concurrency.rule=4",
+         "--set", "reward.max_timeout_s=600",
          "--set", "reward.executor_workers.rule=2", "--set", "reward.heartbeat_s=0.3"],
         env=actor_env(), cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
@@ -279,10 +280,18 @@ async def _wait_running(bus: Bus, instance: str, timeout_s: float = 30.0) -> Non
 
 async def test_killing_a_worker_mid_batch_loses_no_sample(bus: Bus, nats_url: str, tmp_path: Path) -> None:
     uid = _uid()
-    slow = await ToolRegistry(bus).register(spec(f"slow_{uid}", "SlowTool", sleep_s=0.25), by="test")
+    n, free = 24, 3
+    # Worker A scores the first three at once and holds the rest (its tool waits for a gate file) until it is
+    # killed: mid-batch by construction, not by timing. The gate opens for B. (Deadline: past the test's.)
+    gate = tmp_path / "gate"
+    gated = await ToolRegistry(bus).register(
+        spec(
+            f"gated_{uid}", "GatedTool", gate=str(gate), free=[f"r{i}" for i in range(free)], deadline_s=600
+        ),
+        by="test",
+    )
     task = f"kill_{uid}"
-    n = 24
-    reqs = [_req(task, i, slow.name, "rule", f"r{i}") for i in range(n)]
+    reqs = [_req(task, i, gated.name, "rule", f"r{i}") for i in range(n)]
     got: dict[str, list[RewardGroup]] = {}
 
     async def on_reward(msg: RewardGroup, raw: object) -> None:
@@ -292,22 +301,17 @@ async def test_killing_a_worker_mid_batch_loses_no_sample(bus: Bus, nats_url: st
     a = _spawn_worker(nats_url, tmp_path, f"a{uid}")
     b: subprocess.Popen[bytes] | None = None
     try:
-        await _wait_running(bus, f"a{uid}")
+        await _wait_running(bus, f"a{uid}", timeout_s=120)
         for r in reqs:
             await bus.js_publish(subjects.score("rule"), r, msg_id=f"req/{r.prompt_id}")
-        for _ in range(400):
-            if len(got) >= 3:
-                break
-            await asyncio.sleep(0.02)
+        assert await wait_for(lambda: len(got) >= free, 120), f"worker A scored {len(got)} of {free}"
         a.send_signal(signal.SIGKILL)
-        a.wait(10)
+        a.wait(60)
         before = len(got)
-        assert 3 <= before < n, f"worker A was not killed mid-batch ({before} of {n} done)"
+        assert before == free, f"worker A was not killed mid-batch ({before} of {n} done)"
+        gate.touch()
         b = _spawn_worker(nats_url, tmp_path, f"b{uid}")
-        for _ in range(45 * 20):
-            if len(got) >= n:
-                break
-            await asyncio.sleep(0.05)
+        await wait_for(lambda: len(got) >= n, 180)
         assert sorted(got) == sorted(r.prompt_id for r in reqs), (tmp_path / f"b{uid}.log").read_text()[
             -3000:
         ]
