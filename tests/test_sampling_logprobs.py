@@ -114,7 +114,9 @@ def test_under_truncation_the_importance_weight_is_the_mass_the_sampler_kept(
 
 
 @pytest.fixture(scope="module")
-def vllm_engine(policy: Path) -> Iterator[Any]:
+def vllm_engine(policy: Path, trainer: DeepSpeedPolicyTrainer) -> Iterator[Any]:
+    # After the trainer: DeepSpeed starts its 1-rank process group before vLLM's in-process engine does (the
+    # other way round DeepSpeed finds no LOCAL_RANK).
     engine = make_engine(VLLMEngineConfig(model=str(policy), max_model_len=256, max_lora_rank=8))
     yield engine
     engine.close()
@@ -215,3 +217,32 @@ def test_a_rollout_whose_raw_logprobs_would_not_match_its_sampling_is_refused(po
     assert plain.sampling().logprobs == "raw" and plain.sampling().temperature == 1.0
     tempered = RolloutConfig(engine={**engine, "logprobs_mode": "sampled"}, temperature=0.7, top_k=5)  # type: ignore[arg-type]
     assert (tempered.sampling().temperature, tempered.sampling().top_k) == (0.7, 5)
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_vllm_serves_the_learners_lora_adapters_with_the_learners_logprobs(
+    policy: Path, trainer: DeepSpeedPolicyTrainer, vllm_engine: Any
+) -> None:
+    """Only the adapters travel: vLLM serves them as a LoRA request over the base, and its sampled log-probs
+    are what the LoRA learner recomputes."""
+    from rlar.learn.config import LoraSettings
+    from tests.test_trainer import make_batch
+
+    lora = DeepSpeedPolicyTrainer(
+        TrainerConfig(model_dir=policy, zero_stage=0, lr=1e-2, lora=LoraSettings(r=4, alpha=8))
+    )
+    for _ in range(2):
+        lora.step(make_batch())
+    tensors, adapter = dict(lora.export_named_tensors()), lora.adapter_config()
+    assert adapter is not None
+    vllm_engine.load_weights(tensors, 7, adapter)
+    prompts = [vllm_engine.render_prompt(p) for p in PROMPTS]
+    outs = vllm_engine.generate(prompts, n=4, max_new_tokens=10, temperature=0.7, seed=6)
+    diff = _learner_minus_behaviour(lora, _batch(prompts, outs, 0.7)).abs().max().item()
+    base = _learner_minus_behaviour(trainer, _batch(prompts, outs, 0.7)).abs().max().item()
+    print(f"\nvLLM LoRA adapter v7 T=0.7: max |learner - behaviour| {diff:.2e} (base model: {base:.2e})")
+    assert base > 1e-2  # the adapters changed the policy, and vLLM served the change
+    assert vllm_engine.version == 7 and diff < 1e-3
+    with pytest.raises(ValueError, match="max_lora_rank"):
+        vllm_engine.load_weights(tensors, 8, {**adapter, "r": 16})
