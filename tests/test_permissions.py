@@ -322,6 +322,33 @@ async def test_only_registrars_write_tool_specs_and_everyone_reads_them(
         assert (await ToolRegistry(synth).get("perm_probe")).description == "probe"  # type: ignore[union-attr]
 
 
+async def test_a_responder_may_send_several_replies_to_one_request(
+    auth_server: ServerProcess, admin: Bus
+) -> None:
+    """The sandbox answers one request with "queued" notices, "started" and the result: every reply must reach the
+    requester (nats-server's ``allow_responses: true`` alone lets one through and drops the rest)."""
+    async with connected(auth_server, "sandbox") as sandbox, connected(auth_server, "reward") as reward:
+
+        async def serve(msg: Any) -> None:
+            for i in range(5):
+                await sandbox.nc.publish(msg.reply, f"reply {i}".encode())
+
+        await sandbox.nc.subscribe(subjects.SANDBOX_EXEC, queue="sandbox", cb=serve)
+        await sandbox.nc.flush()
+        got: list[bytes] = []
+        inbox = reward.nc.new_inbox()
+
+        async def on_reply(msg: Any) -> None:
+            got.append(msg.data)
+
+        await reward.nc.subscribe(inbox, cb=on_reply)
+        await reward.nc.publish(subjects.SANDBOX_EXEC, b"run", reply=inbox)
+        deadline = time.monotonic() + 60
+        while len(got) < 5 and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert got == [f"reply {i}".encode() for i in range(5)] and sandbox.permission_errors == 0
+
+
 async def test_observer_reads_status_and_publishes_nothing(auth_server: ServerProcess, admin: Bus) -> None:
     from rlar.status import collect
 

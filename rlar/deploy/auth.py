@@ -67,6 +67,10 @@ JS_TOPOLOGY: tuple[str, ...] = (
 )
 
 
+# Replies a responder may send to one request (nats-server's default for `allow_responses: true` is 1).
+MAX_RESPONSES = 1000
+
+
 @dataclass(frozen=True, slots=True)
 class Role:
     """One NATS user: what it may publish and subscribe to. ``allow_responses`` lets a responder reply
@@ -88,7 +92,9 @@ class Role:
         if self.publish_deny:
             perms["publish"]["deny"] = list(self.publish_deny)
         if self.allow_responses:
-            perms["allow_responses"] = True
+            # `true` alone allows one reply per request; a sandbox request gets several ("queued" notices while
+            # it waits for a slot, "started", then the result).
+            perms["allow_responses"] = {"max": MAX_RESPONSES}
         return perms
 
 
