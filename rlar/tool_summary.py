@@ -13,7 +13,8 @@
 
 Per task the result holds ``tools`` (name, version, origin, status, learner steps it scored in, shadow steps),
 ``routing`` (decisions by state, last decision), ``abstain`` (first/last 10 steps and overall) and ``reward``
-(first/last 10 steps), plus ``synthesis`` (the report's summary) for the whole run.
+(first/last 10 steps), plus ``synthesis`` (the report's summary) for the whole run. ``tasks_lines`` writes it
+as one line per task for the end of ``rlar train``'s output.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["origin_label", "tasks_summary"]
+__all__ = ["origin_label", "tasks_lines", "tasks_summary"]
 
 
 def origin_label(spec: Any, status: str = "enabled") -> str:
@@ -110,3 +111,21 @@ def tasks_summary(
             "reward": _first_last(reward),
         }
     return out
+
+
+def tasks_lines(tasks: Mapping[str, Any]) -> list[str]:
+    """One line per task of a ``tasks_summary``: reward first -> last 10 steps, abstain rate, the tools with
+    their origin (steps scored; shadow steps apart) and the routing decisions by state."""
+    lines = []
+    for task, t in tasks.items():
+        r, a = t.get("reward"), t.get("abstain")
+        reward = f"{r['first']:.3f} -> {r['last']:.3f}" if r else "-"
+        abstain = f"{a['mean']:.0%}" if a else "-"
+        tools = ", ".join(
+            f"{x['tool']} v{x['version']} [{x['origin']}] {x['steps']}{' shadow' if x['shadow'] else ''}"
+            for x in t.get("tools", [])
+        )
+        states = " ".join(f"{k} {v}" for k, v in ((t.get("routing") or {}).get("states") or {}).items())
+        lines.append(f"  {task}: reward {reward}, abstain {abstain}; tools {tools or '-'}; "
+                     f"routing {states or 'by the feeder'}")  # fmt: skip
+    return lines

@@ -58,6 +58,7 @@ from rlar.config import build
 from rlar.observe.config import Backend, TrackingConfig, check_report_to
 from rlar.placement import from_doc
 from rlar.plots import plot_reward_curves, read_metrics
+from rlar.tool_summary import tasks_lines
 
 log = logging.getLogger("rlar.train")
 
@@ -452,6 +453,7 @@ def train(config: str | None, *, overrides: list[str], run_dir: str | None, dash
     config_path.write_text(tomli_w.dumps(doc))
     with serve(url, rdir, live_run=True) as real_url:
         summary = asyncio.run(_drive(doc, rdir, real_url, config_path, pre.tool_specs, dashboard))
+    print("\n".join(["per task (summary.json tasks):", *tasks_lines(summary["tasks"])]), flush=True)
     print(json.dumps({k: v for k, v in summary.items() if k != "tasks"}), flush=True)
     print(_verdict(summary), file=sys.stderr if summary["exit_code"] else sys.stdout, flush=True)
     return int(summary["exit_code"])

@@ -27,7 +27,7 @@ from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.loop import synthesize
 from rlar.synthesis.report import summarize, to_markdown
 from rlar.synthesis.runner import local_runner
-from rlar.tool_summary import origin_label, tasks_summary
+from rlar.tool_summary import origin_label, tasks_lines, tasks_summary
 from rlar.tools.base import ToolSpec
 from tests.conftest import TEST_TOPOLOGY
 
@@ -119,6 +119,11 @@ def test_the_summary_lists_each_tasks_tools_with_their_origin_decisions_and_abst
     )
     assert fmt["abstain"]["mean"] == 0.5 and out["copy"]["tools"][0]["origin"] == "built-in"
     assert origin_label(builtin, "quarantined") == "built-in, quarantined"
+    assert tasks_lines(out) == [
+        "  copy: reward 0.400 -> 0.400, abstain -; tools exact_match v1 [built-in] 1; routing by the feeder",
+        "  fmt: reward 0.100 -> 0.500, abstain 50%; tools synth-fmt v2 [synthesised v2 (partial)] 1, "
+        "synth-fmt v2 [synthesised v2 (partial)] 1 shadow; routing pending 1 synthesized 1",
+    ]
 
 
 @needs_bwrap
