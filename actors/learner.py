@@ -203,13 +203,9 @@ class Learner(Actor[LearnerConfig]):
         return None if steps is None else steps * self.config.trainer.minibatches_per_step
 
     def _memory_line(self) -> str:
-        from rlar.learn.memory import estimate_learner
+        from rlar.learn.memory import estimate_line
 
-        world = int(os.environ.get("WORLD_SIZE", "1"))
-        try:
-            return estimate_learner(self._trainer_config(), world_size=world).summary()
-        except Exception as exc:  # an estimate never stops training; loading the model reports real errors
-            return f"no memory estimate ({type(exc).__name__}: {exc})"
+        return estimate_line(self._trainer_config(), world_size=int(os.environ.get("WORLD_SIZE", "1")))
 
     async def setup(self) -> None:
         from rlar.learn.trainer import DeepSpeedPolicyTrainer

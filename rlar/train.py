@@ -444,6 +444,14 @@ def train(config: str | None, *, overrides: list[str], run_dir: str | None, dash
     policy = built.get("policy") or build(PolicySection, {}, where="[policy]")
     init = prepare_policy(policy, rdir, cache_dir())
     print(f"run directory: {rdir}   policy: {init}", flush=True)
+    if (learner := built.get("learner")) is not None:  # before anything loads it: does it fit?
+        from rlar.learn.memory import estimate_line
+
+        model_dir = Path(str(learner.trainer.model_dir).replace("{run_dir}", str(rdir)))
+        print(
+            f"learner {estimate_line(learner.trainer.model_copy(update={'model_dir': model_dir}))}",
+            flush=True,
+        )
     url = doc.get("nats", {}).get("url", "embedded")
     if resumed and url.startswith("nats://127.0.0.1:") and (rdir / "nats").is_dir():
         url = "embedded"  # a run saved by an older rlar, with its embedded server's port

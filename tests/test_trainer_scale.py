@@ -172,3 +172,11 @@ def test_memory_estimate_orders_the_configs_and_counts_lora_parameters(tiny: Pat
     assert lora.total < bf16.total and "memory estimate per rank" in fp32.summary()
     sharded = estimate_learner(base.model_copy(update={"zero_stage": 3}), shape=shape, world_size=4)
     assert sharded.parts["optimizer"] == fp32.parts["optimizer"] // 4
+
+
+def test_the_estimate_line_names_the_parts_or_why_there_is_none(tiny: Path, tmp_path: Path) -> None:
+    from rlar.learn.memory import estimate_line
+
+    line = estimate_line(TrainerConfig(model_dir=tiny, dtype="bf16"))
+    assert line.startswith("memory estimate per rank") and "optimizer" in line and "bf16" in line
+    assert estimate_line(TrainerConfig(model_dir=tmp_path / "missing")).startswith("no memory estimate (")

@@ -190,6 +190,14 @@ def estimate_learner(
                           dtype=cfg.dtype)  # fmt: skip
 
 
+def estimate_line(cfg: TrainerConfig, world_size: int = 1) -> str:
+    """:meth:`MemoryEstimate.summary` of ``cfg``, or why there is none (an estimate never stops a run)."""
+    try:
+        return estimate_learner(cfg, world_size=world_size).summary()
+    except Exception as exc:  # loading the model reports real errors
+        return f"no memory estimate ({type(exc).__name__}: {exc})"
+
+
 @dataclass(frozen=True, slots=True)
 class RolloutMemory:
     weights: int
