@@ -95,7 +95,9 @@ class TrainSection(BaseModel):
     )
     """Actor kinds and replica counts started for the run."""
     max_minutes: float = Field(15.0, gt=0)
-    """Wall-clock budget; the run stops (gracefully) when it is spent even if max_steps is not reached."""
+    """Wall-clock budget of the whole ``rlar train`` command, counted from its start (config check, the policy's
+    warm-up when it is not cached, actor start-up and training); the run stops (gracefully) when it is spent
+    even if max_steps is not reached. Training gets at least :data:`MIN_TRAIN_S` whatever the warm-up took."""
     plot_every: int = Field(10, ge=1)
     """Redraw the reward curves every N learner steps."""
     crash_limit: int = Field(5, ge=1)
@@ -252,7 +254,9 @@ async def _drive(
     config_path: Path,
     tool_specs: list[Any],
     dashboard: Any = None,
+    started: float | None = None,
 ) -> dict[str, Any]:
+    """``started``: :func:`time.perf_counter` at the command's start (the budget counts from there)."""
     from rlar.observe.session import RunObserver
     from rlar.registry import ToolRegistry
     from rlar.summary import run_totals, unique_steps
@@ -295,7 +299,8 @@ async def _drive(
         loop.add_signal_handler(sig, interrupted.set)
     reason = "finished"
     waits = [asyncio.create_task(progress.finished.wait()), asyncio.create_task(interrupted.wait()), runner]
-    done, _ = await asyncio.wait(waits, timeout=train.max_minutes * 60, return_when=asyncio.FIRST_COMPLETED)
+    budget_s = train_budget_s(train.max_minutes, started)
+    done, _ = await asyncio.wait(waits, timeout=budget_s, return_when=asyncio.FIRST_COMPLETED)
     if sup.fatal:
         reason = "crash loop"
     elif not done:
@@ -430,6 +435,22 @@ def _trust_user_tools(doc: dict[str, Any], specs: list[Any]) -> None:
             paths.append(where)
 
 
+MIN_TRAIN_S = 60.0
+"""Training time granted even when the warm-up spent the whole ``max_minutes`` budget (said on stderr)."""
+
+
+def train_budget_s(max_minutes: float, started: float | None) -> float:
+    """Seconds left for training out of ``max_minutes`` counted from ``started`` (``None``: all of it), at least
+    :data:`MIN_TRAIN_S`."""
+    spent = 0.0 if started is None else time.perf_counter() - started
+    left = max_minutes * 60 - spent
+    if left < MIN_TRAIN_S:
+        print(f"warning: {spent / 60:.1f} min of the {max_minutes:g}-min budget spent before training "
+              f"(warm-up, start-up); training for {MIN_TRAIN_S:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
+        return MIN_TRAIN_S
+    return left
+
+
 def train(config: str | None, *, overrides: list[str], run_dir: str | None, dashboard: Any = None) -> int:
     from rlar.resources import cache_dir
 
@@ -460,7 +481,7 @@ def train(config: str | None, *, overrides: list[str], run_dir: str | None, dash
     # The run's own config: paths absolute, the bus as configured (an embedded one gets a new port each time).
     config_path.write_text(tomli_w.dumps(doc))
     with serve(url, rdir, live_run=True) as real_url:
-        summary = asyncio.run(_drive(doc, rdir, real_url, config_path, pre.tool_specs, dashboard))
+        summary = asyncio.run(_drive(doc, rdir, real_url, config_path, pre.tool_specs, dashboard, started=t0))
     print("\n".join(["per task (summary.json tasks):", *tasks_lines(summary["tasks"])]), flush=True)
     print(json.dumps({k: v for k, v in summary.items() if k != "tasks"}), flush=True)
     print(_verdict(summary), file=sys.stderr if summary["exit_code"] else sys.stdout, flush=True)

@@ -3,7 +3,10 @@ and the exit code and last line of a run."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
+
+import pytest
 
 from rlar.summary import no_signal_cause, run_totals, unique_steps
 from rlar.tool_summary import tasks_summary
@@ -68,3 +71,19 @@ def test_a_run_without_updates_or_interrupted_exits_non_zero_and_says_so() -> No
     assert _exit_code(interrupted) == 130 and "INTERRUPTED" in _verdict(interrupted)
     fatal = {**base, "updates": 3, "fatal": "actor feeder-0 crashed 5 times"}
     assert _exit_code(fatal) == 1 and "FAILED — actor feeder-0 crashed 5 times" in _verdict(fatal)
+
+
+def test_the_time_budget_counts_from_the_commands_start_and_leaves_training_a_minimum(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``[train] max_minutes`` bounds the whole command (warm-up included): what was spent before training is
+    taken off, and a warm-up that spent it all still leaves MIN_TRAIN_S, with a warning."""
+
+    from rlar.train import MIN_TRAIN_S, train_budget_s
+
+    assert train_budget_s(2.0, None) == 120.0
+    left = train_budget_s(2.0, time.perf_counter() - 30.0)
+    assert 80.0 <= left <= 90.0  # 30 s spent (and at most 10 s more between the two clock readings)
+    assert capsys.readouterr().err == ""
+    assert train_budget_s(1.0, time.perf_counter() - 50.0) == MIN_TRAIN_S
+    assert "spent before training" in capsys.readouterr().err
