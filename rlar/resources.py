@@ -26,7 +26,7 @@ def data_dir() -> Path:
 
 
 def data_file(name: str) -> Path:
-    """A shipped data file by name (``routing_labelled.jsonl``)."""
+    """A shipped data file by name (``math_pairs.jsonl``)."""
     return data_dir() / name
 
 

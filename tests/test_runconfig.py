@@ -189,11 +189,11 @@ def test_shipped_files_resolve_from_the_package_outside_the_repository(
     from rlar.resources import cache_dir, packaged
 
     monkeypatch.chdir(tmp_path)
-    for name in ("data/routing_labelled.jsonl", "data/preference_sample.jsonl", DEMO_CONFIG):
+    for name in ("data/routing/labelled.jsonl", "data/preference_sample.jsonl", DEMO_CONFIG):
         assert packaged(name) == ROOT / name and packaged(name).is_file()
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "routing_labelled.jsonl").write_text("{}\n")
-    assert packaged("data/routing_labelled.jsonl") == Path("data/routing_labelled.jsonl")  # yours wins
+    (tmp_path / "data" / "routing").mkdir(parents=True)
+    (tmp_path / "data" / "routing" / "labelled.jsonl").write_text("{}\n")
+    assert packaged("data/routing/labelled.jsonl") == Path("data/routing/labelled.jsonl")  # yours wins
     assert packaged("nope.jsonl") == Path("nope.jsonl")
     monkeypatch.setenv("RLAR_CACHE_DIR", str(tmp_path / "cache"))
     assert cache_dir() == tmp_path / "cache" and cache_dir().is_dir()
