@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import signal
 import sys
 import time
 from typing import Any
@@ -78,6 +79,11 @@ async def tail(url: str, pattern: str, *, as_json: bool, count: int | None, time
             done.set()
 
     await bus.nc.subscribe(pattern, cb=on_msg)
+    # Stop on Ctrl-C and SIGTERM explicitly: a process started from a script's background job inherits SIGINT
+    # ignored, and Python then raises no KeyboardInterrupt, so `kill -INT` would not end it.
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, done.set)
     try:
         if timeout_s is not None:
             await asyncio.wait_for(done.wait(), timeout_s)
