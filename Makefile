@@ -57,9 +57,11 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy
 
-# Fast tiers, the bounded slow tier and the chaos tier; pytest's exit code 5 (no tests collected) fails.
-PYTEST_ALL = $(PY) -m pytest -q -p no:cacheprovider tests; rc=$$?; \
-	if [ $$rc = 5 ]; then echo "error: pytest collected no tests"; rc=1; fi; exit $$rc
+# pytest with its arguments; exit code 5 (no tests collected) fails, in every target that runs tests.
+PYTEST = $(PY) -m pytest -q -p no:cacheprovider $(1); rc=$$?; \
+	if [ $$rc = 5 ]; then echo "error: pytest collected no tests ($(1))"; rc=1; fi; exit $$rc
+# Fast tiers, the bounded slow tier and the chaos tier.
+PYTEST_ALL = $(call PYTEST,tests)
 
 pytest: venv
 	@$(PYTEST_ALL)
@@ -73,13 +75,13 @@ test-stress: venv
 	$(PYTEST_ALL)
 
 test-chaos: venv
-	$(PY) -m pytest -q -p no:cacheprovider -m chaos tests
+	@$(call PYTEST,-m chaos tests)
 
 test-fast: venv
-	$(PY) -m pytest -q -m "not slow" tests
+	@$(call PYTEST,-m "not slow" tests)
 
 test-slow: venv
-	$(PY) -m pytest -q -m slow tests
+	@$(call PYTEST,-m slow tests)
 
 clean:
 	rm -rf $(VENV) runs .mypy_cache .ruff_cache

@@ -1,0 +1,44 @@
+"""The Makefile's test targets: pytest's exit code 5 (no tests collected) must fail every one of them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+TARGETS = ("pytest", "test-fast", "test-slow", "test-chaos")
+
+
+def _make(target: str, python: Path) -> subprocess.CompletedProcess[str]:
+    # PY= a stand-in interpreter; -o: take the venv as installed (this test is about the recipes, not pip).
+    return subprocess.run(
+        ["make", "--no-print-directory", "-s", "-o", ".venv/.rlar-installed", target, f"PY={python}"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def _fake_python(tmp_path: Path, rc: int) -> Path:
+    exe = tmp_path / f"python-exits-{rc}"
+    exe.write_text(f'#!/bin/sh\necho "pytest $*" >> "{tmp_path}/calls"\nexit {rc}\n')
+    exe.chmod(0o755)
+    return exe
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_target_fails_when_pytest_collects_nothing(tmp_path: Path, target: str) -> None:
+    done = _make(target, _fake_python(tmp_path, 5))
+    assert done.returncode != 0, done.stdout + done.stderr
+    assert "collected no tests" in done.stdout + done.stderr
+    assert (tmp_path / "calls").read_text().startswith("pytest -m pytest")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("rc", [0, 1, 2])
+def test_a_target_passes_pytest_s_own_exit_code_on(tmp_path: Path, target: str, rc: int) -> None:
+    done = _make(target, _fake_python(tmp_path, rc))
+    assert (done.returncode == 0) == (rc == 0), done.stdout + done.stderr
+    assert "collected no tests" not in done.stdout + done.stderr
+    assert os.path.exists(tmp_path / "calls")
