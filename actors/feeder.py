@@ -24,12 +24,12 @@ import logging
 from typing import Any, Literal
 
 from nats.aio.msg import Msg
-from nats.js.errors import KeyNotFoundError, NotFoundError
+from nats.js.errors import KeyNotFoundError
 from pydantic import Field, field_validator
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects
-from bus.codec import DecodeError, decode, encode
+from bus.codec import encode
 from bus.messages import LearnerProgress, Prompt, ToolRef
 from bus.topology import PROGRESS, STATE_BUCKET
 from rlar.registry import ToolRegistry
@@ -155,11 +155,9 @@ class Feeder(Actor[FeederConfig]):
             self._progress_changed.set()
 
         await self.bus.subscribe(subjects.LEARNER_PROGRESS, LearnerProgress, on_progress)
-        try:  # the learner may have reported before we subscribed
-            raw = await self.bus.js.get_last_msg(PROGRESS, subjects.LEARNER_PROGRESS)
-            self.progress = self.progress or decode(raw.data or b"", LearnerProgress)
-        except (NotFoundError, DecodeError):
-            pass
+        # The learner may have reported before we subscribed (else it re-announces within its keepalive).
+        last = await self.bus.last_valid(PROGRESS, subjects.LEARNER_PROGRESS, LearnerProgress)
+        self.progress = self.progress or last
 
     def _prompt(self, item: MixItem, tools: list[ToolRef]) -> Prompt:
         spec, rec = item.task, item.record

@@ -237,10 +237,16 @@ class Learner(Actor[LearnerConfig]):
             # Announce the restored weights under a version newer than anything rollouts may serve.
             self.version = max(self.version, last.version if last else 0) + 1
             await self._publish_weights()
+        if extra or last is not None or saved or tail:
+            # A successor (also one that found no checkpoint yet and starts over from the initial policy): the
+            # operator's progress bar and step counters move back to where it resumed.
+            where = (
+                f"the checkpoint of step {self.step}" if extra else "the initial policy (no checkpoint yet)"
+            )
             log.info("learner: resumed at step %d as policy v%d", self.step, self.version)
             await self.bus.publish(subjects.events("learner"), Event(
                 actor=f"learner/{self.instance}", kind="resumed", data={"step": self.step, "version": self.version},
-                message=f"resumed from the checkpoint of step {self.step} as policy v{self.version}"))  # fmt: skip
+                message=f"resumed from {where} as policy v{self.version}"))  # fmt: skip
         self.bus.consume(
             topology.SAMPLES,
             topology.LEARNER_SAMPLES,
@@ -507,6 +513,23 @@ class Learner(Actor[LearnerConfig]):
         )  # fmt: skip
         await self.bus.js_publish(subjects.LEARNER_PROGRESS, progress)
 
+    async def _reannounce_progress(self) -> None:
+        """Publish the progress again when the newest entry on its subject is not this learner's state.
+
+        The feeder paces on it, and one reading it at start takes the newest valid entry; were that entry
+        garbage published over the real one (or older than this learner's state), a feeder restarted now
+        would wait for a step that cannot come without its prompts.
+        """
+        last = await self.bus.last_valid(
+            topology.PROGRESS, subjects.LEARNER_PROGRESS, LearnerProgress, scan=1
+        )
+        if last is None or (last.step, last.consumed_prompts, last.dropped_prompts) != (
+            self.step,
+            self.consumed,
+            self.dropped,
+        ):
+            await self._publish_progress()
+
     async def _checkpoint(self) -> None:
         self._checkpointed = self.step
         extra = {
@@ -538,6 +561,10 @@ class Learner(Actor[LearnerConfig]):
         while True:
             await asyncio.sleep(self.config.keepalive_s)
             await self._drop_orphans()
+            try:
+                await self._reannounce_progress()
+            except Exception as exc:  # the bus reconnecting: next tick
+                log.debug("progress check failed: %s", exc)
             for raw in [raw for g in list(self.groups.values()) for raw in g.msgs]:
                 try:
                     await raw.in_progress()

@@ -323,6 +323,39 @@ class Bus:
                 await self.js.delete_consumer(stream, info.name)
         return sorted(keys)
 
+    async def last_valid(self, stream: str, subject: str, cls: type[T], *, scan: int = 64) -> T | None:
+        """The newest message on ``subject`` kept in ``stream`` that decodes as ``cls``; None when none does.
+
+        ``js.get_last_msg`` alone trusts the newest entry: one malformed or wrong-typed message published on a
+        last-value subject (learner progress, weight announcements) would hide the real state from every actor
+        that starts after it. Walks back over at most ``scan`` entries of the stream (skipping other subjects
+        and entries that do not decode); skipped entries are logged.
+        """
+        try:
+            last = await self.js.get_last_msg(stream, subject)
+        except nats.js.errors.NotFoundError:
+            return None
+        seq, skipped = int(last.seq or 0), 0
+        raw: Any = last
+        for _ in range(scan):
+            if raw is not None and raw.subject == subject:
+                try:
+                    msg = decode(raw.data or b"", cls)
+                except DecodeError as exc:
+                    skipped += 1
+                    log.warning("%s: skipping stream entry %d on %s: %s", stream, seq, subject, exc)
+                else:
+                    return msg
+            seq -= 1
+            if seq < 1:
+                break
+            try:
+                raw = await self.js.get_msg(stream, seq)
+            except nats.js.errors.NotFoundError:  # deleted, or below the stream's first sequence
+                raw = None
+        log.warning("%s: no valid %s on %s (%d entries skipped)", stream, cls.__name__, subject, skipped)
+        return None
+
     async def ack(self, raw: Msg, *, timeout_s: float = 2.0) -> None:
         """Ack and wait until the server confirms it, retrying through transient failures.
 

@@ -124,7 +124,7 @@ def declare(cfg: TopologyConfig | None = None) -> Topology:
         StreamDecl(SCORE, (subjects.SCORE_ALL,), age, duplicate_window_s=dup),
         StreamDecl(REWARDS, (subjects.REWARDS_ALL,), age, duplicate_window_s=dup),
         StreamDecl(WEIGHTS, (subjects.WEIGHTS,), age, max_msgs_per_subject=16),
-        StreamDecl(PROGRESS, (subjects.LEARNER_PROGRESS,), age, max_msgs_per_subject=1),
+        StreamDecl(PROGRESS, (subjects.LEARNER_PROGRESS,), age, max_msgs_per_subject=16),
         StreamDecl(TOOLS, (subjects.TOOLS_ALL,), age, duplicate_window_s=dup),
         StreamDecl(DLQ, (subjects.DLQ_ALL,), age),
         StreamDecl(HEARTBEATS, (subjects.HEARTBEAT_ALL,), 120.0, max_msgs_per_subject=1, memory=True),

@@ -43,13 +43,11 @@ from typing import Any, Literal
 
 import tomli_w
 from nats.aio.msg import Msg
-from nats.js.errors import NotFoundError
 from pydantic import BaseModel, ConfigDict, Field
 
 from actors.supervisor import Supervisor
 from bus import subjects
 from bus.client import Bus
-from bus.codec import DecodeError, decode
 from bus.config import NatsConfig
 from bus.embedded import serve
 from bus.messages import Event, LearnerProgress, Metrics, RouteDecision
@@ -240,11 +238,7 @@ class Progress:
 
 async def _last_progress(bus: Bus) -> LearnerProgress | None:
     """The learner's last published progress in this run's bus (a resumed run), if any."""
-    try:
-        raw = await bus.js.get_last_msg(PROGRESS, subjects.LEARNER_PROGRESS)
-        return decode(raw.data or b"", LearnerProgress)
-    except (NotFoundError, DecodeError):
-        return None
+    return await bus.last_valid(PROGRESS, subjects.LEARNER_PROGRESS, LearnerProgress)
 
 
 async def _drive(

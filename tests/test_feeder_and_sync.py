@@ -9,11 +9,11 @@ import torch
 
 from actors.feeder import Feeder, FeederConfig
 from bus import subjects, topology
-from bus.client import Bus
-from bus.codec import decode
+from bus.client import Bus, wait_for
+from bus.codec import decode, encode
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
-from bus.messages import Prompt
+from bus.messages import Heartbeat, LearnerProgress, Prompt
 from rlar.policy.sync import fetch_weights, latest_announcement, publish_weights
 from rlar.tasks import TaskConfig, build_mix
 from tests.conftest import TEST_TOPOLOGY
@@ -76,3 +76,46 @@ async def test_weights_travel_through_the_filesystem_and_the_object_store(bus: B
     else:
         raise AssertionError("a corrupted announcement must not load")
     assert subjects.WEIGHTS == "rlar.weights"
+
+
+async def test_a_feeder_and_a_rollout_started_after_garbage_read_the_last_valid_progress_and_weights(
+    tmp_path: Path,
+) -> None:
+    """Progress and weight announcements are last-value subjects read at start: garbage published after the
+    real entry (malformed, truncated, wrong-typed) must not hide it."""
+    with EmbeddedServer(tmp_path / "nats") as srv:
+        bus = await Bus.connect(NatsConfig(url=srv.url), "test")
+        await topology.ensure_topology(bus.js, topology.declare(TEST_TOPOLOGY))
+        real = LearnerProgress(version=1, step=1, consumed_prompts=0, dropped_prompts=0, prompts_per_step=3,
+                               max_staleness=1)  # fmt: skip
+        await bus.js_publish(subjects.LEARNER_PROGRESS, real)
+        announce = await publish_weights(bus, {"w": torch.ones(2)}.items(), version=1, step=1,
+                                         mode="filesystem", weights_dir=tmp_path / "w")  # fmt: skip
+        wrong = encode(Heartbeat(actor="x", instance="x", host="x", pid=1, uptime_s=0.0))
+        for subject, valid in (
+            (subjects.LEARNER_PROGRESS, encode(real)),
+            (subjects.WEIGHTS, encode(announce)),
+        ):
+            for garbage in (b"\xc1\xc1 not MessagePack", valid[: len(valid) // 2], wrong):
+                await bus.js.publish(subject, garbage)
+        assert await bus.last_valid(topology.PROGRESS, subjects.LEARNER_PROGRESS, LearnerProgress) == real
+        assert (
+            await bus.last_valid(topology.PROGRESS, subjects.LEARNER_PROGRESS, LearnerProgress, scan=2)
+            is None
+        )
+        assert await latest_announcement(bus) == announce
+
+        cfg = FeederConfig(
+            nats=NatsConfig(url=srv.url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
+            tasks=[TaskConfig(name="copy", weight=1.0)], epoch_size=40,
+        )  # fmt: skip
+        feeder = Feeder(cfg)
+        task = asyncio.create_task(feeder.run())
+        try:
+            # paced by the real progress: (max_staleness + 1) * prompts_per_step in flight
+            assert await wait_for(lambda: feeder.published >= 6, 60), feeder.published
+            assert feeder.bound == 6
+        finally:
+            await feeder.stop()
+            await asyncio.wait_for(task, 10)
+            await bus.close()

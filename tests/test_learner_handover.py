@@ -18,6 +18,7 @@ from actors.launch import make_actor
 from actors.learner import STATE_KEY
 from bus import subjects, topology
 from bus.client import Bus, wait_for
+from bus.codec import encode
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.messages import Completion, LearnerProgress, RewardGroup, SampleGroup, ScoredItem, ToolKind, ToolRef
@@ -122,6 +123,19 @@ async def test_a_successor_acks_the_redelivered_groups_its_predecessor_retired(t
                 await bus.js_publish(subjects.rewards("arith"), _reward("p-stale", i))
             assert await wait_for(lambda: any(p.dropped_prompts == 2 for p in progress), 120), progress
             assert learner.counters["steps"] == 2 and learner.consumed == 9
+
+            # Garbage published over the progress (a last-value subject): the learner announces its state again
+            # within its keepalive, so a feeder starting later does not wait for a step that cannot come.
+            for garbage in (b"\xc1 not MessagePack", encode(_reward("p-x", 0))):
+                await bus.js.publish(subjects.LEARNER_PROGRESS, garbage)
+
+            async def newest() -> tuple[int, int] | None:
+                last = await bus.last_valid(
+                    topology.PROGRESS, subjects.LEARNER_PROGRESS, LearnerProgress, scan=1
+                )
+                return None if last is None else (last.consumed_prompts, last.dropped_prompts)
+
+            assert await _wait_async(newest, (9, 2))
         finally:
             await learner.stop()
             task.cancel()
@@ -129,7 +143,7 @@ async def test_a_successor_acks_the_redelivered_groups_its_predecessor_retired(t
 
 
 async def _wait_async(
-    probe: Callable[[], Awaitable[tuple[int, int]]], want: tuple[int, int], timeout_s: float = 60.0
+    probe: Callable[[], Awaitable[tuple[int, int] | None]], want: tuple[int, int], timeout_s: float = 60.0
 ) -> bool:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s

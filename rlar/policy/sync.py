@@ -145,16 +145,5 @@ async def fetch_weights(
 
 
 async def latest_announcement(bus: Bus) -> WeightsAnnounce | None:
-    """The newest announcement kept in the WEIGHTS stream (for a rollout that starts late)."""
-    from nats.js.errors import NotFoundError
-
-    from bus.codec import DecodeError, decode
-
-    try:
-        raw = await bus.js.get_last_msg(WEIGHTS, subjects.WEIGHTS)
-    except NotFoundError:
-        return None
-    try:
-        return decode(raw.data or b"", WeightsAnnounce)
-    except DecodeError:
-        return None
+    """The newest valid announcement kept in the WEIGHTS stream (for a rollout that starts late)."""
+    return await bus.last_valid(WEIGHTS, subjects.WEIGHTS, WeightsAnnounce)
