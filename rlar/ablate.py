@@ -45,7 +45,7 @@ import tomli_w
 from rlar.learn.distributed import child_env
 from rlar.runconfig import load_run_config
 
-__all__ = ["ablate", "interval", "mode_overrides", "summarize_runs"]
+__all__ = ["ablate", "budget_note", "interval", "mode_overrides", "summarize_runs"]
 
 
 def mode_overrides(mode: str, doc: dict[str, Any]) -> dict[str, Any]:
@@ -110,6 +110,21 @@ def summarize_runs(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, 
         out[mode] = {m: interval([float(r["eval"][m]) for r in runs if r.get("eval", {}).get(m) is not None])
                      for m in metrics}  # fmt: skip
     return out
+
+
+def budget_note(rows: list[dict[str, Any]], max_steps: int, max_minutes: float) -> dict[str, Any]:
+    """Whether the runs compare at equal steps (every run reached ``max_steps``) or were cut by the clock."""
+    steps = {f"{r['mode']} s{r['seed']}": r.get("steps") for r in rows}
+    equal = bool(rows) and all(v == max_steps for v in steps.values())
+    if equal:
+        note = f"Equal steps: every run trained all {max_steps} learner steps (the {max_minutes}-minute bound never cut in)."
+    else:
+        short = ", ".join(f"{k}: {v}" for k, v in steps.items() if v != max_steps)
+        note = (
+            f"NOT an equal-steps comparison: runs stopped short of {max_steps} steps ({short}) — the "
+            f"{max_minutes}-minute bound or a failure cut them; raise --max-minutes to compare at equal steps."
+        )
+    return {"equal_steps": equal, "steps": steps, "note": note}
 
 
 def _safe(mode: str) -> str:
@@ -252,13 +267,18 @@ def ablate(
             )
     summary_by_mode = summarize_runs(rows)
     table = _table(rows, summary_by_mode)
+    budget = budget_note(rows, max_steps, max_minutes)
+    (root / "comparison.json").write_text(
+        json.dumps({"runs": rows, "summary": summary_by_mode, "budget": budget}, indent=2) + "\n"
+    )
     (root / "comparison.md").write_text(
         f"Reward-mode ablation of `{config}`: seeds {seeds}, ≤{max_steps} steps and ≤{max_minutes} min per run; "
-        f"eval suite `{eval_suite or '-'}` (limit {eval_limit}); cells: mean [95% interval] over seeds.\n\n{table}\n"
+        f"eval suite `{eval_suite or '-'}` (limit {eval_limit}); cells: mean [95% interval] over seeds.\n\n"
+        f"{budget['note']}\n\n{table}\n"
     )
     _plot(summary_by_mode, curves, root / "comparison.png")
     from rlar.observe.report import write_ablation_report
 
     write_ablation_report(root, rows, curves, title=f"{config}: seeds {seeds}, ≤{max_steps} steps per run")
-    return {"out": str(root), "runs": rows, "summary": summary_by_mode, "table": table,
+    return {"out": str(root), "runs": rows, "summary": summary_by_mode, "table": table, "budget": budget,
             "files": [str(root / n) for n in ("comparison.json", "comparison.md", "comparison.png", "report.html")]}  # fmt: skip

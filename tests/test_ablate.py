@@ -170,3 +170,14 @@ trainer = { model_dir = "{run_dir}/policy/init", micro_batch_size = 16, grpo = {
     # one HTML report comparing the runs, linking each run's own report.html
     links = re.findall(r'href="([^"]+)"', (out / "report.html").read_text())
     assert len(links) == 2 and all((out / link).is_file() for link in links), links
+
+
+def test_the_comparison_says_whether_it_is_at_equal_steps() -> None:
+    from rlar.ablate import budget_note
+
+    rows = [{"mode": m, "seed": s, "steps": 150} for m in ("agentic", "default") for s in (0, 1)]
+    assert budget_note(rows, 150, 30.0)["equal_steps"]
+    rows[1]["steps"] = 97  # cut by the clock
+    got = budget_note(rows, 150, 30.0)
+    assert not got["equal_steps"] and "agentic s1: 97" in got["note"] and "NOT" in got["note"]
+    assert not budget_note([{"mode": "default", "seed": 0}], 150, 30.0)["equal_steps"]  # no summary: no steps

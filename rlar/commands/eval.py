@@ -53,6 +53,7 @@ def cmd_ablate(a: argparse.Namespace) -> int:
     doc = ablate(a.config, modes=a.modes.split(","), overrides=a.set, max_steps=a.max_steps,
                  max_minutes=a.max_minutes, out=a.out, eval_suite=a.eval_suite, eval_limit=a.eval_limit,
                  seeds=seeds)  # fmt: skip
+    print(doc["budget"]["note"])
     print(doc["table"])
     print(json.dumps({k: v for k, v in doc.items() if k != "table"}), flush=True)
     return 0

@@ -21,8 +21,9 @@ Metric families follow the task's domain (``TaskSpec.domain``; computed in :mod:
 Built-in suites (no ``--data``): ``demo`` (test splits of every built-in task, sized to run in well under 2
 minutes on one CPU core with the tiny policy), ``humaneval`` (the 33 test problems of the built-in HumanEval
 split, 10 samples each), ``math`` (the full arith and word_arith test splits), ``learnable`` (the four tasks
-the tiny policy can learn, full test splits), ``agentic`` (the learnable tasks, capped, and the format task
-``consonants`` with 8 samples per prompt: the reward-mode ablation's suite).
+the tiny policy can learn, full test splits), ``agentic`` (the learnable tasks, capped, the format task
+``consonants`` with 8 samples per prompt, and a few translate and humaneval test prompts: the reward-mode
+ablation's suite, one task per kind of judge in its mix).
 
 Data suites (``--suite NAME --data PATH``): ``gsm8k``, ``math``, ``humaneval``, ``mbpp``, ``ifeval``, ``wmt``
 (WMT or FLORES files) and ``chat`` (messages or Alpaca/AlpacaEval): the file in its published format
@@ -91,6 +92,8 @@ SUITES: dict[str, list[EvalTask]] = {
         EvalTask("copy", limit=200),
         EvalTask("reverse", limit=200),
         EvalTask("consonants", n_samples=8, temperature=1.0),
+        EvalTask("translate", limit=24, max_new_tokens=48),
+        EvalTask("humaneval", limit=8, max_new_tokens=64, n_samples=4, temperature=0.8, ks=(1, 4)),
     ],
 }
 
