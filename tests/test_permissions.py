@@ -293,6 +293,22 @@ async def test_only_the_learner_publishes_weights_and_rollouts_read_them(
         assert (await latest_announcement(rollout)).version == 7  # type: ignore[union-attr]
 
 
+async def test_the_learner_and_the_feeder_read_the_progress_they_pace_on(auth_server: ServerProcess) -> None:
+    """The learner re-announces its progress when the newest entry is not its state (it reads it back); the
+    feeder reads it at start. Both walk back over garbage with plain message gets."""
+    from bus.messages import LearnerProgress
+    from bus.topology import PROGRESS
+
+    async with connected(auth_server, "learner") as learner, connected(auth_server, "feeder") as feeder:
+        real = LearnerProgress(version=2, step=2, consumed_prompts=8, dropped_prompts=0, prompts_per_step=4,
+                               max_staleness=1)  # fmt: skip
+        await learner.js_publish(subjects.LEARNER_PROGRESS, real)
+        await learner.js.publish(subjects.LEARNER_PROGRESS, b"\xc1 not MessagePack")
+        for bus in (learner, feeder):
+            assert await bus.last_valid(PROGRESS, subjects.LEARNER_PROGRESS, LearnerProgress) == real
+            assert bus.permission_errors == 0
+
+
 async def test_only_registrars_write_tool_specs_and_everyone_reads_them(
     auth_server: ServerProcess, admin: Bus
 ) -> None:

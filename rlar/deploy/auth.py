@@ -323,6 +323,7 @@ def build_roles() -> dict[str, Role]:
             consume(T.REWARDS, T.LEARNER_REWARDS),
             js_publish(S.WEIGHTS, S.LEARNER_PROGRESS),
             read_stream(T.WEIGHTS),  # a restarted learner resumes from the last announced version
+            read_stream(T.PROGRESS),  # it re-announces its progress when the newest entry is not its state
             kv_read(T.STATE_BUCKET),
             kv_write(T.STATE_BUCKET, "learner", "learner.>"),
             obj_read(T.OBJECTS_BUCKET),
