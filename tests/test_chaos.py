@@ -509,9 +509,13 @@ def test_a_run_rides_out_killed_actors_a_restarted_bus_and_hostile_messages(tmp_
         ) from None
     report = f"{header}\n--- what happened ({time.monotonic() - t0:.0f}s)\n" + "\n".join(log)
     print(report, flush=True)
-    assert done.returncode == 0, (
+    summary = json.loads((run / "summary.json").read_text())
+    # The policy here is the untrained tiny model (no warm-up): in some runs no group of its 40 steps gets a
+    # reward signal, and `rlar train` then ends with its documented "NO UPDATES" verdict, exit 1. That verdict
+    # is about learning, not about riding out faults; any other non-zero exit fails.
+    no_updates = done.returncode == 1 and summary.get("updates") == 0 and not summary.get("fatal")
+    assert done.returncode == 0 or no_updates, (
         f"{report}\n--- rlar train (exit {done.returncode})\n{done.stdout[-3000:]}{logs()}"
     )
-    summary = json.loads((run / "summary.json").read_text())
     assert summary["reason"] == "finished", f"{report}\n{summary}"
     assert not problems, f"{report}\n--- violated\n{problems}{logs()}"
