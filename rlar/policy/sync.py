@@ -3,7 +3,10 @@
 - ``filesystem`` (the default on one machine): a safetensors blob in an atomic version directory on a shared
   path (:mod:`rlar.policy.weights`);
 - ``objstore`` (across machines without a shared disk): the blob in the NATS object store, written and read
-  with pipelined, ``max_payload``-sized chunks (:mod:`rlar.policy.objstore`);
+  with pipelined, ``max_payload``-sized chunks (:mod:`rlar.policy.objstore`). The version is announced as
+  soon as its sha256 is known, before its chunks go out (the uri names the write: ``objstore://b/name#nuid``),
+  so rollouts read it while the learner writes it; a write that dies leaves readers with
+  :class:`WeightsUnavailable` after ``stall_s``;
 - ``broadcast`` (learner → a fixed set of rollout engines): the tensors themselves over a
   ``torch.distributed`` group — gloo on CPU, NCCL on GPUs — in their own dtype (bf16 stays bf16)
   (:mod:`rlar.policy.broadcast`). Versions published while the group is not formed, or after it broke, go
@@ -31,14 +34,15 @@ from bus.messages import WeightsAnnounce
 from bus.topology import OBJECTS_BUCKET, WEIGHTS
 from rlar.policy.broadcast import SCHEME as BROADCAST_SCHEME
 from rlar.policy.broadcast import WeightReceiver, WeightSender
-from rlar.policy.objstore import get_blob, put_blob
+from rlar.policy.objstore import DEFAULT_STALL_S, BlobStalled, get_blob, prepare_blob, write_blob
 from rlar.policy.weights import (
     WeightsIntegrityError,
     WeightsRef,
+    objstore_nuid,
     objstore_uri,
     parse_objstore_uri,
     read_weights_bytes,
-    state_dict_to_safetensors_bytes,
+    safetensors_parts,
     write_weights_dir,
 )
 
@@ -62,7 +66,8 @@ async def publish_weights(
     adapter: dict[str, Any] | None = None,
 ) -> WeightsAnnounce:
     """Store one version and announce it. Returns the announcement. ``broadcast`` needs the ``sender``.
-    ``adapter``: the LoRA config when the tensors are adapters only (see :mod:`rlar.policy.lora`)."""
+    ``adapter``: the LoRA config when the tensors are adapters only (see :mod:`rlar.policy.lora`). The
+    ``objstore`` route sends from the tensors' own memory: they must not change until this returns."""
     fmt = "safetensors"
     if mode == "broadcast":
         if sender is None:
@@ -76,31 +81,38 @@ async def publish_weights(
             await bus.js_publish(subjects.WEIGHTS, announce, msg_id=f"weights-{version}-{sha[:16]}")
             return announce
         mode = sender.cfg.fallback
-    if mode == "filesystem":
-        # Not fsynced: a version lost in a power cut fails its sha256 check, and the learner makes new ones.
-        ref = await asyncio.to_thread(write_weights_dir, weights_dir, version, named_tensors, durable=False)
-        _prune_dirs(Path(weights_dir), keep_last)
-    else:
-        data = state_dict_to_safetensors_bytes(named_tensors)
-        name = f"policy/v{version:08d}.safetensors"
-        sha = await put_blob(bus.js, OBJECTS_BUCKET, name, data, chunk_size=bus.max_payload)
-        ref = WeightsRef(
-            version=version, uri=objstore_uri(OBJECTS_BUCKET, name), sha256=sha, size_bytes=len(data)
-        )
-        if version - keep_last >= 0:
-            with contextlib.suppress(Exception):
-                store = await bus.js.object_store(OBJECTS_BUCKET)
-                await store.delete(f"policy/v{version - keep_last:08d}.safetensors")
-    announce = WeightsAnnounce(
-        version=version,
-        uri=ref.uri,
-        sha256=ref.sha256,
-        size_bytes=ref.size_bytes,
-        step=step,
-        format=fmt,
-        adapter=adapter,
-    )
+    if mode == "objstore":
+        return await _publish_objstore(bus, named_tensors, version, step, keep_last, adapter)
+    # Not fsynced: a version lost in a power cut fails its sha256 check, and the learner makes new ones.
+    ref = await asyncio.to_thread(write_weights_dir, weights_dir, version, named_tensors, durable=False)
+    _prune_dirs(Path(weights_dir), keep_last)
+    announce = WeightsAnnounce(version=version, uri=ref.uri, sha256=ref.sha256, size_bytes=ref.size_bytes,
+                               step=step, format=fmt, adapter=adapter)  # fmt: skip
     await bus.js_publish(subjects.WEIGHTS, announce, msg_id=f"weights-{version}-{ref.sha256[:16]}")
+    return announce
+
+
+async def _publish_objstore(
+    bus: Bus,
+    named_tensors: Iterable[tuple[str, torch.Tensor]],
+    version: int,
+    step: int,
+    keep_last: int,
+    adapter: dict[str, Any] | None,
+) -> WeightsAnnounce:
+    """Plan the write (sha256 of the tensors' own memory, no serialised copy), announce it, then write it
+    while rollouts already read; older versions are deleted last."""
+    name = f"policy/v{version:08d}.safetensors"
+    plan = await prepare_blob(bus.js, OBJECTS_BUCKET, name, safetensors_parts(named_tensors))
+    announce = WeightsAnnounce(version=version, uri=objstore_uri(OBJECTS_BUCKET, name, plan.nuid),
+                               sha256=plan.sha256, size_bytes=plan.size, step=step, format="safetensors",
+                               adapter=adapter)  # fmt: skip
+    await bus.js_publish(subjects.WEIGHTS, announce, msg_id=f"weights-{version}-{plan.sha256[:16]}")
+    await write_blob(bus.js, plan, chunk_size=bus.max_payload)
+    if version - keep_last >= 0:
+        with contextlib.suppress(Exception):
+            store = await bus.js.object_store(OBJECTS_BUCKET)
+            await store.delete(f"policy/v{version - keep_last:08d}.safetensors")
     return announce
 
 
@@ -111,11 +123,15 @@ def _prune_dirs(root: Path, keep_last: int) -> None:
 
 
 async def fetch_weights(
-    bus: Bus, announce: WeightsAnnounce, receiver: WeightReceiver | None = None, timeout_s: float = 60.0
+    bus: Bus,
+    announce: WeightsAnnounce,
+    receiver: WeightReceiver | None = None,
+    timeout_s: float = 60.0,
+    stall_s: float = DEFAULT_STALL_S,
 ) -> bytes | list[tuple[str, torch.Tensor]]:
     """The verified weights of an announced version: safetensors bytes, or the tensors of a broadcast (which
-    ``receiver`` took). Raises on a hash mismatch, :class:`WeightsUnavailable` for a broadcast this process
-    cannot get."""
+    ``receiver`` took). Raises on a hash mismatch; :class:`WeightsUnavailable` for a broadcast this process
+    cannot get, or an object-store version that is gone or whose write stopped (no chunk for ``stall_s``)."""
     if announce.uri.startswith(BROADCAST_SCHEME):
         if receiver is None:
             raise WeightsUnavailable(
@@ -137,7 +153,15 @@ async def fetch_weights(
     )
     if ref.is_objstore:
         bucket, name = parse_objstore_uri(ref.uri)
-        data, sha = await get_blob(bus.js, bucket, name)
+        nuid = objstore_nuid(ref.uri)
+        try:
+            if nuid is None:  # announced before writes were streamed: the object is complete
+                data, sha = await get_blob(bus.js, bucket, name)
+            else:
+                data, sha = await get_blob(bus.js, bucket, name, nuid=nuid, size=ref.size_bytes,
+                                           sha256=ref.sha256, stall_s=stall_s)  # fmt: skip
+        except (KeyError, BlobStalled) as exc:
+            raise WeightsUnavailable(f"v{announce.version} at {ref.uri}: {exc}") from exc
         if len(data) != ref.size_bytes or sha != ref.sha256:
             raise WeightsIntegrityError(ref, len(data), sha)
         return data

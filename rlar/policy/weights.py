@@ -95,21 +95,30 @@ class WeightsRef:
         return self.uri.startswith(OBJSTORE_SCHEME)
 
 
-def objstore_uri(bucket: str, name: str) -> str:
-    """``objstore://bucket/name``; the bucket may not contain '/'."""
-    if not bucket or "/" in bucket or not name:
-        raise ValueError(f"bad object-store location: bucket={bucket!r} name={name!r}")
-    return f"{OBJSTORE_SCHEME}{bucket}/{name}"
+def objstore_uri(bucket: str, name: str, nuid: str | None = None) -> str:
+    """``objstore://bucket/name``, or ``objstore://bucket/name#nuid`` for one write of that name (a reader
+    can then read it while it is being written; see :mod:`rlar.policy.objstore`). The bucket may not contain
+    '/', the name not '#'."""
+    if not bucket or "/" in bucket or not name or "#" in name or (nuid is not None and not nuid.isalnum()):
+        raise ValueError(f"bad object-store location: bucket={bucket!r} name={name!r} nuid={nuid!r}")
+    return f"{OBJSTORE_SCHEME}{bucket}/{name}" + (f"#{nuid}" if nuid else "")
 
 
 def parse_objstore_uri(uri: str) -> tuple[str, str]:
-    """``objstore://bucket/name`` → ``(bucket, name)``; raises ValueError for anything else."""
+    """``objstore://bucket/name[#nuid]`` → ``(bucket, name)``; raises ValueError for anything else."""
     if not uri.startswith(OBJSTORE_SCHEME):
         raise ValueError(f"not an object-store uri: {uri!r}")
     bucket, sep, name = uri[len(OBJSTORE_SCHEME) :].partition("/")
+    name = name.partition("#")[0]
     if not bucket or not sep or not name:
         raise ValueError(f"object-store uri needs a bucket and a name: {uri!r}")
     return bucket, name
+
+
+def objstore_nuid(uri: str) -> str | None:
+    """The write's nuid of ``objstore://bucket/name#nuid``; None for a uri without one."""
+    parse_objstore_uri(uri)
+    return uri.partition("#")[2] or None
 
 
 def _items(named_tensors: NamedTensors) -> Iterable[tuple[str, torch.Tensor]]:
@@ -157,6 +166,46 @@ def state_dict_to_safetensors_bytes(
 
     meta = {"format": "pt", **(metadata or {})}
     return save(_cpu_tensors(named_tensors), metadata=meta)
+
+
+#: safetensors' dtype names (its format spec) of the torch dtypes :func:`safetensors_parts` writes.
+_SAFETENSORS_DTYPES = {
+    "float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64", "int32": "I32",
+    "int16": "I16", "int8": "I8", "uint8": "U8", "bool": "BOOL", "float8_e4m3fn": "F8_E4M3",
+    "float8_e5m2": "F8_E5M2",
+}  # fmt: skip
+
+
+def safetensors_parts(
+    named_tensors: NamedTensors, metadata: Mapping[str, str] | None = None
+) -> list[memoryview]:
+    """A safetensors blob of the named tensors as buffers to be stored one after another, without copying the
+    tensors: the header (8-byte little-endian length, JSON padded to 8 bytes), then each tensor's own memory.
+
+    Tensors are laid out by element size (largest first), then name, so every tensor starts at a multiple of
+    its element size. ``safetensors.torch.load`` reads the joined parts; the bytes are not those of
+    :func:`state_dict_to_safetensors_bytes` (another header), so their sha256 differs. The CPU tensors passed in
+    are shared, not copied: they must not change while the parts are in use."""
+    import torch
+
+    tensors = _cpu_tensors(named_tensors)
+    order = sorted(tensors, key=lambda n: (-tensors[n].element_size(), n))
+    header: dict[str, Any] = {"__metadata__": {"format": "pt", **(metadata or {})}}
+    views: list[memoryview] = []
+    offset = 0
+    for name in order:
+        t = tensors[name]
+        dtype = _SAFETENSORS_DTYPES.get(str(t.dtype).removeprefix("torch."))
+        if dtype is None:
+            raise ValueError(f"tensor {name!r}: dtype {t.dtype} has no safetensors name here")
+        n = t.numel() * t.element_size()
+        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + n]}
+        if n:
+            views.append(t.reshape(-1).view(torch.uint8).numpy().data.cast("B"))
+        offset += n
+    head = json.dumps(header, separators=(",", ":")).encode()
+    head += b" " * (-len(head) % 8)
+    return [memoryview(len(head).to_bytes(8, "little") + head), *views]
 
 
 def safetensors_bytes_to_tensors(data: bytes) -> dict[str, torch.Tensor]:
