@@ -3,9 +3,12 @@
 For each size (MB of tensors in 4 MB pieces, like a model's layers; float32, or bfloat16 with
 ``--dtype bf16``) and route, one version goes from the learner's side to a rollout's side on this machine:
 
-- ``filesystem`` and ``objstore``: :func:`rlar.policy.sync.publish_weights` (serialise to safetensors, store,
-  announce on ``rlar.weights``) then :func:`rlar.policy.sync.fetch_weights` (read, check size and sha256),
-  timed end to end on an embedded nats-server;
+- ``filesystem`` and ``objstore``: :func:`rlar.policy.sync.publish_weights` here (serialise to safetensors,
+  store, announce on ``rlar.weights``) and :func:`rlar.policy.sync.fetch_weights` (read, check size and
+  sha256) in a reader *process* (``bench/weight_reader.py``) that starts on the announcement, as a rollout
+  does, timed from the start of the publish until the reader has verified bytes, on an embedded
+  nats-server (``objstore`` announces before it writes, so its reader reads while the learner writes;
+  ``filesystem`` announces a complete file);
 - ``broadcast``: the learner's :class:`~rlar.policy.broadcast.WeightSender` (gloo on CPU) sends the tensors to
   a receiver *process* (``python -m rlar.policy.broadcast``), timed from the start of the send until the
   receiver has every buffer (its clock and ours are the same machine's); the announcement is published too.
@@ -35,7 +38,7 @@ from bus.config import NatsConfig
 from bus.embedded import free_port, serve
 from bus.topology import TopologyConfig, declare, ensure_topology
 from rlar.policy.broadcast import BroadcastConfig, WeightSender
-from rlar.policy.sync import fetch_weights, publish_weights
+from rlar.policy.sync import publish_weights
 
 ROUTES = ("filesystem", "objstore", "broadcast")
 
@@ -55,15 +58,21 @@ def _tensors(mb: float, dtype: str) -> list[tuple[str, Any]]:
     return out
 
 
-async def _bytes_case(bus: Bus, root: Path, tensors: list[Any], mode: str, version: int) -> dict[str, Any]:
-    t0 = time.perf_counter()
+async def _bytes_case(
+    bus: Bus, root: Path, tensors: list[Any], mode: str, version: int, reader: subprocess.Popen[str]
+) -> dict[str, Any]:
+    assert reader.stdout is not None
+    t0 = time.time()
     ann = await publish_weights(bus, tensors, version=version, step=version, mode=mode,  # type: ignore[arg-type]
                                 weights_dir=root / "weights")  # fmt: skip
-    t1 = time.perf_counter()
-    data = await fetch_weights(bus, ann)
-    t2 = time.perf_counter()
-    assert isinstance(data, bytes) and len(data) == ann.size_bytes
-    return {"publish_s": round(t1 - t0, 4), "fetch_s": round(t2 - t1, 4), "total_s": round(t2 - t0, 4),
+    t1 = time.time()
+    got = json.loads(await asyncio.to_thread(reader.stdout.readline))
+    if "error" in got or got["version"] != version:
+        raise RuntimeError(f"the reader did not get v{version}: {got}")
+    assert got["bytes"] == ann.size_bytes and got["sha256"] == ann.sha256
+    total = max(got["at"], t1) - t0
+    return {"publish_s": round(t1 - t0, 4), "heard_s": round(got["heard"] - t0, 4),
+            "fetch_s": round(max(0.0, got["at"] - t1), 4), "total_s": round(total, 4),
             "bytes": ann.size_bytes}  # fmt: skip
 
 
@@ -89,7 +98,11 @@ async def _run(
 ) -> list[dict[str, Any]]:
     bus = await Bus.connect(NatsConfig(url=url), name="bench-weight-sync")
     await ensure_topology(bus.js, declare(TopologyConfig()))
-    sender = rx = None
+    sender = rx = reader = None
+    if set(routes) - {"broadcast"}:
+        reader = subprocess.Popen([sys.executable, str(Path(__file__).with_name("weight_reader.py")), "--url", url],
+                                  stdout=subprocess.PIPE, text=True)  # fmt: skip
+        assert reader.stdout is not None and json.loads(reader.stdout.readline()) == {"ready": True}
     if "broadcast" in routes:
         address = f"127.0.0.1:{free_port()}"
         sender = WeightSender(BroadcastConfig(address=address, receivers=1, timeout_s=300))
@@ -107,7 +120,8 @@ async def _run(
                     assert sender is not None and rx is not None
                     case = await _broadcast_case(bus, root, tensors, v, sender, rx)
                 else:
-                    case = await _bytes_case(bus, root, tensors, route, v)
+                    assert reader is not None
+                    case = await _bytes_case(bus, root, tensors, route, v, reader)
                 row = {"mb": mb, "route": route, "dtype": dtype, **case,
                        "mb_per_s": round(case["bytes"] / 2**20 / case["total_s"], 1)}  # fmt: skip
                 rows.append(row)
@@ -117,9 +131,10 @@ async def _run(
             del tensors
             gc.collect()
     finally:
-        if rx is not None:
-            rx.kill()
-            rx.wait()
+        for proc in (rx, reader):
+            if proc is not None:
+                proc.kill()
+                proc.wait()
         await bus.close()
     return rows
 
