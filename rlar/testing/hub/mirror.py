@@ -31,216 +31,45 @@ the real size of each weight file), ``no_head`` (HEAD answers 405) and ``branch_
 ``/revision/`` API route, no ``sha`` in the model info, files resolve at ``main`` only).
 
 The demo site's catalogue and leaderboard are in :mod:`rlar.testing.hub.catalogue`, the checkpoints it
-serves in :mod:`rlar.testing.hub.models`. Only ever bind to loopback.
+serves in :mod:`rlar.testing.hub.models`; repositories (siblings, hashes, parameter counts) in
+:mod:`rlar.testing.hub.repos`, the HTML pages in :mod:`rlar.testing.hub.pages`. Only ever bind to loopback.
 """
 
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 import logging
-import re
-import struct
 import threading
 import time
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
+from rlar.testing.hub.pages import (
+    PAGE_SIZE,
+    html_page,
+    leaderboard_page,
+    markdown_to_html,
+    model_page,
+    search_page,
+    tree_page,
+)
+from rlar.testing.hub.repos import (
+    LFS_SUFFIXES,
+    QUIRKS,
+    MirrorModel,
+    Repo,
+    card_data,
+    files_of_dir,
+    git_blob_sha,
+    list_item,
+    prepare,
+    safetensors_parameters,
+    tags,
+)
+
 log = logging.getLogger("rlar.testing.hub.mirror")
-
-LFS_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".onnx", ".msgpack")
-PAGE_SIZE = 30
-QUIRKS = ("no_api_sizes", "no_length_headers", "no_hashes", "undersized", "no_head", "branch_only")
-
-
-@dataclass
-class MirrorModel:
-    """One repository of the mirror. ``files`` maps a repo path to a local file or to bytes; ``listed``
-    adds files the API lists (with a size) that cannot be downloaded (e.g. a 70B checkpoint)."""
-
-    id: str
-    pipeline_tag: str | None = "text-classification"
-    library_name: str | None = "transformers"
-    license: str | None = "apache-2.0"
-    base_model: str | None = None
-    parameters: int | None = None  # computed from safetensors files when None
-    dtype: str = "F32"
-    downloads: int = 0
-    likes: int = 0
-    last_modified: str = "2026-01-01T00:00:00.000Z"
-    created_at: str = "2025-01-01T00:00:00.000Z"
-    tags: list[str] = field(default_factory=list)
-    card: str = ""
-    files: dict[str, Path | bytes] = field(default_factory=dict)
-    listed: dict[str, int] = field(default_factory=dict)
-    behaviour: str = "ok"  # ok | 404 | hang | missing_fields | dom_only (no data-props, markup only)
-    architectures: list[str] = field(default_factory=lambda: ["LlamaForSequenceClassification"])
-    model_type: str | None = "llama"
-    model_index: list[dict[str, Any]] | None = None
-    gated: bool | str = False  # False, or the hub's "auto" / "manual": files then answer 401 GatedRepo
-    extra_html: str = ""  # appended to the card section as is (e.g. a resource on another host)
-    languages: list[str] = field(default_factory=list)  # the card's ``language`` metadata (ISO codes)
-    quirks: tuple[str, ...] = ()  # no_api_sizes | no_length_headers | no_hashes | undersized (module doc)
-
-    @property
-    def author(self) -> str:
-        return self.id.split("/", 1)[0]
-
-
-def files_of_dir(directory: Path) -> dict[str, Path | bytes]:
-    """Every file under ``directory`` by its relative path (for ``MirrorModel.files``)."""
-    return {str(p.relative_to(directory)): p for p in sorted(directory.rglob("*")) if p.is_file()}
-
-
-def safetensors_parameters(data: bytes) -> dict[str, int]:
-    """Parameter counts per dtype from a safetensors file's header (no tensor is read)."""
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + n])
-    out: dict[str, int] = {}
-    for name, t in header.items():
-        if name == "__metadata__":
-            continue
-        count = 1
-        for d in t["shape"]:
-            count *= int(d)
-        out[t["dtype"]] = out.get(t["dtype"], 0) + count
-    return out
-
-
-@dataclass
-class _Repo:
-    model: MirrorModel
-    blobs: dict[str, bytes]
-    siblings: list[dict[str, Any]]
-    sha: str
-    params_by_dtype: dict[str, int]
-
-    @property
-    def total_params(self) -> int | None:
-        if self.params_by_dtype:
-            return sum(self.params_by_dtype.values())
-        return self.model.parameters
-
-
-def _git_blob_sha(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def _sibling(name: str, size: int, sha256: str, blob_id: str) -> dict[str, Any]:
-    """A sibling as ``/api/models/{id}?blobs=true`` lists it (LFS files with their pointer's blob id)."""
-    if not name.endswith(LFS_SUFFIXES):
-        return {"rfilename": name, "blobId": blob_id, "size": size}
-    pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n".encode()
-    return {
-        "rfilename": name,
-        "blobId": _git_blob_sha(pointer),
-        "size": size,
-        "lfs": {"sha256": sha256, "size": size, "pointerSize": len(pointer)},
-    }
-
-
-def _prepare(model: MirrorModel) -> _Repo:
-    blobs: dict[str, bytes] = {}
-    for name, src in model.files.items():
-        blobs[name] = src if isinstance(src, bytes) else Path(src).read_bytes()
-    siblings: list[dict[str, Any]] = []
-    params: dict[str, int] = {}
-    unknown = set(model.quirks) - set(QUIRKS)
-    if unknown:
-        raise ValueError(f"{model.id}: unknown quirks {sorted(unknown)}; known: {QUIRKS}")
-    for name in sorted(blobs):
-        data = blobs[name]
-        siblings.append(_sibling(name, len(data), hashlib.sha256(data).hexdigest(), _git_blob_sha(data)))
-        if name.endswith(".safetensors"):
-            for k, v in safetensors_parameters(data).items():
-                params[k] = params.get(k, 0) + v
-    for name, size in sorted(model.listed.items()):
-        # Listed only (a checkpoint too big to serve): made-up hashes, the real size.
-        siblings.append(_sibling(name, size, hashlib.sha256(name.encode()).hexdigest(), _git_blob_sha(b"")))
-    if "undersized" in model.quirks:
-        for sib in siblings:
-            if "lfs" in sib:
-                sib["size"] = sib["lfs"]["size"] = max(1, sib["size"] // 10)
-    if not params and model.parameters:
-        params = {model.dtype: model.parameters}
-    digest = hashlib.sha1(model.id.encode())
-    for s in siblings:
-        digest.update(json.dumps(s, sort_keys=True).encode())
-    return _Repo(model, blobs, siblings, digest.hexdigest(), params)
-
-
-def _fmt_count(n: int | None) -> str:
-    if n is None:
-        return "?"
-    for div, suf in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if n >= div:
-            return f"{n / div:.1f}{suf}"
-    return str(n)
-
-
-def _attr_json(obj: Any) -> str:
-    return html.escape(json.dumps(obj, separators=(",", ":")), quote=True)
-
-
-def markdown_to_html(md: str) -> str:
-    """A tiny Markdown subset (headings, tables, bullet lists, paragraphs) for mirror cards."""
-    out: list[str] = []
-    lines = md.strip("\n").splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i].rstrip()
-        if not line.strip():
-            i += 1
-            continue
-        if line.startswith("#"):
-            level = min(6, len(line) - len(line.lstrip("#")))
-            out.append(f"<h{level}>{html.escape(line.lstrip('#').strip())}</h{level}>")
-            i += 1
-        elif line.lstrip().startswith("|"):
-            rows: list[list[str]] = []
-            while i < len(lines) and lines[i].lstrip().startswith("|"):
-                cells = [c.strip() for c in lines[i].strip().strip("|").split("|")]
-                if not all(re.fullmatch(r":?-{2,}:?", c) for c in cells):
-                    rows.append(cells)
-                i += 1
-            head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0]) if rows else ""
-            body = "".join(
-                "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows[1:]
-            )
-            out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-        elif line.lstrip().startswith("- "):
-            items = []
-            while i < len(lines) and lines[i].lstrip().startswith("- "):
-                items.append(f"<li>{html.escape(lines[i].lstrip()[2:])}</li>")
-                i += 1
-            out.append("<ul>" + "".join(items) + "</ul>")
-        else:
-            para = []
-            while i < len(lines) and lines[i].strip() and not lines[i].lstrip().startswith(("#", "|", "- ")):
-                para.append(lines[i].strip())
-                i += 1
-            out.append(f"<p>{html.escape(' '.join(para))}</p>")
-    return "\n".join(out)
-
-
-_STYLE = """<style>body{font-family:sans-serif;margin:0}header.top{padding:8px 16px;border-bottom:1px solid #ddd}
-main{padding:16px}.tag{display:inline-block;border:1px solid #ccc;border-radius:8px;padding:2px 8px;margin:2px}
-article.overview-card-wrapper{border:1px solid #eee;border-radius:8px;padding:8px;margin:6px 0;max-width:720px}
-.grid{display:grid;grid-template-columns:2fr 1fr;gap:24px}table{border-collapse:collapse}
-td,th{border:1px solid #ccc;padding:3px 8px}h4{margin:0}.text-gray-400{color:#999}</style>"""
-
-
-def _page(title: str, body: str) -> bytes:
-    return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>{_STYLE}"
-        f"</head><body><header class='top'><a href='/'>Mirror Hub</a> "
-        f"<input type='text' placeholder='Search models, datasets, users...'></header>"
-        f"<main class='flex flex-1 flex-col'>{body}</main></body></html>"
-    ).encode()
 
 
 class MirrorSite:
@@ -257,7 +86,7 @@ class MirrorSite:
     ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the mirror only binds to loopback")
-        self.repos = {m.id.lower(): _prepare(m) for m in models}
+        self.repos = {m.id.lower(): prepare(m) for m in models}
         self.leaderboards = leaderboards or {}
         self.host = host
         self.port = port
@@ -363,7 +192,7 @@ class MirrorSite:
         self._send(h, status, json.dumps(obj).encode(), "application/json; charset=utf-8", head)
 
     def _not_found(self, h: BaseHTTPRequestHandler, head: bool) -> None:
-        body = _page(
+        body = html_page(
             "404 – Hugging Face", "<h1>404</h1><p>Sorry, we can't find the page you are looking for.</p>"
         )
         self._send(h, 404, body, "text/html; charset=utf-8", head)
@@ -371,10 +200,12 @@ class MirrorSite:
     def _route(self, h: BaseHTTPRequestHandler, path: str, query: dict[str, str], head: bool) -> None:
         parts = [p for p in path.split("/") if p]
         if not parts:
-            body = _page("Mirror Hub", "<h1>Mirror Hub</h1><p><a href='/models'>Models</a></p>")
+            body = html_page("Mirror Hub", "<h1>Mirror Hub</h1><p><a href='/models'>Models</a></p>")
             return self._send(h, 200, body, "text/html; charset=utf-8", head)
         if parts == ["models"]:
-            return self._send(h, 200, self._search_page(query), "text/html; charset=utf-8", head)
+            return self._send(
+                h, 200, search_page(self._search(query), query), "text/html; charset=utf-8", head
+            )
         if parts == ["models-json"]:
             items = self._search(query)
             page = int(query.get("p", "0") or 0)
@@ -382,7 +213,7 @@ class MirrorSite:
                 h,
                 200,
                 {
-                    "models": [self._list_item(r) for r in items[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]],
+                    "models": [list_item(r) for r in items[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]],
                     "numItemsPerPage": PAGE_SIZE,
                     "numTotalItems": len(items),
                     "pageIndex": page,
@@ -397,7 +228,9 @@ class MirrorSite:
             name = "/".join(parts[1:3])
             if name not in self.leaderboards:
                 return self._not_found(h, head)
-            return self._send(h, 200, self._leaderboard_page(name), "text/html; charset=utf-8", head)
+            return self._send(
+                h, 200, leaderboard_page(name, self.leaderboards[name]), "text/html; charset=utf-8", head
+            )
         if len(parts) >= 2:
             repo = self.repos.get(f"{parts[0]}/{parts[1]}".lower())
             rest = parts[2:]
@@ -408,9 +241,9 @@ class MirrorSite:
             if not rest:
                 if repo.model.behaviour == "hang":
                     return self._hang(h)
-                return self._send(h, 200, self._model_page(repo), "text/html; charset=utf-8", head)
+                return self._send(h, 200, model_page(repo), "text/html; charset=utf-8", head)
             if rest[:2] == ["tree", "main"]:
-                return self._send(h, 200, self._tree_page(repo), "text/html; charset=utf-8", head)
+                return self._send(h, 200, tree_page(repo), "text/html; charset=utf-8", head)
         return self._not_found(h, head)
 
     def _hang(self, h: BaseHTTPRequestHandler) -> None:
@@ -430,7 +263,7 @@ class MirrorSite:
         self._send(h, status, body, "application/json; charset=utf-8", head,
                    {"X-Error-Code": code, "X-Error-Message": message, **headers})  # fmt: skip
 
-    def _repo_or_error(self, h: BaseHTTPRequestHandler, rid: str, head: bool) -> _Repo | None:
+    def _repo_or_error(self, h: BaseHTTPRequestHandler, rid: str, head: bool) -> Repo | None:
         repo = self.repos.get(rid.lower())
         if repo is None or repo.model.behaviour == "404":
             # The hub does not tell an anonymous client whether a repo exists: 401, not 404.
@@ -439,7 +272,7 @@ class MirrorSite:
             return None
         return repo
 
-    def _revision_ok(self, h: BaseHTTPRequestHandler, repo: _Repo, rev: str, head: bool) -> bool:
+    def _revision_ok(self, h: BaseHTTPRequestHandler, repo: Repo, rev: str, head: bool) -> bool:
         if rev == "main" or (rev == repo.sha and "branch_only" not in repo.model.quirks):
             return True
         self._error(h, 404, "RevisionNotFound", f"Invalid rev id: {rev}", head, **{"X-Repo-Commit": repo.sha})
@@ -466,7 +299,7 @@ class MirrorSite:
             return None
         return self._error(h, 404, "EntryNotFound", "Not found", head)
 
-    def _resolve(self, h: BaseHTTPRequestHandler, repo: _Repo | None, rev_and_name: str, head: bool) -> None:
+    def _resolve(self, h: BaseHTTPRequestHandler, repo: Repo | None, rev_and_name: str, head: bool) -> None:
         if repo is None or repo.model.behaviour == "404":
             msg = "Repository not found. Make sure you are authenticated and the repo exists."
             return self._error(h, 401, "RepoNotFound", msg, head)
@@ -487,12 +320,12 @@ class MirrorSite:
         headers = {"X-Repo-Commit": repo.sha, "Accept-Ranges": "bytes"}
         if "lfs" not in sib:
             data = repo.blobs[name]
-            headers["ETag"] = f'"{_git_blob_sha(data)}"'
+            headers["ETag"] = f'"{git_blob_sha(data)}"'
             return self._send(h, 200, data, "application/octet-stream", head, headers, length=not quiet)
         # The file server hashes what it holds (a test may make the API lie about it).
         sha = hashlib.sha256(repo.blobs[name]).hexdigest() if name in repo.blobs else sib["lfs"]["sha256"]
         if "no_hashes" in m.quirks:
-            headers["ETag"] = f'W/"{_git_blob_sha(sha.encode())[:20]}"'
+            headers["ETag"] = f'W/"{git_blob_sha(sha.encode())[:20]}"'
         else:
             headers["ETag"] = headers["X-Linked-Etag"] = f'"{sha}"'
         if not quiet:
@@ -502,7 +335,7 @@ class MirrorSite:
         body = f"Found. Redirecting to {headers['Location']}".encode()
         self._send(h, 302, body, "text/plain; charset=utf-8", head, headers)
 
-    def _cdn(self, h: BaseHTTPRequestHandler, repo: _Repo | None, sha: str, head: bool) -> None:
+    def _cdn(self, h: BaseHTTPRequestHandler, repo: Repo | None, sha: str, head: bool) -> None:
         for name, data in (repo.blobs if repo else {}).items():
             if name.endswith(LFS_SUFFIXES) and hashlib.sha256(data).hexdigest() == sha:
                 quirks = set(repo.model.quirks) if repo else set()
@@ -512,7 +345,7 @@ class MirrorSite:
         self._send(h, 404, b"NoSuchKey", "text/plain", head)
 
     # -- data ---------------------------------------------------------------------------------------
-    def _search(self, query: dict[str, str]) -> list[_Repo]:
+    def _search(self, query: dict[str, str]) -> list[Repo]:
         terms = [t.lower() for t in query.get("search", "").split() if t]
         tag = query.get("pipeline_tag", "")
         items = [
@@ -529,33 +362,7 @@ class MirrorSite:
         items.sort(key=keys.get(sort, lambda r: r.model.downloads), reverse=True)
         return items
 
-    def _list_item(self, r: _Repo) -> dict[str, Any]:
-        m = r.model
-        return {
-            "id": m.id,
-            "author": m.author,
-            "downloads": m.downloads,
-            "likes": m.likes,
-            "pipeline_tag": m.pipeline_tag,
-            "gated": m.gated,
-            "numParameters": r.total_params,
-            "lastModified": m.last_modified,
-            "private": False,
-            "isLikedByUser": False,
-        }
-
-    def _tags(self, m: MirrorModel) -> list[str]:
-        tags = list(m.tags)
-        if m.library_name:
-            tags.insert(0, m.library_name)
-        if m.license:
-            tags.append(f"license:{m.license}")
-        if m.base_model:
-            tags.append(f"base_model:{m.base_model}")
-        tags += [lang for lang in m.languages if lang not in tags]  # the hub tags a card's languages
-        return tags
-
-    def _api_item(self, r: _Repo) -> dict[str, Any]:
+    def _api_item(self, r: Repo) -> dict[str, Any]:
         m = r.model
         hidden = m.behaviour == "missing_fields"
         return {
@@ -566,13 +373,13 @@ class MirrorSite:
             "trendingScore": 0,
             "private": False,
             "downloads": m.downloads,
-            "tags": [] if hidden else self._tags(m),
+            "tags": [] if hidden else tags(m),
             "pipeline_tag": None if hidden else m.pipeline_tag,
             "library_name": None if hidden else m.library_name,
             "createdAt": m.created_at,
         }
 
-    def _siblings(self, r: _Repo, blobs: bool) -> list[dict[str, Any]]:
+    def _siblings(self, r: Repo, blobs: bool) -> list[dict[str, Any]]:
         """The siblings as the API lists them: names only unless ``blobs``; quirks remove what they say."""
         if not blobs:
             return [{"rfilename": s["rfilename"]} for s in r.siblings]
@@ -582,7 +389,7 @@ class MirrorSite:
             return [{k: v for k, v in s.items() if k != "lfs"} for s in r.siblings]
         return [dict(s) for s in r.siblings]
 
-    def _api_tree(self, r: _Repo) -> list[dict[str, Any]]:
+    def _api_tree(self, r: Repo) -> list[dict[str, Any]]:
         out = []
         for s in self._siblings(r, blobs=True):
             e: dict[str, Any] = {"type": "file", "oid": s["blobId"], "path": s["rfilename"]}
@@ -594,20 +401,11 @@ class MirrorSite:
             out.append(e)
         return out
 
-    def _card_data(self, m: MirrorModel) -> dict[str, Any]:
-        card = {
-            "license": m.license,
-            "base_model": m.base_model,
-            "language": list(m.languages),
-            "model-index": m.model_index,
-        }
-        return {k: v for k, v in card.items() if v}
-
-    def _api_detail(self, r: _Repo, blobs: bool = False) -> dict[str, Any]:
+    def _api_detail(self, r: Repo, blobs: bool = False) -> dict[str, Any]:
         m = r.model
         d = self._api_item(r)
         hidden = m.behaviour == "missing_fields"
-        card = {} if hidden else self._card_data(m)
+        card = {} if hidden else card_data(m)
         d.update(
             {
                 "author": m.author,
@@ -628,156 +426,10 @@ class MirrorSite:
             d["safetensors"] = {"parameters": r.params_by_dtype, "total": r.total_params}
         return d
 
-    # -- pages --------------------------------------------------------------------------------------
-    def _search_page(self, query: dict[str, str]) -> bytes:
-        items = self._search(query)
-        page = int(query.get("p", "0") or 0)
-        shown = items[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]
-        props = {
-            "initialValues": {
-                "models": [self._list_item(r) for r in shown],
-                "numItemsPerPage": PAGE_SIZE,
-                "numTotalItems": len(items),
-                "pageIndex": page,
-            },
-            "searchParams": query,
-        }
-        cards = []
-        for r in shown:
-            m = r.model
-            cards.append(
-                f"<article class='overview-card-wrapper group'><a class='block p-2' href='/{m.id}'>"
-                f"<header class='flex' title='{html.escape(m.id)}'><h4 class='text-md'>{html.escape(m.id)}</h4>"
-                f"</header><div class='text-sm text-gray-400'>{html.escape(m.pipeline_tag or '')} • "
-                f"<span title='Number of parameters in this model'>{_fmt_count(r.total_params)}</span> • "
-                f"Updated <time datetime='{m.last_modified}'>{m.last_modified[:10]}</time> • "
-                f"{_fmt_count(m.downloads)} • {m.likes}</div></a></article>"
-            )
-        body = (
-            f"<div class='SVELTE_HYDRATER contents' data-target='ModelList' data-props=\"{_attr_json(props)}\">"
-            f"<h1>Models <span class='text-gray-400'>{len(items)}</span></h1>"
-            f"<section>{''.join(cards)}</section></div>"
-        )
-        return _page("Models - Hugging Face", body)
-
-    def _model_page(self, r: _Repo) -> bytes:
-        m = r.model
-        org, name = m.id.split("/", 1)
-        card_html = markdown_to_html(m.card)
-        if m.behaviour == "missing_fields":
-            # An old or broken page: a title and a card, nothing else.
-            body = (
-                f"<header><h1><a href='/{org}'>{html.escape(org)}</a>/"
-                f"<a class='font-mono' href='/{m.id}'>{html.escape(name)}</a></h1></header>"
-                f"<div class='model-card-content prose hf-sanitized'>{card_html}</div>"
-            )
-            return _page(f"{m.id} · Hugging Face", body)
-        model_props: dict[str, Any] = {
-            "id": m.id,
-            "author": m.author,
-            "cardData": self._card_data(m),
-            "config": {"architectures": m.architectures, "model_type": m.model_type},
-            "createdAt": m.created_at,
-            "downloads": m.downloads,
-            "downloadsAllTime": m.downloads * 7,
-            "lastModified": m.last_modified,
-            "likes": m.likes,
-            "pipeline_tag": m.pipeline_tag,
-            "library_name": m.library_name,
-            "private": False,
-            "gated": m.gated,
-            "tags": self._tags(m),
-            "tag_objs": [{"id": t, "label": t, "type": "other"} for t in m.tags],
-        }
-        if r.params_by_dtype:
-            model_props["safetensors"] = {"parameters": r.params_by_dtype, "total": r.total_params}
-        header_props = {
-            "model": model_props,
-            "author": {"name": m.author, "fullname": m.author, "type": "org"},
-        }
-        chips = []
-        if m.pipeline_tag:
-            chips.append(
-                f"<a class='rounded-lg' href='/models?pipeline_tag={m.pipeline_tag}'><div class='tag tag-white'>"
-                f"<span>{html.escape(m.pipeline_tag.replace('-', ' ').title())}</span></div></a>"
-            )
-        if m.library_name:
-            chips.append(
-                f"<a class='rounded-lg' href='/models?library={m.library_name}'><div class='tag tag-white'>"
-                f"<span>{html.escape(m.library_name)}</span></div></a>"
-            )
-        for t in m.tags:
-            chips.append(
-                f"<a class='rounded-lg' href='/models?other={html.escape(t)}'><div class='tag tag-white'>"
-                f"<span>{html.escape(t)}</span></div></a>"
-            )
-        if m.license:
-            chips.append(
-                f"<a class='rounded-lg' href='/models?license=license:{m.license}'><div class='tag tag-white'>"
-                f"<span class='-mr-1 text-gray-400'>License:</span><span>{html.escape(m.license)}</span></div></a>"
-            )
-        st_props = {"safetensors": {"parameters": r.params_by_dtype, "total": r.total_params}}
-        size_block = (
-            f"<div class='SVELTE_HYDRATER contents' data-target='ModelSafetensorsParams' "
-            f'data-props="{_attr_json(st_props)}"><div>Model size</div><div>{_fmt_count(r.total_params)} params</div>'
-            f"<div>Tensor type</div><div>{' · '.join(r.params_by_dtype)}</div></div>"
-            if r.params_by_dtype
-            else ""
-        )
-        tree = (
-            f"<div>Model tree for {html.escape(m.id)}</div><div>Base model</div><div>{html.escape(m.base_model)}</div>"
-            f"<div>Finetuned</div><div>(this model)</div>"
-            if m.base_model
-            else ""
-        )
-        body = (
-            f"<div class='SVELTE_HYDRATER contents' data-target='ModelHeader' data-props=\"{_attr_json(header_props)}\">"
-            f"<header><h1><a href='/{org}'>{html.escape(org)}</a>/"
-            f"<a class='font-mono' href='/{m.id}'>{html.escape(name)}</a></h1>"
-            f"<div class='tags'>{''.join(chips)}</div>"
-            f"<div><a class='tab-alternate active' href='/{m.id}'>Model card</a> "
-            f"<a class='tab-alternate' href='/{m.id}/tree/main'>Files and versions</a></div></header></div>"
-            f"<div class='container grid grid-cols-12'>"
-            f"<section class='col-span-12 md:col-span-8'><div class='model-card-content prose hf-sanitized'>"
-            f"{card_html}</div>{m.extra_html}</section>"
-            f"<section class='col-span-12 md:col-span-4'><div>Downloads last month</div>"
-            f"<div>{m.downloads:,}</div>{size_block}{tree}</section></div>"
-        )
-        if m.behaviour == "dom_only":
-            body = re.sub(r' data-props="[^"]*"', "", body)
-        return _page(f"{m.id} · Hugging Face", body)
-
-    def _tree_page(self, r: _Repo) -> bytes:
-        entries = [{"type": "file", "path": s["rfilename"], "size": s["size"]} for s in r.siblings]
-        rows = "".join(f"<li>{html.escape(e['path'])} — {e['size']} bytes</li>" for e in entries)
-        body = (
-            f"<div class='SVELTE_HYDRATER contents' data-target='ViewerIndexTreeList' "
-            f'data-props="{_attr_json({"entries": entries})}"><ul>{rows}</ul></div>'
-        )
-        return _page(f"{r.model.id} at main", body)
-
-    def _leaderboard_page(self, name: str) -> bytes:
-        rows = self.leaderboards[name]
-        cols: list[str] = []
-        for row in rows:
-            for k in row.get("scores", {}):
-                if k not in cols:
-                    cols.append(k)
-        head = "<th>Model</th>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-        body_rows = []
-        for row in rows:
-            mid = row["model"]
-            cells = "".join(f"<td>{row['scores'].get(c, '')}</td>" for c in cols)
-            body_rows.append(f"<tr><td><a href='/{mid}'>{html.escape(mid)}</a></td>{cells}</tr>")
-        body = (
-            f"<h1>{html.escape(name)} — Reward Model Leaderboard</h1>"
-            f"<p>Accuracy (%) of reward models at preferring the chosen response.</p>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body_rows)}</tbody></table>"
-        )
-        return _page(f"{name} leaderboard", body)
-
 
 __all__ = [
+    "LFS_SUFFIXES",
+    "QUIRKS",
     "MirrorModel",
     "MirrorSite",
     "files_of_dir",
