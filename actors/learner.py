@@ -38,7 +38,6 @@ import json
 import logging
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,17 +49,21 @@ from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
 from bus.client import Bus
 from bus.messages import (
-    Completion,
     Event,
     LearnerProgress,
     Metrics,
     RewardGroup,
     SampleGroup,
-    Sampling,
-    ScoredItem,
-    ToolRef,
 )
 from rlar.learn.config import TrainerConfig
+from rlar.learn.groups import (
+    JOURNAL,
+    Group,
+    ToolResults,
+    learner_temperature,
+    logprobs_usable,
+    read_journal,
+)
 from rlar.policy.broadcast import BroadcastConfig, WeightSender
 from rlar.policy.sync import SyncMode, latest_announcement, publish_weights
 
@@ -68,22 +71,6 @@ log = logging.getLogger(__name__)
 
 STATE_KEY = "learner"
 """Key of the learner's counters and recently retired prompt ids in the state bucket."""
-
-JOURNAL = "groups.jsonl"
-"""The learner's journal of retired groups, in the run directory (one JSON line per retirement)."""
-
-
-def read_journal(path: Path) -> list[dict[str, Any]]:
-    """The journal's entries, oldest first; a last line cut short by a crash is skipped."""
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return out
 
 
 class LearnerConfig(ActorConfig):
@@ -109,50 +96,6 @@ class LearnerConfig(ActorConfig):
     orphan_s: float = Field(600.0, gt=0)
     """Rewards whose samples never arrive (e.g. from ``rlar reward score`` on a live bus) are acked and
     forgotten after this long."""
-
-
-@dataclass
-class ToolResults:
-    """One tool's results for a group: its weight in the route, the version used, the result per sample index."""
-
-    weight: float
-    version: int
-    items: dict[int, ScoredItem] = field(default_factory=dict)
-
-
-@dataclass
-class Group:
-    """One generation of a prompt: its samples, every tool's results, and the messages that carried them
-    (held unacked until the group is retired). Samples and rewards may arrive in any order."""
-
-    prompt_id: str
-    generation: str
-    task: str = ""
-    group_size: int = 0
-    """0 until the first sample message arrives."""
-    policy_version: int = 0
-    prompt_token_ids: list[int] = field(default_factory=list)
-    tools: list[ToolRef] = field(default_factory=list)
-    sampling: Sampling = field(default_factory=Sampling)
-    created_at: float = 0.0
-    completions: dict[int, Completion] = field(default_factory=dict)
-    rewards: dict[str, ToolResults] = field(default_factory=dict)
-    """Per tool, its results so far."""
-    msgs: list[Msg] = field(default_factory=list)
-    arrived: float = field(default_factory=time.time)
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return self.prompt_id, self.generation
-
-    def complete(self) -> bool:
-        """All G samples are in and every tool of the route has a result for each."""
-        n = self.group_size
-        return (
-            n > 0
-            and len(self.completions) >= n
-            and all(t.tool in self.rewards and len(self.rewards[t.tool].items) >= n for t in self.tools)
-        )
 
 
 def _rank() -> int:
@@ -430,8 +373,8 @@ class Learner(Actor[LearnerConfig]):
                                    eps=grpo.adv_eps)  # fmt: skip
             with_signal += int(bool(adv.abs().sum() > 0))
             lag = max(0, self.version - g.policy_version)
-            temperature = _learner_temperature(g.sampling)
-            unusable = not _logprobs_usable(g.sampling)
+            temperature = learner_temperature(g.sampling)
+            unusable = not logprobs_usable(g.sampling)
             if unusable:
                 self.counters["groups_with_raw_logprobs"] += 1
                 log.error("learner: group %s was sampled with %s but carries raw log-probs: not trained on",
@@ -599,23 +542,6 @@ class Learner(Actor[LearnerConfig]):
             if cmd == "stop":
                 return
             _run_command(self.trainer, cmd, arg, self.ckpt_dir, self.config.keep_checkpoints)
-
-
-def _learner_temperature(sampling: Sampling) -> float:
-    """The temperature at which the learner recomputes a group's log-probs: the rollout's, or 1 for greedy
-    decoding (whose log-probs are the raw ones)."""
-    from rlar.policy.engines.base import GREEDY_TEMPERATURE
-
-    return sampling.temperature if sampling.temperature >= GREEDY_TEMPERATURE else 1.0
-
-
-def _logprobs_usable(sampling: Sampling) -> bool:
-    """Behaviour log-probs fit the importance weight: "sampled" ones always, "raw" ones only when sampling
-    was plain (temperature 1, no truncation) or greedy."""
-    from rlar.policy.engines.base import GREEDY_TEMPERATURE
-
-    plain = sampling.temperature == 1.0 and sampling.top_p == 1.0 and sampling.top_k == 0
-    return sampling.logprobs == "sampled" or plain or sampling.temperature < GREEDY_TEMPERATURE
 
 
 def _run_command(trainer: Any, cmd: str, arg: Any, ckpt_dir: Path, keep: int) -> Any:
