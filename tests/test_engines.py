@@ -337,6 +337,40 @@ def _vllm_prompt_logprobs(engine: Any, ids: list[int]) -> list[float]:
 
 @pytest.mark.vllm
 @pytest.mark.slow
+def test_vllm_generates_from_a_fresh_thread_when_torch_uses_fewer_threads_than_cores(
+    vllm_engine: Any,
+) -> None:
+    """The rollout and `rlar eval` call the engine from worker threads (asyncio.to_thread), and the actors set
+    torch to one thread: vLLM's CPU attention then saw OpenMP's default in that thread and aborted (on any
+    machine with 2+ cores; on one core both counts are 1 and this cannot fail)."""
+    import threading
+
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    got: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            got["out"] = vllm_engine.generate(
+                [[1, 2, 3], [4, 5, 6, 7]], n=1, max_new_tokens=4, temperature=0.0
+            )
+        except Exception as exc:  # the failure to report, from the other thread
+            got["error"] = exc
+
+    try:
+        t = threading.Thread(target=work)
+        t.start()
+        t.join(300)
+    finally:
+        torch.set_num_threads(before)
+    assert "error" not in got, got.get("error")
+    assert [len(s) for s in got["out"]] == [1, 1]
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
 def test_vllm_logprobs_match_a_transformers_recomputation(vllm_engine: Any, policy_dir: Path) -> None:
     ref = _reference_model(policy_dir)
     prompts = [vllm_engine.render_prompt(p) for p in PROMPTS]

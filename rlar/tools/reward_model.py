@@ -287,6 +287,9 @@ class RewardModelTool(RewardTool):
         if self.llm is not None:
             from vllm import PoolingParams
 
+            from rlar.policy.engines.vllm_engine import align_omp_threads
+
+            align_omp_threads()
             outs = self.llm.classify(
                 [{"prompt_token_ids": x} for x in ids],
                 pooling_params=PoolingParams(use_activation=False),

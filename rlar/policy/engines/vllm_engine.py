@@ -46,6 +46,20 @@ if TYPE_CHECKING:
 _EXTENSION = f"{__name__}.WeightUpdateExtension"
 
 
+def align_omp_threads() -> None:
+    """Give the calling thread torch's thread count before a vLLM call that may run the model.
+
+    vLLM's CPU attention builds its scheduler metadata with the calling thread's OpenMP thread count and
+    checks it again in the kernel. In a thread torch has not computed in yet (``asyncio.to_thread``, a thread
+    pool), OpenMP still has its default — the core count — until torch's first parallel op sets torch's own
+    count there, which happens between the two: with ``torch.set_num_threads(1)`` on a 2-core machine vLLM then
+    aborts with "Check failed: input->metadata->thread_num == thread_num (2 vs. 1)". Setting torch's count in
+    the calling thread first makes both the same."""
+    import torch
+
+    torch.set_num_threads(torch.get_num_threads())
+
+
 class WeightUpdateExtension:
     """Methods vLLM mixes into its worker class (``self`` is the worker); referenced by dotted path."""
 
@@ -152,6 +166,7 @@ class VLLMEngine(GenerationEngine):
             for i, p in enumerate(prompt_ids)
         ]
         prompts = [TokensPrompt(prompt_token_ids=list(p)) for p in prompt_ids]
+        align_omp_threads()
         outputs = self.llm.generate(prompts, params, use_tqdm=False, lora_request=self._lora)
         result: list[list[Completion]] = []
         for out in outputs:
@@ -174,6 +189,7 @@ class VLLMEngine(GenerationEngine):
 
             # Re-serialised even when given bytes: the validated update has tied aliases removed.
             payload = state_dict_to_safetensors_bytes(update)
+        align_omp_threads()
         loaded = self.llm.collective_rpc("rlar_load_weights", args=(payload,))
         if any(count != len(update) for count in loaded):
             raise RuntimeError(f"vLLM workers loaded {loaded} tensors, expected {len(update)}")
