@@ -1,5 +1,5 @@
 """A rollout's side of ``bench/weight_sync.py``, in its own process: hear each weights announcement on the
-bus, fetch and verify that version (:func:`rlar.policy.sync.fetch_weights`), print one JSON line.
+bus (but a broadcast's), fetch and verify that version (:func:`rlar.policy.sync.fetch_weights`), print one JSON line.
 
     python bench/weight_reader.py --url nats://127.0.0.1:4222
 
@@ -22,6 +22,7 @@ from bus.client import Bus
 from bus.codec import decode
 from bus.config import NatsConfig
 from bus.messages import WeightsAnnounce
+from rlar.policy.broadcast import SCHEME as BROADCAST_SCHEME
 from rlar.policy.sync import fetch_weights
 
 
@@ -31,6 +32,8 @@ async def _run(url: str) -> None:
     async def on_announce(msg: Any) -> None:
         heard = time.time()
         ann = decode(msg.data, WeightsAnnounce)
+        if ann.uri.startswith(BROADCAST_SCHEME):
+            return  # the bench's broadcast receiver takes those; this reader is not in the group
         try:
             data = await fetch_weights(bus, ann)
             assert isinstance(data, bytes)
