@@ -176,9 +176,7 @@ _SAFETENSORS_DTYPES = {
 }  # fmt: skip
 
 
-def safetensors_parts(
-    named_tensors: NamedTensors, metadata: Mapping[str, str] | None = None
-) -> list[memoryview]:
+def safetensors_parts(named_tensors: NamedTensors) -> list[memoryview]:
     """A safetensors blob of the named tensors as buffers to be stored one after another, without copying the
     tensors: the header (8-byte little-endian length, JSON padded to 8 bytes), then each tensor's own memory.
 
@@ -190,7 +188,7 @@ def safetensors_parts(
 
     tensors = _cpu_tensors(named_tensors)
     order = sorted(tensors, key=lambda n: (-tensors[n].element_size(), n))
-    header: dict[str, Any] = {"__metadata__": {"format": "pt", **(metadata or {})}}
+    header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
     views: list[memoryview] = []
     offset = 0
     for name in order:
