@@ -217,7 +217,9 @@ def _env(cache: Path, url: str | None) -> dict[str, str]:
 def _no_updates_verdict(output: str) -> bool:
     """`rlar train` ended with its documented NO UPDATES verdict (exit 1): the run finished, but the shortened
     run's few steps (:data:`SHORT_TRAIN`) happened to carry no reward signal — the command works as written."""
-    return "rlar train: NO UPDATES in" in output and "Traceback" not in output
+    return re.search(r"rlar train: NO UPDATES in \d+ steps \(finished\)", output) is not None and (
+        "Traceback" not in output
+    )  # "(finished)": not a crash loop, a spent time budget or an interruption (rlar.train._verdict)
 
 
 def _run_bash(block: Block, work: Path, cache: Path, url: str | None) -> None:
