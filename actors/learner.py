@@ -65,6 +65,7 @@ from rlar.learn.groups import (
     read_journal,
 )
 from rlar.policy.broadcast import BroadcastConfig, WeightSender
+from rlar.policy.httpweights import HttpWeightsConfig, WeightServer
 from rlar.policy.sync import SyncMode, latest_announcement, publish_weights
 
 log = logging.getLogger(__name__)
@@ -83,10 +84,13 @@ class LearnerConfig(ActorConfig):
     checkpoint_every: int = Field(25, ge=1)
     keep_checkpoints: int = Field(2, ge=1)
     weight_sync: SyncMode = "filesystem"
-    """``filesystem`` (shared path, one machine), ``objstore`` (NATS object store, across machines) or
-    ``broadcast`` (torch.distributed to the rollouts in ``broadcast``; see :mod:`rlar.policy.sync`)."""
+    """``filesystem`` (shared path, one machine), ``objstore`` (NATS object store, across machines),
+    ``broadcast`` (torch.distributed to the rollouts in ``broadcast``) or ``http`` (this learner serves the
+    last versions, rollouts pull them; settings in ``http``). See :mod:`rlar.policy.sync`."""
     broadcast: BroadcastConfig = Field(default_factory=BroadcastConfig)
     """The weight group of ``weight_sync = "broadcast"`` (rollouts join it with the same settings)."""
+    http: HttpWeightsConfig = Field(default_factory=HttpWeightsConfig)
+    """The weight server of ``weight_sync = "http"`` (rollouts need no setting: the announcement has the uri)."""
     skip_zero_advantage: bool = True
     """Leave samples with zero advantage out of the update (they carry no gradient, only cost)."""
     keepalive_s: float = Field(15.0, gt=0)
@@ -110,6 +114,7 @@ class Learner(Actor[LearnerConfig]):
         super().__init__(config)
         self.trainer: Any = None
         self.sender: WeightSender | None = None
+        self.server: WeightServer | None = None
         self.version = 0
         self.step = 0
         self.consumed = 0
@@ -445,9 +450,16 @@ class Learner(Actor[LearnerConfig]):
         tensors = await asyncio.to_thread(self._collective, "export", None)
         if self.config.weight_sync == "broadcast" and self.sender is None:
             self.sender = WeightSender(self.config.broadcast)
+        if self.config.weight_sync == "http" and self.server is None:
+            self.server = WeightServer(self.config.http)
         adapter = await asyncio.to_thread(self.trainer.adapter_config)
         await publish_weights(self.bus, tensors, version=self.version, step=self.step, mode=self.config.weight_sync,
-                              weights_dir=self.run_dir / "weights", sender=self.sender, adapter=adapter)  # fmt: skip
+                              weights_dir=self.run_dir / "weights", sender=self.sender, adapter=adapter,
+                              server=self.server)  # fmt: skip
+
+    async def teardown(self) -> None:
+        if self.server is not None:
+            self.server.close()
 
     async def _publish_progress(self) -> None:
         progress = LearnerProgress(

@@ -1,14 +1,16 @@
-"""Weight-sync speed per route and size: filesystem, NATS object store, torch.distributed broadcast.
+"""Weight-sync speed per route and size: filesystem, NATS object store, torch.distributed broadcast, HTTP.
 
 For each size (MB of tensors in 4 MB pieces, like a model's layers; float32, or bfloat16 with
 ``--dtype bf16``) and route, one version goes from the learner's side to a rollout's side on this machine:
 
-- ``filesystem`` and ``objstore``: :func:`rlar.policy.sync.publish_weights` here (serialise to safetensors,
-  store, announce on ``rlar.weights``) and :func:`rlar.policy.sync.fetch_weights` (read, check size and
-  sha256) in a reader *process* (``bench/weight_reader.py``) that starts on the announcement, as a rollout
-  does, timed from the start of the publish until the reader has verified bytes, on an embedded
+- ``filesystem``, ``objstore`` and ``http``: :func:`rlar.policy.sync.publish_weights` here (serialise to
+  safetensors, store, announce on ``rlar.weights``) and :func:`rlar.policy.sync.fetch_weights` (read, check
+  size and sha256) in a reader *process* (``bench/weight_reader.py``) that starts on the announcement, as a
+  rollout does, timed from the start of the publish until the reader has verified bytes, on an embedded
   nats-server (``objstore`` announces before it writes, so its reader reads while the learner writes;
-  ``filesystem`` announces a complete file);
+  ``filesystem`` announces a complete file; ``http`` announces once the learner's weight server holds the
+  version — a :class:`~rlar.policy.httpweights.WeightServer` in this process, as in the learner — and the
+  reader pulls it over a TCP connection);
 - ``broadcast``: the learner's :class:`~rlar.policy.broadcast.WeightSender` (gloo on CPU) sends the tensors to
   a receiver *process* (``python -m rlar.policy.broadcast``), timed from the start of the send until the
   receiver has every buffer (its clock and ours are the same machine's); the announcement is published too.
@@ -38,9 +40,10 @@ from bus.config import NatsConfig
 from bus.embedded import free_port, serve
 from bus.topology import TopologyConfig, declare, ensure_topology
 from rlar.policy.broadcast import BroadcastConfig, WeightSender
+from rlar.policy.httpweights import HttpWeightsConfig, WeightServer
 from rlar.policy.sync import publish_weights
 
-ROUTES = ("filesystem", "objstore", "broadcast")
+ROUTES = ("filesystem", "objstore", "broadcast", "http")
 
 
 def _tensors(mb: float, dtype: str) -> list[tuple[str, Any]]:
@@ -59,12 +62,18 @@ def _tensors(mb: float, dtype: str) -> list[tuple[str, Any]]:
 
 
 async def _bytes_case(
-    bus: Bus, root: Path, tensors: list[Any], mode: str, version: int, reader: subprocess.Popen[str]
+    bus: Bus,
+    root: Path,
+    tensors: list[Any],
+    mode: str,
+    version: int,
+    reader: subprocess.Popen[str],
+    server: WeightServer | None = None,
 ) -> dict[str, Any]:
     assert reader.stdout is not None
     t0 = time.time()
     ann = await publish_weights(bus, tensors, version=version, step=version, mode=mode,  # type: ignore[arg-type]
-                                weights_dir=root / "weights")  # fmt: skip
+                                weights_dir=root / "weights", server=server)  # fmt: skip
     t1 = time.time()
     got = json.loads(await asyncio.to_thread(reader.stdout.readline))
     if "error" in got or got["version"] != version:
@@ -99,6 +108,7 @@ async def _run(
     bus = await Bus.connect(NatsConfig(url=url), name="bench-weight-sync")
     await ensure_topology(bus.js, declare(TopologyConfig()))
     sender = rx = reader = None
+    server = WeightServer(HttpWeightsConfig()) if "http" in routes else None
     if set(routes) - {"broadcast"}:
         reader = subprocess.Popen([sys.executable, str(Path(__file__).with_name("weight_reader.py")), "--url", url],
                                   stdout=subprocess.PIPE, text=True)  # fmt: skip
@@ -121,7 +131,7 @@ async def _run(
                     case = await _broadcast_case(bus, root, tensors, v, sender, rx)
                 else:
                     assert reader is not None
-                    case = await _bytes_case(bus, root, tensors, route, v, reader)
+                    case = await _bytes_case(bus, root, tensors, route, v, reader, server)
                 row = {"mb": mb, "route": route, "dtype": dtype, **case,
                        "mb_per_s": round(case["bytes"] / 2**20 / case["total_s"], 1)}  # fmt: skip
                 rows.append(row)
@@ -135,6 +145,8 @@ async def _run(
             if proc is not None:
                 proc.kill()
                 proc.wait()
+        if server is not None:
+            server.close()
         await bus.close()
     return rows
 

@@ -9,8 +9,9 @@ and ``README.md`` — a model card with the training summary (steps, updates, re
 used, the config's task mix and optimiser settings). The result loads with
 ``AutoModelForCausalLM.from_pretrained(DIR)`` and ``vllm.LLM(model=DIR)``.
 
-Not covered: runs whose weights went only to the NATS object store (``weight_sync = "objstore"``; export from a
-machine that has the run's ``weights/`` directory), and versions already pruned from ``weights/``.
+Not covered: runs whose weights went only to the NATS object store, a broadcast or the learner's HTTP server
+(``weight_sync = "objstore" | "broadcast" | "http"``; export from a machine that has the run's ``weights/``
+directory), and versions already pruned from ``weights/``.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def export_run(run_dir: str | Path, out: str | Path, *, version: int | None = No
     versions = _versions(run)
     if not versions:
         raise ConfigError(f"{run}: no trained weights in {run / 'weights'} (the learner made no update yet, or "
-                          "the run used weight_sync = 'objstore')")  # fmt: skip
+                          "the run used weight_sync = 'objstore', 'broadcast' or 'http')")  # fmt: skip
     v = max(versions) if version is None else version
     if v not in versions:
         raise ConfigError(f"{run}: weights version {v} is not kept; available: {sorted(versions)}")

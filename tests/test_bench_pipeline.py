@@ -36,13 +36,18 @@ def test_trl_sync_and_async_ways_do_the_same_work_and_the_judge_sees_the_configu
     concurrency = 8
     doc = run(PipelineSettings(quick=True, prompts=4, group_size=4, max_new_tokens=8, reward="judge",
                                judge_latency_ms=300, judge_concurrency=concurrency, baseline="trl",
-                               async_timeout_s=400))  # fmt: skip
+                               async_timeout_s=400, weight_sync="http"))  # fmt: skip
     n = doc["samples_per_step"]
     assert n == 16 and doc["trl"]["steps"] == doc["sync"]["steps"] == doc["async"]["steps"] == 2
     assert (
         doc["trl"]["samples"] == doc["sync"]["samples"] == doc["async"]["samples"] == 2 * n
     )  # identical work
     assert doc["async"]["crashes"] == 0 and doc["async"]["staleness_max"] <= 2 and doc["async"]["complete"]
+    # the learner's weights went over its HTTP server (the setting used) and the rollout loaded them
+    assert set(doc["async"]["weights_announced"]) == {"http"} and doc["async"]["rollout_weight_loads"] >= 1
+    by_process = doc["async"]["cpu_s_per_step_by_process"]
+    assert {"rollout", "learner", "reward", "feeder", "nats-server", "bench"} <= set(by_process)
+    assert sum(by_process.values()) == pytest.approx(doc["async"]["cpu_s_per_step"], abs=1e-3)
     # 16 completions per step, each a judge call of 0.3 s: the tool keeps exactly its limit in flight
     for way in ("trl", "sync", "async"):
         seen = doc["judge_seen"][way]

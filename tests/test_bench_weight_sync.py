@@ -13,13 +13,13 @@ from tests.conftest import REPO, actor_env
 
 def test_every_route_delivers_a_version_and_reports_its_speed() -> None:
     proc = subprocess.run(
-        [sys.executable, "bench/weight_sync.py", "--sizes", "1,2", "--routes", "filesystem,objstore,broadcast"],
+        [sys.executable, "bench/weight_sync.py", "--sizes", "1,2", "--routes", "filesystem,objstore,broadcast,http"],
         cwd=REPO, env=actor_env(), capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(proc.stdout.strip().splitlines()[-1])
     assert [(c["mb"], c["route"]) for c in doc["cases"]] == [
-        (mb, r) for mb in (1.0, 2.0) for r in ("filesystem", "objstore", "broadcast")
+        (mb, r) for mb in (1.0, 2.0) for r in ("filesystem", "objstore", "broadcast", "http")
     ]  # a second size after a broadcast: the reader process is not confused by the broadcast's announcement
     cases = {c["route"]: c for c in doc["cases"] if c["mb"] == 2.0}
     for route, c in cases.items():

@@ -20,8 +20,8 @@ The ways, one after the other:
    (``rlar.policy.engines``) → score (``ToolExecutor``) → GRPO step (``DeepSpeedPolicyTrainer``) → export the
    weights and load them into the engine. Each stage's time is recorded; nothing overlaps.
 3. **async** (this project): the real feeder (``reward_mode = static:<tool>``), rollout, reward worker and
-   learner as supervised processes on an embedded nats-server, weights through the filesystem,
-   ``max_staleness = 2``.
+   learner as supervised processes on an embedded nats-server, weights by ``weight_sync`` (default: the
+   filesystem), ``max_staleness = 2``.
 
 Measured per way after ``warmup_steps`` steps (start-up and first-call costs left out): samples/s = samples
 trained / wall time of the measured steps. The **limit** is what a perfect pipeline of the project's own stages
@@ -37,7 +37,7 @@ endpoint's (it stands in for a remote service). On a machine the ways do not hav
 work from waiting: samples/s moves with the load, CPU per step much less.
 
 Not covered: vLLM on GPU (``--engine vllm --device cuda``, see bench/gpu.sh), several rollout or learner
-replicas, the object-store weight path (bench/weight_sync.py).
+replicas (weight-route speed alone: bench/weight_sync.py).
 """
 
 from __future__ import annotations
@@ -98,6 +98,8 @@ class PipelineSettings:
     """Generation engine of the project's ways: ``transformers`` or ``vllm``."""
     device: str = "cpu"
     """``cpu`` or ``cuda``: generation and training device of the project's ways."""
+    weight_sync: Literal["filesystem", "objstore", "http"] = "filesystem"
+    """The async way's weight route from the learner to the rollout (``[learner] weight_sync``)."""
 
 
 def tiny_policy_spec() -> Any:
@@ -163,22 +165,35 @@ def _judge_seen(judge: Any) -> dict[str, Any] | None:
     return judge.stats() if judge is not None else None
 
 
-def _cpu_s(exclude: int | None) -> float:
+def _cpu_by_process(exclude: int | None) -> dict[str, float]:
     """CPU seconds (user + system) so far of this process and every live descendant (actors, nats-server, tool
-    workers) except the process ``exclude`` (the judge endpoint: it stands in for a remote service)."""
+    workers) except the process ``exclude`` (the judge endpoint: it stands in for a remote service), by process:
+    an actor by its kind (``python -m actors KIND``), another by its program's name, this process as ``bench``."""
     import psutil
 
     me = psutil.Process()
-    total = 0.0
+    out: dict[str, float] = {}
     for p in [me, *me.children(recursive=True)]:
         if p.pid == exclude:
             continue
         try:
             t = p.cpu_times()
-        except psutil.NoSuchProcess:
+            cmd = p.cmdline()
+        except psutil.Error:
             continue
-        total += t.user + t.system
-    return total
+        if p.pid == me.pid:
+            label = "bench"
+        elif "-m" in cmd and cmd.index("-m") + 2 < len(cmd) and cmd[cmd.index("-m") + 1] == "actors":
+            label = cmd[cmd.index("-m") + 2]
+        else:
+            label = Path(cmd[0]).name if cmd else p.name()
+        out[label] = out.get(label, 0.0) + t.user + t.system
+    return out
+
+
+def _cpu_s(exclude: int | None) -> float:
+    """The total of :func:`_cpu_by_process`."""
+    return sum(_cpu_by_process(exclude).values())
 
 
 # --------------------------------------------------------------------------------------------- trl
@@ -279,7 +294,7 @@ def _async_doc(s: PipelineSettings, run_dir: Path, tool: str, kind: str) -> dict
                     "temperature": 1.0, "engine": _engine_cfg("{run_dir}/policy/init", s)},
         "reward": {"kinds": [kind]},
         "learner": {"prompts_per_step": s.prompts, "max_steps": s.warmup_steps + s.steps,
-                    "checkpoint_every": 10_000, "weight_sync": "filesystem", "skip_zero_advantage": False,
+                    "checkpoint_every": 10_000, "weight_sync": s.weight_sync, "skip_zero_advantage": False,
                     "trainer": _trainer_cfg(run_dir / "policy" / "init", s)},
     }  # fmt: skip
 
@@ -319,12 +334,12 @@ async def _async(
                 finished.set()
 
         await bus.subscribe(subjects.events("learner"), Event, on_event)
-        cpu: dict[int, float] = {}  # learner step → CPU seconds of every process of the way when it ended
+        cpu: dict[int, dict[str, float]] = {}  # learner step → CPU seconds of each process of the way then
         last_metrics = asyncio.Event()
 
         async def on_metrics(msg: Metrics, raw: Any) -> None:
             if msg.step >= s.warmup_steps:
-                cpu[msg.step] = _cpu_s(judge_pid)
+                cpu[msg.step] = _cpu_by_process(judge_pid)
             if msg.step >= s.warmup_steps + s.steps:
                 last_metrics.set()
 
@@ -343,6 +358,7 @@ async def _async(
         startup_to_end = time.time() - t0
         sup.stop()
         await runner
+        routes = await _announced_routes(bus)
         await bus.close()
     from rlar.plots import read_metrics
 
@@ -357,6 +373,12 @@ async def _async(
     samples = sum(int(r["samples"]) for r in measured)
     updates = [r["tokens"] / r["tokens_per_s"] for r in measured if r.get("tokens_per_s")]
     last = max(cpu, default=0)
+    per_process: dict[str, float] = {}
+    if s.warmup_steps in cpu and last > s.warmup_steps:
+        first = cpu[s.warmup_steps]
+        per_process = {
+            k: round((v - first.get(k, 0.0)) / (last - s.warmup_steps), 4) for k, v in cpu[last].items()
+        }
     return {
         "samples_per_s": samples / wall, "learner_idle_frac": max(0.0, 1 - busy / wall),
         "steps": len(measured), "samples": samples, "wall_s": round(wall, 4), "crashes": sup.crashes,
@@ -366,9 +388,35 @@ async def _async(
         # the DeepSpeed update alone (the learner's record keeps tokens and tokens/s of the update)
         "learner_update_s_median": round(statistics.median(updates), 4) if updates else None,
         # every process of the way (actors, nats-server, this one) from the end of the warm-up to the last step
-        "cpu_s_per_step": round((cpu[last] - cpu[s.warmup_steps]) / (last - s.warmup_steps), 4)
-        if s.warmup_steps in cpu and last > s.warmup_steps else None,
+        "cpu_s_per_step": round(sum(per_process.values()), 4) if per_process else None,
+        "cpu_s_per_step_by_process": per_process or None,
+        # versions the learner announced, by the scheme of their uri, and versions the rollout loaded
+        "weights_announced": routes, "rollout_weight_loads": _rollout_loads(run_dir),
     }  # fmt: skip
+
+
+async def _announced_routes(bus: Any) -> dict[str, int]:
+    """Weight announcements kept on the bus (the stream keeps the last 16) by uri scheme (a path: ``file``)."""
+    from bus.codec import decode
+    from bus.messages import WeightsAnnounce
+    from bus.topology import WEIGHTS
+
+    info = await bus.js.stream_info(WEIGHTS)
+    out: dict[str, int] = {}
+    for seq in range(info.state.first_seq, info.state.last_seq + 1):
+        try:
+            ann = decode((await bus.js.get_msg(WEIGHTS, seq)).data or b"", WeightsAnnounce)
+        except Exception:  # deleted, or not an announcement: not counted
+            continue
+        scheme = ann.uri.split("://", 1)[0] if "://" in ann.uri else "file"
+        out[scheme] = out.get(scheme, 0) + 1
+    return out
+
+
+def _rollout_loads(run_dir: Path) -> int:
+    """Versions the rollout replicas loaded (their logs' "now serving policy vN" lines)."""
+    return sum(log_file.read_text(errors="replace").count("now serving policy v")
+               for log_file in (run_dir / "logs").glob("rollout-*.log"))  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------- run

@@ -66,7 +66,8 @@ def cmd_bench_pipeline(a: argparse.Namespace) -> int:
                                 max_new_tokens=a.max_new_tokens, reward=a.reward, rule_tool=a.rule_tool,
                                 judge_latency_ms=a.judge_latency_ms, judge_concurrency=a.judge_concurrency,
                                 baseline=a.baseline, trl_threads=a.trl_threads, quick=a.quick,
-                                model_dir=a.model_dir, engine=a.engine, device=a.device)  # fmt: skip
+                                model_dir=a.model_dir, engine=a.engine, device=a.device,
+                                weight_sync=a.weight_sync)  # fmt: skip
     doc = run(settings)
     if not a.json:
         for k, v in doc.items():
@@ -175,6 +176,8 @@ def register(sub: Any, bench: Any) -> None:
         "--engine", default="transformers", choices=["transformers", "vllm"], help="generation engine"
     )
     p.add_argument("--device", default="cpu", help="cpu | cuda")
+    p.add_argument("--weight-sync", default="filesystem", choices=["filesystem", "objstore", "http"],
+                   help="the async way's weight route (learner.weight_sync)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="only the JSON line")
     p.set_defaults(fn=cmd_bench_pipeline)
 

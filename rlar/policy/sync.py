@@ -1,4 +1,4 @@
-"""Weight sync between the learner and the rollouts: three routes, one announcement.
+"""Weight sync between the learner and the rollouts: four routes, one announcement.
 
 - ``filesystem`` (the default on one machine): a safetensors blob in an atomic version directory on a shared
   path (:mod:`rlar.policy.weights`);
@@ -10,7 +10,9 @@
 - ``broadcast`` (learner → a fixed set of rollout engines): the tensors themselves over a
   ``torch.distributed`` group — gloo on CPU, NCCL on GPUs — in their own dtype (bf16 stays bf16)
   (:mod:`rlar.policy.broadcast`). Versions published while the group is not formed, or after it broke, go
-  through its ``fallback`` route, so a rollout outside the group still gets every version.
+  through its ``fallback`` route, so a rollout outside the group still gets every version;
+- ``http`` (across machines, any number of rollouts): the learner keeps the last versions in memory and serves
+  them over HTTP; rollouts pull the announced uri (:mod:`rlar.policy.httpweights`).
 
 Whatever the route, the learner announces a :class:`bus.messages.WeightsAnnounce` with the uri, sha256 (of
 the blob; for a broadcast, of its manifest) and size on ``rlar.weights``; rollouts fetch, verify and load in
@@ -34,6 +36,8 @@ from bus.messages import WeightsAnnounce
 from bus.topology import OBJECTS_BUCKET, WEIGHTS
 from rlar.policy.broadcast import SCHEME as BROADCAST_SCHEME
 from rlar.policy.broadcast import WeightReceiver, WeightSender
+from rlar.policy.httpweights import SCHEMES as HTTP_SCHEMES
+from rlar.policy.httpweights import FetchError, WeightServer, fetch_blob
 from rlar.policy.objstore import DEFAULT_STALL_S, BlobStalled, get_blob, prepare_blob, write_blob
 from rlar.policy.weights import (
     WeightsIntegrityError,
@@ -46,7 +50,7 @@ from rlar.policy.weights import (
     write_weights_dir,
 )
 
-SyncMode = Literal["filesystem", "objstore", "broadcast"]
+SyncMode = Literal["filesystem", "objstore", "broadcast", "http"]
 
 
 class WeightsUnavailable(RuntimeError):
@@ -64,8 +68,10 @@ async def publish_weights(
     keep_last: int = 3,
     sender: WeightSender | None = None,
     adapter: dict[str, Any] | None = None,
+    server: WeightServer | None = None,
 ) -> WeightsAnnounce:
-    """Store one version and announce it. Returns the announcement. ``broadcast`` needs the ``sender``.
+    """Store one version and announce it. Returns the announcement. ``broadcast`` needs the ``sender``,
+    ``http`` the ``server``.
     ``adapter``: the LoRA config when the tensors are adapters only (see :mod:`rlar.policy.lora`). The
     ``objstore`` route sends from the tensors' own memory: they must not change until this returns."""
     fmt = "safetensors"
@@ -81,6 +87,14 @@ async def publish_weights(
             await bus.js_publish(subjects.WEIGHTS, announce, msg_id=f"weights-{version}-{sha[:16]}")
             return announce
         mode = sender.cfg.fallback
+    if mode == "http":
+        if server is None:
+            raise ValueError("weight_sync 'http' needs a WeightServer")
+        uri, sha, size = await asyncio.to_thread(server.put, version, safetensors_parts(named_tensors))
+        announce = WeightsAnnounce(version=version, uri=uri, sha256=sha, size_bytes=size, step=step, format=fmt,
+                                   adapter=adapter)  # fmt: skip
+        await bus.js_publish(subjects.WEIGHTS, announce, msg_id=f"weights-{version}-{sha[:16]}")
+        return announce
     if mode == "objstore":
         return await _publish_objstore(bus, named_tensors, version, step, keep_last, adapter)
     # Not fsynced: a version lost in a power cut fails its sha256 check, and the learner makes new ones.
@@ -131,7 +145,8 @@ async def fetch_weights(
 ) -> bytes | list[tuple[str, torch.Tensor]]:
     """The verified weights of an announced version: safetensors bytes, or the tensors of a broadcast (which
     ``receiver`` took). Raises on a hash mismatch; :class:`WeightsUnavailable` for a broadcast this process
-    cannot get, or an object-store version that is gone or whose write stopped (no chunk for ``stall_s``)."""
+    cannot get, an object-store version that is gone or whose write stopped (no chunk for ``stall_s``), or an
+    http version the learner no longer serves (refused, not kept, cut short, no byte for ``timeout_s``)."""
     if announce.uri.startswith(BROADCAST_SCHEME):
         if receiver is None:
             raise WeightsUnavailable(
@@ -151,6 +166,14 @@ async def fetch_weights(
     ref = WeightsRef(
         version=announce.version, uri=announce.uri, sha256=announce.sha256, size_bytes=announce.size_bytes
     )
+    if announce.uri.startswith(HTTP_SCHEMES):
+        try:
+            data, sha = await asyncio.to_thread(fetch_blob, announce.uri, announce.size_bytes, timeout_s)
+        except FetchError as exc:
+            raise WeightsUnavailable(f"v{announce.version}: {exc}") from exc
+        if sha != ref.sha256:
+            raise WeightsIntegrityError(ref, len(data), sha)
+        return data
     if ref.is_objstore:
         bucket, name = parse_objstore_uri(ref.uri)
         nuid = objstore_nuid(ref.uri)
