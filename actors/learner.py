@@ -339,9 +339,8 @@ class Learner(Actor[LearnerConfig]):
         await asyncio.gather(*(self.bus.ack(m) for m in msgs))
 
     async def _learn(self, groups: list[Group]) -> None:
-        import torch
 
-        from rlar.learn.grpo import group_advantages, staleness_weight
+        from rlar.learn.grpo import advantages, staleness_weight
         from rlar.learn.trainer import PolicyBatch
         from rlar.tools.combine import combine
 
@@ -374,9 +373,8 @@ class Learner(Actor[LearnerConfig]):
                 during_prev += len(samples)
             total += len(samples)
             abstained += mask.count(False)
-            adv = group_advantages(torch.tensor(scores, dtype=torch.float64), torch.tensor(mask), normalize_std=grpo.normalize_std,
-                                   eps=grpo.adv_eps)  # fmt: skip
-            with_signal += int(bool(adv.abs().sum() > 0))
+            adv = advantages(scores, mask, normalize_std=grpo.normalize_std, eps=grpo.adv_eps)
+            with_signal += int(any(a != 0.0 for a in adv))
             lag = max(0, self.version - g.policy_version)
             temperature = learner_temperature(g.sampling)
             unusable = not logprobs_usable(g.sampling)
@@ -384,7 +382,7 @@ class Learner(Actor[LearnerConfig]):
                 self.counters["groups_with_raw_logprobs"] += 1
                 log.error("learner: group %s was sampled with %s but carries raw log-probs: not trained on",
                           g.prompt_id, g.sampling)  # fmt: skip
-            for c, a, ok in zip(samples, adv.tolist(), mask, strict=True):
+            for c, a, ok in zip(samples, adv, mask, strict=True):
                 stale_hist[lag] += 1
                 if unusable or not ok or not c.token_ids or (self.config.skip_zero_advantage and a == 0.0):
                     continue

@@ -7,11 +7,14 @@ from typing import Any
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from rlar.learn.grpo import (
     GRPOConfig,
     LossOutput,
+    advantages,
     group_advantages,
     grpo_token_loss,
     k3_kl,
@@ -36,6 +39,27 @@ def test_masked_members_leave_the_statistics_and_get_zero_advantage() -> None:
     assert adv.tolist() == pytest.approx([1.0, -1.0, 0.0, 0.0], abs=1e-5)
     centred = group_advantages(rewards, mask, normalize_std=False)
     assert centred.tolist() == pytest.approx([0.5, -0.5, 0.0, 0.0], abs=1e-7)
+
+
+@given(
+    st.lists(st.tuples(st.floats(-1e3, 1e3, allow_nan=False), st.booleans()), min_size=0, max_size=16),
+    st.booleans(),
+)
+def test_the_list_form_matches_torch_statistics_in_float64(
+    members: list[tuple[float, bool]], norm: bool
+) -> None:
+    rewards, mask = [r for r, _ in members], [m for _, m in members]
+    got = advantages(rewards, mask, normalize_std=norm, eps=1e-6)
+    assert got == group_advantages(torch.tensor(rewards, dtype=torch.float64), torch.tensor(mask, dtype=torch.bool),
+                                   normalize_std=norm).tolist()  # fmt: skip
+    vals = torch.tensor([r for r, m in members if m], dtype=torch.float64)
+    if len(vals) < 2 or bool((vals == vals[0]).all()) or float(vals.std()) <= 1e-6:
+        assert got == [0.0] * len(members)
+        return
+    ref = (vals - vals.mean()) / (vals.std(unbiased=True) + 1e-6) if norm else vals - vals.mean()
+    it = iter(ref.to(torch.float32).tolist())
+    expected = [next(it) if m else 0.0 for m in mask]
+    assert got == pytest.approx(expected, rel=1e-5, abs=1e-5)
 
 
 def test_all_equal_group_gets_zero_advantages() -> None:

@@ -23,13 +23,57 @@ while bounding its variance.
 
 from __future__ import annotations
 
+import math
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 
 from rlar.learn.config import GRPOConfig, LossAgg, StalenessMode
 
-__all__ = ["GRPOConfig", "LossOutput", "group_advantages", "grpo_token_loss", "k3_kl", "staleness_weight"]
+__all__ = [
+    "GRPOConfig",
+    "LossOutput",
+    "advantages",
+    "group_advantages",
+    "grpo_token_loss",
+    "k3_kl",
+    "staleness_weight",
+]
+
+
+def advantages(
+    rewards: Sequence[float],
+    mask: Sequence[bool] | None = None,
+    *,
+    normalize_std: bool = True,
+    eps: float = 1e-6,
+) -> list[float]:
+    """:func:`group_advantages` on plain lists (what the learner has; a group is a handful of numbers, so Python
+    floats — float64 — beat a dozen tiny tensor ops). The values are rounded to float32, as the tensor form's."""
+    n = len(rewards)
+    valid = [True] * n if mask is None else [bool(m) for m in mask]
+    if len(valid) != n:
+        raise ValueError(f"mask shape ({len(valid)},) != rewards shape ({n},)")
+    out = [0.0] * n
+    vals = [float(r) for r, ok in zip(rewards, valid, strict=True) if ok]
+    if len(vals) < 2:
+        return out
+    if not all(math.isfinite(x) for x in vals):
+        raise ValueError(f"non-finite reward among valid group members: {vals}")
+    if all(x == vals[0] for x in vals):
+        return out
+    mean = math.fsum(vals) / len(vals)
+    std = math.sqrt(math.fsum((x - mean) ** 2 for x in vals) / (len(vals) - 1))
+    if std <= eps:
+        return out
+    it = iter(vals)
+    for i, ok in enumerate(valid):
+        if ok:
+            centred = next(it) - mean
+            out[i] = centred / (std + eps) if normalize_std else centred
+    return array("f", out).tolist()
 
 
 def group_advantages(
@@ -47,30 +91,15 @@ def group_advantages(
     valid rewards are all equal or have std ≤ ``eps``, gets all zeros: it carries no learning signal. A
     non-finite valid reward is a bug upstream (mask it instead): ValueError. Computed in float64 (the
     float32 mean of equal values is not always that value: an all-equal group of large rewards got a
-    spurious common advantage); returns float32 [G].
+    spurious common advantage); returns float32 [G]. (:func:`advantages` is the same on lists.)
     """
     if rewards.dim() != 1:
         raise ValueError(f"rewards must be 1-D [G], got shape {tuple(rewards.shape)}")
-    r = rewards.to(torch.float64)
-    valid = torch.ones_like(r, dtype=torch.bool) if mask is None else mask.to(torch.bool)
-    if valid.shape != r.shape:
-        raise ValueError(f"mask shape {tuple(valid.shape)} != rewards shape {tuple(r.shape)}")
-    out = torch.zeros_like(r, dtype=torch.float32)
-    n = int(valid.sum())
-    if n < 2:
-        return out
-    vals = r[valid]
-    if not bool(torch.isfinite(vals).all()):
-        raise ValueError(f"non-finite reward among valid group members: {vals.tolist()}")
-    if bool((vals == vals[0]).all()):
-        return out
-    mean = vals.mean()
-    std = vals.std(unbiased=True)
-    if float(std) <= eps:
-        return out
-    centred = vals - mean
-    out[valid] = (centred / (std + eps) if normalize_std else centred).to(torch.float32)
-    return out
+    if mask is not None and mask.shape != rewards.shape:
+        raise ValueError(f"mask shape {tuple(mask.shape)} != rewards shape {tuple(rewards.shape)}")
+    adv = advantages(rewards.to(torch.float64).tolist(), None if mask is None else mask.to(torch.bool).tolist(),
+                     normalize_std=normalize_std, eps=eps)  # fmt: skip
+    return torch.tensor(adv, dtype=torch.float32)
 
 
 def staleness_weight(staleness: int, max_staleness: int, mode: StalenessMode = "drop") -> float:
