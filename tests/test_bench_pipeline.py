@@ -66,5 +66,13 @@ def test_trl_sync_and_async_ways_do_the_same_work_and_the_judge_sees_the_configu
         doc["async_samples_per_s"] / doc["limit_samples_per_s"], rel=0.02
     )
     assert doc["limit_stage"] in ("rollout", "reward", "learner")
+    machine = n / max(
+        max(doc["sync"]["pipeline_stage_s"].values()), doc["sync"]["cpu_s_per_step"] / doc["cores"]
+    )
+    assert doc["machine_limit_samples_per_s"] == pytest.approx(machine, rel=0.02)
+    assert doc["machine_limit_samples_per_s"] <= doc["limit_samples_per_s"] + 0.01
+    assert doc["async_over_machine_limit"] == pytest.approx(
+        doc["async_samples_per_s"] / doc["machine_limit_samples_per_s"], rel=0.02
+    )
     stages = doc["sync"]["pipeline_stage_s"]
     assert doc["limit_samples_per_s"] == pytest.approx(n / max(stages.values()), rel=0.02)

@@ -29,7 +29,10 @@ could do: each stage on its own resources, no overhead, so one step takes as lon
 rollout (generate + load weights), reward (score the batch) or learner (update + export weights) — each the
 median of its standalone time in the sync way, where nothing overlaps. ``limit = n / max(stage)``, n the
 samples per step; ``async_over_limit`` says how much of that the asynchronous way achieves (on a shared 2-core
-machine the stages compete for the same cores, so it stays below 1). Ratios reported: ``async_over_trl``,
+machine the stages compete for the same cores, so it stays below 1). The **machine limit** adds the cores:
+a perfect pipeline can go no faster than the slowest stage, nor than this machine's cores can do all the stages'
+work — ``machine_limit = n / max(max(stage), cpu_s_per_step(sync) / cores)`` — and
+``async_over_machine_limit`` is measured against it. Ratios reported: ``async_over_trl``,
 ``async_over_sync``, ``async_over_limit`` — each from figures of the same run. ``cpu_s_per_step`` per way:
 CPU seconds (user + system) of all the way's processes over the measured steps / steps — trl: its process;
 sync: this process and its tool worker; async: every actor, nats-server and this process — never the judge
@@ -462,6 +465,10 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
     n = s.prompts * s.group_size
     stages = sync["pipeline_stage_s"]
     limit = n / max(stages.values())
+    # What the same stages could do on this machine's cores: no faster than the slowest stage, and no faster
+    # than the cores can do all of their work (the sync way's CPU seconds per step, every process counted).
+    cores = os.cpu_count() or 1
+    machine_limit = n / max(max(stages.values()), sync["cpu_s_per_step"] / cores)
     a, y = asyn["samples_per_s"], sync["samples_per_s"]
     doc: dict[str, Any] = {
         "bench": "pipeline", "settings": asdict(s), "policy": s.model_dir or TINY_POLICY,
@@ -471,6 +478,7 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
         "limit_samples_per_s": round(limit, 2), "limit_stage": max(stages, key=lambda k: stages[k]),
         "async_over_trl": round(a / trl_doc["samples_per_s"], 3) if trl_doc else None,
         "async_over_sync": round(a / y, 3), "async_over_limit": round(a / limit, 3),
+        "machine_limit_samples_per_s": round(machine_limit, 2), "async_over_machine_limit": round(a / machine_limit, 3),
         "sync_learner_idle_frac": round(sync["learner_idle_frac"], 3),
         "async_learner_idle_frac": round(asyn["learner_idle_frac"], 3),
         "cpu_s_per_step": {"trl": trl_doc["cpu_s_per_step"] if trl_doc else None,
