@@ -61,10 +61,23 @@ class FieldError(DecodeError):
 Check = Callable[[Any], bool]
 
 
+# Element types a list of a primitive accepts, by exact type: what MessagePack decodes to (a bool is not an int
+# here, as in the scalar checks; a subclass such as an IntEnum member takes the per-element path's place only on
+# encode, which does not check).
+_EXACT_TYPES: dict[Any, frozenset[type]] = {
+    int: frozenset({int}), float: frozenset({int, float}), str: frozenset({str}), bool: frozenset({bool}),
+    bytes: frozenset({bytes}),
+}  # fmt: skip
+
+
+def _accept(v: Any) -> bool:
+    return True
+
+
 def _checker(tp: Any) -> Check:
     """Build a runtime type check for a field annotation (the subset wire types use)."""
     if tp is Any or tp is object:
-        return lambda v: True
+        return _accept
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         parts = [_checker(a) for a in typing.get_args(tp)]
@@ -86,6 +99,9 @@ def _checker(tp: Any) -> Check:
         (arg,) = typing.get_args(tp) or (Any,)
         if arg is Any:
             return lambda v: isinstance(v, list)
+        exact = _EXACT_TYPES.get(arg)
+        if exact is not None:  # token ids, log-probs: the element types gathered in C, not a call per element
+            return lambda v: isinstance(v, list) and exact.issuperset(map(type, v))
         inner = _checker(arg)
         return lambda v: isinstance(v, list) and all(inner(x) for x in v)
     if origin is dict or tp is dict:
@@ -109,25 +125,27 @@ class _WireSpec:
     # Fields holding nested structs: how to build them from maps (decode) and dump them to maps (encode).
     loads: dict[str, Convert]
     dumps: dict[str, Convert]
+    # (field, check) of the fields whose check can fail, in field order (the decode hot path loops over these).
+    field_checks: tuple[tuple[str, Check], ...] = ()
 
     def check(self, v: Any) -> bool:
         """A map that holds every required field, each of its declared type (nested structs only)."""
-        return (
-            isinstance(v, dict)
-            and self.required.issubset(v)
-            and all(self.checks[f](v[f]) for f in self.fields if f in v)
-        )
+        if not isinstance(v, dict) or not self.required.issubset(v):
+            return False
+        for f, check in self.field_checks:
+            if f in v and not check(v[f]):
+                return False
+        return True
 
     def build(self, obj: dict[str, Any]) -> Any:
-        kwargs: dict[str, Any] = {}
-        for f in self.fields:
-            if f not in obj:
-                continue
-            value = obj[f]
-            if f in self.floats and isinstance(value, int) and not isinstance(value, bool):
-                value = float(value)
-            load = self.loads.get(f)
-            kwargs[f] = load(value) if load is not None else value
+        kwargs = {f: obj[f] for f in self.fields if f in obj}
+        for f in self.floats:
+            value = kwargs.get(f)
+            if isinstance(value, int) and not isinstance(value, bool):
+                kwargs[f] = float(value)
+        for f, load in self.loads.items():
+            if f in kwargs:
+                kwargs[f] = load(kwargs[f])
         try:
             return self.cls(**kwargs)
         except (TypeError, ValueError) as exc:  # a type's own validation (e.g. __post_init__)
@@ -184,6 +202,7 @@ def _spec(cls: type) -> _WireSpec:
     return _WireSpec(
         cls.__name__, cls, tuple(f.name for f in fields), required, checks, floats,
         {k: c[0] for k, c in conv.items()}, {k: c[1] for k, c in conv.items()},
+        tuple((f.name, checks[f.name]) for f in fields if checks[f.name] is not _accept),
     )  # fmt: skip
 
 
@@ -297,8 +316,8 @@ def from_dict(obj: dict[str, Any], expected: type[T] | None = None) -> T:
     missing = spec.required.difference(obj)
     if missing:
         raise FieldError(f"{spec.name}: missing field(s) {', '.join(sorted(missing))}", type_name=spec.name)
-    for f in spec.fields:
-        if f in obj and not spec.checks[f](obj[f]):
+    for f, check in spec.field_checks:
+        if f in obj and not check(obj[f]):
             raise FieldError(
                 f"{spec.name}.{f}: value of type {type(obj[f]).__name__} does not match the declared type",
                 type_name=spec.name,

@@ -156,6 +156,31 @@ def test_a_nested_item_of_the_wrong_type_raises_field_error() -> None:
         codec.decode(msgpack.packb(d))
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "ok"),
+    [
+        ("token_ids", [1, 2, 3], True),
+        ("token_ids", [], True),
+        ("token_ids", [1, True], False),  # a bool is not a token id
+        ("token_ids", [1, 2.0], False),
+        ("token_ids", [1, None], False),
+        ("logprobs", [-0.5, -1], True),  # an int is a float on the wire
+        ("logprobs", [-0.5, False], False),
+        ("logprobs", [-0.5, "x"], False),
+    ],
+)
+def test_lists_of_numbers_are_checked_element_by_element(field: str, value: Any, ok: bool) -> None:
+    d = codec.to_dict(EXAMPLES[5])
+    d["completions"][0][field] = value
+    d["completions"][0]["logprobs" if field == "token_ids" else "token_ids"] = [0] * (len(value))
+    if ok:
+        got = codec.decode(msgpack.packb(d))
+        assert list(getattr(got.completions[0], field)) == list(value)
+    else:
+        with pytest.raises(codec.FieldError, match="completions"):
+            codec.decode(msgpack.packb(d))
+
+
 @pytest.mark.parametrize("n", [1, 3, 64, 257])
 def test_a_group_too_large_for_one_payload_is_split_by_index_and_loses_nothing(n: int) -> None:
     group = m.SampleGroup(prompt_id="p", generation="g", task="t", group_size=n, prompt_token_ids=list(range(50)),
