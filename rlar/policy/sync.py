@@ -82,27 +82,35 @@ async def publish_weights(
         sent = await asyncio.to_thread(sender.send, version, named_tensors)
         if sent is not None:
             uri, sha, size = sent
-            announce = WeightsAnnounce(version=version, uri=uri, sha256=sha, size_bytes=size, step=step,
-                                       format="tensors", adapter=adapter)  # fmt: skip
-            await bus.js_publish(subjects.WEIGHTS, announce, msg_id=f"weights-{version}-{sha[:16]}")
-            return announce
+            return await _announce(bus, version, uri, sha, size, step, "tensors", adapter)
         mode = sender.cfg.fallback
     if mode == "http":
         if server is None:
             raise ValueError("weight_sync 'http' needs a WeightServer")
         uri, sha, size = await asyncio.to_thread(server.put, version, safetensors_parts(named_tensors))
-        announce = WeightsAnnounce(version=version, uri=uri, sha256=sha, size_bytes=size, step=step, format=fmt,
-                                   adapter=adapter)  # fmt: skip
-        await bus.js_publish(subjects.WEIGHTS, announce, msg_id=f"weights-{version}-{sha[:16]}")
-        return announce
+        return await _announce(bus, version, uri, sha, size, step, fmt, adapter)
     if mode == "objstore":
         return await _publish_objstore(bus, named_tensors, version, step, keep_last, adapter)
     # Not fsynced: a version lost in a power cut fails its sha256 check, and the learner makes new ones.
     ref = await asyncio.to_thread(write_weights_dir, weights_dir, version, named_tensors, durable=False)
     _prune_dirs(Path(weights_dir), keep_last)
-    announce = WeightsAnnounce(version=version, uri=ref.uri, sha256=ref.sha256, size_bytes=ref.size_bytes,
-                               step=step, format=fmt, adapter=adapter)  # fmt: skip
-    await bus.js_publish(subjects.WEIGHTS, announce, msg_id=f"weights-{version}-{ref.sha256[:16]}")
+    return await _announce(bus, version, ref.uri, ref.sha256, ref.size_bytes, step, fmt, adapter)
+
+
+async def _announce(
+    bus: Bus,
+    version: int,
+    uri: str,
+    sha256: str,
+    size: int,
+    step: int,
+    fmt: str,
+    adapter: dict[str, Any] | None,
+) -> WeightsAnnounce:
+    """Publish a stored version's announcement on ``rlar.weights`` (de-duplicated by version and digest)."""
+    announce = WeightsAnnounce(version=version, uri=uri, sha256=sha256, size_bytes=size, step=step, format=fmt,
+                               adapter=adapter)  # fmt: skip
+    await bus.js_publish(subjects.WEIGHTS, announce, msg_id=f"weights-{version}-{sha256[:16]}")
     return announce
 
 
@@ -118,10 +126,8 @@ async def _publish_objstore(
     while rollouts already read; older versions are deleted last."""
     name = f"policy/v{version:08d}.safetensors"
     plan = await prepare_blob(bus.js, OBJECTS_BUCKET, name, safetensors_parts(named_tensors))
-    announce = WeightsAnnounce(version=version, uri=objstore_uri(OBJECTS_BUCKET, name, plan.nuid),
-                               sha256=plan.sha256, size_bytes=plan.size, step=step, format="safetensors",
-                               adapter=adapter)  # fmt: skip
-    await bus.js_publish(subjects.WEIGHTS, announce, msg_id=f"weights-{version}-{plan.sha256[:16]}")
+    announce = await _announce(bus, version, objstore_uri(OBJECTS_BUCKET, name, plan.nuid), plan.sha256,
+                               plan.size, step, "safetensors", adapter)  # fmt: skip
     await write_blob(bus.js, plan, chunk_size=bus.max_payload)
     if version - keep_last >= 0:
         with contextlib.suppress(Exception):
