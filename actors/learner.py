@@ -339,7 +339,6 @@ class Learner(Actor[LearnerConfig]):
         await asyncio.gather(*(self.bus.ack(m) for m in msgs))
 
     async def _learn(self, groups: list[Group]) -> None:
-
         from rlar.learn.grpo import advantages, staleness_weight
         from rlar.learn.trainer import PolicyBatch
         from rlar.tools.combine import combine

@@ -120,13 +120,12 @@ class _WireSpec:
     cls: type
     fields: tuple[str, ...]
     required: frozenset[str]
-    checks: dict[str, Check]
+    # (field, check) of the fields whose check can fail, in field order (the decode hot path loops over these).
+    field_checks: tuple[tuple[str, Check], ...]
     floats: frozenset[str]
     # Fields holding nested structs: how to build them from maps (decode) and dump them to maps (encode).
     loads: dict[str, Convert]
     dumps: dict[str, Convert]
-    # (field, check) of the fields whose check can fail, in field order (the decode hot path loops over these).
-    field_checks: tuple[tuple[str, Check], ...] = ()
 
     def check(self, v: Any) -> bool:
         """A map that holds every required field, each of its declared type (nested structs only)."""
@@ -200,9 +199,9 @@ def _spec(cls: type) -> _WireSpec:
     )
     conv = {f.name: c for f in fields if (c := _converters(hints[f.name])) is not None}
     return _WireSpec(
-        cls.__name__, cls, tuple(f.name for f in fields), required, checks, floats,
+        cls.__name__, cls, tuple(f.name for f in fields), required,
+        tuple((name, check) for name, check in checks.items() if check is not _accept), floats,
         {k: c[0] for k, c in conv.items()}, {k: c[1] for k, c in conv.items()},
-        tuple((f.name, checks[f.name]) for f in fields if checks[f.name] is not _accept),
     )  # fmt: skip
 
 
