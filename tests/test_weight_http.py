@@ -4,12 +4,14 @@ verify it; every way a pull can fail is :class:`WeightsUnavailable` or an integr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import socket
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +106,10 @@ async def test_a_wrong_digest_is_refused_and_a_gone_version_or_learner_is_unavai
     assert time.monotonic() - t0 < 25
 
 
-def _fake_server(reply: bytes | None) -> tuple[socket.socket, threading.Event]:
-    """A listening socket that reads a request and sends ``reply`` then closes (None: never answers)."""
+@contextlib.contextmanager
+def _fake_server(reply: bytes | None) -> Iterator[str]:
+    """The url of a listening socket that reads a request and sends ``reply`` then closes (None: never
+    answers)."""
     sock = socket.create_server(("127.0.0.1", 0))
     done = threading.Event()
 
@@ -119,25 +123,19 @@ def _fake_server(reply: bytes | None) -> tuple[socket.socket, threading.Event]:
         conn.close()
 
     threading.Thread(target=serve, daemon=True).start()
-    return sock, done
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/weights/v1"
+    finally:
+        done.set()
+        sock.close()
 
 
 def test_a_server_that_stops_answering_or_cuts_the_body_short_fails_the_pull() -> None:
-    sock, done = _fake_server(None)
-    try:
-        with pytest.raises(FetchError, match=r"TimeoutError|timed out"):
-            fetch_blob(f"http://127.0.0.1:{sock.getsockname()[1]}/weights/v1", 10, timeout_s=0.5)
-    finally:
-        done.set()
-        sock.close()
+    with _fake_server(None) as url, pytest.raises(FetchError, match=r"TimeoutError|timed out"):
+        fetch_blob(url, 10, timeout_s=0.5)
     head = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nX-Sha256: 00\r\n\r\n"
-    sock, done = _fake_server(head + b"x" * 40)  # then the connection closes
-    try:
-        with pytest.raises(FetchError, match=r"40|IncompleteRead"):
-            fetch_blob(f"http://127.0.0.1:{sock.getsockname()[1]}/weights/v1", 100, timeout_s=5)
-    finally:
-        done.set()
-        sock.close()
+    with _fake_server(head + b"x" * 40) as url, pytest.raises(FetchError, match=r"40|IncompleteRead"):
+        fetch_blob(url, 100, timeout_s=5)  # the connection closes after 40 of 100 bytes
 
 
 def test_the_advertised_host_defaults_to_the_bind_address_or_this_machine() -> None:

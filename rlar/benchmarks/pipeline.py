@@ -168,35 +168,48 @@ def _judge_seen(judge: Any) -> dict[str, Any] | None:
     return judge.stats() if judge is not None else None
 
 
-def _cpu_by_process(exclude: int | None) -> dict[str, float]:
-    """CPU seconds (user + system) so far of this process and every live descendant (actors, nats-server, tool
-    workers) except the process ``exclude`` (the judge endpoint: it stands in for a remote service), by process:
-    an actor by its kind (``python -m actors KIND``), another by its program's name, this process as ``bench``."""
+def _way_cpu(exclude: int | None) -> list[tuple[Any, float]]:
+    """(process, CPU seconds so far, user + system) of this process and every live descendant (actors,
+    nats-server, tool workers) except the process ``exclude`` (the judge endpoint: it stands in for a remote
+    service)."""
     import psutil
 
     me = psutil.Process()
-    out: dict[str, float] = {}
+    out = []
     for p in [me, *me.children(recursive=True)]:
         if p.pid == exclude:
             continue
         try:
             t = p.cpu_times()
-            cmd = p.cmdline()
         except psutil.Error:
             continue
-        if p.pid == me.pid:
-            label = "bench"
-        elif "-m" in cmd and cmd.index("-m") + 2 < len(cmd) and cmd[cmd.index("-m") + 1] == "actors":
-            label = cmd[cmd.index("-m") + 2]
-        else:
-            label = Path(cmd[0]).name if cmd else p.name()
-        out[label] = out.get(label, 0.0) + t.user + t.system
+        out.append((p, t.user + t.system))
     return out
 
 
 def _cpu_s(exclude: int | None) -> float:
-    """The total of :func:`_cpu_by_process`."""
-    return sum(_cpu_by_process(exclude).values())
+    return sum(c for _, c in _way_cpu(exclude))
+
+
+def _cpu_by_process(exclude: int | None, labels: dict[int, str]) -> dict[str, float]:
+    """:func:`_way_cpu` summed by process label: an actor by its kind (``python -m actors KIND``), another by its
+    program's name, this process as ``bench``. ``labels`` caches each pid's label (read once per process)."""
+    out: dict[str, float] = {}
+    for p, cpu in _way_cpu(exclude):
+        if p.pid not in labels:
+            try:
+                cmd = p.cmdline() or [p.name()]
+            except Exception:  # exited since its CPU was read
+                cmd = ["exited"]
+            i = cmd.index("-m") if "-m" in cmd else -1
+            if p.pid == os.getpid():
+                labels[p.pid] = "bench"
+            elif 0 <= i < len(cmd) - 2 and cmd[i + 1] == "actors":
+                labels[p.pid] = cmd[i + 2]
+            else:
+                labels[p.pid] = Path(cmd[0]).name
+        out[labels[p.pid]] = out.get(labels[p.pid], 0.0) + cpu
+    return out
 
 
 # --------------------------------------------------------------------------------------------- trl
@@ -338,11 +351,12 @@ async def _async(
 
         await bus.subscribe(subjects.events("learner"), Event, on_event)
         cpu: dict[int, dict[str, float]] = {}  # learner step → CPU seconds of each process of the way then
+        labels: dict[int, str] = {}
         last_metrics = asyncio.Event()
 
         async def on_metrics(msg: Metrics, raw: Any) -> None:
             if msg.step >= s.warmup_steps:
-                cpu[msg.step] = _cpu_by_process(judge_pid)
+                cpu[msg.step] = _cpu_by_process(judge_pid, labels)
             if msg.step >= s.warmup_steps + s.steps:
                 last_metrics.set()
 
