@@ -142,6 +142,32 @@ def test_behaviour_logprobs_equal_a_teacher_forced_recomputation(policy_dir: Pat
     assert _max_logprob_error(_reference_model(policy_dir), prompts, out) < 1e-4
 
 
+def test_decode_steps_give_the_mask_transformers_would_build_only_for_plain_causal_sdpa(
+    policy_dir: Path,
+) -> None:
+    from transformers import LlamaConfig
+
+    from rlar.policy.engines.hf import _plain_causal_sdpa
+
+    built, own = _engine(policy_dir, max_num_seqs=5), _engine(policy_dir, max_num_seqs=5)
+    assert own._decode_mask_4d  # the tiny Llama: sdpa, full causal attention
+    built._decode_mask_4d = False  # the 2D padding mask, turned into a 4D one by transformers at every step
+    prompts = [own.render_prompt(p) for p in PROMPTS]  # mixed lengths: left padding in every chunk
+    a = built.generate(prompts, n=4, max_new_tokens=12, seed=3)
+    b = own.generate(prompts, n=4, max_new_tokens=12, seed=3)
+    assert [[(c.token_ids, c.logprobs) for c in s] for s in a] == [
+        [(c.token_ids, c.logprobs) for c in s] for s in b
+    ]
+    cfg = LlamaConfig(num_hidden_layers=2)
+    assert _plain_causal_sdpa(cfg, "sdpa")
+    assert not _plain_causal_sdpa(cfg, "eager")  # eager attention wants an additive float mask
+    cfg.sliding_window = 64  # windowed layers need the window in the mask: transformers builds it
+    assert not _plain_causal_sdpa(cfg, "sdpa")
+    cfg.sliding_window = None
+    cfg.layer_types = ["full_attention", "sliding_attention"]
+    assert not _plain_causal_sdpa(cfg, "sdpa")
+
+
 def test_logprobs_are_those_of_the_tempered_top_p_distribution_sampled_from(policy_dir: Path) -> None:
     prompts = [[104, 105], [87, 104, 104, 35, 102]]
     ref = _reference_model(policy_dir)

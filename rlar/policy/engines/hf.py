@@ -62,6 +62,7 @@ class TransformersEngine(GenerationEngine):
         self._generator = torch.Generator(device=self.device).manual_seed(cfg.seed)
         self._lora_base: dict[str, torch.Tensor] | None = None
         self._closed = False
+        self._decode_mask_4d = _plain_causal_sdpa(self.model.config, cfg.attn_implementation)
 
     def generate(
         self,
@@ -151,7 +152,7 @@ class TransformersEngine(GenerationEngine):
             attn = torch.cat([attn, torch.ones((batch, 1), dtype=attn.dtype, device=dev)], dim=1)
             out = self.model(
                 input_ids=tok[:, None],
-                attention_mask=attn,
+                attention_mask=attn[:, None, None, :].bool() if self._decode_mask_4d else attn,
                 position_ids=next_pos,
                 past_key_values=cache,
                 use_cache=True,
@@ -217,3 +218,16 @@ class TransformersEngine(GenerationEngine):
         if not self._closed:
             self._closed = True
             del self.model
+
+
+def _plain_causal_sdpa(config: Any, attn_implementation: str) -> bool:
+    """Whether a decode step's attention mask may be given as the boolean ``[batch, 1, 1, kv]`` form that
+    transformers would build from the 2D mask: sdpa attention, every layer full causal (no sliding window,
+    no chunked or local attention). Building it here skips transformers' per-call mask construction."""
+    if attn_implementation != "sdpa":
+        return False
+    for key in ("sliding_window", "attention_chunk_size", "local_window"):
+        if getattr(config, key, None):
+            return False
+    layer_types = getattr(config, "layer_types", None)
+    return not layer_types or all(t == "full_attention" for t in layer_types)
