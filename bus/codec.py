@@ -61,35 +61,55 @@ class FieldError(DecodeError):
 Check = Callable[[Any], bool]
 
 
-# Element types a list of a primitive accepts, by exact type: what MessagePack decodes to (a bool is not an int
-# here, as in the scalar checks; a subclass such as an IntEnum member takes the per-element path's place only on
-# encode, which does not check).
+# The value types a primitive annotation accepts, by exact type: what MessagePack decodes to (a bool is not an
+# int, an int is a float). Checks run on decoded maps only; a subclass such as an IntEnum member appears only on
+# encode, which does not check.
 _EXACT_TYPES: dict[Any, frozenset[type]] = {
     int: frozenset({int}), float: frozenset({int, float}), str: frozenset({str}), bool: frozenset({bool}),
     bytes: frozenset({bytes}),
 }  # fmt: skip
 
 
+class _Absent:
+    """The type of the value a type check sees for a field the map does not hold (always allowed there)."""
+
+
+_ABSENT = _Absent()
+
+
 def _accept(v: Any) -> bool:
     return True
 
 
+def _exact(tp: Any) -> frozenset[type] | None:
+    """The exact value types a decoded value of annotation ``tp`` may have, when that alone decides (a
+    primitive, ``None``, a plain dict, or a union of these): the check is then one set lookup."""
+    if tp in _EXACT_TYPES:
+        return _EXACT_TYPES[tp]
+    if tp is type(None):
+        return frozenset({type(None)})
+    origin = typing.get_origin(tp)
+    if tp is dict or origin is dict:
+        return frozenset({dict})
+    if origin in (typing.Union, types.UnionType):
+        sets = [_exact(a) for a in typing.get_args(tp)]
+        if all(t is not None for t in sets):
+            return frozenset().union(*typing.cast(list[frozenset[type]], sets))
+    return None
+
+
 def _checker(tp: Any) -> Check:
-    """Build a runtime type check for a field annotation (the subset wire types use)."""
+    """Build a runtime type check for a field annotation (the subset wire types use), for decoded values:
+    the types MessagePack decodes to, checked exactly (a bool is not an int; an int is a float)."""
     if tp is Any or tp is object:
         return _accept
+    allowed = _exact(tp)
+    if allowed is not None:
+        return lambda v: type(v) in allowed
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         parts = [_checker(a) for a in typing.get_args(tp)]
         return lambda v: any(p(v) for p in parts)
-    if tp is type(None):
-        return lambda v: v is None
-    if tp is float:
-        return lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
-    if tp is int:
-        return lambda v: isinstance(v, int) and not isinstance(v, bool)
-    if tp in (str, bool, bytes):
-        return lambda v: isinstance(v, tp)
     if isinstance(tp, type) and issubclass(tp, enum.StrEnum):
         values = frozenset(m.value for m in tp)
         return lambda v: isinstance(v, str) and v in values
@@ -103,9 +123,7 @@ def _checker(tp: Any) -> Check:
         if exact is not None:  # token ids, log-probs: the element types gathered in C, not a call per element
             return lambda v: isinstance(v, list) and exact.issuperset(map(type, v))
         inner = _checker(arg)
-        return lambda v: isinstance(v, list) and all(inner(x) for x in v)
-    if origin is dict or tp is dict:
-        return lambda v: isinstance(v, dict)
+        return lambda v: isinstance(v, list) and all(map(inner, v))
     if origin is tuple:
         return lambda v: isinstance(v, (list, tuple))
     raise TypeError(f"unsupported wire field annotation: {tp!r}")
@@ -120,7 +138,10 @@ class _WireSpec:
     cls: type
     fields: tuple[str, ...]
     required: frozenset[str]
-    # (field, check) of the fields whose check can fail, in field order (the decode hot path loops over these).
+    field_set: frozenset[str]
+    # (field, exact value types + _Absent) of the fields whose type alone decides, then (field, check) of the
+    # others whose check can fail, in field order (the decode hot path loops over these).
+    type_checks: tuple[tuple[str, frozenset[type]], ...]
     field_checks: tuple[tuple[str, Check], ...]
     floats: frozenset[str]
     # Fields holding nested structs: how to build them from maps (decode) and dump them to maps (encode).
@@ -131,17 +152,28 @@ class _WireSpec:
         """A map that holds every required field, each of its declared type (nested structs only)."""
         if not isinstance(v, dict) or not self.required.issubset(v):
             return False
+        return self.bad_field(v) is None
+
+    def bad_field(self, obj: dict[str, Any]) -> str | None:
+        """A field of ``obj`` (a map) whose value is not of its declared type (those checked by type alone
+        first, then the others, each in field order), or None."""
+        get = obj.get
+        for f, allowed in self.type_checks:
+            if type(get(f, _ABSENT)) not in allowed:
+                return f
         for f, check in self.field_checks:
-            if f in v and not check(v[f]):
-                return False
-        return True
+            if f in obj and not check(obj[f]):
+                return f
+        return None
 
     def build(self, obj: dict[str, Any]) -> Any:
-        kwargs = {f: obj[f] for f in self.fields if f in obj}
+        if self.field_set.issuperset(obj):
+            kwargs = dict(obj)
+        else:
+            kwargs = {f: obj[f] for f in self.fields if f in obj}
         for f in self.floats:
-            value = kwargs.get(f)
-            if isinstance(value, int) and not isinstance(value, bool):
-                kwargs[f] = float(value)
+            if type(kwargs.get(f)) is int:
+                kwargs[f] = float(kwargs[f])
         for f, load in self.loads.items():
             if f in kwargs:
                 kwargs[f] = load(kwargs[f])
@@ -193,14 +225,19 @@ def _spec(cls: type) -> _WireSpec:
         for f in fields
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     )
-    checks = {f.name: _checker(hints[f.name]) for f in fields}
+    exact = {f.name: e for f in fields if (e := _exact(hints[f.name])) is not None}
+    checks = {
+        f.name: check
+        for f in fields
+        if f.name not in exact and (check := _checker(hints[f.name])) is not _accept
+    }
     floats = frozenset(
         f.name for f in fields if hints[f.name] is float or float in typing.get_args(hints[f.name])
     )
     conv = {f.name: c for f in fields if (c := _converters(hints[f.name])) is not None}
     return _WireSpec(
-        cls.__name__, cls, tuple(f.name for f in fields), required,
-        tuple((name, check) for name, check in checks.items() if check is not _accept), floats,
+        cls.__name__, cls, tuple(f.name for f in fields), required, frozenset(f.name for f in fields),
+        tuple((name, types_ | {_Absent}) for name, types_ in exact.items()), tuple(checks.items()), floats,
         {k: c[0] for k, c in conv.items()}, {k: c[1] for k, c in conv.items()},
     )  # fmt: skip
 
@@ -315,12 +352,12 @@ def from_dict(obj: dict[str, Any], expected: type[T] | None = None) -> T:
     missing = spec.required.difference(obj)
     if missing:
         raise FieldError(f"{spec.name}: missing field(s) {', '.join(sorted(missing))}", type_name=spec.name)
-    for f, check in spec.field_checks:
-        if f in obj and not check(obj[f]):
-            raise FieldError(
-                f"{spec.name}.{f}: value of type {type(obj[f]).__name__} does not match the declared type",
-                type_name=spec.name,
-            )
+    f = spec.bad_field(obj)
+    if f is not None:
+        raise FieldError(
+            f"{spec.name}.{f}: value of type {type(obj[f]).__name__} does not match the declared type",
+            type_name=spec.name,
+        )
     return typing.cast(T, spec.build(obj))
 
 
