@@ -101,6 +101,8 @@ class Bus:
         # Told of every durable read and message pulled (``consuming(stream, durable)``, ``delivered(msg)``):
         # the actor's Prometheus metrics (rlar.observe.prom.ActorMetrics), when it has any.
         self.observer: Any = None
+        # KV bucket handles for kv_put (nats-py's key_value() asks the server for the stream's info each time).
+        self._kv: dict[str, Any] = {}
 
     # -- connection -------------------------------------------------------------------------------
     @classmethod
@@ -266,8 +268,14 @@ class Bus:
         """Write a KV entry, retrying through transient failures; returns its revision."""
 
         async def once() -> int:
-            kv = await self.js.key_value(bucket)
-            return int(await kv.put(key, value))
+            kv = self._kv.get(bucket)
+            if kv is None:
+                kv = self._kv[bucket] = await self.js.key_value(bucket)
+            try:
+                return int(await kv.put(key, value))
+            except Exception:
+                self._kv.pop(bucket, None)  # looked up again on the retry (the bucket may be gone)
+                raise
 
         return await self.retrying(once, f"kv put {bucket}/{key}")
 
