@@ -62,7 +62,10 @@ class TransformersEngine(GenerationEngine):
         self._generator = torch.Generator(device=self.device).manual_seed(cfg.seed)
         self._lora_base: dict[str, torch.Tensor] | None = None
         self._closed = False
-        self._decode_mask_4d = _plain_causal_sdpa(self.model.config, cfg.attn_implementation)
+        # The implementation transformers actually loaded (it may fall back from the one asked for).
+        self._decode_mask_4d = _plain_causal_sdpa(
+            self.model.config, str(getattr(self.model.config, "_attn_implementation", ""))
+        )
 
     def generate(
         self,
