@@ -166,6 +166,10 @@ def test_decode_steps_give_the_mask_transformers_would_build_only_for_plain_caus
     cfg.sliding_window = None
     cfg.layer_types = ["full_attention", "sliding_attention"]
     assert not _plain_causal_sdpa(cfg, "sdpa")
+    # A composite (multimodal) config keeps the window in its text config.
+    from transformers import Gemma3Config
+
+    assert not _plain_causal_sdpa(Gemma3Config(), "sdpa")
 
 
 def test_logprobs_are_those_of_the_tempered_top_p_distribution_sampled_from(policy_dir: Path) -> None:

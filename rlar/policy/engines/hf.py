@@ -226,11 +226,16 @@ class TransformersEngine(GenerationEngine):
 def _plain_causal_sdpa(config: Any, attn_implementation: str) -> bool:
     """Whether a decode step's attention mask may be given as the boolean ``[batch, 1, 1, kv]`` form that
     transformers would build from the 2D mask: sdpa attention, every layer full causal (no sliding window,
-    no chunked or local attention). Building it here skips transformers' per-call mask construction."""
-    if attn_implementation != "sdpa":
+    no chunked or local attention), in the config and in its text config (composite, e.g. multimodal, models);
+    never for encoder-decoders. Building it here skips transformers' per-call mask construction."""
+    if attn_implementation != "sdpa" or getattr(config, "is_encoder_decoder", False):
         return False
-    for key in ("sliding_window", "attention_chunk_size", "local_window"):
-        if getattr(config, key, None):
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    for c in (config, text):
+        for key in ("sliding_window", "attention_chunk_size", "local_window"):
+            if getattr(c, key, None):
+                return False
+        layer_types = getattr(c, "layer_types", None)
+        if layer_types and any(t != "full_attention" for t in layer_types):
             return False
-    layer_types = getattr(config, "layer_types", None)
-    return not layer_types or all(t == "full_attention" for t in layer_types)
+    return True
