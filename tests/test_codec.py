@@ -181,6 +181,39 @@ def test_lists_of_numbers_are_checked_element_by_element(field: str, value: Any,
             codec.decode(msgpack.packb(d))
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "ok"),
+    [
+        ("score", None, True),  # float | None
+        ("score", 0.5, True),
+        ("score", 1, True),
+        ("score", True, False),  # a bool is not a number in a union either
+        ("score", "0.5", False),
+        ("details", {"k": [1]}, True),  # dict
+        ("details", [1], False),
+        ("cached", False, True),  # bool
+        ("cached", 0, False),
+        ("reason", None, False),  # str: no None
+        ("score", _MISSING := object(), True),  # an optional field left out takes its default
+        ("reason", _MISSING, True),
+    ],
+)
+def test_scalar_fields_and_unions_are_checked_by_their_decoded_type(field: str, value: Any, ok: bool) -> None:
+    d = codec.to_dict(EXAMPLES[7])
+    if value is _MISSING:
+        del d["items"][0][field]
+    else:
+        d["items"][0][field] = value
+    if ok:
+        got = codec.decode(msgpack.packb(d), m.RewardGroup).items[0]
+        assert getattr(got, field) == (
+            getattr(m.ScoredItem(index=0, status="ok"), field) if value is _MISSING else value
+        )
+    else:
+        with pytest.raises(codec.FieldError, match="items"):
+            codec.decode(msgpack.packb(d), m.RewardGroup)
+
+
 @pytest.mark.parametrize("n", [1, 3, 64, 257])
 def test_a_group_too_large_for_one_payload_is_split_by_index_and_loses_nothing(n: int) -> None:
     group = m.SampleGroup(prompt_id="p", generation="g", task="t", group_size=n, prompt_token_ids=list(range(50)),
