@@ -36,6 +36,8 @@ from bus.messages import DeadLetter
 
 log = logging.getLogger("rlar.bus")
 CLOSE_WAIT_S = 15.0
+# How long ``subscribe`` waits for the server to confirm a new subscription (one PING/PONG round trip).
+SUBSCRIBE_CONFIRM_S = 10  # seconds (nats-py types the flush timeout as an int)
 T = TypeVar("T")
 
 PAYLOAD_HEADROOM = 8192
@@ -436,6 +438,10 @@ class Bus:
         """Core subscription (optionally in a queue group) delivering decoded messages to ``handler``.
 
         Undecodable payloads and handler exceptions are dead-lettered; the subscription keeps running.
+        Returns once the server has the subscription (a round trip after the SUB), so a process that says
+        it is ready after subscribing is reachable from every other connection: otherwise a request sent
+        from elsewhere can reach the server before the SUB does and be answered "no responders" (503),
+        which on a busy machine or across hosts is a matter of scheduling luck.
         """
 
         async def on_msg(raw: Msg) -> None:
@@ -450,7 +456,19 @@ class Bus:
                 log.exception("handler failed on %s", raw.subject)
                 await self.dead_letter(raw.subject, raw.data, f"handler error: {type(exc).__name__}: {exc}")
 
-        return await self.nc.subscribe(subject, queue=queue, cb=on_msg)
+        sub = await self.nc.subscribe(subject, queue=queue, cb=on_msg)
+        await self._confirm_interest(subject)
+        return sub
+
+    async def _confirm_interest(self, subject: str) -> None:
+        """Wait for the server to have processed what this connection sent so far (a PING answered by a
+        PONG comes after the SUB on the same connection). A bus that is down or reconnecting does not
+        block the caller past ``SUBSCRIBE_CONFIRM_S``: the client re-sends its subscriptions on reconnect."""
+        try:
+            await self.nc.flush(timeout=SUBSCRIBE_CONFIRM_S)
+        except (TimeoutError, nats.errors.Error) as exc:
+            log.warning("the server did not confirm the subscription to %s within %.0fs (%s); it is sent "
+                        "again when the connection is back", subject, SUBSCRIBE_CONFIRM_S, type(exc).__name__)  # fmt: skip
 
     def consume(
         self,

@@ -8,6 +8,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -148,6 +149,113 @@ async def test_request_times_out_when_no_worker_listens(bus: Bus) -> None:
     with pytest.raises(RequestTimeout):
         await bus.request("rlar.test.nobody", _score_request(0), RewardGroup, timeout_s=0.5)
     assert time.monotonic() - t0 < 30  # the request's own timeout, not the test's, ended it
+
+
+class _SlowUplink:
+    """A TCP proxy to the server that holds every byte a client sends for ``delay_s`` (the server's bytes
+    pass at once): a client on another host, or a busy one, whose SUB reaches the server late."""
+
+    def __init__(self, upstream: str, delay_s: float) -> None:
+        host, port = upstream.removeprefix("nats://").rsplit(":", 1)
+        self.up, self.delay_s = (host, int(port)), delay_s
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> str:
+        self.server = await asyncio.start_server(self._client, "127.0.0.1", 0)
+        return f"nats://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.close()
+        for t in self.tasks:
+            t.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    async def _client(self, cr: asyncio.StreamReader, cw: asyncio.StreamWriter) -> None:
+        sr, sw = await asyncio.open_connection(*self.up)
+        held: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+
+        async def read_client() -> None:
+            while data := await cr.read(65536):
+                held.put_nowait((time.monotonic() + self.delay_s, data))
+
+        async def write_server() -> None:
+            while True:
+                due, data = await held.get()
+                await asyncio.sleep(max(0.0, due - time.monotonic()))
+                sw.write(data)
+                await sw.drain()
+
+        async def to_client() -> None:
+            while data := await sr.read(65536):
+                cw.write(data)
+                await cw.drain()
+
+        for fn in (read_client, write_server, to_client):
+            task = asyncio.create_task(fn())
+            self.tasks.add(task)
+
+
+async def test_a_subscription_is_on_the_server_when_subscribe_returns(nats_url: str) -> None:
+    """A responder that subscribed (and so says it is ready) is reachable at once from any connection,
+    however late its own bytes reach the server: ``subscribe`` returns after the server confirmed it."""
+    subject = f"rlar.test.ready.{uuid.uuid4().hex[:8]}"
+    async with _SlowUplink(nats_url, delay_s=1.0) as slow_url:
+        far = await Bus.connect(NatsConfig(url=slow_url), name="far-responder")
+        near = await Bus.connect(NatsConfig(url=nats_url), name="near-client")
+        try:
+
+            async def answer(msg: ScoreGroup, raw: Any) -> None:
+                reply = RewardGroup(prompt_id=msg.prompt_id, generation="g", task="t", tool="x", tool_version=1,
+                                    items=[])  # fmt: skip
+                await raw.respond(encode(reply))
+
+            t0 = time.monotonic()
+            await far.subscribe(subject, ScoreGroup, answer, queue="svc")
+            assert time.monotonic() - t0 >= 1.0  # it waited for the server, through the slow uplink
+            got = await near.request(subject, _score_request(3), RewardGroup, timeout_s=30)
+            assert got.prompt_id == "s3"
+        finally:
+            await near.close()
+            await far.close()
+
+
+async def test_subscribe_does_not_hang_on_a_stopped_server_and_the_subscription_comes_back_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the server gone, ``subscribe`` returns after at most its confirmation timeout, and the
+    subscription is live once the server is back (the client sends it again on reconnect)."""
+    from bus import client as bus_client
+
+    monkeypatch.setattr(bus_client, "SUBSCRIBE_CONFIRM_S", 1)
+    subject = "rlar.test.lonely"
+    got: list[RewardGroup] = []
+
+    async def on_reward(msg: RewardGroup, raw: object) -> None:
+        got.append(msg)
+
+    srv = EmbeddedServer(tmp_path / "store").start()
+    b = await Bus.connect(NatsConfig(url=srv.url, reconnect_wait_s=0.1, retry_s=30.0), "lonely")
+    try:
+        srv.stop()
+        await wait_for(lambda: not b.nc.is_connected, 30)
+        t0 = time.monotonic()
+        await b.subscribe(subject, RewardGroup, on_reward)
+        assert time.monotonic() - t0 < 1.0 + 5
+        srv.start()
+        await wait_for(lambda: b.nc.is_connected, 60)
+        other = await Bus.connect(NatsConfig(url=srv.url), "sender")
+        try:
+            msg = RewardGroup(prompt_id="back", generation="g", task="t", tool="x", tool_version=1, items=[])
+            deadline = time.monotonic() + 60
+            while not got and time.monotonic() < deadline:  # core publishes before the re-SUB are lost
+                await other.publish(subject, msg)
+                await asyncio.sleep(0.2)
+        finally:
+            await other.close()
+        assert got and got[0].prompt_id == "back"
+    finally:
+        await b.close()
+        srv.stop()
 
 
 async def test_kv_keys_lists_every_live_key_at_once_even_right_after_writes(bus: Bus) -> None:
