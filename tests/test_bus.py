@@ -33,7 +33,6 @@ async def _collect_dlq(bus: Bus, pattern: str) -> list[DeadLetter]:
         got.append(msg)
 
     await bus.subscribe(subjects.dlq(pattern), DeadLetter, on_dead)
-    await bus.nc.flush()
     return got
 
 
@@ -46,7 +45,6 @@ async def test_a_core_subscriber_dead_letters_garbage_and_processes_the_next_goo
         good.append(msg)
 
     await bus.subscribe(subject, RewardGroup, on_reward)
-    await bus.nc.flush()
     await bus.publish_raw(subject, b"\xc1 definitely not msgpack")
     await bus.publish(subject, _score_request(0))  # valid msgpack, wrong type
     await bus.publish(

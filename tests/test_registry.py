@@ -57,7 +57,6 @@ async def test_a_new_version_is_announced_on_the_tools_subject(bus: Bus) -> None
         seen.append(msg)
 
     await bus.subscribe(subjects.TOOLS_REGISTERED, ToolRegistered, on_msg)
-    await bus.nc.flush()
     reg = ToolRegistry(bus)
     name = _name("ann")
     await reg.register(_spec(name), by="tester")

@@ -67,7 +67,6 @@ async def _score(bus: Bus, reqs: list[ScoreGroup], timeout_s: float = 30.0) -> d
             done.set()
 
     sub = await bus.subscribe(subjects.rewards(reqs[0].task), RewardGroup, on_reward)
-    await bus.nc.flush()
     for r in reqs:
         await bus.js_publish(subjects.score(r.tools[0].kind), r, msg_id=f"req/{r.prompt_id}")
     try:

@@ -113,7 +113,6 @@ async def collect_rewards(
                 done.set()
 
     sub = await bus.subscribe(subjects.rewards(task), RewardGroup, on_reward)
-    await bus.nc.flush()
     t0 = time.perf_counter()
     acks = [bus.js.publish(subjects.score(r.tools[0].kind), _encode(r), headers={"Nats-Msg-Id": f"{r.prompt_id}/q"})
             for r in reqs]  # fmt: skip

@@ -139,7 +139,6 @@ async def score_file(
                         all_done.set()
 
             sub = await bus.subscribe(subjects.rewards(task_token), RewardGroup, on_reward)
-            await bus.nc.flush()
             requests: list[ScoreGroup] = []
             for i, line in enumerate(lines):
                 outputs.append({"index": i})
