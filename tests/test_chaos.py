@@ -156,10 +156,14 @@ class Watch:
     def __init__(self) -> None:
         self.pids: dict[str, tuple[int, float]] = {}
         self.max_step = 0
+        self.step = 0  # the current learner's step: its latest metrics, or where it resumed
         self.stepped = asyncio.Event()
         self.captured: dict[str, bytes] = {}
-        self.resumed: list[int] = []  # the step each restarted learner resumed at, in order
-        self.learner_kills: list[tuple[str, int]] = []  # (signal, the learner's step when it was sent)
+        # Each restarted learner in order: (the last step its predecessor reported, the step it resumed at).
+        # The predecessor's own last step, not the run's highest: a learner stopped while redoing steps after
+        # an earlier SIGKILL is behind the highest step the run reached.
+        self.resumed: list[tuple[int, int]] = []
+        self.learner_kills: list[tuple[str, int]] = []  # (signal, the run's highest step when it was sent)
 
     async def start(self, bus: Bus) -> None:
         async def on_hb(msg: Heartbeat, raw: object) -> None:
@@ -168,6 +172,7 @@ class Watch:
 
         async def on_metrics(msg: Metrics, raw: object) -> None:
             self.max_step = max(self.max_step, msg.step)
+            self.step = msg.step
             self.stepped.set()
 
         async def capture(raw: Any) -> None:
@@ -179,7 +184,8 @@ class Watch:
 
         async def on_event(msg: Event, raw: object) -> None:
             if msg.kind == "resumed":
-                self.resumed.append(int(msg.data["step"]))
+                self.resumed.append((self.step, int(msg.data["step"])))
+                self.step = int(msg.data["step"])
 
         await bus.subscribe(subjects.metrics("learner"), Metrics, on_metrics)
         await bus.subscribe(subjects.events("learner"), Event, on_event)
@@ -451,16 +457,17 @@ async def check_invariants(bus: Bus, run: Path, log: list[str], watch: Watch) ->
     # Checkpoints: every CHECKPOINT_EVERY steps, and where a learner stopped by SIGTERM saved before leaving
     # (it loses no step); a SIGKILLed learner resumes at one of them, so its successor redoes the steps since.
     pairs = list(zip(watch.learner_kills, watch.resumed, strict=False))
-    graceful = {resumed for (sig, _), resumed in pairs if sig == "SIGTERM"}
+    graceful = {resumed for (sig, _), (_, resumed) in pairs if sig == "SIGTERM"}
     ckpts = {0, *range(CHECKPOINT_EVERY, MAX_STEPS + 1, CHECKPOINT_EVERY), *graceful}
     if len(watch.resumed) != len(watch.learner_kills):
         problems.append(f"{len(watch.learner_kills)} learner kills but {len(watch.resumed)} resumes")
-    for (sig, at), resumed in pairs:
+    for (sig, _), (at, resumed) in pairs:
         if sig == "SIGTERM" and resumed < at:
             problems.append(f"learner stopped by SIGTERM at step {at} resumed at {resumed}: steps lost")
         if sig == "SIGKILL" and (resumed > at + 1 or resumed not in ckpts):
             problems.append(f"learner SIGKILLed at step {at} resumed at {resumed}, not at a checkpoint")
-    log.append(f"learner kills (signal, step) {watch.learner_kills} → resumed at {watch.resumed}")
+    log.append(f"learner kills (signal, run's step) {watch.learner_kills} → (predecessor's last step, resumed "
+               f"at) {watch.resumed}")  # fmt: skip
 
     steps = [json.loads(x)["step"] for x in (run / "metrics.jsonl").read_text().splitlines()]
     bad = [(a, b) for a, b in itertools.pairwise(steps) if b != a + 1 and not (b - 1 <= a and b - 1 in ckpts)]
