@@ -23,6 +23,7 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
+import functools
 import itertools
 import json
 import os
@@ -305,10 +306,10 @@ async def inject(bus: Bus, captured: dict[str, bytes], log: list[str]) -> int:
     for subject, cls, stream in CONSUMED:
         for kind in GARBAGE:
             payload = hostile(kind, cls, captured.get(_family(subject)))
-            if stream:
-                await bus.js.publish(
-                    subject, payload, headers={"Nats-Msg-Id": uuid.uuid4().hex, "Chaos": kind}
-                )
+            if stream:  # retried through a bus that is still coming back (a restart just before)
+                headers = {"Nats-Msg-Id": uuid.uuid4().hex, "Chaos": kind}
+                publish = functools.partial(bus.js.publish, subject, payload, headers=headers)
+                await bus.retrying(publish, f"inject on {subject}")
             else:
                 await bus.nc.publish(subject, payload, headers={"Chaos": kind})
             count += 1
