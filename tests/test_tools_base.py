@@ -1,10 +1,12 @@
-"""The tool contract: specs round-trip and hash, finalize's range rules, the factory and the built-in list."""
+"""The tool contract: specs round-trip and hash, finalize's type and range rules, exceptions as errors, the
+factory and the built-in list."""
 
 from __future__ import annotations
 
 import math
 
 import msgpack
+import numpy as np
 import pytest
 
 from rlar.tools import (
@@ -18,7 +20,7 @@ from rlar.tools import (
     finalize,
     make_tool,
 )
-from rlar.tools.base import check_result, resolve_tool_class
+from rlar.tools.base import RewardTool, check_result, check_score, exception_result, resolve_tool_class
 
 SPEC = ToolSpec(name="t", kind=ToolKind.RULE, description="d", score_range=(0.0, 1.0))
 
@@ -69,7 +71,8 @@ def test_spec_rejects_bad_ranges_and_unknown_fields():
     ("raw", "status", "score", "reason_part"),
     [
         (0.5, "ok", 0.5, ""),
-        (True, "ok", 1.0, ""),
+        (1, "ok", 1.0, ""),
+        (True, "error", None, "bool"),
         (1.0 + 1e-9, "ok", 1.0, ""),  # float noise is clipped
         (-1e-9, "ok", 0.0, ""),
         (1.01, "error", None, "outside declared range"),
@@ -84,6 +87,89 @@ def test_finalize_clips_only_float_noise_and_reports_the_rest(raw, status, score
     res = finalize(SPEC, raw)
     assert res.status == status and res.score == score
     assert reason_part in res.reason
+
+
+@pytest.mark.parametrize(
+    ("raw", "score"),
+    [(0.25, 0.25), (1, 1.0), (0, 0.0), (np.float32(0.5), 0.5), (np.float64(0.75), 0.75), (np.int64(1), 1.0),
+     (np.float16(0.125), 0.125)],
+)  # fmt: skip
+def test_ints_floats_and_numpy_scalars_are_scores(raw, score):
+    assert check_score(raw) == score
+    res = finalize(SPEC, raw)
+    assert res.status == "ok" and res.score == score and type(res.score) is float
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason_part"),
+    [
+        ("0.7", "score is a str ('0.7')"),
+        ("1", "strings are never parsed"),
+        (b"0.7", "bytes"),
+        (bytearray(b"1"), "bytearray"),
+        (True, "score is a bool (True)"),
+        (False, "return float(...)"),
+        (np.bool_(True), "bool"),
+        (None, "score is None"),
+        ([0.5], "score is a list"),
+        (np.array([0.5]), "ndarray"),
+        ({"score": 0.5}, "dict"),
+        (float("nan"), "NaN"),
+        (np.float64("inf"), "inf"),
+        (-math.inf, "-inf"),
+        (10**400, "cannot be a float"),
+    ],
+)
+def test_strings_bytes_bools_none_containers_and_non_finite_values_are_refused_with_a_reason(
+    raw, reason_part
+):
+    assert isinstance(check_score(raw), str)
+    res = finalize(SPEC, raw)
+    assert res.status == "error" and res.score is None
+    assert reason_part in res.reason
+
+
+def test_a_string_score_from_elsewhere_is_refused_not_coerced():
+    res = check_result(SPEC, ToolResult("ok", "0.7"))  # type: ignore[arg-type]
+    assert res.status == "error" and "str" in res.reason
+    with pytest.raises(ValueError, match="score is a str"):
+        ToolResult.from_dict({"status": "ok", "score": "0.7"})
+    with pytest.raises(ValueError, match="bool"):
+        ToolResult.from_dict({"status": "ok", "score": True})
+
+
+class _Raises(RewardTool):
+    async def _score(self, inp: ToolInput) -> float:
+        return _user_helper(inp.response)
+
+
+def _user_helper(text: str) -> float:
+    raise ValueError(f"boom on {text}\nsecond line")
+
+
+async def test_an_exception_is_an_error_naming_its_type_message_and_the_line_that_raised():
+    res = await _Raises(SPEC).score(ToolInput("q", "r"))
+    assert res.status == "error" and res.score is None
+    assert res.reason.startswith("raised ValueError: boom on r (at test_tools_base.py:")
+    assert res.reason.endswith(" in _user_helper)")
+    assert res.details["exception"] == "ValueError"
+    tb = res.details["traceback"].splitlines()
+    assert any("_user_helper" in line for line in tb) and tb[-2:] == ["ValueError: boom on r", "second line"]
+    assert not any("rlar/tools/base.py" in line for line in tb)  # our wrapper frames are left out
+
+
+def test_a_long_traceback_keeps_its_first_lines_and_the_exception():
+    def recurse(n: int) -> None:
+        if n == 0:
+            raise RecursionError("deep")
+        recurse(n - 1)
+
+    try:
+        recurse(30)
+    except RecursionError as exc:
+        res = exception_result(exc)
+    lines = res.details["traceback"].splitlines()
+    assert len(lines) == 12 and lines[-1] == "RecursionError: deep" and "recurse(30)" in lines[1]
 
 
 def test_finalize_respects_a_declared_non_unit_range():

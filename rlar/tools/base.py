@@ -17,9 +17,17 @@ Result statuses — who is at fault decides which one:
   API failure). Callers should drop the sample from the reward, not score it 0.
 - ``error``: the tool misbehaved (raised, returned NaN/inf or a value clearly outside its range).
 
-``finalize`` is the single place that turns a raw number into a result: values within a small tolerance
-of the range are clipped (float noise such as 1.0000000002); NaN, inf and clearly out-of-range values
-become ``error`` with a reason, never silently clipped.
+``finalize`` is the single place that turns a raw number into a result, for every path (built-in and
+Python tools, TRL-style functions, synthesised and sandbox verifiers, judges): ``check_score`` is the one
+type rule — ``int``, ``float`` and numpy integer/floating scalars are scores; ``str`` (``"0.7"`` is never
+parsed), ``bytes``, ``bool`` (a check's True/False is not a graded score: return ``float(ok)``), ``None``,
+tensors, lists and anything else are refused, as are NaN and ±inf. Values within a small tolerance of the
+range are clipped (float noise such as 1.0000000002); clearly out-of-range values become ``error`` with a
+reason, never silently clipped. A refused value is an ``error`` with the reason, never trained on.
+
+A tool that raises is an ``error`` whose reason is ``raised <Type>: <message> (at <file>:<line> in <fn>)``
+(the innermost frame outside ``rlar.tools``) and whose ``details["traceback"]`` holds the first lines of
+the traceback from the tool's own code (:func:`exception_result`).
 
 Not covered here: running tools safely (time limits, crashes) — see ``rlar.tools.executor``.
 """
@@ -32,7 +40,9 @@ import importlib
 import inspect
 import json
 import math
+import numbers
 import time
+import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -50,7 +60,9 @@ __all__ = [
     "ToolSpec",
     "builtin_specs",
     "canonical_json",
+    "check_score",
     "compute_content_hash",
+    "exception_result",
     "finalize",
     "make_tool",
     "resolve_tool_class",
@@ -263,6 +275,9 @@ class ToolResult:
         if status not in STATUSES:
             raise ValueError(f"invalid ToolResult status {status!r}")
         score = d.get("score")
+        problem = "" if score is None else _score_type_problem(score)
+        if problem:  # a str "0.7" from elsewhere is refused here too, never coerced
+            raise ValueError(f"invalid ToolResult {problem}")
         return cls(
             status=status,
             score=None if score is None else float(score),
@@ -280,6 +295,43 @@ class ToolResult:
         return ToolResult(status="error", score=None, reason=reason, details=details)
 
 
+def _score_type_problem(raw: Any) -> str:
+    """Why ``raw`` is not a score by its type ("" when it is one); see ``check_score``."""
+    if isinstance(raw, bool) or (type(raw).__module__ == "numpy" and type(raw).__name__ in ("bool", "bool_")):
+        return (f"score is a bool ({raw!r}), not a number: a check's True/False is refused so that a "
+                "forgotten comparison is not trained as a grade; return float(...) for 1.0/0.0")  # fmt: skip
+    if isinstance(raw, str):
+        return f"score is a str ({raw!r:.60}), not a number: strings are never parsed; return a float"
+    if isinstance(raw, bytes | bytearray):
+        return f"score is {type(raw).__name__} ({raw!r:.60}), not a number; return a float"
+    if raw is None:
+        return "score is None, not a number"
+    if isinstance(raw, numbers.Real):  # int, float, Fraction, numpy integer and floating scalars
+        return ""
+    return f"score is a {type(raw).__name__} ({raw!r:.60}), not a number; return a float (e.g. x.item())"
+
+
+def check_score(raw: Any) -> float | str:
+    """The one score type rule of every tool path: the value as a finite float, or the reason it is refused.
+
+    Accepted: ``int``, ``float`` and numpy integer/floating scalars (anything registered as
+    ``numbers.Real`` except ``bool``), when finite. Refused: ``bool`` and numpy bools, ``str`` (even
+    ``"0.7"``), ``bytes``, ``None``, tensors, containers, NaN and ±inf.
+    """
+    problem = _score_type_problem(raw)
+    if problem:
+        return problem
+    try:
+        value = float(raw)
+    except (TypeError, ValueError, OverflowError) as exc:  # an odd Real subclass, a huge int
+        return f"score {raw!r:.60} cannot be a float: {exc}"
+    if math.isnan(value):
+        return "score is NaN"
+    if math.isinf(value):
+        return f"score is {value}"
+    return value
+
+
 def finalize(
     spec: ToolSpec,
     raw_score: Any,
@@ -288,31 +340,16 @@ def finalize(
     details: dict[str, Any] | None = None,
     latency_s: float = 0.0,
 ) -> ToolResult:
-    """Turn a raw score into a ``ToolResult`` checked against ``spec.score_range``.
+    """Turn a raw score into a ``ToolResult`` checked by ``check_score`` and against ``spec.score_range``.
 
-    Within ``RANGE_TOLERANCE`` × width of the range: clipped, status ok. NaN, ±inf, non-numbers and
+    Within ``RANGE_TOLERANCE`` × width of the range: clipped, status ok. Refused types, NaN, ±inf and
     anything further out: status error with the reason (the value is kept in ``details["raw_score"]``).
     """
     details = dict(details or {})
     lo, hi = spec.score_range
-    if isinstance(raw_score, bool):
-        raw_score = float(raw_score)
-    try:
-        value = float(raw_score)
-    except (TypeError, ValueError):
-        return ToolResult(
-            "error",
-            None,
-            f"score is not a number: {raw_score!r:.80}",
-            details,
-            latency_s,
-        )
-    if math.isnan(value):
-        return ToolResult("error", None, "score is NaN", {**details, "raw_score": repr(value)}, latency_s)
-    if math.isinf(value):
-        return ToolResult(
-            "error", None, f"score is {value}", {**details, "raw_score": repr(value)}, latency_s
-        )
+    value = check_score(raw_score)
+    if isinstance(value, str):
+        return ToolResult("error", None, value, {**details, "raw_score": repr(raw_score)[:80]}, latency_s)
     tol = RANGE_TOLERANCE * (hi - lo)
     if value < lo - tol or value > hi + tol:
         return ToolResult(
@@ -356,6 +393,8 @@ class RewardTool:
     - ``self_timed``: the tool bounds its own waits with deadlines that count from the start of execution
       (the code tool: time queued for a sandbox slot and time running are bounded separately), so a worker
       applies its declared ``deadline_s`` as a safety net without capping it.
+    - ``call_deadline``: for a batched tool, the deadline is per call whatever its size (a user's batched or
+      TRL function), not scaled by the number of batches; the reward worker sends each request as one call.
     - ``metadata_keys``: keys of ``ToolInput.metadata`` that affect the score (part of the cache key).
 
     CPU-bound tools block the event loop they are called from; use ``ToolExecutor`` to isolate them.
@@ -364,6 +403,7 @@ class RewardTool:
     batched: ClassVar[bool] = False
     in_process: ClassVar[bool] = False
     self_timed: ClassVar[bool] = False
+    call_deadline: ClassVar[bool] = False
     metadata_keys: ClassVar[tuple[str, ...]] = ()
     default_spec: ClassVar[ToolSpec | None] = None
 
@@ -415,7 +455,7 @@ class RewardTool:
         try:
             out = await self._score(inp)
         except Exception as exc:
-            return ToolResult("error", None, _exc_text(exc), {}, time.perf_counter() - t0)
+            return exception_result(exc, time.perf_counter() - t0)
         return self._to_result(out, time.perf_counter() - t0)
 
     async def score_batch(self, inputs: Sequence[ToolInput]) -> list[ToolResult]:
@@ -428,7 +468,7 @@ class RewardTool:
             outs = await self._score_batch(inputs)
         except Exception as exc:
             dt = time.perf_counter() - t0
-            return [ToolResult("error", None, _exc_text(exc), {}, dt) for _ in inputs]
+            return [exception_result(exc, dt) for _ in inputs]
         dt = time.perf_counter() - t0
         if len(outs) != len(inputs):
             msg = f"tool returned {len(outs)} results for {len(inputs)} inputs"
@@ -439,8 +479,29 @@ class RewardTool:
         """Release resources (HTTP clients, models). Default: nothing."""
 
 
-def _exc_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:2000]
+_OWN_DIR = __file__.rsplit("/", 1)[0] + "/"
+TRACEBACK_LINES = 12
+
+
+def exception_result(exc: BaseException, latency_s: float = 0.0) -> ToolResult:
+    """The ``error`` result of a tool that raised: reason ``raised <Type>: <message> (at <file>:<line> in
+    <function>)``, naming the innermost frame outside ``rlar.tools`` (the user's or plug-in's code), and
+    ``details`` with ``exception`` (the type's name) and ``traceback`` (the first ``TRACEBACK_LINES`` lines
+    of the traceback from that code on, our own wrapper frames left out)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    theirs = [f for f in frames if not f.filename.startswith(_OWN_DIR)] or frames[-1:]
+    where = ""
+    if theirs:
+        last = theirs[-1]
+        where = f" (at {last.filename.rsplit('/', 1)[-1]}:{last.lineno} in {last.name})"
+    message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+    reason = f"raised {type(exc).__name__}" + (f": {message}" if message else "") + where
+    lines = "".join(traceback.format_list(theirs)).splitlines()
+    lines.append(f"{type(exc).__name__}: {str(exc)[:500]}")
+    tb = "\n".join(lines[: TRACEBACK_LINES - 1] + lines[-1:] if len(lines) > TRACEBACK_LINES else lines)
+    return ToolResult(
+        "error", None, reason[:2000], {"exception": type(exc).__name__, "traceback": tb[:4000]}, latency_s
+    )
 
 
 # Built-in implementations by name, as "module:Class" so nothing heavy is imported until used.
