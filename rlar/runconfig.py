@@ -4,7 +4,9 @@
 
 1. The TOML file. ``[[tasks]]`` tables are the same as ``[feeder] tasks = [...]`` (one or the other).
 2. Relative file paths resolve against the config file's directory (:data:`PATH_KEYS`; model directories
-   in :data:`MODEL_KEYS` only when they exist there, since a bare name may be a hub id). ``--set``
+   in :data:`MODEL_KEYS` only when they exist there, since a bare name may be a hub id), and a ``[[tools]]``
+   table without ``path`` gets that directory as its ``path`` — so the document, saved anywhere (a run's
+   ``config.toml``), means the same files. ``--set``
    overrides are applied next; the relative paths they bring resolve against the working directory.
 3. :func:`validate_run_config` checks every section against the code's own models (each actor's config
    class, ``[train]``, ``[policy]``, ``[nats]``, ``[topology]``, ``[[tasks]]``, ``[[tools]]``): an unknown
@@ -228,6 +230,16 @@ def normalise(doc: dict[str, Any], where: str = "config") -> dict[str, Any]:
     return doc
 
 
+def _default_tool_paths(doc: dict[str, Any], base: Path) -> None:
+    """A ``[[tools]]`` table without ``path`` imports its module from the config file's directory: say so in
+    the document, so that a copy of it saved elsewhere (the run directory's ``config.toml``, which a resume
+    reads) still finds the module there."""
+    tools = doc.get("tools")
+    for entry in tools if isinstance(tools, list) else []:
+        if isinstance(entry, dict) and entry.get("path") is None:
+            entry["path"] = str(base)
+
+
 def load_run_config(
     path: str | Path | None, overrides: list[str] | None = None, *, cwd: str | Path | None = None
 ) -> dict[str, Any]:
@@ -239,7 +251,9 @@ def load_run_config(
     else:
         doc = load_toml(path)
         where = str(path)
-        resolve_paths(doc, Path(path).expanduser().absolute().parent)
+        base = Path(path).expanduser().absolute().parent
+        resolve_paths(doc, base)
+        _default_tool_paths(doc, base)
     normalise(doc, where)
     apply_overrides(doc, overrides)
     normalise(doc, where)

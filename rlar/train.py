@@ -4,7 +4,10 @@
    section and key is validated, and every task's data is opened (:mod:`rlar.preflight`) before anything
    starts; a problem is one line on stderr and exit code 1.
 2. A fresh run directory ``runs/<name>-<timestamp>``, or ``--run-dir DIR``: an existing run resumes with its
-   own ``config.toml`` (``--config`` may only repeat its task mix) plus any ``--set``.
+   own ``config.toml`` (``--config`` may only repeat its task mix) plus any ``--set``; without ``--config``, a
+   directory that holds no run is refused (:class:`NoSuchRun`, exit 2, naming the closest runs) rather than
+   started as a fresh demo run. The saved ``config.toml`` has every path absolute (a ``[[tools]]`` module's
+   directory included), so the printed resume command works from any working directory.
 3. The policy: ``[policy] source = "tiny"`` builds the demo's tiny Llama locally and warms it up with a
    short supervised phase on the train splits of ``sft_tasks`` (cached in :func:`rlar.resources.cache_dir`
    by its settings, so later runs start at once); ``source = "path"`` uses any local Hugging Face checkpoint.
@@ -29,6 +32,8 @@ config problem, a crash loop, or a run that made no update; 130 when interrupted
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import difflib
 import hashlib
 import importlib
 import json
@@ -52,7 +57,7 @@ from bus.config import NatsConfig
 from bus.embedded import serve
 from bus.messages import Event, LearnerProgress, Metrics, RouteDecision
 from bus.topology import PROGRESS, TopologyConfig, declare, ensure_topology
-from rlar.config import build
+from rlar.config import ConfigError, build
 from rlar.observe.config import Backend, TrackingConfig, check_report_to
 from rlar.placement import from_doc
 from rlar.plots import plot_reward_curves, read_metrics
@@ -253,7 +258,7 @@ async def _drive(
     """``started``: :func:`time.perf_counter` at the command's start (the budget counts from there)."""
     from rlar.observe.session import RunObserver
     from rlar.registry import ToolRegistry
-    from rlar.summary import run_totals, unique_steps
+    from rlar.summary import read_reward_health, reward_warnings, run_totals, unique_steps
     from rlar.synthesis.report import read_run, summarize
     from rlar.tool_summary import tasks_summary
 
@@ -311,6 +316,11 @@ async def _drive(
     curves = asyncio.create_task(asyncio.to_thread(plot_reward_curves, run_dir / "metrics.jsonl", run_dir))
     await runner
     specs, statuses = await _registry_view(bus)
+    rewards = await read_reward_health(bus, specs)  # per tool: errors, timeouts, throughput warnings
+    reward_warns = reward_warnings(rewards)
+    for text in reward_warns:
+        print(f"warning: {text}", file=sys.stderr, flush=True)
+    decisions = await run_decisions(bus, decisions)
     await observer.stop()
     await bus.close()
     await curves
@@ -321,7 +331,8 @@ async def _drive(
         "minutes": round((time.time() - progress.t0) / 60, 2), **run_totals(steps),
         "tasks": tasks_summary(steps, decisions, specs, statuses),
         "synthesis": {**summarize(synthesis), "requests_detail": synthesis} if synthesis else None,
-        "warnings": progress.warnings,
+        "rewards": rewards,
+        "warnings": [*progress.warnings, *reward_warns],
     }  # fmt: skip
     if sup.fatal:
         summary["fatal"] = sup.fatal
@@ -333,6 +344,48 @@ async def _drive(
 
     print(f"report: {write_report(run_dir, summary)}", flush=True)
     return summary
+
+
+async def run_decisions(
+    bus: Bus, seen: list[RouteDecision], *, timeout_s: float = 10.0
+) -> list[RouteDecision]:
+    """Every routing decision of the run, in order: the ``TOOLS`` stream keeps ``rlar.tools.decisions``, so a
+    resumed run counts those announced before it too (its router reads them back from KV and announces nothing
+    new). ``seen`` (what this process received live) when the stream cannot be read."""
+    from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+    from bus.codec import DecodeError, decode
+    from bus.topology import TOOLS
+
+    out: list[RouteDecision] = []
+    try:
+        info = await bus.js.add_consumer(TOOLS, ConsumerConfig(
+            filter_subject=subjects.TOOLS_DECISIONS, deliver_policy=DeliverPolicy.ALL, ack_policy=AckPolicy.NONE,
+            mem_storage=True, inactive_threshold=60.0))  # fmt: skip
+        assert info.name is not None
+        try:
+            pending = int(info.num_pending or 0)
+            psub = await bus.js.pull_subscribe_bind(consumer=info.name, stream=TOOLS) if pending else None
+            deadline = time.monotonic() + timeout_s
+            while psub is not None and pending > 0:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"{pending} decisions not read in time")
+                for m in await bus.fetch(psub, min(pending, 256), min(left, 2.0), TOOLS):
+                    pending = int(m.metadata.num_pending)
+                    try:
+                        out.append(decode(m.data or b"", RouteDecision))
+                    except DecodeError as exc:
+                        log.warning("summary: skipping a decision that does not decode: %s", exc)
+            if psub is not None:
+                await psub.unsubscribe()
+        finally:
+            with contextlib.suppress(Exception):
+                await bus.js.delete_consumer(TOOLS, info.name)
+    except Exception as exc:  # the summary is still written, with this process's decisions
+        log.warning("summary: could not read the run's routing decisions: %s", exc)
+        return list(seen)
+    return out
 
 
 async def _registry_view(bus: Bus) -> tuple[dict[tuple[str, int], Any], dict[tuple[str, int], str]]:
@@ -375,6 +428,31 @@ def _verdict(summary: dict[str, Any]) -> str:
     return f"rlar train: {reason} — {steps} steps, {updates} updates; summary in {summary['run_dir']}/summary.json"
 
 
+class NoSuchRun(ConfigError):
+    """``--run-dir DIR`` without ``--config`` names no run (no ``DIR/config.toml``): a mistyped directory must not
+    start a fresh demo run there. The message names the closest run directories; ``rlar train`` exits 2."""
+
+    def __init__(self, run_dir: str | Path) -> None:
+        self.run_dir = Path(run_dir)
+        self.nearest = nearest_runs(self.run_dir)
+        what = "no such directory" if not self.run_dir.exists() else "no config.toml in it"
+        hint = f"did you mean {' or '.join(map(str, self.nearest))}? " if self.nearest else ""
+        super().__init__(
+            f"--run-dir {run_dir}: not a run ({what}); {hint}To resume, name an existing run directory; to start "
+            f"a new run there, add --config FILE"
+        )
+
+
+def nearest_runs(run_dir: Path, n: int = 3) -> list[Path]:
+    """Existing run directories (holding ``config.toml``) beside ``run_dir`` whose names are closest to its."""
+    parent = run_dir.parent
+    try:
+        runs = {d.name: d for d in parent.iterdir() if (d / "config.toml").is_file()}
+    except OSError:
+        return []
+    return [runs[m] for m in difflib.get_close_matches(run_dir.name, list(runs), n=n, cutoff=0.5)]
+
+
 def _same_mix(saved: dict[str, Any], doc: dict[str, Any]) -> bool:
     keys = ("tasks", "seed", "epoch_size")
     a, b = saved.get("feeder", {}), doc.get("feeder", {})
@@ -392,6 +470,8 @@ def load_checked(
 
     saved_path = Path(run_dir) / "config.toml" if run_dir else None
     resumed = saved_path is not None and saved_path.is_file()
+    if run_dir and not config and not resumed:
+        raise NoSuchRun(run_dir)
     path = packaged(config) if config else (saved_path if resumed else packaged(DEMO_CONFIG))
     assert path is not None
     doc = load_run_config(path, overrides)
@@ -445,6 +525,15 @@ def train_budget_s(max_minutes: float, started: float | None) -> float:
     return left
 
 
+def save_run_config(doc: dict[str, Any], run_dir: Path) -> Path:
+    """Write the run's own ``config.toml`` (what ``rlar train --run-dir RUN`` resumes with): ``doc`` as loaded —
+    every path absolute, a ``[[tools]]`` module's directory and the reward workers' ``python_path`` included —
+    and the bus as configured (an embedded one gets a new port each time)."""
+    path = run_dir / "config.toml"
+    path.write_text(tomli_w.dumps(doc))
+    return path
+
+
 def train(config: str | None, *, overrides: list[str], run_dir: str | None, dashboard: Any = None) -> int:
     from rlar.resources import cache_dir
 
@@ -471,9 +560,7 @@ def train(config: str | None, *, overrides: list[str], run_dir: str | None, dash
     if resumed and url.startswith("nats://127.0.0.1:") and (rdir / "nats").is_dir():
         url = "embedded"  # a run saved by an older rlar, with its embedded server's port
     doc.setdefault("nats", {})["url"] = url
-    config_path = rdir / "config.toml"
-    # The run's own config: paths absolute, the bus as configured (an embedded one gets a new port each time).
-    config_path.write_text(tomli_w.dumps(doc))
+    config_path = save_run_config(doc, rdir)
     with serve(url, rdir, live_run=True) as real_url:
         summary = asyncio.run(_drive(doc, rdir, real_url, config_path, pre.tool_specs, dashboard, started=t0))
     print("\n".join(["per task (summary.json tasks):", *tasks_lines(summary["tasks"])]), flush=True)

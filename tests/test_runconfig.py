@@ -197,3 +197,66 @@ def test_shipped_files_resolve_from_the_package_outside_the_repository(
     assert packaged("nope.jsonl") == Path("nope.jsonl")
     monkeypatch.setenv("RLAR_CACHE_DIR", str(tmp_path / "cache"))
     assert cache_dir() == tmp_path / "cache" and cache_dir().is_dir()
+
+
+USER_TOOL = """
+[[tools]]
+name = "capital_check"
+python = "{module}:score"
+description = "1 when the response is the reference"
+needs_reference = true
+"""
+
+
+def test_a_resumed_run_imports_its_reward_module_from_the_original_config_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The saved config.toml keeps the [[tools]] module's directory (implicit: the config file's), so the printed
+    `rlar train --run-dir RUN` finds the module from any working directory, in a fresh process."""
+    from rlar.train import load_checked, save_run_config
+
+    module = f"resume_rewards_{time.monotonic_ns()}"  # not imported by any earlier test
+    proj, elsewhere, run = tmp_path / "proj", tmp_path / "elsewhere", tmp_path / "runs" / "r1"
+    _data(proj / "data")
+    (proj / f"{module}.py").write_text("def score(query, response, reference, metadata):\n"
+                                       "    return float(response == reference)\n")  # fmt: skip
+    cfg = _config(proj / "c.toml", USER_TASK + USER_TOOL.format(module=module))
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    doc, _, pre, rdir, resumed = load_checked(str(cfg), [], str(run))
+    assert not resumed and pre.tool_specs[0].provenance["python_path"] == str(proj)
+    rdir.mkdir(parents=True)
+    save_run_config(doc, rdir)
+    # A new process: the module is not imported yet and its directory is not on sys.path.
+    monkeypatch.delitem(sys.modules, module)
+    sys.path.remove(str(proj))
+    doc2, _, pre2, _, resumed2 = load_checked(None, [], str(run))
+    assert resumed2
+    assert doc2["tools"][0]["path"] == str(proj)
+    assert pre2.tool_specs[0].provenance["python_path"] == str(proj)
+    assert pre2.tool_specs[0].params["source_sha256"] == pre.tool_specs[0].params["source_sha256"]
+    assert str(proj) in doc2["reward"]["python_path"]  # the reward workers import it from there too
+
+
+def test_a_mistyped_run_dir_without_config_is_refused_with_the_nearest_runs_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rlar.cli import main
+
+    runs = tmp_path / "runs"
+    for name in ("plural1", "plural2", "other"):
+        (runs / name).mkdir(parents=True)
+        (runs / name / "config.toml").write_text("[train]\n")
+    (runs / "plural3").mkdir()  # no config.toml: not a run
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "--run-dir", "runs/plural1x"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("rlar: error: --run-dir runs/plural1x: not a run (no such directory); did you mean "
+                             "runs/plural1 or runs/plural2?")  # fmt: skip
+    assert "--config" in err[0]
+    assert not (runs / "plural1x").exists()
+    assert main(["train", "--run-dir", "runs/plural3"]) == 2
+    assert "runs/plural3: not a run (no config.toml in it)" in capsys.readouterr().err
+    assert not (runs / "plural3" / "config.toml").exists()

@@ -4,10 +4,12 @@ and the exit code and last line of a run."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bus import subjects
 from rlar.summary import no_signal_cause, run_totals, unique_steps
 from rlar.tool_summary import tasks_summary
 from rlar.train import _exit_code, _verdict
@@ -87,3 +89,36 @@ def test_the_time_budget_counts_from_the_commands_start_and_leaves_training_a_mi
     assert capsys.readouterr().err == ""
     assert train_budget_s(1.0, time.perf_counter() - 50.0) == MIN_TRAIN_S
     assert "spent before training" in capsys.readouterr().err
+
+
+async def test_a_resumed_runs_summary_counts_the_routing_decisions_announced_before_it(
+    tmp_path: Path,
+) -> None:
+    """The router of a resumed run reads its decisions back from KV and announces none: the summary's routing
+    comes from the TOOLS stream (the whole run), not only from what the resuming process received."""
+    from bus.client import Bus
+    from bus.config import NatsConfig
+    from bus.embedded import EmbeddedServer
+    from bus.messages import RouteDecision, ToolKind, ToolRef
+    from bus.topology import declare, ensure_topology
+    from rlar.train import run_decisions
+
+    ref = ToolRef(tool="capitalised", kind=ToolKind.RULE, version=1)
+    with EmbeddedServer(tmp_path / "nats") as server:
+        first = await Bus.connect(NatsConfig(url=server.url), name="first-process")
+        await ensure_topology(first.js, declare())
+        for state in ("pending", "synthesized"):
+            await first.publish(subjects.TOOLS_DECISIONS, RouteDecision(
+                signature="sig-cap", task="capitalize", tools=[ref] if state != "pending" else [], backend="offline",
+                reason=f"[{state}] best match capitalised"))  # fmt: skip
+        await first.nc.flush()
+        await first.close()
+        resumed = await Bus.connect(NatsConfig(url=server.url), name="resumed-process")
+        try:
+            decisions = await run_decisions(resumed, seen=[])
+        finally:
+            await resumed.close()
+    assert [d.reason.split("]")[0] for d in decisions] == ["[pending", "[synthesized"]
+    routing = tasks_summary([_step(1, task="capitalize")], decisions)["capitalize"]["routing"]
+    assert routing["decisions"] == 2 and routing["states"] == {"pending": 1, "synthesized": 1}
+    assert routing["last"]["tools"] == ["capitalised v1 x1"]

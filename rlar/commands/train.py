@@ -9,9 +9,15 @@ from rlar.commands.observe import add_dashboard_flags, dashboard_options
 
 
 def cmd_train(a: argparse.Namespace) -> int:
-    from rlar.train import train
+    import sys
 
-    return train(a.config, overrides=a.set, run_dir=a.run_dir, dashboard=dashboard_options(a))
+    from rlar.train import NoSuchRun, train
+
+    try:
+        return train(a.config, overrides=a.set, run_dir=a.run_dir, dashboard=dashboard_options(a))
+    except NoSuchRun as exc:  # a usage error, like argparse's: exit 2
+        print(f"rlar: error: {exc}", file=sys.stderr)
+        return 2
 
 
 def register(sub: Any, bench: Any) -> None:
@@ -20,13 +26,14 @@ def register(sub: Any, bench: Any) -> None:
         help="run GRPO training: bus + all actors + progress, per the config",
         description="Validate the config and every task's data, then run the bus, every actor, a progress bar, "
         "reward curves and summary.json. Exit code 0: max_steps reached or time budget spent with updates; "
-        "1: config problem, crash loop, or no update; 130: interrupted.",
+        "1: config problem, crash loop, or no update; 2: --run-dir without --config names no run; 130: interrupted.",
     )
     p.add_argument(
         "--config",
         default=None,
         help="run config TOML; relative paths in it resolve against its directory (default: the run's own "
-        "config.toml when --run-dir names an existing run, else the shipped deploy/configs/demo.toml)",
+        "config.toml when --run-dir names an existing run; without --run-dir, the shipped "
+        "deploy/configs/demo.toml)",
     )
     p.add_argument(
         "--set",
@@ -37,7 +44,9 @@ def register(sub: Any, bench: Any) -> None:
     )
     p.add_argument(
         "--run-dir",
-        help="run directory: an existing run resumes with its own config (default: a fresh runs/<name>-<time>)",
+        help="run directory: an existing run resumes with its own config; a new one needs --config (without "
+        "it, a directory that holds no run is refused, exit 2, naming the closest runs) (default: a fresh "
+        "runs/<name>-<time>)",
     )
     add_dashboard_flags(p)
     p.set_defaults(fn=cmd_train)
