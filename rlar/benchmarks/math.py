@@ -1,14 +1,18 @@
 """``rlar bench math``: the ``math_verify`` tool's accuracy next to the math-verify library alone, same pairs.
 
 Pairs are JSONL records ``{"id", "source", "reference", "response", "label"}`` (``label``: whether the
-response's final answer is equivalent to the reference). The tool is the built-in ``math_verify`` spec run in
+response's final answer is equivalent to the reference), optionally ``"class"`` (the kind of equivalence or near
+miss the pair tests; reported as ``by_class``). The tool is the built-in ``math_verify`` spec run in
 this process; the library alone is ``math_verify.verify(parse(reference), parse(response))`` with its default
 extraction, which is what wrapping the library directly gives. A prediction is "equivalent" when the score is 1
 (an abstain counts as "not equivalent"). Reported: accuracy of each, the pairs each gets right that the other
 misses, accuracy per source, and the ids of each side's misses.
 
-The shipped sets: ``data/math_pairs.jsonl`` (167 pairs written from the public formats of GSM8K, MATH, AIME, SVAMP
-and multiple-choice sets) and ``data/math_pairs_heldout.jsonl`` (60 more, kept out of the tool's tuning).
+The shipped sets: ``data/math_pairs.jsonl`` (285 pairs written from the public formats of GSM8K, MATH, AIME, SVAMP
+and multiple-choice sets; 118 of them by class: intervals and inequalities, solution sets, named components,
+``\\pm``, repeating decimals, polynomial forms, scalar-factor matrices, GSM8K sentences, multi-answer refusal),
+``data/math_pairs_heldout.jsonl`` (60 more) and ``data/math_pairs_heldout2.jsonl`` (80 by the same classes, issue
+24), both kept out of the tool's tuning.
 """
 
 from __future__ import annotations
@@ -82,6 +86,13 @@ def run(path: str | Path) -> dict[str, Any]:
         row["pairs"] += 1
         row["tool"] += int(t)
         row["library"] += int(v)
+    by_class: dict[str, dict[str, Any]] = {}
+    for p, t, v in zip(pairs, tool_ok, lib_ok, strict=True):
+        if "class" in p:
+            row = by_class.setdefault(str(p["class"]), {"pairs": 0, "tool": 0, "library": 0})
+            row["pairs"] += 1
+            row["tool"] += int(t)
+            row["library"] += int(v)
     n = len(pairs)
     return {
         "data": str(path),
@@ -93,6 +104,7 @@ def run(path: str | Path) -> dict[str, Any]:
         "tool_right_library_wrong": sum(t and not v for t, v in zip(tool_ok, lib_ok, strict=True)),
         "library_right_tool_wrong": sum(v and not t for t, v in zip(tool_ok, lib_ok, strict=True)),
         "by_source": by_source,
+        "by_class": by_class,
         "tool_misses": [p["id"] for p, ok in zip(pairs, tool_ok, strict=True) if not ok],
         "library_misses": [p["id"] for p, ok in zip(pairs, lib_ok, strict=True) if not ok],
         "tool_s": round(t_tool, 3),

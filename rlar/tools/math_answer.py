@@ -31,7 +31,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["FinalAnswer", "choice_letter", "final_answer", "gold_answer", "is_prose", "scalar_value"]
+from rlar.tools.math_forms import repeating_to_fraction
+
+__all__ = [
+    "FinalAnswer",
+    "choice_letter",
+    "final_answer",
+    "gold_answer",
+    "is_prose",
+    "scalar_value",
+    "stated_value",
+]
 
 _WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
@@ -248,6 +258,7 @@ def _strip_latex(span: str) -> str:
             s = boxed[0][2].strip()
         s = re.sub(r"^\$+|\$+$", "", s.strip()).strip()
         s = re.sub(r"^\\\(|\\\)$|^\\\[|\\\]$", "", s).strip()
+    s = repeating_to_fraction(s)
     s = re.sub(r"\\text\{\s*([^{}]*)\}", r" \1", s)
     s = re.sub(r"\\mbox\{\s*([^{}]*)\}", r" \1", s)
     s = re.sub(r"\\(?:left|right|displaystyle|,|!|;|:)", "", s)
@@ -275,6 +286,54 @@ def last_value(span: str) -> tuple[Fraction, bool] | None:
     s = _numbers_from_words(_strip_latex(span))
     matches = list(_NUMBER.finditer(s))
     return _number(matches[-1].group(0)) if matches else None
+
+
+_GIVEN_BEFORE = re.compile(
+    r"\b(?:for|of|in|after|from|with|by|per|each|on|at|among|over|into|than|every|across|within|during)\s+"
+    r"(?:(?:the|a|an|his|her|their|its|our|my|your|all|original|first|other|remaining|those|these)\s+)*\$?\s*$",
+    re.IGNORECASE,
+)
+_CUE_BEFORE = re.compile(
+    r"(?:\b(?:is|are|was|were|be|has|have|had|gets?|got|makes?|made|earns?|earned|pays?|paid|costs?|spends?|spent"
+    r"|saves?|saved|needs?|needed|takes?|took|sells?|sold|buys?|bought|packs?|packed|covers?|covered|uses?|used"
+    r"|drives?|drove|eats?|ate|left|totals?|equals?|gives|scores?|scored|weighs?|holds?|collects?|collected|owns?"
+    r"|receives?|received)|=|:)\s+(?:(?:a\s+total\s+of|exactly|only|just|about|now|still|then|left\s+with)\s+)*"
+    r"\$?\s*$",
+    re.IGNORECASE,
+)
+_CONCLUSION = re.compile(
+    r"\b(?:so|therefore|thus|hence|in\s+total|altogether|overall|in\s+all|which\s+means|that\s+means)\b",
+    re.IGNORECASE,
+)
+_RESULT = re.compile(rf"=\s*\$?\s*(?P<num>{_NUM})")
+
+
+def stated_value(span: str, response: str = "") -> tuple[Fraction, bool] | None:
+    """The value a sentence states as its answer when it holds several numbers ("In total, he will pay $48 for
+    the 4 shirts" -> 48): within the clause after its last "so" / "therefore" / "in total" (when that clause holds
+    a number), the number the response computed last (``... = 20``), else the first number not introduced by a
+    preposition ("for the 4 shirts", "after 3 weeks", "at $2 each") that follows a verb of result ("has 20",
+    "pays $48", "are 7"), else the last number not introduced by a preposition, else the last number."""
+    s = _numbers_from_words(_strip_latex(span))
+    clause_start = 0
+    for m in _CONCLUSION.finditer(s):
+        if _NUMBER.search(s, m.end()):
+            clause_start = m.end()
+    found = [(m, _number(m.group(0))) for m in _NUMBER.finditer(s, clause_start)]
+    candidates = [(m, v) for m, v in found if v is not None]
+    if len(candidates) <= 1:
+        return candidates[0][1] if candidates else last_value(span)
+    work = _numbers_from_words(_strip_latex(_clean(response)))
+    results = [v for r in _RESULT.finditer(work) if (v := _number(r.group("num"))) is not None]
+    for result in reversed(results):
+        chosen = [v for _, v in candidates if v[0] == result[0]]
+        if chosen:
+            return chosen[0]
+    stated = [(m, v) for m, v in candidates if not _GIVEN_BEFORE.search(s[: m.start()])]
+    cued = [v for m, v in stated if _CUE_BEFORE.search(s[: m.start()])]
+    if cued:
+        return cued[0]
+    return stated[-1][1] if stated else candidates[-1][1]
 
 
 def same_number(gold: tuple[Fraction, bool], answer: tuple[Fraction, bool]) -> bool:

@@ -13,12 +13,13 @@ caller must bound the time (the executor kills the worker process).
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import unicodedata
 from typing import Any, ClassVar
 
-from rlar.tools import math_answer
+from rlar.tools import math_answer, math_forms
 from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
 
 __all__ = [
@@ -251,6 +252,12 @@ class ContainsMatchTool(NormalizedMatchTool):
         return f" {r} " in f" {a} "
 
 
+def _quiet_timeout_notice(record: logging.LogRecord) -> bool:
+    """Drop math-verify's notice that its own timeout is off: ``MathVerifyTool._forms`` runs the library under
+    one time limit of its own (and off the main thread the caller bounds the time, see the module doc)."""
+    return not str(record.msg).startswith("Timeout is disabled")
+
+
 class MathVerifyTool(RewardTool):
     """1.0 if the response's final answer is mathematically equivalent to the reference (``math_answer`` rules,
     math-verify for expressions)."""
@@ -283,6 +290,8 @@ class MathVerifyTool(RewardTool):
         from math_verify import ExprExtractionConfig, LatexExtractionConfig
 
         self._latex_cfg = [LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig()]
+        for name in ("math_verify.grader", "math_verify.parser"):
+            logging.getLogger(name).addFilter(_quiet_timeout_notice)
 
     def _timeout(self) -> int | None:
         # signal.alarm only works in the main thread; elsewhere the caller must bound time (see module doc).
@@ -315,6 +324,48 @@ class MathVerifyTool(RewardTool):
             )
         )
 
+    def _forms(self, gold: str, answer: str) -> tuple[bool, str] | None:
+        """The canonical-form layer (``rlar.tools.math_forms``): (equivalent, reason), or None to leave the pair
+        to the library. Parsing, sympy work and element comparisons all run under one time limit."""
+        from math_verify import parse, verify
+        from math_verify.errors import TimeoutException
+        from math_verify.utils import timeout
+
+        p = self.params
+
+        def parse_one(text: str) -> list[Any]:
+            wrapped = text if "$" in text else f"${text}$"
+            return list(parse(wrapped, self._latex_cfg, parsing_timeout=None))  # type: ignore[arg-type]
+
+        def equal(x: Any, y: Any) -> bool:
+            return bool(
+                verify(
+                    [x],
+                    [y],
+                    float_rounding=int(p.get("float_rounding", 6)),
+                    numeric_precision=int(p.get("numeric_precision", 15)),
+                    strict=bool(p.get("strict", True)),
+                    timeout_seconds=None,
+                )
+            )
+
+        def decide() -> tuple[bool, str] | None:
+            g = math_forms.form_of(gold, parse_one)
+            a = math_forms.form_of(answer, parse_one) if g is not None else None
+            if g is None or a is None:
+                return None
+            same = math_forms.compare(g, a, equal)
+            if same is None:
+                return None
+            return same, f"{'equivalent' if same else 'not equivalent'} as {g.kind} / {a.kind}: {answer[:80]}"
+
+        try:
+            return timeout(self._timeout())(decide)()  # type: ignore[no-any-return]
+        except TimeoutException:
+            return None
+        except Exception:  # sympy raises many kinds on odd input; the library then judges the pair
+            return None
+
     def _judge(
         self, gold: str, raw_ref: str, answer: math_answer.FinalAnswer, response: str
     ) -> tuple[bool, str]:
@@ -332,18 +383,29 @@ class MathVerifyTool(RewardTool):
                 return False, f"hedged: {answer.hedged}"
             given = math_answer.scalar_value(answer.text)
             if given is None and not answer.boxed:
-                given = math_answer.last_value(answer.text)
+                span = math_forms.math_span(answer.text)
+                if span != answer.text:  # "$x = 6$ and $x = -1$": a list of solutions is judged as one
+                    decided = self._forms(math_forms.prepare(gold), math_forms.prepare(span))
+                    if decided is not None:
+                        return decided
+                given = math_answer.stated_value(answer.text, response)
             if given is not None:
                 same = math_answer.same_number(number, given)
                 return (
                     same,
                     f"{'equal' if same else 'not equal'}: {float(given[0]):g}{'%' if given[1] else ''}",
                 )
-        gold_parsed = self._parse(gold, wrap=True) if not math_answer.is_prose(gold) else []
+        prose = math_answer.is_prose(gold)
+        gold_text, answer_text = math_forms.prepare(gold), math_forms.prepare(answer.text)
+        if not prose:
+            decided = self._forms(gold_text, math_forms.prepare(math_forms.math_span(answer.text)))
+            if decided is not None:
+                return decided
+        gold_parsed = self._parse(gold_text, wrap=True) if not prose else []
         if not gold_parsed:  # what the library alone would do with the raw texts
             gold_parsed, answer_parsed = self._parse(raw_ref, wrap=False), self._parse(response, wrap=False)
         else:
-            answer_parsed = self._parse(answer.text, wrap=True)
+            answer_parsed = self._parse(answer_text, wrap=True)
         if not gold_parsed:
             raise ValueError("reference not parseable as math")
         if not answer_parsed:
