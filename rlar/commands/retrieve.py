@@ -142,7 +142,63 @@ async def _run(cfg: Any, request: Any, run_dir: Path, nats: str | None) -> dict[
         return rec.to_dict()
 
 
+def cmd_bench_retrieval(a: argparse.Namespace) -> int:
+    from rlar.config import ConfigError, apply_overrides
+    from rlar.retrieval import bench
+
+    data = a.data or bench.DEFAULT_DATA.get(a.catalogue)
+    if not data:
+        raise ConfigError(f"--catalogue {a.catalogue} has no default request file: give --data FILE.jsonl")
+    cases = bench.load_cases(data)
+    if a.only:
+        cases = [c for c in cases if c.id in set(a.only)]
+    overrides: dict[str, Any] = {}
+    apply_overrides(overrides, a.set)
+    run_dir = Path(a.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    cache = Path(a.mirror_cache) if a.mirror_cache else run_dir / "mirror-models"
+    with contextlib.ExitStack() as stack:
+        if a.catalogue == "heldout":
+            from rlar.testing.hub.catalogue_heldout import heldout_site
+
+            site = stack.enter_context(heldout_site(cache / "heldout"))
+        else:
+            from rlar.testing.hub.catalogue import demo_site
+
+            site = stack.enter_context(demo_site(cache / "demo", steps=0, hang_s=30.0))
+        results = asyncio.run(bench.run_cases(cases, site.url, run_dir, overrides))
+    s = bench.summary(a.catalogue, str(data), results)
+    if a.out:
+        Path(a.out).write_text(json.dumps(s, indent=2) + "\n")
+    print(bench.render(s))
+    print(json.dumps({k: v for k, v in s.items() if k != "cases"}))
+    return 0
+
+
 def register(sub: Any, bench: Any) -> None:
+    b = bench.add_parser(
+        "retrieval",
+        help="hits of the web retriever on a local hub-shaped site of known content (real Chromium)",
+        description=(
+            "Runs each request of a JSONL file (id, description, constraints, examples, acceptable) through "
+            "the retrieval pipeline against a local hub-shaped site and counts the requests whose first-"
+            'ranked candidate is an acceptable repo (or, for acceptable = "none", where nothing is ranked).'
+        ),
+    )
+    b.add_argument("--catalogue", choices=["heldout", "demo"], default="heldout",
+                   help="the site served: heldout (rlar.testing.hub.catalogue_heldout) or demo")  # fmt: skip
+    b.add_argument("--data", help="requests JSONL (default for heldout: data/retrieval/heldout.jsonl)")
+    b.add_argument("--only", action="append", help="run only this request id (repeatable)")
+    b.add_argument("--run-dir", default="runs/bench-retrieval", help="records and screenshots go here")
+    b.add_argument(
+        "--mirror-cache", help="where the stand-in checkpoints are built (default <run-dir>/mirror-models)"
+    )
+    b.add_argument("--out", help="write the full summary (every case) as JSON here")
+    b.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="override a retrieval setting"
+    )
+    b.set_defaults(fn=cmd_bench_retrieval)
+
     p = sub.add_parser(
         "retrieve",
         help="find, vet, deploy and validate a reward model from the web for a task",

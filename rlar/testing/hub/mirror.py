@@ -28,7 +28,9 @@ give no sizes or LFS objects, even with ``blobs=true``), ``no_length_headers`` (
 size header; the body ends when the connection closes), ``no_hashes`` (no LFS sha256 anywhere: no ``lfs``
 object, no ``X-Linked-Etag``, a weak ``ETag``), ``undersized`` (the API and headers announce a tenth of
 the real size of each weight file), ``no_head`` (HEAD answers 405) and ``branch_only`` (no
-``/revision/`` API route, no ``sha`` in the model info, files resolve at ``main`` only).
+``/revision/`` API route, no ``sha`` in the model info, files resolve at ``main`` only) and
+``weights_unavailable`` (the pages, the API and HEAD describe the weight files as usual, but a GET of one
+answers 503 from the CDN: a download that fails).
 
 The demo site's catalogue and leaderboard are in :mod:`rlar.testing.hub.catalogue`, the checkpoints it
 serves in :mod:`rlar.testing.hub.models`; repositories (siblings, hashes, parameter counts) in
@@ -336,6 +338,8 @@ class MirrorSite:
         self._send(h, 302, body, "text/plain; charset=utf-8", head, headers)
 
     def _cdn(self, h: BaseHTTPRequestHandler, repo: Repo | None, sha: str, head: bool) -> None:
+        if repo is not None and "weights_unavailable" in repo.model.quirks and not head:
+            return self._send(h, 503, b"SlowDown: service unavailable", "text/plain", head)
         for name, data in (repo.blobs if repo else {}).items():
             if name.endswith(LFS_SUFFIXES) and hashlib.sha256(data).hexdigest() == sha:
                 quirks = set(repo.model.quirks) if repo else set()

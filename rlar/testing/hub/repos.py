@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 LFS_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".onnx", ".msgpack")
-QUIRKS = ("no_api_sizes", "no_length_headers", "no_hashes", "undersized", "no_head", "branch_only")
+QUIRKS = (
+    "no_api_sizes",
+    "no_length_headers",
+    "no_hashes",
+    "undersized",
+    "no_head",
+    "branch_only",
+    "weights_unavailable",
+)
 
 
 @dataclass
@@ -26,7 +34,9 @@ class MirrorModel:
     library_name: str | None = "transformers"
     license: str | None = "apache-2.0"
     base_model: str | None = None
-    parameters: int | None = None  # computed from safetensors files when None
+    parameters: int | None = (
+        None  # the stated size (wins over the served files'); computed from them when None
+    )
     dtype: str = "F32"
     downloads: int = 0
     likes: int = 0
@@ -43,6 +53,7 @@ class MirrorModel:
     gated: bool | str = False  # False, or the hub's "auto" / "manual": files then answer 401 GatedRepo
     extra_html: str = ""  # appended to the card section as is (e.g. a resource on another host)
     languages: list[str] = field(default_factory=list)  # the card's ``language`` metadata (ISO codes)
+    datasets: list[str] = field(default_factory=list)  # the card's ``datasets`` metadata
     quirks: tuple[str, ...] = ()  # no_api_sizes | no_length_headers | no_hashes | undersized (module doc)
 
     @property
@@ -124,7 +135,8 @@ def prepare(model: MirrorModel) -> Repo:
         for sib in siblings:
             if "lfs" in sib:
                 sib["size"] = sib["lfs"]["size"] = max(1, sib["size"] // 10)
-    if not params and model.parameters:
+    if model.parameters:
+        # The size the repository states: a stand-in checkpoint may serve tiny weights for a big model.
         params = {model.dtype: model.parameters}
     digest = hashlib.sha1(model.id.encode())
     for s in siblings:
@@ -165,6 +177,7 @@ def card_data(m: MirrorModel) -> dict[str, Any]:
         "license": m.license,
         "base_model": m.base_model,
         "language": list(m.languages),
+        "datasets": list(m.datasets),
         "model-index": m.model_index,
     }
     return {k: v for k, v in card.items() if v}
