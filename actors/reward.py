@@ -16,21 +16,31 @@ request, for each of its tools (concurrently):
 2. Score all the request's responses in one call of a ``ToolExecutor`` per kind (rule tools too: one
    round trip to their worker process per request): CPU tools in killable worker processes, with a hard deadline
    per call (``params.deadline_s``, else ``timeout_s``; at most ``max_timeout_s``) enforced by killing the
-   process. A timeout is ``abstain`` "timeout after Xs"; a tool that raises, returns NaN/inf or a score
-   outside its declared range is ``error`` with the reason; in-range float noise is clipped. The worker
-   keeps serving after any of these. Results are cached by (tool version and content hash, query,
-   response, reference). The code tool runs programs on the sandbox actor over the bus
-   (``rlar.sandbox_client``), never in a local jail.
+   process. A user's reward function (``params.concurrency``) has its own pool of that many processes, its
+   samples spread over them, each with its own deadline, so hung samples time out together. A timeout is
+   ``abstain`` "timeout after Xs"; a tool that raises (``raised ValueError: boom (at f.py:3 in fn)``, the
+   traceback's first lines in the item's details), returns a refused type (a str, a bool, None where None
+   is not "abstain"), NaN/inf or a score outside its declared range is ``error`` with the reason; in-range
+   float noise is clipped. The worker keeps serving after any of these, and logs each kind of error (with
+   the traceback the first time, then at its 10th, 100th … occurrence). Results are cached by (tool version
+   and content hash, query, response, reference). The code tool runs programs on the sandbox actor over the
+   bus (``rlar.sandbox_client``), never in a local jail.
 3. Batching: tools that batch for real in a worker process (reward models: ``batched`` and not
    ``in_process``) get the requests that arrive together (one fetch) collected for ``batch_wait_s`` into
-   one call of up to ``max_batch``; the deadline scales with the number of model batches.
+   one call of up to ``max_batch``; the deadline scales with the number of model batches. A user's batched
+   or TRL function (``call_deadline``) gets one call per request, with one deadline per call.
 4. Publish one ``RewardGroup`` per tool (per response: status ok | abstain | error, score, reason, latency,
    cached flag; the tool version actually used, the route's weight, worker id), split by response index if
    larger than the payload limit, with ``Nats-Msg-Id = <prompt>/<generation>/<tool>#<first index>`` — all
    of a request's publishes at once, acks awaited together — so a request redelivered after a crash cannot
    add second rewards to the REWARDS stream; then ack.
-5. Per-tool stats (calls, ok/abstain/error, latency, score histogram, reasons) are merged into the
-   registry every ``stats_flush_s`` and at stop.
+5. Per-tool stats (calls, ok/abstain/error, latency, score histogram, reasons, error reasons, timeouts,
+   throughput warnings) are merged into the registry every ``stats_flush_s`` and at stop.
+6. Throughput (:class:`rlar.tools.stats.ThroughputWatch`, per tool version): ``timeout_streak_warn``
+   timeouts in a row, or a backlog that takes ``backlog_warn_s`` or more to score at the tool's p50 latency
+   and concurrency, is a warning naming the tool — in this actor's log, as an ``Event`` (kind
+   ``reward_slow``) on ``rlar.events.reward``, and in the tool's stats (``last_warning``), which the
+   end-of-run summary and the dashboard show.
 
 A failure of our own infrastructure (registry unreachable, publish refused) fails the handler: the request
 is nak'ed and redelivered, and dead-lettered after ``max_deliver`` attempts — never a silent 0.
@@ -42,6 +52,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import math
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -53,12 +64,12 @@ from pydantic import Field, field_validator
 from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
 from bus.codec import encode_parts
-from bus.messages import RewardGroup, ScoredItem, ScoreGroup, ToolRef, ToolRegistered
+from bus.messages import Event, RewardGroup, ScoredItem, ScoreGroup, ToolRef, ToolRegistered
 from rlar.registry import ToolRegistry
 from rlar.sandbox_client import run_tests_over_bus
 from rlar.synthesis.runner import bus_runner
 from rlar.tools import ToolExecutor, ToolInput, ToolResult, ToolSpec, resolve_tool_class
-from rlar.tools.stats import StatsDelta
+from rlar.tools.stats import StatsDelta, ThroughputWatch
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +118,11 @@ class RewardConfig(ActorConfig):
     """Register the built-in tools at start (idempotent)."""
     max_deliver: int = Field(5, ge=1)
     """Deliveries of a request whose handling failed (infrastructure) before it is dead-lettered."""
+    timeout_streak_warn: int = Field(3, ge=1)
+    """Timeouts in a row of one tool that make a throughput warning naming it."""
+    backlog_warn_s: float = Field(30.0, gt=0)
+    """A tool whose samples in flight take this long to score (at its p50 latency and concurrency) makes a
+    throughput warning naming it (at most once a minute per tool)."""
 
     @field_validator("kinds")
     @classmethod
@@ -178,6 +194,8 @@ class RewardWorker(Actor[RewardConfig]):
         self._resolved: dict[tuple[str, int], tuple[float, ToolSpec | None, str]] = {}
         self._batchers: dict[tuple[str, str, int], _Batcher] = {}
         self._stats: dict[tuple[str, int], StatsDelta] = {}
+        self._watches: dict[tuple[str, int], ThroughputWatch] = {}
+        self._errors_seen: dict[tuple[str, int, str], int] = {}
         self._ack_wait: dict[str, float] = {}
         self._inflight: dict[str, int] = dict.fromkeys(config.kinds, 0)
 
@@ -281,7 +299,7 @@ class RewardWorker(Actor[RewardConfig]):
                 ToolResult.error(f"cannot resolve tool: {type(exc).__name__}: {exc}"[:2000]) for _ in inputs
             ]
         deadline = self._deadline(spec, cls.self_timed)
-        if cls.batched and not cls.in_process:
+        if cls.batched and not cls.in_process and not cls.call_deadline:
             key = (kind, spec.name, spec.version)
             batcher = self._batchers.get(key)
             if batcher is None:
@@ -327,13 +345,23 @@ class RewardWorker(Actor[RewardConfig]):
         spec, why = await self.resolve(tool.tool, tool.version)
         if spec is not None and not why and spec.kind != kind:
             why = f"tool {spec.name} is a {spec.kind} tool; this request came on {subjects.score(kind)}"
+        results: list[ToolResult] = []
         if spec is None or why:
             results = [ToolResult.abstain(why) for _ in req.items]
         else:
             metadata = dict(req.metadata)
             inputs = [ToolInput(query=req.query, response=it.response, reference=req.reference, metadata=metadata)
                       for it in req.items]  # fmt: skip
-            results = await self.score(kind, spec, inputs)
+            watch = self._watch(kind, spec)
+            warnings = watch.started(len(inputs)) if watch is not None else []
+            try:
+                results = await self.score(kind, spec, inputs)
+            finally:
+                if watch is not None:
+                    warnings += watch.finished(results, n=len(inputs))
+            self._log_errors(spec, results)
+            for text in warnings:
+                await self._warn(spec, text, watch.streak if watch is not None else 0)
         wall = time.perf_counter() - t0
         items = []
         delta = None
@@ -358,6 +386,48 @@ class RewardWorker(Actor[RewardConfig]):
             tool_version=spec.version if spec is not None else tool.version, items=items, weight=tool.weight,
             worker=self.instance, latency_s=round(wall, 6),
         )  # fmt: skip
+
+    # -- errors and throughput ----------------------------------------------------------------------
+    def _watch(self, kind: str, spec: ToolSpec) -> ThroughputWatch | None:
+        key = (spec.name, spec.version)
+        watch = self._watches.get(key)
+        if watch is None:
+            try:
+                cls = resolve_tool_class(spec, allowed_prefixes=self.config.allowed_prefixes)
+            except Exception:
+                return None  # scored as an error by score(); nothing to watch
+            watch = self._watches[key] = ThroughputWatch(
+                spec.name, spec.version, concurrency=self.executors[kind].capacity(spec, cls),
+                deadline_s=self._deadline(spec, cls.self_timed), streak_warn=self.config.timeout_streak_warn,
+                backlog_warn_s=self.config.backlog_warn_s,
+            )  # fmt: skip
+        return watch
+
+    def _log_errors(self, spec: ToolSpec, results: list[ToolResult]) -> None:
+        """Log each kind of error of a tool: with its traceback the first time, then at its 10th, 100th … time."""
+        for res in results:
+            if res.status != "error":
+                continue
+            key = (spec.name, spec.version, res.reason[:120])
+            n = self._errors_seen[key] = self._errors_seen.get(key, 0) + 1
+            if n == 1:
+                tb = str(res.details.get("traceback") or "")
+                log.warning("tool %s v%d error: %s%s", spec.name, spec.version, res.reason,
+                            ("\n" + tb) if tb else "")  # fmt: skip
+            elif math.log10(n).is_integer():
+                log.warning("tool %s v%d error (%d times so far): %s", spec.name, spec.version, n, res.reason)
+
+    async def _warn(self, spec: ToolSpec, text: str, streak: int) -> None:
+        """A throughput warning: the log, the tool's stats (summary, dashboard) and an ``Event``."""
+        log.warning("%s", text)
+        delta = self._stats.get((spec.name, spec.version))
+        if delta is None:
+            delta = self._stats[(spec.name, spec.version)] = StatsDelta(spec.score_range)
+        delta.warn(text, streak)
+        event = Event(actor=f"{self.kind}/{self.instance}", kind="reward_slow", level="warning", message=text,
+                      data={"tool": spec.name, "version": spec.version})  # fmt: skip
+        with contextlib.suppress(Exception):  # telemetry; the stats carry the warning too
+            await self.bus.publish(subjects.events(self.kind), event)
 
     # -- stats ------------------------------------------------------------------------------------
     async def _flush_loop(self) -> None:

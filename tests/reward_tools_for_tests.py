@@ -75,6 +75,21 @@ class BatchSizeTool(RewardTool):
         return [self.ok(1.0, "", batch=len(inputs), pid=os.getpid()) for _ in inputs]
 
 
+# User reward functions (``[[tools]] python = "tests.reward_tools_for_tests:<fn>"``).
+def plural_reward(query: str, response: str, reference: Any, metadata: dict[str, Any]) -> float:
+    """Raises on plurals, as a user's function with a bug would."""
+    if response.endswith("s"):
+        raise ValueError("boom")
+    return 1.0
+
+
+def sleepy_reward(query: str, response: str, reference: Any, metadata: dict[str, Any]) -> float:
+    """Sleeps 30 s (uninterruptibly, in C) on a response starting with "slow"; else scores 1.0 at once."""
+    if response.startswith("slow"):
+        time.sleep(30)
+    return 1.0
+
+
 def spec(name: str, cls: str, kind: str = "rule", **params: Any) -> ToolSpec:
     return ToolSpec(name=name, kind=ToolKind(kind), description=f"test tool {cls}", impl=f"{PREFIX}:{cls}",
                     params=params)  # fmt: skip

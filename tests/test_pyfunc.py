@@ -1,4 +1,5 @@
-"""Your reward in Python: call styles, the TRL adapter, trust, versioning, the sandbox, and the CLI."""
+"""Your reward in Python: call styles, the TRL adapter, return types, exceptions, concurrency and deadlines, trust,
+versioning, the sandbox, and the CLI."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import asyncio
 import subprocess
 import sys
 import textwrap
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -51,11 +53,51 @@ async def slow_half(query, response, reference, metadata):
 
 def out_of_range(query, response, reference, metadata):
     return 7.0
+
+
+def as_text(query, response, reference, metadata):
+    return "0.7"
+
+
+def as_dict_text(query, response, reference, metadata):
+    return {"score": "0.7", "reason": "looks fine"}
+
+
+def as_bool(query, response, reference, metadata):
+    return response == reference
+
+
+def mixed(queries, responses, references, metadatas):
+    import numpy as np
+
+    return [np.float32(0.5), "0.7", None, b"1", np.int64(1), float("nan")][: len(responses)]
+
+
+def one_short(prompts, completions, **kwargs):
+    return [1.0] * (len(completions) - 1)
+
+
+def one_text(prompts, completions, **kwargs):
+    return "0.7"
+
+
+def plural_reward(query, response, reference, metadata):
+    if response.endswith("s"):
+        raise ValueError("boom")
+    return 1.0
+
+
+def sleeper(query, response, reference, metadata):
+    import time
+
+    time.sleep(30)
+    return 1.0
 '''
 
 APPLE = ToolInput("cap:apple=", "Apple", "Apple", {"topic": "fruit"})
 LOWER = ToolInput("cap:apple=", "apple", "Apple", {"topic": "fruit"})
 NOREF = ToolInput("cap:kiwi=", "Kiwi", None, {"topic": "fruit"})
+NONE_REASON = "the reward function returned None (cannot judge this sample)"
 
 
 @pytest.fixture
@@ -88,9 +130,74 @@ async def test_each_call_style_scores_with_reasons_abstains_on_none_and_errors_o
     assert await _scores(batched, module, [APPLE, LOWER]) == [("ok", 1.0, ""), ("ok", 0.0, "")]
     slow = _spec(module, "slow_half", tmp_path)
     assert await _scores(slow, module, [APPLE, ToolInput("q", "", "r")]) == [
-        ("ok", 0.5, ""), ("abstain", None, "the reward function returned None")]  # fmt: skip
+        ("ok", 0.5, ""), ("abstain", None, NONE_REASON)]  # fmt: skip
     bad = await _scores(_spec(module, "out_of_range", tmp_path), module, [APPLE])
     assert bad[0][0] == "error" and "outside declared range" in bad[0][2]
+
+
+async def test_a_string_a_bool_or_bytes_from_a_reward_function_is_an_error_never_a_score(
+    module: str, tmp_path: Path
+) -> None:
+    for fn in ("as_text", "as_dict_text"):
+        ((status, score, reason),) = await _scores(_spec(module, fn, tmp_path), module, [APPLE])
+        assert (status, score) == ("error", None) and "score is a str ('0.7')" in reason
+    ((status, score, reason),) = await _scores(_spec(module, "as_bool", tmp_path), module, [APPLE])
+    assert (status, score) == ("error", None) and "score is a bool (True)" in reason
+    five = [ToolInput("q", f"r{i}", "ref") for i in range(6)]
+    got = await _scores(_spec(module, "mixed", tmp_path), module, five)
+    assert [g[:2] for g in got] == [("ok", 0.5), ("error", None), ("abstain", None), ("error", None), ("ok", 1.0),
+                                    ("error", None)]  # fmt: skip
+    assert (
+        "str" in got[1][2]
+        and got[2][2] == NONE_REASON
+        and "bytes" in got[3][2]
+        and got[5][2] == "score is NaN"
+    )
+
+
+async def test_a_trl_function_returning_one_score_too_few_is_an_error_naming_both_counts(
+    module: str, tmp_path: Path
+) -> None:
+    inputs = [ToolInput("q", f"r{i}", "ref") for i in range(40)]
+    got = await _scores(_spec(module, "one_short", tmp_path), module, inputs)
+    assert {g[:2] for g in got} == {("error", None)}
+    assert got[0][2] == f"{module}:one_short returned 39 scores for 40 completions"
+    got = await _scores(_spec(module, "one_text", tmp_path), module, inputs[:3])
+    assert (
+        got[0][:2] == ("error", None)
+        and "returned a str, not a list of scores for 3 completions" in got[0][2]
+    )
+
+
+async def test_a_function_that_raises_is_an_error_with_its_exception_and_traceback_not_an_abstain(
+    module: str, tmp_path: Path
+) -> None:
+    spec = _spec(module, "plural_reward", tmp_path)
+    tool = make_tool(spec, allowed_prefixes=["rlar.", module])
+    ok, bad = await tool.score_batch([ToolInput("q", "apple"), ToolInput("q", "apples")])
+    assert (ok.status, ok.score) == ("ok", 1.0)
+    assert bad.status == "error" and bad.score is None
+    line = SOURCE.splitlines().index('        raise ValueError("boom")') + 1
+    assert bad.reason == f"raised ValueError: boom (at {module}.py:{line} in plural_reward)"
+    assert bad.details["exception"] == "ValueError"
+    tb = bad.details["traceback"]
+    assert 'raise ValueError("boom")' in tb and tb.endswith("ValueError: boom") and "pyfunc.py" not in tb
+
+
+async def test_hung_samples_of_a_user_function_time_out_together_not_one_after_another(
+    module: str, tmp_path: Path
+) -> None:
+    spec = _spec(module, "sleeper", tmp_path, deadline_s=2.0, concurrency=8)
+    assert spec.params["concurrency"] == 8
+    assert _spec(module, "capitalised", tmp_path).params["concurrency"] == 4  # the default
+    inputs = [ToolInput("q", f"r{i}", "ref") for i in range(8)]
+    async with ToolExecutor(timeout_s=2.0, load_timeout_s=60, allowed_prefixes=["rlar.", module]) as ex:
+        assert await ex.prepare(spec) is None  # the workers are up: the clock below measures the deadlines
+        t0 = time.perf_counter()
+        got = await ex.score_batch(spec, inputs)
+        wall = time.perf_counter() - t0
+    assert [(r.status, r.reason) for r in got] == [("abstain", "timeout after 2s")] * 8
+    assert wall < 8.0, f"8 samples with a 2 s deadline took {wall:.1f}s: serialised (16 s) or worse"
 
 
 async def test_a_trl_reward_function_works_unchanged_through_the_adapter(module: str, tmp_path: Path) -> None:
@@ -98,7 +205,7 @@ async def test_a_trl_reward_function_works_unchanged_through_the_adapter(module:
                  needs_reference=False)  # fmt: skip
     assert spec.params["style"] == "trl"
     got = await _scores(spec, module, [APPLE, LOWER, NOREF])
-    assert got == [("ok", 1.0, ""), ("ok", 0.0, ""), ("abstain", None, "the reward function returned None")]
+    assert got == [("ok", 1.0, ""), ("ok", 0.0, ""), ("abstain", None, NONE_REASON)]
 
 
 async def test_a_module_the_worker_does_not_trust_is_refused_and_a_changed_one_needs_a_new_version(

@@ -1,13 +1,16 @@
 """Reward workers against a real bus: built-in tools, the code tool through the sandbox actor, tools that hang,
-throw or return garbage, batching, stats, and a worker process killed mid-batch."""
+throw or return garbage, a user's function that raises or hangs (errors with tracebacks, deadlines that run
+together, throughput warnings), batching, stats, and a worker process killed mid-batch."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +23,10 @@ from actors.sandbox import SandboxActor, SandboxActorConfig
 from bus import subjects, topology
 from bus.client import Bus, wait_for
 from bus.config import NatsConfig
-from bus.messages import Heartbeat, RewardGroup, ScoredItem, ScoreGroup, ScoreItem, ToolRef
+from bus.messages import Event, Heartbeat, RewardGroup, ScoredItem, ScoreGroup, ScoreItem, ToolRef
 from rlar.registry import ToolRegistry
 from rlar.tools.combine import combine
+from rlar.tools.pyfunc import PythonToolConfig, python_tool_spec
 from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
 from tests.reward_tools_for_tests import running, spec
 
@@ -197,6 +201,95 @@ async def test_hanging_throwing_nan_and_huge_tools_give_reasons_and_the_worker_k
             "outside declared range" in k for k in st["reasons"]
         )
         assert (await reg.stats(hang.name, hang.version))["abstain"] == 1
+
+
+def _user_tool(name: str, fn: str, **kw: Any) -> Any:
+    return python_tool_spec(PythonToolConfig(name=name, python=f"tests.reward_tools_for_tests:{fn}",
+                                             description="a user's reward function", path=str(REPO), **kw))  # fmt: skip
+
+
+async def _wait_stats(reg: ToolRegistry, name: str, version: int, calls: int) -> dict[str, Any]:
+    for _ in range(200):  # stats are merged into the registry every 0.2 s
+        st = await reg.stats(name, version)
+        if st["calls"] >= calls:
+            return st
+        await asyncio.sleep(0.05)
+    return st
+
+
+async def test_a_user_function_that_raises_is_an_error_with_its_traceback_in_the_reward_the_log_and_the_stats(
+    bus: Bus, nats_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    uid = _uid()
+    reg = ToolRegistry(bus)
+    tool = await reg.register(_user_tool(f"plural_{uid}", "plural_reward"), by="test")
+    task = f"raise_{uid}"
+    reqs = [_req(task, i, tool.name, "rule", word) for i, word in enumerate(["apples", "pear", "plums"])]
+    caplog.set_level(logging.WARNING, logger="actors.reward")
+    async with running(_worker(nats_url, tmp_path, kinds=["rule"])):
+        got = await _score(bus, reqs)
+        st = await _wait_stats(reg, tool.name, tool.version, 3)
+    r = [got[f"{task}-{i}"] for i in range(3)]
+    assert (r[1].status, r[1].score) == ("ok", 1.0)
+    for bad in (r[0], r[2]):
+        assert (bad.status, bad.score) == ("error", None)  # an error, not an abstain
+        assert bad.reason.startswith("raised ValueError: boom (at reward_tools_for_tests.py:")
+        assert bad.reason.endswith(" in plural_reward)")
+        assert 'raise ValueError("boom")' in bad.details["traceback"]
+    logged = [rec.getMessage() for rec in caplog.records if tool.name in rec.getMessage()]
+    assert len(logged) == 1, logged  # the first occurrence, with its traceback; the second is counted
+    assert "raised ValueError: boom" in logged[0] and 'raise ValueError("boom")' in logged[0]
+    assert (st["calls"], st["ok"], st["error"], st["abstain"]) == (3, 1, 2, 0)
+    assert st["top_error"] == {"reason": r[0].reason, "count": 2}
+
+
+async def test_hung_samples_of_a_user_function_time_out_together_and_the_tool_is_named_in_a_warning(
+    bus: Bus, nats_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    uid = _uid()
+    reg = ToolRegistry(bus)
+    tool = await reg.register(
+        _user_tool(f"sleepy_{uid}", "sleepy_reward", deadline_s=2.0, concurrency=8), by="test"
+    )
+    task = f"slow_{uid}"
+
+    def group(tag: str, prefix: str) -> ScoreGroup:
+        return ScoreGroup(prompt_id=f"{task}-{tag}", generation="g", task=task, query="q",
+                          tools=[ToolRef(tool=tool.name, kind="rule")],
+                          items=[ScoreItem(index=i, response=f"{prefix}{i}") for i in range(8)])  # fmt: skip
+
+    got: dict[str, RewardGroup] = {}
+    events: list[Event] = []
+
+    async def on_reward(msg: RewardGroup, raw: object) -> None:
+        got[msg.prompt_id] = msg
+
+    async def on_event(msg: Event, raw: object) -> None:
+        events.append(msg)
+
+    await bus.subscribe(subjects.rewards(task), RewardGroup, on_reward)
+    await bus.subscribe(subjects.events("reward"), Event, on_event)
+    caplog.set_level(logging.WARNING, logger="actors.reward")
+    async with running(_worker(nats_url, tmp_path, kinds=["rule"])):
+        # Eight quick samples first, so the tool's eight worker processes are up before the clock starts.
+        await bus.js_publish(subjects.score("rule"), group("warm", "fast"), msg_id=f"req/{task}-warm")
+        assert await wait_for(lambda: f"{task}-warm" in got, 60)
+        t0 = time.perf_counter()
+        await bus.js_publish(subjects.score("rule"), group("hung", "slow"), msg_id=f"req/{task}-hung")
+        assert await wait_for(lambda: f"{task}-hung" in got, 60)
+        wall = time.perf_counter() - t0
+        st = await _wait_stats(reg, tool.name, tool.version, 16)
+        assert await wait_for(lambda: bool(events), 10)
+    assert all(it.status == "ok" for it in got[f"{task}-warm"].items)
+    hung = got[f"{task}-hung"].items
+    assert [(it.status, it.reason) for it in hung] == [("abstain", "timeout after 2s")] * 8
+    # Serialised, 8 x 2 s deadlines would take 16 s and more; together they take about one.
+    assert wall < 8.0, f"8 hung samples with a 2 s deadline took {wall:.1f}s"
+    (event,) = [e for e in events if e.data.get("tool") == tool.name]
+    assert event.kind == "reward_slow" and event.level == "warning"
+    assert f"{tool.name} v{tool.version}: 3 timeouts in a row at its 2s deadline" in event.message
+    assert any(event.message in rec.getMessage() for rec in caplog.records)
+    assert st["timeouts"] == 8 and st["timeout_streak"] >= 3 and st["last_warning"] == event.message
 
 
 async def test_unknown_disabled_and_misrouted_tools_abstain_with_the_reason(

@@ -262,3 +262,28 @@ async def test_rule_tool_throughput_through_the_executor(executor):
     assert sum(r.score == 1.0 for r in res if r.score is not None) == sum(i % 7 == i for i in range(2000))
     print(f"normalized_match via executor: {rate:.0f} scores/s")
     assert rate > 200  # generous: per-input frames cost tens of microseconds
+
+
+async def test_a_tool_with_its_own_concurrency_times_out_its_hung_inputs_together_on_its_own_workers():
+    ex = ToolExecutor(workers=1, timeout_s=1.0, allowed_prefixes=ALLOWED)
+    try:
+        spec = spec_for(MisbehavingTool).replace(params={"concurrency": 4})
+        assert await ex.prepare(spec) is None and ex.stats.spawns == 4  # its pool, not the shared worker
+        t0 = time.perf_counter()
+        res = await ex.score_batch(
+            spec, [inp("hang"), inp("a"), inp("hang"), inp("hang"), inp("abc"), inp("hang")]
+        )
+        wall = time.perf_counter() - t0
+        assert [r.status for r in res] == ["abstain", "ok", "abstain", "abstain", "ok", "abstain"]
+        assert {r.reason for r in res if r.status == "abstain"} == {"timeout after 1s"}
+        # Four hung inputs on four workers: about one deadline (serialised on one worker: 4 s and 4 respawns).
+        assert wall < 3.5, f"{wall:.1f}s"
+        assert (
+            ex.capacity(spec, MisbehavingTool) == 4
+            and ex.capacity(spec_for(MisbehavingTool), MisbehavingTool) == 1
+        )
+        shared = await ex.score(spec_for(MisbehavingTool), inp("abcd"))
+        assert shared.score == pytest.approx(0.04) and ex._workers[0].alive
+    finally:
+        await ex.close()
+    assert not any(w.alive for w in ex._all_workers())

@@ -10,8 +10,15 @@ tool's misbehaviour:
   request are re-sent to the fresh worker, so one pathological response costs only its own result.
 - Deadlines: ``spec.params["deadline_s"]``, else the executor's ``timeout_s``, per input for non-batched
   tools; for batched tools (reward models, embeddings, judge, sandbox) per request, scaled by
-  ceil(n / unit) where unit is ``params["batch_size"]`` or ``params["max_concurrency"]`` (else 1).
+  ceil(n / unit) where unit is ``params["batch_size"]`` or ``params["max_concurrency"]`` (else 1); for
+  tools with ``RewardTool.call_deadline`` (a user's batched or TRL function) per call, unscaled.
+  A deadline counts from the moment the worker has the input, not from when it was queued.
   Building a tool in a worker (loading a model) has its own ``load_timeout_s``.
+- Concurrency: a spec with ``params["concurrency"] = c`` (user reward functions, :mod:`rlar.tools.pyfunc`)
+  gets its own pool of ``c`` worker processes, and each of its samples (each call, for batched tools) goes
+  to the next free worker with its own deadline: ``c`` hung samples time out together after one deadline,
+  and the next ``c`` start at once on fresh workers — never one deadline per sample in sequence. Other
+  specs share the executor's ``workers`` processes.
 - A tool that raises → ``error`` with the exception text. A worker that dies → ``error`` "worker died
   (exit code N)" with its stderr tail in details. Every ``ok`` result is re-checked with ``finalize``
   (NaN/inf/out-of-range → error), whatever the worker sent.
@@ -185,6 +192,8 @@ class ToolExecutor:
         self.stats = ExecutorStats()
         self._workers = [_Worker(i) for i in range(workers)]
         self._idle: asyncio.Queue[_Worker] | None = None
+        # Per-tool pools (spec.params["concurrency"]), by (tool name, size): a new version reuses them.
+        self._pools: dict[tuple[str, int], tuple[list[_Worker], asyncio.Queue[_Worker]]] = {}
         self._local_tools: OrderedDict[str, RewardTool] = OrderedDict()
         self._request_id = 0
         self._closed = False
@@ -204,11 +213,42 @@ class ToolExecutor:
                 self._idle.put_nowait(w)
         return self._idle
 
+    @staticmethod
+    def concurrency(spec: ToolSpec) -> int | None:
+        """The spec's own pool size (``params["concurrency"]``), or None to share the executor's workers."""
+        c = spec.params.get("concurrency")
+        return max(1, int(c)) if c else None
+
+    def capacity(self, spec: ToolSpec, cls: type[RewardTool]) -> int | None:
+        """How many of ``spec``'s calls run at once here: its own pool's size, else the shared workers' count;
+        None for in-process tools (bounded by the tool itself)."""
+        if cls.in_process:
+            return None
+        return self.concurrency(spec) or len(self._workers)
+
+    def _pool(self, spec: ToolSpec) -> tuple[list[_Worker], asyncio.Queue[_Worker]]:
+        """The workers serving ``spec`` and their idle queue (see "Concurrency" in the module docstring)."""
+        size = self.concurrency(spec)
+        if size is None:
+            return self._workers, self._queue()
+        key = (spec.name, size)
+        pool = self._pools.get(key)
+        if pool is None:
+            first = len(self._workers) + sum(len(ws) for ws, _ in self._pools.values())
+            workers = [_Worker(first + i) for i in range(size)]
+            idle: asyncio.Queue[_Worker] = asyncio.Queue()
+            for w in workers:
+                idle.put_nowait(w)
+            pool = self._pools[key] = (workers, idle)
+        return pool
+
+    def _all_workers(self) -> list[_Worker]:
+        return [*self._workers, *(w for ws, _ in self._pools.values() for w in ws)]
+
     async def close(self) -> None:
         """Stop all workers (EOF, then kill after 2 s) and close in-process tools."""
         self._closed = True
-        for w in self._workers:
-            await self._stop_worker(w, graceful=True)
+        await asyncio.gather(*(self._stop_worker(w, graceful=True) for w in self._all_workers()))
         for tool in self._local_tools.values():
             with contextlib.suppress(Exception):
                 await tool.aclose()
@@ -393,7 +433,8 @@ class ToolExecutor:
             except Exception as exc:
                 return f"could not build tool: {type(exc).__name__}: {exc}"
             return None
-        outcomes = await asyncio.gather(*(self._prepare_one(spec) for _ in self._workers))
+        workers, _ = self._pool(spec)
+        outcomes = await asyncio.gather(*(self._prepare_one(spec) for _ in workers))
         return next((o for o in outcomes if o is not None), None)
 
     async def _prepare_one(self, spec: ToolSpec) -> str | None:
@@ -442,7 +483,9 @@ class ToolExecutor:
                 return [_timeout_result(limit, time.perf_counter() - t0) for _ in range(n)]
 
         if cls.batched:
-            limit = deadline * math.ceil(len(inputs) / self._batch_unit(spec))
+            limit = (
+                deadline if cls.call_deadline else deadline * math.ceil(len(inputs) / self._batch_unit(spec))
+            )
             return await bounded(tool.score_batch(inputs), limit, len(inputs))
         parts = await asyncio.gather(*(bounded(tool.score(x), deadline, 1) for x in inputs))
         return [p[0] for p in parts]
@@ -452,30 +495,42 @@ class ToolExecutor:
     async def _run_in_workers(
         self, spec: ToolSpec, cls: type[RewardTool], inputs: Sequence[ToolInput], deadline: float
     ) -> list[ToolResult]:
+        if self.concurrency(spec) is not None and not cls.batched:
+            # One sample per round trip, each to the next free worker of the tool's pool, each with its own
+            # deadline: hung samples time out together, not one after another.
+            parts = await asyncio.gather(*(self._run_in_worker(spec, False, [x], deadline) for x in inputs))
+            return [p[0] for p in parts]
         n_workers = len(self._workers)
         if cls.batched or n_workers == 1 or len(inputs) == 1:
-            return await self._run_in_worker(spec, cls.batched, inputs, deadline)
+            return await self._run_in_worker(spec, cls.batched, inputs, deadline, scale=not cls.call_deadline)
         size = math.ceil(len(inputs) / n_workers)
         chunks = [inputs[i : i + size] for i in range(0, len(inputs), size)]
         parts = await asyncio.gather(*(self._run_in_worker(spec, False, c, deadline) for c in chunks))
         return [r for p in parts for r in p]
 
     async def _run_in_worker(
-        self, spec: ToolSpec, batched: bool, inputs: Sequence[ToolInput], deadline: float
+        self,
+        spec: ToolSpec,
+        batched: bool,
+        inputs: Sequence[ToolInput],
+        deadline: float,
+        *,
+        scale: bool = True,
     ) -> list[ToolResult]:
-        """Run one request on one worker, respawning after a kill and re-sending what was left.
+        """Run one request on one worker of the spec's pool, respawning after a kill and re-sending what was
+        left. ``scale``: a batch's deadline is scaled by its number of units (else one deadline per call).
 
         With no inputs, builds the tool and returns [] on success or [error] on failure (for prepare).
         """
         results: list[ToolResult | None] = [None] * len(inputs)
         pending = list(range(len(inputs)))
-        queue = self._queue()
+        _, queue = self._pool(spec)
         first = True
         while pending or first:
             first = False
             w = await queue.get()
             try:
-                outcome = await self._one_round(w, spec, batched, inputs, pending, results, deadline)
+                outcome = await self._one_round(w, spec, batched, inputs, pending, results, deadline, scale)
             except BaseException:
                 # Cancelled (or our bug) mid-request: the worker's state is unknown, so replace it.
                 await self._kill(w)
@@ -501,6 +556,7 @@ class ToolExecutor:
         pending: list[int],
         results: list[ToolResult | None],
         deadline: float,
+        scale: bool = True,
     ) -> ToolResult | None:
         """Send ``pending`` to worker ``w`` and fill ``results``. Returns a result that applies to all of
         ``pending`` still unfilled when the round cannot continue (load failure, batch timeout), else None
@@ -540,7 +596,7 @@ class ToolExecutor:
 
         # Phase 2: results.
         if batched:
-            limit = deadline * math.ceil(len(pending) / self._batch_unit(spec))
+            limit = deadline * math.ceil(len(pending) / self._batch_unit(spec)) if scale else deadline
             t0 = time.perf_counter()
             try:
                 msg = await self._recv(w, limit)

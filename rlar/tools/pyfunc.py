@@ -11,8 +11,21 @@ Three call styles (``style`` in the spec's params; ``auto`` picks one from the p
   ``kwargs["solution"]``), and every metadata column of the records as a list (TRL passes a dataset's extra
   columns the same way). ``completion_ids`` and ``trainer_state`` are not passed.
 
-``None`` means "cannot judge this sample" and becomes ``abstain`` (the sample is masked, not scored 0), as in
-TRL. A number outside ``score_range`` or a raised exception is the tool's ``error``, with the reason.
+Return values, checked by the one rule of :func:`rlar.tools.base.check_score` (the same for every tool path):
+
+- a score is an ``int``, ``float`` or numpy scalar, finite and inside ``score_range``;
+- ``None`` (or ``{"score": None}``) is the documented "cannot judge this sample": ``abstain``, masked rather
+  than scored 0, as in TRL — in a batch too, for that sample alone;
+- a ``str`` (``"0.7"`` is never parsed), ``bytes``, a ``bool``, NaN/inf or an out-of-range number is that
+  sample's ``error`` with the reason; a batched/TRL function returning a list of the wrong length (or not a
+  list) is an ``error`` for the whole call ("returned 39 scores for 40 completions");
+- a raised exception is ``error`` ``raised ValueError: boom (at my_rewards.py:7 in fn)``, with the first
+  lines of the traceback in the result's details. Never ``abstain``, never a 0 that gets trained on.
+
+Concurrency and deadline: ``concurrency`` (default ``DEFAULT_CONCURRENCY``) calls of the function run at once,
+each in its own killable worker process, and ``deadline_s`` counts per sample (per call for batched and TRL
+styles) from the moment that call starts — so samples that hang time out together, one deadline per round of
+``concurrency`` samples, not one after another (:mod:`rlar.tools.executor`).
 
 Where it runs is the tool's ``kind``:
 
@@ -60,6 +73,7 @@ IMPL_SAMPLE = "rlar.tools.pyfunc:PythonFunctionTool"
 IMPL_BATCHED = "rlar.tools.pyfunc:BatchedPythonFunctionTool"
 Style = Literal["auto", "sample", "batched", "trl"]
 TRUSTED_KINDS = ("rule", "metric", "model", "judge")
+DEFAULT_CONCURRENCY = 4
 
 
 class PythonToolError(ValueError):
@@ -96,7 +110,11 @@ class PythonToolConfig(BaseModel):
     """The function needs the task's reference: samples without one abstain, and the router does not pick it
     for tasks without references."""
     deadline_s: float | None = Field(None, gt=0)
-    """Per-call deadline (default: the reward worker's ``timeout_s``)."""
+    """Per-call deadline (default: the reward worker's ``timeout_s``): per sample for the ``sample`` style, per
+    list for ``batched``/``trl``; it counts from the start of the call, so concurrent calls time out together."""
+    concurrency: int = Field(DEFAULT_CONCURRENCY, ge=1, le=256)
+    """Calls of the function in flight at once, per reward worker (each in its own killable worker process):
+    raise it for a function that waits on I/O (an API, a judge), lower it for a CPU-heavy one."""
     reference_kwarg: str = "reference"
     """``trl`` style: the keyword under which the references are passed (e.g. ``solution``)."""
     conversational: bool = False
@@ -233,6 +251,7 @@ def python_tool_spec(cfg: PythonToolConfig, *, base_dir: str | Path | None = Non
     }
     if cfg.deadline_s is not None:
         params["deadline_s"] = cfg.deadline_s
+    params["concurrency"] = cfg.concurrency
     if style == "trl":
         params.update(reference_kwarg=cfg.reference_kwarg, conversational=cfg.conversational)
     return ToolSpec(
@@ -279,8 +298,8 @@ def _import_function(
 
 def _outcome(tool: RewardTool, out: Any) -> Outcome:
     """A user function's return value as a tool outcome (see the module docstring)."""
-    if out is None:
-        return ToolResult.abstain("the reward function returned None")
+    if out is None:  # the documented "cannot judge": masked, not scored 0 (as TRL)
+        return ToolResult.abstain("the reward function returned None (cannot judge this sample)")
     if isinstance(out, ToolResult):
         return out
     if isinstance(out, dict):
@@ -336,15 +355,23 @@ class BatchedPythonFunctionTool(PythonFunctionTool):
     """A trusted Python reward function called with lists (``batched`` and ``trl`` styles)."""
 
     batched: ClassVar[bool] = True
+    call_deadline: ClassVar[bool] = True
     _style: ClassVar[str] = "batched"
 
     async def _score_batch(self, inputs: Sequence[ToolInput]) -> list[Outcome]:
         todo = [x for x in inputs if not (self.needs_reference and x.reference is None)]
         outs: list[Any] = []
         if todo:
-            outs = list(await self._call_lists(todo))
+            got = await self._call_lists(todo)
+            what = "completions" if self.style == "trl" else "responses"
+            fn = str(self.spec.params.get("function") or self.spec.name)
+            if not isinstance(got, list | tuple) and type(got).__name__ != "ndarray":
+                why = f"{fn} returned a {type(got).__name__}, not a list of scores for {len(todo)} {what}"
+                return [ToolResult.error(why) for _ in inputs]
+            outs = list(got)
             if len(outs) != len(todo):
-                raise ValueError(f"the reward function returned {len(outs)} scores for {len(todo)} samples")
+                why = f"{fn} returned {len(outs)} scores for {len(todo)} {what}"
+                return [ToolResult.error(why) for _ in inputs]
         it = iter(outs)
         return [
             ToolResult.abstain("no reference") if self.needs_reference and x.reference is None
@@ -352,11 +379,12 @@ class BatchedPythonFunctionTool(PythonFunctionTool):
             for x in inputs
         ]  # fmt: skip
 
-    async def _call_lists(self, xs: Sequence[ToolInput]) -> Sequence[Any]:
+    async def _call_lists(self, xs: Sequence[ToolInput]) -> Any:
+        """The function's raw return value for ``xs`` (checked by ``_score_batch``)."""
         queries, responses = [x.query for x in xs], [x.response for x in xs]
         references, metadatas = [x.reference for x in xs], [dict(x.metadata) for x in xs]
         if self.style != "trl":
-            return list(await self._call(queries, responses, references, metadatas))
+            return await self._call(queries, responses, references, metadatas)
         p = self.spec.params
         ref_kw = str(p.get("reference_kwarg") or "reference")
         if p.get("conversational"):
@@ -367,4 +395,4 @@ class BatchedPythonFunctionTool(PythonFunctionTool):
         columns = sorted({k for m in metadatas for k in m} - {"prompts", "completions", ref_kw})
         kwargs = {k: [m.get(k) for m in metadatas] for k in columns}
         kwargs[ref_kw] = references
-        return list(await self._call(prompts=prompts, completions=completions, **kwargs))
+        return await self._call(prompts=prompts, completions=completions, **kwargs)
