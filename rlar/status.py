@@ -1,4 +1,10 @@
-"""``rlar status``: live actors (from heartbeats), stream depths, consumer backlogs and message rates."""
+"""``rlar status``: live actors (from heartbeats), stream depths, consumer backlogs and message rates.
+
+One line per actor: kind, instance, state, pid, host, uptime, then its heartbeat's ``info`` and ``counters``
+written compactly (:func:`compact`): zeros and empty values left out, nested tables as ``name(k=v …)``, and
+counters named ``<group>.<what>`` grouped — a reward worker's ``rule.ok``, ``rule.error`` … read
+``rule(ok=900 error=3)``. ``--json`` prints everything as it is.
+"""
 
 from __future__ import annotations
 
@@ -73,13 +79,55 @@ async def collect(bus: Bus, *, rate_window_s: float = 1.0, stale_s: float = 15.0
     return {"at": now, "actors": actors, "streams": streams, "consumers": consumers}
 
 
+def _empty(value: Any) -> bool:
+    return (
+        value is None
+        or value is False
+        or value == 0
+        or (isinstance(value, str | list | tuple | dict) and not value)
+    )
+
+
+def _grouped(counters: dict[str, Any]) -> dict[str, Any]:
+    """``{"rule.ok": 9, "rule.error": 1, "requests": 5}`` → ``{"rule": {"ok": 9, "error": 1}, "requests": 5}``
+    (a dotted key stays as it is when a plain key has its group's name)."""
+    out: dict[str, Any] = {}
+    for key, value in counters.items():
+        group, dot, rest = str(key).partition(".")
+        if dot and group not in counters:
+            out.setdefault(group, {})[rest] = value
+        else:
+            out[key] = value
+    return out
+
+
+def compact(value: Any, width: int = 40) -> str:
+    """A heartbeat value in few characters: ``k=v`` pairs without zeros or empty values, nested tables as
+    ``k(…)``, lists joined by commas, floats to 3 significant digits, long strings cut at ``width``."""
+    if isinstance(value, dict):
+        parts = []
+        for k, v in value.items():
+            if _empty(v):
+                continue
+            inner = compact(v, width)
+            if inner:
+                parts.append(f"{k}({inner})" if isinstance(v, dict) else f"{k}={inner}")
+        return " ".join(parts)
+    if isinstance(value, list | tuple):
+        return ",".join(compact(v, width) for v in value if not _empty(v))
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    text = str(value).replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def render(doc: dict[str, Any]) -> str:
     lines = [f"actors ({len(doc['actors'])}):"]
     if not doc["actors"]:
         lines.append("  (no heartbeats)")
     for a in doc["actors"]:
-        info = " ".join(f"{k}={v}" for k, v in a["info"].items())
-        counters = " ".join(f"{k}={v}" for k, v in sorted(a["counters"].items()))
+        info = compact(a["info"])
+        counters = compact(_grouped(dict(sorted(a["counters"].items()))))
         lines.append(
             f"  {a['actor']:<12} {a['instance']:<28} {a['state']:<10} pid={a['pid']:<7} host={a['host']} "
             f"up={a['uptime_s']:.0f}s {info} {counters}".rstrip()

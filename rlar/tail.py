@@ -1,7 +1,10 @@
 """``rlar tail``: print live bus traffic, decoded.
 
-Each line: time, subject, message type and the key fields; ``--json`` prints one JSON object per line
-with the full decoded message. Payloads that do not decode are shown as such, with the reason.
+Each line: time, subject, message type and the key fields; a message with scored responses (a
+``RewardGroup`` on ``rlar.rewards.<task>``) also shows each response's index, status, score and reason,
+compactly (``items=[0 ok 1.00 "capitalised correctly", 1 error "ValueError: boom", +3 more]``), after a
+count by status. ``--json`` prints one JSON object per line with the full decoded message. Payloads that do
+not decode are shown as such, with the reason.
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from bus.config import NatsConfig
 
 # Fields worth a glance, in the order shown, when a message has them.
 KEY_FIELDS = (
-    "actor", "instance", "state", "task", "prompt_id", "sample_id", "index", "tool", "kind", "status",
-    "score", "policy_version", "version", "step", "signature", "backend", "reason", "message", "subject",
+    "actor", "instance", "state", "task", "prompt_id", "sample_id", "index", "tool", "tool_version", "kind",
+    "status", "score", "policy_version", "version", "step", "signature", "backend", "reason", "message", "subject",
 )  # fmt: skip
 
 
@@ -39,6 +42,34 @@ def _short(value: Any, width: int = 40) -> str:
     text = value if isinstance(value, str) else json.dumps(_jsonable(value))
     text = text.replace("\n", "\\n")
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+ITEMS_SHOWN = 6
+"""Scored responses shown per line (the rest are counted: ``+N more``; ``--json`` has them all)."""
+
+
+def scored_items(items: list[Any], *, shown: int = ITEMS_SHOWN, reason_width: int = 36) -> str:
+    """``ok 6 error 2 items=[0 ok 1.00 "reason", 1 error "why", …]``: responses of a message by status, then
+    each one's index, status, score and the first line of its reason; '' when ``items`` holds no scored
+    responses."""
+    rows = [it for it in items if isinstance(it, dict) and "status" in it]
+    if not rows:
+        return ""
+    counts: dict[str, int] = {}
+    for it in rows:
+        counts[str(it["status"])] = counts.get(str(it["status"]), 0) + 1
+    parts = []
+    for it in rows[:shown]:
+        text = f"{it.get('index', '?')} {it['status']}"
+        if isinstance(it.get("score"), int | float):
+            text += f" {it['score']:.2f}"
+        if reason := str(it.get("reason") or "").strip():
+            first = reason.splitlines()[0]  # a traceback's first line says what failed
+            text += f" {json.dumps(_short(first, reason_width), ensure_ascii=False)}"
+        parts.append(text)
+    if len(rows) > shown:
+        parts.append(f"+{len(rows) - shown} more")
+    return " ".join(f"{k} {v}" for k, v in counts.items()) + " items=[" + ", ".join(parts) + "]"
 
 
 def format_line(subject: str, data: bytes, *, as_json: bool, at: float | None = None) -> str:
@@ -61,6 +92,8 @@ def format_line(subject: str, data: bytes, *, as_json: bool, at: float | None = 
     fields = " ".join(
         f"{k}={_short(payload[k])}" for k in KEY_FIELDS if k in payload and payload[k] not in ("", None)
     )
+    if isinstance(payload.get("items"), list) and (scored := scored_items(payload["items"])):
+        fields += " " + scored
     suffix = f" <invalid: {error}>" if error else ""
     return f"{stamp} {subject} {type_name} {fields}{suffix}"
 

@@ -57,3 +57,42 @@ def test_a_run_anywhere_is_found_named_and_chosen_with_run(tmp_path: Path) -> No
     assert r.returncode == 1 and "not both" in r.stderr
     r = _rlar(elsewhere, "tail", "--run", str(tmp_path / "nowhere"))
     assert r.returncode == 1 and "no such directory" in r.stderr
+
+
+def test_tails_default_line_shows_each_responses_status_score_and_reason() -> None:
+    from bus.codec import encode
+    from bus.messages import RewardGroup, ScoredItem
+    from rlar.tail import format_line
+
+    items = [ScoredItem(index=0, status="ok", score=1.0, reason="capitalised correctly"),
+             ScoredItem(index=1, status="ok", score=0.4, reason="'appel' is 80% like 'Apple'"),
+             ScoredItem(index=2, status="error", reason="ValueError: boom\n  File 'my_rewards.py', line 3, in f"),
+             ScoredItem(index=3, status="abstain", reason="no reference")]  # fmt: skip
+    items += [ScoredItem(index=i, status="ok", score=0.0, reason="x" * 200) for i in range(4, 10)]
+    group = RewardGroup(prompt_id="cap/e0/1", generation="g", task="capitalize", tool="capitalised", tool_version=2,
+                        items=items)  # fmt: skip
+    line = format_line("rlar.rewards.capitalize", encode(group), as_json=False, at=0.0)
+    assert "tool=capitalised tool_version=2" in line
+    assert "ok 8 error 1 abstain 1 items=[" in line
+    assert "0 ok 1.00 \"capitalised correctly\", 1 ok 0.40 \"'appel' is 80% like 'Apple'\"" in line
+    assert '2 error "ValueError: boom", 3 abstain "no reference", 4 ok 0.00 "xxx' in line
+    assert line.endswith(", +4 more]") and len(line) < 420, line
+
+
+def test_status_writes_an_actors_heartbeat_compactly_without_raw_dicts() -> None:
+    from rlar.status import render
+
+    executor = {"requests": 120, "inputs": 960, "cache_hits": 0, "timeouts": 2, "worker_deaths": 0, "spawns": 2,
+                "errors": 3, "abstains": 5}  # fmt: skip
+    actor = {"actor": "reward", "instance": "reward-host-1", "host": "h", "pid": 42, "state": "running",
+             "uptime_s": 125.0, "age_s": 1.0,
+             "info": {"kinds": ["rule", "metric"], "inflight": {"rule": 0, "metric": 0}, "batches": 40,
+                      "executors": {"rule": executor, "metric": {k: 0 for k in executor}}},
+             "counters": {"requests": 120, "rewards": 968, "cached": 0, "rule.ok": 900, "rule.error": 3,
+                          "rule.abstain": 5, "metric.ok": 60}}  # fmt: skip
+    line = render({"actors": [actor], "streams": [], "consumers": []}).splitlines()[1]
+    assert "{" not in line and "inflight" not in line and "cached" not in line, line
+    assert "kinds=rule,metric batches=40 executors(rule(requests=120 inputs=960 timeouts=2 spawns=2 errors=3 " \
+           "abstains=5))" in line  # fmt: skip
+    assert line.endswith("abstains=5)) metric(ok=60) requests=120 rewards=968 rule(abstain=5 error=3 ok=900)")
+    assert len(line) < 280, len(line)
