@@ -8,14 +8,29 @@ routing, abstain rates — is :mod:`rlar.tool_summary`).
   steps when it has fewer than 20) and overall, and the largest staleness seen.
 - :func:`no_signal_cause`: why a stretch of steps had no group with reward signal, per task, from the learner's
   ``reward/<task>``, ``abstain/<task>`` and ``tools`` metrics.
+- :func:`reward_health` / :func:`reward_warnings` (read with :func:`read_reward_health`): per tool version the
+  reward workers' counts from the registry's stats — calls, ok, abstain, error, timeouts, the most frequent
+  errors, the last throughput warning — and the ``warnings`` they make: ``plural_reward raised ValueError in
+  15% of calls: boom (at my_rewards.py:7 in plural_reward)``, ``plural_reward failed in 100% of calls:
+  my_rewards:plural_reward returned 39 scores for 40 completions``, a tool's throughput warning as the reward
+  worker wrote it, and ``… timed out in N% of calls``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["first_last", "no_signal_cause", "run_totals", "unique_steps"]
+__all__ = [
+    "first_last",
+    "no_signal_cause",
+    "read_reward_health",
+    "reward_health",
+    "reward_warnings",
+    "run_totals",
+    "unique_steps",
+]
 
 
 def unique_steps(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -79,3 +94,82 @@ def no_signal_cause(recent: Sequence[Mapping[str, Any]]) -> str:
             )
         clauses.append(f"task {task} ({', '.join(tools)}): {why}")
     return "; ".join(clauses) or "no rewards arrived for these steps"
+
+
+# -- reward tools' errors and throughput --------------------------------------------------------------------------
+_RAISED = re.compile(r"raised ([\w.]+)(?:: (.*?))?(?: \((at [^()]*)\))?$")
+TIMEOUT_WARN_SHARE = 0.1  # a tool timing out on this share of its calls is a warning even without a streak
+
+
+def reward_health(
+    stats: Mapping[tuple[str, int], Mapping[str, Any]], specs: Mapping[tuple[str, int], Any] | None = None
+) -> list[dict[str, Any]]:
+    """One row per tool version that scored anything (``stats``: the registry's ``derived_stats`` by (name,
+    version)): counts, rates, mean latency, the five most frequent errors and the last throughput warning."""
+    rows = []
+    for (name, version), st in sorted(stats.items()):
+        calls = int(st.get("calls", 0))
+        if not calls:
+            continue
+        spec = (specs or {}).get((name, version))
+        errors = sorted((st.get("error_reasons") or {}).items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+        rows.append({
+            "tool": name, "version": version,
+            "origin": str((spec.provenance or {}).get("origin", "")) if spec is not None else "",
+            "function": str((spec.params or {}).get("function", "")) if spec is not None else "",
+            "calls": calls, "ok": int(st.get("ok", 0)), "abstain": int(st.get("abstain", 0)),
+            "error": int(st.get("error", 0)), "error_rate": round(int(st.get("error", 0)) / calls, 4),
+            "timeouts": int(st.get("timeouts", 0)), "timeout_streak": int(st.get("timeout_streak", 0)),
+            "mean_latency_s": round(float(st.get("latency_sum_s", 0.0)) / calls, 6),
+            "errors": [{"reason": r, "count": int(n), "share": round(int(n) / calls, 4)} for r, n in errors],
+            "last_warning": str(st.get("last_warning") or ""),
+        })  # fmt: skip
+    return rows
+
+
+def _share(n: int, calls: int) -> str:
+    share = n / calls if calls else 0.0
+    return "<1%" if 0 < share < 0.01 else f"{share:.0%}"
+
+
+def reward_warnings(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The end-of-run warnings of :func:`reward_health` rows (see the module docstring), most frequent error
+    first per tool; a tool with several versions is named with its version."""
+    names = [r["tool"] for r in rows]
+    out = []
+    for r in rows:
+        tool = r["tool"] if names.count(r["tool"]) == 1 else f"{r['tool']} v{r['version']}"
+        errors = list(r.get("errors") or [])
+        if errors:
+            top = errors[0]
+            more = int(r["error"]) - int(top["count"])
+            tail = f" (and {more} other errors)" if more > 0 else ""
+            m = _RAISED.match(str(top["reason"]))
+            if m:
+                what, message, where = m.group(1), m.group(2) or "", m.group(3)
+                out.append(f"{tool} raised {what} in {_share(int(top['count']), int(r['calls']))} of calls"
+                           + (f": {message}" if message else "") + (f" ({where})" if where else "") + tail)  # fmt: skip
+            else:
+                out.append(f"{tool} failed in {_share(int(top['count']), int(r['calls']))} of calls: "
+                           f"{top['reason']}{tail}")  # fmt: skip
+        if r.get("last_warning"):
+            out.append(str(r["last_warning"]))
+        elif r["calls"] and r.get("timeouts", 0) / r["calls"] >= TIMEOUT_WARN_SHARE:
+            out.append(f"{tool} timed out in {_share(int(r['timeouts']), int(r['calls']))} of calls")
+    return out
+
+
+async def read_reward_health(bus: Any, specs: Mapping[tuple[str, int], Any]) -> list[dict[str, Any]]:
+    """:func:`reward_health` of every tool version in ``specs`` from the registry on ``bus`` (empty when the
+    registry cannot be read: the summary is written without it)."""
+    import logging
+
+    from rlar.registry import ToolRegistry
+
+    try:
+        reg = ToolRegistry(bus, announce=False)
+        stats = {key: await reg.stats(*key) for key in specs}
+    except Exception as exc:
+        logging.getLogger(__name__).warning("summary: could not read the tools' stats: %s", exc)
+        return []
+    return reward_health(stats, specs)

@@ -10,7 +10,8 @@ Sections (each a JSON-able value with its own change counter, so a page gets onl
   staleness (max per step and the last step's histogram), abstain fraction;
 - ``curves`` — reward per task and overall, one point per learner step;
 - ``tools`` — the registry: every version of every tool with kind, origin, who registered it and when, its
-  validation result, status (enabled/disabled/quarantined) and live stats; re-read when a
+  validation result, status (enabled/disabled/quarantined) and live stats (with timeouts, the most frequent
+  error — ``raised ValueError: boom (at f.py:7 in fn)`` — and the last throughput warning); re-read when a
   ``ToolRegistered`` goes by and every ``registry_s``;
 - ``routing`` — the newest routing decisions with their provenance, and tool requests;
 - ``samples`` — the newest fully scored samples with their rewards;
@@ -308,7 +309,8 @@ class LiveState:
                     "validation": {"passed": v.get("passed"), "reason": str(v.get("reason", ""))[:300],
                                    "checks": v.get("checks", {})} if v else None,
                     "stats": {k: stats.get(k) for k in ("calls", "ok", "abstain", "error", "mean_latency_s",
-                                                        "abstain_rate", "error_rate")},
+                                                        "abstain_rate", "error_rate", "timeouts", "top_error",
+                                                        "last_warning")},
                     "description": spec.description[:300],
                 })  # fmt: skip
         return rows

@@ -120,8 +120,11 @@ const render = {
         el("td", {title: x.description || ""}, x.name), el("td", {}, x.version), el("td", {}, x.kind),
         el("td", {}, el("span", {class: "tag origin-" + (x.origin || "").replace(/[^a-z-]/g, "")}, x.origin || "?")),
         el("td", {title: x.state_reason || ""}, x.state), el("td", {}, val), el("td", {}, s.calls ?? 0),
-        el("td", {}, pct(s.abstain_rate)), el("td", {}, pct(s.error_rate)),
+        el("td", {}, pct(s.abstain_rate)), el("td", {class: s.error ? "hot" : ""}, pct(s.error_rate)),
         el("td", {}, s.mean_latency_s == null ? "–" : (1000 * s.mean_latency_s).toFixed(1) + " ms"),
+        el("td", {class: "small problem", "data-testid": "tool-problem"}, [
+          s.top_error ? `${s.top_error.count}× ${s.top_error.reason}` : "",
+          s.last_warning || (s.timeouts ? `${s.timeouts} timeouts` : "")].filter(Boolean).join(" · ") || "–"),
         el("td", {class: "small"}, `${x.registered_by || ""} ${clock(x.registered_at)}`));
     }));
   },
