@@ -21,7 +21,9 @@ Flow per prompt (durable ``router`` on ``rlar.prompts.>``, explicit acks, ``conc
    ``rlar.tools.registered``; the tool's provenance names the request) — then they are routed to it — or
    until ``wait_s`` passes or the synthesizer reports failure (``Event`` kind ``synthesis_failed``), when
    they go to the task's declared ``fallback`` tools (replaced by the new tool if it arrives later); with no
-   fallback they are dead-lettered with the reason and the kind is decided afresh after another ``wait_s``.
+   fallback they are dead-lettered with the reason and the kind is decided afresh after another ``wait_s`` —
+   except after a refusal (no verifier checks every clause): then they are routed with no tool (state
+   ``abstain``), so their samples abstain.
    A restart loses nothing: held prompts are redelivered, the pending decision and its deadline are in KV.
 4. Every new or changed decision is published as a ``RouteDecision`` on ``rlar.tools.decisions`` (visible in
    ``rlar tail`` and ``rlar tools decisions``).
@@ -367,9 +369,16 @@ class Router(Actor[RouterConfig]):
 
     async def _fallback_decision(self, d: Decision, why: str) -> Decision:
         tools = await self._resolve_tools(self._fallback_tools(d.task))
-        state = "fallback" if tools else "unroutable"
+        # A synthesis refused because no verifier checks every clause: without a fallback (a judge) the
+        # prompts still train the other tasks' batches, their samples abstain (masked), instead of being lost.
+        refused = ": refused: " in why
+        state = "fallback" if tools else ("abstain" if refused else "unroutable")
         reason = f"{why}; " + (
-            f"fallback to {', '.join(t.tool for t in tools)}" if tools else "no fallback declared"
+            f"fallback to {', '.join(t.tool for t in tools)}"
+            if tools
+            else "no fallback declared: its samples abstain"
+            if refused
+            else "no fallback declared"
         )
         now = time.time()
         return Decision(
@@ -377,7 +386,7 @@ class Router(Actor[RouterConfig]):
             confidence=0.0, backend=d.backend, model=d.model, prompt_hash=d.prompt_hash, cost=d.cost,
             constraints=d.constraints, request_id=d.request_id, requested_at=d.requested_at, decided_at=now,
             # Without any tool, ask again later (a new request may succeed where this one did not).
-            expires_at=0.0 if tools else now + self.config.wait_s, fields=d.fields,
+            expires_at=0.0 if tools or refused else now + self.config.wait_s, fields=d.fields,
         )  # fmt: skip
 
     async def _adopt_registered(self, d: Decision) -> Decision | None:

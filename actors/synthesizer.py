@@ -12,10 +12,15 @@ registered (``ToolRegistry.register``, which announces it on ``rlar.tools.regist
 whose spec holds the code, the validation record and the provenance (backend, model, prompt hash, tokens,
 cost, request id, rejected attempts).
 
-Before it is written, the task's instruction is read clause by clause (:mod:`rlar.tasks.reading`): a verifier
-that leaves clauses unchecked is registered as partial (its spec's ``params["coverage"]`` and description name
-those clauses) or, with ``partial = "refuse"``, not at all. Validation needs probes independent of that
-reading: the agent's second route writes some from the task description (:mod:`rlar.synthesis.second_route`).
+Before it is written, the task's instruction is read clause by clause (:mod:`rlar.tasks.reading`): with
+``partial = "refuse"`` (the default) a verifier that leaves clauses unchecked, or whose constraints no route
+independent of that reading vouches for, is not registered (the request fails with ``refused_partial`` /
+``refused_unvouched`` and the clauses; the router sends the task to its declared fallback — a judge — or lets
+its samples abstain); ``partial = "register"`` registers it marked partial (its spec's ``params["coverage"]``
+and description name those clauses). Validation needs probes independent of that reading: the agent's second
+route writes some from the task description (:mod:`rlar.synthesis.second_route`), and the user's labelled
+examples of the task (``labelled``, filled from ``[[tasks]] examples`` / ``examples_file``) must each be scored
+as labelled.
 
 A registered tool carries ``params["canary"]``: the router routes it in shadow (weight 0) and this actor
 watches its live scores (:mod:`rlar.synthesis.canary`), then marks it ``passed`` in the registry (announced as
@@ -103,9 +108,13 @@ class SynthesizerConfig(ActorConfig):
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
     concurrency: int = Field(1, ge=1)
     """Requests worked on at once."""
-    partial: Literal["register", "refuse"] = "register"
-    """A verifier that leaves clauses of the instruction unchecked: ``register`` it marked partial (its spec
-    lists the clauses it does not check; the router may add a judge), or ``refuse`` it (the router falls back)."""
+    partial: Literal["register", "refuse"] = "refuse"
+    """A verifier that leaves clauses of the instruction unchecked (or that no independent route vouches for):
+    ``refuse`` it (the router falls back to the task's declared fallback, e.g. a judge, else its samples
+    abstain), or ``register`` it marked partial (its spec lists the clauses it does not check)."""
+    labelled: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    """The user's labelled examples per task name (``{response, ok, why?}``); filled from ``[[tasks]] examples``
+    / ``examples_file`` when the run config is loaded. A verifier must score every one as labelled."""
     canary: CanaryPolicy = Field(default_factory=CanaryPolicy)
     """Shadow stage on live samples before a new tool rewards (``samples = 0``: none)."""
 
@@ -214,6 +223,7 @@ class Synthesizer(Actor[SynthesizerConfig]):
         """Synthesise, validate and register a tool for ``req`` (the handler minus bus bookkeeping)."""
         assert self.agent is not None and self.run_code is not None
         task = SynthesisTask.from_request(req)
+        task.labelled = [dict(e) for e in self.config.labelled.get(req.task, [])]
         path = self._log_path(req.request_id)
         t0 = time.time()
 
@@ -290,7 +300,8 @@ class Synthesizer(Actor[SynthesizerConfig]):
         await self._event(
             "synthesis_failed", f"{req.request_id}: {outcome.reason}", "error",
             {"request_id": req.request_id, "signature": req.signature, "task": req.task,
-             "attempts": len(outcome.attempts), "reason": outcome.reason[:500]},
+             "attempts": len(outcome.attempts), "reason": outcome.reason[:500], "category": outcome.category,
+             "unread": [u["clause"] for u in outcome.coverage.get("unchecked", [])]},
         )  # fmt: skip
         return outcome
 

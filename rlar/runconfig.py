@@ -128,7 +128,8 @@ _BY_NAME = {s.name: s for s in SECTIONS}
 
 # File paths resolved against the config file's directory ("[]" = every element of a list).
 PATH_KEYS: tuple[str, ...] = (
-    "tasks[].path", "feeder.tasks[].path", "policy.path", "policy.sft_tasks[].path", "tools[].path",
+    "tasks[].path", "feeder.tasks[].path", "tasks[].examples_file", "feeder.tasks[].examples_file",
+    "policy.path", "policy.sft_tasks[].path", "tools[].path",
     "reward.python_path[]", "nats.password_file", "nats.creds_file", "nats.storage_dir",
     "nats.tls.ca_file", "nats.tls.cert_file", "nats.tls.key_file",
 )  # fmt: skip
@@ -258,7 +259,34 @@ def load_run_config(
     apply_overrides(doc, overrides)
     normalise(doc, where)
     resolve_paths(doc, Path(cwd) if cwd is not None else Path.cwd())
+    _labelled_to_synthesizer(doc, where)
     return doc
+
+
+def _labelled_to_synthesizer(doc: dict[str, Any], where: str) -> None:
+    """The tasks' labelled examples (``examples``, ``examples_file``) go to ``[synthesizer] labelled`` by task
+    name: the synthesizer refuses a verifier that disagrees with any of them."""
+    from rlar.tasks.config import TaskConfig
+
+    feeder = doc.get("feeder")
+    tasks = feeder.get("tasks") if isinstance(feeder, dict) else None
+    found: dict[str, list[dict[str, Any]]] = {}
+    problems = []
+    for entry in tasks if isinstance(tasks, list) else []:
+        if not isinstance(entry, dict) or not (entry.get("examples") or entry.get("examples_file")):
+            continue
+        try:
+            found[str(entry.get("name"))] = TaskConfig.model_validate(entry).labelled_examples()
+        except ValidationError:
+            continue  # validate_run_config names the problem
+        except ValueError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise ConfigProblems(where, problems)
+    if found:
+        synth = doc.setdefault("synthesizer", {})
+        if isinstance(synth, dict):
+            synth["labelled"] = {**dict(synth.get("labelled") or {}), **found}
 
 
 # -- validation -------------------------------------------------------------------------------------------

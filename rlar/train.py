@@ -239,6 +239,11 @@ class Progress:
             self.bar.write(f"learner restarted: {msg.message}" + (
                 f" (steps {step + 1}-{self.bar.n} are redone)" if step < self.bar.n else ""))  # fmt: skip
             self._move_to(step)
+        elif msg.kind == "synthesis_failed" and str(msg.data.get("category", "")).startswith("refused"):
+            unread = "; ".join(repr(u) for u in msg.data.get("unread") or []) or "-"
+            self.bar.write(f"WARNING: task {msg.data.get('task')!r}: no synthesised verifier checks every clause "
+                           f"({msg.data.get('category')}); its samples go to the declared fallback (a judge) or "
+                           f"abstain; clauses nobody read: {unread}", file=sys.stderr)  # fmt: skip
 
 
 async def _last_progress(bus: Bus) -> LearnerProgress | None:
@@ -259,7 +264,7 @@ async def _drive(
     from rlar.observe.session import RunObserver
     from rlar.registry import ToolRegistry
     from rlar.summary import read_reward_health, reward_warnings, run_totals, unique_steps
-    from rlar.synthesis.report import read_run, summarize
+    from rlar.synthesis.report import read_run, summarize, unvouched, where_to
     from rlar.tool_summary import tasks_summary
 
     train = build(TrainSection, doc.get("train", {}), where="[train]")
@@ -279,6 +284,7 @@ async def _drive(
                         initial_step=last.step if last else 0)  # fmt: skip
     await bus.subscribe(subjects.metrics("learner"), Metrics, progress.on_metrics)
     await bus.subscribe(subjects.events("learner"), Event, progress.on_event)
+    await bus.subscribe(subjects.events("synthesizer"), Event, progress.on_event)
     decisions: list[RouteDecision] = []
 
     async def on_decision(msg: RouteDecision, raw: Msg) -> None:
@@ -326,13 +332,19 @@ async def _drive(
     await curves
     steps = unique_steps(read_metrics(run_dir / "metrics.jsonl"))
     synthesis = read_run(run_dir)
+    for row in synthesis:
+        row["then"] = where_to(row, decisions)  # registered | judge: <tools> | abstain | dead-lettered
+    # Tasks nothing vouched for: where their samples went, and what nobody read.
+    synth_warns = unvouched(synthesis, decisions)
+    for text in synth_warns:
+        print(f"WARNING: {text}", file=sys.stderr, flush=True)
     summary = {
         "run_dir": str(run_dir), "reason": reason, "crashes": sup.crashes,
         "minutes": round((time.time() - progress.t0) / 60, 2), **run_totals(steps),
         "tasks": tasks_summary(steps, decisions, specs, statuses),
         "synthesis": {**summarize(synthesis), "requests_detail": synthesis} if synthesis else None,
         "rewards": rewards,
-        "warnings": [*progress.warnings, *reward_warns],
+        "warnings": [*progress.warnings, *reward_warns, *synth_warns],
     }  # fmt: skip
     if sup.fatal:
         summary["fatal"] = sup.fatal

@@ -355,7 +355,9 @@ async def test_a_task_no_tool_fits_gets_a_synthesised_verifier_and_its_prompts_g
     desc = f"{BULLETS} Topic varies. ({task_name})"
     # wait_s far beyond the test: state "synthesized" (not "fallback") shows the tool came before the wait ended.
     router = Router(router_config(nats_url, tmp_path, wait_s=900), agent=agent)
-    synth = Synthesizer(SynthesizerConfig(**common, sandbox="bus", canary={"samples": 0}), agent=agent)
+    # The queries are content no rule judges: registered as partial (the default, "refuse", would not).
+    synth = Synthesizer(SynthesizerConfig(**common, sandbox="bus", canary={"samples": 0}, partial="register"),
+                        agent=agent)  # fmt: skip
     sandbox = SandboxActor(SandboxActorConfig(**common))
     worker = RewardWorker(RewardConfig(**common, kinds=["sandbox"], register_builtins=False))
     async with running(sandbox, bus), running(synth, bus), running(worker, bus), running(router, bus):

@@ -203,8 +203,16 @@ def test_bench_synthesis_scores_labelled_answers_and_reports_both_splits(tmp_pat
     doc = json.loads(proc.stdout.splitlines()[-1])
     dev, held = doc["splits"]["dev"], doc["splits"]["heldout"]
     assert dev["full"]["accuracy"] == 1.0 and dev["claims"]["claimed_full_and_checkable"] == 1
-    assert held["claims"]["claimed_full"] == 0 and held["synthesis"]["valid_partial"] == 1
-    assert held["partial"]["answers"] == 2 and dev["synthesis"]["requests"] == 1
+    # The poem's content is a clause no rule reads: refused (its answers would go to a judge or abstain).
+    assert held["claims"]["claimed_full"] == 0 and held["synthesis"]["failed_by_reason"] == {
+        "refused_partial": 1
+    }
+    assert held["judged"] == 0 and dev["synthesis"]["requests"] == 1
+    assert dev["overall"]["precision"] == 1.0 and dev["overall"]["tasks_whole"] == 1.0
+    assert held["overall"]["tasks_with_verifier"] == 0.0 and held["tasks"]["b"]["has_verifier"] is False
+    proc = _cli("bench", "synthesis", "--data", str(data), "--json", "--partial", "register", cwd=tmp_path)
+    held = json.loads(proc.stdout.splitlines()[-1])["splits"]["heldout"]
+    assert held["synthesis"]["valid_partial"] == 1 and held["partial"]["answers"] == 2
 
 
 @needs_bwrap

@@ -219,7 +219,8 @@ async def test_the_actor_validates_over_the_bus_registers_and_reports_failures(
                        constraints={"rules": []})  # fmt: skip
     hopeless = ToolRequest(request_id=f"req-{tag}-no", signature=f"sig2-{tag}", task=f"ts2-{tag}",
                            description="Be a friendly assistant.", examples=[{"query": "hi"}])  # fmt: skip
-    synth = Synthesizer(SynthesizerConfig(**common, sandbox="bus"), agent=agent)
+    # "Tips for focus?" is content no rule can judge: registered only as partial (the default refuses it).
+    synth = Synthesizer(SynthesizerConfig(**common, sandbox="bus", partial="register"), agent=agent)
     async with running(SandboxActor(SandboxActorConfig(**common)), bus), running(synth, bus):
         await bus.js_publish(subjects.TOOLS_REQUEST_SYNTH, good, msg_id=good.request_id)
         await bus.js_publish(subjects.TOOLS_REQUEST_SYNTH, hopeless, msg_id=hopeless.request_id)

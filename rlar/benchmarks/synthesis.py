@@ -14,6 +14,14 @@ building the reader) and ``heldout`` (not tuned on). Per instruction the benchma
    ``checkable``); and the synthesis report (requests, valid, rejected by reason, attempts, time).
 
 Answers of instructions without a registered verifier are counted as not judged (``judged`` says how many were).
+
+Records may name their ``task`` (a kind of instruction with several prompts: ``data/synthesis/*.jsonl``); then
+``tasks`` reports per task: prompts, prompts with a registered verifier, prompts whose verifier is whole (checks
+every clause), and labels right among the answers scored; and ``overall``: ``precision`` (labels right among
+the answers a registered verifier scored), ``tasks_whole`` (the share of tasks with a whole verifier for every
+prompt), ``tasks_with_verifier`` and the refusals by category. Synthesis runs with ``partial`` (default
+``refuse``: the gate of issue 25), so a refused prompt's answers are not scored — they would go to a judge or
+abstain.
 """
 
 from __future__ import annotations
@@ -61,13 +69,60 @@ def _accuracy(rows: list[tuple[bool, bool]]) -> dict[str, Any]:
             "accuracy": round(sum(p == y for p, y in rows) / len(rows), 4) if rows else None}  # fmt: skip
 
 
-async def run(data: str | Path, split: str, agent: Agent, *, max_attempts: int = 3) -> dict[str, Any]:
+def by_task(per: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per task (records grouped by ``task``) and overall figures: see the module docstring."""
+    tasks: dict[str, dict[str, Any]] = {}
+    for p in per:
+        t = tasks.setdefault(str(p.get("task") or p["id"]), {"prompts": 0, "verifier": 0, "whole": 0, "scored": 0,
+                                                             "right": 0, "categories": {}, "unread": []})  # fmt: skip
+        t["prompts"] += 1
+        t["verifier"] += int(bool(p["registered"]))
+        t["whole"] += int(bool(p["full"]))
+        cat = str(p["report"].get("category", ""))
+        t["categories"][cat] = t["categories"].get(cat, 0) + 1
+        t["unread"] += [u for u in p["report"].get("unread", []) if u not in t["unread"]][:3]
+        scored = [a for a in p["answers"] if a["predicted"] is not None]
+        t["scored"] += len(scored)
+        t["right"] += sum(1 for a in scored if a["predicted"] == a["ok"])
+    for t in tasks.values():
+        t["has_verifier"] = t["verifier"] == t["prompts"]
+        t["has_whole"] = t["whole"] == t["prompts"]
+    scored = sum(t["scored"] for t in tasks.values())
+    right = sum(t["right"] for t in tasks.values())
+    cats: dict[str, int] = {}
+    for t in tasks.values():
+        for k, v in t["categories"].items():
+            cats[k] = cats.get(k, 0) + v
+    overall = {
+        "tasks": len(tasks),
+        "prompts": len(per),
+        "answers": sum(len(p["answers"]) for p in per),
+        "scored": scored,
+        "right": right,
+        "precision": round(right / scored, 4) if scored else None,
+        "tasks_with_verifier": round(sum(t["has_verifier"] for t in tasks.values()) / len(tasks), 4)
+        if tasks
+        else 0.0,
+        "tasks_whole": round(sum(t["has_whole"] for t in tasks.values()) / len(tasks), 4) if tasks else 0.0,
+        "prompts_whole": round(sum(1 for p in per if p["full"]) / len(per), 4) if per else 0.0,
+        "categories": dict(sorted(cats.items())),
+    }
+    return {"tasks": tasks, "overall": overall}
+
+
+async def run(
+    data: str | Path, split: str, agent: Agent, *, max_attempts: int = 3, partial: str = "refuse"
+) -> dict[str, Any]:
     t0 = time.perf_counter()
     records = _load(data, split)
     per: list[dict[str, Any]] = []
     for rec in records:
-        kind = {rec["id"]: [{"task": rec["id"], "query": rec["instruction"], "reference": None}]}
-        (res,) = await synthesize_records(kind, agent, max_attempts=max_attempts)
+        kind = {
+            rec["id"]: [
+                {"task": rec.get("task") or rec["id"], "query": rec["instruction"], "reference": None}
+            ]
+        }
+        (res,) = await synthesize_records(kind, agent, max_attempts=max_attempts, partial=partial)
         answers = [a["text"] for a in rec["answers"]]
         scores: list[float | None] = [None] * len(answers)
         if res["spec"] is not None:
@@ -77,7 +132,8 @@ async def run(data: str | Path, split: str, agent: Agent, *, max_attempts: int =
             [None if s is None else s >= hi - 1e-9 for s in scores] if res["spec"] else [None] * len(answers)
         )
         per.append({
-            "id": rec["id"], "split": rec["split"], "instruction": rec["instruction"], "checkable": rec["checkable"],
+            "id": rec["id"], "task": rec.get("task") or rec["id"], "split": rec["split"], "instruction": rec["instruction"],
+            "checkable": rec["checkable"],
             "registered": res["spec"] is not None, "full": res["full"] and res["spec"] is not None,
             "coverage": res["coverage"], "report": res["report"],
             "answers": [{"ok": a["ok"], "predicted": p, "score": s} for a, p, s in zip(rec["answers"], predicted, scores, strict=True)],
@@ -86,6 +142,7 @@ async def run(data: str | Path, split: str, agent: Agent, *, max_attempts: int =
         "data": str(data),
         "split": split,
         "agent": getattr(agent, "model", ""),
+        "partial": partial,
         "splits": {},
     }
     for name in sorted({p["split"] for p in per}):
@@ -97,16 +154,16 @@ async def run(data: str | Path, split: str, agent: Agent, *, max_attempts: int =
             for a in p["answers"]
             if a["predicted"] is not None
         ]
-        partial = [(a["predicted"], a["ok"]) for p in rows if p["registered"] and not p["full"]
+        partly = [(a["predicted"], a["ok"]) for p in rows if p["registered"] and not p["full"]
                    for a in p["answers"] if a["predicted"] is not None]  # fmt: skip
-        judged = full + partial
+        judged = full + partly
         claims = [(p["full"], bool(p["checkable"])) for p in rows]
         out["splits"][name] = {
             "instructions": len(rows),
             "answers": sum(len(p["answers"]) for p in rows),
             "judged": len(judged),
             "full": _accuracy(full),
-            "partial": _accuracy(partial),
+            "partial": _accuracy(partly),
             "all_judged": _accuracy(judged),
             "claims": {
                 "claimed_full": sum(1 for c, _ in claims if c),
@@ -129,6 +186,7 @@ async def run(data: str | Path, split: str, agent: Agent, *, max_attempts: int =
                 if any(a["predicted"] is not None and a["predicted"] != a["ok"] for a in p["answers"])
             ],
         }
+        out["splits"][name].update(by_task(rows))
     out["wall_s"] = round(time.perf_counter() - t0, 2)
     out["instructions"] = per
     return out

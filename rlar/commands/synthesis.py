@@ -20,8 +20,9 @@ def add_synthesize_arguments(p: argparse.ArgumentParser) -> None:
                    help="synthesise and validate a verifier (local sandbox) for each kind of record no tool fits")  # fmt: skip
     p.add_argument("--out", default="synthesized-tools.jsonl",
                    help="with --synthesize: where the validated verifiers go (import with `rlar tools import`)")  # fmt: skip
-    p.add_argument("--partial", choices=("register", "refuse"), default="register",
-                   help="with --synthesize: keep a verifier that leaves clauses unchecked (marked partial), or refuse it")  # fmt: skip
+    p.add_argument("--partial", choices=("register", "refuse"), default="refuse",
+                   help="with --synthesize: refuse a verifier that leaves clauses unchecked or that no independent "
+                        "route vouches for (default), or keep it marked partial")  # fmt: skip
     p.add_argument("--max-attempts", type=int, default=3, help="with --synthesize: candidates per kind")
 
 
@@ -85,7 +86,9 @@ def cmd_bench(a: argparse.Namespace) -> int:
 
     agent = make_agent(default_agent_config() if a.backend == "auto" else OfflineAgentConfig())
     try:
-        doc = asyncio.run(run(str(packaged(a.data)), a.split, agent, max_attempts=a.max_attempts))
+        doc = asyncio.run(
+            run(str(packaged(a.data)), a.split, agent, max_attempts=a.max_attempts, partial=a.partial)
+        )
     finally:
         asyncio.run(agent.aclose())
     if not a.json:
@@ -103,6 +106,16 @@ def cmd_bench(a: argparse.Namespace) -> int:
             print(f"   claimed full {c['claimed_full']}: checkable {c['claimed_full_and_checkable']}, NOT checkable "
                   f"{c['claimed_full_not_checkable']}; checkable but partial {c['checkable_not_claimed_full']} of "
                   f"{c['checkable']}", file=sys.stderr)  # fmt: skip
+            o = s["overall"]
+            prec = "-" if o["precision"] is None else f"{o['precision']:.3f}"
+            print(f"   tasks {o['tasks']}: with a verifier for every prompt {o['tasks_with_verifier']:.0%}, whole "
+                  f"{o['tasks_whole']:.0%}; precision {prec} ({o['right']}/{o['scored']} labels right among scored)",
+                  file=sys.stderr)  # fmt: skip
+            for tname, t in s["tasks"].items():
+                print(f"     {tname:<28} verifier {'yes' if t['has_verifier'] else 'no ':<3} ({t['verifier']}/"
+                      f"{t['prompts']})  whole {'yes' if t['has_whole'] else 'no ':<3} ({t['whole']}/{t['prompts']})"
+                      f"  labels right {t['right']}/{t['scored']}"
+                      + (f"  unread: {'; '.join(t['unread'])[:120]}" if t["unread"] else ""), file=sys.stderr)  # fmt: skip
             print(to_markdown(s["synthesis"], title=f"synthesis ({name})"), file=sys.stderr)
     print(
         json.dumps({k: v for k, v in doc.items() if k != "instructions" or a.details}, ensure_ascii=False),
@@ -130,6 +143,8 @@ def register(sub: Any, bench: Any) -> None:
     p.add_argument("--backend", choices=("auto", "offline"), default="offline",
                    help="offline (default): the building-block composer; auto: the Messages API when configured")  # fmt: skip
     p.add_argument("--max-attempts", type=int, default=3, help="candidates per instruction")
+    p.add_argument("--partial", choices=("register", "refuse"), default="refuse",
+                   help="refuse (default) verifiers that leave clauses unchecked or unvouched, or register them as partial")  # fmt: skip
     p.add_argument("--json", action="store_true", help="only the JSON line")
     p.add_argument("--details", action="store_true", help="include every instruction's result in the JSON")
     p.set_defaults(fn=cmd_bench)

@@ -19,7 +19,8 @@ class Decision:
 
     ``state``: ``routed`` (tools chosen by the agent), ``pending`` (no tool fits; a new tool was requested
     and prompts wait for it), ``synthesized`` (routed to the tool made for the request), ``fallback`` (the
-    wait ended without a tool; routed to the declared fallback), ``unroutable`` (no tool and no fallback:
+    wait ended without a tool; routed to the declared fallback), ``abstain`` (synthesis refused and no
+    fallback: routed with no tool, the samples abstain), ``unroutable`` (no tool and no fallback:
     prompts are dead-lettered). ``expires_at`` (0: never) makes a decision taken without the agent (it
     failed) be asked again later.
     """

@@ -53,6 +53,9 @@ class SynthesisTask:
     constraints: list[dict[str, Any]] = field(default_factory=list)
     signature: str = ""
     request_id: str = ""
+    labelled: list[dict[str, Any]] = field(default_factory=list)
+    """The user's labelled examples ``{response, ok, why?, query?}`` (``[[tasks]] examples``): independent
+    probes the verifier must agree with, every one."""
 
     @classmethod
     def from_request(cls, req: Any) -> SynthesisTask:
@@ -81,6 +84,7 @@ class SynthesisTask:
             "constraints": list(self.constraints),
             "signature": self.signature,
             "request_id": self.request_id,
+            "labelled": list(self.labelled),
         }
 
     @classmethod
@@ -220,11 +224,11 @@ def compose(
             "no reference in the examples and no checkable constraint in the description or the records: "
             "the building blocks cannot express this task"
         )
-    if any(f.startswith("independent") for f in feedback):
+    if any(f.startswith(("independent", "examples")) for f in feedback):
         raise ComposeError(
-            "probes from an independent route disagree with this reading of the instruction (or there are none);"
-            " the building blocks cannot read it differently: "
-            + next(f for f in feedback if f.startswith("independent"))[:300]
+            "probes from an independent route or the user's labelled examples disagree with this reading of the"
+            " instruction (or there are none); the building blocks cannot read it differently: "
+            + next(f for f in feedback if f.startswith(("independent", "examples")))[:300]
         )
     separation_failures = sum(1 for f in feedback if f.startswith("separates"))
     match: str | None = None

@@ -3,11 +3,16 @@
 ``synthesize(task, agent, run_code)``:
 
 1. reads which clauses of the task's instruction can be checked (:meth:`SynthesisTask.coverage`); with
-   ``partial = "refuse"`` a task with clauses nobody understood fails at once, naming them;
+   ``partial = "refuse"`` (the default) a task with clauses nobody understood fails at once, naming them
+   (``refused_partial``): nothing rewards training that the system cannot vouch for;
 2. asks the agent for probes written from the task description alone (the second route,
    :mod:`rlar.synthesis.second_route`), then builds the probe set once (:func:`rlar.synthesis.probes.make_probes`:
    dataset probes, probes from our reading, the second route's); a task whose probes cannot be built fails at
-   once with the reason (nothing could be validated);
+   once with the reason (nothing could be validated). With ``refuse``, every constraint of our reading must also
+   be vouched for by a route that is not that reading: the offline second reading read the same rule
+   (``rule/per``), or a model wrote the probes, or the user gave labelled examples (``task.labelled``, which
+   the validation requires the verifier to score exactly as labelled); else ``refused_unvouched``, naming the
+   constraints only our reading saw;
 3. up to ``max_attempts`` times: asks the agent for a draft (with every earlier rejection as feedback), and
    validates it in the sandbox (:func:`rlar.synthesis.validate.validate`);
 4. returns a :class:`SynthesisOutcome` holding the sealed spec of the first draft that passed (its validation
@@ -33,8 +38,9 @@ from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.drafting import Attempt, parse_draft, synthesis_request
 from rlar.synthesis.probes import make_probes
 from rlar.synthesis.runner import RunCode
-from rlar.synthesis.second_route import parse_probes, probes_request
+from rlar.synthesis.second_route import constraint_key, parse_probes, probes_request, vouched_keys
 from rlar.synthesis.validate import ValidationPolicy, validate
+from rlar.tasks.constraints import describe, from_metadata
 from rlar.tools.base import ToolSpec
 from rlar.tools.synthesized import synthesized_spec
 
@@ -76,7 +82,7 @@ class SynthesisOutcome:
     coverage: dict[str, Any] = field(default_factory=dict)
     category: str = ""
     """Why it ended (the synthesis report's columns): registered_full | registered_partial | refused_partial |
-    no_probes | no_draft | rejected_<check> | infrastructure."""
+    refused_unvouched | no_probes | no_draft | rejected_<check> | infrastructure."""
 
     @property
     def ok(self) -> bool:
@@ -106,12 +112,13 @@ async def synthesize(
     policy: ValidationPolicy | None = None,
     on_attempt: Callable[[AttemptRecord], Awaitable[None]] | None = None,
     prior: Sequence[Attempt] = (),
-    partial: str = "register",
+    partial: str = "refuse",
     extra_params: Mapping[str, Any] | None = None,
 ) -> SynthesisOutcome:
     """See the module docstring. ``prior``: earlier rejections to start from (e.g. a verifier that was
     registered before and then quarantined), shown to the agent like its own failed attempts. ``partial``:
-    ``register`` a verifier that leaves clauses unchecked (marked partial, with its coverage) or ``refuse``."""
+    ``refuse`` (default) a verifier that leaves clauses unchecked or that no independent route vouches for, or
+    ``register`` it marked partial (with its coverage)."""
     t0 = time.perf_counter()
     usage = Usage()
     cost = 0.0
@@ -128,6 +135,7 @@ async def synthesize(
         why = "; ".join(f"{u['clause']!r} ({u['why']})" for u in coverage["unchecked"]) or "nothing checkable"
         return done(None, f"refused: the verifier would not check every clause: {why}", "refused_partial")
     independent: list[dict[str, Any]] = []
+    vouched: set[str] | None = None
     if not task.reference_based:
         req = probes_request(task.instruction(), task.examples)
         req.context["primary"] = constraints  # the offline route defers to it only where it reads nothing
@@ -136,9 +144,23 @@ async def synthesize(
         cost += reply.cost_usd
         src = "agent" if reply.backend != "offline" else "second_route"
         independent = [{**p, "source": src} for p in parse_probes(reply)]
+        vouched = vouched_keys(reply) if src == "second_route" else None
+    if partial == "refuse" and vouched is not None and not task.labelled:
+        # Rules the records declare themselves (``format_rules``) are the data's word, not our reading's.
+        declared = {constraint_key(c) for c in from_metadata((task.examples or [{}])[0].get("metadata"))}
+        alone = [c for c in constraints if constraint_key(c) not in vouched | declared]
+        if alone:
+            coverage["unvouched"] = [describe(c) for c in alone]
+            why = "; ".join(describe(c) for c in alone)
+            return done(
+                None,
+                "refused: no reading independent of the verifier's own (second reading, model probes, labelled"
+                f" examples) vouches for: {why}",
+                "refused_unvouched",
+            )
     probes = make_probes(
         task.examples, constraints, description=task.description, reference_based=task.reference_based,
-        independent=independent,
+        independent=independent, labelled=task.labelled,
     )  # fmt: skip
     if not probes.usable:
         reason = "cannot build probes: " + ("; ".join(probes.problems) or "no examples")

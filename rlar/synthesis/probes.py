@@ -13,6 +13,9 @@ Probes are made by our code or the data, never by the candidate's author. Each p
   count as independent evidence.
 - ``second_route`` / ``agent``: written from the task description by another route
   (:mod:`rlar.synthesis.second_route`), passed in as ``independent``.
+- ``user``: the task's labelled examples from the run config (``[[tasks]] examples``: ``{response, ok}``),
+  passed in as ``labelled``. They are independent, and :func:`rlar.synthesis.validate.validate` requires the
+  verifier to agree with every one of them (top of the range exactly when ``ok``).
 
 Every ``parse`` probe is checked with :func:`rlar.synthesis.checks.holds` (good ones hold every constraint,
 bad ones break their target) and dropped otherwise; a task whose good probe cannot be built reports it.
@@ -32,7 +35,7 @@ from rlar.tasks.constraints import canonical, from_metadata
 
 __all__ = ["INDEPENDENT", "Probe", "ProbeSet", "holds", "make_probes"]
 
-INDEPENDENT = ("dataset", "second_route", "agent")
+INDEPENDENT = ("dataset", "second_route", "agent", "user")
 
 
 @dataclass(slots=True)
@@ -181,10 +184,12 @@ def make_probes(
     reference_based: bool,
     max_examples: int = 4,
     independent: Sequence[Mapping[str, Any]] = (),
+    labelled: Sequence[Mapping[str, Any]] = (),
 ) -> ProbeSet:
     """Probes for a task (module docstring). ``examples``: ``{query, reference, metadata, response?,
     responses?}``; ``independent``: probe dicts ``{query?, response, label, why, source}`` from another route
-    (grouped with the first example)."""
+    (grouped with the first example); ``labelled``: the user's examples ``{response, ok, query?, reference?,
+    why?}`` (source ``user``, grouped with the first example)."""
     chosen = list(examples)[:max_examples] or [{"query": description, "reference": None, "metadata": {}}]
     refs = [r for r in (_ref_text(e.get("reference")) for e in chosen) if r]
     out = ProbeSet()
@@ -227,5 +232,15 @@ def make_probes(
         out.probes.append(
             Probe(str(p.get("query") or first.get("query") or description), str(p["response"]), first.get("reference"),
                   dict(first.get("metadata") or {}), str(p["label"]), str(p.get("why", "")), 0, src)
+        )  # fmt: skip
+    for n, ex in enumerate(labelled):
+        text = ex.get("response", ex.get("text"))
+        if not isinstance(text, str):
+            continue
+        why = str(ex.get("why") or f"labelled example {n + 1}")[:120]
+        out.probes.append(
+            Probe(str(ex.get("query") or first.get("query") or description), text,
+                  ex.get("reference", first.get("reference")), dict(first.get("metadata") or {}),
+                  "good" if ex.get("ok") else "bad", f"user example {n + 1}: {why}", 0, "user")
         )  # fmt: skip
     return out

@@ -1,14 +1,19 @@
 """The synthesis report: what was asked for, what came out, and why the rest did not (the paper's Tables 8-10).
 
 One row per request (``outcome_row``): the request id and task, how it ended (``category``: registered_full,
-registered_partial, refused_partial, no_probes, no_draft, rejected_<check>, infrastructure), the attempts and
+registered_partial, refused_partial, refused_unvouched, no_probes, no_draft, rejected_<check>,
+infrastructure), ``unread`` (the clauses no verifier checks, or the constraints no independent route vouched
+for), the attempts and
 the reason of each rejected attempt, the coverage (clauses checked of the instruction's requirement clauses),
 the independent probes the validation used, the wall time and the agent's tokens and cost.
 
 ``summarize(rows)`` gives the table: requests, valid (registered), full and partial among them, refused and
 rejected by reason (per check, counting every rejected attempt as well as the final outcome), attempts (mean,
 total, per valid tool), and time per request (mean, median, max). ``to_markdown`` renders it.
-``read_run(run_dir)`` collects the rows the synthesizer wrote under ``<run>/synthesis/``.
+``read_run(run_dir)`` collects the rows the synthesizer wrote under ``<run>/synthesis/``. ``unvouched(rows,
+decisions)`` says, per task no registered verifier fully checks, where its samples went (``judge``: the
+router's declared fallback, named; ``abstain``: masked) and which clauses nobody read — the lines ``rlar
+train`` prints as warnings; ``where_to(...)`` is that destination for one request.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["OUTCOMES_FILE", "outcome_row", "read_run", "summarize", "to_markdown"]
+__all__ = ["OUTCOMES_FILE", "outcome_row", "read_run", "summarize", "to_markdown", "unvouched", "where_to"]
 
 OUTCOMES_FILE = "outcomes.jsonl"
 
@@ -40,6 +45,8 @@ def outcome_row(outcome: Any, *, request_id: str = "", task: str = "") -> dict[s
         "reasons": [r.reason[:300] for r in outcome.attempts if not r.passed],
         "reason": outcome.reason[:500],
         "coverage": dict(outcome.coverage),
+        "unread": [u["clause"] for u in outcome.coverage.get("unchecked", [])]
+        + list(outcome.coverage.get("unvouched", [])),
         "independent": dict(validation.get("independent", {})),
         "wall_s": round(float(outcome.wall_s), 3),
         "tokens": outcome.usage.input_tokens + outcome.usage.output_tokens,
@@ -54,9 +61,12 @@ def summarize(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     per_attempt = Counter(reason for r in rows for reason in r.get("rejections", []))
     times = [float(r.get("wall_s", 0.0)) for r in rows]
     attempts = [int(r.get("attempts", 0)) for r in rows]
+    refused = [r for r in rows if str(r.get("category", "")).startswith("refused")]
     return {
         "requests": len(rows),
         "valid": len(valid),
+        "refused": len(refused),
+        "refused_then": dict(sorted(Counter(str(r.get("then") or "fallback") for r in refused).items())),
         "valid_full": sum(1 for r in valid if r.get("category") == "registered_full"),
         "valid_partial": sum(1 for r in valid if r.get("category") == "registered_partial"),
         "failed_by_reason": dict(sorted(final.items())),
@@ -85,6 +95,8 @@ def to_markdown(summary: Mapping[str, Any], title: str = "Synthesis") -> str:
         "|---|---|",
         f"| requests | {summary['requests']} |",
         f"| valid (registered) | {summary['valid']} (full {summary['valid_full']}, partial {summary['valid_partial']}) |",
+        f"| refused (no verifier checks every clause, or none vouched for), then | {summary.get('refused', 0)}"
+        f" ({', '.join(f'{k} {v}' for k, v in summary.get('refused_then', {}).items()) or '-'}) |",
         f"| failed, by final reason | {fail} |",
         f"| rejected attempts, by check | {rej} |",
         f"| attempts (total / mean per request / per valid tool) | {summary['attempts_total']} / "
@@ -111,3 +123,52 @@ def read_run(run_dir: str | Path) -> list[dict[str, Any]]:
             except ValueError:
                 continue
     return rows
+
+
+def where_to(row: Mapping[str, Any], decisions: Iterable[Any] = ()) -> str:
+    """Where a request's samples went: ``registered`` (a verifier), ``judge: <tools>`` (refused or failed;
+    the router's declared fallback), ``abstain`` (refused, no fallback: masked), ``dead-lettered``, or
+    ``fallback`` when no decision says (``decisions``: ``RouteDecision``-like objects or dicts with
+    ``request_id``, ``state``, ``tools``)."""
+    if row.get("registered"):
+        return "registered"
+    state, tools = "", []
+    for d in decisions:
+        get = d.get if isinstance(d, Mapping) else (lambda k, _d=d: getattr(_d, k, None))
+        if get("request_id") and get("request_id") == row.get("request_id"):
+            state = str(get("state") or "")
+            tools = [
+                str(t.get("tool") if isinstance(t, Mapping) else getattr(t, "tool", t))
+                for t in get("tools") or []
+            ]
+    if state == "fallback" and tools:
+        return "judge: " + ", ".join(tools)
+    if state == "abstain":
+        return "abstain"
+    if state == "unroutable":
+        return "dead-lettered"
+    return str(row.get("then") or "fallback")
+
+
+def unvouched(rows: Iterable[Mapping[str, Any]], decisions: Iterable[Any] = ()) -> list[str]:
+    """One warning per task whose synthesis was refused or failed and that no registered verifier serves:
+    where its samples went and the clauses nobody read."""
+    rows = list(rows)
+    decisions = list(decisions)
+    served = {str(r.get("task")) for r in rows if r.get("registered")}
+    out = []
+    for r in rows:
+        task = str(r.get("task") or r.get("request_id"))
+        if r.get("registered") or task in served:
+            continue
+        then = where_to(r, decisions)
+        unread = "; ".join(repr(u) for u in r.get("unread") or []) or "-"
+        verb = (
+            "refused" if str(r.get("category", "")).startswith("refused") else f"failed ({r.get('category')})"
+        )
+        dest = "its samples ABSTAIN (masked, no reward)" if then == "abstain" else f"its samples go to {then}"
+        out.append(
+            f"task {task!r}: no synthesised verifier checks every clause (synthesis {verb}); {dest}; "
+            f"clauses nobody read: {unread}"
+        )
+    return list(dict.fromkeys(out))

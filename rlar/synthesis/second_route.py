@@ -32,10 +32,12 @@ from rlar.tasks.constraints import canonical
 
 __all__ = [
     "PROBES_TOOL",
+    "constraint_key",
     "independent_constraints",
     "parse_probes",
     "probes_request",
     "second_reading",
+    "vouched_keys",
     "write_probes",
 ]
 
@@ -248,6 +250,21 @@ def second_reading(text: str) -> list[dict[str, Any]]:
             out.append({"rule": "numbers", "max": 0} if negated else {"rule": "numbers", "min": 1})
         if re.search(r"\bvowels?\b", sentence) and negated:
             out.append({"rule": "letter", "letter": "aeiou", "max": 0})
+        cls = re.search(
+            r"\b(?:(capital |uppercase |lowercase )?letters|digits) only\b|\b(?:only|nothing but|solely)"
+            r" (?:(capital |uppercase |lowercase )?letters|digits)\b(?! or)",
+            sentence,
+        )
+        if cls and not re.search(r"\bonly \d", sentence[cls.start() : cls.end()]):
+            head = (cls.group(1) or cls.group(2) or "").strip()
+            what = (
+                "digits"
+                if "digits" in cls.group(0)
+                else {"capital": "capitals", "uppercase": "capitals", "lowercase": "lowercase_letters"}.get(
+                    head, "letters"
+                )
+            )
+            out.append({"rule": "only", "what": what})
         only = re.search(r"\b(?:a|one|single|just a|only a)\s+(number|integer)\b", sentence)
         if only and re.search(r"\bonly\b|\bnothing else\b|\bjust\b", sentence):
             out.append({"rule": "only", "what": only.group(1)})
@@ -335,12 +352,33 @@ def write_probes(
 
 
 def _offline_probes(context: Mapping[str, Any], embed: Any) -> dict[str, Any]:
-    """The offline backend's answer to ``submit_probes``: :func:`write_probes` (no model, no embeddings)."""
+    """The offline backend's answer to ``submit_probes``: :func:`write_probes` (no model, no embeddings), and
+    ``read``: the constraints the second reading itself read (what its probes can vouch for)."""
+    examples = context.get("examples", [])
+    query = str((examples[0].get("query") if examples else "") or "")
+    desc = str(context["description"])
+    text = f"{desc}\n{query}" if query and query not in desc else desc
     return {
-        "probes": write_probes(
-            context["description"], context.get("examples", []), context.get("primary", [])
-        )
+        "probes": write_probes(desc, examples, context.get("primary", [])),
+        "read": second_reading(text),
     }
+
+
+def vouched_keys(reply: AgentReply) -> set[str] | None:
+    """The ``rule/per`` keys the offline second reading read itself (None when the reply does not say: a
+    model's probes, which cannot be mapped to constraints)."""
+    if not reply.ok:
+        return None
+    call = reply.call(PROBES_TOOL.name)
+    read = call.input.get("read") if call is not None else None
+    if not isinstance(read, list):
+        return None
+    return {constraint_key(c) for c in read if isinstance(c, Mapping) and "rule" in c}
+
+
+def constraint_key(c: Mapping[str, Any]) -> str:
+    """``rule`` or ``rule/per``: what a constraint checks, without its parameters."""
+    return str(c["rule"]) + (f"/{c['per']}" if c.get("per") else "")
 
 
 PROBES_TOOL = AgentTool(

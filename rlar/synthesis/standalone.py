@@ -63,7 +63,7 @@ async def synthesize_records(
     run_code: RunCode | None = None,
     policy: ValidationPolicy | None = None,
     max_attempts: int = 3,
-    partial: str = "register",
+    partial: str = "refuse",
     examples: int = 4,
 ) -> list[dict[str, Any]]:
     """One synthesis per kind (``{signature: records}``); see the module docstring."""

@@ -23,6 +23,10 @@ the candidate's behaviour). Checks, in order; the first that fails is the reason
    least ``min_independent_good`` of the range on average. With ``require_independent`` a candidate without
    such probes is rejected: probes built from the reading the verifier was composed from cannot show that the
    reading was right.
+6a. examples (checked before 6): the user's labelled examples (source ``user``, from ``[[tasks]] examples``) are scored exactly as
+   labelled: an example marked ``ok`` gets the top of the range, one marked not ok scores below it. One
+   disagreement rejects the candidate, and the reason shows each disagreement (the example, its label, the
+   score).
 
 A sandbox that could not run anything (``rejected``) gives ``infrastructure=True``: not the candidate's fault,
 so callers should not count it as a rejected attempt.
@@ -43,7 +47,9 @@ from rlar.synthesis.runner import RunCode, as_run_result
 
 __all__ = ["ValidationPolicy", "ValidationRecord", "static_check", "validate"]
 
-CHECKS = ("static", "executes", "in_range", "deterministic", "within_budget", "separates", "independent")
+CHECKS = (
+    "static", "executes", "in_range", "deterministic", "within_budget", "separates", "independent", "examples",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +104,8 @@ class ValidationRecord:
     policy: dict[str, Any] = field(default_factory=dict)
     independent: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, dict[str, int]] = field(default_factory=dict)
+    examples: dict[str, Any] = field(default_factory=dict)
+    """The user's labelled examples: how many, how many agree, and each disagreement."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -118,6 +126,7 @@ class ValidationRecord:
             "policy": dict(self.policy),
             "independent": dict(self.independent),
             "sources": dict(self.sources),
+            "examples": dict(self.examples),
         }
 
 
@@ -285,6 +294,19 @@ async def validate(
         {"label": p.label, "why": p.why, "group": p.group, "source": p.source, "score": round(score[i], 6)}
         for i, p in enumerate(items)
     ][:64]
+    user = [i for i, p in enumerate(items) if p.source == "user"]
+    wrong = [i for i in user if (score[i] >= hi - tol) != (items[i].label == "good")]
+    rec.examples = {"labelled": len(user), "agree": len(user) - len(wrong),
+                    "disagree": [{"response": items[i].response[:200], "ok": items[i].label == "good",
+                                  "score": round(score[i], 6)} for i in wrong]}  # fmt: skip
+    if wrong:
+        shown = "; ".join(
+            f"{items[i].response[:80]!r} labelled {'ok' if items[i].label == 'good' else 'not ok'} scored "
+            f"{score[i]:.3g}"
+            for i in wrong[:4]
+        )
+        return fail("examples", f"disagrees with {len(wrong)} of {len(user)} labelled examples: {shown}")
+    rec.checks["examples"] = True  # (none given: nothing to disagree with)
     width = hi - lo
     sep = _separation(items, score, range(len(items)))
     rec.good_mean, rec.bad_mean = sep["good_mean"], sep["bad_mean"]

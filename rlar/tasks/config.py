@@ -75,6 +75,22 @@ class SpecOverrides(BaseModel):
     """Where the data came from (free text)."""
 
 
+class LabelledExample(BaseModel):
+    """A response to the task labelled by the user: what a synthesised verifier must agree with."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    response: str
+    """A response to one of the task's prompts."""
+    ok: bool
+    """Whether the response follows the whole instruction (the verifier must give it the top score exactly
+    when ``ok``)."""
+    query: str | None = None
+    """The prompt it answers (default: the task's first prompt)."""
+    why: str = ""
+    """Why it is right or wrong (shown when a verifier disagrees)."""
+
+
 class TaskConfig(BaseModel):
     """One task of the mix."""
 
@@ -107,6 +123,12 @@ class TaskConfig(BaseModel):
     """For ``jsonl`` / ``parquet``: the field mapping."""
     spec: SpecOverrides = Field(default_factory=SpecOverrides)
     """Overrides applied to the task's spec after loading."""
+    examples: list[LabelledExample] = Field(default_factory=list)
+    """Labelled responses (``{response = "...", ok = true}``): a verifier synthesised for this task is refused
+    when it disagrees with any of them."""
+    examples_file: str | None = None
+    """A JSONL file of labelled responses (``{"response": ..., "ok": ...}`` per line), added to ``examples``;
+    a relative path resolves against the config file's directory."""
 
     @model_validator(mode="after")
     def _check_source(self) -> TaskConfig:
@@ -127,6 +149,33 @@ class TaskConfig(BaseModel):
         if self.source not in ("jsonl", "parquet") and "fields" in self.model_fields_set:
             raise ValueError(f"task {self.name!r}: fields apply to jsonl/parquet sources only")
         return self
+
+    def labelled_examples(self) -> list[dict[str, object]]:
+        """``examples`` and the rows of ``examples_file`` as plain dicts; raises ``ValueError`` naming the file
+        and line of a bad row."""
+        import json
+        from pathlib import Path
+
+        out: list[dict[str, object]] = [e.model_dump(exclude_none=True) for e in self.examples]
+        if self.examples_file:
+            path = Path(self.examples_file)
+            try:
+                text = path.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ValueError(f"task {self.name!r}: examples_file {path}: {exc.strerror or exc}") from exc
+            for n, line in enumerate(text.splitlines(), 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                    if isinstance(row, dict) and "text" in row and "response" not in row:
+                        row = {"response": row.pop("text"), **row}
+                    out.append(LabelledExample.model_validate(row).model_dump(exclude_none=True))
+                except ValueError as exc:
+                    raise ValueError(
+                        f"task {self.name!r}: {path}:{n}: not a labelled example: {exc}"
+                    ) from exc
+        return out
 
     @property
     def paths(self) -> list[str]:
