@@ -209,7 +209,11 @@ def test_a_tasks_own_tools_give_its_score(tmp_path: Path) -> None:
         async with ToolExecutor(workers=1, timeout_s=30.0) as ex:
             return await score_responses(task, ds, [[a] for a in answers], ex, None, None)
 
-    assert asyncio.run(go(["Apple", "River", "Stone"])) == {"score": 1.0}
+    assert asyncio.run(go(["Apple", "River", "Stone"])) == {
+        "score": 1.0,
+        "score_abstained": 0.0,
+        "score_errors": 0.0,
+    }
     assert asyncio.run(go(["apple", "River", "stone"]))["score"] == pytest.approx(1 / 3)
 
 
@@ -257,7 +261,13 @@ def test_a_users_own_task_from_a_run_config_is_evaluated_on_its_held_out_split(
     doc = run_eval(str(run_dir), tasks=["capitalize"], config=str(config), out=str(tmp_path / "out"),
                    overrides={"max_new_tokens": 6})  # fmt: skip
     assert doc["result"]["counts"] == {"capitalize": 2}  # the two test rows, paths relative to the config
-    assert set(doc["result"]["metrics"]["capitalize"]) == {"score", "avg_len"}
+    assert set(doc["result"]["metrics"]["capitalize"]) == {
+        "score",
+        "score_abstained",
+        "score_errors",
+        "avg_len",
+    }
+    assert [t["tool"] for t in doc["result"]["tools"]["capitalize"]] == ["exact_match"]
     held_out = tmp_path / "held_out.jsonl"
     held_out.write_text(json.dumps({"word": "lemon", "answer": "Lemon"}) + "\n")
     on_file = run_eval(str(run_dir), tasks=["capitalize"], config=str(config), data=str(held_out),
@@ -302,6 +312,112 @@ def test_rlar_eval_tasks_reads_the_runs_own_config_and_errors_are_one_line(
     args = ["eval", "--config", str(with_policy), "--task", "capitalize", "--split", "train", "--limit", "1",
             "--max-new-tokens", "2", "--out", str(tmp_path)]  # fmt: skip
     assert main(args) == 0 and "capitalize on run0@init" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the run's own tools: user functions from its registry snapshot, its routing; results that accumulate
+
+_QUARTER = """
+def quarter(query, response, reference, metadata):
+    return {"score": 0.25, "reason": "a quarter for " + repr(response[:8])}
+"""
+
+
+def _user_tool_config(tmp_path: Path, module: str, default_tools: str = "") -> Path:
+    """A run config with the capitalize task (two test rows) and a user reward function ``quarter`` in the
+    module ``module`` (always 0.25: exact_match, the task's built-in choice, gives the tiny policy 0)."""
+    _capitalize_config(tmp_path, split_field=True)
+    (tmp_path / f"{module}.py").write_text(_QUARTER)
+    spec = f"\nspec = {{ default_tools = [{default_tools}] }}" if default_tools else ""
+    fields = '{ prompt_template = "Capitalize: {word}", reference = "answer" }'
+    config = tmp_path / "user.toml"
+    config.write_text(
+        f'[[tasks]]\nname = "capitalize"\nsource = "jsonl"\npath = "{tmp_path / "data" / "cap.jsonl"}"\n'
+        f'split_field = "split"\nfields = {fields}{spec}\n\n'
+        f'[[tools]]\nname = "quarter"\npython = "{module}:quarter"\npath = "{tmp_path}"\n'
+        'description = "A quarter point for any answer."\n'
+    )
+    return config
+
+
+def _linked_run(run_dir: Path, into: Path) -> Path:
+    """A run directory of its own sharing the module run's policy and weights."""
+    run = into / "run"
+    (run / "policy").mkdir(parents=True)
+    (run / "policy" / "init").symlink_to(run_dir / "policy" / "init")
+    (run / "weights").symlink_to(run_dir / "weights")
+    return run
+
+
+async def test_eval_scores_a_task_with_the_user_tool_the_run_used_and_names_it(
+    run_dir: Path, tmp_path: Path, bus: Any
+) -> None:
+    import asyncio
+    import uuid
+
+    from rlar.eval.tools import save_tool_snapshot
+    from rlar.registry import ToolRegistry
+    from rlar.tools.pyfunc import PythonToolConfig, python_tool_spec
+
+    module = f"quarter_{uuid.uuid4().hex[:8]}"
+    config = _user_tool_config(tmp_path, module)
+    run = _linked_run(run_dir, tmp_path)
+    (run / "config.toml").write_text(config.read_text())
+    # What `rlar train` leaves: the tool registered on the run's bus, the registry's snapshot, and a summary
+    # whose routing chose the user's function for the task.
+    name = f"quarter_{uuid.uuid4().hex[:6]}"
+    cfg = PythonToolConfig(
+        name=name, python=f"{module}:quarter", path=str(tmp_path), description="A quarter."
+    )
+    got = await ToolRegistry(bus).register(python_tool_spec(cfg), by="test")
+    await save_tool_snapshot(bus, run)
+    summary = {"tasks": {"capitalize": {"tools": [{"tool": name, "version": got.version, "origin": "user",
+                                                    "steps": 5, "shadow": False}],
+                                         "routing": {"last": {"state": "routed",
+                                                              "tools": [f"{name} v{got.version} x1"]}}}}}  # fmt: skip
+    (run / "summary.json").write_text(json.dumps(summary))
+
+    doc = await asyncio.to_thread(run_eval, str(run), tasks=["capitalize"], overrides={"max_new_tokens": 4})
+    assert doc["result"]["metrics"]["capitalize"]["score"] == pytest.approx(0.25)
+    assert doc["result"]["metrics"]["capitalize"]["score_errors"] == 0.0
+    (tool,) = doc["result"]["tools"]["capitalize"]
+    assert (tool["tool"], tool["version"], tool["origin"], tool["source"]) == (
+        name,
+        got.version,
+        "user",
+        "run-router",
+    )
+    assert f"score of capitalize: {name} v{got.version} x1 (user) [run-router]" in doc["table"]
+
+
+def test_a_user_tool_in_default_tools_scores_the_task_with_the_config_alone(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    config = _user_tool_config(tmp_path, "quarter_by_config", default_tools='["quarter", 1.0]')
+    doc = run_eval(str(run_dir), tasks=["capitalize"], config=str(config), out=str(tmp_path / "out"),
+                   overrides={"max_new_tokens": 4})  # fmt: skip
+    assert doc["result"]["metrics"]["capitalize"]["score"] == pytest.approx(0.25)
+    assert [(t["tool"], t["origin"], t["source"]) for t in doc["result"]["tools"]["capitalize"]] == [
+        ("quarter", "user", "default_tools")
+    ]
+
+
+def test_a_second_eval_of_the_same_checkpoint_keeps_the_first_ones_files(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    kw: dict[str, Any] = {"data": str(DATA / "gsm8k_sample.jsonl"), "limit": 1, "out": str(tmp_path),
+                          "overrides": {"max_new_tokens": 2}}  # fmt: skip
+    first = run_eval(str(run_dir), "gsm8k", **kw)
+    kept = {f: Path(f).read_text() for f in first["files"]}
+    second = run_eval(str(run_dir), "gsm8k", **kw)
+    assert not set(first["files"]) & set(second["files"])
+    assert all(Path(f).read_text() == text for f, text in kept.items())  # untouched
+    other = run_eval(str(run_dir), "gsm8k", **{**kw, "limit": 2})  # other data: another key
+    index = [json.loads(line) for line in (tmp_path / "index.jsonl").read_text().splitlines()]
+    assert [e["key"] for e in index] == [first["key"], first["key"], other["key"]] and first["key"] != other[
+        "key"
+    ]
+    assert [e["files"][0] for e in index] == [Path(d["files"][0]).name for d in (first, second, other)]
 
 
 @pytest.mark.slow

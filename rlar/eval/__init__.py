@@ -3,14 +3,18 @@
 - :mod:`rlar.eval.suites`: which tasks (built-in suites, data files in published formats, a run's own
   tasks), how many records, with which generation settings;
 - :mod:`rlar.eval.runner`: resolve a checkpoint, generate (transformers or vLLM), score with the reward tools;
+- :mod:`rlar.eval.tools`: which tools give each task's ``score`` — the ones the run used (its routing and
+  registry snapshot, user and synthesised tools included);
 - :mod:`rlar.eval.report`: terminal and Markdown tables, deltas between two checkpoints;
 - :func:`run_eval`: the whole command — evaluate one or two checkpoints, write JSON, Markdown and samples.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +23,17 @@ from rlar.eval.runner import (
     Checkpoint,
     EngineSettings,
     EvalResult,
-    check_tools,
     evaluate,
     judge_status,
     resolve_checkpoint,
     score_responses,
 )
 from rlar.eval.suites import DATA_SUITES, SUITES, EvalTask, get_suite, plan
+from rlar.eval.tools import ChosenTool, ToolCatalog
 
 __all__ = [
     "DATA_SUITES",
+    "INDEX",
     "SUITES",
     "Checkpoint",
     "EngineSettings",
@@ -59,6 +64,29 @@ def _safe(label: str) -> str:
     return "".join(c if c.isalnum() or c in "-_.@" else "_" for c in label)
 
 
+INDEX = "index.jsonl"
+"""One line per eval in an output directory: its key, what was evaluated with which tools, its files."""
+
+
+def eval_key(doc: dict[str, Any], base: dict[str, Any] | None, tasks: dict[str, Any], seed: int) -> str:
+    """What identifies an eval: checkpoint (path, weights version), baseline, data and generation settings per
+    task, the tools of each task's score (name, version, content hash, weight), engine and seed — 12 hex."""
+    ident = {"checkpoint": [doc["path"], doc["version"]], "baseline": base and [base["path"], base["version"]],
+             "tasks": tasks, "tools": {t: [[x["tool"], x["version"], x["content_hash"], x["weight"]] for x in v]
+                                       for t, v in (doc.get("tools") or {}).items()},
+             "engine": doc.get("engine"), "seed": seed}  # fmt: skip
+    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _free_stem(directory: Path, stem: str) -> str:
+    """``stem``, or ``stem-2``, ``stem-3``… — the first whose files do not exist yet (evals never overwrite)."""
+    n, out = 1, stem
+    while any((directory / f"{out}{ext}").exists() for ext in (".json", ".md", ".samples.jsonl")):
+        n += 1
+        out = f"{stem}-{n}"
+    return out
+
+
 def _run_config(ck: Checkpoint, config: str | None) -> str | None:
     """``config``, or the run's own ``config.toml`` when the checkpoint is (in) a run directory."""
     if config:
@@ -77,7 +105,15 @@ def run_eval(
 ) -> dict[str, Any]:  # fmt: skip
     """Evaluate ``checkpoint`` (and ``compare``, the baseline); write ``<name>.json``, ``<name>.md`` and
     ``<name>.samples.jsonl`` (every prompt, reference and response) under the checkpoint's run directory
-    (``eval/``) or ``out``; return the document.
+    (``eval/``) or ``out``, and append a line to ``index.jsonl`` there; return the document.
+
+    ``<name>`` is ``<suite or tasks>-<checkpoint label>[-vs-<baseline label>]-<key>``, the key a hash of
+    checkpoint x data x tools x settings (:func:`eval_key`); a name already taken gets ``-2``, ``-3``…, so a
+    second eval never overwrites the first one's files.
+
+    ``score`` (tasks named with ``tasks``, and suite tasks the checkpoint's run trained) comes from the tools
+    the run used for the task (:mod:`rlar.eval.tools`), named in the document's ``result.tools`` and under
+    the table.
 
     What is evaluated (:func:`rlar.eval.suites.plan`): ``suite`` alone — a built-in suite (default
     ``demo``), ``tasks`` filtering it; ``data`` — the file in the format ``suite`` reads (or detected);
@@ -93,26 +129,38 @@ def run_eval(
     planned = plan(suite=suite, data=data, tasks=tasks, config=_run_config(ck, config), split=split, limit=limit,
                    options=options, overrides=overrides)  # fmt: skip
     loaded = [(t, t.load()) for t in planned]
-    for task, ds in loaded:
+    catalog = ToolCatalog.for_eval(ck.run_dir, _run_config(ck, config))
+    chosen: dict[str, list[ChosenTool]] = {}
+    for i, (task, ds) in enumerate(loaded):
+        if not task.tool_score and catalog.run_tasks.get(task.name, {}).get("tools"):
+            task = replace(task, tool_score=True)  # a suite task the run trained: also its run's score
+            loaded[i] = (task, ds)
         if task.tool_score:
-            check_tools(ds.spec)
+            try:
+                chosen[task.name] = catalog.task_tools(task.name, ds.spec.default_tools)
+            except ValueError as exc:
+                raise ValueError(f"task {task.name!r}: {exc}") from None
     label = suite or ",".join(tasks or []) or (data and Path(data).name.split(".")[0]) or "tasks"
     settings = EngineSettings(kind=engine, device=device, dtype=dtype)
-    base_doc = (
-        evaluate(base_ck, label, loaded, seed=seed, judge_url=judge_url, engine=settings).to_dict() if base_ck else None
-    )  # fmt: skip
-    result = evaluate(ck, label, loaded, seed=seed, judge_url=judge_url, engine=settings)
+    kw: dict[str, Any] = {"seed": seed, "judge_url": judge_url, "engine": settings, "tools": chosen}
+    base_doc = evaluate(base_ck, label, loaded, **kw).to_dict() if base_ck else None
+    if base_doc is not None:
+        base_doc["engine"] = engine
+    result = evaluate(ck, label, loaded, **kw)
     doc = result.to_dict()
     doc["engine"] = engine
     table = terminal_table(doc, base_doc)
     directory = _out_dir(ck, out)
     directory.mkdir(parents=True, exist_ok=True)
+    planned_tasks = {t.name: {"records": len(ds), "source": t.source or f"builtin:{t.name}", "n_samples": t.n_samples,
+                              "temperature": t.temperature, "max_new_tokens": t.max_new_tokens} for t, ds in loaded}  # fmt: skip
+    key = eval_key(doc, base_doc, planned_tasks, seed)
     stem = f"{_safe(label)}-{_safe(doc['label'])}" + (f"-vs-{_safe(base_doc['label'])}" if base_doc else "")
+    stem = _free_stem(directory, f"{stem}-{key}")
     full: dict[str, Any] = {
-        "result": doc, "baseline": base_doc,
+        "key": key, "result": doc, "baseline": base_doc,
         "comparison": comparison_rows(base_doc, doc) if base_doc else [],
-        "tasks": {t.name: {"records": len(ds), "source": t.source or f"builtin:{t.name}", "n_samples": t.n_samples,
-                           "temperature": t.temperature, "max_new_tokens": t.max_new_tokens} for t, ds in loaded},
+        "tasks": planned_tasks, "tool_sources": catalog.sources,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }  # fmt: skip
     files = [directory / f"{stem}.json", directory / f"{stem}.md", directory / f"{stem}.samples.jsonl"]
@@ -122,6 +170,12 @@ def run_eval(
         for name, rows in result.samples.items():
             for row in rows:
                 fh.write(json.dumps({"task": name, **row}, ensure_ascii=False) + "\n")
+    entry = {"key": key, "created": full["created"], "checkpoint": doc["label"], "path": doc["path"],
+             "version": doc["version"], "baseline": base_doc["label"] if base_doc else None, "suite": label,
+             "tasks": {n: t["source"] for n, t in planned_tasks.items()}, "tools": doc["tools"], "seed": seed,
+             "engine": engine, "metrics": doc["metrics"], "files": [f.name for f in files]}  # fmt: skip
+    with (directory / INDEX).open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
     full["table"] = table
     full["files"] = [str(f) for f in files]
     return full

@@ -1,8 +1,9 @@
 """Tables for ``rlar eval``: one checkpoint, or two side by side with deltas marked ↑/↓ (the paper's Table 2).
 
 Rows are (task, metric); ``None`` values print as "no judge" for judge metrics and "-" otherwise. Counters
-that are not quality metrics (``judge_abstained``, ``sandbox_abstained``, ``ifeval_abstained``) are kept in the
-JSON only.
+that are not quality metrics (``judge_abstained``, ``sandbox_abstained``, ``ifeval_abstained``,
+``score_abstained``, ``score_errors``) are kept in the JSON only; the tools each task's ``score`` came from
+follow the table, one line per task (with its error count when a tool failed).
 A delta is ``new - base``; ↑ marks an increase of a higher-is-better metric, ↓ a decrease, = no change
 (``avg_len`` has no better direction and gets none).
 """
@@ -11,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["comparison_rows", "markdown_table", "metric_rows", "terminal_table"]
+__all__ = ["comparison_rows", "markdown_table", "metric_rows", "terminal_table", "tool_lines"]
 
-HIDDEN = {"judge_abstained", "sandbox_abstained", "ifeval_abstained"}
+HIDDEN = {"judge_abstained", "sandbox_abstained", "ifeval_abstained", "score_abstained", "score_errors"}
 NO_DIRECTION = {"avg_len"}
 
 
@@ -65,17 +66,33 @@ def _grid(header: list[str], body: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def tool_lines(doc: dict[str, Any]) -> list[str]:
+    """One line per task with a ``score``: the tools it came from (``name vN xW (origin)``), why they were
+    chosen (``run-router``, ``run-learner``, ``default_tools``) and, if any, how many tool results were errors."""
+    lines = []
+    for task, tools in (doc.get("tools") or {}).items():
+        names = (
+            ", ".join(f"{t['tool']} v{t['version']} x{t['weight']:g} ({t['origin']})" for t in tools) or "-"
+        )
+        why = "/".join(dict.fromkeys(t["source"] for t in tools))
+        errors = int((doc["metrics"].get(task) or {}).get("score_errors") or 0)
+        lines.append(f"score of {task}: {names} [{why}]" + (f"; {errors} tool errors" if errors else ""))
+    return lines
+
+
 def terminal_table(doc: dict[str, Any], base: dict[str, Any] | None = None) -> str:
-    """A plain-text table of one result, or of ``base`` vs ``doc`` with deltas."""
+    """A plain-text table of one result, or of ``base`` vs ``doc`` with deltas; then :func:`tool_lines`."""
     if base is None:
         body = [[t, m, _fmt(m, v)] for t, m, v in metric_rows(doc)]
         head = f"{doc['suite']} on {doc['label']} (judge: {doc['judge']}, {doc['seconds']:.0f}s)"
-        return head + "\n" + _grid(["task", "metric", doc["label"]], body)
+        return "\n".join([head, _grid(["task", "metric", doc["label"]], body), *tool_lines(doc)])
     rows = comparison_rows(base, doc)
     body = [[r["task"], r["metric"], _fmt(r["metric"], r["base"]), _fmt(r["metric"], r["new"]), _delta_text(r)]
             for r in rows]  # fmt: skip
     head = f"{doc['suite']}: {doc['label']} vs {base['label']} (judge: {doc['judge']})"
-    return head + "\n" + _grid(["task", "metric", base["label"], doc["label"], "Δ"], body)
+    return "\n".join(
+        [head, _grid(["task", "metric", base["label"], doc["label"], "Δ"], body), *tool_lines(doc)]
+    )
 
 
 def markdown_table(doc: dict[str, Any], base: dict[str, Any] | None = None) -> str:
@@ -91,4 +108,6 @@ def markdown_table(doc: dict[str, Any], base: dict[str, Any] | None = None) -> s
             for r in comparison_rows(base, doc)
         ]
     note = f"\n\nSuite `{doc['suite']}`, judge: {doc['judge']}."
+    if tool_lines(doc):
+        note += "\n\n" + "\n".join(f"- {x}" for x in tool_lines(doc))
     return "\n".join(lines) + note + "\n"

@@ -12,7 +12,9 @@ Algorithm, per checkpoint:
 3. Scoring (:func:`score_responses`) reuses the reward tools (:mod:`rlar.tools`) through a
    :class:`~rlar.tools.ToolExecutor`: ``math_verify`` for NEM, ``exact_match`` for string tasks,
    ``code_tests`` for code (programs run in the local bubblewrap sandbox, :mod:`rlar.sandbox`), ``ifeval``
-   for instruction following, ``llm_judge`` for judge scores, the task's own default tools for ``score``.
+   for instruction following, ``llm_judge`` for judge scores; ``score`` comes from the tools the run used for
+   the task (:mod:`rlar.eval.tools`: the run's routing, its registry snapshot with user and synthesised tools,
+   else the task's ``default_tools``), named in the result's ``tools``.
    BLEU-2 is corpus-level sacrebleu (``max_ngram_order=2``, tokenised for the target language), not a mean
    of sentence scores.
 4. The judge is the Anthropic Messages API (``ANTHROPIC_API_KEY``, or a base URL such as a local gateway:
@@ -29,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,6 @@ __all__ = [
     "Checkpoint",
     "EngineSettings",
     "EvalResult",
-    "check_tools",
     "evaluate",
     "judge_status",
     "resolve_checkpoint",
@@ -120,6 +121,8 @@ class EvalResult:
     judge: str | None
     seconds: float
     samples: dict[str, list[dict[str, Any]]]
+    tools: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Per task with a ``score``: the tools that gave it (name, version, weight, origin, why chosen)."""
 
     def to_dict(self) -> dict[str, Any]:
         ck = self.checkpoint
@@ -127,6 +130,7 @@ class EvalResult:
             "suite": self.suite, "label": ck.label, "path": str(ck.path), "model_dir": str(ck.model_dir),
             "weights": ck.weights_uri, "version": ck.version, "judge": self.judge or "no judge",
             "seconds": round(self.seconds, 2), "counts": self.counts, "metrics": self.metrics,
+            "tools": self.tools,
             "examples": {t: [_example(x) for x in s[:3]] for t, s in self.samples.items()},
         }  # fmt: skip
 
@@ -209,30 +213,29 @@ async def _ifeval_metrics(ex: Any, inputs: list[Any]) -> dict[str, float]:
 
 
 async def _tool_score(
-    spec: Any, ex: Any, inputs: list[Any], judge: str | None, judge_url: str | None
-) -> float | None:
-    """Mean combined reward of the task's default tools (``rlar.tools.combine``); None when all abstain.
+    tools: list[tuple[Any, float]], ex: Any, inputs: list[Any], judge: str | None, judge_url: str | None
+) -> dict[str, float | None]:
+    """``score``: the mean combined reward of ``tools`` (spec, weight) as the learner combines them
+    (``rlar.tools.combine``), None when every sample abstains; ``score_abstained`` and ``score_errors``:
+    samples whose tools all abstained, and tool results that were errors (e.g. a user function raising).
     The judge tool is left out when no judge is configured."""
     from rlar.tools.combine import combine
 
     per_tool = []
-    for name, weight in spec.default_tools:
-        if name == "llm_judge" and judge is None:
+    for spec, weight in tools:
+        if spec.impl_name == "llm_judge" and judge is None:
             continue
-        tool = _spec(name, **({"base_url": judge_url} if judge_url and name == "llm_judge" else {}))
-        per_tool.append((weight, await _score(ex, tool, inputs)))
+        if judge_url and spec.impl_name == "llm_judge":
+            spec = spec.replace(params={**spec.params, "base_url": judge_url}).sealed()
+        per_tool.append((weight, await _score(ex, spec, inputs)))
     scores = []
     for i in range(len(inputs)):
         status, score = combine((w, res[i].status, res[i].score) for w, res in per_tool)
         if status == "ok" and score is not None:
             scores.append(score)
-    return _mean(scores) if scores else None
-
-
-def check_tools(task_spec: Any) -> None:
-    """Fail before any generation when a task names a tool that cannot be built here."""
-    for name, _ in task_spec.default_tools:
-        _spec(name)
+    errors = sum(1 for _, res in per_tool for r in res if r.status == "error")
+    return {"score": _mean(scores) if scores else None, "score_abstained": float(len(inputs) - len(scores)),
+            "score_errors": float(errors)}  # fmt: skip
 
 
 def _format_pass(records: list[Any], texts: list[list[str]]) -> float:
@@ -248,10 +251,14 @@ def _format_pass(records: list[Any], texts: list[list[str]]) -> float:
 
 
 async def score_responses(
-    task: EvalTask, ds: Any, texts: list[list[str]], ex: Any, judge: str | None, judge_url: str | None
-) -> dict[str, float | None]:
+    task: EvalTask, ds: Any, texts: list[list[str]], ex: Any, judge: str | None, judge_url: str | None,
+    tools: list[tuple[Any, float]] | None = None,
+) -> dict[str, float | None]:  # fmt: skip
     """The task's metrics (by domain, see :mod:`rlar.eval.suites`) for given responses: ``texts[i]`` holds the
-    samples for record ``i`` (the first is the greedy one for exact match, BLEU and judge metrics)."""
+    samples for record ``i`` (the first is the greedy one for exact match, BLEU and judge metrics).
+
+    ``tools`` (spec, weight) give ``score`` when ``task.tool_score``; None: the built-in tools the task's
+    ``default_tools`` name."""
     from rlar.tools import ToolInput
 
     records = list(ds.records)
@@ -285,7 +292,8 @@ async def score_responses(
             metrics["judge"], abstained = _mean_ok(res)
             metrics["judge_abstained"] = float(abstained)
     if task.tool_score:
-        metrics["score"] = await _tool_score(ds.spec, ex, inputs, judge, judge_url)
+        chosen = tools if tools is not None else [(_spec(n), w) for n, w in ds.spec.default_tools]
+        metrics.update(await _tool_score(chosen, ex, inputs, judge, judge_url))
     return metrics
 
 
@@ -363,8 +371,11 @@ class EngineSettings:
 async def evaluate_async(
     checkpoint: Checkpoint, suite: str, tasks: list[tuple[EvalTask, Any]], *, seed: int = 0,
     judge_url: str | None = None, engine: EngineSettings | None = None,
+    tools: dict[str, list[Any]] | None = None,
 ) -> EvalResult:  # fmt: skip
-    """Evaluate one checkpoint on ``tasks`` (pairs of an :class:`EvalTask` and its loaded dataset)."""
+    """Evaluate one checkpoint on ``tasks`` (pairs of an :class:`EvalTask` and its loaded dataset).
+    ``tools``: per task name, the :class:`rlar.eval.tools.ChosenTool` list its ``score`` comes from."""
+    from rlar.eval.tools import executor_options
     from rlar.policy.engines import make_engine
     from rlar.tools import ToolExecutor
 
@@ -379,10 +390,14 @@ async def evaluate_async(
         metrics: dict[str, dict[str, float | None]] = {}
         counts: dict[str, int] = {}
         samples: dict[str, list[dict[str, Any]]] = {}
-        async with ToolExecutor(workers=1, timeout_s=30.0) as ex:
+        tools = tools or {}
+        options = executor_options([t for chosen in tools.values() for t in chosen])
+        async with ToolExecutor(workers=1, timeout_s=30.0, **options) as ex:
             for task, ds in tasks:
                 texts, avg_len = await asyncio.to_thread(_generate, task, ds, gen, seed)
-                m = await score_responses(task, ds, texts, ex, judge, judge_url)
+                chosen = tools.get(task.name)
+                pairs = None if chosen is None else [(t.spec, t.weight) for t in chosen]
+                m = await score_responses(task, ds, texts, ex, judge, judge_url, pairs)
                 m["avg_len"] = avg_len
                 metrics[task.name], counts[task.name] = m, len(ds)
                 samples[task.name] = [
@@ -396,14 +411,16 @@ async def evaluate_async(
                 ]
     finally:
         gen.close()
-    return EvalResult(suite, checkpoint, metrics, counts, judge, time.perf_counter() - t0, samples)
+    named = {name: [t.to_dict() for t in chosen] for name, chosen in tools.items()}
+    return EvalResult(suite, checkpoint, metrics, counts, judge, time.perf_counter() - t0, samples, named)
 
 
 def evaluate(
     checkpoint: Checkpoint, suite: str, tasks: list[tuple[EvalTask, Any]], *, seed: int = 0,
     judge_url: str | None = None, engine: EngineSettings | None = None,
+    tools: dict[str, list[Any]] | None = None,
 ) -> EvalResult:  # fmt: skip
     """Synchronous wrapper of :func:`evaluate_async`."""
     return asyncio.run(
-        evaluate_async(checkpoint, suite, tasks, seed=seed, judge_url=judge_url, engine=engine)
+        evaluate_async(checkpoint, suite, tasks, seed=seed, judge_url=judge_url, engine=engine, tools=tools)
     )
