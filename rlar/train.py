@@ -21,7 +21,8 @@
    reward-curve PNGs per task redrawn as the run goes; at the end ``summary.json``: steps (counted once across
    learner resumes) and updates, the first-10 vs last-10 step mean reward per task, and per task the tools
    used with their origin (built-in, synthesised vN, retrieved, user), the routing decisions and the abstain
-   rate (:mod:`rlar.tool_summary`), and the synthesis report (:mod:`rlar.synthesis.report`).
+   rate (:mod:`rlar.tool_summary`), and the synthesis report (:mod:`rlar.synthesis.report`); ``tools.jsonl``,
+   the registry's snapshot (every tool version, code inline), from which ``rlar eval`` scores with the run's tools.
 7. Observation (:mod:`rlar.observe`): tracking to ``[train] report_to`` (TensorBoard by default) from the bus,
    the live dashboard with ``--dashboard``, and ``report.html`` at the end.
 
@@ -322,6 +323,7 @@ async def _drive(
     curves = asyncio.create_task(asyncio.to_thread(plot_reward_curves, run_dir / "metrics.jsonl", run_dir))
     await runner
     specs, statuses = await _registry_view(bus)
+    await _save_tool_snapshot(bus, run_dir)
     rewards = await read_reward_health(bus, specs)  # per tool: errors, timeouts, throughput warnings
     reward_warns = reward_warnings(rewards)
     for text in reward_warns:
@@ -416,6 +418,16 @@ async def _registry_view(bus: Bus) -> tuple[dict[tuple[str, int], Any], dict[tup
     except Exception as exc:  # the summary is still written, without origins
         log.warning("summary: could not read the tool registry: %s", exc)
     return specs, statuses
+
+
+async def _save_tool_snapshot(bus: Bus, run_dir: Path) -> None:
+    """``<run>/tools.jsonl``: the run's tools as its registry holds them (code inline), for ``rlar eval``."""
+    from rlar.eval.tools import save_tool_snapshot
+
+    try:
+        await save_tool_snapshot(bus, run_dir)
+    except Exception as exc:  # the summary is still written; eval then falls back to the config's [[tools]]
+        log.warning("could not save the tool registry snapshot: %s", exc)
 
 
 def _exit_code(summary: dict[str, Any]) -> int:
