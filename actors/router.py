@@ -74,7 +74,11 @@ from rlar.routing import (
     routing_request,
     usable_candidates,
 )  # fmt: skip
+from rlar.routing.probes import ProbePolicy, Prober, ProbeReport, probed_answer
+from rlar.sandbox_client import run_tests_over_bus
+from rlar.synthesis.runner import bus_runner
 from rlar.tools.base import ToolSpec
+from rlar.tools.executor import ToolExecutor
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +120,9 @@ class RouterConfig(ActorConfig):
     without a checkpoint)."""
     quarantine_builtins: bool = False
     """Quarantine built-in tools found suspect (default: only warn; their collapse is usually the policy's)."""
+    probes: ProbePolicy = Field(default_factory=ProbePolicy)
+    """Hack probes (:mod:`rlar.routing.probes`): degenerate responses each chosen tool must not give its
+    maximum; a tool that does is not eligible for the signature and the agent is asked again without it."""
     metrics_interval_s: float = Field(10.0, gt=0)
 
 
@@ -136,6 +143,9 @@ class Router(Actor[RouterConfig]):
         self._lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[Any]] = []
         self._enough: dict[str, asyncio.Event] = {}
+        self._references: dict[str, list[Any]] = {}
+        self._executor: ToolExecutor | None = None
+        self.prober: Prober | None = None
 
     # -- life -------------------------------------------------------------------------------------
     @property
@@ -157,6 +167,15 @@ class Router(Actor[RouterConfig]):
         self._ack_wait_s = float(info.config.ack_wait or self._ack_wait_s)
         await self.bus.subscribe(subjects.TOOLS_REGISTERED, ToolRegistered, self._on_tool_change)
         await self.bus.subscribe(subjects.events("synthesizer"), Event, self._on_synth_event)
+        if self.config.probes.enabled:
+            # The reward workers' executor: tool worker processes with hard deadlines; code runs on the sandbox.
+            self._executor = ToolExecutor(
+                workers=1, timeout_s=self.config.probes.timeout_s, cache_size=4096,
+                allowed_prefixes=list(self.config.probes.allowed_prefixes),
+                resources={"run_tests": run_tests_over_bus(self.bus, max_timeout_s=self.config.probes.timeout_s),
+                           "run_code": bus_runner(self.bus, self.config.probes.timeout_s)},
+            )  # fmt: skip
+            self.prober = Prober(self.config.probes, self._executor)
 
     async def main(self) -> None:
         stop = asyncio.Event()
@@ -183,6 +202,8 @@ class Router(Actor[RouterConfig]):
     async def teardown(self) -> None:
         if self.agent is not None:
             await self.agent.aclose()
+        if self._executor is not None:
+            await self._executor.close()
 
     def info(self) -> dict[str, Any]:
         agent = self.agent
@@ -227,13 +248,14 @@ class Router(Actor[RouterConfig]):
             RouteDecision(
                 signature=d.signature, task=d.task, tools=list(d.tools), backend=d.backend,
                 confidence=d.confidence, model=d.model, prompt_hash=d.prompt_hash, cost=dict(d.cost),
-                reason=f"[{d.state}] {d.reason}"[:500], fallback=d.state == "fallback",
+                reason=f"[{d.state}] {d.reason}"[:500], fallback=d.state == "fallback", probes=list(d.probes),
             ),
         )  # fmt: skip
 
     async def decision_for(self, q: RoutingQuery) -> Decision:
         """The decision for ``q``'s signature (memory, KV, else the agent — one call per signature)."""
         sig = q.signature()
+        self._note_reference(sig, q)
         now = time.time()
         d = self.decisions.get(sig)
         if d is not None and not (d.expires_at and d.expires_at <= now):
@@ -284,18 +306,57 @@ class Router(Actor[RouterConfig]):
             out.append(spec.ref(round(w.weight / total, 6)))
         return out
 
-    async def _decide(self, sig: str, q: RoutingQuery, *, replace: bool) -> Decision:
+    def _note_reference(self, sig: str, q: RoutingQuery) -> None:
+        """Remember a few references per signature: another record's reference is a hack probe."""
+        if not self.config.probes.enabled or q.reference is None:
+            return
+        refs = self._references.setdefault(sig, [])
+        if q.reference not in refs and len(refs) < self.config.probes.references:
+            refs.append(q.reference)
+
+    async def _probe(self, sig: str, q: RoutingQuery, specs: list[ToolSpec]) -> list[ProbeReport]:
+        assert self.prober is not None
+        others = [r for r in self._references.get(sig, []) if r != q.reference]
+        reports = list(await asyncio.gather(*(self.prober.check(sig, q, s, others) for s in specs)))
+        for r in reports:
+            self.counters[f"probes_{r.verdict}"] += 1
+            if r.errors:
+                await self.bus.publish(
+                    subjects.events(self.kind),
+                    Event(actor=f"{self.kind}/{self.instance}", kind="probe_error", level="warning",
+                          message=f"hack probes of {r.tool} v{r.version} for task {q.task} errored: {r.errors[0]}",
+                          data={"signature": sig, "task": q.task, "tool": r.tool, "version": r.version}),
+                )  # fmt: skip
+        return reports
+
+    async def _ask(self, q: RoutingQuery, candidates: list[ToolSpec]) -> Any:
         assert self.agent is not None
-        candidates, _ = usable_candidates(await self.registry.list(), require_ready=self.config.require_ready)
         reply = await self.agent.ask(routing_request(q, candidates))
-        ans = parse_route(reply, candidates)
         self.counters["agent_calls"] += 1
         self.counters["agent_input_tokens"] += reply.usage.input_tokens
         self.counters["agent_output_tokens"] += reply.usage.output_tokens
+        return reply, parse_route(reply, candidates)
+
+    async def _decide(self, sig: str, q: RoutingQuery, *, replace: bool) -> Decision:
+        candidates, _ = usable_candidates(await self.registry.list(), require_ready=self.config.require_ready)
+        reply, ans = await self._ask(q, candidates)
+        probes: list[ProbeReport] = []
+        if self.prober is not None and ans.ok and not ans.none_fit:
+            # Hack probes: a chosen tool that gives a degenerate response its maximum is dropped; when every
+            # chosen tool is, the agent chooses again among the candidates the probes leave (all probed first).
+            ans, probes, again = await probed_answer(
+                ans, candidates, q, lambda specs: self._probe(sig, q, specs)
+            )
+            if again is not None:
+                reply, second = await self._ask(q, again)
+                ans, probes, _ = await probed_answer(
+                    second, again, q, lambda specs: self._probe(sig, q, specs), reports=probes, final=True
+                )
         now = time.time()
         base = dict(
             signature=sig, task=q.task, backend=reply.backend, model=reply.model, prompt_hash=reply.prompt_hash,
             cost=ans.provenance.get("cost", {}), decided_at=now, fields=q.signature_fields(),
+            probes=[r.to_dict() for r in probes],
         )  # fmt: skip
         if not ans.ok:
             tools = await self._resolve_tools(self._fallback_tools(q.task))
@@ -386,7 +447,7 @@ class Router(Actor[RouterConfig]):
             confidence=0.0, backend=d.backend, model=d.model, prompt_hash=d.prompt_hash, cost=d.cost,
             constraints=d.constraints, request_id=d.request_id, requested_at=d.requested_at, decided_at=now,
             # Without any tool, ask again later (a new request may succeed where this one did not).
-            expires_at=0.0 if tools or refused else now + self.config.wait_s, fields=d.fields,
+            expires_at=0.0 if tools or refused else now + self.config.wait_s, fields=d.fields, probes=d.probes,
         )  # fmt: skip
 
     async def _adopt_registered(self, d: Decision) -> Decision | None:
@@ -420,7 +481,7 @@ class Router(Actor[RouterConfig]):
             backend=str(spec.provenance.get("author", d.backend)), model=str(spec.provenance.get("model", d.model)),
             prompt_hash=str(spec.provenance.get("prompt_hash", d.prompt_hash)), cost=d.cost,
             constraints=d.constraints, request_id=d.request_id, requested_at=d.requested_at,
-            decided_at=time.time(), fields=d.fields,
+            decided_at=time.time(), fields=d.fields, probes=d.probes,
         )  # fmt: skip
         await self._store(new)
         await self._announce(new)

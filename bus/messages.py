@@ -338,6 +338,9 @@ class RouteDecision:
     reason: str = ""
     fallback: bool = False
     at: float = field(default_factory=_now)
+    probes: list[dict[str, Any]] = field(default_factory=list)
+    """Hack-probe verdicts per tool probed for the signature (``tool``, ``version``, ``verdict`` eligible |
+    refused | unverified | skipped, ``scores`` per probe, ``maxed``); optional: older senders leave it out."""
 
 
 # router -> synthesizer / retriever (rlar.tools.request.*): no tool fits this kind of task

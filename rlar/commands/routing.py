@@ -114,6 +114,7 @@ async def _decisions(url: str) -> list[dict[str, Any]]:
 
 def cmd_decisions(a: argparse.Namespace) -> int:
     from rlar.attach import attach
+    from rlar.routing.probes import ProbeReport
 
     with attach(a.nats, a.run) as bus:
         rows = asyncio.run(_decisions(bus.url))
@@ -129,6 +130,8 @@ def cmd_decisions(a: argparse.Namespace) -> int:
         tools = ", ".join(f"{t['tool']} v{t['version']} x{t['weight']:g}" for t in r["tools"]) or "-"
         print(f"{r['signature']:<25} {r['task'][:16]:<16} {r['state']:<12} {r['confidence']:5.2f} "
               f"{r['backend'][:9]:<9} {tools} | {r['reason'][:80]}")  # fmt: skip
+        for p in r.get("probes") or []:  # the hack probes each tool got for this signature, with their scores
+            print(f"{'':<25} probes: {ProbeReport.from_dict(p).summary()}")
     return 0
 
 

@@ -22,7 +22,9 @@ class Decision:
     wait ended without a tool; routed to the declared fallback), ``abstain`` (synthesis refused and no
     fallback: routed with no tool, the samples abstain), ``unroutable`` (no tool and no fallback:
     prompts are dead-lettered). ``expires_at`` (0: never) makes a decision taken without the agent (it
-    failed) be asked again later.
+    failed) be asked again later. ``probes``: the hack-probe verdict of every tool probed for the signature
+    (:meth:`rlar.routing.probes.ProbeReport.to_dict`: which probes ran, what each scored, ``eligible``,
+    ``refused``, ``unverified`` or ``skipped``); a refused tool is not among ``tools``.
     """
 
     signature: str
@@ -41,6 +43,11 @@ class Decision:
     decided_at: float = 0.0
     expires_at: float = 0.0
     fields: dict[str, str] = field(default_factory=dict)
+    probes: list[dict[str, Any]] = field(default_factory=list)
+
+    def refused(self) -> list[str]:
+        """``tool vN`` of every tool the hack probes refused for this signature."""
+        return [f"{p['tool']} v{p['version']}" for p in self.probes if p.get("verdict") == "refused"]
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}  # type: ignore[attr-defined]
