@@ -6,7 +6,9 @@
   samples that abstained (``abstain/<task>``) and the tools whose results reached the learner (``tools``:
   ``"name vN"``, ``" (shadow)"`` for weight 0);
 - the router's decisions (``RouteDecision`` on ``rlar.tools.decisions``): how many, in which state (routed,
-  pending, synthesized, canary, fallback, unroutable), the last one per task;
+  pending, synthesized, canary, fallback, unroutable), the last one per task, and the hack probes
+  (:mod:`rlar.routing.probes`): per verdict (refused, eligible, unverified, skipped) the tools probed for the
+  task's signatures, a refused one with the probes it gave its maximum;
 - the registry's specs: each tool's origin — ``built-in``, ``synthesised vN`` (``partial`` when its verifier
   leaves clauses unchecked), ``retrieved`` or what the spec's provenance says — and its status;
 - the synthesizer's outcome rows and canary verdicts (:mod:`rlar.synthesis.report`).
@@ -89,6 +91,16 @@ def tasks_summary(
                           "steps": steps, "shadow": bool(m.group(3))})  # fmt: skip
         ds = by_task.get(task, [])
         last = ds[-1] if ds else None
+        verdicts: dict[tuple[str, str, int], dict[str, Any]] = {}  # the last verdict per signature and tool
+        for d in ds:
+            for p in getattr(d, "probes", None) or []:
+                verdicts[(str(d.signature), str(p.get("tool")), int(p.get("version", 0)))] = p
+        probes: dict[str, list[str]] = {}
+        for p in verdicts.values():
+            maxed = f" ({', '.join(p.get('maxed') or [])})" if p.get("verdict") == "refused" else ""
+            label = f"{p.get('tool')} v{p.get('version')}{maxed}"
+            if label not in probes.setdefault(str(p.get("verdict")), []):
+                probes[str(p.get("verdict"))].append(label)
         abstain = [float(r[f"abstain/{task}"]) for r in records if r.get(f"abstain/{task}") is not None]
         reward = [float(r[f"reward/{task}"]) for r in records if r.get(f"reward/{task}") is not None]
         out[task] = {
@@ -104,6 +116,7 @@ def tasks_summary(
                     "backend": last.backend,
                     "tools": [f"{t.tool} v{t.version} x{t.weight:g}" for t in last.tools],
                 },
+                "probes": probes,
             },
             "abstain": {**(_first_last(abstain) or {}), "mean": round(sum(abstain) / len(abstain), 4)}
             if abstain
@@ -126,6 +139,8 @@ def tasks_lines(tasks: Mapping[str, Any]) -> list[str]:
             for x in t.get("tools", [])
         )
         states = " ".join(f"{k} {v}" for k, v in ((t.get("routing") or {}).get("states") or {}).items())
+        refused = ((t.get("routing") or {}).get("probes") or {}).get("refused") or []
         lines.append(f"  {task}: reward {reward}, abstain {abstain}; tools {tools or '-'}; "
-                     f"routing {states or 'by the feeder'}")  # fmt: skip
+                     f"routing {states or 'by the feeder'}"
+                     + (f"; refused by hack probes: {', '.join(refused)}" if refused else ""))  # fmt: skip
     return lines

@@ -20,7 +20,7 @@ from bus import subjects, topology
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
-from bus.messages import Prompt, RouteDecision, ToolKind
+from bus.messages import Prompt, RouteDecision, ToolKind, ToolRef
 from rlar.agent.base import OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
 from rlar.registry import ToolRegistry
@@ -37,6 +37,7 @@ from rlar.routing.probes import (
     probed_answer,
 )
 from rlar.routing.request import RouteAnswer
+from rlar.tool_summary import tasks_lines, tasks_summary
 from rlar.tools.base import ToolSpec, builtin_specs
 from rlar.tools.executor import ToolExecutor
 from tests.conftest import REPO, TEST_TOPOLOGY, actor_env, serve_nats
@@ -222,6 +223,25 @@ async def test_probed_answer_drops_a_refused_tool_and_renormalises_the_others() 
     assert {r.tool: r.verdict for r in reports}["normalized_match"] == "eligible"
     final, _, again = await probed_answer(ans, specs, q, probe, final=True)
     assert final.none_fit and again is None
+
+
+def test_the_end_of_run_summary_lists_the_tools_refused_by_hack_probes_per_task() -> None:
+    refused = judge_probes(
+        "math_verify", 1, (0.0, 1.0), [ProbeScore("empty", "ok", 0.0), ProbeScore("bare_target", "ok", 1.0)]
+    )
+    kept = judge_probes("math_verify", 1, (0.0, 1.0), [ProbeScore("empty", "ok", 0.0)])
+    decisions = [
+        RouteDecision(signature="g", task="game", tools=[ToolRef(tool="format_rules", kind="rule", version=1)],
+                      backend="offline", reason="[fallback] none fits", probes=[refused.to_dict()]),
+        RouteDecision(signature="s", task="sum", tools=[ToolRef(tool="math_verify", kind="rule", version=1)],
+                      backend="offline", reason="[routed] a number", probes=[kept.to_dict()]),
+    ]  # fmt: skip
+    out = tasks_summary([{"step": 1, "reward/game": 0.0, "reward/sum": 0.5}], decisions)
+    assert out["game"]["routing"]["probes"] == {"refused": ["math_verify v1 (bare_target)"]}
+    assert out["sum"]["routing"]["probes"] == {"eligible": ["math_verify v1"]}
+    lines = tasks_lines(out)
+    assert lines[0].endswith("; refused by hack probes: math_verify v1 (bare_target)")
+    assert "hack probes" not in lines[1]
 
 
 # -- the router on a real bus ---------------------------------------------------------------------------------
