@@ -10,6 +10,12 @@ Flow per prompt (durable ``router`` on ``rlar.prompts.>``, explicit acks, ``conc
    signature even when many prompts of a new kind arrive together (one call in flight per signature; the
    prompts are kept in progress meanwhile). The agent sees the registry's tools that can score here
    (``require_ready``).
+   Hack probes (:mod:`rlar.routing.probes`, ``probes``): before the decision is taken, each tool the agent
+   chose scores degenerate responses built from the query (empty, the query echoed, a derivation's bare
+   target, every option, a list of candidates, another record's reference) in the router's own tool
+   executor; a tool that gives one its maximum is dropped, and when every chosen tool is, the agent is asked
+   once more among the candidates the probes leave (else no tool fits). The verdicts, once per signature and
+   tool version, go into the decision (``probes``).
 2. A decision with tools: the prompt is published to ``rlar.routed.<task>`` with ``tools`` = its
    :class:`~bus.messages.ToolRef` list and ``route`` = the decision's provenance (signature, backend,
    model, prompt hash, confidence, cost, reason), ``Nats-Msg-Id = prompt_id``, then acked.
