@@ -270,6 +270,23 @@ PITFALLS: dict[str, list[Pitfall]] = {
                 "abstain"),
         Pitfall("Slow and noisy: scores of the same response vary between calls; cap its weight next to a rule."),
     ],
+    "set_f1": [
+        Pitfall("A set, not alternatives: against a list of aliases one right alias scores below 1 (use "
+                "`normalized_match` for alias lists; SQuAD/TriviaQA/QuAC shapes are read as alternatives).",
+                "Paris", ["Paris", "City of Light"], 0.6667),
+        Pitfall("Spraying candidates costs precision: every extra item lowers the score.",
+                "red; blue; green; black", ["red", "blue"], 0.6667),
+    ],
+    "sequence_match": [
+        Pitfall("Partial credit per position by default (`partial = false` for all or nothing); a response of "
+                "the wrong length loses the missing positions.", "B-PER I-PER", ["B-PER", "I-PER", "O", "O"], 0.5),
+    ],
+    "quantity_match": [
+        Pitfall("The unit is required: a bare number scores 0 even when it is the right value in the "
+                "reference's unit.", "15", "15 m/s", 0.0),
+        Pitfall("Offset scales (°C, °F) are not converted: a reference in them abstains.", "293 K", "20 °C",
+                "abstain"),
+    ],
 }  # fmt: skip
 
 

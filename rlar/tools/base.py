@@ -518,6 +518,9 @@ BUILTIN_IMPLS: dict[str, str] = {
     "ifeval": "rlar.tools.instructions:IFEvalTool",
     "reward_model": "rlar.tools.reward_model:RewardModelTool",
     "llm_judge": "rlar.tools.judge:LLMJudgeTool",
+    "set_f1": "rlar.tools.structured:SetF1Tool",
+    "sequence_match": "rlar.tools.structured:SequenceMatchTool",
+    "quantity_match": "rlar.tools.structured:QuantityMatchTool",
 }
 
 # What each built-in implementation needs as a reference: "text" (any comparable answer), "tests" (code
@@ -535,6 +538,9 @@ BUILTIN_REFERENCE: dict[str, ReferenceNeed] = {
     "format_rules": "none",
     "reward_model": "none",
     "llm_judge": "none",
+    "set_f1": "text",
+    "sequence_match": "text",
+    "quantity_match": "text",
 }
 
 DEFAULT_ALLOWED_PREFIXES: tuple[str, ...] = ("rlar.",)

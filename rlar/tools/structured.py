@@ -1,0 +1,465 @@
+"""Reward tools for references that are structures, not one answer text: ``set_f1``, ``sequence_match``,
+``quantity_match``.
+
+- ``set_f1``: the reference is a set of items the answer must give — DROP's ``{"spans", "types"}`` (or its
+  ``{"number", "date", "spans"}`` answer), KP20k/Inspec keyphrase lists, WebQuestions' answer lists, CoQA's
+  ``{"input_text", ...}``, QuAC's ``{"texts", ...}`` (alternatives), a ``;``-separated string. The response's
+  items (a JSON list, lines, bullets, ``;``, ``,`` or ``and`` separated) are compared with the reference's after
+  SQuAD-style normalisation (case, punctuation, articles, whitespace); the score is the F1 of the two sets
+  (duplicates count once), the best over the reference's alternatives where its shape lists alternatives
+  (SQuAD ``{"text": [...]}`` and QuAC ``{"texts": [...]}`` are annotators' alternatives, TriviaQA's
+  ``{"value", "aliases"}`` too). One reference item: the whole answer must equal it (no splitting on commas).
+- ``sequence_match``: the reference is a sequence of cells or tags — a token-level tag list (CoNLL/WikiANN
+  ``ner_tags`` as ints, with the names in ``metadata["tag_names"]`` when given, or UD ``upos`` strings), a
+  puzzle grid or digit string (Sudoku's 81 digits, crossword rows, a list of rows). The response's
+  sequence is read the same way (tag names or ids; for grids the last block of the response with exactly as
+  many letters and digits as the grid has cells, separators ignored); the score is the share of positions
+  that agree, over the longer of the two (``params.partial = False``: 1 only when all agree).
+- ``quantity_match``: the reference is a quantity with a unit (``4.0 cm``, ``5 m/s^2``, ``2250 g``); the
+  response's last quantity with a unit must have the same dimension and, converted to SI units, agree within
+  ``params.rel_tol`` (default 1%). A bare number, another dimension, or a unit not in the table scores 0;
+  an unreadable reference abstains.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
+from rlar.tools.rules import normalize_text
+
+__all__ = [
+    "QuantityMatchTool",
+    "SequenceMatchTool",
+    "SetF1Tool",
+    "parse_quantity",
+    "reference_item_sets",
+    "response_items",
+    "set_f1",
+]
+
+
+# -- set_f1 ---------------------------------------------------------------------------------------------------
+def _strings(value: Any) -> list[str]:
+    if value is None or isinstance(value, bool):
+        return []
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, int | float):
+        return [str(value)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _decoded(reference: Any) -> Any:
+    if isinstance(reference, str) and reference.lstrip()[:1] in ("[", "{"):
+        try:
+            return json.loads(reference)
+        except ValueError:
+            return reference
+    return reference
+
+
+def reference_item_sets(reference: Any) -> list[list[str]]:
+    """The reference as alternatives, each a list of items that together make the answer ([] when it has no
+    items: see the module docstring)."""
+    ref = _decoded(reference)
+    if isinstance(ref, Mapping):
+        if "spans" in ref:  # DROP
+            spans = _strings(ref.get("spans"))
+            if spans:
+                return [spans]
+            number = _strings(ref.get("number"))
+            if number:
+                return [number]
+            date = ref.get("date")
+            if isinstance(date, Mapping):
+                parts = [str(date.get(k, "")).strip() for k in ("day", "month", "year")]
+                return [[" ".join(p for p in parts if p)]] if any(parts) else []
+            return []
+        if "value" in ref and "aliases" in ref:  # TriviaQA: alternatives
+            return [[a] for a in _strings([ref["value"], *(ref.get("aliases") or [])])]
+        for key in ("texts", "text"):  # QuAC, SQuAD: annotators' alternatives
+            if key in ref:
+                return [[a] for a in _strings(ref[key])]
+        if "input_text" in ref:  # CoQA
+            return [_strings(ref["input_text"])[:1]] if _strings(ref["input_text"]) else []
+        for key in ("answers", "answer", "keyphrases", "keywords", "tags", "labels", "items"):
+            if key in ref:
+                return reference_item_sets(ref[key])
+        return []
+    if isinstance(ref, str):
+        items = [p.strip() for p in re.split(r"[;\n]", ref) if p.strip()]
+        return [items] if items else []
+    items = _strings(ref)
+    return [items] if items else []
+
+
+_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|\(\w\))\s+")
+
+
+def response_items(response: str, many: bool) -> list[str]:
+    """The items a response gives: a JSON list, else lines / bullets / ``;`` (and ``,`` when ``many``) parts."""
+    text = response.strip()
+    if text.startswith("["):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, list):
+            return _strings(value)
+    if not many:
+        return [text] if text else []
+    parts = []
+    for line in text.splitlines():
+        line = _BULLET.sub("", line).strip()
+        parts.extend(p.strip() for p in re.split(r"[;,]|\s+and\s+", line) if p.strip())
+    return parts
+
+
+def set_f1(predicted: Sequence[str], gold: Sequence[str]) -> float:
+    """F1 of two item sets after normalisation (duplicates count once; empty items dropped)."""
+
+    def norm(items: Sequence[str]) -> set[str]:
+        return {n for n in (normalize_text(i, remove_articles=True) for i in items) if n}
+
+    p, g = norm(predicted), norm(gold)
+    if not p or not g:
+        return 0.0
+    hit = len(p & g)
+    if not hit:
+        return 0.0
+    precision, recall = hit / len(p), hit / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
+class SetF1Tool(RewardTool):
+    """F1 between the response's items and the reference's item set (see the module docstring)."""
+
+    default_spec: ClassVar[ToolSpec] = ToolSpec(
+        name="set_f1",
+        kind=ToolKind.RULE,
+        description=(
+            "Set F1 between the items of the response and the items of a structured reference: answer-span"
+            " objects (DROP spans with their types, CoQA input_text, QuAC texts), keyphrase lists, answer"
+            " lists, ';'-separated items. Items are normalised (case, punctuation, articles); the score is"
+            " the F1 of the two sets, best over the reference's alternatives. Use for multi-span answers,"
+            " keyphrase generation and list answers."
+        ),
+        task_types=["multi_span_qa", "keyphrases", "list_answer", "span_extraction"],
+        answer_formats=["list", "spans", "items"],
+        params={},
+    )
+
+    async def _score(self, inp: ToolInput) -> ToolResult:
+        alternatives = reference_item_sets(inp.reference)
+        if not alternatives:
+            return ToolResult.abstain("no reference items")
+        best, best_items = 0.0, alternatives[0]
+        for gold in alternatives:
+            got = set_f1(response_items(inp.response, many=len(gold) > 1), gold)
+            if got > best:
+                best, best_items = got, gold
+        return self.ok(round(best, 6), f"set F1 {best:.3f}", reference_items=best_items)
+
+
+# -- sequence_match ---------------------------------------------------------------------------------------------
+_CELL_LINE = re.compile(r"^[A-Za-z0-9]+$")
+
+
+def _grid_cells(reference: Any) -> str | None:
+    """The cells of a grid or digit-string reference (letters and digits in order), else None."""
+    ref = _decoded(reference)
+    if isinstance(ref, list | tuple) and ref and all(isinstance(r, list | tuple | str) for r in ref):
+        rows = ["".join(str(c) for c in r) if isinstance(r, list | tuple) else r for r in ref]
+        if all(_CELL_LINE.match(r) for r in rows) and any(len(r) > 1 for r in rows):
+            return "".join(rows).upper()
+        return None
+    if isinstance(ref, str):
+        rows = [r.strip() for r in re.split(r"[\n|/]+", ref.strip()) if r.strip()]
+        rows = [re.sub(r"[\s,]+", "", r) for r in rows]
+        if rows and all(_CELL_LINE.match(r) for r in rows) and sum(map(len, rows)) >= 4:
+            return "".join(rows).upper()
+    return None
+
+
+def _tags(reference: Any) -> list[str] | None:
+    ref = _decoded(reference)
+    if isinstance(ref, Mapping):
+        for key in ("ner_tags", "pos_tags", "upos", "tags", "labels", "chunk_tags"):
+            if key in ref:
+                return _tags(ref[key])
+        return None
+    if (
+        isinstance(ref, list | tuple)
+        and ref
+        and all(isinstance(t, str | int) and not isinstance(t, bool) for t in ref)
+    ):
+        return [str(t) for t in ref]
+    return None
+
+
+def _response_cells(response: str, n: int) -> str:
+    """The last block of ``response`` holding exactly ``n`` letters and digits (separators ignored)."""
+    blocks = re.findall(r"[A-Za-z0-9][A-Za-z0-9\s,|\[\]().;:-]*", response)
+    for block in reversed(blocks):
+        cells = re.sub(r"[^A-Za-z0-9]", "", block)
+        if len(cells) == n:
+            return cells.upper()
+        if len(cells) > n:  # a block with prose before the grid: its last n cells, if they form whole tokens
+            tail = re.findall(r"[A-Za-z0-9]+", block)
+            acc = ""
+            for tok in reversed(tail):
+                acc = tok + acc
+                if len(acc) >= n:
+                    break
+            if len(acc) == n:
+                return acc.upper()
+    return ""
+
+
+class SequenceMatchTool(RewardTool):
+    """Position-wise agreement of the response's tag or cell sequence with the reference's (module docstring)."""
+
+    default_spec: ClassVar[ToolSpec] = ToolSpec(
+        name="sequence_match",
+        kind=ToolKind.RULE,
+        description=(
+            "Sequence match for token-level tag sequences (NER/POS/chunk tags as names or ids, one per"
+            " token) and puzzle grids or long digit strings (Sudoku solutions, crossword rows): the share of"
+            " positions where the response's sequence equals the reference's, over the longer of the two;"
+            " separators and layout are ignored. Param partial=false: 1 only when every position agrees."
+        ),
+        task_types=["sequence_labeling", "ner", "pos_tagging", "grid_puzzle", "sudoku"],
+        answer_formats=["tags", "grid", "digit_string"],
+        params={"partial": True},
+    )
+    metadata_keys: ClassVar[tuple[str, ...]] = ("tag_names",)
+
+    def _finish(self, agree: int, total: int, what: str) -> ToolResult:
+        frac = agree / total if total else 0.0
+        score = frac if self.params.get("partial", True) else float(agree == total and total > 0)
+        return self.ok(round(score, 6), f"{agree}/{total} {what} agree", agree=agree, total=total)
+
+    async def _score(self, inp: ToolInput) -> ToolResult:
+        tags = _tags(inp.reference)
+        cells = (
+            None
+            if tags is not None and any(len(t) > 1 or not t.isdigit() for t in tags)
+            else _grid_cells(inp.reference)
+        )
+        if cells is not None and (tags is None or len(cells) >= 9):
+            got = _response_cells(inp.response, len(cells))
+            if not got:
+                return self.ok(0.0, f"no block of {len(cells)} cells in the response")
+            return self._finish(sum(a == b for a, b in zip(got, cells, strict=True)), len(cells), "cells")
+        if tags is None:
+            return ToolResult.abstain("the reference is not a tag sequence or a grid")
+        names = inp.metadata.get("tag_names")
+        names = [str(n) for n in names] if isinstance(names, list) else []
+        index = {n.upper(): str(i) for i, n in enumerate(names)}
+        words = re.findall(r"[^\s,\[\]'\"]+", inp.response)
+        got = []
+        for w in words:
+            w = w.strip("().;:")
+            if "/" in w and not w.startswith("/"):  # token/TAG pairs
+                w = w.rsplit("/", 1)[1]
+            if not w:
+                continue
+            up = w.upper()
+            if tags and all(t.isdigit() for t in tags):
+                if up in index:
+                    got.append(index[up])
+                elif w.isdigit():
+                    got.append(w)
+            elif (
+                up in {t.upper() for t in tags}
+                or up in index
+                or re.fullmatch(r"[BIESO](-[A-Z]+)?|[A-Z]{1,5}", up)
+            ):
+                got.append(up)
+        want = [t.upper() for t in tags]
+        total = max(len(want), len(got))
+        return self._finish(sum(a == b for a, b in zip(got, want, strict=False)), total, "tags")
+
+
+# -- quantity_match ---------------------------------------------------------------------------------------------
+# Dimension exponents: (m, kg, s, A, K, mol).
+_D = tuple[int, int, int, int, int, int]
+_BASE: dict[str, tuple[float, _D]] = {
+    "m": (1.0, (1, 0, 0, 0, 0, 0)),
+    "g": (1e-3, (0, 1, 0, 0, 0, 0)),
+    "s": (1.0, (0, 0, 1, 0, 0, 0)),
+    "A": (1.0, (0, 0, 0, 1, 0, 0)),
+    "K": (1.0, (0, 0, 0, 0, 1, 0)),
+    "mol": (1.0, (0, 0, 0, 0, 0, 1)),
+    "L": (1e-3, (3, 0, 0, 0, 0, 0)),
+    "l": (1e-3, (3, 0, 0, 0, 0, 0)),
+    "N": (1.0, (1, 1, -2, 0, 0, 0)),
+    "J": (1.0, (2, 1, -2, 0, 0, 0)),
+    "W": (1.0, (2, 1, -3, 0, 0, 0)),
+    "Pa": (1.0, (-1, 1, -2, 0, 0, 0)),
+    "Hz": (1.0, (0, 0, -1, 0, 0, 0)),
+    "C": (1.0, (0, 0, 1, 1, 0, 0)),
+    "V": (1.0, (2, 1, -3, -1, 0, 0)),
+    "Ω": (1.0, (2, 1, -3, -2, 0, 0)),
+    "ohm": (1.0, (2, 1, -3, -2, 0, 0)),
+    "eV": (1.602176634e-19, (2, 1, -2, 0, 0, 0)),
+}
+_NO_PREFIX: dict[str, tuple[float, _D]] = {
+    "min": (60.0, (0, 0, 1, 0, 0, 0)),
+    "h": (3600.0, (0, 0, 1, 0, 0, 0)),
+    "hr": (3600.0, (0, 0, 1, 0, 0, 0)),
+    "day": (86400.0, (0, 0, 1, 0, 0, 0)),
+    "t": (1000.0, (0, 1, 0, 0, 0, 0)),
+    "atm": (101325.0, (-1, 1, -2, 0, 0, 0)),
+    "bar": (1e5, (-1, 1, -2, 0, 0, 0)),
+    "cal": (4.184, (2, 1, -2, 0, 0, 0)),
+    "kcal": (4184.0, (2, 1, -2, 0, 0, 0)),
+    "in": (0.0254, (1, 0, 0, 0, 0, 0)),
+    "ft": (0.3048, (1, 0, 0, 0, 0, 0)),
+    "mi": (1609.344, (1, 0, 0, 0, 0, 0)),
+    "lb": (0.45359237, (0, 1, 0, 0, 0, 0)),
+    "mph": (0.44704, (1, 0, -1, 0, 0, 0)),
+    "%": (0.01, (0, 0, 0, 0, 0, 0)),
+}
+_WORDS = {
+    "meter": "m", "metre": "m", "kilometer": "km", "kilometre": "km", "centimeter": "cm", "centimetre": "cm",
+    "millimeter": "mm", "millimetre": "mm", "gram": "g", "kilogram": "kg", "milligram": "mg", "second": "s",
+    "sec": "s", "minute": "min", "hour": "h", "liter": "L", "litre": "L", "milliliter": "mL", "millilitre": "mL",
+    "newton": "N", "joule": "J", "kilojoule": "kJ", "watt": "W", "kilowatt": "kW", "pascal": "Pa",
+    "kilopascal": "kPa", "volt": "V", "ampere": "A", "amp": "A", "kelvin": "K", "mole": "mol", "hertz": "Hz",
+    "coulomb": "C", "ohm": "ohm", "mile": "mi", "foot": "ft", "feet": "ft", "inch": "in", "pound": "lb",
+    "kph": "km/h", "kmh": "km/h", "degree": "deg",
+}  # fmt: skip
+_PREFIX = {
+    "k": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "c": 1e-2,
+    "m": 1e-3,
+    "u": 1e-6,
+    "µ": 1e-6,
+    "μ": 1e-6,
+    "n": 1e-9,
+    "d": 1e-1,
+}
+_SUPERSCRIPT = str.maketrans("⁻¹²³⁴", "-1234")
+_QUANTITY = re.compile(
+    r"(?<![\w.])([-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+)"
+    r"(?:\s*(?:[eE]([-+]?\d+)|[x×]\s*10\^?\{?([-+−]?\d+)\}?))?"
+    r"\s*((?:°\s?[CF]|[A-Za-zµμΩ%°][A-Za-zµμΩ°]*(?:\s*(?:\^|\*\*)?\s*[-−]?\d|[⁻¹²³⁴]+)?)"
+    r"(?:\s*(?:/|·|\*|⋅|\s|per\s)\s*[A-Za-zµμΩ]+(?:\s*(?:\^|\*\*)?\s*[-−]?\d|[⁻¹²³⁴]+)?)*)?"
+)
+
+
+def _unit_factor(symbol: str) -> tuple[float, _D] | None:
+    sym = symbol.strip()
+    low = sym.lower().rstrip(".")
+    if low.endswith("s") and low[:-1] in _WORDS:
+        low = low[:-1]
+    if low in _WORDS and sym not in _BASE and sym not in _NO_PREFIX:
+        sym = _WORDS[low]
+        if "/" in sym:
+            return _unit(sym)
+    if sym in _NO_PREFIX:
+        return _NO_PREFIX[sym]
+    if sym in _BASE:
+        return _BASE[sym]
+    for p, f in _PREFIX.items():
+        if sym.startswith(p) and sym[len(p) :] in _BASE:
+            base, dim = _BASE[sym[len(p) :]]
+            return f * base, dim
+    return None
+
+
+def _unit(text: str) -> tuple[float, _D] | None:
+    """The SI factor and dimension of a unit expression (``m/s^2``, ``kg·m/s²``, ``km per hour``), else None."""
+    text = text.translate(_SUPERSCRIPT).replace("**", "^").replace("−", "-").strip()
+    if not text:
+        return None
+    if re.fullmatch(r"°\s?[CF]|deg\w*\s?[CF]?", text):
+        return None  # offset scales: not converted
+    factor, dims = 1.0, [0] * 6
+    sign = 1
+    for tok in re.findall(r"/|per\b|[A-Za-zµμΩ%]+(?:\s*\^?\s*-?\d+)?", text):
+        if tok in ("/", "per"):
+            sign = -1
+            continue
+        m = re.fullmatch(r"([A-Za-zµμΩ%]+)\s*\^?\s*(-?\d+)?", tok)
+        if not m:
+            return None
+        got = _unit_factor(m.group(1))
+        if got is None:
+            return None
+        power = sign * int(m.group(2) or 1)
+        factor *= got[0] ** power
+        dims = [d + power * e for d, e in zip(dims, got[1], strict=True)]
+    return factor, (dims[0], dims[1], dims[2], dims[3], dims[4], dims[5])
+
+
+def parse_quantity(text: str, last: bool = True) -> tuple[float, _D, str] | None:
+    """(value in SI units, dimension, unit as written) of the last (or first) quantity with a known unit."""
+    found = []
+    for m in _QUANTITY.finditer(text):
+        unit_text = (m.group(4) or "").strip()
+        if not unit_text:
+            continue
+        # Drop trailing words that are not units ("4.0 cm long", "15 m/s to the east").
+        words = unit_text.split()
+        unit = None
+        while words and unit is None:
+            unit = _unit(" ".join(words))
+            if unit is None:
+                words.pop()
+        if unit is None:
+            continue
+        value = float(m.group(1).replace(",", "").replace("−", "-"))
+        exp = m.group(2) or m.group(3)
+        if exp:
+            value *= 10 ** int(exp.replace("−", "-"))
+        found.append((value * unit[0], unit[1], " ".join(words)))
+    if not found:
+        return None
+    return found[-1] if last else found[0]
+
+
+class QuantityMatchTool(RewardTool):
+    """The response's last quantity equals the reference's, units converted (see the module docstring)."""
+
+    default_spec: ClassVar[ToolSpec] = ToolSpec(
+        name="quantity_match",
+        kind=ToolKind.RULE,
+        description=(
+            "Physical quantity match: reads a number with its unit from the reference (4.0 cm, 15 m/s, 9.8"
+            " m/s^2, 2250 g) and the last number with a unit from the response, converts both to SI units"
+            " (prefixes, compound units, common unit words) and scores 1 if the dimensions agree and the"
+            " values are within rel_tol (default 1%), else 0. A bare number without its unit scores 0. Use"
+            " for science and engineering answers with units and unit conversion."
+        ),
+        task_types=["physics", "unit_conversion", "science_numeric", "quantity"],
+        answer_formats=["quantity", "number_with_unit"],
+        params={"rel_tol": 0.01},
+    )
+
+    async def _score(self, inp: ToolInput) -> ToolResult:
+        ref = inp.reference
+        if isinstance(ref, list | tuple) and ref:
+            ref = ref[0]
+        gold = parse_quantity(str(ref)) if isinstance(ref, str | int | float) else None
+        if gold is None:
+            return ToolResult.abstain("the reference is not a quantity with a known unit")
+        got = parse_quantity(inp.response)
+        if got is None:
+            return self.ok(0.0, "no quantity with a unit in the response")
+        if got[1] != gold[1]:
+            return self.ok(0.0, f"unit {got[2]!r} is not of the reference's dimension ({gold[2]!r})")
+        tol = float(self.params.get("rel_tol", 0.01))
+        close = math.isclose(got[0], gold[0], rel_tol=tol, abs_tol=1e-12 * max(1.0, abs(gold[0])))
+        return self.ok(float(close), "equal" if close else f"{got[0]:.6g} vs {gold[0]:.6g} (SI)",
+                       response_si=got[0], reference_si=gold[0])  # fmt: skip
