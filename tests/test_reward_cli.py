@@ -68,6 +68,58 @@ def test_reward_score_reports_a_timeout_when_no_worker_serves_the_kind(tmp_path:
     assert out["status"] == "timeout" and "no reward within 1s" in out["reason"]
 
 
+def test_reward_score_of_a_missing_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    r = _rlar("reward", "score", str(tmp_path / "missing.jsonl"), "--nats", "embedded", timeout=60)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == [
+        f"rlar reward score: error: {tmp_path / 'missing.jsonl'}: no such file"
+    ]
+
+
+def test_reward_score_with_your_own_function_and_a_record_without_response(tmp_path: Path) -> None:
+    (tmp_path / "cli_rewards.py").write_text(
+        "def shout(query, response, reference, metadata):\n"
+        "    return {'score': 1.0 if response.isupper() else 0.25, 'reason': 'upper' if response.isupper() else 'not'}\n"
+    )
+    records = [{"task": "t", "query": "q", "response": "LOUD"}, {"task": "t", "query": "q", "reference": "r"},
+               {"task": "t", "query": "q", "response": "quiet"}]  # fmt: skip
+    path = tmp_path / "recs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    r = subprocess.run([sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", "reward", "score", str(path),
+                        "--python", "cli_rewards:shout", "--nats", "embedded", "--timeout", "60"],
+                       capture_output=True, text=True, timeout=180, env=actor_env(), cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 2, r.stderr[-3000:]
+    out = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [(o["tool"], o["status"], o["score"], o["reason"]) for o in (out[0], out[2])] == [
+        ("shout", "ok", 1.0, "upper"), ("shout", "ok", 0.25, "not")]  # fmt: skip
+    assert out[1]["status"] == "error" and out[1]["score"] is None
+    assert out[1]["reason"].startswith("line 2: the record has no 'response'")
+    assert "line 2: the record has no 'response'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_reward_score_takes_the_tools_of_a_run_config(tmp_path: Path) -> None:
+    (tmp_path / "cfg_rewards.py").write_text(
+        "def longer(prompts, completions, **kwargs):\n"
+        "    return [min(1.0, len(c) / 10) for c in completions]\n"
+    )
+    config = tmp_path / "run.toml"
+    config.write_text(
+        '[[tasks]]\nname = "cap"\nsource = "jsonl"\npath = "data.jsonl"\n'
+        'spec = { default_tools = [["longer", 1.0], ["exact_match", 1.0]] }\n\n'
+        '[[tools]]\nname = "longer"\npython = "cfg_rewards:longer"\ndescription = "Longer is better."\n'
+    )
+    records = [{"task": "cap", "query": "cap:abc=", "response": "Abc", "reference": "Abc"},
+               {"task": "other", "query": "q", "response": "12345"}]  # fmt: skip
+    path = tmp_path / "recs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    r = _rlar("reward", "score", str(path), "--config", str(config), "--nats", "embedded", "--timeout", "60")
+    assert r.returncode == 0, r.stderr[-3000:]
+    cap, other = (json.loads(line) for line in r.stdout.splitlines())
+    # the config's task: its default_tools, combined; another task: the config's one [[tools]] entry
+    assert cap["tool"] == ["longer", "exact_match"] and cap["score"] == pytest.approx((0.3 + 1.0) / 2)
+    assert (other["tool"], other["status"], other["score"]) == ("longer", "ok", 0.5)
+
+
 async def test_tools_commands_list_show_disable_export_and_import(
     bus: Bus, nats_url: str, tmp_path: Path
 ) -> None:
