@@ -396,10 +396,14 @@ class RewardWorker(Actor[RewardConfig]):
                 cls = resolve_tool_class(spec, allowed_prefixes=self.config.allowed_prefixes)
             except Exception:
                 return None  # scored as an error by score(); nothing to watch
+            # A reward model batching requests together has no per-request capacity to compare with.
+            capacity = (
+                None if cls.batched and not cls.call_deadline else self.executors[kind].capacity(spec, cls)
+            )
             watch = self._watches[key] = ThroughputWatch(
-                spec.name, spec.version, concurrency=self.executors[kind].capacity(spec, cls),
-                deadline_s=self._deadline(spec, cls.self_timed), streak_warn=self.config.timeout_streak_warn,
-                backlog_warn_s=self.config.backlog_warn_s,
+                spec.name, spec.version, concurrency=capacity, deadline_s=self._deadline(spec, cls.self_timed),
+                streak_warn=self.config.timeout_streak_warn, backlog_warn_s=self.config.backlog_warn_s,
+                per_call=cls.batched,
             )  # fmt: skip
         return watch
 
@@ -408,7 +412,12 @@ class RewardWorker(Actor[RewardConfig]):
         for res in results:
             if res.status != "error":
                 continue
-            key = (spec.name, spec.version, res.reason[:120])
+            # One kind per exception type and place (its message may differ per sample), else per reason.
+            exc = res.details.get("exception")
+            what = f"{exc}{res.reason.rpartition(' (at ')[2]}" if exc else res.reason[:120]
+            key = (spec.name, spec.version, what)
+            if len(self._errors_seen) > 10000:
+                self._errors_seen.clear()
             n = self._errors_seen[key] = self._errors_seen.get(key, 0) + 1
             if n == 1:
                 tb = str(res.details.get("traceback") or "")

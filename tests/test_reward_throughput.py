@@ -48,3 +48,12 @@ def test_cached_results_do_not_count_as_latency_and_unbounded_tools_skip_the_bac
     unbounded = ThroughputWatch("judge", 1, concurrency=None, deadline_s=10.0, backlog_warn_s=1.0)
     unbounded.finished(_oks(3, 5.0), now=0.0)
     assert unbounded.started(1000, now=1.0) == []
+
+
+def test_a_batched_tool_counts_one_timeout_per_call_not_per_sample() -> None:
+    watch = ThroughputWatch("trl_fn", 1, concurrency=2, deadline_s=10.0, per_call=True)
+    assert watch.started(8) == [] and watch.inflight == 1
+    assert watch.finished(_timeouts(8), n=8) == [] and watch.streak == 1 and watch.inflight == 0
+    watch.finished(_timeouts(8), n=8)
+    (text,) = watch.finished(_timeouts(8), n=8)
+    assert text.startswith("trl_fn v1: 3 timeouts in a row") and "at most 2 calls per 10s" in text

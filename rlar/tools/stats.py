@@ -177,14 +177,18 @@ class ThroughputWatch:
       once per ``every_s``).
 
     ``started(n)`` / ``finished(results)`` return the new warnings (texts); the caller logs and publishes them.
-    ``concurrency`` None (an in-process tool without a bound) skips the backlog check.
+    ``concurrency`` None (an in-process tool without a bound, a reward model batching across requests) skips
+    the backlog check. ``per_call``: the tool scores a request's samples in one call (batched tools), so one
+    call is the unit — a call that times out is one timeout, and in-flight work is counted in calls.
     """
 
     def __init__(
         self, name: str, version: int, *, concurrency: int | None, deadline_s: float, streak_warn: int = 3,
-        backlog_warn_s: float = 30.0, every_s: float = 60.0, window: int = 64,
+        backlog_warn_s: float = 30.0, every_s: float = 60.0, window: int = 64, per_call: bool = False,
     ) -> None:  # fmt: skip
         self.tool = f"{name} v{version}"
+        self.per_call = per_call
+        self.unit = "calls" if per_call else "samples"
         self.concurrency = concurrency
         self.deadline_s = deadline_s
         self.streak_warn = streak_warn
@@ -200,13 +204,17 @@ class ThroughputWatch:
         return statistics.median(self.latencies) if self.latencies else None
 
     def started(self, n: int, now: float | None = None) -> list[str]:
-        self.inflight += n
+        """``n`` samples of one call started."""
+        self.inflight += min(n, 1) if self.per_call else n
         return self._backlog(time.monotonic() if now is None else now)
 
     def finished(self, results: list[Any], n: int | None = None, now: float | None = None) -> list[str]:
         """``results``: the ``ToolResult``s of one call (status, reason, latency_s, details); ``n``: how many
-        ``started`` counted for it (default ``len(results)``; a cancelled call has no results)."""
-        self.inflight = max(0, self.inflight - (len(results) if n is None else n))
+        ``started`` was given for it (default ``len(results)``; a cancelled call has no results)."""
+        n = len(results) if n is None else n
+        if self.per_call:
+            results, n = results[:1], min(n, 1)
+        self.inflight = max(0, self.inflight - n)
         out = []
         for r in results:
             if r.status == "abstain" and r.reason.startswith("timeout after"):
@@ -220,7 +228,7 @@ class ThroughputWatch:
                 c = self.concurrency or 1
                 out.append(
                     f"{self.tool}: {self.streak} timeouts in a row at its {self.deadline_s:g}s deadline — each costs "
-                    f"the whole deadline, so reward throughput is down to at most {c} samples per "
+                    f"the whole deadline, so reward throughput is down to at most {c} {self.unit} per "
                     f"{self.deadline_s:g}s ({c / self.deadline_s:.2g}/s); make it faster, or raise its deadline_s "
                     "or concurrency"
                 )  # fmt: skip
@@ -236,7 +244,7 @@ class ThroughputWatch:
             return []
         self._backlog_warned_at = now
         return [
-            f"{self.tool} limits reward throughput: {self.inflight} samples in flight at concurrency {c} with a "
-            f"p50 latency of {p50:.2g}s take ~{backlog:.0f}s to score (at most {c / p50:.2g} samples/s); raise its "
-            "concurrency or make it faster"
+            f"{self.tool} limits reward throughput: {self.inflight} {self.unit} in flight at concurrency {c} with "
+            f"a p50 latency of {p50:.2g}s take ~{backlog:.0f}s to score (at most {c / p50:.2g} {self.unit}/s); "
+            "raise its concurrency or make it faster"
         ]  # fmt: skip
