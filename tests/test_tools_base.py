@@ -209,3 +209,19 @@ async def test_a_tool_that_raises_reports_the_exception_instead_of_raising():
     tool = make_tool(spec.replace(params={"min_words": 1}))
     res = await tool.score(ToolInput("q", None, None))  # type: ignore[arg-type]
     assert res.status == "error" and "AttributeError" in res.reason
+
+
+async def test_the_code_tool_reads_a_sandbox_pass_fraction_by_the_same_type_rule():
+    from rlar.tools.code import sandbox_result_fields
+
+    assert sandbox_result_fields({"status": "failed", "pass_fraction": np.float64(0.5)})[2] == 0.5
+    with pytest.raises(TypeError, match=r"pass_fraction: score is a str \('0.7'\)"):
+        sandbox_result_fields({"status": "failed", "pass_fraction": "0.7"})
+
+    async def run_tests(program: str, tests: object, **kwargs: object) -> dict[str, object]:
+        return {"status": "failed", "pass_fraction": "0.7"}  # a runner that sends text
+
+    spec = next(s for s in builtin_specs() if s.name == "code_tests")
+    tool = make_tool(spec, run_tests=run_tests)
+    res = await tool.score(ToolInput("write f", "def f():\n    return 1\n", ["assert f() == 1"]))
+    assert res.status == "error" and res.score is None and "score is a str ('0.7')" in res.reason

@@ -37,7 +37,16 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from rlar.tools.base import Outcome, RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec, sha256_text
+from rlar.tools.base import (
+    Outcome,
+    RewardTool,
+    ToolInput,
+    ToolKind,
+    ToolResult,
+    ToolSpec,
+    check_score,
+    sha256_text,
+)
 
 __all__ = [
     "CodeTestsTool",
@@ -90,7 +99,10 @@ def sandbox_result_fields(result: Any) -> tuple[str, list[dict[str, Any]], float
     frac = None
     for key in ("pass_fraction", "pass_rate", "fraction_passed"):
         if d.get(key) is not None:
-            frac = float(d[key])
+            value = check_score(d[key])  # the one score type rule: a str "0.7" is refused here too
+            if isinstance(value, str):
+                raise TypeError(f"sandbox result {key}: {value}")
+            frac = value
             break
     message = str(d.get("reason") or d.get("message") or d.get("error") or "")
     return status, tests, frac, message
