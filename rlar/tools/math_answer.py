@@ -139,6 +139,9 @@ def final_answer(response: str) -> FinalAnswer | None:
         # Markers nested in one statement ("Final Answer: The final answer is $64$"): the innermost one wins.
         tail = text[position : _sentence_end(text, end) if not boxed else end]
         hedge = _hedge_between_boxes(text, found) or _hedge_in(tail if not boxed else span)
+        boxes = {re.sub(r"\s+", "", f[2]) for f in found if f[3]}
+        if len(boxes) >= 3 and not hedge:
+            hedge = f"{len(boxes)} different boxed answers"
         return FinalAnswer(span, boxed, hedge)
     if _is_spam(text):
         return FinalAnswer(text, False, "a list of candidates, not an answer")
@@ -289,7 +292,7 @@ def last_value(span: str) -> tuple[Fraction, bool] | None:
 
 
 _GIVEN_BEFORE = re.compile(
-    r"\b(?:for|of|in|after|from|with|by|per|each|on|at|among|over|into|than|every|across|within|during)\s+"
+    r"\b(?:for|(?<!total )(?<!sum )of|in|after|from|with|by|per|each|on|at|among|over|into|than|every|across|within|during)\s+"
     r"(?:(?:the|a|an|his|her|their|its|our|my|your|all|original|first|other|remaining|those|these)\s+)*\$?\s*$",
     re.IGNORECASE,
 )

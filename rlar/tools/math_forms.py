@@ -156,11 +156,12 @@ _JOINER = re.compile(r"^\s*(,|;|or|and)\s*$", re.IGNORECASE)
 
 def math_span(text: str) -> str:
     """The mathematics of a final answer written in a sentence: its last ``$...$`` region, with the regions
-    before it that a bare "or", "and" or comma joins to it ("$x = 1$ and $x = -4$" -> ``x = 1 \text{ and }
-    x = -4``); the text itself when it has no such region."""
+    before it that a bare "or", "and" or comma joins to it ("$x = 1$ and $x = -4$" -> ``x = 1 \\text{ and }
+    x = -4``); without such a region, the sentence after its lead-in when the rest is mathematics ("The solutions
+    are -3 and 2." -> ``-3 \\text{ and } 2``); else the text itself."""
     regions = [r for r in _MATH_REGION.finditer(text) if not _is_words(_region(r))]
     if not regions:
-        return text
+        return _plain_math(text)
     parts = [_region(regions[-1])]
     for before, after in zip(reversed(regions[:-1]), reversed(regions[1:]), strict=True):
         joiner = _JOINER.match(text[before.end() : after.start()])
@@ -173,6 +174,23 @@ def math_span(text: str) -> str:
     return "".join(parts).strip()
 
 
+_LEAD_IN = re.compile(
+    r"^(?:.*?\b(?:is|are|was|were|be|equals?|gives?|becomes?)\b|.*?:)\s*"
+    r"(?=[-+(\[\\{\d]|[A-Za-z](?:_\{?\w+\}?)?\s*(?:=|<|>|\\[lg]e|≤|≥))",
+    re.IGNORECASE,
+)
+_CONNECTIVE = re.compile(r"(?<!\{)\s+\b(and|or)\b\s+(?!\})", re.IGNORECASE)
+
+
+def _plain_math(text: str) -> str:
+    s = text.strip().rstrip(".").strip()
+    if lead := _LEAD_IN.match(s):
+        s = s[lead.end() :]
+    s = re.sub(r"\bsqrt\s*\(([^()]*)\)", r"\\sqrt{\1}", s)
+    s = _CONNECTIVE.sub(lambda m: f" \\text{{ {m.group(1).lower()} }} ", s)
+    return text if _is_words(s) else s
+
+
 def _region(m: re.Match[str]) -> str:
     return next(g for g in m.groups() if g is not None)
 
@@ -180,11 +198,14 @@ def _region(m: re.Match[str]) -> str:
 def _is_words(content: str) -> bool:
     """Prose between two dollar signs ("$0.2 per minute, so 50 minutes pays $"): currency, not mathematics."""
     bare = re.sub(r"\\(?:text|mbox|mathrm|operatorname)\{[^{}]*\}|\\[A-Za-z]+", " ", content)
+    bare = re.sub(r"\b(?:sqrt|sin|cos|tan|log|ln|exp|pi|inf|infty|oo)\b", " ", bare)
     return re.search(r"[A-Za-z]{3,}", bare) is not None
 
 
 def prepare(text: str) -> str:
-    """The text rewrites of the module docstring (repeating decimals, then ``\\pm``)."""
+    """The text rewrites of the module docstring (repeating decimals, then ``\\pm``, also written ``±`` or
+    ``+/-``)."""
+    text = text.replace("±", "\\pm ").replace("∓", "\\mp ").replace("+/-", "\\pm ")
     return expand_pm(repeating_to_fraction(text))
 
 

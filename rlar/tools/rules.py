@@ -324,9 +324,10 @@ class MathVerifyTool(RewardTool):
             )
         )
 
-    def _forms(self, gold: str, answer: str) -> tuple[bool, str] | None:
+    def _forms(self, gold: str, answer: str, hedged: str = "") -> tuple[bool, str] | None:
         """The canonical-form layer (``rlar.tools.math_forms``): (equivalent, reason), or None to leave the pair
-        to the library. Parsing, sympy work and element comparisons all run under one time limit."""
+        to the library. ``hedged``: why the response offers several answers, refused unless the reference is a
+        list itself. Parsing, sympy work and element comparisons all run under one time limit."""
         from math_verify import parse, verify
         from math_verify.errors import TimeoutException
         from math_verify.utils import timeout
@@ -352,6 +353,8 @@ class MathVerifyTool(RewardTool):
         def decide() -> tuple[bool, str] | None:
             g = math_forms.form_of(gold, parse_one)
             a = math_forms.form_of(answer, parse_one) if g is not None else None
+            if g is not None and hedged and g.kind != "values":
+                return False, f"hedged: {hedged}"
             if g is None or a is None:
                 return None
             same = math_forms.compare(g, a, equal)
@@ -398,7 +401,8 @@ class MathVerifyTool(RewardTool):
         prose = math_answer.is_prose(gold)
         gold_text, answer_text = math_forms.prepare(gold), math_forms.prepare(answer.text)
         if not prose:
-            decided = self._forms(gold_text, math_forms.prepare(math_forms.math_span(answer.text)))
+            answer_span = math_forms.prepare(math_forms.math_span(answer.text))
+            decided = self._forms(gold_text, answer_span, answer.hedged)
             if decided is not None:
                 return decided
         gold_parsed = self._parse(gold_text, wrap=True) if not prose else []
