@@ -17,7 +17,8 @@ each request goes to one replica). Per request:
 4. The record — pages, candidates, decisions with reasons, screenshots — is written to
    ``<run_dir>/retrievals/<request_id>/record.json``; an ``Event`` on ``rlar.events.retriever`` summarises
    it. A request whose record already exists (redelivered after it was handled) is not run again, unless
-   its outcome was ``hub_unreachable`` or an internal error.
+   its outcome was ``hub_unreachable``, ``download_failed`` (a transfer may work the next time) or an
+   internal error.
 
 While a retrieval runs, the message is kept in progress (``in_progress()`` every third of the consumer's
 ack-wait, read from the server at start),
@@ -137,9 +138,9 @@ class Retriever(Actor[RetrieverConfig]):
         if done.is_file():
             with contextlib.suppress(ValueError, OSError):
                 prev = load_record(done)
-                # Only an internal error or an unreachable hub is worth running again; every other outcome
-                # would repeat itself.
-                again = prev.get("outcome") in ("running", "hub_unreachable")
+                # Only an internal error, an unreachable hub or a failed download is worth running again;
+                # every other outcome would repeat itself.
+                again = prev.get("outcome") in ("running", "hub_unreachable", "download_failed")
                 if not again and not str(prev.get("reason", "")).startswith("internal"):
                     self.counters["duplicates"] += 1
                     log.info(

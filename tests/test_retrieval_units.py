@@ -97,11 +97,12 @@ def test_a_tool_request_maps_to_a_retrieval_request_with_its_constraints():
 
 def test_search_queries_and_tool_names():
     assert search_queries(_req(domain="translation", task_type="translation"), 3) == [
-        "reward",
-        "translation reward",
-        "reward model",
+        "qe",
+        "comet",
+        "quality estimation",
     ]
-    assert search_queries(_req(), 1) == ["reward"]
+    chat = RetrievalRequest(request_id="r2", description="score chat replies")
+    assert search_queries(chat, 1) == ["reward"]
     assert tool_name("rm", "Org/Some.Model_v2") == "rm-org-some-model-v2"
     assert slug("a/b c") == "a-b-c"
     with pytest.raises(ValueError):
@@ -161,7 +162,9 @@ def test_ranking_combines_fit_and_quality_and_records_every_component():
     ordered = rank([popular, fitting], [0.2, 0.9], cfg)
     assert [c.model_id for c in ordered] == ["a/fitting", "a/popular"]
     assert [c.rank for c in ordered] == [1, 2]
-    assert set(popular.scores) == {"fit", "leaderboard", "downloads", "likes", "recency", "total"}
+    assert set(popular.scores) == {
+        "fit", "kind", "evidence", "leaderboard", "downloads", "likes", "recency", "total"
+    }  # fmt: skip
     assert all(0.0 <= v <= 1.0 for v in popular.scores.values())
     assert popular.scores["recency"] < 0.1  # years old
     # A score stated only on the model's own card counts half.

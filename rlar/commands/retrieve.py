@@ -11,7 +11,8 @@ A model is only registered after it passed validation on probe pairs of the task
 With ``--mirror`` and neither, the demo site's own task (English→German ``translate``) is used, and said.
 
 Exit status: 0 a model passed validation (registered or validated); 1 bad arguments; 3 no candidate
-passed; 4 the hub is unreachable; 5 the retrieval failed before searching.
+passed; 4 the hub is unreachable; 5 the retrieval failed before searching; 6 no candidate passed and the
+download of at least one that fits failed (the record names the file and the status).
 """
 
 from __future__ import annotations
@@ -25,7 +26,14 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-EXIT_CODES = {"registered": 0, "validated": 0, "no_candidate": 3, "hub_unreachable": 4, "failed": 5}
+EXIT_CODES = {
+    "registered": 0,
+    "validated": 0,
+    "no_candidate": 3,
+    "hub_unreachable": 4,
+    "failed": 5,
+    "download_failed": 6,
+}
 
 
 def cmd_retrieve(a: argparse.Namespace) -> int:

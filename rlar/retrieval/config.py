@@ -114,15 +114,17 @@ class SearchConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_queries: int = Field(3, ge=1, le=10)
-    """Search pages read per retrieval (one per query)."""
+    max_queries: int = Field(8, ge=1, le=16)
+    """Searches per retrieval, built from the request (:func:`rlar.retrieval.kinds.search_queries`: the
+    terms of the judge kinds it needs, its domain words, its language pair, then "judge")."""
     per_query: int = Field(10, ge=1, le=30)
     """Results taken from each search page."""
-    pipeline_tag: str = "text-classification"
-    """Hub filter for the search (reward models are sequence classifiers); empty for none."""
+    pipeline_tags: list[str] = Field(default_factory=lambda: [""])
+    """Each query is searched once per entry (hub ``pipeline_tag`` filter); ``""`` is no filter: every
+    pipeline tag and none (QE models, safety classifiers and judges are not all ``text-classification``)."""
     sort: Literal["downloads", "likes", "trending", "modified", "created"] = "downloads"
-    max_model_pages: int = Field(12, ge=1, le=100)
-    """Model pages read per retrieval (the listing's most promising first)."""
+    max_model_pages: int = Field(24, ge=1, le=100)
+    """Model pages read per retrieval (those found by the most specific searches first, then by downloads)."""
 
 
 class RankingConfig(BaseModel):
@@ -130,22 +132,29 @@ class RankingConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    fit: float = Field(0.5, ge=0)
+    fit: float = Field(0.35, ge=0)
     """Task fit: similarity between the request and the model's card, tags and name."""
-    leaderboard: float = Field(0.2, ge=0)
-    """Leaderboard score (or a benchmark score stated on the card)."""
-    downloads: float = Field(0.15, ge=0)
+    kind: float = Field(0.15, ge=0)
+    """1 for the kind of judge the request needs most (a QE model for translation quality, a safety
+    classifier for safety), 0.6 for another kind that serves it, 0.3 for an unknown kind."""
+    evidence: float = Field(0.15, ge=0)
+    """What the card documents: benchmark results, training data, its size, its licence (a quarter each)."""
+    leaderboard: float = Field(0.15, ge=0)
+    """Leaderboard score (or half of the best benchmark score stated on the card)."""
+    downloads: float = Field(0.1, ge=0)
     """log10(downloads + 1) / 7."""
-    likes: float = Field(0.05, ge=0)
+    likes: float = Field(0.03, ge=0)
     """log10(likes + 1) / 4."""
-    recency: float = Field(0.1, ge=0)
+    recency: float = Field(0.07, ge=0)
     """1 for updated today, decaying with a half-life of ``recency_half_life_days``."""
     recency_half_life_days: float = Field(365.0, gt=0)
     min_fit: float = Field(0.05, ge=-1, le=1)
     """Minimum task fit: how much more similar to the request a candidate's card must be than a card saying
     only "a reward model" (cosines of all-MiniLM-L6-v2 embeddings, whichever matcher ranks). Below it the
-    candidate is rejected before ranking, with its score. Measured on 15 cards × 5 requests: relevant cards
-    +0.07…+0.48, unrelated ones −0.13…+0.06."""
+    candidate is rejected before ranking, with its score — unless its card is evidence of fit by itself (its
+    kind is the one the request needs and its domain the request's, or it is a general preference reward
+    model and the request a general one: :func:`rlar.retrieval.kinds.fit_evidence`). Measured on 15
+    cards × 5 requests: relevant cards +0.07…+0.48, unrelated ones −0.13…+0.06."""
     matcher: Literal["auto", "agent", "embedding"] = "auto"
     """Task-fit backend: the routing agent's matcher (``rlar.routing``) when importable, else embeddings."""
 

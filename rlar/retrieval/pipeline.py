@@ -6,22 +6,28 @@ to ``<run_dir>/retrievals/<request_id>/record.json`` with the screenshots beside
 1. Probes: from the request's examples, else the builtin task it names. None → outcome ``failed``
    (nothing can be validated, so nothing may be registered) before any page is read.
 2. Reachability: one request to the hub's API. No HTTP answer → outcome ``hub_unreachable``.
-3. Search: up to ``max_queries`` hub search pages ("reward", "<domain> reward", …; the configured pipeline
-   tag and sort), plus each configured leaderboard page; every model they list becomes a candidate. No
-   search page answering at all → ``hub_unreachable``.
-4. Read: the model pages of the most promising ``max_model_pages`` candidates (listed downloads,
-   leaderboard presence), concurrently through the browser pool. A page that fails (404, timeout, not a
+3. Search: up to ``max_queries`` hub searches built from the request (:func:`rlar.retrieval.kinds.search_queries`:
+   "qe", "comet", "quality estimation" for translation quality; "safety", "guard", "toxic" for safety;
+   "reward", "rm", "pref" for reward models; domain words; the language pair; "judge"), each once per
+   configured pipeline tag (default: no tag filter) in the configured sort, plus each configured leaderboard
+   page; every model they list becomes a candidate. No search page answering at all → ``hub_unreachable``.
+4. Read: the model pages of the most promising ``max_model_pages`` candidates (on a leaderboard first,
+   then those found by the earliest, most specific searches, then listed downloads), concurrently through
+   the browser pool. A page that fails (404, timeout, not a
    model page) leaves its candidate ``unread`` with the reason. Fields a page does not state are looked up in
    the hub API (``/api/models/<id>``) before they count as missing.
-5. Filter (head, licence, budget, access, and the task-fit gate: language, domain, minimum fit) and rank
-   the eligible ones (``rlar.retrieval.ranking``, ``rlar.retrieval.taskfit``).
+5. Filter (kind of judge, head, licence, budget, access, and the task-fit gate: language, domain, fit by
+   the card's evidence or by similarity) and rank the eligible ones by fit and evidence
+   (``rlar.retrieval.kinds``, ``rlar.retrieval.ranking``, ``rlar.retrieval.taskfit``).
 6. Deploy in rank order: fetch and vet the files (``rlar.retrieval.deploy``: sizes and hashes first, the
    byte cap), validate on the probes (``rlar.retrieval.validate``), until one passes or
    ``validation.max_candidates`` have been downloaded and validated. The first that passes becomes a
    ``reward_model`` tool spec with its provenance and validation record and is registered through the
    given ``register`` callable; the others keep the reason they were refused or failed, and every eligible
    candidate not tried says why. A download with no answer from the hub ends the retrieval as
-   ``hub_unreachable``.
+   ``hub_unreachable``; a download that fails otherwise (an HTTP error, a broken transfer) marks its
+   candidate ``download_failed`` and the next is tried; when none passes, the outcome is
+   ``download_failed`` naming the files and statuses — a failed download is never reported as a misfit.
 
 Never raises for what sites, repositories or models do: each failure is a recorded reason. Our own bugs
 raise (after the record is written with outcome ``failed`` and the traceback).
@@ -44,6 +50,7 @@ from rlar.retrieval.browser import BrowserPool
 from rlar.retrieval.config import RetrievalConfig, RetrievalRequest
 from rlar.retrieval.deploy import FetchResult, WeightFetcher
 from rlar.retrieval.hub_api import HubUnreachable
+from rlar.retrieval.kinds import fit_evidence, request_kinds, search_queries
 from rlar.retrieval.probes import ProbePair, build_probes, examples_from_items, examples_from_task
 from rlar.retrieval.ranking import (
     TaskFitMatcher,
@@ -71,17 +78,6 @@ def slug(text: str) -> str:
 
 def tool_name(prefix: str, model_id: str) -> str:
     return f"{prefix}-{slug(model_id)}"
-
-
-def search_queries(req: RetrievalRequest, limit: int) -> list[str]:
-    """Hub search strings for a request: the generic one first, then domain/type-specific ones."""
-    qs = ["reward"]
-    for kw in (req.domain, req.task_type):
-        word = kw.strip().split()[0].lower() if kw.strip() else ""
-        if word and word != "reward":
-            qs.append(f"{word} reward")
-    qs.append("reward model")
-    return list(dict.fromkeys(qs))[:limit]
 
 
 class RetrievalPipeline:
@@ -173,22 +169,39 @@ class RetrievalPipeline:
             apply_filters(c, req, self.cfg)
         eligible = [c for c in read if c.eligible]
         margins = await task_fit_margins(self.matcher, req, eligible)
-        fitting = gate_fit(eligible, margins, self.cfg.ranking.min_fit)
-        ranked = rank(fitting, await self.matcher.fit(req, fitting), self.cfg.ranking)
+        evidence = [fit_evidence(req, c.model_id, c.facts, c.kind) for c in eligible]
+        fitting = gate_fit(eligible, margins, self.cfg.ranking.min_fit, evidence)
+        fits = await self.matcher.fit(req, fitting)
+        ranked = rank(fitting, fits, self.cfg.ranking, request_kinds(req))
         record.timings["rank_s"] = round(time.monotonic() - t2, 3)
         t3 = time.monotonic()
         await self._deploy(req, record, rdir, ranked, probes, register)
         record.timings["deploy_validate_s"] = round(time.monotonic() - t3, 3)
-        if record.outcome == "running":
-            record.outcome = "no_candidate"
-            counts: dict[str, int] = {}
-            for c in record.candidates:
-                counts[c.decision] = counts.get(c.decision, 0) + 1
-            summary = ", ".join(f"{n} {d}" for d, n in sorted(counts.items()))
-            if not summary:
-                pages = "; ".join(f"{p.purpose} {p.status} {p.reason}".strip() for p in record.pages[:4])
-                summary = f"the search found no candidate: {pages or 'no page read'}"
-            record.reason = f"no candidate passed ({summary})"
+        self._conclude(record)
+
+    @staticmethod
+    def _conclude(record: RetrievalRecord) -> None:
+        """The outcome of a retrieval that registered nothing: ``download_failed`` when a candidate's
+        download failed (its fit is not in question), else ``no_candidate`` with the count per decision."""
+        if record.outcome != "running":
+            return
+        broken = [c for c in record.candidates if c.decision == "download_failed"]
+        if broken:
+            record.outcome = "download_failed"
+            record.reason = "no candidate passed; the download failed for " + "; ".join(
+                f"{c.model_id} (rank {c.rank}): {c.reason.removeprefix('download failed: ')[:200]}"
+                for c in broken
+            )
+            return
+        record.outcome = "no_candidate"
+        counts: dict[str, int] = {}
+        for c in record.candidates:
+            counts[c.decision] = counts.get(c.decision, 0) + 1
+        summary = ", ".join(f"{n} {d}" for d, n in sorted(counts.items()))
+        if not summary:
+            pages = "; ".join(f"{p.purpose} {p.status} {p.reason}".strip() for p in record.pages[:4])
+            summary = f"the search found no candidate: {pages or 'no page read'}"
+        record.reason = f"no candidate passed ({summary})"
 
     async def _deploy(
         self,
@@ -223,9 +236,12 @@ class RetrievalPipeline:
                 c.decision, c.reason = "failed", f"deploy unreachable: {fetched.reason}"
                 record.outcome, record.reason = "hub_unreachable", fetched.reason
                 continue
+            if fetched.status == "error":
+                # Nobody refused it: the transfer failed. Its fit is not in question; the next is tried.
+                c.decision, c.reason = "download_failed", f"download failed: {fetched.reason}"
+                continue
             if not fetched.ok:
-                c.decision = "refused" if fetched.status == "refused" else "failed"
-                c.reason = f"deploy {fetched.status}: {fetched.reason}"
+                c.decision, c.reason = "refused", f"deploy {fetched.status}: {fetched.reason}"
                 continue
             validated += 1
             report = await asyncio.to_thread(
@@ -284,18 +300,20 @@ class RetrievalPipeline:
         s = self.cfg.search
         record.queries = search_queries(req, s.max_queries)
         for i, q in enumerate(record.queries):
-            url = self.hub.search_url(q, pipeline_tag=s.pipeline_tag, sort=s.sort)
-            ev, data = await self._visit(url, "search", rdir, f"search-{i}-{slug(q)}", self.hub.search_js)
-            record.pages.append(ev)
-            if data is None:
-                continue
-            items, problems = self.hub.parse_search(data)
-            if problems:
-                ev.reason = "; ".join(problems)[:500]
-            for item in items[: s.per_query]:
-                c = self._candidate(record, item.model_id, url)
-                if not c.listing:
-                    c.listing = item.to_dict()
+            for tag in dict.fromkeys(s.pipeline_tags or [""]):
+                url = self.hub.search_url(q, pipeline_tag=tag, sort=s.sort)
+                name = f"search-{i}-{slug(q)}" + (f"-{slug(tag)}" if tag else "")
+                ev, data = await self._visit(url, "search", rdir, name, self.hub.search_js)
+                record.pages.append(ev)
+                if data is None:
+                    continue
+                items, problems = self.hub.parse_search(data)
+                if problems:
+                    ev.reason = "; ".join(problems)[:500]
+                for item in items[: s.per_query]:
+                    c = self._candidate(record, item.model_id, url)
+                    if not c.listing:
+                        c.listing = item.to_dict()
         for j, lb in enumerate(self.leaderboards):
             ev, data = await self._visit(lb.url, "leaderboard", rdir, f"leaderboard-{j}", lb.tables_js)
             record.pages.append(ev)
@@ -310,9 +328,13 @@ class RetrievalPipeline:
                                  "score": table.score(mid), "scores": table.scores_of(mid)}  # fmt: skip
 
     async def _read(self, record: RetrievalRecord, rdir: Path) -> None:
-        def promise(c: Candidate) -> tuple[float, str]:
+        searches = [p.url for p in record.pages if p.purpose == "search"]
+
+        def promise(c: Candidate) -> tuple[float, float, float, str]:
+            # On a leaderboard first; then found by the earliest (most specific) search; then downloads.
+            first = min((searches.index(u) for u in c.found_by if u in searches), default=len(searches))
             downloads = float(c.listing.get("downloads") or 0)
-            return (-(downloads + (1e12 if c.leaderboard else 0.0)), c.model_id)
+            return (0.0 if c.leaderboard else 1.0, float(first), -downloads, c.model_id)
 
         order = sorted(record.candidates, key=promise)
         to_read = order[: self.cfg.search.max_model_pages]
@@ -374,6 +396,8 @@ class RetrievalPipeline:
         facts.set("tags", [t for t in info.get("tags") or [] if isinstance(t, str)], "api")
         langs = card.get("language")
         facts.set("languages", [langs] if isinstance(langs, str) else [str(x) for x in langs or []], "api")
+        data = card.get("datasets")
+        facts.set("datasets", [data] if isinstance(data, str) else [str(x) for x in data or []], "api")
         facts.finish()
 
     async def _visit(
@@ -422,6 +446,7 @@ class RetrievalPipeline:
                 "author": c.model_id.split("/", 1)[0],
                 "source": c.url,
                 "repo": c.model_id,
+                "kind": c.kind,
                 "revision": fetched.revision,
                 "hub": self.cfg.hub_url,
                 "license": c.facts.get("license"),

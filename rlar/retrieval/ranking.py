@@ -9,19 +9,26 @@ Filters (each returns "pass" or the reason it failed; all are recorded per candi
 - ``budget``: parameters ≤ ``max_params`` and weight bytes × overhead ≤ ``max_vram_gb``; an unstated
   size fails when the request has a budget.
 - ``access``: not gated.
+- ``kind``: the kind of judge it is (:mod:`rlar.retrieval.kinds`: scalar reward model, QE regressor,
+  safety classifier, generative judge, other) serves the request (an unknown kind passes);
 - ``language``, ``domain``: the task-fit gate of :mod:`rlar.retrieval.taskfit` (the model's card states
   the task's languages and a domain that covers the task's, or states none).
 
-After those: ``fit`` — how much more a candidate's document (name, tags, card) says about the task than a
-card that says nothing but "a reward model": the cosine of all-MiniLM-L6-v2 embeddings of the request and
-the candidate's document minus that of the request and :data:`GENERIC_CARD` (the same scale whichever
-matcher ranks; cosines alone sit at 0.1-0.25 for unrelated reward-model cards, depending on the request)
-must reach ``RankingConfig.min_fit`` (:func:`task_fit_margins`, :func:`gate_fit`); only the rest are ranked.
+After those: ``fit`` — the card is evidence of fit by itself (:func:`rlar.retrieval.kinds.fit_evidence`:
+the kind the request needs most, a reward model of the request's domain, or a general preference reward
+model for a general request), or it says more about the task than a card that says nothing but "a reward
+model": the cosine of all-MiniLM-L6-v2 embeddings of the request and the candidate's document minus that of
+the request and :data:`GENERIC_CARD` (the same scale whichever matcher ranks; cosines alone sit at
+0.1-0.25 for unrelated reward-model cards, depending on the request) must reach ``RankingConfig.min_fit``
+(:func:`task_fit_margins`, :func:`gate_fit`); only the rest are ranked.
 
 Ranking (eligible candidates only): ``total`` = weighted mean of components in [0, 1] — task ``fit``
 (the matcher: the routing agent's when available, else sentence embeddings of the request against the
-model's name, tags and card), ``leaderboard`` (its score on a leaderboard page, else half of a score stated
-on its own card: self-reported), ``downloads``, ``likes``, ``recency``. Weights: ``RankingConfig``.
+model's name, tags, card and training data), ``kind`` (1 for the kind the request needs most, 0.6 for
+another that serves it, 0.3 unknown), ``evidence`` (a quarter each for benchmark results on the card or a
+leaderboard, stated training data, a stated size, a stated licence), ``leaderboard`` (its score on a
+leaderboard page, else half of the best score stated on its own card: self-reported), ``downloads``,
+``likes``, ``recency``. Weights: ``RankingConfig``.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from rlar.retrieval.config import RankingConfig, RetrievalConfig, RetrievalRequest
+from rlar.retrieval.kinds import candidate_kind, check_kind, request_kinds
 from rlar.retrieval.records import Candidate
 from rlar.retrieval.taskfit import check_fit, task_fit_filters
 
@@ -121,7 +129,9 @@ def apply_filters(c: Candidate, req: RetrievalRequest, cfg: RetrievalConfig) -> 
     """Fill ``c.filters`` from its facts; sets ``decision`` to ``rejected`` with the reasons on failure."""
     f = c.facts
     allowed = req.licences if req.licences is not None else cfg.licences
+    c.kind, c.kind_reason = candidate_kind(c.model_id, f)
     c.filters = {
+        "kind": check_kind(request_kinds(req), c.kind, c.kind_reason),
         "head": check_head(f),
         "licence": check_licence(f, allowed, req.allow_unknown_licence),
         "budget": check_budget(f, req, cfg.vram_overhead),
@@ -145,12 +155,17 @@ async def task_fit_margins(
     return [s - sims[-1] for s in sims[:-1]]
 
 
-def gate_fit(candidates: list[Candidate], margins: list[float], min_fit: float) -> list[Candidate]:
-    """Record each candidate's ``fit`` filter (its margin, in ``scores["fit_margin"]``); returns those that
-    reach ``min_fit`` (the others become ``rejected`` with their score)."""
+def gate_fit(
+    candidates: list[Candidate], margins: list[float], min_fit: float, evidence: list[str] | None = None
+) -> list[Candidate]:
+    """Record each candidate's ``fit`` filter (its margin, in ``scores["fit_margin"]``); returns those whose
+    card is evidence of fit (``evidence``, aligned: the reason, or "") or whose margin reaches ``min_fit``
+    (the others become ``rejected`` with their score)."""
     kept = []
-    for c, sim in zip(candidates, margins, strict=True):
-        c.filters["fit"] = check_fit(sim, min_fit)
+    why = evidence if evidence is not None else [""] * len(candidates)
+    for c, sim, ev in zip(candidates, margins, why, strict=True):
+        c.fit_evidence = ev
+        c.filters["fit"] = "pass" if ev else check_fit(sim, min_fit)
         c.scores["fit_margin"] = round(float(sim), 4)
         if c.filters["fit"] == "pass":
             kept.append(c)
@@ -190,7 +205,9 @@ def candidate_document(c: Candidate) -> str:
     name_words = re.sub(r"[-_/.]+", " ", c.model_id)
     tags = " ".join(t for t in f.get("tags") or [] if ":" not in t)
     card = (f.get("card_excerpt") or "")[:1500]
-    return f"{name_words}. {f.get('pipeline_tag') or ''}. {tags}. {card}".strip()
+    data = ", ".join(f.get("datasets") or [])
+    trained = f" Training data: {data}." if data else ""
+    return f"{name_words}. {f.get('pipeline_tag') or ''}. {tags}. {card}{trained}".strip()
 
 
 class EmbeddingMatcher:
@@ -325,6 +342,34 @@ def _age_days(iso: str | None) -> float | None:
     return max(0.0, (datetime.now(UTC) - t).total_seconds() / 86400.0)
 
 
+_TRAINED = re.compile(
+    r"\b(?:trained|fine-?tuned|distilled)\b[^.]{0,40}\b(?:on|from|with)\b|training data", re.I
+)
+
+
+def evidence_component(c: Candidate) -> float:
+    """A quarter each: benchmark results (card or leaderboard), training data (``datasets`` metadata or the
+    card saying what it was trained on), a stated size, a stated licence."""
+    f = c.facts
+    parts = [
+        bool(f.get("benchmark_scores")) or c.leaderboard.get("score") is not None,
+        bool(f.get("datasets")) or bool(_TRAINED.search(f.get("card_excerpt") or "")),
+        bool(f.get("parameters") or f.get("dtype_params")),
+        bool(f.get("license")),
+    ]
+    return sum(parts) / len(parts)
+
+
+def kind_component(kind: str, needed: list[str] | None) -> float:
+    if not needed:
+        return 0.0
+    if kind == needed[0]:
+        return 1.0
+    if kind in needed:
+        return 0.6
+    return 0.3 if kind in ("", "unknown") else 0.0
+
+
 def quality_components(c: Candidate, cfg: RankingConfig) -> dict[str, float]:
     """The non-fit components of a candidate's score, each in [0, 1] (0 when unstated)."""
     f = c.facts
@@ -346,10 +391,18 @@ def quality_components(c: Candidate, cfg: RankingConfig) -> dict[str, float]:
     return out
 
 
-def rank(candidates: list[Candidate], fits: list[float], cfg: RankingConfig) -> list[Candidate]:
-    """Score and rank eligible ``candidates`` (``fits`` aligned with them); returns them best first."""
+def rank(
+    candidates: list[Candidate],
+    fits: list[float],
+    cfg: RankingConfig,
+    needed_kinds: list[str] | None = None,
+) -> list[Candidate]:
+    """Score and rank eligible ``candidates`` (``fits`` aligned with them; ``needed_kinds`` the request's,
+    most suitable first); returns them best first."""
     weights = {
         "fit": cfg.fit,
+        "kind": cfg.kind,
+        "evidence": cfg.evidence,
         "leaderboard": cfg.leaderboard,
         "downloads": cfg.downloads,
         "likes": cfg.likes,
@@ -357,7 +410,12 @@ def rank(candidates: list[Candidate], fits: list[float], cfg: RankingConfig) -> 
     }
     norm = sum(weights.values()) or 1.0
     for c, fit in zip(candidates, fits, strict=True):
-        comps = {"fit": float(fit), **quality_components(c, cfg)}
+        comps = {
+            "fit": float(fit),
+            "kind": kind_component(c.kind, needed_kinds),
+            "evidence": evidence_component(c),
+            **quality_components(c, cfg),
+        }
         comps["total"] = sum(weights[k] * comps[k] for k in weights) / norm
         c.scores.update({k: round(v, 4) for k, v in comps.items()})
     ordered = sorted(candidates, key=lambda c: (-c.scores["total"], c.model_id))

@@ -13,7 +13,9 @@ Candidate ``decision`` values, in pipeline order:
   deploy budget ``validation.max_candidates`` was spent, the hub became unreachable);
 - ``refused``: deployed but refused before loading (access, sizes over the cap, hashes, files, head
   shape), with the file and status in ``reason`` and the size plan in ``deploy.planned``;
-- ``failed``: loaded but failed validation (or could not be loaded or fetched);
+- ``download_failed``: its files were refused by nobody but could not be downloaded (an HTTP error, a
+  broken transfer): ``reason`` names the file and the status; it says nothing about its fit;
+- ``failed``: loaded but failed validation (or could not be loaded);
 - ``registered`` / ``validated``: passed validation (``validated`` when no registry was given).
 """
 
@@ -59,6 +61,9 @@ class Candidate:
     missing: list[str] = field(default_factory=list)  # fields the pages did not state
     leaderboard: dict[str, Any] = field(default_factory=dict)  # {"url", "scores": {column: value}}
     page: PageEvidence | None = None
+    kind: str = ""  # rlar.retrieval.kinds.KINDS: scalar_rm | qe_regression | safety_classifier | …
+    kind_reason: str = ""  # what on its pages made it that kind
+    fit_evidence: str = ""  # why its card alone shows task fit ("" when the similarity margin decided)
     filters: dict[str, str] = field(default_factory=dict)  # filter -> "pass" | reason it failed
     scores: dict[str, float] = field(default_factory=dict)  # ranking components and "total"
     rank: int | None = None
@@ -79,8 +84,9 @@ class Candidate:
 class RetrievalRecord:
     """The full account of one retrieval (see the module docstring for ``decision`` values).
 
-    ``outcome``: registered | validated | no_candidate | hub_unreachable (the hub gave no HTTP answer: to
-    the first API request, to every search page, or to a file download) | failed. ``tool`` holds the
+    ``outcome``: registered | validated | no_candidate | download_failed (no candidate passed and the
+    download of at least one that fits failed: the reason names them) | hub_unreachable (the hub gave no
+    HTTP answer: to the first API request, to every search page, or to a file download) | failed. ``tool`` holds the
     registered spec's name, version and content hash (empty unless registered/validated).
     """
 

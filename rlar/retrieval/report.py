@@ -21,7 +21,7 @@ def _fmt(v: Any) -> str:
 def evidence_line(c: dict[str, Any]) -> str:
     """``field=value (source)`` for the facts that decided, plus leaderboard and missing fields."""
     facts, sources = c.get("facts") or {}, c.get("sources") or {}
-    parts = []
+    parts = [f"kind={c['kind']}"] if c.get("kind") else []
     for k in _EVIDENCE_FIELDS:
         if facts.get(k) not in (None, "", []):
             val = facts[k][:10] if k == "last_modified" else _fmt(facts[k])
@@ -68,6 +68,8 @@ def render(record: dict[str, Any], *, width: int = 110) -> str:
                 f"{s.get('recency', 0):5.2f}  {c['decision']}"
             )
             out.append(f"       evidence: {evidence_line(c)}")
+            if c.get("fit_evidence"):
+                out.append(f"       fit: {c['fit_evidence']}")
             if c.get("reason"):
                 out.append(f"       reason: {c['reason'][: width * 2]}")
             v = c.get("validation") or {}

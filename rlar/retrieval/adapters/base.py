@@ -65,6 +65,7 @@ class ModelFacts:
     model_type: str | None = None
     tags: list[str] = field(default_factory=list)
     languages: list[str] = field(default_factory=list)  # the card's ``language`` metadata, as written
+    datasets: list[str] = field(default_factory=list)  # the card's ``datasets`` metadata (training data)
     gated: bool | str | None = None
     card_excerpt: str = ""
     benchmark_scores: dict[str, float] = field(default_factory=dict)

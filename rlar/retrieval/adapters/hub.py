@@ -206,6 +206,7 @@ class HubAdapter:
             facts.set("license", lic.lower() if isinstance(lic, str) else None, "props")
             facts.set("base_model", _as_list(card.get("base_model")), "props")
             facts.set("languages", _as_list(card.get("language")), "props")
+            facts.set("datasets", _as_list(card.get("datasets")), "props")
             st = model.get("safetensors") or {}
             facts.set("parameters", parse_count(st.get("total")), "props")
             if isinstance(st.get("parameters"), dict):
