@@ -13,7 +13,7 @@ routing, abstain rates — is :mod:`rlar.tool_summary`).
   errors, the last throughput warning — and the ``warnings`` they make: ``plural_reward raised ValueError in
   15% of calls: boom (at my_rewards.py:7 in plural_reward)``, ``plural_reward failed in 100% of calls:
   my_rewards:plural_reward returned 39 scores for 40 completions``, a tool's throughput warning as the reward
-  worker wrote it, and ``… timed out in N% of calls``.
+  worker wrote it, and ``… timed out in N% of calls (K in a row at most)``.
 """
 
 from __future__ import annotations
@@ -152,10 +152,12 @@ def reward_warnings(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             else:
                 out.append(f"{tool} failed in {_share(int(top['count']), int(r['calls']))} of calls: "
                            f"{top['reason']}{tail}")  # fmt: skip
+        if r["calls"] and r.get("timeouts", 0) / r["calls"] >= TIMEOUT_WARN_SHARE:
+            streak = int(r.get("timeout_streak", 0))
+            out.append(f"{tool} timed out in {_share(int(r['timeouts']), int(r['calls']))} of calls"
+                       + (f" ({streak} in a row at most)" if streak > 1 else ""))  # fmt: skip
         if r.get("last_warning"):
             out.append(str(r["last_warning"]))
-        elif r["calls"] and r.get("timeouts", 0) / r["calls"] >= TIMEOUT_WARN_SHARE:
-            out.append(f"{tool} timed out in {_share(int(r['timeouts']), int(r['calls']))} of calls")
     return out
 
 

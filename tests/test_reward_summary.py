@@ -65,6 +65,7 @@ def test_throughput_warnings_and_frequent_timeouts_are_warnings_and_clean_tools_
     assert rows[2]["timeouts"] == 4 and rows[2]["timeout_streak"] == 3
     assert reward_warnings(rows) == [
         "laggy timed out in 20% of calls",
+        "sleepy timed out in 100% of calls (3 in a row at most)",
         slow,
         "twice v1 failed in <1% of calls: score is NaN",
         "twice v2 failed in 67% of calls: score is a str ('0.7'), not a number (and 1 other errors)",
