@@ -6,6 +6,9 @@
   ``FULL_LOAD_BYTES`` and for built-in tasks, the first ``HEAD_RECORDS`` of larger files (the feeder reads the
   rest; a bad row further down still stops the run, through the supervisor's crash limit, with its line);
 - checks that each task's default tools exist (built-in or ``[[tools]]``) when routing is static;
+- refuses a file task's records without a reference (null, blank) where a reference is needed — beside
+  records that have one, or when a tool scoring the task compares with one — naming file and line
+  (:func:`reference_problem`); a task whose records all lack one is reference-free under the router;
 - checks the policy checkpoint directory, and the supervised warm-up's tasks;
 - builds the spec of every ``[[tools]]`` entry (trusted modules are imported, sandbox ones only read).
 
@@ -64,7 +67,7 @@ def _short(value: Any, n: int = 40) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _check_task(cfg: Any, problems: list[str]) -> TaskCheck | None:
+def _check_task(cfg: Any, problems: list[str]) -> tuple[TaskCheck, Any] | None:
     from rlar.tasks import TaskDataError, load_task
     from rlar.tasks.loaders import expand_paths
 
@@ -89,7 +92,46 @@ def _check_task(cfg: Any, problems: list[str]) -> TaskCheck | None:
         name=cfg.name, source=cfg.source if cfg.source != "builtin" else f"builtin {cfg.builtin or cfg.name}",
         paths=paths, records=len(ds), complete=complete, example=(_short(first.prompt), _short(first.reference)),
         tools=[(str(n), float(w)) for n, w in ds.spec.default_tools],
-    )  # fmt: skip
+    ), ds  # fmt: skip
+
+
+def _places(ds: Any, records: list[Any], n: int = 3) -> str:
+    shown = "; ".join(ds.where(r) for r in records[:n])
+    return shown + (f" and {len(records) - n} more" if len(records) > n else "")
+
+
+def reference_problem(name: str, ds: Any, tools: list[tuple[str, str]] | None) -> str | None:
+    """Why the records of task ``name`` cannot be scored for want of a reference, or None.
+
+    ``tools``: (name, what it needs as a reference: ``text``/``tests``/``instructions``/``none``) of the tools
+    that will score the task, or None when the router chooses them. Records without a reference (null, blank,
+    empty) are refused
+
+    - beside records that have one (a data error: some rows lost their answer), unless every tool scoring the
+      task is known to be reference-free;
+    - when every record lacks one and a tool that scores the task compares with a reference.
+
+    A task whose records all lack a reference, routed by the router, is a reference-free task: the router
+    gives it a reference-free tool (or asks for one), and says so while it waits.
+    """
+    from rlar.tasks.references import is_reference_free
+
+    missing = [r for r in ds.records if is_reference_free(r.reference)]
+    if not missing:
+        return None
+    needing = [t for t, need in tools or [] if need != "none"]
+    where = _places(ds, missing)
+    if len(missing) < len(ds.records):
+        if tools is not None and not needing:
+            return None
+        why = (f"the task's tools compare with one ({', '.join(needing)}), so they could never be scored" if needing
+               else "the router would route them apart from the others and wait for a tool that needs none")  # fmt: skip
+        return (f"task {name!r}: {len(missing)} of {len(ds.records)} records have no reference (null or empty): "
+                f"{where} — fix or drop them; {why}")  # fmt: skip
+    if needing:
+        return (f"task {name!r}: no record has a reference ({where}), but tool {needing[0]!r} compares with one — "
+                "map the reference field (fields = { reference = ... }) or give the task a reference-free tool")  # fmt: skip
+    return None
 
 
 def preflight(
@@ -117,12 +159,19 @@ def preflight(
             problems.append(
                 "no tasks: add [[tasks]] tables (or [feeder] tasks = [...]); see docs/datasets.md"
             )
+        needs = _reference_needs(out.tool_specs)
         for cfg in feeder.tasks:
-            check = _check_task(cfg, problems)
-            if check is None:
+            checked = _check_task(cfg, problems)
+            if checked is None:
                 continue
+            check, ds = checked
             check.routed = not feeder.static
             out.tasks.append(check)
+            if cfg.source != "builtin":
+                scoring = _scoring_tools(feeder, check)
+                known = None if scoring is None else [(t, needs.get(t, "none")) for t in scoring]
+                if (problem := reference_problem(cfg.name, ds, known)) is not None:
+                    problems.append(problem)
             if feeder.static and feeder.reward_mode == "default":
                 for tool, _ in check.tools:
                     if tool not in names:
@@ -139,6 +188,23 @@ def preflight(
     if problems:
         raise ConfigProblems(where, problems)
     return out
+
+
+def _reference_needs(user_specs: list[Any]) -> dict[str, str]:
+    """Tool name → what it needs as a reference (built-in tools and this config's ``[[tools]]``)."""
+    from rlar.tools import builtin_specs
+
+    return {s.name: s.reference_need for s in [*builtin_specs(), *user_specs]}
+
+
+def _scoring_tools(feeder: Any, check: TaskCheck) -> list[str] | None:
+    """The tools that will score a task, or None when the router (or a random draw) chooses them."""
+    mode = feeder.reward_mode
+    if mode.startswith("static:"):
+        return [mode.removeprefix("static:")]
+    if feeder.static and mode == "default":
+        return [t for t, _ in check.tools]
+    return None
 
 
 def _check_policy(policy: Any, problems: list[str]) -> None:

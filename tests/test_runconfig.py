@@ -260,3 +260,58 @@ def test_a_mistyped_run_dir_without_config_is_refused_with_the_nearest_runs_and_
     assert main(["train", "--run-dir", "runs/plural3"]) == 2
     assert "runs/plural3: not a run (no config.toml in it)" in capsys.readouterr().err
     assert not (runs / "plural3" / "config.toml").exists()
+
+
+def _null_reference_rows(nulls: set[int]) -> list[dict[str, object]]:
+    return [{"question": f"cap:{w}=", "answer": None if i in nulls else w.capitalize()}
+            for i, w in enumerate(WORDS, start=1)]  # fmt: skip
+
+
+def test_records_without_a_reference_beside_ones_with_are_refused_at_preflight_naming_file_and_line(
+    tmp_path: Path,
+) -> None:
+    """Under the router they would wait forever as `pending`; refused before any actor starts."""
+    data = _data(tmp_path / "data", rows=_null_reference_rows({3, 5}))
+    cfg = _config(tmp_path / "c.toml", USER_TASK + '\n[feeder]\nrouting = "router"\n')
+    with pytest.raises(ConfigProblems) as err:
+        preflight(validate_run_config(load_run_config(cfg), actors=DEMO_ACTORS))
+    (problem,) = err.value.problems
+    assert problem.startswith(f"task 'capitalize': 2 of 6 records have no reference (null or empty): {data}, line 3; "
+                              f"{data}, line 5 — fix or drop them")  # fmt: skip
+    cfg = _config(tmp_path / "c.toml", USER_TASK)  # static: its default tool exact_match needs the reference
+    with pytest.raises(ConfigProblems, match=r"line 3; .*line 5 — .*compare with one \(exact_match\)"):
+        preflight(validate_run_config(load_run_config(cfg), actors=DEMO_ACTORS))
+    cfg = _config(tmp_path / "c.toml", USER_TASK + 'spec = { default_tools = [["format_rules", 1.0]] }\n')
+    preflight(
+        validate_run_config(load_run_config(cfg), actors=DEMO_ACTORS)
+    )  # reference-free: nothing to miss
+
+
+def test_a_task_without_any_reference_is_refused_for_a_tool_that_needs_one_and_allowed_under_the_router(
+    tmp_path: Path,
+) -> None:
+    data = _data(tmp_path / "data", rows=_null_reference_rows(set(range(1, len(WORDS) + 1))))
+    cfg = _config(tmp_path / "c.toml", USER_TASK)
+    with pytest.raises(ConfigProblems) as err:
+        preflight(validate_run_config(load_run_config(cfg), actors=DEMO_ACTORS))
+    assert err.value.problems == [
+        f"task 'capitalize': no record has a reference ({data}, line 1; {data}, line 2; {data}, line 3 and 3 "
+        "more), but tool 'exact_match' compares with one — map the reference field (fields = { reference = ... }) "
+        "or give the task a reference-free tool"
+    ]
+    cfg = _config(tmp_path / "c.toml", USER_TASK + '\n[feeder]\nrouting = "router"\n')
+    (task,) = preflight(validate_run_config(load_run_config(cfg), actors=DEMO_ACTORS)).tasks
+    assert task.routed and task.records == len(WORDS)  # a reference-free task: the router finds it a tool
+
+
+def test_every_file_path_of_a_task_and_tool_is_absolute_in_the_loaded_document(tmp_path: Path) -> None:
+    """What a run saves as its config.toml: data, labelled examples and the reward module's directory."""
+    (tmp_path / "proj" / "labels").mkdir(parents=True)
+    (tmp_path / "proj" / "labels" / "cap.jsonl").write_text('{"response": "Pear", "ok": true}\n')
+    cfg = _config(tmp_path / "proj" / "c.toml", USER_TASK + 'examples_file = "labels/cap.jsonl"\n'
+                  + USER_TOOL.format(module="my_rewards") + 'path = "lib"\n')  # fmt: skip
+    doc = load_run_config(cfg)
+    (task,) = doc["feeder"]["tasks"]
+    assert task["path"] == str(tmp_path / "proj" / "data" / "cap.jsonl")
+    assert task["examples_file"] == str(tmp_path / "proj" / "labels" / "cap.jsonl")
+    assert doc["tools"][0]["path"] == str(tmp_path / "proj" / "lib")

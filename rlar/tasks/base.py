@@ -235,9 +235,13 @@ class TaskDataset(Sequence[TaskRecord]):
     (epoch, seed) asked, since consumers walk one epoch at a time.
     """
 
-    def __init__(self, spec: TaskSpec, records: Sequence[TaskRecord]) -> None:
+    def __init__(
+        self, spec: TaskSpec, records: Sequence[TaskRecord], locations: Mapping[str, str] | None = None
+    ) -> None:
         self.spec = spec
         self.records: tuple[TaskRecord, ...] = tuple(records)
+        self.locations: dict[str, str] = dict(locations or {})
+        """Record id → where it was read (``"/data/cap.jsonl, line 7"``), for file sources."""
         self._by_id: dict[str, int] = {}
         for i, rec in enumerate(self.records):
             if rec.id in self._by_id:
@@ -250,6 +254,10 @@ class TaskDataset(Sequence[TaskRecord]):
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def where(self, record: TaskRecord) -> str:
+        """Where ``record`` was read (file and line or row), else its id."""
+        return self.locations.get(record.id, f"record {record.id!r}")
 
     def __len__(self) -> int:
         return len(self.records)
@@ -284,10 +292,10 @@ class TaskDataset(Sequence[TaskRecord]):
 
     def head(self, n: int) -> TaskDataset:
         """The first ``n`` records (source order), same spec."""
-        return TaskDataset(self.spec, self.records[:n])
+        return TaskDataset(self.spec, self.records[:n], self.locations)
 
     def with_spec(self, spec: TaskSpec) -> TaskDataset:
-        return TaskDataset(spec, self.records)
+        return TaskDataset(spec, self.records, self.locations)
 
     def to_dict(self) -> dict[str, Any]:
         return {"spec": self.spec.to_dict(), "records": [r.to_dict() for r in self.records]}

@@ -252,10 +252,10 @@ def collect_rows(
             seen[rec.id] = f"{path}, {loc}"
             records.append(rec)
             if limit is not None and len(records) >= limit:
-                return TaskDataset(spec, records)
+                return TaskDataset(spec, records, seen)
     if not records:
         raise TaskDataError(", ".join(map(str, files)), None, f"no records (split {spec.split!r})")
-    return TaskDataset(spec, records)
+    return TaskDataset(spec, records, seen)
 
 
 def load_jsonl(
