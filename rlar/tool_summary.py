@@ -126,9 +126,23 @@ def tasks_summary(
     return out
 
 
+WAITING_STATES = ("pending", "unroutable")
+"""Decision states in which a task's prompts wait for (or found no) tool: ``tasks_lines`` gives the reason."""
+
+
+def _waiting(task: Mapping[str, Any], width: int = 160) -> str:
+    """`` (last pending: <the router's reason>)`` when the task's last decision left it waiting, else ''."""
+    last = (task.get("routing") or {}).get("last") or {}
+    if last.get("state") not in WAITING_STATES:
+        return ""
+    why = re.sub(r"^\[\w+\]\s*", "", str(last.get("reason", ""))) or "no reason given"
+    return f" (last {last['state']}: {why[:width]}{'…' if len(why) > width else ''})"
+
+
 def tasks_lines(tasks: Mapping[str, Any]) -> list[str]:
     """One line per task of a ``tasks_summary``: reward first -> last 10 steps, abstain rate, the tools with
-    their origin (steps scored; shadow steps apart) and the routing decisions by state."""
+    their origin (steps scored; shadow steps apart) and the routing decisions by state — with the router's
+    reason when the last decision left the task waiting (``pending``) or without a tool (``unroutable``)."""
     lines = []
     for task, t in tasks.items():
         r, a = t.get("reward"), t.get("abstain")
@@ -141,6 +155,6 @@ def tasks_lines(tasks: Mapping[str, Any]) -> list[str]:
         states = " ".join(f"{k} {v}" for k, v in ((t.get("routing") or {}).get("states") or {}).items())
         refused = ((t.get("routing") or {}).get("probes") or {}).get("refused") or []
         lines.append(f"  {task}: reward {reward}, abstain {abstain}; tools {tools or '-'}; "
-                     f"routing {states or 'by the feeder'}"
+                     f"routing {states or 'by the feeder'}{_waiting(t)}"
                      + (f"; refused by hack probes: {', '.join(refused)}" if refused else ""))  # fmt: skip
     return lines

@@ -122,3 +122,17 @@ async def test_a_resumed_runs_summary_counts_the_routing_decisions_announced_bef
     routing = tasks_summary([_step(1, task="capitalize")], decisions)["capitalize"]["routing"]
     assert routing["decisions"] == 2 and routing["states"] == {"pending": 1, "synthesized": 1}
     assert routing["last"]["tools"] == ["capitalised v1 x1"]
+
+
+def test_the_end_of_run_line_of_a_task_left_pending_says_why_the_router_waits() -> None:
+    from bus.messages import RouteDecision
+    from rlar.tool_summary import tasks_lines
+
+    why = "no tool fits: the references are missing and every candidate compares with one"
+    pending = RouteDecision(
+        signature="s", task="plural", tools=[], backend="offline", reason=f"[pending] {why}"
+    )
+    (line,) = tasks_lines(tasks_summary([_step(1, task="plural")], [pending]))
+    assert line.endswith(f"routing pending 1 (last pending: {why})"), line
+    (line,) = tasks_lines(tasks_summary([_step(1, task="plural")], []))
+    assert line.endswith("routing by the feeder"), line
