@@ -8,7 +8,9 @@ Sections (each a JSON-able value with its own change counter, so a page gets onl
   redelivered), polled every ``poll_s`` from JetStream;
 - ``learner`` — step, policy version, throughput (samples/s and tokens/s over the recent steps), step time,
   staleness (max per step and the last step's histogram), abstain fraction;
-- ``curves`` — reward per task and overall, one point per learner step;
+- ``curves`` — reward per task and overall, one point per learner step: ``[step, reward, trend]``, the trend
+  an exponential moving average over about :data:`TREND_SPAN` steps (:func:`trend`; the page draws it
+  over the raw values, which it shows faintly);
 - ``tools`` — the registry: every version of every tool with kind, origin, who registered it and when, its
   validation result, status (enabled/disabled/quarantined) and live stats (with timeouts, the most frequent
   error — ``raised ValueError: boom (at f.py:7 in fn)`` — and the last throughput warning); re-read when a
@@ -51,6 +53,23 @@ SECTIONS = (
     "dead_letters",
     "events",
 )
+
+
+TREND_SPAN = 10
+"""Steps the reward trend averages over (an EMA with ``alpha = 2 / (span + 1)``, as pandas' ``span``)."""
+
+
+def trend(values: list[float], span: float = TREND_SPAN) -> list[float]:
+    """The exponential moving average of ``values`` (``alpha = 2 / (span + 1)``), debiased — each point is
+    ``Σ (1-α)^k y_{n-k} / Σ (1-α)^k`` — so the first points are the mean so far rather than pulled to 0."""
+    decay = 1.0 - 2.0 / (span + 1.0)
+    out: list[float] = []
+    num = den = 0.0
+    for y in values:
+        num = decay * num + y
+        den = decay * den + 1.0
+        out.append(num / den)
+    return out
 
 
 def _preview(payload: bytes, n: int = 160) -> str:
@@ -332,7 +351,11 @@ class LiveState:
         if name == "learner":
             return self.learner
         if name == "curves":
-            return self.curves
+            out: dict[str, list[list[float]]] = {}
+            for task, pts in self.curves.items():
+                smooth = trend([y for _, y in pts])
+                out[task] = [[x, y, round(t, 6)] for (x, y), t in zip(pts, smooth, strict=True)]
+            return out
         if name == "tools":
             return {"tools": self.tools, "registrations": list(self.registrations)[: self.keep]}
         if name == "routing":

@@ -86,17 +86,19 @@ const render = {
     for (let i = 0; i <= 4; i++) { const y = ymin + (ymax - ymin) * i / 4; line(P, sy(y), W - P, sy(y), "grid"); text(P - 4, sy(y) + 4, y.toFixed(2), "end"); }
     text(W / 2, H - 6, `learner step (max ${xmax})`);
     const legend = [];
+    // Per task: the raw per-step rewards faintly, and their trend (state.py's EMA, point[2]) on top.
+    const polyline = (pts, attrs) => { const pl = document.createElementNS(ns, "polyline");
+      pl.setAttribute("points", pts.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(" "));
+      Object.entries(attrs).forEach(([k, v]) => pl.setAttribute(k, v)); svg.append(pl); };
     tasks.forEach((t, i) => {
       const color = t === "all" ? "#333" : COLORS[i % COLORS.length];
-      const pl = document.createElementNS(ns, "polyline");
-      pl.setAttribute("points", curves[t].map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(" "));
-      pl.setAttribute("stroke", color);
-      pl.setAttribute("class", t === "all" ? "curve all" : "curve");
-      pl.setAttribute("data-task", t);
-      pl.setAttribute("data-points", curves[t].length);
-      svg.append(pl);
-      const last = curves[t][curves[t].length - 1];
-      legend.push(el("span", {"data-task": t}, el("i", {style: `background:${color}`}), `${t} ${last ? fmt(last[1]) : ""} (${curves[t].length})`));
+      const pts = curves[t], kind = t === "all" ? "curve all" : "curve";
+      polyline(pts, {stroke: color, class: kind + " raw", "data-raw-task": t});
+      polyline(pts.map(([x, y, s]) => [x, s ?? y]), {stroke: color, class: kind + " trend", "data-task": t,
+                                                     "data-points": pts.length});
+      const last = pts[pts.length - 1];
+      legend.push(el("span", {"data-task": t, title: last ? `last step ${fmt(last[1])}, trend ${fmt(last[2] ?? last[1])}` : ""},
+        el("i", {style: `background:${color}`}), `${t} ${last ? fmt(last[2] ?? last[1]) : ""} (${pts.length})`));
     });
     document.getElementById("curves").replaceChildren(svg);
     document.getElementById("legend").replaceChildren(...legend);
