@@ -11,6 +11,9 @@ block, case). Terminal forms (JSON, one of several options, "only a number") are
 ``violations(constraints, query)`` gives ``(why, response)`` pairs, each built to break one constraint clearly
 (counts two past a bound, a required word missing, an excluded word used, the wrong language, ...).
 
+A set with a composed rule (``each``, ``order``, ``total``, ``spell``, ``table``, ``yaml_keys``) is built by
+:mod:`rlar.synthesis.shapes` (units that pass tests and keep relations), whose violations are added.
+
 Neither is trusted: callers check every response with :func:`rlar.synthesis.checks.holds` and drop what does
 not come out as intended (a combination the builder cannot satisfy is reported, not guessed).
 """
@@ -23,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rlar.synthesis.checks import LANGUAGES, holds, syllables
+from rlar.synthesis.shapes import build_shaped, is_shaped, shaped_violations
 from rlar.tasks.constraints import COUNT_RULES, canonical
 
 __all__ = ["build", "violations"]
@@ -207,6 +211,13 @@ def build(
                 **({"per": key.split("/")[1]} if "/" in key else {}),
                 **params,
             }
+    cons = canonical(constraints)
+    if is_shaped(cons):  # composed rules share a key per rule: keep the list (several ``each`` tests)
+        for key, params in (overrides or {}).items():
+            cons = [c for c in cons if _key(c) != key]
+            if params is not None:
+                cons.append(dict(rules[key]))
+        return build_shaped(cons, query)
     word = _letters_only(rules)
     if word is not None:
         return word
@@ -433,6 +444,8 @@ def violations(constraints: Sequence[Mapping[str, Any]], query: str = "") -> lis
     """(why, response) pairs, each meant to break one constraint clearly (see the module docstring)."""
     cons = canonical(constraints)
     out: list[tuple[str, str]] = []
+    if is_shaped(cons):
+        out += shaped_violations(cons, query)
     good = build(cons, query)
     for c in cons:
         rule, key = str(c["rule"]), _key(c)

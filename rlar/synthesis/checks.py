@@ -14,7 +14,12 @@ white space, or at a line end; paragraphs are separated by blank lines (or by a 
 are non-empty lines; bullets start with ``-``, ``*`` or ``•`` and a space; numbered items with ``1.`` or
 ``1)``; items are bullets, else numbered items, else lines. Syllables are counted with a vowel-group
 heuristic for English (silent final ``e`` dropped, ``-le`` kept): good to about one syllable per line, not a
-dictionary. Languages are told apart by frequent function words and letters (Latin-script languages listed
+dictionary. Composed rules (``each``, ``order``, ``total``, ``spell``: issue 25) work on units (``unit``) —
+``word`` / ``line`` / ``sentence`` / ``item`` as above, ``number`` (integers written in digits, a sign kept), and
+``answer`` (the whole response); ``each`` and ``order`` give the fraction of units (of consecutive pairs) that
+hold. Tables are a Markdown pipe table (header, ``---`` separator, rows) or CSV (comma-separated lines, the
+first the header); YAML is the subset of a flat mapping (``key: value``, a list as ``- item`` lines under the
+key or ``[a, b]``; ``true``/``false`` are booleans, digits an integer). Languages are told apart by frequent function words and letters (Latin-script languages listed
 in ``LANGUAGES``) or by script (the others); texts under three words are not judged (the rule fails).
 """
 
@@ -306,7 +311,260 @@ def only_ok(text, what):
         return bool(t) and all(ch.isdigit() or ch.isspace() for ch in t)
     if what == "word":
         return len(words(t)) == 1
+    if what == "numbers":
+        return bool(re.search(r"\d", t)) and re.fullmatch(r"[-+]?\d+(?:[\s,;]+[-+]?\d+)*[.]?", t) is not None
     raise ValueError(f"unknown only-kind {what!r}")
+
+
+INT_RX = re.compile(r"(?<![\w.-])-?\d+(?![\w.])")
+DATE_RX = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+HEX_RX = re.compile(r"#[0-9a-fA-F]{6}")
+
+
+def unit_list(unit, text):
+    """The pieces a composed rule's ``unit`` names (see the module docstring)."""
+    if unit == "number":
+        return INT_RX.findall(text)
+    if unit == "answer":
+        return [text.strip()] if text.strip() else []
+    return units(unit, text)
+
+
+def _bare(u):
+    return re.sub(r"^[^\w]+|[^\w]+$", "", u.strip())
+
+
+def _letters(u):
+    return "".join(ch for ch in u if ch.isalpha())
+
+
+def _int(u):
+    try:
+        return int(str(u).strip().rstrip(".,;"))
+    except ValueError:
+        return None
+
+
+def _date(u):
+    m = DATE_RX.fullmatch(u.strip().rstrip(".,;"))
+    if not m:
+        return None
+    y, mo, d = (int(g) for g in m.groups())
+    days = [
+        31,
+        29 if y % 4 == 0 and (y % 100 != 0 or y % 400 == 0) else 28,
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ]
+    return (y, mo, d) if 1 <= mo <= 12 and 1 <= d <= days[mo - 1] else None
+
+
+def is_prime(n):
+    return n is not None and n > 1 and all(n % k for k in range(2, int(n**0.5) + 1))
+
+
+def unit_test(test, arg, u):
+    """Whether one unit passes an ``each`` test."""
+    w = _bare(u)
+    if test == "lowercase":
+        return bool(_letters(w)) and w == w.lower()
+    if test == "uppercase":
+        return bool(_letters(w)) and w == w.upper()
+    if test == "capitalized":
+        return w[:1].isupper() and (len(_letters(w)) < 2 or w[1:] == w[1:].lower())
+    if test == "starts_with":
+        if len(str(arg)) == 1:  # a letter: the unit's first letter
+            return w[:1].lower() == str(arg).lower()
+        return _starts(u, arg)
+    if test == "ends_with":
+        return u.strip().lower().endswith(str(arg).lower())
+    if test == "ends_punct":
+        t = u.rstrip()
+        return bool(t) and unicodedata.category(t[-1]).startswith("P")
+    if test == "palindrome":
+        s = _letters(u).lower()
+        return len(s) >= 2 and s == s[::-1]
+    if test in ("prime", "even", "odd", "divisible", "digit_sum"):
+        n = _int(w) if w.lstrip("-").isdigit() else None
+        if n is None:
+            return False
+        if test == "prime":
+            return is_prime(n)
+        if test == "even":
+            return n % 2 == 0
+        if test == "odd":
+            return n % 2 == 1
+        if test == "divisible":
+            return int(arg) != 0 and n % int(arg) == 0
+        return sum(int(ch) for ch in str(abs(n))) == int(arg)
+    if test == "date":
+        return _date(u) is not None
+    if test == "hex_colour":
+        return HEX_RX.fullmatch(u.strip()) is not None
+    if test == "width":
+        return len(u.rstrip("\r")) == int(arg)
+    if test == "letters":
+        return len(_letters(w)) == int(arg)
+    raise ValueError(f"unknown unit test {test!r}")
+
+
+def _key(rel, u):
+    if rel == "chronological":
+        return _date(u)
+    if rel == "alphabetical":
+        return _bare(u).lower()
+    value = _int(_bare(u))
+    if value is None:
+        d = _date(u)
+        return d
+    return value
+
+
+def pair_holds(rel, arg, a, b, i):
+    """Whether the ``i``-th pair of consecutive units (a, b) keeps the relation ``rel``."""
+    if rel in ("increasing", "decreasing", "alphabetical", "chronological", "step"):
+        ka, kb = _key(rel, a), _key(rel, b)
+        if ka is None or kb is None:
+            return False
+        if rel == "step":
+            return isinstance(ka, int) and isinstance(kb, int) and kb - ka == int(arg)
+        return kb < ka if rel == "decreasing" else (kb >= ka if rel == "alphabetical" else kb > ka)
+    if rel == "alternating_case":
+        first = "lowercase" if (i % 2 == 0) == (str(arg or "lower") == "lower") else "uppercase"
+        other = "uppercase" if first == "lowercase" else "lowercase"
+        return unit_test(first, None, a) and unit_test(other, None, b)
+    if rel == "word_growth":
+        return len(words(b)) - len(words(a)) == int(arg if arg is not None else 1)
+    if rel == "one_letter":
+        x, y = _bare(a).lower(), _bare(b).lower()
+        return len(x) == len(y) and sum(1 for p, q in zip(x, y, strict=True) if p != q) == 1
+    raise ValueError(f"unknown relation {rel!r}")
+
+
+def order_score(c, text):
+    us = unit_list(c["unit"], text)
+    rel, arg = c["rel"], c.get("arg")
+    if rel == "word_counts":
+        want = [int(n) for n in arg]
+        if len(us) != len(want):
+            return 0.0
+        return sum(1 for u, n in zip(us, want, strict=True) if len(words(u)) == n) / len(want)
+    if (
+        rel == "alternating_case"
+        and us
+        and not unit_test("lowercase" if str(arg or "lower") == "lower" else "uppercase", None, us[0])
+    ):
+        return 0.0
+    if len(us) < 2:
+        return 0.0
+    return sum(1 for i in range(len(us) - 1) if pair_holds(rel, arg, us[i], us[i + 1], i)) / (len(us) - 1)
+
+
+def read_table(text, fmt):
+    """(header, rows) of a Markdown or CSV table, or None."""
+    ls = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if fmt == "markdown":
+        if len(ls) < 2 or not all(line.startswith("|") and line.endswith("|") for line in ls):
+            return None
+        cells = [[x.strip() for x in line.strip("|").split("|")] for line in ls]
+        if not all(re.fullmatch(r":?-{3,}:?", x) for x in cells[1]):
+            return None
+        return cells[0], cells[2:]
+    if not ls or any("|" in line for line in ls):
+        return None
+    cells = [[x.strip() for x in line.split(",")] for line in ls]
+    return cells[0], cells[1:]
+
+
+def cell_ok(kind, v):
+    if kind == "integer":
+        return re.fullmatch(r"[-+]?\d+", v) is not None
+    if kind == "number":
+        return re.fullmatch(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)", v) is not None
+    return bool(v)
+
+
+def table_score(c, text):
+    got = read_table(text, c.get("format", "markdown"))
+    if got is None:
+        return 0.0
+    header, rows = got
+    cols = list(c.get("columns") or [])
+    if cols and [h.lower() for h in header] != [x.lower() for x in cols]:
+        return 0.0
+    if any(len(r) != len(header) for r in rows):
+        return 0.0
+    types = c.get("types") or {}
+    index = {h.lower(): i for i, h in enumerate(header)}
+    cells = [cell_ok(t, r[index[k.lower()]]) for k, t in types.items() if k.lower() in index for r in rows]
+    if cells and not all(cells):
+        return 0.5 * sum(cells) / len(cells)
+    return near(len(rows), c)
+
+
+def load_yaml(text):
+    """A flat YAML mapping as a dict (the subset in the module docstring); raises ValueError."""
+    t = text.strip()
+    fence = re.fullmatch(r"```(?:ya?ml)?\s*(.*?)\s*```", t, re.S)
+    t = fence.group(1) if fence else t
+    out: dict = {}
+    key = None
+    for line in t.splitlines():
+        if not line.strip() or line.strip() == "---" or line.lstrip().startswith("#"):
+            continue
+        item = re.fullmatch(r"\s+-\s+(.*)|-\s+(.*)", line)
+        if item and key is not None and isinstance(out[key], list):
+            out[key].append(_yaml_scalar(item.group(1) or item.group(2)))
+            continue
+        m = re.fullmatch(r"([A-Za-z_][\w -]*?)\s*:\s*(.*)", line)
+        if not m or line[:1].isspace():
+            raise ValueError(f"not a flat YAML mapping line: {line!r}")
+        key, value = m.group(1).strip(), m.group(2).strip()
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        if value == "":
+            out[key] = []
+        elif value.startswith("[") and value.endswith("]"):
+            out[key] = [_yaml_scalar(v) for v in value[1:-1].split(",") if v.strip()]
+        else:
+            out[key] = _yaml_scalar(value)
+    if not out:
+        raise ValueError("empty")
+    return out
+
+
+def _yaml_scalar(v):
+    v = v.strip()
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
+        return v[1:-1]
+    if v in ("true", "True", "false", "False"):
+        return v.lower() == "true"
+    if re.fullmatch(r"[-+]?\d+", v):
+        return int(v)
+    if re.fullmatch(r"[-+]?\d*\.\d+", v):
+        return float(v)
+    if v in ("null", "~"):
+        return None
+    return v
+
+
+def keys_score(c, obj):
+    if not isinstance(obj, dict):
+        return 0.0
+    keys = list(c["keys"])
+    types = c.get("types") or {}
+    good = sum(1 for k in keys if k in obj and json_type_ok(obj[k], types.get(k, "any")))
+    if c.get("exact") and set(obj) - set(keys):
+        return 0.0
+    return good / len(keys) if keys else 1.0
 
 
 def _per(c, text, test):
@@ -384,6 +642,28 @@ def check(c, text):
         return 1.0 if _norm_option(text) in {_norm_option(o) for o in c["options"]} else 0.0
     if rule == "only":
         return 1.0 if only_ok(text, c["what"]) else 0.0
+    if rule == "each":
+        us = unit_list(c["unit"], text)
+        return sum(1 for u in us if unit_test(c["test"], c.get("arg"), u)) / len(us) if us else 0.0
+    if rule == "order":
+        return order_score(c, text)
+    if rule == "total":
+        ns = [int(n) for n in unit_list("number", text)]
+        if not ns:
+            return 0.0
+        value = {"sum": sum(ns), "first": ns[0], "last": ns[-1]}[c["agg"]]
+        return 1.0 if within(value, c) else 0.0
+    if rule == "spell":
+        us = unit_list(c["unit"], text)
+        got = "".join(_bare(u)[:1] for u in us).lower()
+        return 1.0 if got == str(c["text"]).lower() else 0.0
+    if rule == "table":
+        return table_score(c, text)
+    if rule == "yaml_keys":
+        try:
+            return keys_score(c, load_yaml(text))
+        except ValueError:
+            return 0.0
     raise ValueError(f"unknown constraint rule {rule!r}")
 
 

@@ -112,6 +112,261 @@ def _bounded(rule: str, n: int, kind: str, strict: bool) -> dict[str, Any]:
     return {"rule": rule, "min": n, "max": n}
 
 
+_SMALL = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+          "ten": 10, "a": 1, "single": 1}  # fmt: skip
+
+
+def _num(tok: str) -> int | None:
+    return int(tok) if tok.isdigit() else _SMALL.get(tok)
+
+
+def _num_after(words: list[str], *keys: str, within: int = 4) -> int | None:
+    """The first number within ``within`` tokens after any of ``keys``."""
+    for i, w in enumerate(words):
+        if w in keys:
+            for t in words[i + 1 : i + 1 + within]:
+                if _num(t) is not None and t not in ("a", "single"):
+                    return _num(t)
+    return None
+
+
+def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]], str]:
+    """Composed rules (issue 25) read by keywords, written apart from :mod:`rlar.tasks.reading_shapes`: which
+    unit the sentence is about (its unit nouns), which tests its keywords name, which relations, totals and
+    shapes. Returns the constraints and the sentence with the phrases it used blanked, so the count reader
+    below does not read "by exactly one letter" as a letter count."""
+    words = re.findall(r"#?[a-z0-9'-]+", sentence)
+    ws = set(words)
+    out: list[dict[str, Any]] = []
+    blank: list[str] = []
+    per_line = bool(re.search(r"\b(?:one|1) (?:per|on each|a) line\b|\bown line\b|\beach line\b", sentence))
+    dates = "yyyy-mm-dd" in sentence or "dates" in ws or "date" in ws
+    colours = "#rrggbb" in sentence or bool(
+        {"colour", "colours", "color", "colors"} & ws
+        and ("hex" in ws or "#rrggbb" in sentence or "codes" in ws)
+    )
+    numberish = bool({"number", "numbers", "integer", "integers", "numerals"} & ws)
+    if ws & {"word", "words"} and not (dates or colours):
+        unit = "word"
+    elif ws & {"sentence", "sentences"}:
+        unit = "sentence"
+    elif numberish and not dates:
+        unit = "number"
+    elif dates or colours or ws & {"line", "lines"}:
+        unit = "line"
+    else:
+        unit = "word"
+    if "yaml" in ws:
+        m = re.search(
+            r"\bkeys?\b\s*:?\s*([a-z_][\w\s,()]*?)(?=(?:,\s*)?(?:where|with no|and no|no other)\b|[.]|$)",
+            sentence,
+        )
+        if m:
+            keys = [
+                k
+                for k in re.split(r"\s*,\s*|\s+and\s+", re.sub(r"\([^)]*\)", "", m.group(1)))
+                if re.fullmatch(r"[a-z_]\w*", k.strip())
+            ]
+            c: dict[str, Any] = {"rule": "yaml_keys", "keys": [k.strip() for k in keys]}
+            types = {}
+            for k in c["keys"]:
+                t = re.search(
+                    rf"\b{k}\s*(?:\(an?\s+|is an?\s+|is\s+)(integer|string|list|boolean|number)", sentence
+                )
+                if t:
+                    types[k] = t.group(1)
+            if types:
+                c["types"] = types
+            if re.search(r"\bexactly the keys\b|\bno other keys\b", sentence):
+                c["exact"] = True
+            out.append(c)
+            blank.append(m.group(0))
+        return out, _blanked(sentence, [*blank, "yaml"])
+    if "table" in ws or "csv" in ws:
+        c = {"rule": "table", "format": "markdown" if "markdown" in ws else "csv"}
+        m = re.search(
+            r"\b(?:columns?|header)\b\s*(?:are|named)?\s*:?\s*([a-z_][\w ,]*?)(?=,?\s+(?:and\s+)?(?:exactly\s+)?\d|\s+and\s+\w+\s+rows|,\s*(?:where|with)|[.]|$)",
+            sentence,
+        )
+        if m:
+            cols = [x.strip() for x in re.split(r"\s*,\s*|\s+and\s+", m.group(1)) if x.strip()]
+            c["columns"] = cols
+            types = {}
+            for k in cols:
+                t = re.search(rf"\b{k}\s+is\s+an?\s+(integer|number|string)", sentence)
+                if t:
+                    types[k] = t.group(1)
+            if types:
+                c["types"] = types
+            blank.append(m.group(0))
+        rows = _num_after(list(reversed(words)), "rows", "row", within=3)
+        if rows is not None:
+            c["min"] = c["max"] = rows
+            blank.append(r"\w+ (?:data )?rows?")
+        if "columns" in c or rows is not None:
+            out.append(c)
+        return out, _blanked(sentence, blank)
+
+    def each(u: str, test: str, arg: Any = None) -> None:
+        c = {"rule": "each", "unit": u, "test": test}
+        if arg is not None:
+            c["arg"] = arg
+        out.append(c)
+
+    if "prime" in ws:
+        each("number", "prime")
+    for parity in ("even", "odd"):
+        if re.search(rf"\b{parity} (?:numbers|integers|number)\b", sentence):
+            each("number", parity)
+    if "divisible" in ws:
+        k = _num_after(words, "by", within=1)
+        if k is not None:
+            each("number", "divisible", k)
+    if ws & {"digit", "digits"} and "sum" in ws:
+        k = _num_after(words, "to", "is", "of", within=2)
+        if k is not None:
+            each("number", "digit_sum", k)
+    if dates and "yyyy-mm-dd" in sentence:
+        each("line", "date")
+    if colours:
+        each("line", "hex_colour")
+    if ws & {"palindrome", "palindromes"}:
+        each("word" if ws & {"word", "words"} and not ws & {"letter", "letters"} else "answer", "palindrome")
+    if ws & {"capitalized", "capitalised"}:
+        each("word", "capitalized")
+    if "punctuation" in ws and ws & {"end", "ends", "finish", "finishes", "ending"}:
+        each("line" if ws & {"line", "lines"} else "sentence", "ends_punct")
+        blank.append("punctuation mark")
+    start = re.search(
+        r"\b(?:start|starts|starting|begin|begins|beginning)\s+with\s+(?:the\s+letter\s+)?'?([a-z])'?(?:\s|$|[,.])",
+        sentence,
+    )
+    if start and (ws & {"every", "each", "all"}) and unit in ("word", "line", "sentence"):
+        each(unit, "starts_with", start.group(1))
+        blank.append(start.group(0))
+
+    def order(u: str, rel: str, arg: Any = None) -> None:
+        c = {"rule": "order", "unit": u, "rel": rel}
+        if arg is not None:
+            c["arg"] = arg
+        out.append(c)
+
+    if ws & {"alphabetical", "alphabetically"}:
+        order("line" if unit == "line" else "word", "alphabetical")
+    if "chronological" in ws or re.search(r"\bearliest to latest\b|\boldest to newest\b", sentence):
+        order("line", "chronological")
+    if ws & {"increasing", "ascending"}:
+        order("number", "increasing")
+    if ws & {"decreasing", "descending"}:
+        order("number", "decreasing")
+    less = re.search(
+        r"\b(one|1|two|2) (less|more|fewer) than the (?:previous|one before|1 before|number before)", sentence
+    )
+    down = re.search(r"\b(?:count down|countdown|counting down)\b", sentence)
+    span = re.search(r"\bfrom (\d+) (?:down )?to (\d+)\b|\bfrom (\d+) down\b", sentence)
+    at = re.search(r"\bstarting (?:at|from) (\d+)\b", sentence)
+    if (less and unit == "number") or (less and "number" in sentence) or down or (span and numberish):
+        d = _num(less.group(1)) if less else 1
+        sign = 1 if less and less.group(2) == "more" else -1
+        if span and not less and not down:
+            a_, b_ = int(span.group(1) or span.group(3)), int(span.group(2) or 0)
+            sign = -1 if b_ < a_ else 1
+        order("number", "step", sign * int(d or 1))
+    if span and (numberish or down):
+        a = int(span.group(1) or span.group(3))
+        out.append({"rule": "total", "unit": "number", "agg": "first", "min": a, "max": a})
+        if span.group(2):
+            out.append(
+                {
+                    "rule": "total",
+                    "unit": "number",
+                    "agg": "last",
+                    "min": int(span.group(2)),
+                    "max": int(span.group(2)),
+                }
+            )
+        blank.append(span.group(0))
+    elif at and (numberish or down):
+        a = int(at.group(1))
+        out.append({"rule": "total", "unit": "number", "agg": "first", "min": a, "max": a})
+        blank.append(at.group(0))
+    if re.search(r"\balternat\w*\b", sentence) and re.search(
+        r"\bcase\b|\blower\s?case\b|\bupper\s?case\b|\bcapitals\b", sentence
+    ):
+        up = re.search(r"\bstart\w*\s+with\s+an?\s+(?:upper\s?case|capital)", sentence)
+        order("word", "alternating_case", "upper" if up else "lower")
+        blank += [r"lower\s?case", r"upper\s?case", "capitals"]
+    grow = re.search(r"\b(one|1|two|2) (?:more word|words? (?:more|longer))\b", sentence)
+    if grow:
+        order("sentence", "word_growth", _num(grow.group(1)))
+        blank.append(grow.group(0))
+    if "ladder" in ws or (ws & {"differs", "differ", "change", "changing"} and ws & {"letter"}):
+        order("word", "one_letter")
+        blank.append(r"(?:exactly )?(?:one|1|a single) letter")
+    if "respectively" in ws or "in that order" in sentence or re.search(r"\bfirst line has\b", sentence):
+        nums = [int(n) for n in re.findall(r"\b(\d+)\b(?! lines)", sentence)]
+        named = re.findall(r"\b(\d+) lines\b", sentence)
+        if len(nums) >= 2:
+            order("line", "word_counts", nums)
+            blank.append(r"\d+")
+        del named
+    if (
+        "acrostic" in ws
+        or re.search(r"\bfirst letters\b.*\bspell", sentence)
+        or "letters of the word" in sentence
+    ):
+        word = next((c for c in caps if c in ws), None)
+        if word is None:
+            m = re.search(r"\b(?:spell(?:s|ing)?(?: out)?|the word|of)\s+'?([a-z]{2,})'?", sentence)
+            word = m.group(1) if m else None
+        if word:
+            out.append({"rule": "spell", "unit": "line", "text": word})
+            blank += ["letters", "letter"]
+    total = re.search(r"\b(?:sum is|sum of|add up to|adds up to|sums to|totals?) (\d+)\b", sentence)
+    if total and not re.search(r"\bdigits?\s*$", sentence[max(0, total.start() - 12) : total.start()]):
+        n = int(total.group(1))
+        out.append({"rule": "total", "unit": "number", "agg": "sum", "min": n, "max": n})
+        blank.append(total.group(0))
+    if (
+        "nothing else" in sentence
+        and ws & {"numbers", "integers"}
+        and not ws & {"word", "words", "letters", "json"}
+    ):
+        out.append({"rule": "only", "what": "numbers"})
+        blank.append("nothing else")
+    if re.search(r"\b(?:a|one|1) (?:number|integer) (?:whose|that|which)\b", sentence):
+        out.append({"rule": "only", "what": "integer"})
+    lines = re.search(
+        r"\b(\d+|"
+        + "|".join(_SMALL)
+        + r") (?:dates|colours|colors|hex colou?r codes|hex codes|colou?r codes)\b",
+        sentence,
+    )
+    if lines and _num(lines.group(1)):
+        out.append({"rule": "lines", "min": _num(lines.group(1)), "max": _num(lines.group(1))})
+        blank.append(lines.group(0))
+    ints = re.search(
+        r"\b(\d+|"
+        + "|".join(_SMALL)
+        + r") (?:even |odd |prime |positive )?(?:integers|whole numbers|numbers)\b",
+        sentence,
+    )
+    if ints and _num(ints.group(1)):
+        out.append({"rule": "numbers", "min": _num(ints.group(1)), "max": _num(ints.group(1))})
+        blank.append(ints.group(0))
+    if per_line:
+        blank.append(r"(?:one|1) (?:per|on each|a) line")
+    if "json" in ws:
+        out.append({"rule": "json"})
+    return out, _blanked(sentence, blank)
+
+
+def _blanked(sentence: str, patterns: Sequence[str]) -> str:
+    for p in patterns:
+        sentence = re.sub(p if any(ch in p for ch in "\\(?[") else re.escape(p), " ", sentence)
+    return sentence
+
+
 def second_reading(text: str) -> list[dict[str, Any]]:
     """Constraints read by token windows (see the module docstring); canonical order."""
     out: list[dict[str, Any]] = []
@@ -119,8 +374,15 @@ def second_reading(text: str) -> list[dict[str, Any]]:
     # "(counts, lowercase, json keys, ...)" lists examples of rules, it does not require them.
     low = re.sub(r"\([^()]*,[^()]*,[^()]*\)", " ", low)
     low = low.replace("“", '"').replace("”", '"').replace("‘", "'").replace("’", "'")
+    caps = [
+        w.lower()
+        for w in re.findall(r"\b[A-Z]{2,}\b", text)
+        if w not in ("JSON", "CSV", "YAML", "YYYY", "MM", "DD")
+    ]
     for sentence in re.split(r"[.;!?\n]+(?=\s|$)", low):
         first = len(out)
+        found, sentence = _composed(sentence, caps)
+        out += found
         toks = _tokens(sentence)
         quoted = [t[1:-1] for t in toks if t[:1] in "\"'" and len(t) > 2]
         words = [t for t in toks if t[:1] not in "\"'"]
@@ -293,7 +555,9 @@ def second_reading(text: str) -> list[dict[str, Any]]:
 
 
 def _merge_key(c: Mapping[str, Any]) -> str:
-    return "|".join(str(c.get(k, "")) for k in ("rule", "per", "text", "letter"))
+    return "|".join(
+        str(c.get(k, "")) for k in ("rule", "per", "text", "letter", "unit", "test", "rel", "agg")
+    )
 
 
 def _merged(mine: Sequence[Mapping[str, Any]], primary: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -377,7 +641,10 @@ def vouched_keys(reply: AgentReply) -> set[str] | None:
 
 
 def constraint_key(c: Mapping[str, Any]) -> str:
-    """``rule`` or ``rule/per``: what a constraint checks, without its parameters."""
+    """``rule`` or ``rule/per`` (composed rules: ``rule/unit/test``): what a constraint checks, without its
+    parameters."""
+    if c.get("unit"):
+        return f"{c['rule']}/{c['unit']}/{c.get('test', c.get('rel', c.get('agg', '')))}"
     return str(c["rule"]) + (f"/{c['per']}" if c.get("per") else "")
 
 

@@ -20,7 +20,16 @@ bounds ``min`` / ``max``; what each rule means exactly is :mod:`rlar.synthesis.c
   ``code_block``, ``one_of`` (``options``: the whole answer is one of them), ``only`` (``what``: number |
   integer | letters | capitals | lowercase_letters | digits | word: the whole answer is only that);
 - ``language`` (``lang``: en, de, fr, es, it, pt, nl by vocabulary; ru, el, ar, he, hi, ja, ko, zh, th by
-  script).
+  script);
+- composition (issue 25; ``unit`` = word | line | sentence | item | number | answer): ``each`` (every unit
+  passes ``test`` with ``arg``: lowercase, uppercase, capitalized, starts_with, ends_with, ends_punct,
+  palindrome, prime, even, odd, divisible, digit_sum, date, hex_colour, width, letters), ``order``
+  (consecutive units keep ``rel``: increasing, decreasing, alphabetical, chronological, step (``arg`` the
+  difference), alternating_case, word_growth (``arg`` words more per unit), one_letter, word_counts (``arg``
+  the list of words per unit)), ``total`` (``agg`` = sum | first | last of the numbers within ``min`` /
+  ``max``), ``spell`` (the units' first letters spell ``text``), ``table`` (``format`` markdown | csv,
+  ``columns``, optional ``types`` column → integer | number | string, rows within ``min`` / ``max``) and
+  ``yaml_keys`` (as ``json_keys``, for a YAML mapping).
 
 The chat records' ``metadata["format_rules"]`` vocabulary (``rlar.tasks.FORMAT_RULES``) is a subset; its two
 spellings outside this vocabulary are rewritten: ``item_words`` → ``words`` per ``item``, ``no_commas`` →
@@ -39,6 +48,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
+    "COMPOSED_RULES",
     "COUNT_RULES",
     "RULES",
     "SCOPES",
@@ -60,7 +70,8 @@ SCOPES = ("sentence", "item", "paragraph", "line", "word")
 JSON_TYPES = (
     "string", "integer", "number", "boolean", "list", "list_of_strings", "list_of_numbers", "object", "null",
 )  # fmt: skip
-ONLY_KINDS = ("number", "integer", "letters", "capitals", "lowercase_letters", "digits", "word")
+ONLY_KINDS = ("number", "integer", "letters", "capitals", "lowercase_letters", "digits", "word", "numbers")
+COMPOSED_RULES = ("each", "order", "total", "spell", "table", "yaml_keys")
 LANGS = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "el", "ar", "he", "hi", "ja", "ko", "zh", "th")
 
 _BOUNDS = frozenset({"min", "max"})
@@ -87,13 +98,19 @@ RULES: dict[str, frozenset[str]] = {
     "one_of": frozenset({"options"}),
     "only": frozenset({"what"}),
     "language": frozenset({"lang"}),
+    "each": frozenset({"unit", "test", "arg"}),
+    "order": frozenset({"unit", "rel", "arg"}),
+    "total": _BOUNDS | {"unit", "agg"},
+    "spell": frozenset({"unit", "text"}),
+    "table": _BOUNDS | {"format", "columns", "types"},
+    "yaml_keys": frozenset({"keys", "types", "exact"}),
 }
 # Spellings of the chat records' format_rules vocabulary, rewritten into this one.
 _LEGACY: dict[str, tuple[str, dict[str, Any]]] = {
     "item_words": ("words", {"per": "item"}),
     "no_commas": ("commas", {"max": 0}),
 }
-_LIST_PARAMS = ("words", "keys", "options")
+_LIST_PARAMS = ("words", "keys", "options", "columns")
 
 
 def _merge_key(c: Mapping[str, Any]) -> str:
@@ -103,6 +120,9 @@ def _merge_key(c: Mapping[str, Any]) -> str:
         return f"{rule}|{c.get('per', '')}|{str(c.get('text', '')).lower()}"
     if rule == "letter":
         return f"letter|{str(c.get('letter', '')).lower()}"
+    if rule in ("each", "order", "total"):
+        what = c.get("test", c.get("rel", c.get("agg", "")))
+        return f"{rule}|{c.get('unit', '')}|{what}|{json.dumps(c.get('arg'), sort_keys=True)}"
     return f"{rule}|{c.get('per', '')}"
 
 
@@ -248,6 +268,21 @@ def describe(c: Mapping[str, Any]) -> str:
         return f"written in language {c['lang']}"
     if rule == "postscript":
         return f"ends with a postscript {c.get('text') or 'P.S.'}"
+    if rule in ("each", "order"):
+        what = str(c.get("test") or c.get("rel")).replace("_", " ")
+        arg = f" {c['arg']}" if c.get("arg") is not None else ""
+        return f"{'every' if rule == 'each' else 'consecutive'} {c.get('unit')}{'' if rule == 'each' else 's'}: {what}{arg}"
+    if rule == "total":
+        return f"{c.get('agg')} of the numbers {_bounds_text(c)}"
+    if rule == "spell":
+        return f"first letters of the {c.get('unit')}s spell {c.get('text')!r}"
+    if rule == "table":
+        return (
+            f"{c.get('format')} table with columns {', '.join(c.get('columns', []))}, {_bounds_text(c)} rows"
+        )
+    if rule == "yaml_keys":
+        keys = ", ".join(f"{k} ({(c.get('types') or {}).get(k, 'any')})" for k in c["keys"])
+        return f"YAML mapping with keys {keys}" + (" and no others" if c.get("exact") else "")
     return rule.replace("_", " ")
 
 

@@ -57,6 +57,7 @@ from rlar.tasks.phrasings import (
     Q,
     numbers,
 )
+from rlar.tasks.reading_shapes import read_shapes
 
 __all__ = ["Clause", "Reading", "read_instruction"]
 
@@ -193,6 +194,7 @@ def _leftover(cl: ClauseText) -> tuple[list[str], bool]:
 def _read_clause(text: str, quotes: list[str], memory: dict[str, Any], whole: str, sentence: str) -> Clause:
     cl = ClauseText(text, quotes, memory)
     raw_lower = cl.w
+    read_shapes(cl, numbers(sentence.lower()), whole)  # composed rules first: they use up their phrasings
     read_clause_constraints(cl, whole, numbers(sentence.lower()))
     cues, content = _leftover(cl)
     shown = _restore(text, quotes)

@@ -1,0 +1,513 @@
+"""Responses to order for composed constraints (issue 25): units that pass tests, keep relations, hit totals.
+
+:func:`rlar.synthesis.builder.build` hands a constraint set that holds a composed rule (``each``, ``order``,
+``total``, ``spell``, ``table``, ``yaml_keys``; :mod:`rlar.tasks.constraints`) to :func:`build_shaped`, and
+:func:`rlar.synthesis.builder.violations` adds :func:`shaped_violations`. The response is a list of units of
+one kind (words, lines, sentences, numbers, or the whole answer) joined the way the instruction implies
+(spaces, new lines, or ``", "`` between numbers):
+
+1. the unit and how many: the composed rules' ``unit``, the count rule of that unit (``words``, ``lines``,
+   ``sentences``, ``numbers``, ``items``) one step inside its bounds, or what a rule fixes (the letters a
+   ``spell`` spells, the list of ``word_counts``, the span of a ``step`` from its first to its last number);
+2. units drawn to pass every ``each`` test: numbers searched upwards (primes, digit sums, divisibility, parity)
+   or laid out by the ``step`` / ``total`` rules; words from a small vocabulary filtered by their tests and the
+   letter rules, lines and sentences made of such words (to a width, a word count, a final mark), dates and
+   hex colours generated; then ordered (increasing, decreasing, alphabetical, chronological), cased
+   (alternating), or chained (a word ladder from a fixed chain);
+3. tables and YAML mappings are written directly from their columns, keys and types.
+
+Shaped violations break one composed rule each: one unit that fails its test, the units reversed, a total off
+by one, a wrong first letter, a missing column or key, a value of the wrong type, one unit more or fewer.
+Nothing here is trusted: callers check every response with :func:`rlar.synthesis.checks.holds`, and a
+combination this cannot satisfy gives a response that fails, which the caller reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rlar.synthesis.checks import unit_test
+from rlar.tasks.constraints import COMPOSED_RULES
+
+__all__ = ["build_shaped", "is_shaped", "shaped_violations"]
+
+_WORDS = (
+    "apple amber arch ant art bake bear bird blue boat bread brook calm card cave cedar cloud coal cold cord "
+    "crane dawn deer desk dove dune dusk eagle earth echo elm ember fawn fern field fig fire fjord flint frog "
+    "gate glen gold grape grass gulf hail harp hawk hill honey hut iris iron isle ivy jade jar jay jewel kale "
+    "kelp kite knot lake lamp lark leaf lily lime moon moss mud nest night north nut oak oat ocean olive opal "
+    "owl palm path pear pine plum pond quail quartz quill rain reed river road rock rose sage salt sand sea "
+    "seed shell sky snow soil star stone sun swan tide toad tree tulip umber urn vale vine violet wave wind "
+    "wolf wood wren yak yard yarn yew zinc zone"
+).split()
+_PALINDROMES = ("level", "radar", "civic", "kayak", "refer", "rotor", "noon", "deed", "racecar", "madam")
+_LADDER = ("cold", "cord", "card", "ward", "warm", "worm", "word", "wore", "core", "care", "dare", "date")
+_UNIT_COUNT = {
+    "word": "words",
+    "line": "lines",
+    "sentence": "sentences",
+    "number": "numbers",
+    "item": "items",
+}
+
+
+def is_shaped(constraints: Sequence[Mapping[str, Any]]) -> bool:
+    """A composed rule, or lines of a fixed width (which the general builder cannot size)."""
+    return any(str(c.get("rule")) in COMPOSED_RULES or _fixed_width(c) is not None for c in constraints)
+
+
+def _fixed_width(c: Mapping[str, Any]) -> int | None:
+    if (
+        c.get("rule") == "chars"
+        and c.get("per") == "line"
+        and c.get("min") is not None
+        and c.get("min") == c.get("max")
+    ):
+        return int(c["min"])
+    return None
+
+
+def _by(constraints: Sequence[Mapping[str, Any]], rule: str) -> list[dict[str, Any]]:
+    return [dict(c) for c in constraints if c.get("rule") == rule]
+
+
+def _unit(constraints: Sequence[Mapping[str, Any]]) -> str:
+    if any(_fixed_width(c) is not None for c in constraints):
+        return "line"
+    for rule in ("spell", "order", "each", "total"):
+        for c in _by(constraints, rule):
+            if c.get("unit"):
+                return str(c["unit"])
+    return "number" if _by(constraints, "total") else "word"
+
+
+def _pick(lo: int | None, hi: int | None, default: int) -> int:
+    if lo is not None and hi is not None:
+        return lo if lo == hi else min(hi, lo + 1)
+    if lo is not None:
+        return lo + 1
+    if hi is not None:
+        return max(1, min(hi, default) - (0 if hi <= 2 else 1))
+    return default
+
+
+def _count(constraints: Sequence[Mapping[str, Any]], unit: str, default: int = 4) -> int:
+    if unit == "number" and any(
+        c.get("rule") == "only" and c.get("what") in ("integer", "number") for c in constraints
+    ):
+        return 1
+    for c in _by(constraints, "order"):
+        if c.get("rel") == "word_counts" and isinstance(c.get("arg"), list):
+            return len(c["arg"])
+    for c in _by(constraints, "spell"):
+        return len(str(c["text"]))
+    name = _UNIT_COUNT.get(unit)
+    for k in constraints:
+        if k.get("rule") == name and not k.get("per"):
+            return _pick(k.get("min"), k.get("max"), default)
+    if unit == "line":
+        for k in constraints:
+            if k.get("rule") in ("items", "bullets", "numbered") and not k.get("per"):
+                return _pick(k.get("min"), k.get("max"), default)
+    return default
+
+
+def _tests(constraints: Sequence[Mapping[str, Any]], unit: str) -> list[tuple[str, Any]]:
+    return [(c["test"], c.get("arg")) for c in _by(constraints, "each") if c.get("unit") == unit]
+
+
+def _rels(constraints: Sequence[Mapping[str, Any]], unit: str) -> dict[str, Any]:
+    return {c["rel"]: c.get("arg") for c in _by(constraints, "order") if c.get("unit") == unit}
+
+
+def _totals(constraints: Sequence[Mapping[str, Any]]) -> dict[str, tuple[int | None, int | None]]:
+    return {c["agg"]: (c.get("min"), c.get("max")) for c in _by(constraints, "total")}
+
+
+def _letter_ok(word: str, constraints: Sequence[Mapping[str, Any]]) -> bool:
+    """The word keeps the letter rules that forbid letters (``letter`` at most 0) and per-word letter counts."""
+    for c in constraints:
+        if (
+            c.get("rule") == "letter"
+            and c.get("max") == 0
+            and set(str(c["letter"]).lower()) & set(word.lower())
+        ):
+            return False
+        if c.get("rule") in ("letters", "chars") and c.get("per") == "word":
+            lo, hi = c.get("min"), c.get("max")
+            if (lo is not None and len(word) < lo) or (hi is not None and len(word) > hi):
+                return False
+    return True
+
+
+def _numbers(constraints: Sequence[Mapping[str, Any]], n: int) -> list[int]:
+    tests = _tests(constraints, "number")
+    rels = _rels(constraints, "number") | _rels(constraints, "line")
+    totals = _totals(constraints)
+
+    def ok(v: int) -> bool:
+        return all(unit_test(t, a, str(v)) for t, a in tests)
+
+    first = totals.get("first", (None, None))[0]
+    last = totals.get("last", (None, None))[0]
+    if "step" in rels:
+        step = int(rels["step"])
+        if first is None and last is not None:
+            first = last - step * (n - 1)
+        if first is not None and last is not None and step and (last - first) % step == 0:
+            n = (last - first) // step + 1
+        start = first if first is not None else (10 + step * -(n - 1) if step < 0 else 1)
+        if step < 0 and first is None:
+            start = abs(step) * n + 1
+        return [start + step * i for i in range(max(1, n))]
+    pool = [v for v in range(1, 5000) if ok(v)][: max(n * 4, 40)]
+    if "sum" in totals and totals["sum"][0] is not None:
+        target = int(totals["sum"][0])
+        chosen = _sum_to(pool, n, target)
+        if chosen is not None:
+            pool = chosen
+    out = pool[:n]
+    if first is not None and out:
+        out[0] = first
+    if last is not None and out:
+        out[-1] = last
+    if "decreasing" in rels:
+        out = sorted(out, reverse=True)
+    elif "increasing" in rels:
+        out = sorted(out)
+    return out
+
+
+def _sum_to(pool: list[int], n: int, target: int) -> list[int] | None:
+    """``n`` distinct values of ``pool`` (increasing) that sum to ``target``, found by a small search."""
+    pool = sorted(set(pool))
+
+    def search(start: int, k: int, left: int) -> list[int] | None:
+        if k == 0:
+            return [] if left == 0 else None
+        for i in range(start, len(pool)):
+            v = pool[i]
+            if v * k > left:
+                break
+            rest = search(i + 1, k - 1, left - v)
+            if rest is not None:
+                return [v, *rest]
+        return None
+
+    return search(0, n, target) if n > 0 else None
+
+
+def _words(constraints: Sequence[Mapping[str, Any]], n: int, unit: str = "word") -> list[str]:
+    tests = _tests(constraints, unit)
+    rels = _rels(constraints, unit)
+    if "one_letter" in rels:
+        return list(_LADDER[:n])
+    spell = next((str(c["text"]) for c in _by(constraints, "spell") if c.get("unit") == unit), None)
+    pool = list(_PALINDROMES) if any(t == "palindrome" for t, _ in tests) else list(_WORDS)
+    shaped = [(t, a) for t, a in tests if t not in ("lowercase", "uppercase", "capitalized")]
+    pool = [w for w in pool if all(unit_test(t, a, w) for t, a in shaped) and _letter_ok(w, constraints)]
+    if spell:
+        out = []
+        for ch in spell.lower():
+            out.append(next((w for w in pool if w.startswith(ch) and w not in out), ch + "ee"))
+        pool = out
+    else:
+        pool = pool[:n] if len(pool) >= n else (pool * n)[:n]
+    if "alphabetical" in rels:
+        pool = sorted(pool)
+    cases = [t for t, _ in tests if t in ("lowercase", "uppercase", "capitalized")]
+    if "alternating_case" in rels:
+        start = str(rels["alternating_case"] or "lower")
+        pool = [w.lower() if (i % 2 == 0) == (start == "lower") else w.upper() for i, w in enumerate(pool)]
+    elif "uppercase" in cases:
+        pool = [w.upper() for w in pool]
+    elif "capitalized" in cases:
+        pool = [w.capitalize() for w in pool]
+    return pool
+
+
+def _line(
+    words: list[str], tests: list[tuple[str, Any]], n_words: int | None, index: int, first: str | None
+) -> str:
+    k = n_words or 3
+    picked = words[:k]
+    if first is not None:
+        picked = [first, *[w for w in words if w != first][: k - 1]]
+    text = " ".join(picked)
+    for t, a in tests:
+        if t == "width":
+            width = int(a)
+            text = (text + " " + " ".join(_WORDS))[:width].rstrip()
+            text = text + "x" * (width - len(text))
+        elif t == "ends_punct" and not text.endswith((".", "!", "?")):
+            text += "."
+        elif t == "ends_with":
+            text += str(a)
+    return text[:1].upper() + text[1:] if not any(t in ("lowercase",) for t, _ in tests) else text
+
+
+def _lines(constraints: Sequence[Mapping[str, Any]], n: int) -> list[str]:
+    tests = _tests(constraints, "line")
+    tests += [("width", w) for w in (_fixed_width(c) for c in constraints) if w is not None]
+    rels = _rels(constraints, "line")
+    kinds = {t for t, _ in tests}
+    if "date" in kinds or "chronological" in rels:
+        return [f"{2001 + 3 * i:04d}-{1 + i % 12:02d}-{10 + i:02d}" for i in range(n)]
+    if "hex_colour" in kinds:
+        return [f"#{(0x1A2B3C + 0x111111 * i) % 0xFFFFFF:06X}" for i in range(n)]
+    if kinds & {"prime", "even", "odd", "divisible", "digit_sum"} or rels.keys() & {
+        "step",
+        "increasing",
+        "decreasing",
+    }:
+        return [
+            str(v)
+            for v in _numbers([*constraints, *[{**c, "unit": "number"} for c in _by(constraints, "each")]], n)
+        ]
+    if "one_letter" in rels:
+        return list(_LADDER[:n])
+    counts = rels.get("word_counts")
+    spell = next((str(c["text"]) for c in _by(constraints, "spell") if c.get("unit") == "line"), None)
+    per_words = next(
+        (c for c in constraints if c.get("rule") == "words" and c.get("per") in ("line", "item")), None
+    )
+    per_chars = next(
+        (c for c in constraints if c.get("rule") == "chars" and c.get("per") in ("line", "item")), None
+    )
+    pool = [w for w in _WORDS if _letter_ok(w, constraints)]
+    out = []
+    for i in range(n):
+        k = (
+            int(counts[i])
+            if counts
+            else (_pick(per_words.get("min"), per_words.get("max"), 3) if per_words else 3)
+        )
+        if per_chars and per_chars.get("max") is not None:
+            k = min(k, max(1, int(per_chars["max"]) // 7))
+        first = None
+        if spell and i < len(spell):
+            first = next((w for w in pool if w.startswith(spell[i].lower())), spell[i].lower() + "ee")
+        words = pool[(i * 5) % len(pool) :] + pool
+        out.append(_line(words, tests, k, i, first))
+    return out
+
+
+def _sentences(constraints: Sequence[Mapping[str, Any]], n: int) -> list[str]:
+    rels = _rels(constraints, "sentence")
+    grow = int(rels["word_growth"]) if "word_growth" in rels and rels["word_growth"] is not None else None
+    pool = [w for w in _WORDS if _letter_ok(w, constraints)]
+    out = []
+    for i in range(n):
+        k = 2 + (grow * i if grow is not None else 2)
+        words = (pool[(i * 7) % len(pool) :] + pool)[:k]
+        out.append(" ".join(words).capitalize() + ".")
+    return out
+
+
+def _table(c: Mapping[str, Any]) -> str:
+    cols = list(c.get("columns") or ["Name", "Value"])
+    types = {str(k).lower(): v for k, v in (c.get("types") or {}).items()}
+    rows = _pick(c.get("min"), c.get("max"), 3)
+
+    def cell(col: str, i: int) -> str:
+        kind = types.get(col.lower())
+        if kind == "integer":
+            return str(10 + 7 * i)
+        if kind == "number":
+            return f"{1.5 + i:.1f}"
+        return _WORDS[(i * 3 + len(col)) % len(_WORDS)].capitalize()
+
+    body = [[cell(col, i) for col in cols] for i in range(rows)]
+    if c.get("format") == "csv":
+        return "\n".join(",".join(r) for r in [cols, *body])
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in body])
+
+
+_YAML_VALUES = {"string": "sample text", "integer": "7", "number": "2.5", "boolean": "true", "list": None,
+                "list_of_strings": None, "list_of_numbers": "[1, 2]", "null": "null"}  # fmt: skip
+_YAML_WRONG = {"string": "[1, 2]", "integer": "seven", "number": "many", "boolean": "maybe", "list": "one",
+               "list_of_strings": "one", "list_of_numbers": "one", "null": "x"}  # fmt: skip
+
+
+def _yaml(
+    c: Mapping[str, Any], wrong: str | None = None, drop: str | None = None, extra: bool = False
+) -> str:
+    types = c.get("types") or {}
+    lines = []
+    for k in c["keys"]:
+        if k == drop:
+            continue
+        kind = str(types.get(k, "string"))
+        if k == wrong:
+            lines.append(f"{k}: {_YAML_WRONG.get(kind, '[1, 2]')}")
+        elif _YAML_VALUES.get(kind, "sample") is None:
+            lines += [f"{k}:", "  - first", "  - second"]
+        else:
+            lines.append(f"{k}: {_YAML_VALUES.get(kind, 'sample')}")
+    if extra:
+        lines.append("extra_key: 1")
+    return "\n".join(lines)
+
+
+def _units(constraints: Sequence[Mapping[str, Any]], unit: str, n: int) -> list[str]:
+    if unit == "number":
+        return [str(v) for v in _numbers(constraints, n)]
+    if unit == "line" or unit == "item":
+        return _lines([{**c, "unit": "line"} if c.get("unit") == "item" else c for c in constraints], n)
+    if unit == "sentence":
+        return _sentences(constraints, n)
+    if unit == "answer":
+        letters = next((c for c in constraints if c.get("rule") == "letters" and not c.get("per")), None)
+        k = _pick(letters.get("min"), letters.get("max"), 5) if letters else 5
+        half = "".join(chr(ord("a") + (i * 7) % 26) for i in range((k + 1) // 2))
+        return [half + half[: k // 2][::-1]]
+    return _words(constraints, n, unit)
+
+
+def _joiner(constraints: Sequence[Mapping[str, Any]], unit: str) -> str:
+    if unit in ("line", "item"):
+        return "\n"
+    if unit == "sentence":
+        return " "
+    if unit == "number":
+        one_per_line = any(c.get("rule") == "lines" and not c.get("per") for c in constraints)
+        return "\n" if one_per_line else ", "
+    return " "
+
+
+def _render(constraints: Sequence[Mapping[str, Any]], units: list[str], unit: str) -> str:
+    text = _joiner(constraints, unit).join(units)
+    rules = {str(c.get("rule")) for c in constraints}
+    if "uppercase" in rules:
+        text = text.upper()
+    elif "lowercase" in rules:
+        text = text.lower()
+    return text
+
+
+def build_shaped(constraints: Sequence[Mapping[str, Any]], query: str = "") -> str:
+    """A response meant to satisfy ``constraints`` (module docstring); check it with ``holds``."""
+    table = next(iter(_by(constraints, "table")), None)
+    if table is not None:
+        return _table(table)
+    yaml = next(iter(_by(constraints, "yaml_keys")), None)
+    if yaml is not None:
+        return _yaml(yaml)
+    unit = _unit(constraints)
+    return _render(constraints, _units(constraints, unit, _count(constraints, unit)), unit)
+
+
+def _failing_unit(constraints: Sequence[Mapping[str, Any]], c: Mapping[str, Any], good: str) -> str | None:
+    """A unit like ``good`` that fails ``c``'s test."""
+    test, arg = c["test"], c.get("arg")
+    candidates: list[str]
+    if c["unit"] == "number" or test in ("prime", "even", "odd", "divisible", "digit_sum"):
+        candidates = [str(v) for v in range(1, 400)]
+    elif test == "date":
+        candidates = ["14/03/2001", "2001/03/14"]
+    elif test == "hex_colour":
+        candidates = ["#12345", "#GG0000"]
+    elif test == "width":
+        candidates = [good + "x", good[:-1]]
+    elif test in ("lowercase", "uppercase", "capitalized"):
+        candidates = [good.upper(), good.lower(), good.capitalize()]
+    elif test == "ends_punct":
+        candidates = [good.rstrip(".!?,;:") or "word"]
+    else:
+        candidates = [w for w in (*_WORDS, *_PALINDROMES, "stone word") if w != good]
+    return next((u for u in candidates if not unit_test(test, arg, u)), None)
+
+
+def shaped_violations(constraints: Sequence[Mapping[str, Any]], query: str = "") -> list[tuple[str, str]]:
+    """(why, response) pairs, each meant to break one composed constraint (module docstring)."""
+    out: list[tuple[str, str]] = []
+    for c in _by(constraints, "table"):
+        cols = list(c.get("columns") or [])
+        if len(cols) > 1:
+            out.append(("table: a column missing", _table({**c, "columns": cols[:-1]})))
+        rows = _pick(c.get("min"), c.get("max"), 3)
+        out.append(("table: one row more", _table({**c, "min": rows + 1, "max": rows + 1})))
+        out.append(("table: not a table", "Here is the data you asked for."))
+    for c in _by(constraints, "yaml_keys"):
+        keys = list(c["keys"])
+        out.append(("yaml_keys: a key missing", _yaml(c, drop=keys[-1])))
+        typed = [k for k in keys if k in (c.get("types") or {})]
+        if typed:
+            out.append(("yaml_keys: a value of the wrong type", _yaml(c, wrong=typed[0])))
+        if c.get("exact"):
+            out.append(("yaml_keys: an extra key", _yaml(c, extra=True)))
+    if _by(constraints, "table") or _by(constraints, "yaml_keys"):
+        return out
+    unit = _unit(constraints)
+    n = _count(constraints, unit)
+    units = _units(constraints, unit, n)
+    if not units:
+        return out
+    for c in map(dict, constraints):
+        rule = c.get("rule")
+        if rule == "each" and c.get("unit") == unit:
+            bad = _failing_unit(constraints, c, units[len(units) // 2])
+            if bad is not None:
+                mid = len(units) // 2
+                out.append(
+                    (
+                        f"each: one {unit} fails {c['test']}",
+                        _render(constraints, [*units[:mid], bad, *units[mid + 1 :]], unit),
+                    )
+                )
+        elif rule == "order":
+            if c.get("rel") == "word_counts" and len(units) >= 2:
+                out.append(
+                    (
+                        "order: one line a word short",
+                        _render(constraints, [*units[:-1], " ".join(units[-1].split()[:-1]) or "x"], unit),
+                    )
+                )
+            elif c.get("rel") == "alternating_case":
+                out.append(
+                    (
+                        "order: the case does not alternate",
+                        _render(constraints, [u.lower() for u in units], unit),
+                    )
+                )
+            elif c.get("rel") == "one_letter":
+                out.append(
+                    (
+                        "order: a word two letters off",
+                        _render(constraints, [*units[:-1], "warm" if units[-1] != "warm" else "cold"], unit),
+                    )
+                )
+            elif c.get("rel") == "word_growth" and len(units) >= 2:
+                out.append(
+                    (
+                        "order: the last sentence does not grow",
+                        _render(constraints, [*units[:-1], units[-2]], unit),
+                    )
+                )
+            elif len(units) >= 2:
+                out.append(("order: reversed", _render(constraints, units[::-1], unit)))
+                swapped = [units[1], units[0], *units[2:]]
+                out.append(("order: first two swapped", _render(constraints, swapped, unit)))
+        elif rule == "total":
+            nums = [int(u) for u in units if u.lstrip("-").isdigit()]
+            if nums:
+                changed = (
+                    [*units[:-1], str(nums[-1] + 1)]
+                    if c["agg"] != "first"
+                    else [str(nums[0] + 1), *units[1:]]
+                )
+                out.append((f"total: {c['agg']} off by one", _render(constraints, changed, unit)))
+        elif rule == "spell":
+            first = units[0]
+            out.append(
+                ("spell: a wrong first letter", _render(constraints, ["x" + first[1:], *units[1:]], unit))
+            )
+        elif rule == _UNIT_COUNT.get(unit) and not c.get("per"):
+            more = _units(constraints, unit, n + 2)
+            if len(more) == n + 2 and not _by(constraints, "spell"):
+                out.append((f"{rule}: {n + 2} (max {c.get('max')})", _render(constraints, more, unit)))
+            if n >= 2:
+                out.append((f"{rule}: {n - 1} (min {c.get('min')})", _render(constraints, units[:-1], unit)))
+    return [(why, text) for why, text in out if text.strip()]
