@@ -20,7 +20,8 @@
    carried reward signal for ``no_signal_steps`` steps (with the likely cause, :mod:`rlar.summary`),
    reward-curve PNGs per task redrawn as the run goes; at the end ``summary.json``: steps (counted once across
    learner resumes) and updates, the first-10 vs last-10 step mean reward per task, and per task the tools
-   used with their origin (built-in, synthesised vN, retrieved, user), the routing decisions and the abstain
+   used with their origin (built-in, synthesised vN, retrieved, user), the routing decisions (of the whole run,
+   read back from the ``TOOLS`` stream: :func:`run_decisions`) and the abstain
    rate (:mod:`rlar.tool_summary`), and the synthesis report (:mod:`rlar.synthesis.report`); ``tools.jsonl``,
    the registry's snapshot (every tool version, code inline), from which ``rlar eval`` scores with the run's tools.
 7. Observation (:mod:`rlar.observe`): tracking to ``[train] report_to`` (TensorBoard by default) from the bus,
