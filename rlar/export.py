@@ -6,8 +6,18 @@ initial model with transformers, puts version N's tensors into it (the newest by
 missing from the blob is re-tied, anything else missing or unexpected is an error), and writes with
 ``save_pretrained``: ``config.json``, ``generation_config.json``, ``model.safetensors``, the tokenizer files,
 and ``README.md`` — a model card with the training summary (steps, updates, reward per task, the tools each task
-used, the config's task mix and optimiser settings). The result loads with
-``AutoModelForCausalLM.from_pretrained(DIR)`` and ``vllm.LLM(model=DIR)``.
+used, the config's task mix, and the hyperparameters as numbers: keys the config left out at their values in
+the config models). The result loads with ``AutoModelForCausalLM.from_pretrained(DIR)`` and
+``vllm.LLM(model=DIR)``.
+
+The export encodes like training. Training (and ``rlar eval``) encode a prompt with the tokenizer's chat
+template when it has one, else as plain text, and never add special tokens
+(:meth:`rlar.policy.engines.base.GenerationEngine.render_prompt`). transformers' ``ByT5Tokenizer`` (the tiny
+policy's) appends ``</s>`` to every text it encodes by default — so ``tokenizer(prompt)`` and
+``vllm.LLM.generate(prompt)`` would ask the model something it was never trained on. A ByT5 tokenizer is
+therefore exported as the same byte-level vocabulary in a ``tokenizer.json`` (:func:`byte_tokenizer`: same
+ids, same special tokens, same decoding, nothing appended). The card's example generates greedily along that
+path, with ``add_special_tokens=False`` written out for any other tokenizer that adds tokens by default.
 
 Not covered: runs whose weights went only to the NATS object store, a broadcast or the learner's HTTP server
 (``weight_sync = "objstore" | "broadcast" | "http"``; export from a machine that has the run's ``weights/``
@@ -25,7 +35,7 @@ from typing import Any
 
 from rlar.config import ConfigError
 
-__all__ = ["export_run", "model_card"]
+__all__ = ["byte_tokenizer", "export_run", "hyperparameters", "model_card"]
 
 
 def _versions(run: Path) -> dict[int, Path]:
@@ -50,12 +60,127 @@ def _summary(run: Path) -> dict[str, Any]:
             **run_totals(steps), "tasks": tasks_summary(steps)}  # fmt: skip
 
 
-def model_card(run: Path, version: int, summary: dict[str, Any], config: dict[str, Any]) -> str:
-    """The README.md of an exported checkpoint."""
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's reversible byte -> printable character map (what ``tokenizers``' ByteLevel stages use)."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    chars = list(keep)
+    extra = 0
+    for b in range(256):
+        if b not in keep:
+            keep.append(b)
+            chars.append(256 + extra)
+            extra += 1
+    return {b: chr(c) for b, c in zip(keep, chars, strict=True)}
+
+
+def byte_tokenizer(slow: Any) -> Any:
+    """A ``tokenizers``-backed copy of a ``ByT5Tokenizer``: byte ``b`` is id ``b + 3``, the special tokens
+    (``<pad>`` 0, ``</s>`` 1, ``<unk>`` 2, the ``<extra_id_N>``) keep their ids and stripping, decoding drops
+    invalid UTF-8 as ByT5 does, and encoding appends nothing. Raises ``RuntimeError`` if an id would move."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    offset = 3
+    chars = _bytes_to_unicode()
+    added = sorted(slow.added_tokens_decoder.items())
+    vocab = {t.content: i for i, t in added if i < offset} | {chars[b]: b + offset for b in range(256)}
+    tk = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token=str(slow.unk_token)))
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    # ByteLevel decodes invalid UTF-8 to U+FFFD; ByT5 drops it (errors="ignore").
+    tk.decoder = decoders.Sequence([decoders.ByteLevel(), decoders.Replace("\ufffd", "")])
+    tk.add_special_tokens([AddedToken(t.content, lstrip=t.lstrip, rstrip=t.rstrip, single_word=t.single_word,
+                                      normalized=False, special=True) for _, t in added])  # fmt: skip
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tk, eos_token=str(slow.eos_token), pad_token=str(slow.pad_token),
+        unk_token=str(slow.unk_token), additional_special_tokens=[t.content for i, t in added if i >= offset],
+        clean_up_tokenization_spaces=bool(slow.clean_up_tokenization_spaces),
+        model_max_length=slow.model_max_length,
+    )  # fmt: skip
+    moved = [(i, t.content) for i, t in added if fast.convert_tokens_to_ids(t.content) != i]
+    if moved or len(fast) != len(slow):
+        raise RuntimeError(f"byte tokenizer does not match {type(slow).__name__}: moved {moved[:5]}")
+    return fast
+
+
+def _export_tokenizer(init: Path, out: Path) -> Any:
+    """Save the initial policy's tokenizer to ``out`` so that it encodes like training (module docstring);
+    returns it as reloaded from ``out``."""
+    from transformers import AutoTokenizer, ByT5Tokenizer
+
+    tok = AutoTokenizer.from_pretrained(init)
+    (byte_tokenizer(tok) if isinstance(tok, ByT5Tokenizer) else tok).save_pretrained(out)
+    return AutoTokenizer.from_pretrained(out)
+
+
+def _setting(model: Any, section: dict[str, Any], key: str) -> Any:
+    """``section[key]``, else the config model's default for it."""
+    return section[key] if key in section else model.model_fields[key].get_default(call_default_factory=True)
+
+
+def hyperparameters(config: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """(name, config key, value) of the training settings a model card states; values the run's config left
+    out are the config models' defaults, so every value is a number (or a word such as ``token-mean``)."""
+    from actors.learner import LearnerConfig
+    from actors.rollout import RolloutConfig
+    from rlar.learn.config import GRPOConfig, TrainerConfig
+
+    learner = dict(config.get("learner") or {})
+    trainer = dict(learner.get("trainer") or {})
+    grpo = dict(trainer.get("grpo") or {})
+    rollout = dict(config.get("rollout") or {})
+    rows = [
+        ("learning rate", "learner.trainer.lr", TrainerConfig, trainer, "lr"),
+        ("learning-rate schedule", "learner.trainer.lr_schedule", TrainerConfig, trainer, "lr_schedule"),
+        ("warm-up steps", "learner.trainer.warmup_steps", TrainerConfig, trainer, "warmup_steps"),
+        ("KL coefficient", "learner.trainer.grpo.kl_coef", GRPOConfig, grpo, "kl_coef"),
+        ("clip epsilon low", "learner.trainer.grpo.clip_eps_low", GRPOConfig, grpo, "clip_eps_low"),
+        ("clip epsilon high", "learner.trainer.grpo.clip_eps_high", GRPOConfig, grpo, "clip_eps_high"),
+        ("loss aggregation", "learner.trainer.grpo.loss_agg", GRPOConfig, grpo, "loss_agg"),
+        ("group size", "learner.trainer.grpo.group_size", GRPOConfig, grpo, "group_size"),
+        ("max staleness (versions)", "learner.trainer.grpo.max_staleness", GRPOConfig, grpo, "max_staleness"),
+        ("prompts per step", "learner.prompts_per_step", LearnerConfig, learner, "prompts_per_step"),
+        ("max learner steps", "learner.max_steps", LearnerConfig, learner, "max_steps"),
+        ("sampling temperature", "rollout.temperature", RolloutConfig, rollout, "temperature"),
+        ("top-p", "rollout.top_p", RolloutConfig, rollout, "top_p"),
+        ("max new tokens", "rollout.max_new_tokens", RolloutConfig, rollout, "max_new_tokens"),
+    ]
+    return [(name, key, _setting(model, section, field)) for name, key, model, section, field in rows]
+
+
+def _use_snippet(tokenizer: Any, max_new_tokens: int) -> list[str]:
+    """The card's transformers example: greedy generation, the prompt encoded exactly as in training."""
+    probe = "12+7="
+    plain = list(tokenizer(probe).input_ids) == list(tokenizer.encode(probe, add_special_tokens=False))
+    extra = "" if plain else ", add_special_tokens=False"
+    lines = [
+        "```python",
+        "from transformers import AutoModelForCausalLM, AutoTokenizer",
+        'path = "path/to/this/dir"',
+        "model = AutoModelForCausalLM.from_pretrained(path)",
+        "tokenizer = AutoTokenizer.from_pretrained(path)",
+        f'prompt = "{probe}"',
+    ]
+    if getattr(tokenizer, "chat_template", None):
+        lines += ['text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False, '
+                  "add_generation_prompt=True)",
+                  'ids = tokenizer(text, add_special_tokens=False, return_tensors="pt").input_ids']  # fmt: skip
+    else:
+        lines.append(f'ids = tokenizer(prompt{extra}, return_tensors="pt").input_ids')
+    lines += [
+        f"out = model.generate(ids, max_new_tokens={max_new_tokens}, do_sample=False)",
+        "print(tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True))",
+        "```",
+    ]
+    return lines
+
+
+def model_card(
+    run: Path, version: int, summary: dict[str, Any], config: dict[str, Any], tokenizer: Any = None
+) -> str:
+    """The README.md of an exported checkpoint; ``tokenizer`` (as exported) shapes its example."""
     tasks = config.get("feeder", {}).get("tasks", [])
-    learner = config.get("learner", {})
-    trainer = learner.get("trainer", {})
-    grpo = trainer.get("grpo", {})
+    params = hyperparameters(config)
+    value = {key: v for _, key, v in params}
     lines = [
         "---",
         "library_name: transformers",
@@ -69,9 +194,9 @@ def model_card(run: Path, version: int, summary: dict[str, Any], config: dict[st
         "## Training summary",
         f"- end: {summary.get('reason', '?')}; learner steps: {summary.get('steps', '?')}; updates: "
         f"{summary.get('updates', '?')}; minutes: {summary.get('minutes', '?')}",
-        f"- learning rate {trainer.get('lr', 'default')}, group size {grpo.get('group_size', 'default')}, prompts "
-        f"per step {learner.get('prompts_per_step', 'default')}, KL coefficient {grpo.get('kl_coef', 'default')} "
-        "(`default`: the value in docs/reference/config.md)",
+        f"- learning rate {value['learner.trainer.lr']}, group size {value['learner.trainer.grpo.group_size']}, "
+        f"prompts per step {value['learner.prompts_per_step']}, KL coefficient "
+        f"{value['learner.trainer.grpo.kl_coef']}",
         "",
         "| task | weight | reward first | reward last | abstain rate | tools (origin, learner steps) |",
         "|---|---|---|---|---|---|",
@@ -88,12 +213,19 @@ def model_card(run: Path, version: int, summary: dict[str, Any], config: dict[st
                      f"{'-' if abstain is None else f'{abstain:.0%}'} | {tools} |")  # fmt: skip
     lines += [
         "",
+        "## Hyperparameters",
+        "",
+        "| setting | config key | value |",
+        "|---|---|---|",
+        *(f"| {name} | `{key}` | {v} |" for name, key, v in params),
+        "",
+        "Keys the run's config left out have the values of docs/reference/config.md, shown here.",
+        "",
         "## Use",
-        "```python",
-        "from transformers import AutoModelForCausalLM, AutoTokenizer",
-        'model = AutoModelForCausalLM.from_pretrained("path/to/this/dir")',
-        'tokenizer = AutoTokenizer.from_pretrained("path/to/this/dir")',
-        "```",
+        "",
+        "Greedy generation as `rlar eval` does it (prompts are encoded as in training: no special tokens added):",
+        "",
+        *(_use_snippet(tokenizer, int(value["rollout.max_new_tokens"])) if tokenizer is not None else []),
         'vLLM: `vllm.LLM(model="path/to/this/dir")`.',
         "",
     ]
@@ -104,7 +236,7 @@ def export_run(run_dir: str | Path, out: str | Path, *, version: int | None = No
     """Write version ``version`` (default: the newest) of a run's policy to ``out``; see the module docstring.
     Raises ``ConfigError`` for a run that has no such weights."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+    from transformers import AutoModelForCausalLM, GenerationConfig
 
     from rlar.policy.weights import read_manifest, read_weights
 
@@ -136,7 +268,7 @@ def export_run(run_dir: str | Path, out: str | Path, *, version: int | None = No
     tmp = dest.with_name(f".{dest.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp, safe_serialization=True)
-    AutoTokenizer.from_pretrained(init).save_pretrained(tmp)
+    tokenizer = _export_tokenizer(init, tmp)
     try:
         GenerationConfig.from_pretrained(init).save_pretrained(tmp)
     except OSError:
@@ -144,7 +276,7 @@ def export_run(run_dir: str | Path, out: str | Path, *, version: int | None = No
     summary = _summary(run)
     config_path = run / "config.toml"
     config = tomllib.loads(config_path.read_text()) if config_path.is_file() else {}
-    (tmp / "README.md").write_text(model_card(run, v, summary, config))
+    (tmp / "README.md").write_text(model_card(run, v, summary, config, tokenizer))
     (tmp / "rlar_summary.json").write_text(
         json.dumps({"run_dir": str(run), "version": v, **summary}, indent=2)
     )

@@ -63,6 +63,11 @@ def test_export_writes_a_checkpoint_transformers_loads_with_the_trained_weights(
     card = (out / "README.md").read_text()
     assert "| arith | 2.0 | 0.2 | 0.4 | 5% | math_verify v1 (built-in, 12) |" in card
     assert "updates: 11" in card
+    # hyperparameters as numbers: the config's own (lr, prompts per step) and the defaults it left out
+    assert "learning rate 0.0001, group size 8, prompts per step 8, KL coefficient 0.0" in card
+    assert "| KL coefficient | `learner.trainer.grpo.kl_coef` | 0.0 |" in card
+    assert "| max new tokens | `rollout.max_new_tokens` | 16 |" in card
+    assert "default" not in card.lower().replace("docs/reference/config.md", "")
     model = AutoModelForCausalLM.from_pretrained(out)
     want = torch.load(run_dir / "v4_state.pt")
     got = model.state_dict()
@@ -82,6 +87,86 @@ def test_export_of_a_missing_version_or_into_a_used_directory_is_refused(
     with pytest.raises(ConfigError, match="not empty"):
         export_run(run_dir, tmp_path / "b")
     assert export_run(run_dir, tmp_path / "c", version=3)["version"] == 3
+
+
+def _card_snippet(card: str, path: Path) -> str:
+    code = card.split("```python\n", 1)[1].split("```", 1)[0]
+    assert 'path = "path/to/this/dir"' in code
+    return code.replace("path/to/this/dir", str(path))
+
+
+def test_the_cards_transformers_example_generates_what_rlar_eval_generates(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    import contextlib
+    import io
+
+    import torch
+
+    from rlar.policy.engines import make_engine
+    from rlar.policy.weights import latest_weights_ref, read_weights_bytes
+
+    export_run(run_dir, tmp_path / "hf")
+    snippet = _card_snippet((tmp_path / "hf" / "README.md").read_text(), tmp_path / "hf")
+    printed = io.StringIO()
+    scope: dict[str, object] = {}
+    torch.manual_seed(0)
+    with contextlib.redirect_stdout(printed):
+        exec(compile(snippet, "README.md", "exec"), scope)  # the card's example as a user runs it
+    prompt_ids = scope["ids"][0].tolist()  # type: ignore[index]
+    card_new = scope["out"][0, len(prompt_ids) :].tolist()  # type: ignore[index]
+    assert prompt_ids[-1] != 1  # no </s> after the prompt
+
+    # The project's greedy generation on the run's newest weights: what `rlar eval --checkpoint RUN` shows.
+    from rlar.eval.runner import EngineSettings, resolve_checkpoint
+
+    ck = resolve_checkpoint(run_dir)
+    engine = make_engine(EngineSettings().config(ck.model_dir, 0))
+    try:
+        engine.load_weights(read_weights_bytes(latest_weights_ref(run_dir / "weights")), 4)
+        ids = engine.render_prompt(PROMPT)
+        assert ids == prompt_ids  # the card encodes the prompt as training does
+        ((done,),) = engine.generate([ids], n=1, max_new_tokens=16, temperature=0.0, top_p=1.0, seed=0)
+    finally:
+        engine.close()
+    assert card_new == done.token_ids and len(card_new) > 0
+    assert printed.getvalue() == done.text + "\n"
+
+
+def test_the_exported_byte_tokenizer_encodes_and_decodes_like_byt5_and_appends_nothing(
+    tmp_path: Path,
+) -> None:
+    import random
+
+    from transformers import AutoTokenizer, ByT5Tokenizer
+
+    from rlar.export import byte_tokenizer
+
+    slow = ByT5Tokenizer()
+    byte_tokenizer(slow).save_pretrained(tmp_path)
+    fast = AutoTokenizer.from_pretrained(tmp_path)
+    assert slow("12+7=").input_ids[-1] == slow.eos_token_id  # what the exported ByT5 tokenizer used to do
+    rng = random.Random(0)
+    alphabet = ["a", "Z", " ", "  ", "\n", "\t", "7", "+", "é", "ß", "中", "✓", "🙂", "</s>", " </s> ", "<pad>",
+                "<extra_id_3>", " <extra_id_0> ", "<unk>", "\x00"]  # fmt: skip
+    texts = ["", "12+7=", "cap:apple="] + [
+        "".join(rng.choices(alphabet, k=rng.randrange(1, 12))) for _ in range(300)
+    ]
+    for text in texts:
+        want = slow.encode(text, add_special_tokens=False)
+        assert fast(text).input_ids == want and fast.encode(text, add_special_tokens=False) == want, text
+    for _ in range(2000):  # any ids a policy may generate, invalid UTF-8 and special tokens included
+        ids = [rng.randrange(len(slow)) for _ in range(rng.randrange(0, 10))]
+        for skip in (True, False):
+            assert fast.decode(ids, skip_special_tokens=skip) == slow.decode(ids, skip_special_tokens=skip), (
+                ids
+            )
+    assert (fast.eos_token_id, fast.pad_token_id, len(fast)) == (
+        slow.eos_token_id,
+        slow.pad_token_id,
+        len(slow),
+    )
+    assert set(fast.all_special_ids) == set(slow.all_special_ids)
 
 
 _VLLM_CHECK = """
