@@ -131,15 +131,20 @@ def run_eval(
     loaded = [(t, t.load()) for t in planned]
     catalog = ToolCatalog.for_eval(ck.run_dir, _run_config(ck, config))
     chosen: dict[str, list[ChosenTool]] = {}
+    notes: list[str] = []
     for i, (task, ds) in enumerate(loaded):
-        if not task.tool_score and catalog.run_tasks.get(task.name, {}).get("tools"):
-            task = replace(task, tool_score=True)  # a suite task the run trained: also its run's score
-            loaded[i] = (task, ds)
         if task.tool_score:
             try:
                 chosen[task.name] = catalog.task_tools(task.name, ds.spec.default_tools)
             except ValueError as exc:
                 raise ValueError(f"task {task.name!r}: {exc}") from None
+        elif catalog.run_tasks.get(task.name, {}).get("tools"):  # a suite task the run trained: its score too
+            try:
+                chosen[task.name] = catalog.task_tools(task.name, ds.spec.default_tools)
+            except ValueError as exc:  # not asked for by name: the other metrics still count
+                notes.append(f"no score for {task.name}: {exc}")
+                continue
+            loaded[i] = (replace(task, tool_score=True), ds)
     label = suite or ",".join(tasks or []) or (data and Path(data).name.split(".")[0]) or "tasks"
     settings = EngineSettings(kind=engine, device=device, dtype=dtype)
     kw: dict[str, Any] = {"seed": seed, "judge_url": judge_url, "engine": settings, "tools": chosen}
@@ -149,7 +154,7 @@ def run_eval(
     result = evaluate(ck, label, loaded, **kw)
     doc = result.to_dict()
     doc["engine"] = engine
-    table = terminal_table(doc, base_doc)
+    table = "\n".join([terminal_table(doc, base_doc), *notes])
     directory = _out_dir(ck, out)
     directory.mkdir(parents=True, exist_ok=True)
     planned_tasks = {t.name: {"records": len(ds), "source": t.source or f"builtin:{t.name}", "n_samples": t.n_samples,
@@ -160,7 +165,7 @@ def run_eval(
     full: dict[str, Any] = {
         "key": key, "result": doc, "baseline": base_doc,
         "comparison": comparison_rows(base_doc, doc) if base_doc else [],
-        "tasks": planned_tasks, "tool_sources": catalog.sources,
+        "tasks": planned_tasks, "tool_sources": catalog.sources, "notes": notes,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }  # fmt: skip
     files = [directory / f"{stem}.json", directory / f"{stem}.md", directory / f"{stem}.samples.jsonl"]
