@@ -140,6 +140,9 @@ async def _score(tool, reference, response):
         ("(-1, 1) \\cup (1, 3)", "$\\boxed{-1 < x < 3 \\text{ and } x \\neq 1}$", 1.0),
         ("(-\\infty, -3) \\cup (3, \\infty)", "$\\boxed{|x| > 3}$", 1.0),
         ("(-\\infty, -3) \\cup (3, \\infty)", "$\\boxed{|x| \\ge 3}$", 0.0),
+        # "or" between two inequalities is a union, not a hedge
+        ("(-\\infty, -5] \\cup [2, \\infty)", "So $x \\le -5$ or $x \\ge 2$.", 1.0),
+        ("(-\\infty, -5] \\cup [2, \\infty)", "So $x \\le -5$ or $x > 2$.", 0.0),
     ],
 )
 async def test_intervals_and_inequalities_that_describe_the_same_set_are_equivalent(

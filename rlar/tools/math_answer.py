@@ -6,22 +6,27 @@ answers that are not plain numbers or choice letters.
 1. The final answer. A reference: the part after GSM8K's ``####`` (or its ``\\boxed{}``), as written. A response:
    the *last* explicit answer (``\\boxed{...}``, ``#### X``, "the answer is X", "answer: X", "final answer: X",
    "option X"); without one, the last sentence that holds a value. Markdown emphasis and ``<<calc>>`` notes are
-   dropped first.
+   dropped first. A sentence with several numbers states the one ``stated_value`` picks ("In total, he will pay
+   $48 for the 4 shirts" -> 48), not simply its last.
 2. Hedging and spam score 0: a final answer that offers two different values ("3 or 4", "either B or C",
    "40 to 50", ``\\boxed{6} or \\boxed{7}``), and a response that is only a list of numbers or letters
-   ("1 2 3 4 5", "A, B, C, D"), when the reference is one value.
+   ("1 2 3 4 5", "A, B, C, D"), and three or more different ``\\boxed{}`` answers, when the reference is one
+   value.
 3. Plain numbers are compared exactly (as fractions) after normalising: thousands separators (``1,000``, ``2 000``),
    currency (``$``, ``\\$``), units and trailing words (``540 m``, ``10\\text{ inches}``), degrees (``30^\\circ``),
    number words ("sixty-four", "one hundred forty-four", "one million"), fractions (``1/2``, ``\\frac{1}{2}``),
    mixed numbers (``2 1/2``, ``2\\frac{1}{2}`` = 5/2, as MATH writes them), scientific notation (``1e6``,
-   ``1.2 \\times 10^{5}``, ``10^5``) and leading zeros (AIME's ``033``).
+   ``1.2 \\times 10^{5}``, ``10^5``), leading zeros (AIME's ``033``) and repeating decimals (``0.\\overline{3}``,
+   ``0.(3)``, ``0.333...``; ``rlar.tools.math_forms.repeating_to_fraction``).
 4. Percent (the documented rule): ``X%`` equals ``X`` and ``X/100``; a number without a percent sign equals only
    itself. So ``50\\%`` matches 50, 50% and 0.5; ``25`` matches 25% but not 0.25.
 5. Multiple-choice: a reference that is one letter A-E (``C``, ``(C)``, ``\\text{(C)}``) is compared with the
    letter the response chooses ("The answer is (C)", "Answer: C) 12", "option c", ``\\boxed{C}``, "C. 42").
 6. Everything else (expressions, tuples, sets, intervals, matrices, equations, radicals, pi) goes to math-verify
    with both sides wrapped in ``$...$`` (so ``x+3``, ``(1, 2)`` and ``\\{1, 2\\}`` parse as what they are), and
-   to the library's own extraction as a fallback.
+   to the library's own extraction as a fallback; the canonical-form layer of ``rlar.tools.math_forms`` (sets of
+   reals, solution lists, named components, ``\\pm``, scalar-factor matrices, several answers where one is asked)
+   decides first where it applies.
 """
 
 from __future__ import annotations

@@ -5,8 +5,10 @@ best match counts), or a dict with ``answer`` or ``answers``. No reference → a
 judge); a response with no extractable answer → score 0 (the policy's fault).
 
 Math equivalence reads final answers the same way on references and responses (``rlar.tools.math_answer``:
-numbers, percent rule, choice letters, hedging) and uses math-verify (``parse`` + ``verify(gold, answer)``; the
-order matters) for expressions. Its time limits use ``signal.alarm``, which only works in a process's main thread: here they are enabled when the
+numbers, percent rule, choice letters, hedging), then the canonical forms of ``rlar.tools.math_forms`` (sets of
+reals from inequalities and intervals, solution lists, named components, ``\\pm``, repeating decimals, matrices with
+a scalar factor, refusal of several answers where one is asked), and math-verify (``parse`` + ``verify(gold,
+answer)``; the order matters) for the rest. Its time limits use ``signal.alarm``, which only works in a process's main thread: here they are enabled when the
 tool runs in the main thread (as in the executor's worker process) and disabled otherwise, where the
 caller must bound the time (the executor kills the worker process).
 """
@@ -327,7 +329,7 @@ class MathVerifyTool(RewardTool):
     def _forms(self, gold: str, answer: str, hedged: str = "") -> tuple[bool, str] | None:
         """The canonical-form layer (``rlar.tools.math_forms``): (equivalent, reason), or None to leave the pair
         to the library. ``hedged``: why the response offers several answers, refused unless the reference is a
-        list itself. Parsing, sympy work and element comparisons all run under one time limit."""
+        list or a set of reals itself. Parsing, sympy work and element comparisons all run under one time limit."""
         from math_verify import parse, verify
         from math_verify.errors import TimeoutException
         from math_verify.utils import timeout
@@ -353,7 +355,8 @@ class MathVerifyTool(RewardTool):
         def decide() -> tuple[bool, str] | None:
             g = math_forms.form_of(gold, parse_one)
             a = math_forms.form_of(answer, parse_one) if g is not None else None
-            if g is not None and hedged and g.kind != "values":
+            # "or" is notation in a set of reals ("x < -2 or x > 3") and in a list of solutions, not a hedge.
+            if g is not None and hedged and g.kind not in ("values", "set"):
                 return False, f"hedged: {hedged}"
             if g is None or a is None:
                 return None
