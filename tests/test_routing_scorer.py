@@ -8,9 +8,12 @@ import math
 import random
 
 import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from rlar.benchmarks.routing import _baselines, _held_out_figures
 from rlar.routing.exemplars import ExemplarBank
-from rlar.routing.scorer import FEATURES, calibration_error, fit_platt, fit_weights
+from rlar.routing.scorer import FEATURES, ScorerModel, calibration_error, fit_platt, fit_weights
 from rlar.routing.training import Trainer
 from rlar.tools import builtin_specs
 
@@ -70,3 +73,62 @@ def test_leave_one_type_out_never_sees_the_held_out_types_exemplars() -> None:
     assert ("alpha", "embedding_similarity") in held and ("beta", "chrf") in held, held
     inside = {(trainer.bank.exemplars[r.index].group, r.tools[0]) for r in trainer.in_distribution_routes()}
     assert ("alpha", "chrf") in inside and ("beta", "embedding_similarity") in inside, inside
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=0, max_size=40),
+    st.data(),
+)
+def test_platt_scaling_fits_any_confidences_and_outcomes(p_top: list[float], data: st.DataObject) -> None:
+    correct = data.draw(st.lists(st.booleans(), min_size=len(p_top), max_size=len(p_top)))
+    a, b = fit_platt(p_top, correct)
+    assert math.isfinite(a) and math.isfinite(b)
+    model = ScorerModel([], [], (a, b))
+    assert all(0.0 <= model.confidence(p) <= 1.0 for p in (0.0, 1e-12, 0.5, 1 - 1e-12, 1.0, *p_top))
+
+
+def test_platt_scaling_stays_finite_when_confidence_separates_right_from_wrong() -> None:
+    # Every wrong route at p=1e-4, every right one at 1-1e-4: plain Newton on 0/1 targets runs off to infinity.
+    a, b = fit_platt([1e-9] * 5 + [1.0] * 5, [False] * 5 + [True] * 5)
+    conf = ScorerModel([], [], (a, b))
+    assert math.isfinite(a) and 0.5 < conf.confidence(1.0) < 1.0 and 0.0 < conf.confidence(0.0) < 0.5
+
+
+_TOOLS = [s.name for s in builtin_specs()]
+_REFERENCES = st.one_of(
+    st.none(), st.just(""), st.integers(-5, 500), st.floats(allow_nan=False, allow_infinity=False),
+    st.booleans(), st.sampled_from(["B", "1", "Paris", "4.0 cm", "x^2+1", "\\boxed{3}", "SELECT a FROM t",
+                                    "a long answer text of several words", "#### 12"]),
+    st.lists(st.sampled_from(["red", "blue", "B-PER", "O", "3"]), min_size=1, max_size=4),
+    st.fixed_dictionaries({"spans": st.lists(st.sampled_from(["x", "y"]), max_size=2), "types": st.just(["span"])}),
+    st.fixed_dictionaries({"text": st.just(["Paris"]), "answer_start": st.just([3])}),
+    st.just({"test": "def check(candidate):\n    assert candidate(1) == 2\n", "entry_point": "f"}),
+)  # fmt: skip
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_the_bench_reads_any_labelled_file(data: st.DataObject) -> None:
+    """Any number of types (one included), any references, any labels (none fits included): the held-out
+    figures and the baselines come out, with confidences in [0, 1]."""
+    n_types = data.draw(st.integers(1, 4), label="types")
+    records = []
+    for t in range(n_types):
+        for i in range(data.draw(st.integers(1, 3), label="records")):
+            records.append(
+                {
+                    "id": f"t{t}-{i}", "type": f"t{t}", "task": data.draw(st.sampled_from(["", "qa", "x"])),
+                    "query": data.draw(st.sampled_from(["What is 2+2?", "Translate: hallo", "Write a poem.",
+                                                        "Tokens: EU rejects German call", "Which? A. x B. y"])),
+                    "reference": data.draw(_REFERENCES), "metadata": {},
+                    "acceptable": data.draw(st.lists(st.sampled_from(_TOOLS), max_size=3, unique=True)),
+                }
+            )  # fmt: skip
+    specs = builtin_specs()
+    doc = _held_out_figures(records, specs, bag_of_words, None, True, False)
+    lo = doc["leave_one_type_out"]
+    assert lo["n"] == len(records) and 0.0 <= lo["accuracy"] <= 1.0
+    assert 0.0 <= lo["mean_confidence"] <= 1.0 and 0.0 <= lo["calibration"]["ece"] <= 1.0
+    base = _baselines(records, specs, 0, 5)
+    assert 0.0 <= base["random"]["expected_accuracy"] <= 1.0

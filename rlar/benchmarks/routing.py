@@ -134,7 +134,8 @@ def _baselines(
         q = RoutingQuery.from_record(rec)
         f = q.features()
         elig = [s.name for s in specs if not eligibility(s, q, f)]
-        eligible.append([] if (f.reference_free and f.constraints) else elig)
+        uncovered = f.reference_free and f.constraints and f.reference_kind != "form"
+        eligible.append([] if uncovered or f.reference_kind == "target" else elig)
     elig_p = [
         (1.0 if not r["acceptable"] else 0.0) if not el
         else (0.0 if not r["acceptable"] else sum(e in r["acceptable"] for e in el) / len(el))

@@ -56,7 +56,7 @@ class Match:
     reason: str
     path: str
     """Which step decided: ``scorer``, or a rule (``rule:named``, ``rule:covering``,
-    ``rule:uncovered_constraints``, ``rule:reads_reference``, ``rule:no_eligible``, ``rule:only_tool``,
+    ``rule:uncovered_constraints``, ``rule:target_only``, ``rule:reads_reference``, ``rule:no_eligible``, ``rule:only_tool``,
     ``rule:no_tools``)."""
     p_top: float = 1.0
     constraints: list[dict[str, Any]] = field(default_factory=list)
@@ -173,11 +173,18 @@ class OfflineRouter:
                     f"{best.name} v{best.version} checks exactly these constraints ({rules})",
                     best,
                 )
+            if f.reference_kind != "form":  # a stated form: a verifier of the constraints alone misses it
+                return ruled(
+                    "rule:uncovered_constraints",
+                    f"no reference and checkable constraints ({rules}) that no registered tool checks",
+                )
+        if f.reference_kind == "target":
             return ruled(
-                "rule:uncovered_constraints",
-                f"no reference and checkable constraints ({rules}) that no registered tool checks",
+                "rule:target_only",
+                "the reference is only the target the answer must reach (a number game): no registered tool"
+                " checks that the answer reaches it by the task's rules",
             )
-        readers = [s for s in eligible if reads_reference_format(s)]
+        readers = [s for s in eligible if reads_reference_format(s, f)]
         if len(readers) == 1:
             return ruled(
                 "rule:reads_reference", f"{readers[0].name} reads this reference's format", readers[0]
@@ -220,7 +227,7 @@ class OfflineRouter:
         new = [n not in bank.tools for n in names]
         if len(bank):
             sims = bank.vectors @ qv
-            order = neighbour_order(sims, bank.shapes == f.reference_shape)
+            order = neighbour_order(sims, bank.shapes == f.routing_shape)
             votes = knn_votes(sims, order, bank.label_matrix(names), np.ones(len(bank), dtype=bool))
         else:
             votes = np.zeros(len(names))

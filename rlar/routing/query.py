@@ -40,7 +40,14 @@ from rlar.tasks.base import query_text
 from rlar.tasks.constraints import canonical, constraints_key, extract_constraints, from_metadata
 from rlar.tasks.references import Relation, reference_relation, reference_shape
 
-__all__ = ["RELATION_SHAPES", "QueryFeatures", "RoutingQuery"]
+__all__ = [
+    "KIND_WORDS",
+    "REFERENCE_KINDS",
+    "RELATION_SHAPES",
+    "QueryFeatures",
+    "RoutingQuery",
+    "reference_kind",
+]
 
 RELATION_SHAPES = frozenset({"short_text", "text", "program"})
 """The reference shapes (answer texts) whose relation to the query the router reads."""
@@ -64,6 +71,184 @@ _SHAPE_WORDS = {
     "structured": "a structured object (fields)",
 }
 
+KIND_WORDS = {
+    "index": "an option index or a class label written as a digit (the query lists the options or the labels)",
+    "span_object": "an answer-span object as the dataset ships it (DROP spans with types, CoQA/QuAC answers)",
+    "item_list": "a list of short items (answer aliases, keyphrases, spans)",
+    "tag_sequence": "a token-level tag sequence (one tag per token)",
+    "grid": "a puzzle grid or a long digit string (every cell must be right)",
+    "target": "only the target the answer must reach (a number game): not the answer itself",
+    "quantity": "a quantity with a unit",
+    "transformation": "the exact result of transforming text given in the query (a cipher, a code, a reversal)",
+    "form": "none, but the query asks for a stated form (a verse form, rhyme scheme or meter)",
+}
+REFERENCE_KINDS = tuple(KIND_WORDS)
+
+_NUMBERED_OPTION = re.compile(
+    r"(?im)^\s*(?:\(?(\d)\)|(\d)[.):]|(?:option|solution|choice|ending|answer|sentence|candidate)\s*(\d)\s*[:.)-])\s*\S"
+)
+_DIGIT_LABELS = re.compile(
+    r"(?i)(?<![\w.])(\d)\s*(?:=|:|\(|-\s)\s*[a-z_]{3,}|\b(?:answer|reply|respond|label|rating|output|choose|pick)\b"
+    r"[^.\n]{0,40}?(?<![\w.])(\d)\s*(?:or|to|-|–|,)\s*(\d)(?![\w.])|\bscale of (\d)\b[^.\n]{0,40}\bto (\d)\b"
+    r"|\b(?:answer|reply|output|say|return|write)\s+(\d)\b[^.\n]{0,60}?\b(?:else|otherwise|or)\s+(\d)\b"
+)
+_OPTION_META = re.compile(
+    r"(?i)^(?:option\d|choice\d|sol\d|ending\d?|endings|choices|options|label_names|answer[A-E])$"
+)
+_TAG = re.compile(r"^(?:[BIESLU]-[A-Za-z_]+|O|[A-Z]{1,5}\$?|[A-Z]+-[A-Z]+|PUNCT|[.,:`'$#()]+)$")
+_TAG_WORDS = re.compile(r"(?i)\b(?:tag|tags|tagging|label each|ner|bio|pos|part[- ]of[- ]speech|chunk)\b")
+_TARGET_WORDS = re.compile(
+    r"(?i)\b(?:each number|every number|all (?:the |four |three )?numbers|numbers? (?:can|must|may) (?:only )?be used"
+    r"|exactly once|use the numbers|using the numbers|equation that equals|to (?:obtain|make|reach|get))\b"
+)
+_FORM_WORDS = re.compile(
+    r"(?i)\b(?:limerick|haiku|sonnet|villanelle|tanka|cinquain|acrostic|sestina|ghazal|rondeau|pantoum|ballade?"
+    r"|terza rima|couplets?|quatrains?|rhym\w*|iambic|trochaic|pentameter|tetrameter|meter|metre|syllable pattern"
+    r"|(?:[A-F]{2,}\s?){2,}|[A-F]{4,})\b"
+)
+_MORSE = re.compile(r"(?:[.\-·−]{1,6}[ /]+){3,}")
+_CIPHER_TOKEN = re.compile(r"^[A-Z]{6,}$|^[a-z]{6,}$")
+_CIPHER_WORDS = re.compile(
+    r"(?i)\b(?:cipher\w*|decod\w+|decrypt\w*|encod\w+|encrypt\w*|rot-?13|shift\w*|backwards|revers\w+|unscrambl\w+|anagram)"
+)
+
+
+def _small_index(reference: Any) -> str | None:
+    if isinstance(reference, bool):
+        return None
+    if isinstance(reference, int) and 0 <= reference <= 20:
+        return str(reference)
+    if isinstance(reference, str) and re.fullmatch(r"\s*\d{1,2}\s*", reference):
+        return reference.strip()
+    return None
+
+
+def _is_index(reference: Any, text: str, metadata: Mapping[str, Any]) -> bool:
+    digit = _small_index(reference)
+    if digit is None:
+        return False
+    listed = {g for m in _NUMBERED_OPTION.finditer(text) for g in m.groups() if g}
+    if len(listed) >= 2 and digit in listed:
+        return True
+    for m in _DIGIT_LABELS.finditer(text):
+        got = [int(g) for g in m.groups() if g is not None]
+        if len(got) == 1 and str(got[0]) == digit:
+            return True
+        if len(got) == 2 and min(got) <= int(digit) <= max(got):
+            return True
+    return any(_OPTION_META.match(str(k)) for k in metadata)
+
+
+def _letters(text: str) -> str:
+    return re.sub(r"[^0-9A-Za-z]", "", text).upper()
+
+
+def _is_transformation(answer: str, text: str) -> bool:
+    """The query holds text that the answer is an exact transformation of: Morse code, a cipher token of the
+    answer's letter count, the answer's letters in another order, or words with the answer's word lengths
+    and other letters."""
+    target = _letters(answer)
+    if len(target) < 3 or answer.lower() in text.lower():
+        return False
+    if _MORSE.search(text + " "):
+        return True
+    tokens = re.findall(r"[^\s\"'“”‘’]+", text)
+    lengths = [len(_letters(w)) for w in answer.split()]
+    for i, tok in enumerate(tokens):
+        core = tok.strip(".,:;!?()[]")
+        if (
+            _CIPHER_TOKEN.match(core)
+            and (core.isupper() or _CIPHER_WORDS.search(text))
+            and len(core) == len(target)
+            and core.upper() != target
+        ):
+            return True
+        window = [_letters(t) for t in tokens[i : i + len(lengths)]]
+        joined = "".join(window)
+        if len(window) == len(lengths) and len(joined) == len(target) and joined != target:
+            if sorted(joined) == sorted(target) or (
+                len(lengths) >= 2
+                and (len(lengths) >= 3 or _CIPHER_WORDS.search(text))
+                and [len(w) for w in window] == lengths
+                and not {_letters(w) for w in answer.split()} & set(window)
+            ):
+                return True
+    return False
+
+
+def reference_kind(reference: Any, shape: str, text: str, metadata: Mapping[str, Any]) -> str:
+    """What the reference is (:data:`KIND_WORDS`), read from the reference as the dataset ships it and what the
+    query says about it; ``""`` when none of these."""
+    from rlar.tools.structured import parse_quantity
+
+    meta = metadata or {}
+    if shape == "none":
+        return "form" if _FORM_WORDS.search(text) else ""
+    if shape == "code_tests":
+        return ""
+    ref = reference
+    if isinstance(ref, str) and ref.lstrip()[:1] in ("[", "{"):
+        try:
+            ref = json.loads(ref)
+        except ValueError:
+            pass
+    if isinstance(ref, Mapping):
+        if (
+            "spans" in ref
+            or "input_text" in ref
+            or "extractive_spans" in ref
+            or ("texts" in ref and "answer_starts" in ref)
+        ):
+            return "span_object"
+        for key in ("ner_tags", "pos_tags", "upos", "chunk_tags"):
+            if isinstance(ref.get(key), list):
+                return "tag_sequence"
+        return ""
+    if _is_index(ref, text, meta):
+        return "index"
+    if isinstance(ref, list | tuple) and len(ref) >= 2:
+        if (
+            all(isinstance(r, list | tuple) for r in ref)
+            and len({len(r) for r in ref}) == 1
+            and len(ref) >= 3
+        ):
+            return "grid"
+        flat = [r for r in ref if not isinstance(r, bool)]
+        if (len(flat) == len(ref) and all(isinstance(r, int) for r in flat)) or all(
+            isinstance(r, str) and _TAG.match(r.strip()) for r in flat
+        ):
+            tokens = meta.get("tokens") or meta.get("words")
+            if (isinstance(tokens, list) and len(tokens) == len(ref)) or _TAG_WORDS.search(text):
+                return "tag_sequence"
+        if all(isinstance(r, str) and 0 < len(r.split()) <= 6 for r in ref):
+            return "item_list"
+        return ""
+    value = str(ref).strip() if isinstance(ref, str | int | float) and not isinstance(ref, bool) else ""
+    if value and re.fullmatch(r"-?\d+(?:\.\d+)?", value) and _TARGET_WORDS.search(text):
+        others = [n for n in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", text) if n != value]
+        if re.search(rf"(?<![\w.]){re.escape(value)}(?!\w|\.\d)", text) and len(others) >= 3:
+            return "target"
+    if isinstance(ref, str):
+        cells = ref.strip()
+        rows = [r.strip() for r in cells.splitlines() if r.strip()]
+        if re.fullmatch(r"\d{16,}", cells) or (
+            len(rows) >= 3
+            and len({len(r) for r in rows}) == 1
+            and all(re.fullmatch(r"[A-Za-z0-9 ]+", r) for r in rows)
+            and all(len(r.split()) in (1, len(r.replace(" ", ""))) for r in rows)
+        ):
+            return "grid"
+        q = parse_quantity(cells)
+        if q is not None and re.fullmatch(
+            r"[-+−]?[\d.,]+(?:\s*(?:[eE][-+]?\d+|[x×]\s*10\^?\{?[-+−]?\d+\}?))?\s*\S.*", cells
+        ):
+            unit = q[2].strip()
+            if unit and unit != "%" and len(cells.split()) <= 4 and not re.search(r"[$€£¥]", cells):
+                return "quantity"
+        if shape in ("short_text", "text") and _is_transformation(cells, text):
+            return "transformation"
+    return ""
+
 
 @dataclass(frozen=True, slots=True)
 class QueryFeatures:
@@ -76,10 +261,17 @@ class QueryFeatures:
     scripts: tuple[str, ...]
     metadata_keys: tuple[str, ...]
     relation: Relation = field(default_factory=Relation)
+    reference_kind: str = ""
+    """What the reference is, beyond its shape (:data:`REFERENCE_KINDS`; ``""``: nothing more to say)."""
 
     @property
     def reference_free(self) -> bool:
         return self.reference_shape == "none"
+
+    @property
+    def routing_shape(self) -> str:
+        """The shape neighbours are matched on: the reference kind when there is one, else the shape."""
+        return self.reference_kind or self.reference_shape
 
     def key(self) -> dict[str, Any]:
         """The per-query part of the cache key (constraints count only without a reference, the reference's
@@ -87,6 +279,7 @@ class QueryFeatures:
         answer_text = self.reference_shape in ("short_text", "text", "program")
         return {
             "shape": self.reference_shape,
+            "kind": self.reference_kind,
             "constraints": constraints_key(self.constraints)
             if self.reference_free and self.constraints
             else "",
@@ -120,6 +313,11 @@ class QueryFeatures:
         return "\n".join(
             [
                 f"reference shape: {_SHAPE_WORDS.get(self.reference_shape, self.reference_shape)}",
+                *(
+                    [f"what the reference is: {KIND_WORDS[self.reference_kind]}"]
+                    if self.reference_kind
+                    else []
+                ),
                 *([f"reference vs query: {relation}"] if self.reference_shape in RELATION_SHAPES else []),
                 f"query form: {'; '.join(form) or 'plain text'}",
                 f"checkable constraints read from the description and the query: {cons}",
@@ -217,6 +415,7 @@ class RoutingQuery:
             scripts=_scripts(text),
             metadata_keys=tuple(sorted(str(k) for k in self.metadata)),
             relation=reference_relation(self.reference, text) if shape in RELATION_SHAPES else Relation(),
+            reference_kind=reference_kind(self.reference, shape, text, self.metadata),
         )
 
     def declared(self) -> dict[str, str]:

@@ -44,6 +44,22 @@ __all__ = [
 ]
 
 SPECIALISED_REFERENCES = frozenset({"tests", "instructions"})
+READS_KINDS: dict[str, frozenset[str]] = {
+    "set_f1": frozenset({"span_object", "item_list"}),
+    "sequence_match": frozenset({"tag_sequence", "grid"}),
+    "quantity_match": frozenset({"quantity"}),
+}
+"""Built-ins that read one kind of reference (:data:`rlar.routing.query.REFERENCE_KINDS`), and which."""
+READER_KINDS = frozenset({"span_object", "tag_sequence", "grid", "quantity"})
+"""Kinds whose reader, when eligible, is the tool made to score them (as code tests for the test runner)."""
+EXACT_KINDS = frozenset({"index", "transformation"})
+"""Kinds with one exact answer a string match checks: partial-credit metrics and models are not right."""
+_NOT_MATH = {
+    "index": "an option index or digit label is not a value to compare mathematically",
+    "tag_sequence": "a tag sequence is not a mathematical answer",
+    "grid": "a grid or digit string is compared cell by cell, not as one number",
+    "quantity": "a quantity with a unit needs a unit-aware comparison (math equivalence drops the unit)",
+}
 MATH_FORMATS = frozenset({"number", "latex", "boxed", "expression", "fraction"})
 _FORMAT_RULE_PARAMS = ("required_patterns", "forbidden_patterns", "forbidden_phrases", "min_words", "max_words",
                        "min_chars", "max_chars")  # fmt: skip
@@ -59,10 +75,13 @@ def needs_reference(spec: ToolSpec) -> str:
     return spec.reference_need
 
 
-def reads_reference_format(spec: ToolSpec) -> bool:
-    """The tool reads one particular reference format (code tests, IFEval instructions): when a query's
-    reference is in it, that tool is the one made to score it."""
-    return needs_reference(spec) in SPECIALISED_REFERENCES
+def reads_reference_format(spec: ToolSpec, f: QueryFeatures | None = None) -> bool:
+    """The tool reads one particular reference format (code tests, IFEval instructions; with ``f``: span
+    objects, tag sequences, grids, quantities — :data:`READER_KINDS`): when a query's reference is in it,
+    that tool is the one made to score it."""
+    if needs_reference(spec) in SPECIALISED_REFERENCES:
+        return True
+    return f is not None and f.reference_kind in READER_KINDS & READS_KINDS.get(spec.impl_name, frozenset())
 
 
 def tool_ready(spec: ToolSpec) -> tuple[bool, str]:
@@ -145,7 +164,24 @@ def eligibility(spec: ToolSpec, q: RoutingQuery, f: QueryFeatures) -> str:
     """'' if ``spec`` can score ``q``, else why not (see the module docstring)."""
     if _made_for(spec) and not covers(spec, q, f):
         return "synthesised for another kind of query"
-    need, shape = needs_reference(spec), f.reference_shape
+    need, shape, kind = needs_reference(spec), f.reference_shape, f.reference_kind
+    reads = READS_KINDS.get(spec.impl_name)
+    if reads is not None and kind not in reads:
+        return f"reads only {', '.join(sorted(reads))} references"
+    if kind == "target" and need != "none":
+        return "the reference is only the target the answer must reach: the bare target would score"
+    if kind in _NOT_MATH and spec.impl_name == "math_verify":
+        return _NOT_MATH[kind]
+    if kind == "quantity" and need == "text" and reads is None:
+        return "a quantity with a unit needs a unit-aware comparison, not a string or text metric"
+    if kind in EXACT_KINDS and (spec.impl_name in ("chrf", "bleu2", "embedding_similarity", "contains_match")
+                                or spec.kind in (ToolKind.JUDGE, ToolKind.MODEL)):  # fmt: skip
+        return "the reference is one exact answer: partial credit or a model's opinion is not a right reward"
+    if kind == "form" and spec.kind == ToolKind.MODEL:
+        return "a reward model scores preference; it cannot check a stated form (rhyme scheme, meter)"
+    if reads is not None and kind in reads:
+        ok, why = configured(spec, f)
+        return "" if ok else why
     if need == "text":
         if shape == "none":
             return "needs a comparable reference; the query has none"

@@ -175,12 +175,14 @@ def fit_weights(
     import numpy as np
 
     n, d = x.shape[0], x.shape[2]
+    if n == 0:  # nothing to fit on (every exemplar left out, or none with two eligible tools)
+        return np.zeros(d) if start is None else np.array(start, dtype=float)
 
     def loss_grad(w: np.ndarray) -> tuple[float, np.ndarray]:
         p = _softmax(x @ w, mask)
         acc = np.where(y, p, 0.0)
         mass = acc.sum(axis=1)
-        q = acc / mass[:, None]  # posterior over the acceptable choices
+        q = acc / np.maximum(mass, 1e-300)[:, None]  # posterior over the acceptable choices
         grad = np.einsum("nc,ncd->d", p - q, x) / n + 2 * L2 * w
         return float(-np.log(mass + 1e-300).mean() + L2 * w @ w), grad
 
@@ -227,30 +229,66 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
+def _sigmoid(z: float) -> float:
+    """1 / (1 + e^-z) without overflow for any finite ``z``."""
+    if z >= 0:
+        return 1 / (1 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1 + e)
+
+
 def fit_platt(p_top: Sequence[float], correct: Sequence[bool]) -> tuple[float, float]:
-    """(a, b) with P(correct) = sigmoid(a · logit(p_top) + b), by Newton's method on the log loss."""
-    a, b = 1.0, 0.0
-    xs = [_logit(p) for p in p_top]
+    """(a, b) with P(correct) = sigmoid(a · logit(p_top) + b), by Newton's method on the log loss.
+
+    The targets are Platt's smoothed ones ((n+ + 1) / (n+ + 2) for right, 1 / (n- + 2) for wrong), so the fit
+    stays finite when the probabilities separate right from wrong (a handful of held-out routes, one type
+    only); any confidence in [0, 1] is accepted (clipped to [1e-4, 1 - 1e-4] before the logit). Without
+    both outcomes: a constant map at the smoothed rate."""
     ys = [1.0 if c else 0.0 for c in correct]
-    if not xs or len(set(ys)) < 2:
+    if not ys or len(set(ys)) < 2:
         rate = (sum(ys) + 1) / (len(ys) + 2)
         return 0.0, _logit(rate)
-    for _ in range(50):
+    xs = [_logit(float(p)) if math.isfinite(float(p)) else 0.0 for p in p_top]
+    n_pos = sum(ys)
+    n_neg = len(ys) - n_pos
+    hi, lo = (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2)
+    ts = [hi if y else lo for y in ys]
+    a, b = 1.0, 0.0
+
+    def loss(a: float, b: float) -> float:
+        total = 0.0
+        for x, t in zip(xs, ts, strict=True):
+            z = a * x + b
+            # log(1 + e^z) - t z, stably
+            total += (z if z > 0 else 0.0) + math.log1p(math.exp(-abs(z))) - t * z
+        return total
+
+    f = loss(a, b)
+    for _ in range(100):
         ga = gb = haa = hab = hbb = 0.0
-        for x, y in zip(xs, ys, strict=True):
-            s = 1 / (1 + math.exp(-(a * x + b)))
-            ga += (s - y) * x
-            gb += s - y
+        for x, t in zip(xs, ts, strict=True):
+            s = _sigmoid(a * x + b)
+            ga += (s - t) * x
+            gb += s - t
             h = s * (1 - s)
             haa += h * x * x + 1e-6
             hab += h * x
             hbb += h + 1e-6
         det = haa * hbb - hab * hab
-        if det <= 0:
+        if det <= 0 or not math.isfinite(det):
             break
         da, db = (hbb * ga - hab * gb) / det, (haa * gb - hab * ga) / det
-        a, b = a - da, b - db
-        if abs(da) + abs(db) < 1e-9:
+        step = 1.0
+        while step > 1e-6:  # damped: never a step that raises the loss
+            na, nb = a - step * da, b - step * db
+            nf = loss(na, nb)
+            if nf <= f + 1e-12:
+                break
+            step /= 2
+        else:
+            break
+        a, b, f = na, nb, nf
+        if step * (abs(da) + abs(db)) < 1e-9:
             break
     return a, b
 
@@ -301,7 +339,7 @@ class ScorerModel:
 
     def confidence(self, p_top: float) -> float:
         a, b = self.platt
-        return 1 / (1 + math.exp(-(a * _logit(p_top) + b)))
+        return _sigmoid(a * _logit(p_top) + b)
 
     def path_confidence(self, path: str) -> float:
         right, total = self.path_rates.get(path, [0, 0])

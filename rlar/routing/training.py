@@ -56,7 +56,7 @@ __all__ = ["HeldOutRoute", "Trainer", "build_model", "describe", "fingerprint", 
 log = logging.getLogger(__name__)
 
 Embed = Callable[[list[str]], list[list[float]]]
-METHOD_VERSION = "knn-choice-v2"  # v2: relation features for answer texts only
+METHOD_VERSION = "knn-choice-v3"  # v2: relation features for answer texts only; v3: reference kinds
 
 
 @dataclass(slots=True)
@@ -86,7 +86,7 @@ class Trainer:
         self.sims = v @ v.T
         np.fill_diagonal(self.sims, -np.inf)  # an exemplar is never its own neighbour
         self.features = [e.query.features() for e in bank.exemplars]
-        shapes = np.array([f.reference_shape for f in self.features])
+        shapes = np.array([f.routing_shape for f in self.features])
         self.order = neighbour_order(self.sims, shapes[:, None] == shapes[None, :])
         self.desc = v @ tool_vecs.T
         self.groups = np.array([e.group for e in bank.exemplars])
@@ -152,6 +152,9 @@ class Trainer:
                 xs.append(np.pad(rows, ((0, 0), (0, pad), (0, 0))))
                 masks.append(np.pad(np.ones(acc.shape, dtype=bool), ((0, 0), (0, pad))))
                 ys.append(np.pad(acc, ((0, 0), (0, pad))))
+        if not xs:  # no exemplar outside ``exclude`` with two eligible tools: nothing to fit on
+            d = len(FEATURES) + len(self.tools) * len(RELATIONS)
+            return np.zeros((0, 1, d)), np.zeros((0, 1), dtype=bool), np.zeros((0, 1), dtype=bool)
         return np.concatenate(xs), np.concatenate(masks), np.concatenate(ys)
 
     def weights(self, exclude: set[str], start: np.ndarray | None = None) -> np.ndarray:

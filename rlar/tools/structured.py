@@ -3,7 +3,7 @@
 
 - ``set_f1``: the reference is a set of items the answer must give — DROP's ``{"spans", "types"}`` (or its
   ``{"number", "date", "spans"}`` answer), KP20k/Inspec keyphrase lists, WebQuestions' answer lists, CoQA's
-  ``{"input_text", ...}``, QuAC's ``{"texts", ...}`` (alternatives), a ``;``-separated string. The response's
+  ``{"input_text", ...}``, QuAC's ``{"texts", ...}`` (alternatives), Qasper's ``extractive_spans``, a ``;``-separated string. The response's
   items (a JSON list, lines, bullets, ``;``, ``,`` or ``and`` separated) are compared with the reference's after
   SQuAD-style normalisation (case, punctuation, articles, whitespace); the score is the F1 of the two sets
   (duplicates count once), the best over the reference's alternatives where its shape lists alternatives
@@ -87,6 +87,10 @@ def reference_item_sets(reference: Any) -> list[list[str]]:
         for key in ("texts", "text"):  # QuAC, SQuAD: annotators' alternatives
             if key in ref:
                 return [[a] for a in _strings(ref[key])]
+        if "extractive_spans" in ref:  # Qasper
+            spans = _strings(ref.get("extractive_spans"))
+            free = _strings(ref.get("free_form_answer"))
+            return [spans] if spans else ([free[:1]] if free else [])
         if "input_text" in ref:  # CoQA
             return [_strings(ref["input_text"])[:1]] if _strings(ref["input_text"]) else []
         for key in ("answers", "answer", "keyphrases", "keywords", "tags", "labels", "items"):
@@ -115,7 +119,7 @@ def response_items(response: str, many: bool) -> list[str]:
             return _strings(value)
     if not many:
         return [text] if text else []
-    parts = []
+    parts: list[str] = []
     for line in text.splitlines():
         line = _BULLET.sub("", line).strip()
         parts.extend(p.strip() for p in re.split(r"[;,]|\s+and\s+", line) if p.strip())
@@ -264,7 +268,7 @@ class SequenceMatchTool(RewardTool):
         names = [str(n) for n in names] if isinstance(names, list) else []
         index = {n.upper(): str(i) for i, n in enumerate(names)}
         words = re.findall(r"[^\s,\[\]'\"]+", inp.response)
-        got = []
+        seq: list[str] = []
         for w in words:
             w = w.strip("().;:")
             if "/" in w and not w.startswith("/"):  # token/TAG pairs
@@ -274,18 +278,18 @@ class SequenceMatchTool(RewardTool):
             up = w.upper()
             if tags and all(t.isdigit() for t in tags):
                 if up in index:
-                    got.append(index[up])
+                    seq.append(index[up])
                 elif w.isdigit():
-                    got.append(w)
+                    seq.append(w)
             elif (
                 up in {t.upper() for t in tags}
                 or up in index
                 or re.fullmatch(r"[BIESO](-[A-Z]+)?|[A-Z]{1,5}", up)
             ):
-                got.append(up)
+                seq.append(up)
         want = [t.upper() for t in tags]
-        total = max(len(want), len(got))
-        return self._finish(sum(a == b for a, b in zip(got, want, strict=False)), total, "tags")
+        total = max(len(want), len(seq))
+        return self._finish(sum(a == b for a, b in zip(seq, want, strict=False)), total, "tags")
 
 
 # -- quantity_match ---------------------------------------------------------------------------------------------
