@@ -5,6 +5,7 @@ quality-estimation model found for a translation request on a site where no id s
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -219,3 +220,19 @@ async def test_a_translation_request_finds_the_quality_estimation_model_and_rank
     assert judge is not None and judge.kind == "generative_judge" and judge.decision == "rejected"
     sentiment = record.candidate("pop-lab/review-sentiment")
     assert sentiment is None or sentiment.decision in ("rejected", "unread")
+
+
+def test_a_two_label_safety_classifier_is_validated_on_its_safe_label_probability(tmp_path: Path) -> None:
+    from rlar.retrieval.deploy import vet_config
+    from rlar.retrieval.validate import validate_checkpoint
+    from rlar.testing.hub.catalogue_heldout import build_heldout_models
+
+    safety = build_heldout_models(tmp_path / "models").safety
+    config = json.loads((safety / "config.json").read_text())
+    assert vet_config(config) == 0  # labels safe, unsafe
+    probes = build_probes(examples_from_task("translate"), 8)
+    report = validate_checkpoint(str(safety), probes, min_pass_share=0.75, max_latency_ms=5000,
+                                 label_index=0)  # fmt: skip
+    assert report.checks["load"] == "pass" and report.checks["sane_range"] == "pass"
+    assert 0.0 <= report.logits["min"] <= report.logits["max"] <= 1.0  # probabilities, not logits
+    assert report.calibration == {}

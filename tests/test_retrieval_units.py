@@ -250,7 +250,11 @@ def test_leaderboard_parser_reads_the_model_column_and_picks_the_score_column():
 def test_config_vetting_refuses_remote_code_other_heads_and_several_labels():
     ok = {"architectures": ["LlamaForSequenceClassification"], "num_labels": 1}
     vet_config(ok)
-    vet_config({"architectures": ["XForSequenceClassification"], "id2label": {"0": "LABEL_0"}})
+    assert vet_config({"architectures": ["XForSequenceClassification"], "id2label": {"0": "LABEL_0"}}) == 0
+    # A two-label safety classifier scores by its good label's probability: that label's index.
+    guard = {"architectures": ["XForSequenceClassification"], "id2label": {"0": "UNSAFE", "1": "safe"}}
+    assert vet_config(guard) == 1
+    assert vet_config({**guard, "id2label": {"0": "non-toxic", "1": "toxic"}}) == 0
     cases: list[tuple[dict[str, Any], str]] = [
         ({**ok, "auto_map": {}}, "trust_remote_code"),
         ({"architectures": ["LlamaForCausalLM"]}, "not a sequence-classification head"),

@@ -122,7 +122,7 @@ def bench_config(hub_url: str, overrides: dict[str, Any] | None = None) -> Retri
     doc: dict[str, Any] = {
         "hub_url": hub_url,
         "browser": {"min_interval_s": 0.05, "page_timeout_s": 8.0},
-        "validation": {"max_candidates": 1, "n_probes": 12},
+        "validation": {"max_candidates": 1, "n_probes": 32},
     }
     for k, v in (overrides or {}).items():
         if isinstance(v, dict):

@@ -13,7 +13,8 @@ never raises for what a remote repository contains or how its server behaves. St
    API and the file server, a total over ``max_download_mb``, weights whose sha256 nobody states (with
    ``require_sha256``). The plan (per file: size and sha256, and where each came from) is recorded.
 4. ``config.json`` is fetched first and vetted: no ``auto_map`` (remote code is never trusted), a
-   ``…ForSequenceClassification`` architecture, exactly one label (a scalar score).
+   ``…ForSequenceClassification`` architecture, one score: exactly one label, or two labels of a
+   safe/unsafe (non-toxic/toxic) classifier, whose good label's probability is then the score.
 5. The rest is fetched into ``<models_dir>/<org>__<name>/<sha[:12]>/``, streamed: a file is stopped as
    soon as it runs past its announced size or the cap's remainder (a file of unknown size gets what is
    left of the cap), and checked against its size and sha256. A completed fetch is reused.
@@ -85,8 +86,19 @@ class Refused(Exception):
     """A repository we will not load (reason in the message)."""
 
 
-def vet_config(config: dict[str, Any]) -> None:
-    """Raise :class:`Refused` unless ``config`` is a one-label sequence classifier without remote code."""
+# Label names of the good class of a two-label safety/toxicity classifier, and of its bad class.
+_GOOD_LABELS = frozenset({"safe", "benign", "harmless", "non-toxic", "non_toxic", "not_toxic", "nontoxic",
+                          "not toxic", "non toxic", "acceptable", "ok"})  # fmt: skip
+_BAD_LABELS = frozenset({"unsafe", "harmful", "toxic", "not_safe", "not safe", "unacceptable", "offensive",
+                         "hate", "jailbreak", "injection"})  # fmt: skip
+
+
+def vet_config(config: dict[str, Any]) -> int:
+    """Raise :class:`Refused` unless ``config`` is a sequence classifier without remote code whose output is
+    one score: a single label, or two labels of which one names the good class of a safety/toxicity
+    classifier (``safe``/``unsafe``, ``non-toxic``/``toxic``, …). Returns the index of the label that
+    scores: 0 for a single label, the good label's for a two-label classifier (its probability is the
+    reward)."""
     if "auto_map" in config:
         raise Refused("config.json has auto_map: the model needs trust_remote_code, which is never granted")
     archs = [str(a) for a in config.get("architectures") or []]
@@ -98,9 +110,19 @@ def vet_config(config: dict[str, Any]) -> None:
     id2label = config.get("id2label")
     # transformers' default is two labels when neither field is present.
     n = len(id2label) if isinstance(id2label, dict) else int(config.get("num_labels", 2))
-    if n != 1:
-        names = ", ".join(str(v) for v in (id2label or {}).values())
-        raise Refused(f"not a scalar head: {n} labels" + (f" ({names})" if names else ""))
+    if n == 1:
+        return 0
+    if n == 2 and isinstance(id2label, dict):
+        names = {int(k): str(v).strip().lower() for k, v in id2label.items()}
+        good = [i for i, v in names.items() if v in _GOOD_LABELS]
+        if len(good) == 1 and any(v in _BAD_LABELS for i, v in names.items() if i != good[0]):
+            return good[0]
+    names_s = ", ".join(str(v) for v in (id2label or {}).values())
+    raise Refused(
+        f"not a scalar head: {n} labels"
+        + (f" ({names_s})" if names_s else "")
+        + ("" if n != 2 else "; two labels score only as a safe/unsafe (non-toxic/toxic) classifier")
+    )
 
 
 def choose_files(siblings: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -48,7 +48,7 @@ from typing import Any
 from rlar.retrieval.adapters import HubAdapter, LeaderboardAdapter, LeaderboardTable
 from rlar.retrieval.browser import BrowserPool
 from rlar.retrieval.config import RetrievalConfig, RetrievalRequest
-from rlar.retrieval.deploy import FetchResult, WeightFetcher
+from rlar.retrieval.deploy import FetchResult, WeightFetcher, vet_config
 from rlar.retrieval.hub_api import HubUnreachable
 from rlar.retrieval.kinds import fit_evidence, request_kinds, search_queries
 from rlar.retrieval.probes import ProbePair, build_probes, examples_from_items, examples_from_task
@@ -61,6 +61,7 @@ from rlar.retrieval.ranking import (
     task_fit_margins,
 )
 from rlar.retrieval.records import Candidate, PageEvidence, RetrievalRecord
+from rlar.retrieval.taskfit import request_domains
 from rlar.retrieval.validate import ValidationReport, validate_checkpoint
 from rlar.tools.base import ToolKind, ToolSpec
 
@@ -172,7 +173,7 @@ class RetrievalPipeline:
         evidence = [fit_evidence(req, c.model_id, c.facts, c.kind) for c in eligible]
         fitting = gate_fit(eligible, margins, self.cfg.ranking.min_fit, evidence)
         fits = await self.matcher.fit(req, fitting)
-        ranked = rank(fitting, fits, self.cfg.ranking, request_kinds(req))
+        ranked = rank(fitting, fits, self.cfg.ranking, request_kinds(req), request_domains(req))
         record.timings["rank_s"] = round(time.monotonic() - t2, 3)
         t3 = time.monotonic()
         await self._deploy(req, record, rdir, ranked, probes, register)
@@ -244,6 +245,8 @@ class RetrievalPipeline:
                 c.decision, c.reason = "refused", f"deploy {fetched.status}: {fetched.reason}"
                 continue
             validated += 1
+            label = vet_config(fetched.config) if fetched.config else 0
+            safety_head = label != 0 or len(fetched.config.get("id2label") or {}) == 2
             report = await asyncio.to_thread(
                 validate_checkpoint,
                 fetched.path,
@@ -254,12 +257,13 @@ class RetrievalPipeline:
                 min_score_std=self.cfg.validation.min_score_std,
                 max_load_s=self.cfg.validation.max_load_s,
                 batch_size=self.cfg.validation.batch_size,
+                label_index=label if safety_head else None,
             )
             c.validation = report.to_dict()
             if not report.passed:
                 c.decision, c.reason = "failed", f"validation failed: {report.reason}"
                 continue
-            spec = self._spec(req, c, fetched, report, rdir)
+            spec = self._spec(req, c, fetched, report, rdir, label if safety_head else None)
             if register is None:
                 c.decision, c.reason = "validated", "passed validation (no registry given)"
                 record.outcome = "validated"
@@ -413,7 +417,13 @@ class RetrievalPipeline:
         )
 
     def _spec(
-        self, req: RetrievalRequest, c: Candidate, fetched: FetchResult, report: ValidationReport, rdir: Path
+        self,
+        req: RetrievalRequest,
+        c: Candidate,
+        fetched: FetchResult,
+        report: ValidationReport,
+        rdir: Path,
+        label_index: int | None = None,
     ) -> ToolSpec:
         from rlar.tools.reward_model import RewardModelTool
 
@@ -424,9 +434,21 @@ class RetrievalPipeline:
             f"Learned reward model {c.model_id} (retrieved from {self.cfg.hub_url}) for: "
             f"{req.description[:300]}"
             f" Model card: {card} Validated on {report.n_probes} probe pairs of this task: prefers the good"
-            f" response on {report.pass_share:.0%}. Reference-free; a sigmoid of the calibrated logit, in [0,1]."
+            f" response on {report.pass_share:.0%}. Reference-free; "
+            + (
+                "a sigmoid of the calibrated logit"
+                if label_index is None
+                else f"the probability of its label {label_index} (the good class)"
+            )
+            + ", in [0,1]."
         )
         types = [t for t in (req.task_type, req.domain, "learned_judge") if t]
+        head: dict[str, Any]
+        if label_index is None:
+            head = {"transform": "sigmoid", "shift": report.calibration["shift"],
+                    "temperature": report.calibration["temperature"]}  # fmt: skip
+        else:
+            head = {"transform": "softmax", "label_index": label_index}
         return ToolSpec(
             name=tool_name(self.cfg.tool_prefix, c.model_id),
             kind=ToolKind.MODEL,
@@ -434,13 +456,7 @@ class RetrievalPipeline:
             task_types=list(dict.fromkeys(types)),
             answer_formats=["free_text", "sentence", "paragraph", "any"],
             impl="reward_model",
-            params={
-                **base.params,
-                "path": fetched.path,
-                "transform": "sigmoid",
-                "shift": report.calibration["shift"],
-                "temperature": report.calibration["temperature"],
-            },
+            params={**base.params, "path": fetched.path, **head},
             provenance={
                 "origin": "retrieved",
                 "author": c.model_id.split("/", 1)[0],

@@ -43,7 +43,7 @@ from typing import Any, Protocol
 from rlar.retrieval.config import RankingConfig, RetrievalConfig, RetrievalRequest
 from rlar.retrieval.kinds import candidate_kind, check_kind, request_kinds
 from rlar.retrieval.records import Candidate
-from rlar.retrieval.taskfit import check_fit, task_fit_filters
+from rlar.retrieval.taskfit import check_fit, domains_in_text, task_fit_filters
 
 log = logging.getLogger("rlar.retrieval.ranking")
 
@@ -360,6 +360,10 @@ def evidence_component(c: Candidate) -> float:
     return sum(parts) / len(parts)
 
 
+MARGIN_SCALE = 0.4
+"""A similarity margin (over :data:`GENERIC_CARD`) of this much or more counts as a full fit in ranking."""
+
+
 def kind_component(kind: str, needed: list[str] | None) -> float:
     if not needed:
         return 0.0
@@ -370,8 +374,25 @@ def kind_component(kind: str, needed: list[str] | None) -> float:
     return 0.3 if kind in ("", "unknown") else 0.0
 
 
-def quality_components(c: Candidate, cfg: RankingConfig) -> dict[str, float]:
-    """The non-fit components of a candidate's score, each in [0, 1] (0 when unstated)."""
+def relevant_scores(scores: dict[str, float], task_domains: list[str] | None) -> dict[str, float]:
+    """The card's benchmark scores that bear on the task: a benchmark whose name names domains (e.g.
+    "Translation preference accuracy") counts only for a task of one of them; one that names none
+    ("RewardBench", "held-out pairs") always counts."""
+    if not task_domains:
+        return dict(scores)
+    out = {}
+    for name, value in scores.items():
+        named = [d for d in domains_in_text(name) if d != "general"]
+        if not named or set(named) & set(task_domains):
+            out[name] = value
+    return out
+
+
+def quality_components(
+    c: Candidate, cfg: RankingConfig, task_domains: list[str] | None = None
+) -> dict[str, float]:
+    """The non-fit components of a candidate's score, each in [0, 1] (0 when unstated); card scores count
+    only where they bear on ``task_domains`` (:func:`relevant_scores`)."""
     f = c.facts
     downloads = f.get("downloads") if f.get("downloads") is not None else c.listing.get("downloads")
     likes = f.get("likes") if f.get("likes") is not None else c.listing.get("likes")
@@ -385,7 +406,8 @@ def quality_components(c: Candidate, cfg: RankingConfig) -> dict[str, float]:
     if lb is not None:
         out["leaderboard"] = float(lb)
     else:
-        stated = [v / 100.0 if v > 1.0 else v for v in (f.get("benchmark_scores") or {}).values()]
+        card = relevant_scores(f.get("benchmark_scores") or {}, task_domains)
+        stated = [v / 100.0 if v > 1.0 else v for v in card.values()]
         # Self-reported on the model's own card: counted at half weight.
         out["leaderboard"] = 0.5 * max(0.0, min(1.0, max(stated))) if stated else 0.0
     return out
@@ -396,9 +418,13 @@ def rank(
     fits: list[float],
     cfg: RankingConfig,
     needed_kinds: list[str] | None = None,
+    task_domains: list[str] | None = None,
 ) -> list[Candidate]:
     """Score and rank eligible ``candidates`` (``fits`` aligned with them; ``needed_kinds`` the request's,
-    most suitable first); returns them best first."""
+    most suitable first; ``task_domains`` its domains); returns them best first. Where the fit gate left
+    a candidate's similarity margin (``scores["fit_margin"]``), ``fit`` is the mean of the matcher's fit
+    and the margin on a [0, 1] scale (margin / :data:`MARGIN_SCALE`, clipped): raw cosines of cards about
+    the task and of cards about something close to it differ little."""
     weights = {
         "fit": cfg.fit,
         "kind": cfg.kind,
@@ -410,11 +436,14 @@ def rank(
     }
     norm = sum(weights.values()) or 1.0
     for c, fit in zip(candidates, fits, strict=True):
+        margin = c.scores.get("fit_margin")
+        if margin is not None:
+            fit = 0.5 * float(fit) + 0.5 * max(0.0, min(1.0, float(margin) / MARGIN_SCALE))
         comps = {
             "fit": float(fit),
             "kind": kind_component(c.kind, needed_kinds),
             "evidence": evidence_component(c),
-            **quality_components(c, cfg),
+            **quality_components(c, cfg, task_domains),
         }
         comps["total"] = sum(weights[k] * comps[k] for k in weights) / norm
         c.scores.update({k: round(v, 4) for k, v in comps.items()})

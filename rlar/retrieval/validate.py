@@ -19,6 +19,9 @@ whatever the model's native logit scale.
 Blocking (loads a model, runs it): call it in a worker thread. Never raises for the checkpoint's
 misbehaviour; a model that cannot load fails the ``load`` check with the exception text.
 
+A two-label safety classifier (``label_index`` given) is scored by the probability of its good label
+(``softmax``), the same score its registered tool gives; no calibration is made for it.
+
 The registered tool keeps the reward-model defaults (``device``/``dtype``/``backend`` auto: vLLM's pooling
 runner on a GPU host); validation itself always uses transformers, which loads and frees in seconds.
 """
@@ -65,8 +68,11 @@ def validate_checkpoint(
     min_score_std: float = 1e-4,
     max_load_s: float = 300.0,
     batch_size: int = 8,
+    label_index: int | None = None,
 ) -> ValidationReport:
-    """Load ``path`` as a reward-model tool and check it on ``probes`` (see the module docstring)."""
+    """Load ``path`` as a reward-model tool and check it on ``probes`` (see the module docstring).
+    ``label_index``: for a two-label safety classifier, the good label — it is then scored by that label's
+    probability (the ``softmax`` transform) instead of the raw logit."""
     from rlar.tools import ToolInput, make_tool
     from rlar.tools.reward_model import RewardModelTool
 
@@ -87,7 +93,8 @@ def validate_checkpoint(
         params={
             **base.params,
             "path": path,
-            "transform": "identity",
+            "transform": "identity" if label_index is None else "softmax",
+            **({} if label_index is None else {"label_index": label_index}),
             "batch_size": batch_size,
             "backend": "transformers",
         },
@@ -160,7 +167,7 @@ def validate_checkpoint(
     failed = [f"{k}: {v}" for k, v in report.checks.items() if v != "pass"]
     report.passed = not failed
     report.reason = "; ".join(failed)
-    if report.passed:
+    if report.passed and label_index is None:
         report.calibration = {
             "shift": round(report.logits["median"], 6),
             "temperature": round(max(report.logits["std"], 1e-3), 6),
