@@ -251,3 +251,37 @@ async def test_the_actor_validates_over_the_bus_registers_and_reports_failures(
     assert "no checkable constraint" in failed.data["reason"] and failed.level == "error"
     assert (tmp_path / "synthesis" / f"{good.request_id}.jsonl").exists()
     assert synth.counters["registered"] == 1 and synth.counters["failed"] == 1
+
+
+async def test_a_refused_synthesis_without_a_fallback_routes_its_prompts_to_abstain_and_says_why(
+    bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent
+) -> None:
+    from actors.router import Router
+    from bus.messages import Prompt
+    from tests.test_router import inbox, prompt, router_config
+
+    task = f"haiku-{uuid.uuid4().hex[:8]}"
+    common: dict[str, Any] = dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
+                                  heartbeat_s=0.5)  # fmt: skip
+    events = await _events(bus)
+    routed = await inbox(bus, subjects.routed(task), Prompt)
+    router = Router(router_config(nats_url, tmp_path, wait_s=600), agent=agent)
+    synth = Synthesizer(
+        SynthesizerConfig(**common, sandbox="local"), agent=agent
+    )  # partial = "refuse" (default)
+    async with running(synth, bus), running(router, bus):
+        p = prompt(
+            task,
+            0,
+            query="Rain on the roof",
+            description="Write a haiku about the topic. Use exactly 3 lines.",
+        )
+        await bus.js_publish(subjects.prompts(task), p, msg_id=p.prompt_id)
+        got = (await routed.wait(1, timeout_s=120))[0]
+    # Not dead-lettered, not waiting out wait_s (600 s): routed with no tool, so its samples abstain.
+    assert (
+        got.route["state"] == "abstain" and got.tools == [] and "its samples abstain" in got.route["reason"]
+    )
+    failed = next(e for e in events if e.kind == "synthesis_failed")
+    assert failed.data["category"] == "refused_partial"
+    assert any("haiku" in u for u in failed.data["unread"]) and synth.counters["failed"] == 1
