@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -111,9 +110,10 @@ def run_eval(
     checkpoint x data x tools x settings (:func:`eval_key`); a name already taken gets ``-2``, ``-3``…, so a
     second eval never overwrites the first one's files.
 
-    ``score`` (tasks named with ``tasks``, and suite tasks the checkpoint's run trained) comes from the tools
-    the run used for the task (:mod:`rlar.eval.tools`), named in the document's ``result.tools`` and under
-    the table.
+    ``score`` (tasks named with ``tasks``: the run's own tasks) comes from the tools the run used for the task
+    (:mod:`rlar.eval.tools`), named in the document's ``result.tools`` and under the table. Built-in suites
+    keep their fixed metrics only, so they compare across runs trained with different rewards (``rlar
+    ablate``).
 
     What is evaluated (:func:`rlar.eval.suites.plan`): ``suite`` alone — a built-in suite (default
     ``demo``), ``tasks`` filtering it; ``data`` — the file in the format ``suite`` reads (or detected);
@@ -131,20 +131,12 @@ def run_eval(
     loaded = [(t, t.load()) for t in planned]
     catalog = ToolCatalog.for_eval(ck.run_dir, _run_config(ck, config))
     chosen: dict[str, list[ChosenTool]] = {}
-    notes: list[str] = []
-    for i, (task, ds) in enumerate(loaded):
+    for task, ds in loaded:
         if task.tool_score:
             try:
                 chosen[task.name] = catalog.task_tools(task.name, ds.spec.default_tools)
             except ValueError as exc:
                 raise ValueError(f"task {task.name!r}: {exc}") from None
-        elif catalog.run_tasks.get(task.name, {}).get("tools"):  # a suite task the run trained: its score too
-            try:
-                chosen[task.name] = catalog.task_tools(task.name, ds.spec.default_tools)
-            except ValueError as exc:  # not asked for by name: the other metrics still count
-                notes.append(f"no score for {task.name}: {exc}")
-                continue
-            loaded[i] = (replace(task, tool_score=True), ds)
     label = suite or ",".join(tasks or []) or (data and Path(data).name.split(".")[0]) or "tasks"
     settings = EngineSettings(kind=engine, device=device, dtype=dtype)
     kw: dict[str, Any] = {"seed": seed, "judge_url": judge_url, "engine": settings, "tools": chosen}
@@ -154,7 +146,7 @@ def run_eval(
     result = evaluate(ck, label, loaded, **kw)
     doc = result.to_dict()
     doc["engine"] = engine
-    table = "\n".join([terminal_table(doc, base_doc), *notes])
+    table = terminal_table(doc, base_doc)
     directory = _out_dir(ck, out)
     directory.mkdir(parents=True, exist_ok=True)
     planned_tasks = {t.name: {"records": len(ds), "source": t.source or f"builtin:{t.name}", "n_samples": t.n_samples,
@@ -165,7 +157,7 @@ def run_eval(
     full: dict[str, Any] = {
         "key": key, "result": doc, "baseline": base_doc,
         "comparison": comparison_rows(base_doc, doc) if base_doc else [],
-        "tasks": planned_tasks, "tool_sources": catalog.sources, "notes": notes,
+        "tasks": planned_tasks, "tool_sources": catalog.sources,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }  # fmt: skip
     files = [directory / f"{stem}.json", directory / f"{stem}.md", directory / f"{stem}.samples.jsonl"]
