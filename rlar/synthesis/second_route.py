@@ -237,6 +237,14 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
     if "punctuation" in ws and ws & {"end", "ends", "finish", "finishes", "ending"}:
         each("line" if ws & {"line", "lines"} else "sentence", "ends_punct")
         blank.append("punctuation mark")
+    mark = re.search(r"\bend\w*\s+(?:with|in)\s+an?\s+(question|exclamation) mark\b", sentence)
+    if mark and ws & {"every", "each", "all"} and ws & {"line", "lines", "sentence", "sentences"}:
+        each(
+            "line" if ws & {"line", "lines"} else "sentence",
+            "ends_with",
+            "?" if mark.group(1) == "question" else "!",
+        )
+        blank.append(mark.group(0))
     start = re.search(
         r"\b(?:start|starts|starting|begin|begins|beginning)\s+with\s+(?:the\s+letter\s+)?'?([a-z])'?(?:\s|$|[,.])",
         sentence,

@@ -232,6 +232,21 @@ def _read_tests(cl: ClauseText, sentence: str) -> None:
         r"\b(?:must\s+|should\s+)?(?:ends?|ending|finish(?:es)?|finishing)\s+(?:with|in)\s+a\s+punctuation\s+mark\b",
         lambda m: add(_unit(cl, sentence, m.start()) or "line", "ends_punct"),
     )
+    marks = {"question mark": "?", "exclamation mark": "!", "period": ".", "full stop": "."}
+
+    def ends_mark(m: re.Match[str]) -> bool:
+        unit = _unit(cl, sentence, m.start())
+        if unit not in ("line", "sentence") or not re.search(
+            r"\b(?:every|each|all)\b", str(cl.memory["shape_clause"])
+        ):
+            return False
+        add(unit, "ends_with", marks[m.group("mark")])
+        return True
+
+    cl.each(
+        r"\b(?:must\s+|should\s+)?(?:ends?|ending|finish(?:es)?)\s+(?:with|in)\s+an?\s+(?P<mark>question mark|exclamation mark|period|full stop)\b",
+        ends_mark,
+    )
     cl.each(
         r"\b(?:all\s+(?:of\s+them\s+)?)?(?:are\s+|be\s+|is\s+)?prime(?:\s+numbers?)?\b",
         lambda m: add("number", "prime"),
@@ -450,6 +465,10 @@ def _read_layout(cl: ClauseText, sentence: str) -> None:
         )
     if rules & {"each", "order", "total", "spell", "table", "yaml_keys"}:
         cl.each(r"^\s*(?:compose|create|produce|output|generate|return|make|list)\b", lambda m: True)
+    if rules & {"each", "order"} and not re.search(r"\d", cl.w):  # nothing left that a scope could bound
+        cl.each(
+            r"\b(?:every|each|all)\s+(?:of\s+the\s+)?(?:lines?|words?|sentences?|numbers?)\b", lambda m: True
+        )
     if rules & {"each", "order", "spell"}:
         cl.each(
             r"\b(?:(?:all|each|every)\s+)?(?:of\s+)?(?:them|(?:one|1)\s+of\s+them)\b|\b(?:so\s+)?that\s+they\b|\bwhere\s+the\s+lines\s+contain\b|\bwhere\b",
