@@ -213,7 +213,12 @@ def make_probes(
         if not cons:
             out.problems.append(f"example {g}: no reference and no checkable constraint")
             continue
-        good = build(cons, query)
+        try:
+            good = build(cons, query)
+            bad = violations(cons, query)
+        except Exception as exc:  # the builder is ours, but an instruction must never crash synthesis
+            out.problems.append(f"example {g}: the response builder failed: {type(exc).__name__}: {exc}")
+            continue
         broken = [c["rule"] for c in cons if not holds(c, good)]
         if broken:
             out.problems.append(f"example {g}: could not build a response satisfying {broken} together")
@@ -221,7 +226,7 @@ def make_probes(
             out.probes.append(
                 Probe(query, good, reference, meta, "good", "built to satisfy every constraint", g)
             )
-        for why, text in violations(cons, query):
+        for why, text in bad:
             target = why.split(":")[0]
             hit = [c for c in cons if target == str(c["rule"]) + (f"/{c['per']}" if c.get("per") else "")]
             if hit and not all(holds(c, text) for c in hit):

@@ -607,19 +607,23 @@ def write_probes(
         return []
     merged = _merged(mine, primary)
     out: list[dict[str, Any]] = []
-    good = build(merged, query)
+    try:
+        good = build(merged, query)
+        bad = violations(merged, query)
+    except Exception:  # no probes rather than a crash: the candidate is then rejected for want of them
+        return []
     if all(holds(c, good) for c in merged):
         out.append(
             {"query": query, "response": good, "label": "good", "why": "second reading: all constraints"}
         )
     own = {str(c["rule"]) + (f"/{c['per']}" if c.get("per") else "") for c in mine}
-    for why, bad in violations(merged, query):
+    for why, text in bad:
         target = why.split(":")[0]
         if target not in own:
             continue
         broken = [c for c in merged if target == str(c["rule"]) + (f"/{c['per']}" if c.get("per") else "")]
-        if broken and not all(holds(c, bad) for c in broken):
-            out.append({"query": query, "response": bad, "label": "bad", "why": f"second reading: {why}"})
+        if broken and not all(holds(c, text) for c in broken):
+            out.append({"query": query, "response": text, "label": "bad", "why": f"second reading: {why}"})
     return out
 
 

@@ -279,7 +279,7 @@ def _lines(constraints: Sequence[Mapping[str, Any]], n: int) -> list[str]:
     out = []
     for i in range(n):
         k = (
-            int(counts[i])
+            int(counts[min(i, len(counts) - 1)])  # more lines than counts: a violation asked for them
             if counts
             else (_pick(per_words.get("min"), per_words.get("max"), 3) if per_words else 3)
         )
