@@ -285,6 +285,8 @@ async def test_a_gsm8k_reference_matches_the_value_a_sentence_states(math_tool, 
         ("10", "The answer is $\\boxed{5, 6, 7, 8, 9, 10, 11}$."),
         ("10", "$\\boxed{8}$, $\\boxed{9}$, $\\boxed{10}$"),
         ("x-1", "$\\boxed{x+1}$ $\\boxed{x}$ $\\boxed{x-1}$"),
+        ("9", "The answer is 6, 7, 8, 9."),  # the reference last in the list
+        ("#### 9", "Answer: 7 8 9"),
     ],
 )
 async def test_a_response_with_extra_solutions_or_many_candidates_is_refused(math_tool, reference, response):

@@ -10,8 +10,8 @@ answers that are not plain numbers or choice letters.
    $48 for the 4 shirts" -> 48), not simply its last.
 2. Hedging and spam score 0: a final answer that offers two different values ("3 or 4", "either B or C",
    "40 to 50", ``\\boxed{6} or \\boxed{7}``), and a response that is only a list of numbers or letters
-   ("1 2 3 4 5", "A, B, C, D"), and three or more different ``\\boxed{}`` answers, when the reference is one
-   value.
+   ("1 2 3 4 5", "A, B, C, D"), a final answer that is a list of numbers ("The answer is 3, 4, 5, 6"), and three
+   or more different ``\\boxed{}`` answers, when the reference is one value.
 3. Plain numbers are compared exactly (as fractions) after normalising: thousands separators (``1,000``, ``2 000``),
    currency (``$``, ``\\$``), units and trailing words (``540 m``, ``10\\text{ inches}``), degrees (``30^\\circ``),
    number words ("sixty-four", "one hundred forty-four", "one million"), fractions (``1/2``, ``\\frac{1}{2}``),
@@ -147,6 +147,7 @@ def final_answer(response: str) -> FinalAnswer | None:
         boxes = {re.sub(r"\s+", "", f[2]) for f in found if f[3]}
         if len(boxes) >= 3 and not hedge:
             hedge = f"{len(boxes)} different boxed answers"
+        hedge = hedge or _listed(span)
         return FinalAnswer(span, boxed, hedge)
     if _is_spam(text):
         return FinalAnswer(text, False, "a list of candidates, not an answer")
@@ -157,6 +158,16 @@ def final_answer(response: str) -> FinalAnswer | None:
     if sentences and choice_letter(sentences[-1]) is not None:
         return FinalAnswer(sentences[-1].strip(), False, _hedge_in(sentences[-1]))
     return None
+
+
+def _listed(span: str) -> str:
+    """Why ``span`` is a list of several numbers ("3, 4, 5, 6", "10 11 12", "2 and 7"); "" when it is not."""
+    s = _numbers_from_words(_strip_latex(span)).strip().rstrip(".")
+    values = {v[0] for m in _NUMBER.finditer(s) if (v := _number(m.group(0))) is not None}
+    rest = _NUMBER.sub(" ", s)
+    if len(values) >= 2 and re.fullmatch(r"(?:[\s,;&]|\band\b|\bor\b)*", rest, re.IGNORECASE):
+        return f"a list of {len(values)} values, not one answer"
+    return ""
 
 
 def _hedge_between_boxes(text: str, found: list[tuple[int, int, str, bool]]) -> str:
