@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable
@@ -149,7 +150,7 @@ class Router(Actor[RouterConfig]):
         self._lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[Any]] = []
         self._enough: dict[str, asyncio.Event] = {}
-        self._references: dict[str, list[Any]] = {}
+        self._queries: dict[str, list[RoutingQuery]] = {}
         self._executor: ToolExecutor | None = None
         self.prober: Prober | None = None
 
@@ -313,17 +314,20 @@ class Router(Actor[RouterConfig]):
         return out
 
     def _note_reference(self, sig: str, q: RoutingQuery) -> None:
-        """Remember a few references per signature: another record's reference is a hack probe."""
-        if not self.config.probes.enabled or q.reference is None:
+        """Remember the first few records of each signature: the hack probes are built from them (another
+        record's reference is one), and a probe must get the maximum on most of them to refuse a tool."""
+        if not self.config.probes.enabled:
             return
-        refs = self._references.setdefault(sig, [])
-        if q.reference not in refs and len(refs) < self.config.probes.references:
-            refs.append(q.reference)
+        seen = self._queries.setdefault(sig, [])
+        if len(seen) < self.config.probes.references and all(
+            (x.query, x.reference) != (q.query, q.reference) for x in seen
+        ):
+            seen.append(q)
 
     async def _probe(self, sig: str, q: RoutingQuery, specs: list[ToolSpec]) -> list[ProbeReport]:
         assert self.prober is not None
-        others = [r for r in self._references.get(sig, []) if r != q.reference]
-        reports = list(await asyncio.gather(*(self.prober.check(sig, q, s, others) for s in specs)))
+        records = [q, *(x for x in self._queries.get(sig, []) if x is not q)][: self.config.probes.references]
+        reports = list(await asyncio.gather(*(self.prober.check(sig, records, s) for s in specs)))
         for r in reports:
             self.counters[f"probes_{r.verdict}"] += 1
             if r.errors:
@@ -388,8 +392,9 @@ class Router(Actor[RouterConfig]):
                 Decision(**base, state="pending", reason=ans.reason, confidence=ans.confidence),
                 "no tool fits and synthesis is off",
             )
+        ours = d
         d = await self._store(d, create=not replace)
-        if d.decided_at == now:  # ours, not another router's
+        if d is ours:  # not another router's (a fallback decision taken here has a later decided_at)
             self.counters["decisions"] += 1
             await self._announce(d)
             if d.state == "pending":
@@ -474,6 +479,25 @@ class Router(Actor[RouterConfig]):
         return status.get("canary", {}).get("state") != "passed"
 
     async def _resolve_pending(self, d: Decision, spec: ToolSpec) -> Decision:
+        seen = self._queries.get(d.signature)
+        if self.prober is not None and seen:
+            q = seen[0]
+            # The tool made for the request meets the same probes before it scores the signature.
+            (report,) = await self._probe(d.signature, q, [spec])
+            probes = [*(p for p in d.probes if p.get("tool") != spec.name), report.to_dict()]
+            if report.refused:
+                new = await self._fallback_decision(
+                    d,
+                    f"tool {spec.name} v{spec.version} made for request {d.request_id} is not eligible:"
+                    f" hack probes got its maximum ({report.short()})",
+                )
+                new.probes = probes
+                await self._store(new)
+                await self._announce(new)
+                self.counters[f"decisions_{new.state}"] += 1
+                await self._release(new)
+                return new
+            d = dataclasses.replace(d, probes=probes)
         validation = spec.validation or {}
         state, tools = "synthesized", [spec.ref()]
         if await self._in_canary(spec):

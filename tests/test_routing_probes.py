@@ -5,7 +5,9 @@ probe its maximum is not eligible for the signature and the decision records the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import re
 import subprocess
 import sys
 import uuid
@@ -20,9 +22,9 @@ from bus import subjects, topology
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
-from bus.messages import Prompt, RouteDecision, ToolKind, ToolRef
-from rlar.agent.base import OfflineAgentConfig
-from rlar.agent.offline import OfflineAgent
+from bus.messages import Prompt, RouteDecision, ToolKind, ToolRef, ToolRequest
+from rlar.agent.anthropic_agent import AnthropicAgent
+from rlar.agent.base import AnthropicAgentConfig
 from rlar.registry import ToolRegistry
 from rlar.routing import Decision, RoutingQuery
 from rlar.routing.probes import (
@@ -37,6 +39,7 @@ from rlar.routing.probes import (
     probed_answer,
 )
 from rlar.routing.request import RouteAnswer
+from rlar.testing.anthropic_server import MessagesServer
 from rlar.tool_summary import tasks_lines, tasks_summary
 from rlar.tools.base import ToolSpec, builtin_specs
 from rlar.tools.executor import ToolExecutor
@@ -173,6 +176,32 @@ def test_a_tool_whose_probe_calls_all_error_is_reported_unverified_with_the_erro
     assert ProbeReport.from_dict(report.to_dict()).to_dict() == report.to_dict()
 
 
+def test_a_probe_refuses_a_tool_when_it_gets_the_maximum_on_most_of_the_records_probed() -> None:
+    def scores(*maxed: bool) -> list[ProbeScore]:
+        return [ProbeScore("echo", "ok", 1.0 if m else 0.2, record=i) for i, m in enumerate(maxed)]
+
+    assert judge_probes("t", 1, (0.0, 1.0), scores(True)).refused, "one record: its probe decides"
+    assert judge_probes("t", 1, (0.0, 1.0), scores(True, True, False)).refused
+    one_of_three = judge_probes("t", 1, (0.0, 1.0), scores(True, False, False))
+    assert not one_of_three.refused and one_of_three.verdict == "eligible"
+    assert one_of_three.summary() == "t v1 eligible: echo 1 (1/3 max)"
+
+
+async def test_a_math_checker_that_evaluates_one_echoed_query_is_kept_when_the_other_records_disagree() -> (
+    None
+):
+    simplify = RoutingQuery(task="m", query="Simplify $\\sqrt{50}$.", reference="5\\sqrt{2}")
+    others = [RoutingQuery(task="m", query="How many legs do 3 spiders have?", reference="24"),
+              RoutingQuery(task="m", query="A train travels 60 miles in 2 hours. Find its speed in mph.", reference="30")]  # fmt: skip
+    async with ToolExecutor(timeout_s=10) as ex:
+        prober = Prober(ProbePolicy(), ex)
+        alone = await prober.check("alone", simplify, spec("math_verify"))
+        assert alone.refused and "echo" in alone.maxed, alone.summary()
+        kind = await prober.check("kind", [simplify, *others], spec("math_verify"))
+        assert kind.verdict == "eligible", kind.summary()
+        assert {s.record for s in kind.scores} == {0, 1, 2}
+
+
 async def test_the_prober_refuses_math_verify_on_a_number_game_and_keeps_it_on_a_sum_once_per_signature() -> (
     None
 ):
@@ -231,9 +260,9 @@ def test_the_end_of_run_summary_lists_the_tools_refused_by_hack_probes_per_task(
     )
     kept = judge_probes("math_verify", 1, (0.0, 1.0), [ProbeScore("empty", "ok", 0.0)])
     decisions = [
-        RouteDecision(signature="g", task="game", tools=[ToolRef(tool="format_rules", kind="rule", version=1)],
+        RouteDecision(signature="g", task="game", tools=[ToolRef(tool="format_rules", kind=ToolKind.RULE, version=1)],
                       backend="offline", reason="[fallback] none fits", probes=[refused.to_dict()]),
-        RouteDecision(signature="s", task="sum", tools=[ToolRef(tool="math_verify", kind="rule", version=1)],
+        RouteDecision(signature="s", task="sum", tools=[ToolRef(tool="math_verify", kind=ToolKind.RULE, version=1)],
                       backend="offline", reason="[routed] a number", probes=[kept.to_dict()]),
     ]  # fmt: skip
     out = tasks_summary([{"step": 1, "reward/game": 0.0, "reward/sum": 0.5}], decisions)
@@ -257,11 +286,42 @@ def nats_url(nats_server: EmbeddedServer) -> str:
     return nats_server.url
 
 
-@pytest.fixture(scope="module")
-def agent() -> OfflineAgent:
-    a = OfflineAgent(OfflineAgentConfig())
-    a.embedder(["warm up"])
-    return a
+class ChoosingModel:
+    """A model backend (the Anthropic Messages API, served locally) that routes like a careless agent: it picks
+    the first tool of ``prefer`` among the candidates it is offered, or says none fits. What it is offered is
+    recorded, so a test sees the second question the router asks after the probes refused its first choice."""
+
+    def __init__(self, prefer: list[str]) -> None:
+        self.prefer = prefer
+        self.offered: list[list[str]] = []
+        self.server = MessagesServer()
+
+    def respond(self, body: dict[str, Any]) -> dict[str, Any]:
+        text = body["messages"][0]["content"]
+        text = text if isinstance(text, str) else " ".join(b.get("text", "") for b in text)
+        names = re.findall(r"(?m)^- (\S+) \(v\d+, kind", text.split("# Ruled out")[0])
+        self.offered.append(names)
+        pick = next((n for n in self.prefer if n in names), None)
+        data = {"tools": [{"name": pick, "weight": 1}] if pick else [], "none_fit": pick is None, "confidence": 0.9,
+                "reason": f"picked {pick}" if pick else "none of them", "constraints": []}  # fmt: skip
+        return {
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "choose_reward_tools", "input": data}]
+        }
+
+    def __enter__(self) -> AnthropicAgent:
+        self.server.respond = self.respond
+        self.server.__enter__()
+        return AnthropicAgent(AnthropicAgentConfig(base_url=self.server.url, api_key_env="RLAR_TEST_KEY",
+                                                   max_retries=1, timeout_s=10))  # fmt: skip
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.__exit__(None, None, None)
+
+
+@pytest.fixture(autouse=True)
+def _local_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("RLAR_TEST_KEY", "sk-test")
 
 
 def router_config(nats_url: str, tmp_path: Path, **fields: Any) -> RouterConfig:
@@ -289,33 +349,40 @@ async def wait_for(items: list[Any], n: int, timeout_s: float = 90.0) -> None:
 
 
 async def test_the_router_refuses_a_tool_a_probe_maxes_out_and_the_decision_records_the_probe_scores(
-    bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent
+    bus: Bus, nats_url: str, tmp_path: Path
 ) -> None:
     await ToolRegistry(bus).ensure_builtins()
     task = f"game-{uuid.uuid4().hex[:8]}"
     routed = await collect(bus, subjects.routed(task), Prompt)
     announced = await collect(bus, subjects.TOOLS_DECISIONS, RouteDecision)
-    # Without a tool that checks the expression, the declared fallback scores the prompts meanwhile.
+    # Without a tool that checks the expression, the declared fallback scores the prompts.
     cfg = router_config(nats_url, tmp_path, synthesis=False, fallback={task: [{"tool": "format_rules"}]})
-    router = Router(cfg, agent=agent)
-    games = [("3, 3, 8, 8", "24"), ("4, 4, 6, 8", "24"), ("1, 5, 5, 5", "24")]
-    async with running(router, bus):
-        for i, (numbers, target) in enumerate(games):
-            p = Prompt(prompt_id=f"{task}/e0/{i}", task=task, index=i, reference=target,
-                       prompt=f"Use the numbers {numbers} once each with + - * / to make {target}.",
-                       description="Number game: reach the target with the given numbers.")  # fmt: skip
-            await bus.js_publish(subjects.prompts(task), p, msg_id=p.prompt_id)
-        await wait_for(routed, 3)
-    assert all("math_verify" not in [t.tool for t in p.tools] for p in routed)
-    mine = [d for d in announced if d.task == task]
-    assert len(mine) == 1
-    probes = {r["tool"]: r for r in mine[0].probes}
+    games = ["3, 3, 8, 8", "4, 4, 6, 8", "1, 5, 5, 5"]
+    model = ChoosingModel(["math_verify", "contains_match", "exact_match"])
+    with model as agent:
+        router = Router(cfg, agent=agent)
+        async with running(router, bus):
+            for i, numbers in enumerate(games):
+                p = Prompt(prompt_id=f"{task}/e0/{i}", task=task, index=i, reference="24",
+                           prompt=f"Use the numbers {numbers} once each with + - * / to make 24.",
+                           description="Number game: reach the target with the given numbers.")  # fmt: skip
+                await bus.js_publish(subjects.prompts(task), p, msg_id=p.prompt_id)
+            await wait_for(routed, 3)
+    assert all([t.tool for t in p.tools] == ["format_rules"] for p in routed), (
+        "the fallback, not a text matcher"
+    )
+    (d,) = [d for d in announced if d.task == task]
+    assert all("math_verify" not in offered for offered in model.offered[1:]), "never offered again"
+    probes = {r["tool"]: r for r in d.probes}
     assert probes["math_verify"]["verdict"] == "refused" and "bare_target" in probes["math_verify"]["maxed"]
-    scores = {s["probe"]: s["score"] for s in probes["math_verify"]["scores"]}
-    assert scores["bare_target"] == 1.0 and scores["empty"] == 0.0
+    by_probe: dict[str, list[float]] = {}
+    for s in probes["math_verify"]["scores"]:
+        by_probe.setdefault(s["probe"], []).append(s["score"])
+    assert by_probe["bare_target"] == [1.0, 1.0, 1.0] and by_probe["empty"] == [0.0, 0.0, 0.0]
+    assert "hack probes refused math_verify v1 (bare_target 1)" in d.reason
     kv = await bus.js.key_value(topology.DECISIONS_BUCKET)
-    stored = Decision.from_json((await kv.get(mine[0].signature)).value or b"")
-    assert "math_verify v1" in stored.refused() and stored.probes == mine[0].probes
+    stored = Decision.from_json((await kv.get(d.signature)).value or b"")
+    assert "math_verify v1" in stored.refused() and stored.probes == d.probes
     assert router.counters["probes_refused"] >= 1
 
     # Operators see the probes and their scores.
@@ -324,37 +391,99 @@ async def test_the_router_refuses_a_tool_a_probe_maxes_out_and_the_decision_reco
         capture_output=True, text=True, timeout=60, env=actor_env(), cwd=REPO,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
-    line = next(x for x in r.stdout.splitlines() if "math_verify" in x and "refused" in x)
-    assert "bare_target 1" in line
+    line = next(x for x in r.stdout.splitlines() if "probes: math_verify v1 refused" in x)
+    assert "bare_target 1 (3/3 max)" in line and "empty 0" in line
     r = await asyncio.to_thread(
         subprocess.run, [sys.executable, "-m", "rlar.cli", "tools", "decisions", "--json", "--nats", nats_url],
         capture_output=True, text=True, timeout=60, env=actor_env(), cwd=REPO,
     )  # fmt: skip
-    row = next(
-        json.loads(x) for x in r.stdout.splitlines() if json.loads(x)["signature"] == mine[0].signature
-    )
+    row = next(json.loads(x) for x in r.stdout.splitlines() if json.loads(x)["signature"] == d.signature)
     assert {p["tool"]: p["verdict"] for p in row["probes"]}["math_verify"] == "refused"
 
 
 async def test_the_router_keeps_a_correct_tool_whose_probes_all_score_below_its_maximum(
-    bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent
+    bus: Bus, nats_url: str, tmp_path: Path
 ) -> None:
     await ToolRegistry(bus).ensure_builtins()
     task = f"sum-{uuid.uuid4().hex[:8]}"
     routed = await collect(bus, subjects.routed(task), Prompt)
     announced = await collect(bus, subjects.TOOLS_DECISIONS, RouteDecision)
-    router = Router(router_config(nats_url, tmp_path), agent=agent)
-    async with running(router, bus):
-        for i, (a, b) in enumerate([(17, 7), (12, 19), (30, 8)]):
-            p = Prompt(prompt_id=f"{task}/e0/{i}", task=task, index=i, prompt=f"What is {a} + {b}?",
-                       reference=str(a + b), description="Integer addition. A good answer is the number.",
-                       domain="math", answer_format="number")  # fmt: skip
-            await bus.js_publish(subjects.prompts(task), p, msg_id=p.prompt_id)
-        await wait_for(routed, 3)
+    model = ChoosingModel(["math_verify"])
+    with model as agent:
+        async with running(Router(router_config(nats_url, tmp_path), agent=agent), bus):
+            for i, (a, b) in enumerate([(17, 7), (12, 19), (30, 8)]):
+                p = Prompt(prompt_id=f"{task}/e0/{i}", task=task, index=i, prompt=f"What is {a} + {b}?",
+                           reference=str(a + b), description="Integer addition. A good answer is the number.")  # fmt: skip
+                await bus.js_publish(subjects.prompts(task), p, msg_id=p.prompt_id)
+            await wait_for(routed, 3)
     assert all([t.tool for t in p.tools] == ["math_verify"] for p in routed)
+    assert len(model.offered) == 1, "asked once"
     (d,) = [d for d in announced if d.task == task]
     (report,) = d.probes
     assert report["tool"] == "math_verify" and report["verdict"] == "eligible"
     assert {s["probe"] for s in report["scores"]} >= {"empty", "echo", "candidates"}
     assert all(s["status"] == "ok" and s["score"] < 1.0 for s in report["scores"])
     assert "refused" not in d.reason
+
+
+async def test_when_the_chosen_tool_is_refused_the_agent_chooses_again_among_the_probed_candidates_left(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    await ToolRegistry(bus).ensure_builtins()
+    task = f"copy-{uuid.uuid4().hex[:8]}"
+    routed = await collect(bus, subjects.routed(task), Prompt)
+    announced = await collect(bus, subjects.TOOLS_DECISIONS, RouteDecision)
+    model = ChoosingModel(["contains_match", "normalized_match"])
+    with model as agent:
+        async with running(Router(router_config(nats_url, tmp_path), agent=agent), bus):
+            for i, text in enumerate(["hello world", "good morning", "see you soon"]):
+                p = Prompt(prompt_id=f"{task}/e0/{i}", task=task, index=i, prompt=f"Copy the text: {text}",
+                           reference=text, description="Copy the given text exactly.")  # fmt: skip
+                await bus.js_publish(subjects.prompts(task), p, msg_id=p.prompt_id)
+            await wait_for(routed, 3)
+    first, second = model.offered
+    assert "contains_match" in first and "contains_match" not in second and "normalized_match" in second
+    assert all([t.tool for t in p.tools] == ["normalized_match"] for p in routed)
+    (d,) = [d for d in announced if d.task == task]
+    verdicts = {r["tool"]: r for r in d.probes}
+    assert verdicts["contains_match"]["verdict"] == "refused" and verdicts["contains_match"]["maxed"] == [
+        "echo"
+    ], "the echoed query contains the text to copy"
+    assert verdicts["normalized_match"]["verdict"] == "eligible"
+
+
+async def test_a_tool_made_for_a_request_that_a_probe_maxes_out_is_not_used_and_the_fallback_scores(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    registry = ToolRegistry(bus)
+    await registry.ensure_builtins()
+    task = f"made-{uuid.uuid4().hex[:8]}"
+    routed = await collect(bus, subjects.routed(task), Prompt)
+    requests = await collect(bus, subjects.TOOLS_REQUEST_SYNTH, ToolRequest)
+    cfg = router_config(nats_url, tmp_path, examples=1, request_delay_s=0.0,
+                        fallback={task: [{"tool": "format_rules"}]})  # fmt: skip
+    with ChoosingModel([]) as agent:  # no tool fits: a verifier is requested
+        async with running(Router(cfg, agent=agent), bus):
+            p = Prompt(prompt_id=f"{task}/e0/0", task=task, index=0, prompt="Tips for a rainy day?",
+                       description=f"Answer must contain exactly three bullet points, each under ten words. ({task})")  # fmt: skip
+            await bus.js_publish(subjects.prompts(task), p, msg_id=p.prompt_id)
+            await wait_for(requests, 1)
+            req = next(r for r in requests if r.task == task)
+            # A "verifier" that accepts any non-empty text: the echoed query gets its maximum.
+            lenient = ToolSpec(name=f"lenient-{task}", kind=ToolKind.RULE, description="any text", impl="format_rules",
+                               params={"min_chars": 1}, provenance={"origin": "synthesized", "request_id": req.request_id})  # fmt: skip
+            await registry.register(lenient, by="test")
+            await wait_for(routed, 1)
+    assert [t.tool for t in routed[0].tools] == ["format_rules"] and routed[0].route["state"] == "fallback"
+    assert "hack probes got its maximum" in routed[0].route["reason"]
+    kv = await bus.js.key_value(topology.DECISIONS_BUCKET)
+    stored = Decision.from_json((await kv.get(req.signature)).value or b"")
+    report = {r["tool"]: r for r in stored.probes}[lenient.name]
+    assert report["verdict"] == "refused" and report["maxed"] == ["echo"]
+    assert {s["probe"]: s["score"] for s in report["scores"]} == {"empty": 0.0, "echo": 1.0}
+    # Leave no request for a synthesizer of another test.
+    psub = await bus.js.pull_subscribe_bind(durable=topology.SYNTHESIZER, stream=topology.TOOLS)
+    with contextlib.suppress(Exception):
+        for m in await psub.fetch(20, timeout=0.5):
+            await m.ack()
+    await psub.unsubscribe()

@@ -121,9 +121,12 @@ class ProbeScore:
     status: str
     score: float | None = None
     reason: str = ""
+    record: int = 0
+    """Which of the signature's records the probe was built from (0: the first)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"probe": self.probe, "status": self.status, "score": self.score, "reason": self.reason[:160]}
+        return {"probe": self.probe, "status": self.status, "score": self.score, "reason": self.reason[:160],
+                "record": self.record}  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -147,15 +150,16 @@ class ProbeReport:
         return self.verdict == "refused"
 
     def summary(self) -> str:
-        """``math_verify v1 refused: bare_target 1`` — one line for a reason or a table."""
+        """``math_verify v1 refused: bare_target 1, echo 0.5 (1/3 max)`` — per probe the highest score over the
+        signature's records (and how many gave the maximum when several were probed), on one line."""
         if self.verdict == "skipped":
             return f"{self.tool} v{self.version} not probed ({self.reason})"
-        parts = [
-            f"{s.probe} {s.score:.3g}"
-            if s.status == "ok" and s.score is not None
-            else f"{s.probe} {s.status}"
-            for s in self.scores
-        ]
+        parts = []
+        for name, group in _by_probe(self.scores).items():
+            ok = [s.score for s in group if s.status == "ok" and s.score is not None]
+            text = f"{name} {max(ok):.3g}" if ok else f"{name} {group[0].status}"
+            top = sum(1 for x in ok if x >= self.max_score - 1e-9)
+            parts.append(text + (f" ({top}/{len(group)} max)" if len(group) > 1 and top else ""))
         return f"{self.tool} v{self.version} {self.verdict}: {', '.join(parts) or '-'}"
 
     def short(self) -> str:
@@ -187,6 +191,7 @@ class ProbeReport:
                     str(s.get("status", "")),
                     s.get("score"),
                     str(s.get("reason", "")),
+                    int(s.get("record", 0)),
                 )
                 for s in d.get("scores") or []
             ],
@@ -318,7 +323,8 @@ def build_probes(q: RoutingQuery, other_references: Iterable[Any] = ()) -> list[
         probes.append(
             Probe("bare_target", target, "the query asks for a derivation; the response is only its target")
         )
-    options = parse_options(q.query)
+    # A program's docstring lists examples, not answer options.
+    options = parse_options(q.query) if shape != "code_tests" else []
     if options:
         probes.append(
             Probe("all_options", "\n".join(options), f"every one of the {len(options)} options listed")
@@ -335,13 +341,31 @@ def build_probes(q: RoutingQuery, other_references: Iterable[Any] = ()) -> list[
     return [p for p in probes if p.name == "bare_target" or _norm(p.response) not in own]
 
 
+def _by_probe(scores: Iterable[ProbeScore]) -> dict[str, list[ProbeScore]]:
+    out: dict[str, list[ProbeScore]] = {}
+    for s in scores:
+        out.setdefault(s.probe, []).append(s)
+    return out
+
+
 def judge_probes(
     tool: str, version: int, score_range: tuple[float, float], scores: Sequence[ProbeScore]
 ) -> ProbeReport:
-    """The verdict on one tool from the scores it gave the probes (see :class:`ProbeReport`)."""
+    """The verdict on one tool from the scores it gave the probes (see :class:`ProbeReport`).
+
+    A probe counts as maxed when the tool gives it the maximum on more than half of the records it was built
+    from (one record: that one). The decision is per signature, the probes per record: a coincidence of one
+    record ("Simplify $\\sqrt{50}$" echoed is worth $5\\sqrt{2}$ to a math checker) must not refuse a tool for
+    the whole kind when the other records seen say otherwise, while a probe that works on most of them does.
+    """
     lo, hi = float(score_range[0]), float(score_range[1])
     tol = 1e-6 * (hi - lo)
-    maxed = [s.probe for s in scores if s.status == "ok" and s.score is not None and s.score >= hi - tol]
+    maxed = [
+        name
+        for name, group in _by_probe(scores).items()
+        if 2 * sum(1 for s in group if s.status == "ok" and s.score is not None and s.score >= hi - tol)
+        > len(group)
+    ]
     errors = [f"{s.probe}: {s.reason}"[:200] for s in scores if s.status == "error"]
     scored = [s for s in scores if s.status == "ok"]
     if maxed:
@@ -364,8 +388,9 @@ class ProbePolicy:
     duplicate the reward worker's)."""
     timeout_s: float = 10.0
     """Deadline of one probe call (the executor's per-input deadline); the tool's own ``deadline_s`` is capped by it."""
-    references: int = 8
-    """References of other records remembered per signature (for ``other_reference``)."""
+    references: int = 4
+    """Records remembered per signature (the first seen): each gets its probes (another record's reference
+    is one of them), and a probe refuses a tool when it gets the maximum on most of them."""
     allowed_prefixes: tuple[str, ...] = ("rlar.",)
     """Module prefixes a tool's dotted ``impl`` may be imported from in the router's tool workers (a tool that
     cannot be built here is reported ``unverified``, not refused)."""
@@ -383,9 +408,15 @@ class Prober:
         return self._cache.get((signature, spec.name, spec.version, spec.content_hash))
 
     async def check(
-        self, signature: str, q: RoutingQuery, spec: ToolSpec, others: Iterable[Any] = ()
+        self,
+        signature: str,
+        q: RoutingQuery | Sequence[RoutingQuery],
+        spec: ToolSpec,
+        others: Iterable[Any] = (),
     ) -> ProbeReport:
-        """The verdict on ``spec`` for ``signature`` (probes built from ``q`` and ``others``' references)."""
+        """The verdict on ``spec`` for ``signature``: probes built from ``q`` (one record of the signature, or
+        several: each gets its own, see :func:`judge_probes`); another record's reference is taken from the
+        other records and ``others``."""
         key = (signature, spec.name, spec.version, spec.content_hash)
         hit = self._cache.get(key)
         if hit is not None:
@@ -394,8 +425,14 @@ class Prober:
             report = ProbeReport(spec.name, spec.version, "skipped", spec.score_range[1],
                                  reason=f"{spec.kind} tools are not probed (probes.kinds)")  # fmt: skip
         else:
-            probes = build_probes(q, others)
-            inputs = [ToolInput(q.query, p.response, q.reference, dict(q.metadata)) for p in probes]
+            records = [q] if isinstance(q, RoutingQuery) else list(q)
+            extra = list(others)
+            built = [
+                (i, r, p)
+                for i, r in enumerate(records)
+                for p in build_probes(r, [*(x.reference for x in records if x is not r), *extra])
+            ]
+            inputs = [ToolInput(r.query, p.response, r.reference, dict(r.metadata)) for _, r, p in built]
             limit = self.policy.timeout_s
             if spec.params.get("deadline_s"):
                 limit = min(limit, float(spec.params["deadline_s"]))
@@ -408,8 +445,8 @@ class Prober:
             except TimeoutError:
                 results = [ToolResult.error("probe calls timed out") for _ in inputs]
             scores = [
-                ProbeScore(p.name, r.status, r.score if r.ok else None, r.reason)
-                for p, r in zip(probes, results, strict=True)
+                ProbeScore(p.name, res.status, res.score if res.ok else None, res.reason, i)
+                for (i, _, p), res in zip(built, results, strict=True)
             ]
             report = judge_probes(spec.name, spec.version, spec.score_range, scores)
         self._cache[key] = report
