@@ -15,9 +15,9 @@ import random
 from pathlib import Path
 from typing import Any
 
-from bench.routing_set import answers, maths, open_ended, programs, texts
+from bench.routing_set import answers, formats, maths, open_ended, programs, texts
 
-GENERATORS = [*maths.ALL, *programs.ALL, *answers.ALL, *texts.ALL, *open_ended.ALL]
+GENERATORS = [*maths.ALL, *programs.ALL, *answers.ALL, *texts.ALL, *open_ended.ALL, *formats.ALL]
 OUT = Path(__file__).resolve().parents[2] / "data" / "routing" / "labelled.jsonl"
 
 

@@ -70,7 +70,7 @@ def arc(rng: random.Random) -> list[dict[str, Any]]:
     for i, (q, opts, a) in enumerate(_ARC):
         labels = list("1234") if i % 4 == 3 else list("ABCD")
         query = q + "\n" + "\n".join(f"{labels[j]}: {o}" for j, o in enumerate(opts))
-        acc = CHOICE if labels[0] == "A" else [*CHOICE, "math_verify"]
+        acc = CHOICE  # a letter or an option index: a string match (not math equivalence)
         items.append(Item(query, labels[a], acc, {"choices": {"text": opts, "label": labels}}))
     return records(task, items)
 
@@ -115,7 +115,7 @@ def hellaswag(rng: random.Random) -> list[dict[str, Any]]:
             Item(
                 q,
                 str(label),
-                [*CHOICE, "math_verify"],
+                CHOICE,
                 {"activity_label": activity, "endings": endings, "ind": i},
             )
         )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from bench.routing_set.common import LABEL, NONE, OPEN, SPAN, Item, Task, records
+from bench.routing_set.common import JUDGE, LABEL, NONE, OPEN, SPAN, Item, Task, records
 
 _HH_HELPFUL = [
     "What are some good ways to save money on groceries?", "Can you help me write a toast for my brother's wedding?",
@@ -282,12 +282,22 @@ _RB2_SUBSETS = {"rb2_focus": "Focus", "rb2_factuality": "Factuality", "rb2_safet
                 "rb2_precise_if": "Precise IF"}  # fmt: skip
 
 
+# Prompts that ask for a verse form (a limerick's AABBA rhyme, a haiku's 5-7-5): their checkable constraints do not
+# cover the form, so a verifier of the constraints alone would reward a non-limerick; a judge checks both.
+_VERSE_FORMS = frozenset({
+    "Write a haiku about autumn that ends with the word 'gold'.",
+    "Write a limerick about a Zelda fan named Rodney. Make sure to include these items: Zelda, Hyrule, Link, Ganon. Use less than 100 words.",
+    "Write a limerick about a cat who loves jazz. Do not use the word 'cat'.",
+})  # fmt: skip
+
+
 def _rb2(task: Task, rows: list[tuple[str, str, str]], acceptable: list[str]) -> list[dict[str, Any]]:
     subset = _RB2_SUBSETS[task.type]
     items = [
-        Item(p, None, acceptable, {"chosen": [c], "rejected": [r], "subset": subset, "num_correct": 1})
+        Item(p, None, JUDGE if p in _VERSE_FORMS else acceptable,
+             {"chosen": [c], "rejected": [r], "subset": subset, "num_correct": 1})
         for p, c, r in rows
-    ]
+    ]  # fmt: skip
     return records(task, items)
 
 
@@ -408,7 +418,12 @@ def ifeval(rng: random.Random) -> list[dict[str, Any]]:
         "google/IFEval",
     )
     items = [
-        Item(p, None, NONE, {"key": 1000 + i, "instruction_id_list": ids, "kwargs": kw})
+        Item(
+            p,
+            None,
+            JUDGE if p in _VERSE_FORMS else NONE,
+            {"key": 1000 + i, "instruction_id_list": ids, "kwargs": kw},
+        )
         for i, (p, ids, kw) in enumerate(_IFEVAL)
     ]
     return records(task, items)
@@ -470,7 +485,10 @@ _FREE_CONSTRAINTS = [
 def stated_constraints(rng: random.Random) -> list[dict[str, Any]]:
     task = Task("stated_constraints", ["constrained_generation", "rules-in-the-prompt"], ["", "The prompt states its own rules; every response must obey them."],
                 "written-for-rlar")  # fmt: skip
-    items = [Item(q, "" if i % 2 else None, NONE) for i, q in enumerate(_FREE_CONSTRAINTS)]
+    items = [
+        Item(q, "" if i % 2 else None, JUDGE if q in _VERSE_FORMS else NONE)
+        for i, q in enumerate(_FREE_CONSTRAINTS)
+    ]
     return records(task, items)
 
 
