@@ -398,7 +398,7 @@ def register(sub: Any, bench: Any) -> None:
     q.add_argument("--tool", action="append", default=[], help="tool name (repeatable); default: per record")
     q.add_argument("--python", action="append", default=[], metavar="MODULE:FUNCTION",
                    help="score with your own reward function (imported from the working directory; repeatable; "
-                   "needs --nats embedded)")  # fmt: skip
+                   "needs --nats embedded; default: none)")  # fmt: skip
     q.add_argument("--config", help="a run config whose [[tools]] are registered and whose tasks' default_tools "
                    "score records of those tasks (needs --nats embedded)")  # fmt: skip
     q.add_argument("--nats", help="NATS URL or 'embedded' (a server, reward worker and sandbox in-process)")
