@@ -122,6 +122,22 @@ def test_a_long_list_of_number_candidates_holds_the_reference_neither_first_nor_
     assert "24" in items[1:-1]
 
 
+def test_the_candidates_of_a_worked_solution_are_bare_values_and_a_formula_keeps_its_form() -> None:
+    gsm8k = "She buys 6*3=<<6*3=18>>18 stickers.\nSo she has 24+18=<<24+18=42>>42 stickers.\n#### 42"
+    items = probes_of("Maria has 24 stickers and buys 18 more. How many now?", gsm8k)["candidates"].split(
+        ", "
+    )
+    assert "42" in items[1:-1] and not any("####" in x or "stickers" in x for x in items), (
+        "the solution itself, with the marker a checker reads, is no guess"
+    )
+    angle = probes_of("What is the interior angle of a regular hexagon?", "120^\\circ")["candidates"].split(
+        ", "
+    )
+    assert "121^\\circ" in angle and "hexagon" not in angle, (
+        "guesses of the answer's form, not words of the query"
+    )
+
+
 def test_another_records_reference_is_a_probe_only_when_it_differs_from_this_ones() -> None:
     assert (
         probes_of("Who wrote Hamlet?", "Shakespeare", ["shakespeare", "Dickens"])["other_reference"]

@@ -97,6 +97,7 @@ _DERIVATION = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _NUMBER = re.compile(r"^[-+]?(?:\d+(?:[.,]\d+)*|\.\d+)$")
+_NUM_IN = re.compile(r"(?<![\w.])\d+(?![.\d])")
 _OPTION_LINE = re.compile(r"^\s*(?:\(([A-Za-z]|\d{1,2})\)|([A-Za-z]|\d{1,2})[).:])\s+(\S.*?)\s*$")
 _OPTION_INLINE = re.compile(r"\(([A-J])\)\s*(.+?)(?=\s*\([A-J]\)|\n|$)")
 _OPTION_HEADER = re.compile(
@@ -273,12 +274,42 @@ def _number_candidates(value: str) -> list[str]:
     return [str(int(v)) if integral and float(v).is_integer() else f"{v:g}" for v in out]
 
 
+def _bare(text: str) -> str:
+    """A worked solution's final answer (after GSM8K's ``####``, or its last ``\\boxed{}``), else the text."""
+    if "####" in text and text.rsplit("####", 1)[1].strip():
+        return text.rsplit("####", 1)[1].strip()
+    start = text.rfind("\\boxed{")
+    if start >= 0:
+        depth, i = 0, start + len("\\boxed")
+        for j in range(i, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            if depth == 0:
+                return text[i + 1 : j].strip()
+    return text.strip()
+
+
+def _formula_candidates(ref: str) -> list[str]:
+    """Answers of the same form as ``ref`` with other values: every number in it shifted (``120^\\circ`` ->
+    ``121^\\circ``, ``3, -3`` -> ``4, -2``); without numbers, simple transforms of it."""
+    if not _NUM_IN.search(ref):
+        return [f"-{ref}", f"2{ref}", f"{ref}+1", f"{ref}-1", f"\\frac{{{ref}}}{{2}}", f"{ref}^2"]
+    out = []
+    for k in (1, 2, 3, 5, 10, -1, -2, -3, -5, -10):
+        out.append(_NUM_IN.sub(lambda m, k=k: str(int(m.group(0)) + k), ref))
+    return out
+
+
 def _candidates(
     q: RoutingQuery, shape: str, answers: Sequence[str], others: Sequence[str], options: Sequence[str]
 ) -> list[str]:
-    ref = answers[0].strip()
+    # A list of guesses of the reference's own kind: for numbers and formulas, bare values (a worked
+    # solution's final answer, never the solution with its "####" or \\boxed that a checker would read).
+    ref = _bare(answers[0]) if shape in ("number", "math") else answers[0].strip()
     if shape == "number" and _NUMBER.match(ref):
         pool = _number_candidates(ref)
+    elif shape in ("number", "math"):
+        pool = _formula_candidates(ref)
+        others = [_bare(o) for o in others]
     elif shape == "choice":
         letters = [re.sub(r"[^A-Za-z0-9]", "", o.split()[0]) for o in options] if options else []
         pool = letters or list("ABCDEFGHIJ")
@@ -287,7 +318,7 @@ def _candidates(
     else:
         words = [w.strip(".,;:!?\"'()") for w in q.query.split()]
         pool = [*others, *(w for w in words if len(w) > 2)]
-    seen = {_norm(a) for a in answers}
+    seen = {_norm(a) for a in answers} | {_norm(ref)}
     distinct: list[str] = []
     for c in [*others, *pool]:
         c = str(c).strip()
