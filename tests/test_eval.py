@@ -402,6 +402,53 @@ def test_a_user_tool_in_default_tools_scores_the_task_with_the_config_alone(
     ]
 
 
+def test_a_synthesised_verifier_from_the_runs_snapshot_scores_the_task_in_the_sandbox(tmp_path: Path) -> None:
+    import asyncio
+
+    from rlar.eval import EvalTask, score_responses
+    from rlar.eval.tools import ToolCatalog
+    from rlar.tools import ToolExecutor
+    from rlar.tools.synthesized import synthesized_spec
+
+    code = "def reward(query, response, reference, metadata):\n    return 1.0 if response.endswith('!') else 0.5\n"
+    verifier = synthesized_spec(name="ends_with_bang", description="ends with !", code=code, score_range=(0.0, 1.0),
+                                task_types=["shout"], answer_formats=["text"], params={},
+                                provenance={"origin": "synthesized"}, validation={})  # fmt: skip
+    v2 = verifier.replace(version=2, code=code.replace("0.5", "0.0")).sealed()
+    run = tmp_path / "run"
+    run.mkdir()
+    lines = [{"type": "tool", "spec": verifier.to_dict()}, {"type": "tool", "spec": v2.to_dict()},
+             {"type": "status", "name": "ends_with_bang",
+              "status": {"versions": {"2": {"state": "quarantined", "reason": "canary failed"}}}}]  # fmt: skip
+    (run / "tools.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    # the learner's record only (no routing decision): v1 scored the task, v2 only shadowed it
+    tasks = {"shout": {"tools": [{"tool": "ends_with_bang", "version": 1, "shadow": False},
+                                 {"tool": "ends_with_bang", "version": 2, "shadow": True}], "routing": {}}}  # fmt: skip
+    (run / "summary.json").write_text(json.dumps({"tasks": tasks}))
+    catalog = ToolCatalog.for_eval(run, None)
+    (chosen,) = catalog.task_tools("shout", [("exact_match", 1.0)])
+    assert (chosen.spec.version, chosen.source, chosen.weight) == (1, "run-learner", 1.0)
+    assert (
+        catalog.latest("ends_with_bang").version == 1 and catalog.state("ends_with_bang", 2) == "quarantined"
+    )
+    # a task the run did not train: its default_tools, each name at its newest usable version
+    assert [c.spec.version for c in catalog.task_tools("other", [("ends_with_bang", 2.0)])] == [1]
+    with pytest.raises(ValueError, match="'nosuch' is neither built in nor in the run's tools"):
+        catalog.task_tools("other", [("nosuch", 1.0)])
+
+    rows = [{"q": "say hi", "a": "hi!"}, {"q": "say yo", "a": "yo!"}]
+    (tmp_path / "shout.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    task = EvalTask("shout", source={"name": "shout", "source": "jsonl", "path": str(tmp_path / "shout.jsonl"),
+                                     "fields": {"prompt": "q", "reference": "a"}}, tool_score=True)  # fmt: skip
+    ds = task.load()
+
+    async def go() -> dict[str, Any]:
+        async with ToolExecutor(workers=1, timeout_s=30.0) as ex:
+            return await score_responses(task, ds, [["hi!"], ["yo"]], ex, None, None, [(chosen.spec, 1.0)])
+
+    assert asyncio.run(go()) == {"score": 0.75, "score_abstained": 0.0, "score_errors": 0.0}
+
+
 def test_a_second_eval_of_the_same_checkpoint_keeps_the_first_ones_files(
     run_dir: Path, tmp_path: Path
 ) -> None:
