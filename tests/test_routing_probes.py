@@ -136,6 +136,10 @@ def test_the_candidates_of_a_worked_solution_are_bare_values_and_a_formula_keeps
     assert "121^\\circ" in angle and "hexagon" not in angle, (
         "guesses of the answer's form, not words of the query"
     )
+    length = probes_of("A rod is 4 cm long. How long are 2 rods?", "8.0 cm")["candidates"].split(", ")
+    assert len(length) == 11 and all(x.endswith(".0 cm") for x in length), (
+        "a quantity's guesses are quantities"
+    )
 
 
 def test_another_records_reference_is_a_probe_only_when_it_differs_from_this_ones() -> None:

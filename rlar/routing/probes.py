@@ -1,4 +1,4 @@
-"""Hack probes: degenerate responses a reward tool must not give its maximum, built from one query's record.
+"""Hack probes: degenerate responses a reward tool must not give its maximum, built from a signature's records.
 
 Before a tool scores a task signature the router scores these responses with it (:mod:`actors.router`); a tool
 that gives any of them its maximum (the top of its declared ``score_range``) is not eligible for the
@@ -23,8 +23,11 @@ probe                     applies when
 ``all_options``           the query lists two or more answer options (lettered or numbered lines, inline
                           ``(A) … (B) …``, an ``Options:`` list): every option, one per line
 ``candidates``            the reference is an answer text (a number, a choice, a label, a short text, an
-                          expression): twelve candidates of its kind, the reference among them (never first
-                          or last) — a policy that lists guesses must not collect the reward
+                          expression): twelve guesses of its kind, the reference among them (never first
+                          or last) — numbers around it, a formula with its numbers shifted, the option
+                          letters, the labels, other references and the query's words for texts; a worked
+                          solution counts by its final answer (after ``####``, in its last ``\\boxed{}``).
+                          A policy that lists guesses must not collect the reward
 ``other_reference``       another record of the signature has a reference whose answers differ from this
                           one's: that reference as the response (a tool that scores it as high as the
                           right answer does not read the reference)
@@ -33,7 +36,9 @@ probe                     applies when
 Code tests and reference-free queries get no reference-based probes (``candidates``, ``other_reference``): a
 test file or a missing reference is not a response. Apart from ``bare_target`` (which applies only where the
 target is not the answer), a probe whose text equals one of the reference's acceptable answers (normalised:
-case, spacing, trailing punctuation) is dropped: the reference itself is never a probe.
+case, spacing, trailing punctuation) is dropped: the reference itself is never a probe. Each of the first
+records of a signature gets its own probes; a probe refuses a tool when it gets the maximum on most of the
+records it was built from (:func:`judge_probes`).
 
 :func:`build_probes` is pure (no bus, no tools); :func:`judge_probes` reads the scores one tool gave them and
 says whether the tool stays eligible (:class:`ProbeReport`). :class:`Prober` scores the probes with a tool
@@ -97,7 +102,7 @@ _DERIVATION = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _NUMBER = re.compile(r"^[-+]?(?:\d+(?:[.,]\d+)*|\.\d+)$")
-_NUM_IN = re.compile(r"(?<![\w.])\d+(?![.\d])")
+_NUM_IN = re.compile(r"(?<![\w.])(\d+)(\.\d+)?(?!\d)")
 _OPTION_LINE = re.compile(r"^\s*(?:\(([A-Za-z]|\d{1,2})\)|([A-Za-z]|\d{1,2})[).:])\s+(\S.*?)\s*$")
 _OPTION_INLINE = re.compile(r"\(([A-J])\)\s*(.+?)(?=\s*\([A-J]\)|\n|$)")
 _OPTION_HEADER = re.compile(
@@ -290,12 +295,12 @@ def _bare(text: str) -> str:
 
 def _formula_candidates(ref: str) -> list[str]:
     """Answers of the same form as ``ref`` with other values: every number in it shifted (``120^\\circ`` ->
-    ``121^\\circ``, ``3, -3`` -> ``4, -2``); without numbers, simple transforms of it."""
+    ``121^\\circ``, ``3, -3`` -> ``4, -4``, ``4.0 cm`` -> ``5.0 cm``); without numbers, simple transforms of it."""
     if not _NUM_IN.search(ref):
         return [f"-{ref}", f"2{ref}", f"{ref}+1", f"{ref}-1", f"\\frac{{{ref}}}{{2}}", f"{ref}^2"]
     out = []
     for k in (1, 2, 3, 5, 10, -1, -2, -3, -5, -10):
-        out.append(_NUM_IN.sub(lambda m, k=k: str(int(m.group(0)) + k), ref))
+        out.append(_NUM_IN.sub(lambda m, k=k: f"{int(m.group(1)) + k}{m.group(2) or ''}", ref))
     return out
 
 
@@ -310,6 +315,8 @@ def _candidates(
     elif shape in ("number", "math"):
         pool = _formula_candidates(ref)
         others = [_bare(o) for o in others]
+    elif shape not in ("choice", "label") and _NUM_IN.search(ref):
+        pool = _formula_candidates(ref)  # a quantity, a date, a code: the same text with other numbers
     elif shape == "choice":
         letters = [re.sub(r"[^A-Za-z0-9]", "", o.split()[0]) for o in options] if options else []
         pool = letters or list("ABCDEFGHIJ")
