@@ -5,7 +5,9 @@ learner's published weights (``weights/vNNNNNNNN/model.safetensors``; the newest
 initial model with transformers, puts version N's tensors into it (the newest by default; a tied ``lm_head``
 missing from the blob is re-tied, anything else missing or unexpected is an error), and writes with
 ``save_pretrained``: ``config.json``, ``generation_config.json``, ``model.safetensors``, the tokenizer files,
-and ``README.md`` — a model card with the training summary (steps, updates, reward per task, the tools each task
+``rlar_summary.json``, ``rlar_config.toml`` and ``rlar_tools.jsonl`` (the run's summary, config and tool
+registry snapshot: ``rlar eval --checkpoint DIR --task NAME`` scores the export with the run's own tasks and
+tools), and ``README.md`` — a model card with the training summary (steps, updates, reward per task, the tools each task
 used, the config's task mix, and the hyperparameters as numbers: keys the config left out at their values in
 the config models). The result loads with ``AutoModelForCausalLM.from_pretrained(DIR)`` and
 ``vllm.LLM(model=DIR)``.
@@ -280,6 +282,10 @@ def export_run(run_dir: str | Path, out: str | Path, *, version: int | None = No
     (tmp / "rlar_summary.json").write_text(
         json.dumps({"run_dir": str(run), "version": v, **summary}, indent=2)
     )
+    # What `rlar eval` of the export needs to score like an eval of the run: its tasks and its tools.
+    for name, copy in (("config.toml", "rlar_config.toml"), ("tools.jsonl", "rlar_tools.jsonl")):
+        if (run / name).is_file():
+            shutil.copyfile(run / name, tmp / copy)
     if dest.exists():
         dest.rmdir()
     dest.parent.mkdir(parents=True, exist_ok=True)

@@ -389,6 +389,16 @@ async def test_eval_scores_a_task_with_the_user_tool_the_run_used_and_names_it(
     )
     assert f"score of capitalize: {name} v{got.version} x1 (user) [run-router]" in doc["table"]
 
+    # The run exported: an eval of the export scores its answers with the same tasks and tools as the run's.
+    from rlar.export import export_run
+
+    await asyncio.to_thread(export_run, run, tmp_path / "hf")
+    exported = await asyncio.to_thread(run_eval, str(tmp_path / "hf"), tasks=["capitalize"],
+                                       overrides={"max_new_tokens": 4})  # fmt: skip
+    assert exported["result"]["tools"] == doc["result"]["tools"]
+    assert exported["result"]["metrics"]["capitalize"] == doc["result"]["metrics"]["capitalize"]
+    assert exported["result"]["examples"] == doc["result"]["examples"]
+
 
 def test_a_user_tool_in_default_tools_scores_the_task_with_the_config_alone(
     run_dir: Path, tmp_path: Path

@@ -87,11 +87,14 @@ def _free_stem(directory: Path, stem: str) -> str:
 
 
 def _run_config(ck: Checkpoint, config: str | None) -> str | None:
-    """``config``, or the run's own ``config.toml`` when the checkpoint is (in) a run directory."""
+    """``config``, or the run's own ``config.toml`` when the checkpoint is (in) a run directory, or the copy an
+    exported checkpoint keeps (``rlar_config.toml``)."""
     if config:
         return config
     if ck.run_dir is not None and (ck.run_dir / "config.toml").is_file():
         return str(ck.run_dir / "config.toml")
+    if ck.run_dir is None and (ck.model_dir / "rlar_config.toml").is_file():
+        return str(ck.model_dir / "rlar_config.toml")
     return None
 
 
@@ -129,7 +132,7 @@ def run_eval(
     planned = plan(suite=suite, data=data, tasks=tasks, config=_run_config(ck, config), split=split, limit=limit,
                    options=options, overrides=overrides)  # fmt: skip
     loaded = [(t, t.load()) for t in planned]
-    catalog = ToolCatalog.for_eval(ck.run_dir, _run_config(ck, config))
+    catalog = ToolCatalog.for_eval(ck.run_dir, _run_config(ck, config), ck.model_dir)
     chosen: dict[str, list[ChosenTool]] = {}
     for task, ds in loaded:
         if task.tool_score:

@@ -97,23 +97,33 @@ class ToolCatalog:
     """What the catalogue was read from (for the eval's document)."""
 
     @classmethod
-    def for_eval(cls, run_dir: Path | None, config: str | Path | None) -> ToolCatalog:
-        """Built-ins, then ``config``'s ``[[tools]]``, then ``run_dir``'s snapshot and summary (see the module
-        docstring). Raises ``ValueError`` when a ``[[tools]]`` entry cannot become a tool."""
+    def for_eval(
+        cls, run_dir: Path | None, config: str | Path | None, model_dir: Path | None = None
+    ) -> ToolCatalog:
+        """Built-ins, ``run_dir``'s snapshot, ``config``'s ``[[tools]]`` and ``run_dir``'s summary (see the module
+        docstring); without a run, an exported checkpoint's copies of them in ``model_dir`` (``rlar_tools.jsonl``,
+        ``rlar_summary.json``, written by ``rlar export``). Raises ``ValueError`` when a ``[[tools]]`` entry
+        cannot become a tool."""
         from rlar.tools import builtin_specs
 
         cat = cls()
         for spec in builtin_specs():
             cat.specs[(spec.name, spec.version)] = spec
-        if run_dir is not None and (run_dir / SNAPSHOT).is_file():
-            cat._add_snapshot(run_dir / SNAPSHOT)
+        snapshot: Path | None
+        summary: Path | None
+        if run_dir is not None:
+            snapshot, summary = run_dir / SNAPSHOT, run_dir / "summary.json"
+        elif model_dir is not None:
+            snapshot, summary = model_dir / f"rlar_{SNAPSHOT}", model_dir / "rlar_summary.json"
+        else:
+            snapshot = summary = None
+        if snapshot is not None and snapshot.is_file():
+            cat._add_snapshot(snapshot)
         if config is not None and Path(config).is_file():
             cat._add_config_tools(Path(config))
-        if run_dir is not None:
-            summary = run_dir / "summary.json"
-            if summary.is_file():
-                cat.run_tasks = dict(json.loads(summary.read_text()).get("tasks") or {})
-                cat.sources.append(str(summary))
+        if summary is not None and summary.is_file():
+            cat.run_tasks = dict(json.loads(summary.read_text()).get("tasks") or {})
+            cat.sources.append(str(summary))
         return cat
 
     def _add_config_tools(self, config: Path) -> None:
