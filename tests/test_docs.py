@@ -478,4 +478,6 @@ def test_the_rewards_walkthrough_trains_is_interrupted_resumes_with_the_printed_
                         "--max-new-tokens", "8", "--limit", "4"], cwd=work, env=env, capture_output=True, text=True,
                        timeout=WALK_STEP_TIMEOUT_S)  # fmt: skip
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    assert "capitalised" in r.stdout + r.stderr, r.stdout[-2000:]
+    assert re.search(r"score of capitalize: capitalised v\d+ .*\(user\)", r.stdout + r.stderr), r.stdout[
+        -2000:
+    ]
