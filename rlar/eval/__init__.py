@@ -124,8 +124,10 @@ def run_eval(
     held-out ``split``, or on ``data``. Every task's data is loaded and its tools checked before any model
     is. Raises ``ValueError`` / ``FileNotFoundError`` with a readable message when the request does not fit.
 
-    The document: ``{"result": <checkpoint's metrics>, "baseline": <compare's metrics or None>,
-    "comparison": [rows], "table": <terminal text>, "files": [paths]}``.
+    The document: ``{"key": <eval key>, "result": <checkpoint's metrics and tools>, "baseline": <compare's
+    metrics or None>, "comparison": [rows], "tasks": {name: data and settings}, "tool_sources": [files the
+    tools came from], "table": <terminal text>, "files": [paths]}``. The baseline is scored with the same
+    tools as the checkpoint.
     """
     ck = resolve_checkpoint(checkpoint)
     base_ck = resolve_checkpoint(compare) if compare else None
@@ -156,15 +158,21 @@ def run_eval(
                               "temperature": t.temperature, "max_new_tokens": t.max_new_tokens} for t, ds in loaded}  # fmt: skip
     key = eval_key(doc, base_doc, planned_tasks, seed)
     stem = f"{_safe(label)}-{_safe(doc['label'])}" + (f"-vs-{_safe(base_doc['label'])}" if base_doc else "")
-    stem = _free_stem(directory, f"{stem}-{key}")
     full: dict[str, Any] = {
         "key": key, "result": doc, "baseline": base_doc,
         "comparison": comparison_rows(base_doc, doc) if base_doc else [],
         "tasks": planned_tasks, "tool_sources": catalog.sources,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }  # fmt: skip
-    files = [directory / f"{stem}.json", directory / f"{stem}.md", directory / f"{stem}.samples.jsonl"]
-    files[0].write_text(json.dumps(full, indent=2, ensure_ascii=False) + "\n")
+    while True:  # the JSON file is created exclusively: two evals at once never take the same name
+        name = _free_stem(directory, f"{stem}-{key}")
+        files = [directory / f"{name}.json", directory / f"{name}.md", directory / f"{name}.samples.jsonl"]
+        try:
+            with files[0].open("x", encoding="utf-8") as fh:
+                fh.write(json.dumps(full, indent=2, ensure_ascii=False) + "\n")
+            break
+        except FileExistsError:
+            continue
     files[1].write_text(markdown_table(doc, base_doc))
     with files[2].open("w", encoding="utf-8") as fh:
         for name, rows in result.samples.items():
