@@ -21,7 +21,7 @@ def _fmt(v: Any) -> str:
 def evidence_line(c: dict[str, Any]) -> str:
     """``field=value (source)`` for the facts that decided, plus leaderboard and missing fields."""
     facts, sources = c.get("facts") or {}, c.get("sources") or {}
-    parts = [f"kind={c['kind']}"] if c.get("kind") else []
+    parts = []
     for k in _EVIDENCE_FIELDS:
         if facts.get(k) not in (None, "", []):
             val = facts[k][:10] if k == "last_modified" else _fmt(facts[k])
@@ -36,6 +36,8 @@ def evidence_line(c: dict[str, Any]) -> str:
     if bench:
         name, value = next(iter(bench.items()))
         parts.append(f"card: {name} {value:g}")
+    if c.get("kind"):
+        parts.append(f"kind={c['kind']}")
     if c.get("missing"):
         parts.append("missing: " + ",".join(c["missing"]))
     return " · ".join(parts)
