@@ -44,7 +44,7 @@ async def run(path: Path, limit: int | None = None) -> dict[str, Any]:
     per_type: dict[str, Counter[str]] = defaultdict(Counter)
     maxed_by: Counter[str] = Counter()
     false_refusals: list[dict[str, Any]] = []
-    seconds: Counter[str] = Counter()
+    seconds: dict[str, float] = defaultdict(float)
     t0 = time.perf_counter()
     async with ToolExecutor(timeout_s=policy.timeout_s) as ex:
         prober = Prober(policy, ex)
@@ -89,7 +89,7 @@ async def run(path: Path, limit: int | None = None) -> dict[str, Any]:
             if c["acceptable_refused"] or c["other_refused"]
         },
         "seconds": round(time.perf_counter() - t0, 1),
-        "seconds_by_tool": {k: round(v, 1) for k, v in seconds.most_common()},
+        "seconds_by_tool": {k: round(v, 1) for k, v in sorted(seconds.items(), key=lambda kv: -kv[1])},
     }
 
 
