@@ -184,6 +184,8 @@ got = [d[t].logprob for t, d in zip(ids[1:], out.prompt_logprobs[1:])]
 logits = AutoModelForCausalLM.from_pretrained(path)(torch.tensor([ids])).logits[0, :-1]
 ref = torch.log_softmax(logits.float(), -1).gather(1, torch.tensor(ids[1:])[:, None])[:, 0].tolist()
 print("MAXDIFF", max(abs(a - b) for a, b in zip(got, ref)), len(got))
+text = llm.generate(["12+7=19 and 3+4=7"], SamplingParams(max_tokens=1))[0]  # a text prompt, as vLLM users write it
+print("TEXT_PROMPT_IDS_AS_TRAINED", list(text.prompt_token_ids) == list(ids))
 """
 
 
@@ -201,3 +203,4 @@ def test_vllm_loads_the_exported_checkpoint_and_scores_tokens_like_transformers(
     line = next(x for x in r.stdout.splitlines() if x.startswith("MAXDIFF"))
     diff, n = line.split()[1:]
     assert int(n) > 10 and float(diff) < 1e-3, line  # vLLM scores every token as transformers does
+    assert "TEXT_PROMPT_IDS_AS_TRAINED True" in r.stdout  # vLLM's own encoding of a text prompt adds no </s>
