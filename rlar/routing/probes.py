@@ -298,10 +298,11 @@ def _formula_candidates(ref: str) -> list[str]:
     ``121^\\circ``, ``3, -3`` -> ``4, -4``, ``4.0 cm`` -> ``5.0 cm``); without numbers, simple transforms of it."""
     if not _NUM_IN.search(ref):
         return [f"-{ref}", f"2{ref}", f"{ref}+1", f"{ref}-1", f"\\frac{{{ref}}}{{2}}", f"{ref}^2"]
-    out = []
-    for k in (1, 2, 3, 5, 10, -1, -2, -3, -5, -10):
-        out.append(_NUM_IN.sub(lambda m, k=k: f"{int(m.group(1)) + k}{m.group(2) or ''}", ref))
-    return out
+
+    def shifted(k: int) -> str:
+        return _NUM_IN.sub(lambda m: f"{int(m.group(1)) + k}{m.group(2) or ''}", ref)
+
+    return [shifted(k) for k in (1, 2, 3, 5, 10, -1, -2, -3, -5, -10)]
 
 
 def _candidates(
