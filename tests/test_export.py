@@ -133,6 +133,34 @@ def test_the_cards_transformers_example_generates_what_rlar_eval_generates(
     assert printed.getvalue() == done.text + "\n"
 
 
+def test_the_cards_example_encodes_as_training_for_chat_templates_and_tokenizers_that_add_tokens(
+    tmp_path: Path,
+) -> None:
+    from transformers import ByT5Tokenizer
+
+    from rlar.eval.runner import EngineSettings
+    from rlar.export import _use_snippet, byte_tokenizer
+    from rlar.policy.engines import make_engine
+    from rlar.policy.model import build_tiny_policy
+
+    chat = byte_tokenizer(ByT5Tokenizer())
+    chat.chat_template = "{% for m in messages %}<{{ m.role }}>{{ m.content }}\n{% endfor %}<assistant>"
+    for name, tok in (("chat", chat), ("eos", ByT5Tokenizer())):  # ByT5 as is appends </s> by default
+        model_dir = build_tiny_policy(tmp_path / name)
+        tok.save_pretrained(model_dir)
+        snippet = "\n".join(_use_snippet(tok, 4)[1:-1]).replace("path/to/this/dir", str(model_dir))
+        assert ("add_special_tokens=False" in snippet) and (
+            ("apply_chat_template" in snippet) == (name == "chat")
+        )
+        scope: dict[str, object] = {}
+        exec(compile(snippet, f"card-{name}", "exec"), scope)
+        engine = make_engine(EngineSettings().config(model_dir, 0))
+        try:
+            assert scope["ids"][0].tolist() == engine.render_prompt("12+7=")  # type: ignore[index]
+        finally:
+            engine.close()
+
+
 def test_the_exported_byte_tokenizer_encodes_and_decodes_like_byt5_and_appends_nothing(
     tmp_path: Path,
 ) -> None:
