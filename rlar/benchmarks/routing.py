@@ -20,6 +20,8 @@ Figures, all in one run, with the built-in tools as candidates:
 - ``descriptions_only``: no exemplars at all (every tool chosen by its description, declared formats and kind).
 - ``tool_held_out``: per built-in tool, the records that accept it routed as if no exemplar had ever named it
   — whether a tool is found by its description.
+- ``unseen`` (the shipped set only): each ``data/routing/heldout_*.jsonl`` — task formats the labelled set does
+  not have, never tuned on — routed as deployed: accuracy, strict accuracy, per type.
 - Baselines: ``random`` (uniform among the candidates plus "none fits": exact expectation and sampled runs),
   ``random_eligible`` (uniform among the tools the rules leave eligible), ``majority_eligible`` (the eligible
   tool most often acceptable across the other types' records); ``p_value_vs_random`` is the one-sided exact
@@ -242,6 +244,31 @@ def _held_out_figures(
     return doc
 
 
+def unseen_paths() -> list[Path]:
+    """The held-out sets of formats the labelled set does not have (``data/routing/heldout_*.jsonl``)."""
+    return sorted(default_path().parent.glob("heldout_*.jsonl"))
+
+
+async def _unseen_figures(agent: Agent, specs: Sequence[ToolSpec]) -> dict[str, Any]:
+    """Per held-out file: its records routed by ``agent`` as deployed (its exemplars: the labelled set)."""
+    out: dict[str, Any] = {}
+    for p in unseen_paths():
+        records = load_labelled(p)
+        routed = await route_records(records, agent, specs)
+        rows = [_correct([t["tool"] for t in r["tools"]], r["none_fit"], rec["acceptable"])
+                for r, rec in zip(routed, records, strict=True)]  # fmt: skip
+        groups = [group_of(r) for r in records]
+        out[p.name] = {
+            "records": len(records), "types": len(set(groups)), "accuracy": _rate([c for c, _ in rows]),
+            "strict_accuracy": _rate([x for _, x in rows]), "correct": sum(x for _, x in rows),
+            "by_type": _by_group(groups, [x for _, x in rows]),
+            "mistakes": [{"id": rec.get("id"), "chosen": [t["tool"] for t in r["tools"]] or ["<none>"],
+                          "acceptable": rec["acceptable"] or ["<none>"]}
+                         for r, rec, (_, x) in zip(routed, records, rows, strict=True) if not x][:40],
+        }  # fmt: skip
+    return out
+
+
 async def run(
     data: str | Path | None,
     agent: Agent,
@@ -253,11 +280,13 @@ async def run(
     save: bool = False,
     candidates: Sequence[ToolSpec] | None = None,
     progress: Callable[[str], None] | None = None,
+    unseen: bool = True,
 ) -> dict[str, Any]:
     """Benchmark ``agent`` on ``data`` (None: the shipped set); see the module docstring. The held-out figures
     need the offline backend's embedding model (``agent.embedder``). ``save`` (the shipped set only) writes
     its vectors and fitted model where the router looks for them first (``data/routing/vectors.npz``,
-    ``data/routing/model.json``)."""
+    ``data/routing/model.json``). ``unseen`` (the shipped set only): also the held-out sets of unseen
+    formats (``unseen``, see :func:`unseen_paths`), routed as deployed."""
     path = Path(data) if data else default_path()
     records = load_labelled(path)
     specs = list(candidates or builtin_specs())
@@ -297,6 +326,8 @@ async def run(
         "candidates": sorted(names), "agent": ag, **base, "wall_s": round(wall, 3),
     }  # fmt: skip
     doc.update(held_figures)
+    if unseen and path == default_path():
+        doc["unseen"] = await _unseen_figures(agent, specs)
     scored = doc.get("leave_one_type_out", ag)
     doc["p_value_vs_random"] = binomial_tail(len(records), int(scored["correct"]), p_random)
     return doc

@@ -184,6 +184,9 @@ def _print_summary(doc: dict[str, Any]) -> None:
             )
         worst = sorted(lo["by_type"].items(), key=lambda kv: kv[1])[:8]
         print("  weakest held-out types: " + ", ".join(f"{k} {v:.2f}" for k, v in worst), file=out)
+    for name, u in doc.get("unseen", {}).items():
+        print(f"  unseen formats ({name}, {u['records']} records, {u['types']} types): strict"
+              f" {u['strict_accuracy']:.3f} ({u['correct']}/{u['records']})", file=out)  # fmt: skip
     print(f"{'random':>10}: {rnd['expected_accuracy']:.3f} expected, {rnd['sampled_accuracy_mean']:.3f}"
           f" ± {rnd['sampled_accuracy_std']:.3f} sampled; random among eligible"
           f" {doc['random_eligible']['expected_accuracy']:.3f}; majority among eligible"
