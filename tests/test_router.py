@@ -411,5 +411,6 @@ async def test_when_synthesis_fails_the_waiting_prompts_fall_back_at_once(
         got = (await routed.wait(1, timeout_s=120))[0]
     # The failure report, not wait_s (600 s), ended the wait: the reason says so.
     assert got.route["state"] == "fallback" and "synthesis failed" in got.route["reason"]
-    assert "no checkable constraint" in got.route["reason"] and got.tools[0].tool == "contains_match"
+    # Small talk is content no rule judges: refused at once (partial = "refuse"), before any composing.
+    assert "would not check every clause" in got.route["reason"] and got.tools[0].tool == "contains_match"
     assert synth.counters["failed"] == 1
