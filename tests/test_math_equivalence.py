@@ -104,6 +104,11 @@ def test_bench_math_prints_both_accuracies_as_json(capsys, tmp_path):
         ("(2, 5]", "$\\boxed{5}$", 0.0),
         ("\\{3, 4\\}", "$\\boxed{\\{4,3\\}}$", 1.0),
         ("2x^2-8", "$\\boxed{2(x-2)(x+2)}$", 1.0),
+        # \boxed without braces (MATH's own solutions): the boxed token is the answer, not a number before it
+        ("9", "$(2+1)(2+1) = \\boxed 9$ divisors.", 1.0),
+        ("8", "$(2+1)(2+1) = \\boxed 9$ divisors.", 0.0),
+        ("12", "so $x = \\boxed 12$.", 1.0),
+        ("\\pi", "the area is $\\boxed\\pi$", 1.0),
     ],
 )
 async def test_documented_rules(math_tool, reference, response, score):

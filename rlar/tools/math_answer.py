@@ -102,7 +102,8 @@ class FinalAnswer:
 
 
 def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, content) of every ``\\boxed{...}`` / ``\\fbox{...}`` with balanced braces."""
+    """(start, end, content) of every ``\\boxed{...}`` / ``\\fbox{...}`` with balanced braces, and of a
+    brace-less ``\\boxed 9`` (one token)."""
     out = []
     for m in re.finditer(r"\\(?:boxed|fbox)\s*\{", text):
         depth, i = 1, m.end()
@@ -111,7 +112,10 @@ def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
             i += 1
         if depth == 0:
             out.append((m.start(), i, text[m.end() : i - 1]))
-    return out
+    # Without braces TeX boxes one token (MATH writes "$\\boxed 9$"); a run of digits is read whole, as meant.
+    for m in re.finditer(r"\\(?:boxed|fbox)(?:\s+|(?=\\))(-?\d+(?:\.\d+)?|\\[A-Za-z]+|[A-Za-z])", text):
+        out.append((m.start(), m.end(), m.group(1)))
+    return sorted(out)
 
 
 def _clean(text: str) -> str:
