@@ -50,7 +50,9 @@ def test_sequence_match_reads_conll_tag_ids_with_their_names() -> None:
     meta = {"tag_names": CONLL}
     assert score("sequence_match", "B-ORG O B-MISC O O O B-MISC O O", ref, meta) == 1.0
     assert score("sequence_match", "O O O O O O O O O", ref, meta) == pytest.approx(6 / 9)
-    assert score("sequence_match", "B-ORG O", ref, meta) == pytest.approx(2 / 9), "a short answer loses positions"
+    assert score("sequence_match", "B-ORG O", ref, meta) == pytest.approx(2 / 9), (
+        "a short answer loses positions"
+    )
 
 
 def test_sequence_match_compares_grids_cell_by_cell_whatever_the_layout() -> None:
