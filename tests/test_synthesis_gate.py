@@ -23,7 +23,7 @@ from rlar.runconfig import ConfigProblems, load_run_config, validate_run_config
 from rlar.synthesis.checks import holds
 from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.loop import synthesize
-from rlar.synthesis.report import outcome_row, summarize, unvouched, where_to
+from rlar.synthesis.report import outcome_row, summarize, to_markdown, unvouched, where_to
 from rlar.synthesis.runner import local_runner
 from rlar.synthesis.second_route import second_reading
 from rlar.synthesis.shapes import build_shaped, shaped_violations
@@ -135,7 +135,11 @@ def test_the_report_says_which_tasks_were_refused_where_they_went_and_what_nobod
     assert [where_to(r, decisions) for r in rows] == ["abstain", "judge: llm_judge", "registered"]
     for r in rows:
         r["then"] = where_to(r, decisions)
-    assert summarize(rows)["refused_then"] == {"abstain": 1, "judge: llm_judge": 1}
+    summary = summarize(rows)
+    assert summary["refused_then"] == {"abstain": 1, "judge: llm_judge": 1}
+    table = to_markdown(summary)
+    assert "| refused: haiku (refused_partial) → abstain | not read: 'Write a haiku about rain' |" in table
+    assert "refused: poem (refused_partial) → judge: llm_judge" in table
     warns = unvouched(rows, decisions)
     assert (
         len(warns) == 2

@@ -67,6 +67,15 @@ def summarize(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "valid": len(valid),
         "refused": len(refused),
         "refused_then": dict(sorted(Counter(str(r.get("then") or "fallback") for r in refused).items())),
+        "refused_detail": [
+            {
+                "task": r.get("task"),
+                "category": r.get("category"),
+                "then": r.get("then") or "fallback",
+                "unread": list(r.get("unread") or [])[:5],
+            }
+            for r in refused
+        ],
         "valid_full": sum(1 for r in valid if r.get("category") == "registered_full"),
         "valid_partial": sum(1 for r in valid if r.get("category") == "registered_partial"),
         "failed_by_reason": dict(sorted(final.items())),
@@ -107,6 +116,9 @@ def to_markdown(summary: Mapping[str, Any], title: str = "Synthesis") -> str:
         f"{summary['coverage_mean'] if summary['coverage_mean'] is not None else '-'} |",
         f"| agent tokens / cost | {summary['tokens']} / ${summary['cost_usd']} |",
     ]
+    for r in summary.get("refused_detail", []):
+        unread = "; ".join(repr(u) for u in r["unread"]) or "-"
+        lines.append(f"| refused: {r['task']} ({r['category']}) → {r['then']} | not read: {unread} |")
     return "\n".join(lines)
 
 
