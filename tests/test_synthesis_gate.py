@@ -133,6 +133,13 @@ def test_the_report_says_which_tasks_were_refused_where_they_went_and_what_nobod
     decisions = [{"request_id": "a.1", "state": "abstain", "tools": []},
                  {"request_id": "b.1", "state": "fallback", "tools": [{"tool": "llm_judge"}]}]  # fmt: skip
     assert [where_to(r, decisions) for r in rows] == ["abstain", "judge: llm_judge", "registered"]
+    # As the router announces them: RouteDecision with the signature (the request id's head) and "[state] ...".
+    from bus.messages import RouteDecision, ToolRef
+
+    announced = [RouteDecision(signature="b", task="poem", tools=[], backend="offline", reason="[pending] no tool fits"),
+                 RouteDecision(signature="b", task="poem", tools=[ToolRef(tool="format_rules", version=1, kind="rule")],
+                               backend="offline", reason="[fallback] synthesis failed: b.1: refused: ...")]  # fmt: skip
+    assert where_to(rows[1], announced) == "fallback: format_rules"
     for r in rows:
         r["then"] = where_to(r, decisions)
     summary = summarize(rows)

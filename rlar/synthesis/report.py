@@ -19,6 +19,7 @@ train`` prints as warnings; ``where_to(...)`` is that destination for one reques
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -138,23 +139,33 @@ def read_run(run_dir: str | Path) -> list[dict[str, Any]]:
 
 
 def where_to(row: Mapping[str, Any], decisions: Iterable[Any] = ()) -> str:
-    """Where a request's samples went: ``registered`` (a verifier), ``judge: <tools>`` (refused or failed;
-    the router's declared fallback), ``abstain`` (refused, no fallback: masked), ``dead-lettered``, or
-    ``fallback`` when no decision says (``decisions``: ``RouteDecision``-like objects or dicts with
-    ``request_id``, ``state``, ``tools``)."""
+    """Where a request's samples went: ``registered`` (a verifier), ``judge: <tools>`` / ``fallback: <tools>``
+    (refused or failed; the router's declared fallback, named), ``abstain`` (refused, no fallback: masked),
+    ``dead-lettered``, or ``fallback`` when no decision says. ``decisions``: ``RouteDecision`` messages (the
+    request id is ``<signature>.<time>``; the state is the ``[state]`` prefix of ``reason``) or dicts with
+    ``request_id``/``signature``, ``state`` or ``reason``, and ``tools``; the last one that matches counts."""
     if row.get("registered"):
         return "registered"
+    rid = str(row.get("request_id") or "")
     state, tools = "", []
     for d in decisions:
         get = d.get if isinstance(d, Mapping) else (lambda k, _d=d: getattr(_d, k, None))
-        if get("request_id") and get("request_id") == row.get("request_id"):
-            state = str(get("state") or "")
-            tools = [
-                str(t.get("tool") if isinstance(t, Mapping) else getattr(t, "tool", t))
-                for t in get("tools") or []
-            ]
+        sig = str(get("signature") or "")
+        if not (get("request_id") == rid or (sig and rid.startswith(sig + "."))):
+            continue
+        found = get("state")
+        if not found:
+            m = re.match(r"\[(\w+)\]", str(get("reason") or ""))
+            found = m.group(1) if m else ""
+        if found in ("pending", "canary", "synthesized"):
+            continue
+        state = str(found)
+        tools = [
+            str(t.get("tool") if isinstance(t, Mapping) else getattr(t, "tool", t))
+            for t in get("tools") or []
+        ]
     if state == "fallback" and tools:
-        return "judge: " + ", ".join(tools)
+        return ("judge: " if any("judge" in t for t in tools) else "fallback: ") + ", ".join(tools)
     if state == "abstain":
         return "abstain"
     if state == "unroutable":
