@@ -174,24 +174,25 @@ def where_to(row: Mapping[str, Any], decisions: Iterable[Any] = ()) -> str:
 
 
 def unvouched(rows: Iterable[Mapping[str, Any]], decisions: Iterable[Any] = ()) -> list[str]:
-    """One warning per task whose synthesis was refused or failed and that no registered verifier serves:
-    where its samples went and the clauses nobody read."""
-    rows = list(rows)
+    """One warning per task with requests (kinds of its queries) that no registered verifier serves: how many,
+    where their samples went and the clauses nobody read (each once)."""
     decisions = list(decisions)
-    served = {str(r.get("task")) for r in rows if r.get("registered")}
-    out = []
+    by_task: dict[str, list[Mapping[str, Any]]] = {}
     for r in rows:
-        task = str(r.get("task") or r.get("request_id"))
-        if r.get("registered") or task in served:
-            continue
-        then = where_to(r, decisions)
-        unread = "; ".join(repr(u) for u in r.get("unread") or []) or "-"
-        verb = (
-            "refused" if str(r.get("category", "")).startswith("refused") else f"failed ({r.get('category')})"
+        if not r.get("registered"):
+            by_task.setdefault(str(r.get("task") or r.get("request_id")), []).append(r)
+    out = []
+    for task, refused in by_task.items():
+        thens = list(dict.fromkeys(where_to(r, decisions) for r in refused))
+        unread = list(dict.fromkeys(u for r in refused for u in r.get("unread") or []))
+        cats = ", ".join(sorted({str(r.get("category")) for r in refused}))
+        dest = "; ".join("its samples ABSTAIN (masked, no reward)" if t == "abstain" else f"its samples go to {t}"
+                         for t in thens)  # fmt: skip
+        shown = "; ".join(repr(u) for u in unread[:8]) + (
+            f" (+{len(unread) - 8} more)" if len(unread) > 8 else ""
         )
-        dest = "its samples ABSTAIN (masked, no reward)" if then == "abstain" else f"its samples go to {then}"
         out.append(
-            f"task {task!r}: no synthesised verifier checks every clause (synthesis {verb}); {dest}; "
-            f"clauses nobody read: {unread}"
+            f"task {task!r}: no synthesised verifier checks every clause for {len(refused)} kind(s) of its queries"
+            f" ({cats}); {dest}; clauses nobody read: {shown or '-'}"
         )
-    return list(dict.fromkeys(out))
+    return out
