@@ -8,7 +8,7 @@ import pytest
 from rlar.routing.exemplars import ExemplarBank
 from rlar.routing.matching import OfflineRouter
 from rlar.routing.query import RoutingQuery
-from rlar.routing.rules import eligibility
+from rlar.routing.rules import eligibility, unread_by_record_rules
 from rlar.routing.scorer import ScorerModel, feature_names
 from rlar.tools import builtin_specs
 from tests.test_routing_scorer import bag_of_words
@@ -119,3 +119,83 @@ def test_a_stated_verse_form_goes_to_a_judge_even_with_checkable_constraints() -
     plain = r.decide(RoutingQuery("s", "Write about tea in under 50 words.", None), SPECS)
     assert form.tools and form.tools[0]["name"] == "llm_judge"
     assert plain.none_fit and plain.path == "rule:uncovered_constraints"
+
+
+# -- reference-free format instructions a built-in checks (issue 24) -------------------------------------------
+
+IFEVAL_ROW = {
+    "key": 7,
+    "instruction_id_list": ["change_case:english_lowercase", "punctuation:no_comma"],
+    "kwargs": [{}, {}],
+}
+
+
+def chat(text: str, rules: list[dict[str, object]]) -> RoutingQuery:
+    return RoutingQuery(
+        "house", text, None, metadata={"format_rules": rules}, messages=[{"role": "user", "content": text}]
+    )
+
+
+def test_an_ifeval_row_as_shipped_with_its_instructions_in_metadata_goes_to_ifeval() -> None:
+    row = RoutingQuery("if", "Describe a harbour at night in lowercase letters without commas.", None,
+                       metadata=dict(IFEVAL_ROW))  # fmt: skip
+    m = router(BANK).decide(row, SPECS)
+    assert [t["name"] for t in m.tools] == ["ifeval"] and m.path == "rule:covering"
+    bare = RoutingQuery("if", "Describe a harbour at night.", None, metadata=dict(IFEVAL_ROW))
+    assert [t["name"] for t in router(BANK).decide(bare, SPECS).tools] == ["ifeval"]
+    nothing = RoutingQuery("if", "Describe a harbour at night.", None, metadata={"key": 7})
+    assert "ifeval" not in eligible(nothing.query, None, nothing.metadata)
+
+
+async def test_ifeval_scores_a_row_from_the_instructions_in_its_metadata() -> None:
+    from rlar.tools.base import ToolInput, make_tool
+
+    tool = make_tool(next(s for s in SPECS if s.name == "ifeval"))
+    good = await tool.score(ToolInput("q", "quiet water and soft lights", None, dict(IFEVAL_ROW)))
+    bad = await tool.score(ToolInput("q", "Quiet water, soft lights", None, dict(IFEVAL_ROW)))
+    assert (good.status, good.score, bad.score) == ("ok", 1.0, 0.0)
+    assert (await tool.score(ToolInput("q", "quiet", None, {"key": 7}))).status == "abstain"
+
+
+def test_record_rules_that_read_every_stated_constraint_route_to_format_rules() -> None:
+    whole = chat("Answer in lowercase and without commas: why is the sky blue?",
+                 [{"rule": "lowercase"}, {"rule": "no_commas"}])  # fmt: skip
+    m = router(BANK).decide(whole, SPECS)
+    assert [t["name"] for t in m.tools] == ["format_rules"] and m.path == "rule:covering"
+    assert unread_by_record_rules(whole) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "rules", "unread"),
+    [
+        ("In a cheerful tone, give exactly 3 bullet points on studying.",
+         [{"rule": "bullets", "min": 3, "max": 3}], "tone"),
+        ("Describe a harbour at dawn in under 40 words, all in lowercase.", [{"rule": "words", "max": 40}],
+         "lowercase"),
+    ],
+)  # fmt: skip
+def test_record_rules_that_leave_a_style_or_a_stated_constraint_unread_do_not_cover_the_instruction(
+    text: str, rules: list[dict[str, object]], unread: str
+) -> None:
+    q = chat(text, rules)
+    left = unread_by_record_rules(q)
+    assert left and any(unread in x for x in left), left
+    m = router(BANK).decide(q, SPECS)
+    assert m.none_fit and m.path == "rule:uncovered_constraints", (m.tools, m.path)
+
+
+async def test_the_echo_probe_refuses_format_rules_only_where_the_echoed_prompt_meets_the_rule() -> None:
+    from rlar.routing.probes import ProbePolicy, Prober
+    from rlar.tools.executor import ToolExecutor
+
+    spec = next(s for s in SPECS if s.name == "format_rules")
+    commas = [chat(t, [{"rule": "no_commas"}]) for t in ("Describe rain without using commas.",
+                                                         "Explain tides without any commas.")]  # fmt: skip
+    bullets = [chat(t, [{"rule": "bullets", "min": 3, "max": 3}]) for t in (
+        "Give exactly 3 bullet points on how to save water.", "List 3 uses of salt as exactly 3 bullet points.")]  # fmt: skip
+    async with ToolExecutor(timeout_s=10) as ex:
+        prober = Prober(ProbePolicy(), ex)
+        echoed = await prober.check("sig-commas", commas, spec)
+        kept = await prober.check("sig-bullets", bullets, spec)
+    assert echoed.refused and "echo" in echoed.maxed, echoed.summary()
+    assert kept.verdict == "eligible", kept.summary()

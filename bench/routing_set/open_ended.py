@@ -421,7 +421,7 @@ def ifeval(rng: random.Random) -> list[dict[str, Any]]:
         Item(
             p,
             None,
-            JUDGE if p in _VERSE_FORMS else NONE,
+            ["ifeval", *JUDGE] if p in _VERSE_FORMS else ["ifeval"],
             {"key": 1000 + i, "instruction_id_list": ids, "kwargs": kw},
         )
         for i, (p, ids, kw) in enumerate(_IFEVAL)
@@ -500,7 +500,7 @@ _RULE_TAGGED = [
     ("Describe rain without using commas.", [{"rule": "no_commas"}]),
     ("List the steps to boil pasta as a numbered list of 4 steps.", [{"rule": "numbered", "min": 4, "max": 4}]),
     ("Reply with a JSON object describing a book (title and author).", [{"rule": "json_keys", "keys": ["title", "author"]}]),
-    ("Write a sentence about the ocean that includes the words blue and deep.", [{"rule": "include", "words": ["blue", "deep"]}]),
+    ("Write a sentence about the ocean that includes the words blue and deep.", [{"rule": "include", "words": ["blue", "deep"]}, {"rule": "sentences", "max": 1}]),
     ("Describe a dog in at most 12 words.", [{"rule": "words", "max": 12}]),
     ("Start your answer with 'Yes,' and tell me if tea has caffeine.", [{"rule": "starts_with", "text": "Yes,"}]),
     ("Give a tip for focus and end with an exclamation mark.", [{"rule": "ends_with", "text": "!"}]),
@@ -518,6 +518,101 @@ def rule_tagged(rng: random.Random) -> list[dict[str, Any]]:
             {"format_rules": rules, "category": "house"},
         )
         for q, rules in _RULE_TAGGED
+    ]
+    return records(task, items)
+
+
+# IFEval's rows as the dataset ships them (key, prompt, instruction_id_list, kwargs; no reference), with
+# instruction ids the two IFEval types above do not use.
+_IFEVAL_ROWS = [
+    ("Write a short essay on city gardens. Do not include the words 'concrete' or 'traffic' in the response.",
+     ["keywords:forbidden_words"], [{"forbidden_words": ["concrete", "traffic"]}]),
+    ("Describe a thunderstorm to a friend. The word 'rain' should appear at least 3 times.",
+     ["keywords:frequency"], [{"keyword": "rain", "frequency": 3, "relation": "at least"}]),
+    ("Explain how a bicycle gear works in fewer than 6 sentences.",
+     ["length_constraints:number_sentences"], [{"num_sentences": 6, "relation": "less than"}]),
+    ("Write 3 paragraphs about river otters, separated by two new lines. The second paragraph must start with the word 'Otters'.",
+     ["length_constraints:nth_paragraph_first_word"], [{"num_paragraphs": 3, "nth_paragraph": 2, "first_word": "otters"}]),
+    ("Is the Great Wall visible from space? Answer with one of the following options: ('My answer is yes.', 'My answer is no.', 'My answer is maybe.')",
+     ["detectable_format:constrained_response"], [{}]),
+    ("Write a note to a neighbour about a lost cat. Wrap your entire response with double quotation marks.",
+     ["startend:quotation"], [{}]),
+    ("Write a product review of a kettle. Use words in all capital letters at least 4 times to stress the main points.",
+     ["change_case:capital_word_frequency"], [{"capital_frequency": 4, "capital_relation": "at least"}]),
+    ("Give a travel plan for two days in Lisbon with exactly 2 sections. Mark the beginning of each section with Day X.",
+     ["detectable_format:multiple_sections"], [{"section_spliter": "Day", "num_sections": 2}]),
+    ("Write a cover letter for a barista job. Highlight at least 2 sections with markdown, i.e. *highlighted section*. End your response with 'Thank you for reading.'",
+     ["detectable_format:number_highlighted_sections", "startend:end_checker"], [{"num_highlights": 2}, {"end_phrase": "Thank you for reading."}]),
+    ("List the planets in order from the sun. Your answer must be in all lowercase letters and contain at least 40 words.",
+     ["change_case:english_lowercase", "length_constraints:number_words"], [{}, {"num_words": 40, "relation": "at least"}]),
+]  # fmt: skip
+
+
+def ifeval_rows(rng: random.Random) -> list[dict[str, Any]]:
+    """IFEval rows as shipped: the instructions sit beside the prompt (metadata here), not in a reference —
+    the ``ifeval`` tool reads them there."""
+    task = Task("ifeval_rows", ["instruction_rows", "verifiable-rows-raw"], ["", "Each row lists the instructions it checks."],
+                "google/IFEval (raw rows)")  # fmt: skip
+    items = [
+        Item(p, None, ["ifeval"], {"key": 3000 + i, "instruction_id_list": ids, "kwargs": kw})
+        for i, (p, ids, kw) in enumerate(_IFEVAL_ROWS)
+    ]
+    return records(task, items)
+
+
+# Records whose own format_rules read every constraint the prompt states (the prompt's content aside).
+_RULES_WHOLE = [
+    ("Answer in lowercase and without commas: why is the sky blue?", [{"rule": "lowercase"}, {"rule": "no_commas"}]),
+    ("Reply in at most 25 words: what does a barometer measure?", [{"rule": "words", "max": 25}]),
+    ("Give exactly 5 bullet points on how to save water.", [{"rule": "bullets", "min": 5, "max": 5}]),
+    ("Begin your reply with 'Dear team' and explain the new holiday rota.", [{"rule": "starts_with", "text": "Dear team"}]),
+    ("Write about your favourite season and finish with the words 'See you soon.'", [{"rule": "ends_with", "text": "See you soon."}]),
+    ("Return a JSON object with the keys 'city' and 'country' for the Eiffel Tower.", [{"rule": "json_keys", "keys": ["city", "country"]}]),
+    ("Describe a forest walk and mention the words 'moss', 'fern' and 'creek'.", [{"rule": "include", "words": ["moss", "fern", "creek"]}]),
+    ("Explain recycling in 3 numbered steps.", [{"rule": "numbered", "min": 3, "max": 3}]),
+    ("Tell me about volcanoes in at least 80 words and do not use the word 'lava'.", [{"rule": "words", "min": 80}, {"rule": "exclude", "words": ["lava"]}]),
+    ("Summarise the water cycle in no more than 3 sentences.", [{"rule": "sentences", "max": 3}]),
+]  # fmt: skip
+
+# Records whose format_rules leave a stated requirement unchecked: a tone or style, or a constraint the rules
+# do not name — no built-in checks the whole instruction.
+_RULES_PARTIAL = [
+    ("In a cheerful tone, give exactly 3 bullet points on studying.", [{"rule": "bullets", "min": 3, "max": 3}]),
+    ("Describe a harbour at dawn in under 40 words, all in lowercase.", [{"rule": "words", "max": 40}]),
+    ("Write a formal apology for a late delivery and end it with 'Kind regards'.", [{"rule": "ends_with", "text": "Kind regards"}]),
+    ("Give three reasons to learn chess as a numbered list, and include the word 'patience'.", [{"rule": "numbered", "min": 3, "max": 3}]),
+    ("Write a sarcastic review of a phone charger without using any commas.", [{"rule": "no_commas"}]),
+    ("Explain compound interest in at most 50 words and without any commas.", [{"rule": "words", "max": 50}]),
+    ("Write a persuasive paragraph about cycling to work in at least 60 words.", [{"rule": "words", "min": 60}]),
+    ("Start with 'Hello' and describe your city in exactly 4 sentences.", [{"rule": "starts_with", "text": "Hello"}]),
+    ("Write a humorous note to a roommate about the dishes in fewer than 30 words.", [{"rule": "words", "max": 30}]),
+    ("List four fruits as bullet points and end your answer with the word 'done'.", [{"rule": "bullets", "min": 4, "max": 4}]),
+]  # fmt: skip
+
+
+def rule_metadata_whole(rng: random.Random) -> list[dict[str, Any]]:
+    """Chat prompts with the record's own rules (metadata format_rules) that read all they state."""
+    task = Task("rule_metadata_whole", ["house_rules_complete", "style-guide-prompts"], ["", "The record's rules are the whole instruction."],
+                "written-for-rlar (format_rules metadata, complete)")  # fmt: skip
+    items = [
+        Item(
+            [{"role": "user", "content": q}],
+            None,
+            ["format_rules"],
+            {"format_rules": rules, "category": "style"},
+        )
+        for q, rules in _RULES_WHOLE
+    ]
+    return records(task, items)
+
+
+def rule_metadata_partial(rng: random.Random) -> list[dict[str, Any]]:
+    """Chat prompts whose metadata rules check only part of what they state (a tone, a missing rule)."""
+    task = Task("rule_metadata_partial", ["house_rules_incomplete", "style-guide-prompts-partial"], ["", ""],
+                "written-for-rlar (format_rules metadata, incomplete)")  # fmt: skip
+    items = [
+        Item([{"role": "user", "content": q}], None, NONE, {"format_rules": rules, "category": "style"})
+        for q, rules in _RULES_PARTIAL
     ]
     return records(task, items)
 
@@ -545,4 +640,4 @@ def terse_answers(rng: random.Random) -> list[dict[str, Any]]:
 
 ALL = [hh_helpful, hh_harmless, advbench, xstest, moderation, mt_bench, alpaca_eval, ultrachat, writing_prompts, personas,
        drafting, rb2_focus, rb2_factuality, rb2_safety, rb2_math, rb2_precise_if, ifeval, ifeval_loaded, stated_constraints,
-       rule_tagged, terse_answers]  # fmt: skip
+       rule_tagged, terse_answers, ifeval_rows, rule_metadata_whole, rule_metadata_partial]  # fmt: skip

@@ -9,7 +9,9 @@ No language model is involved. ``OfflineRouter.decide(query, candidates)``, in o
 3. A registered tool (not a built-in) that names the query's task or declared task type among its task types
    was registered for it and is chosen (:func:`~rlar.routing.rules.names_query`). A reference-free query with
    stated constraints needs a tool that checks exactly those
-   (:func:`~rlar.routing.rules.covers`); if none does, no tool fits and a verifier gets written. A reference
+   (:func:`~rlar.routing.rules.covers`: ``ifeval`` for IFEval's instruction ids in the reference or the
+   metadata, ``format_rules`` for the record's own rules when they read every constraint the instruction
+   states); if none does, no tool fits and a verifier gets written. A reference
    in a format one eligible tool exists to read (code tests, IFEval instructions) goes to that tool. No
    eligible tool: no tool fits. One eligible tool: it is chosen.
 4. Otherwise the scorer (:mod:`rlar.routing.scorer`) ranks the eligible tools by its fitted choice model over
@@ -32,7 +34,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rlar.routing.query import QueryFeatures, RoutingQuery
-from rlar.routing.rules import covers, eligibility, names_query, reads_reference_format
+from rlar.routing.rules import (
+    covers,
+    eligibility,
+    names_query,
+    reads_reference_format,
+    unread_by_record_rules,
+)
 from rlar.routing.scorer import ScorerModel, candidate_rows, knn_votes, neighbour_order, tool_text
 from rlar.tools.base import ToolSpec
 
@@ -174,9 +182,11 @@ class OfflineRouter:
                     best,
                 )
             if f.reference_kind != "form":  # a stated form: a verifier of the constraints alone misses it
+                left = unread_by_record_rules(q) if "format_rules" in f.metadata_keys else []
                 return ruled(
                     "rule:uncovered_constraints",
-                    f"no reference and checkable constraints ({rules}) that no registered tool checks",
+                    f"no reference and checkable constraints ({rules}) that no registered tool checks"
+                    + (f"; the record's format_rules leave unread: {'; '.join(left)}" if left else ""),
                 )
         if f.reference_kind == "target":
             return ruled(

@@ -17,18 +17,26 @@ These follow from what a tool reads and what the query carries, not from data:
 - :func:`names_query`: a registered tool (not a built-in) that names the query's task or declared task type
   among its task types was registered for that task.
 - :func:`covers`: for a reference-free query with stated constraints, whether a tool checks exactly those: one
-  synthesised for this query's signature or constraint set, or one that reads the record's metadata where
-  the constraints are written (``format_rules`` reads ``metadata["format_rules"]``).
+  synthesised for this query's signature or constraint set; ``ifeval`` when the record carries IFEval's
+  ``instruction_id_list`` (in its reference or, as the dataset ships its rows, in its metadata); or a built-in
+  that reads the record's metadata where its rules are written (``format_rules`` reads
+  ``metadata["format_rules"]``) when those rules read every constraint of the instruction
+  (:func:`unread_by_record_rules`: the instruction reader, :func:`rlar.tasks.reading.read_instruction`, is
+  asked which clauses it understood; a constraint the record's rules do not check, or a requirement the reader
+  did not understand — a style, a tone, a form — leaves the query to a judge or a synthesised verifier).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rlar.routing.query import QueryFeatures, RoutingQuery
-from rlar.tasks.constraints import constraints_key
+from rlar.tasks.constraints import constraints_key, from_metadata
 from rlar.tasks.references import answer_strings
 from rlar.tools.base import ToolKind, ToolSpec, resolve_tool_class
 
@@ -36,10 +44,12 @@ __all__ = [
     "configured",
     "covers",
     "eligibility",
+    "instructions_of",
     "needs_reference",
     "reads_metadata",
     "reads_reference_format",
     "tool_ready",
+    "unread_by_record_rules",
     "usable_candidates",
 ]
 
@@ -137,6 +147,49 @@ def configured(spec: ToolSpec, f: QueryFeatures) -> tuple[bool, str]:
     return True, ""
 
 
+def instructions_of(q: RoutingQuery) -> dict[str, Any] | None:
+    """IFEval's ``{instruction_id_list, kwargs}`` of the record: its reference as the project's loader gives it,
+    or its metadata as the dataset ships its rows (``key``, ``prompt``, ``instruction_id_list``, ``kwargs``)."""
+    for holder in (q.reference, q.metadata):
+        if isinstance(holder, Mapping) and isinstance(holder.get("instruction_id_list"), list):
+            if holder["instruction_id_list"]:
+                return {"instruction_id_list": holder["instruction_id_list"], "kwargs": holder.get("kwargs")}
+    return None
+
+
+# A record rule checks the constraints of its own family and those of these others (json_keys: a JSON object).
+_RULE_FAMILY = {"json_keys": frozenset({"json", "json_keys"}), "no_commas": frozenset({"commas"})}
+
+
+def _words_of(value: Any) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Za-z]+|\d+", json.dumps(value, default=str))}
+
+
+def unread_by_record_rules(q: RoutingQuery) -> list[str]:
+    """What the record's own rules (``metadata["format_rules"]``) leave unchecked in the instruction, as the
+    instruction reader reads it: constraints of a kind no record rule checks, and requirement words the reader
+    did not understand that no record rule names (a tone, a style, a form). The task's content (what to write
+    about) is no format constraint and is not listed. ``[]``: the record's rules read every constraint."""
+    from rlar.tasks.reading import read_instruction
+
+    rules = from_metadata(q.metadata)
+    checked = {fam for r in rules for fam in _RULE_FAMILY.get(str(r["rule"]), frozenset({str(r["rule"])}))}
+    spoken = _words_of(rules)
+    reading = read_instruction("\n".join(x for x in (q.description, q.query) if x.strip()))
+    out: list[str] = []
+    for c in reading.constraints:
+        if str(c.get("rule")) not in checked:
+            out.append(f"constraint {c.get('rule')} is not among the record's rules")
+    for cl in reading.clauses:
+        for item in cl.unread:
+            if item.startswith("content:"):
+                continue
+            words = set(re.findall(r"[a-z]+|\d+", item.split(":", 1)[-1].lower())) - {"not", "understood"}
+            if words - spoken:
+                out.append(f"{cl.text!r}: {item}")
+    return out
+
+
 def _made_for(spec: ToolSpec) -> bool:
     return bool(spec.params.get("signature") or spec.params.get("constraints"))
 
@@ -148,7 +201,12 @@ def covers(spec: ToolSpec, q: RoutingQuery, f: QueryFeatures) -> bool:
             bool(spec.params.get("constraints"))
             and constraints_key(spec.params["constraints"]) == constraints_key(f.constraints)
         )
-    return bool(set(reads_metadata(spec)) & set(f.metadata_keys))
+    if needs_reference(spec) == "instructions":
+        return instructions_of(q) is not None
+    read = set(reads_metadata(spec)) & set(f.metadata_keys)
+    if not read:
+        return False
+    return "format_rules" not in read or not unread_by_record_rules(q)
 
 
 def names_query(spec: ToolSpec, q: RoutingQuery) -> bool:
@@ -199,9 +257,7 @@ def eligibility(spec: ToolSpec, q: RoutingQuery, f: QueryFeatures) -> str:
             return "normalising would erase the reference (it has no letters or digits)"
     if need == "tests" and shape != "code_tests":
         return "needs code tests as the reference"
-    if need == "instructions" and not (
-        isinstance(q.reference, dict) and "instruction_id_list" in q.reference
-    ):
-        return "needs IFEval instructions as the reference"
+    if need == "instructions" and instructions_of(q) is None:
+        return "needs IFEval instructions (instruction_id_list) in the reference or the metadata"
     ok, why = configured(spec, f)
     return "" if ok else why

@@ -289,7 +289,10 @@ def follows(
 
 
 class IFEvalTool(RewardTool):
-    """IFEval's instruction checks on the response; the reference lists the instructions and their kwargs."""
+    """IFEval's instruction checks on the response; the reference lists the instructions and their kwargs (or,
+    for IFEval's rows as shipped, the record's metadata does: ``instruction_id_list``, ``kwargs``)."""
+
+    metadata_keys: ClassVar[tuple[str, ...]] = ("instruction_id_list", "kwargs")
 
     default_spec: ClassVar[ToolSpec] = ToolSpec(
         name="ifeval",
@@ -316,7 +319,9 @@ class IFEvalTool(RewardTool):
     async def _score(self, inp: ToolInput) -> ToolResult:
         ref = inp.reference
         if not isinstance(ref, Mapping) or "instruction_id_list" not in ref:
-            return ToolResult.abstain("reference has no instruction_id_list")
+            ref = inp.metadata  # IFEval's rows as the dataset ships them: the instructions beside the prompt
+        if not isinstance(ref, Mapping) or "instruction_id_list" not in ref:
+            return ToolResult.abstain("neither the reference nor the metadata has an instruction_id_list")
         ids = list(ref["instruction_id_list"])
         kwargs = list(ref.get("kwargs") or [{} for _ in ids])
         try:
