@@ -267,3 +267,61 @@ def test_the_dev_split_of_the_labelled_set_is_read_as_labelled() -> None:
                 total += 1
                 right += all(holds(c, a["text"]) for c in reading.constraints) == a["ok"]
     assert total >= 100 and right == total
+
+
+# issue 25, second round: per-unit letter tests and per-word letter bounds, read by both readers
+UNIT_LETTER_PHRASINGS: list[tuple[str, list[dict[str, Any]]]] = [
+    ("Write 5 words, each of which ends with the letter s.",
+     [{"rule": "each", "unit": "word", "test": "ends_with", "arg": "s"}, {"rule": "words", "min": 5, "max": 5}]),
+    ("List 4 words that contain the letter r.",
+     [{"rule": "each", "unit": "word", "test": "contains", "arg": "r"}, {"rule": "words", "min": 4, "max": 4}]),
+    ("Give three lines, each one beginning with a capital letter.",
+     [{"rule": "each", "unit": "line", "test": "starts_upper"}, {"rule": "lines", "min": 3, "max": 3}]),
+    ("Give 3 perfect squares, comma separated.",
+     [{"rule": "each", "unit": "number", "test": "square"}, {"rule": "numbers", "min": 3, "max": 3}]),
+    ("Give 4 prime numbers, each on its own line.",
+     [{"rule": "each", "unit": "number", "test": "prime"}, {"rule": "numbers", "min": 4, "max": 4}]),
+    ("Write 3 words, each exactly 6 letters long.",
+     [{"rule": "letters", "per": "word", "min": 6, "max": 6}, {"rule": "words", "min": 3, "max": 3}]),
+    ("Give 5 words of no more than 4 letters each.",
+     [{"rule": "letters", "per": "word", "max": 4}, {"rule": "words", "min": 5, "max": 5}]),
+    ("Write four words with 5 letters or fewer each.",
+     [{"rule": "letters", "per": "word", "max": 5}, {"rule": "words", "min": 4, "max": 4}]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "expected"), UNIT_LETTER_PHRASINGS)
+def test_both_readers_read_letter_tests_on_every_unit_and_letter_bounds_per_word(
+    text: str, expected: list[dict[str, Any]]
+) -> None:
+    reading = read_instruction(text)
+    assert reading.full, [c.to_dict() for c in reading.clauses]
+    assert canonical(reading.constraints) == canonical(expected)
+    assert second_reading(text) == canonical(expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Write 4 words, none of which contain the letter a.",
+     "Write one sentence of 8 words that does not contain the letter a."],
+)  # fmt: skip
+def test_a_negated_letter_is_never_read_as_a_letter_every_unit_must_contain(text: str) -> None:
+    for c in [*read_instruction(text).constraints, *second_reading(text)]:
+        assert c.get("test") != "contains", c
+
+
+def test_starting_with_a_capital_letter_is_not_the_letter_a() -> None:
+    text = "Write 3 lines, each starting with a capital letter."
+    for c in [*read_instruction(text).constraints, *second_reading(text)]:
+        assert c.get("arg") != "a", c
+
+
+def test_the_new_unit_tests_judge_units() -> None:
+    from rlar.synthesis.checks import unit_test
+
+    assert unit_test("contains", "z", "pizza") and not unit_test("contains", "z", "pasta")
+    assert unit_test("starts_upper", None, "- Morning light") and not unit_test("starts_upper", None, "birds")
+    assert unit_test("square", None, "49") and not unit_test("square", None, "50")
+    assert unit_test("ends_with", "y", "happy,") and not unit_test(
+        "ends_with", "y", "yes,"
+    )  # a letter: the last

@@ -385,6 +385,8 @@ def unit_test(test, arg, u):
             return w[:1].lower() == str(arg).lower()
         return _starts(u, arg)
     if test == "ends_with":
+        if len(str(arg)) == 1 and str(arg).isalpha():  # a letter: the unit's last letter
+            return w.lower().endswith(str(arg).lower())
         return u.strip().lower().endswith(str(arg).lower())
     if test == "ends_punct":
         t = u.rstrip()
@@ -413,6 +415,14 @@ def unit_test(test, arg, u):
         return len(u.rstrip("\r")) == int(arg)
     if test == "letters":
         return len(_letters(w)) == int(arg)
+    if test == "contains":
+        return str(arg).lower() in w.lower()
+    if test == "starts_upper":
+        first = next((ch for ch in u if ch.isalpha()), "")
+        return first.isupper()
+    if test == "square":
+        n = _int(w) if w.isdigit() else None
+        return n is not None and int(n**0.5 + 0.5) ** 2 == n
     raise ValueError(f"unknown unit test {test!r}")
 
 

@@ -237,18 +237,76 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
     if "punctuation" in ws and ws & {"end", "ends", "finish", "finishes", "ending"}:
         each("line" if ws & {"line", "lines"} else "sentence", "ends_punct")
         blank.append("punctuation mark")
-    mark = re.search(r"\bend\w*\s+(?:with|in)\s+an?\s+(question|exclamation) mark\b", sentence)
+    mark = re.search(
+        r"\bend\w*\s+(?:with|in)\s+an?\s+(question|exclamation) mark\b|\bend\w*\s+(?:with|in)\s+an?\s+(period|full stop)\b",
+        sentence,
+    )
     if mark and ws & {"every", "each", "all"} and ws & {"line", "lines", "sentence", "sentences"}:
         each(
             "line" if ws & {"line", "lines"} else "sentence",
             "ends_with",
-            "?" if mark.group(1) == "question" else "!",
+            "?" if mark.group(1) == "question" else "!" if mark.group(1) else ".",
         )
         blank.append(mark.group(0))
+    wl = re.search(
+        r"\b(?:every|each) word (?:has|with|having|is|must have|may have|should have) "
+        r"(at most|no more than|up to|at least|exactly)?\s*(\d+|one|two|three|four|five|six|seven|eight|nine|ten)"
+        r" letters?(?: long)?( or (?:fewer|less|more))?\b",
+        sentence,
+    )
+    if wl and _num(wl.group(2)):
+        n_ = int(_num(wl.group(2)) or 0)
+        low = (wl.group(1) or "") == "at least" or (wl.group(3) or "").endswith("more")
+        exact = (wl.group(1) or "") == "exactly" or not (wl.group(1) or wl.group(3))
+        out.append({"rule": "letters", "per": "word", "min": n_, "max": n_} if exact else
+                   {"rule": "letters", "per": "word", **({"min": n_} if low else {"max": n_})})  # fmt: skip
+        blank.append(wl.group(0))
+        sentence = _blanked(sentence, [wl.group(0)])
+    negation = bool(ws & {"no", "not", "none", "never", "without", "avoid", "nor"}) or "n't" in sentence
+    cap = re.search(
+        r"\b(?:start|starts|starting|begin|begins|beginning)\s+(?:(each|every) line\s+)?with\s+an?\s+"
+        r"(?:capital|upper\s?case|upper-case)(?: letter)?\b",
+        sentence,
+    )
+    if cap and not negation and (ws & {"every", "each", "all"}):
+        each("line" if cap.group(1) or unit == "line" else unit, "starts_upper")
+        blank.append(cap.group(0))
+        sentence = _blanked(sentence, [cap.group(0)])
+    fin = re.search(
+        r"\b(?:end|ends|ending|finish|finishes|finishing)\s+(?:with|in)\s+the\s+letter\s+'?([a-z])'?(?:\s|$|[,.])"
+        r"|\b(?:last|final) letter is\s+(?:the letter\s+)?'?([a-z])'?(?:\s|$|[,.])",
+        sentence,
+    )
+    if fin and not negation and unit in ("word", "line", "sentence"):
+        each(unit, "ends_with", fin.group(1) or fin.group(2))
+        blank.append(fin.group(0))
+        sentence = _blanked(sentence, [fin.group(0)])
+    has = re.search(
+        r"\b(?:contain|contains|containing|include|includes|including|having|has|have|with)\s+"
+        r"(?:at least one |one |an? )?(?:the )?letter\s+'?([a-z])'?(?:\s|$|[,.])",
+        sentence,
+    )
+    if (
+        has
+        and not negation
+        and unit in ("word", "line", "sentence")
+        and (
+            ws & {"every", "each", "all"}
+            or re.search(r"\b(?:words|lines|sentences) (?:that|which)\b", sentence)
+        )
+    ):
+        each(unit, "contains", has.group(1))
+        blank.append(has.group(0))
+    if ws & {"square", "squares"} and (
+        "perfect" in ws or re.search(r"\bsquare (?:numbers|integers)\b", sentence)
+    ):
+        each("number", "square")
     start = re.search(
         r"\b(?:start|starts|starting|begin|begins|beginning)\s+with\s+(?:the\s+letter\s+)?'?([a-z])'?(?:\s|$|[,.])",
         sentence,
     )
+    if start and start.group(1) == "a" and "letter" not in start.group(0):
+        start = None  # "starting with a capital" names no letter
     if start and (ws & {"every", "each", "all"}) and unit in ("word", "line", "sentence"):
         each(unit, "starts_with", start.group(1))
         blank.append(start.group(0))
@@ -356,7 +414,7 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
     ints = re.search(
         r"\b(\d+|"
         + "|".join(_SMALL)
-        + r") (?:even |odd |prime |positive )?(?:integers|whole numbers|numbers)\b",
+        + r") (?:even |odd |prime |positive |square |perfect )?(?:integers|whole numbers|numbers|squares|primes)\b",
         sentence,
     )
     if ints and _num(ints.group(1)):

@@ -206,7 +206,16 @@ def _words(constraints: Sequence[Mapping[str, Any]], n: int, unit: str = "word")
     spell = next((str(c["text"]) for c in _by(constraints, "spell") if c.get("unit") == unit), None)
     pool = list(_PALINDROMES) if any(t == "palindrome" for t, _ in tests) else list(_WORDS)
     shaped = [(t, a) for t, a in tests if t not in ("lowercase", "uppercase", "capitalized")]
-    pool = [w for w in pool if all(unit_test(t, a, w) for t, a in shaped) and _letter_ok(w, constraints)]
+    kept = [w for w in pool if all(unit_test(t, a, w) for t, a in shaped) and _letter_ok(w, constraints)]
+    if not kept:  # a rare letter to start, end or contain: the vocabulary's words with it added
+        letters = [
+            str(a) for t, a in shaped if t in ("starts_with", "ends_with", "contains") and len(str(a)) == 1
+        ]
+        variants = [v for w in pool for ch in letters for v in (w + ch, ch + w, w[:1] + ch + w[1:])]
+        kept = [
+            w for w in variants if all(unit_test(t, a, w) for t, a in shaped) and _letter_ok(w, constraints)
+        ]
+    pool = list(dict.fromkeys(kept))
     if spell:
         out = []
         for ch in spell.lower():

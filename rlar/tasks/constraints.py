@@ -23,7 +23,8 @@ bounds ``min`` / ``max``; what each rule means exactly is :mod:`rlar.synthesis.c
   script);
 - composition (issue 25; ``unit`` = word | line | sentence | item | number | answer): ``each`` (every unit
   passes ``test`` with ``arg``: lowercase, uppercase, capitalized, starts_with, ends_with, ends_punct,
-  palindrome, prime, even, odd, divisible, digit_sum, date, hex_colour, width, letters), ``order``
+  palindrome, prime, even, odd, divisible, digit_sum, date, hex_colour, width, letters, contains (a
+  letter), starts_upper (first letter a capital), square (a perfect square)), ``order``
   (consecutive units keep ``rel``: increasing, decreasing, alphabetical, chronological, step (``arg`` the
   difference), alternating_case, word_growth (``arg`` words more per unit), one_letter, word_counts (``arg``
   the list of words per unit)), ``total`` (``agg`` = sum | first | last of the numbers within ``min`` /

@@ -195,6 +195,17 @@ def _read_counts(cl: ClauseText) -> None:
         lambda m: cl.add({"rule": "only", "what": "integer"}),
     )
 
+    def tested_count(m: re.Match[str]) -> None:  # "4 prime numbers", "3 perfect squares": a count and a test
+        n = int(m.group("n"))
+        cl.add({"rule": "numbers", "min": n, "max": n})
+        cl.add({"rule": "each", "unit": "number", "test": "square" if "square" in m.group("k") else "prime"})
+
+    cl.each(
+        r"\b(?:exactly\s+)?(?P<n>\d+)\s+(?P<k>prime\s+(?:numbers|integers)|primes|perfect\s+squares|"
+        r"square\s+(?:numbers|integers))\b",
+        tested_count,
+    )
+
     def line_count(m: re.Match[str]) -> None:
         n = int(m.group("n"))
         cl.add({"rule": "lines", "min": n, "max": n})
@@ -213,10 +224,31 @@ def _read_tests(cl: ClauseText, sentence: str) -> None:
             c["arg"] = arg
         cl.add(c)
 
+    def negated(m: re.Match[str]) -> bool:
+        before = str(cl.memory["shape_clause"])[: m.start()]
+        return bool(
+            re.search(
+                r"\b(?:not|no|none|never|without|nor|avoid\w*)\b(?:\s+\w+){0,3}\s*$|n't\s+\w*\s*$", before
+            )
+        )
+
+    def starts_upper(m: re.Match[str]) -> bool:
+        unit = "line" if m.group("line") else _unit(cl, sentence, m.start())
+        if unit not in ("word", "line", "sentence") or negated(m):
+            return False
+        add(unit, "starts_upper")
+        return True
+
+    cl.each(
+        r"\b(?:(?:each|every)\s+(?:1\s+|of\s+them\s+)?)?(?:that\s+|which\s+)?(?:must\s+)?(?:starting|starts?|beginning|begins?)\s+(?P<line>(?:each|every)\s+line\s+)?"
+        r"with\s+an?\s+(?:capital|upper\s?case|upper-case)(?:\s+letter)?\b",
+        starts_upper,
+    )
+
     def starts(m: re.Match[str]) -> bool:
         letter = m.group("l") or (cl.q(m.group("q")) if m.group("q") else "")
-        if len(letter) != 1 or not letter.isalpha():
-            return False
+        if len(letter) != 1 or not letter.isalpha() or (m.group("l") == "a" and "letter" not in m.group(0)):
+            return False  # "starting with a capital" is not the letter a
         unit = _unit(cl, sentence, m.start())
         if unit not in ("word", "line", "sentence"):
             return False
@@ -227,6 +259,110 @@ def _read_tests(cl: ClauseText, sentence: str) -> None:
         rf"\b(?:that\s+)?(?:all\s+|each\s+|every\s+)?(?:starting|start|starts|beginning|begin|begins)\s+with\s+"
         rf"(?:the\s+letter\s+|a\s+|an\s+)?(?:(?P<q>{Q})|(?P<l>[a-z])\b)",
         starts,
+    )
+    letter = rf"(?:the\s+letter\s+(?:(?P<q>{Q})|(?P<l>[a-z]))\b|(?P<q2>{Q}))"
+    letter_opt = rf"(?:(?:the\s+letter\s+)?(?:(?P<q>{Q})|(?P<l>[a-z]))\b|(?P<q2>{Q}))"
+    letter_bare = rf"(?:(?:(?P<q>{Q})|(?P<l>[a-z]))\b|(?P<q2>{Q}))"
+
+    def named_letter(m: re.Match[str]) -> str:
+        q = m.group("q") or m.group("q2")
+        got = cl.q(q) if q else (m.group("l") or "")
+        return got.lower() if len(got) == 1 and got.isalpha() else ""
+
+    def ends_letter(m: re.Match[str]) -> bool:
+        ch = named_letter(m)
+        unit = _unit(cl, sentence, m.start())
+        if not ch or unit not in ("word", "line", "sentence") or negated(m):
+            return False
+        add(unit, "ends_with", ch)
+        return True
+
+    cl.each(
+        rf"\b(?:that\s+|which\s+)?(?:all\s+|each\s+)?(?:must\s+)?(?:ends?|ending|finish(?:es)?|finishing)\s+(?:with|in)\s+{letter}",
+        ends_letter,
+    )
+    cl.each(rf"\bwhose\s+(?:last|final)\s+letter\s+is\s+{letter_opt}", ends_letter)
+
+    def contains_letter(m: re.Match[str]) -> bool:
+        ch = named_letter(m)
+        unit = _unit(cl, sentence, m.start())
+        if not ch or unit not in ("word", "line", "sentence") or negated(m):
+            return False
+        add(unit, "contains", ch)
+        return True
+
+    cl.each(
+        rf"\b(?:that\s+|which\s+)?(?:each\s+|all\s+)?(?:contains?|containing|includes?|including|having|has|have|with)\s+"
+        rf"(?:at\s+least\s+(?:one|1)\s+|(?:one|1)\s+|an?\s+)?(?:the\s+)?letter\s+"
+        rf"{letter_bare}(?:\s+(?:somewhere|in\s+it|in\s+them))?",
+        contains_letter,
+    )
+
+    def compared(m: re.Match[str]) -> bool:
+        before = str(cl.memory["shape_clause"])[: m.start() + len(m.group(0)) - len(m.group(0).lstrip())]
+        return bool(re.search(r"\b(?:than|most|least|to|under|over|fewer|less|more|within)\s*$", before))
+
+    def long_letters(m: re.Match[str]) -> bool:
+        if _unit(cl, sentence, m.start()) != "word" and not re.search(r"\bwords?\b", sentence):
+            return False
+        if compared(m):
+            return False
+        n = int(m.group("n"))
+        cl.add({"rule": "letters", "per": "word", "min": n, "max": n})
+        return True
+
+    cl.each(
+        r"\b(?:each|every\s+(?:one|word)|all)?\s*(?:of\s+them\s+)?(?:is\s+|being\s+)?(?:exactly\s+)?(?P<n>\d+)\s+letters?\s+"
+        r"(?:long|each|in\s+length)\b|\bof\s+exactly\s+(?P<n2>\d+)\s+letters\s+each\b",
+        lambda m: (
+            long_letters(m)
+            if m.group("n")
+            else (
+                cl.add(
+                    {"rule": "letters", "per": "word", "min": int(m.group("n2")), "max": int(m.group("n2"))}
+                )
+                or True
+            )
+        ),
+    )
+
+    def word_letters(m: re.Match[str]) -> bool:  # a bound on every word's letters
+        if cl.memory.get("shape_unit") != "word" and not re.search(r"\bwords?\b", sentence):
+            return False
+        n = int(m.group("n"))
+        low = bool(m.group("low") or (m.group("or") or "").endswith("more"))
+        cl.add({"rule": "letters", "per": "word", **({"min": n} if low else {"max": n})})
+        return True
+
+    cl.each(
+        r"\b(?:(?:none\s+of\s+them|no\s+word)\s+(?:is\s+|may\s+be\s+|being\s+|should\s+be\s+)?longer\s+than"
+        r"|(?:with|of|having|has|have)\s+(?:(?:at\s+most|no\s+more\s+than|up\s+to)|(?P<low>at\s+least|no\s+fewer\s+than)))"
+        r"\s+(?P<n>\d+)\s+letters?(?:\s+each)?\b"
+        r"|\b(?:with|of|having|has|have)\s+(?P<n3>\d+)\s+letters?\s+(?P<or>or\s+(?:fewer|less|more))(?:\s+each)?\b",
+        lambda m: (
+            word_letters(m)
+            if m.group("n")
+            else (
+                cl.add(
+                    {
+                        "rule": "letters",
+                        "per": "word",
+                        **(
+                            {"min": int(m.group("n3"))}
+                            if m.group("or").endswith("more")
+                            else {"max": int(m.group("n3"))}
+                        ),
+                    }
+                )
+                or True
+                if cl.memory.get("shape_unit") == "word" or re.search(r"\bwords?\b", sentence)
+                else False
+            )
+        ),
+    )
+    cl.each(
+        r"\b(?:all\s+(?:of\s+them\s+)?)?(?:are\s+|be\s+|is\s+)?(?:an?\s+)?(?:perfect\s+squares?|square\s+numbers?)\b",
+        lambda m: add("number", "square"),
     )
     cl.each(
         r"\b(?:must\s+|should\s+)?(?:ends?|ending|finish(?:es)?|finishing)\s+(?:with|in)\s+a\s+punctuation\s+mark\b",
@@ -456,6 +592,8 @@ def _read_layout(cl: ClauseText, sentence: str) -> None:
             lambda m: True,
         )
         cl.each(rf"{_LINE_FORM}|\b(?:each\s+)?on\s+one\s+line\b", lambda m: True)
+    elif cl.memory.get("shape_unit") in ("number", "line"):  # "..., each on its own line." as its own clause
+        cl.each(rf",?\s*{_LINE_FORM}", lambda m: True)
     if re.search(r"\b(?:numbers?|integers?)\b", sentence) and re.search(
         r"\b(?:separated|comma|prime|even|odd)\b", sentence
     ):
