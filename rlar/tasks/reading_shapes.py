@@ -303,6 +303,10 @@ def _read_tests(cl: ClauseText, sentence: str) -> None:
         return bool(re.search(r"\b(?:than|most|least|to|under|over|fewer|less|more|within)\s*$", before))
 
     def long_letters(m: re.Match[str]) -> bool:
+        if m.group("n2"):  # "of exactly 3 letters each"
+            n2 = int(m.group("n2"))
+            cl.add({"rule": "letters", "per": "word", "min": n2, "max": n2})
+            return True
         if _unit(cl, sentence, m.start()) != "word" and not re.search(r"\bwords?\b", sentence):
             return False
         if compared(m):
@@ -314,22 +318,13 @@ def _read_tests(cl: ClauseText, sentence: str) -> None:
     cl.each(
         r"\b(?:each|every\s+(?:one|word)|all)?\s*(?:of\s+them\s+)?(?:is\s+|being\s+)?(?:exactly\s+)?(?P<n>\d+)\s+letters?\s+"
         r"(?:long|each|in\s+length)\b|\bof\s+exactly\s+(?P<n2>\d+)\s+letters\s+each\b",
-        lambda m: (
-            long_letters(m)
-            if m.group("n")
-            else (
-                cl.add(
-                    {"rule": "letters", "per": "word", "min": int(m.group("n2")), "max": int(m.group("n2"))}
-                )
-                or True
-            )
-        ),
+        long_letters,
     )
 
     def word_letters(m: re.Match[str]) -> bool:  # a bound on every word's letters
         if cl.memory.get("shape_unit") != "word" and not re.search(r"\bwords?\b", sentence):
             return False
-        n = int(m.group("n"))
+        n = int(m.group("n") or m.group("n3"))
         low = bool(m.group("low") or (m.group("or") or "").endswith("more"))
         cl.add({"rule": "letters", "per": "word", **({"min": n} if low else {"max": n})})
         return True
@@ -339,26 +334,7 @@ def _read_tests(cl: ClauseText, sentence: str) -> None:
         r"|(?:with|of|having|has|have)\s+(?:(?:at\s+most|no\s+more\s+than|up\s+to)|(?P<low>at\s+least|no\s+fewer\s+than)))"
         r"\s+(?P<n>\d+)\s+letters?(?:\s+each)?\b"
         r"|\b(?:with|of|having|has|have)\s+(?P<n3>\d+)\s+letters?\s+(?P<or>or\s+(?:fewer|less|more))(?:\s+each)?\b",
-        lambda m: (
-            word_letters(m)
-            if m.group("n")
-            else (
-                cl.add(
-                    {
-                        "rule": "letters",
-                        "per": "word",
-                        **(
-                            {"min": int(m.group("n3"))}
-                            if m.group("or").endswith("more")
-                            else {"max": int(m.group("n3"))}
-                        ),
-                    }
-                )
-                or True
-                if cl.memory.get("shape_unit") == "word" or re.search(r"\bwords?\b", sentence)
-                else False
-            )
-        ),
+        word_letters,
     )
     cl.each(
         r"\b(?:all\s+(?:of\s+them\s+)?)?(?:are\s+|be\s+|is\s+)?(?:an?\s+)?(?:perfect\s+squares?|square\s+numbers?)\b",
