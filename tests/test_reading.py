@@ -285,6 +285,8 @@ UNIT_LETTER_PHRASINGS: list[tuple[str, list[dict[str, Any]]]] = [
      [{"rule": "letters", "per": "word", "min": 6, "max": 6}, {"rule": "words", "min": 3, "max": 3}]),
     ("Give 5 words of no more than 4 letters each.",
      [{"rule": "letters", "per": "word", "max": 4}, {"rule": "words", "min": 5, "max": 5}]),
+    ("Give 4 multiples of 7, separated by commas.",
+     [{"rule": "each", "unit": "number", "test": "divisible", "arg": 7}, {"rule": "numbers", "min": 4, "max": 4}]),
     ("Write four words with 5 letters or fewer each.",
      [{"rule": "letters", "per": "word", "max": 5}, {"rule": "words", "min": 4, "max": 4}]),
 ]  # fmt: skip

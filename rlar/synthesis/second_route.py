@@ -218,6 +218,12 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
     for parity in ("even", "odd"):
         if re.search(rf"\b{parity} (?:numbers|integers|number)\b", sentence):
             each("number", parity)
+    mult = re.search(r"\bmultiples of (\d+)\b", sentence)
+    if mult and not ws & {"no", "not", "none", "never", "without", "avoid"}:
+        each("number", "divisible", int(mult.group(1)))
+        sentence = _blanked(sentence, [r"of \d+"])
+        numberish = True
+        unit = "number"
     if "divisible" in ws:
         k = _num_after(words, "by", within=1)
         if k is not None:
@@ -414,7 +420,7 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
     ints = re.search(
         r"\b(\d+|"
         + "|".join(_SMALL)
-        + r") (?:even |odd |prime |positive |square |perfect )?(?:integers|whole numbers|numbers|squares|primes)\b",
+        + r") (?:even |odd |prime |positive |square |perfect )?(?:integers|whole numbers|numbers|squares|primes|multiples)\b",
         sentence,
     )
     if ints and _num(ints.group(1)):

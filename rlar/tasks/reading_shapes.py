@@ -206,6 +206,14 @@ def _read_counts(cl: ClauseText) -> None:
         tested_count,
     )
 
+    def multiples(m: re.Match[str]) -> None:  # "5 multiples of 4": a count and divisibility
+        if m.group("n"):
+            n = int(m.group("n"))
+            cl.add({"rule": "numbers", "min": n, "max": n})
+        cl.add({"rule": "each", "unit": "number", "test": "divisible", "arg": int(m.group("k"))})
+
+    cl.each(r"\b(?:exactly\s+)?(?:(?P<n>\d+)\s+)?multiples\s+of\s+(?P<k>\d+)\b", multiples)
+
     def line_count(m: re.Match[str]) -> None:
         n = int(m.group("n"))
         cl.add({"rule": "lines", "min": n, "max": n})
