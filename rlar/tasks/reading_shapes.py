@@ -10,7 +10,10 @@ not understood:
   (``every one of them``); ``one per line`` / ``on its own line`` makes numbers lines;
 - per-unit tests: ``start(ing) with the letter b``, ``end(s) with a punctuation mark``, ``prime``, ``even`` /
   ``odd``, ``divisible by N``, ``digits sum to N`` / ``digit sum is N``, ``YYYY-MM-DD``, ``hex colour`` /
-  ``#RRGGBB``, ``palindrome``, ``capitalized``;
+  ``#RRGGBB``, ``palindrome``, ``capitalized``, ``end(s) with the letter y`` / ``whose last letter is n``,
+  ``contain(s) the letter z``, ``beginning with a capital letter``, ``perfect squares`` (a negated letter —
+  ``none of which contain the letter a`` — is left unread); per-word letter bounds: ``exactly N letters long``,
+  ``of no more than N letters each``, ``with N letters or fewer``, ``none of them longer than N letters``;
 - relations: ``alphabetical order``, ``chronological order`` / ``earliest to latest``, ``increasing`` /
   ``ascending`` / ``decreasing`` / ``descending``, ``one less (more) than the previous`` and ``count down from
   A to B`` / ``from A down to B`` / ``starting at A`` (a step and the first / last number), ``alternate between
@@ -22,7 +25,8 @@ not understood:
   ``a YAML mapping with (exactly) the keys a, b and c`` with ``where year is an integer`` or ``name (a
   string)`` and ``no other keys``; ``and nothing else`` after a list of numbers (only numbers and separators).
 
-Counts of a noun that is a line (``5 dates``, ``4 hex colour codes``, ``three colours``) become a line count.
+Counts of tested numbers (``4 prime numbers``, ``3 perfect squares``, ``5 multiples of 4``) are a count and a
+test. Counts of a noun that is a line (``5 dates``, ``4 hex colour codes``, ``three colours``) become a line count.
 It reads English only, and never a number that is not written.
 """
 
