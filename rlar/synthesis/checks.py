@@ -625,16 +625,7 @@ def check(c, text):
             obj = load_json(text)
         except ValueError:
             return 0.0
-        if rule == "json":
-            return 1.0
-        if not isinstance(obj, dict):
-            return 0.0
-        keys = list(c["keys"])
-        types = c.get("types") or {}
-        good = sum(1 for k in keys if k in obj and json_type_ok(obj[k], types.get(k, "any")))
-        if c.get("exact") and set(obj) - set(keys):
-            return 0.0
-        return good / len(keys) if keys else 1.0
+        return 1.0 if rule == "json" else keys_score(c, obj)
     if rule == "quoted":
         t = text.strip()
         return 1.0 if len(t) >= 2 and t[0] in '"\u201c' and t[-1] in '"\u201d' else 0.0
