@@ -1,5 +1,6 @@
-"""Shared fixtures: one real nats-server (JetStream) per test session on free ports; no mocked bus. Also the
-local stand-ins the retrieval and Anthropic-API tests share (hub mirror, Messages API server)."""
+"""Shared fixtures, and only fixtures (helpers live in ``tests/support``): one real nats-server (JetStream)
+per test process on free ports (so one per xdist worker); no mocked bus. Also the local stand-ins the
+retrieval and Anthropic-API tests share (hub mirror, Messages API server)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from hypothesis import HealthCheck, settings
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import STATE_DIR_ENV, EmbeddedServer
-from bus.topology import TopologyConfig, declare, ensure_topology
-from rlar.learn.distributed import child_env
+from bus.topology import declare, ensure_topology
 from rlar.testing.anthropic_server import MessagesServer
+from tests.support.retrieval import trained_demo_cache
+from tests.support.servers import TEST_TOPOLOGY, serve_nats
 
 if TYPE_CHECKING:
     from rlar.testing.hub.mirror import MirrorSite
@@ -25,8 +27,6 @@ os.environ.setdefault("DS_ACCELERATOR", "cpu")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-REPO = Path(__file__).resolve().parents[1]
-
 # Property tests: the same examples on every run (a failure replays; hypothesis prints the example), no
 # per-example deadline (a loaded machine is not a failure), no example database in the repository.
 settings.register_profile(
@@ -34,19 +34,6 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )  # fmt: skip
 settings.load_profile(os.environ.get("RLAR_HYPOTHESIS_PROFILE", "rlar"))
-
-# Short ack-waits so redelivery tests take seconds, not minutes.
-TEST_TOPOLOGY = TopologyConfig(
-    prompt_ack_wait_s=2.0, score_ack_wait_s=2.0, learner_ack_wait_s=30.0, tool_request_ack_wait_s=5.0
-)
-
-
-def serve_nats(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[EmbeddedServer]:
-    """The body of a ``nats_server`` fixture: a real nats-server storing under a fresh temp dir ``name``,
-    stopped at teardown. A module that must not share the session's bus overrides ``nats_server`` (and
-    ``nats_url``, whose scope must not outlive it) at module scope with its own ``name``."""
-    with EmbeddedServer(tmp_path_factory.mktemp(name)) as server:
-        yield server
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -82,13 +69,6 @@ async def bus(nats_url: str) -> AsyncIterator[Bus]:
     await b.close()
 
 
-def actor_env() -> dict[str, str]:
-    """Environment for subprocesses that import the project from the repo root."""
-    env = child_env()
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
 @pytest.fixture
 def messages_server() -> Iterator[MessagesServer]:
     """A local Anthropic Messages API server (``rlar.testing.anthropic_server``) for one test."""
@@ -103,18 +83,6 @@ def no_ambient_anthropic(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-
-
-CHROMIUM = Path("/usr/bin/chromium")
-needs_chromium = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium (apt install chromium)"
-)
-
-
-def trained_demo_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the demo checkpoints with the reward model trained (``steps=300``) are built, once per session
-    (15-50 s on a busy core): a cache under the session's base temp dir that the retrieval tests share."""
-    return tmp_path_factory.getbasetemp() / "retrieval-demo-trained"
 
 
 @pytest.fixture(scope="module")

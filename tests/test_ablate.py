@@ -19,8 +19,8 @@ from bus.embedded import EmbeddedServer
 from bus.messages import Prompt
 from bus.topology import TopologyConfig, declare, ensure_topology
 from rlar.ablate import interval, mode_overrides, summarize_runs
-from tests.conftest import REPO, actor_env
-from tests.reward_tools_for_tests import running
+from tests.support.env import REPO, actor_env
+from tests.support.reward_tools import running
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from bus.embedded import live_runs, serve
-from tests.conftest import actor_env
+from tests.support.env import actor_env
 
 
 def _rlar(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -60,9 +60,10 @@ def test_a_run_anywhere_is_found_named_and_chosen_with_run(tmp_path: Path) -> No
 
 
 def test_tails_default_line_shows_each_responses_status_score_and_reason() -> None:
+    from rlar.tail import format_line
+
     from bus.codec import encode
     from bus.messages import RewardGroup, ScoredItem
-    from rlar.tail import format_line
 
     items = [ScoredItem(index=0, status="ok", score=1.0, reason="capitalised correctly"),
              ScoredItem(index=1, status="ok", score=0.4, reason="'appel' is 80% like 'Apple'"),

@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from tests.conftest import REPO, actor_env
+from tests.support.env import REPO, actor_env
 
 
 def test_every_route_delivers_a_version_and_reports_its_speed() -> None:

@@ -18,7 +18,8 @@ from bus.codec import decode, encode
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.messages import DeadLetter, RewardGroup, ScoreGroup, ScoreItem, ToolRef
-from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
+from tests.support.env import REPO, actor_env
+from tests.support.servers import TEST_TOPOLOGY
 
 
 def _score_request(i: int, kind: str = "rule") -> ScoreGroup:

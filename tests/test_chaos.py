@@ -61,7 +61,7 @@ from bus.messages import (
     ToolRegistered,
     WeightsAnnounce,
 )
-from tests.conftest import actor_env
+from tests.support.env import actor_env
 
 pytestmark = [pytest.mark.chaos, pytest.mark.slow]
 

@@ -31,7 +31,7 @@ from bus.messages import DeadLetter
 from rlar.registry import ToolRegistry
 from rlar.retrieval.config import BrowserConfig
 from rlar.tools.base import ToolSpec
-from tests.conftest import REPO, actor_env, needs_chromium
+from tests.support.env import REPO, actor_env, needs_chromium
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, needs_chromium]
 

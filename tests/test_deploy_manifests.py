@@ -19,7 +19,7 @@ import yaml
 
 from rlar.deploy.auth import ROLES, password_env
 from rlar.deploy.render import IMAGE, IMAGE_CUDA, WORKLOADS, rendered_files
-from tests.conftest import REPO
+from tests.support.env import REPO
 
 DEPLOY = REPO / "deploy"
 

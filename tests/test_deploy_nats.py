@@ -25,7 +25,7 @@ from bus.topology import SCORE, TopologyConfig, declare, ensure_topology, reward
 from rlar.deploy import natsconf
 from rlar.deploy.auth import ROLES
 from rlar.deploy.servers import ServerProcess, local_cluster, local_server, start_all
-from tests.conftest import REPO, actor_env
+from tests.support.env import REPO, actor_env
 
 PW = {r: f"pw-{r}" for r in [*ROLES, "sys", "leaf"]}
 

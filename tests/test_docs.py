@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, actor_env
+from tests.support.env import REPO, actor_env
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 RUNNABLE = ("bash", "python", "toml")

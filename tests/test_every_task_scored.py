@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rlar.benchmarks.reward import collect_rewards
 
 from actors.reward import RewardConfig, RewardWorker
 from actors.sandbox import SandboxActor, SandboxActorConfig
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.messages import RewardGroup, ScoreGroup, ScoreItem, ToolRef
-from rlar.benchmarks.reward import collect_rewards
 from rlar.registry import ToolRegistry
 from rlar.sandbox import check_sandbox
 from rlar.tasks import TaskRecord
@@ -34,8 +34,8 @@ from rlar.tasks.registry import load_task
 from rlar.testing.anthropic_server import MessagesServer
 from rlar.tools import builtin_specs
 from rlar.tools.combine import combine
-from tests.conftest import TEST_TOPOLOGY
-from tests.reward_tools_for_tests import running
+from tests.support.reward_tools import running
+from tests.support.servers import TEST_TOPOLOGY
 
 SANDBOX_PROBLEM = check_sandbox()
 pytestmark = pytest.mark.skipif(SANDBOX_PROBLEM is not None, reason=f"sandbox unusable: {SANDBOX_PROBLEM}")

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from rlar.export import export_run
 
 from rlar.config import ConfigError
-from rlar.export import export_run
-from tests.conftest import REPO, actor_env
+from tests.support.env import REPO, actor_env
 
 PROMPT = "12+7="
 
@@ -136,10 +136,10 @@ def test_the_cards_transformers_example_generates_what_rlar_eval_generates(
 def test_the_cards_example_encodes_as_training_for_chat_templates_and_tokenizers_that_add_tokens(
     tmp_path: Path,
 ) -> None:
+    from rlar.export import _use_snippet, byte_tokenizer
     from transformers import ByT5Tokenizer
 
     from rlar.eval.runner import EngineSettings
-    from rlar.export import _use_snippet, byte_tokenizer
     from rlar.policy.engines import make_engine
     from rlar.policy.model import build_tiny_policy
 
@@ -166,9 +166,8 @@ def test_the_exported_byte_tokenizer_encodes_and_decodes_like_byt5_and_appends_n
 ) -> None:
     import random
 
-    from transformers import AutoTokenizer, ByT5Tokenizer
-
     from rlar.export import byte_tokenizer
+    from transformers import AutoTokenizer, ByT5Tokenizer
 
     slow = ByT5Tokenizer()
     byte_tokenizer(slow).save_pretrained(tmp_path)

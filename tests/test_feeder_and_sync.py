@@ -16,7 +16,7 @@ from bus.embedded import EmbeddedServer
 from bus.messages import Heartbeat, LearnerProgress, Prompt
 from rlar.policy.sync import fetch_weights, latest_announcement, publish_weights
 from rlar.tasks import TaskConfig, build_mix
-from tests.conftest import TEST_TOPOLOGY
+from tests.support.servers import TEST_TOPOLOGY
 
 
 async def _run_feeder_until(url: str, run_dir: Path, max_in_flight: int, published: int) -> Feeder:

@@ -22,7 +22,7 @@ from bus.codec import encode
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.messages import Completion, LearnerProgress, RewardGroup, SampleGroup, ScoredItem, ToolKind, ToolRef
-from tests.conftest import TEST_TOPOLOGY
+from tests.support.servers import TEST_TOPOLOGY
 
 GROUP = 2
 TOOL = ToolRef(tool="exact_match", version=1, kind=ToolKind.RULE)

@@ -40,7 +40,7 @@ from rlar.deploy import netns
 from rlar.deploy.auth import generate_credentials
 from rlar.deploy.natsconf import accounts_block, node_config
 from rlar.deploy.servers import ServerProcess
-from tests.conftest import REPO, actor_env
+from tests.support.env import REPO, actor_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.netns, pytest.mark.timeout(600)]
 

@@ -20,7 +20,7 @@ from bus.messages import DeadLetter, Heartbeat
 from rlar.observe.dashboard import Dashboard
 from rlar.observe.feed import Feed
 from rlar.observe.state import SECTIONS, LiveState
-from tests.observe_helpers import TASKS, publish_run
+from tests.support.observe import TASKS, publish_run
 
 
 async def _events(client: httpx.AsyncClient, url: str) -> AsyncIterator[tuple[str, dict[str, Any]]]:

@@ -22,9 +22,9 @@ from bus.messages import Heartbeat
 from bus.topology import declare, ensure_topology
 from rlar.observe.config import MetricsEndpoint
 from rlar.observe.feed import Feed
-from tests.conftest import TEST_TOPOLOGY, serve_nats
-from tests.observe_helpers import score_messages
-from tests.reward_tools_for_tests import running
+from tests.support.observe import score_messages
+from tests.support.reward_tools import running
+from tests.support.servers import TEST_TOPOLOGY, serve_nats
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from bus.client import Bus
 from rlar.observe.config import TrackingConfig
 from rlar.observe.feed import Feed
 from rlar.observe.tracking import Tracker
-from tests.observe_helpers import TASKS, TOOLS, publish_run, wandb_history
+from tests.support.observe import TASKS, TOOLS, publish_run, wandb_history
 
 STEPS = 5
 

@@ -34,7 +34,8 @@ from bus.messages import Prompt, RewardGroup, ScoreGroup, ScoreItem, ToolKind, T
 from bus.topology import SCORE, TopologyConfig, declare, ensure_topology, reward_consumer
 from rlar.deploy.auth import ROLES, generate_credentials, role_settings
 from rlar.deploy.servers import ServerProcess, local_server
-from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
+from tests.support.env import REPO, actor_env
+from tests.support.servers import TEST_TOPOLOGY
 
 PASSWORDS = {r: secrets.token_urlsafe(12) for r in [*ROLES, "sys", "leaf"]}
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from bus.embedded import EmbeddedServer, free_port
-from tests.conftest import REPO, actor_env
+from tests.support.env import REPO, actor_env
 
 # Internal deadlines (start-up, a checkpoint, a resume) add up to more than the default 300 s on a busy machine.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rlar.train import Progress, _last_progress
 
 from bus import subjects
 from bus.client import Bus
 from bus.embedded import EmbeddedServer
 from bus.messages import Event, LearnerProgress, Metrics
-from rlar.train import Progress, _last_progress
-from tests.conftest import serve_nats
+from tests.support.servers import serve_nats
 
 
 @pytest.fixture(scope="module")

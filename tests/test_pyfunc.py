@@ -22,8 +22,9 @@ from bus.messages import RewardGroup, ScoreGroup, ScoreItem, ToolRef
 from rlar.registry import ToolRegistry
 from rlar.tools import ToolExecutor, ToolInput, make_tool
 from rlar.tools.pyfunc import PythonToolConfig, PythonToolError, python_tool_spec
-from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
-from tests.reward_tools_for_tests import running
+from tests.support.env import REPO, actor_env
+from tests.support.reward_tools import running
+from tests.support.servers import TEST_TOPOLOGY
 
 SOURCE = '''
 import asyncio

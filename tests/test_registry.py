@@ -19,7 +19,7 @@ from bus.topology import declare, ensure_topology
 from rlar.registry import ToolRegistry, key_token, name_from_token
 from rlar.tools import ToolKind, ToolSpec, builtin_specs, compute_content_hash
 from rlar.tools.stats import StatsDelta
-from tests.conftest import TEST_TOPOLOGY
+from tests.support.servers import TEST_TOPOLOGY
 
 
 def _name(stem: str) -> str:

@@ -15,7 +15,8 @@ from bus.client import Bus
 from rlar.registry import ToolRegistry
 from rlar.retrieval.records import load_record
 from rlar.testing.hub.models import build_demo_models
-from tests.conftest import REPO, actor_env, needs_chromium, trained_demo_cache
+from tests.support.env import REPO, actor_env, needs_chromium
+from tests.support.retrieval import trained_demo_cache
 
 # the bound on a machine shared with other jobs; ~1 min when idle
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900), needs_chromium]

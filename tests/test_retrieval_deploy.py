@@ -25,7 +25,7 @@ from rlar.retrieval.validate import validate_checkpoint
 from rlar.testing.hub.catalogue import demo_catalogue
 from rlar.testing.hub.mirror import MirrorModel, MirrorSite, files_of_dir
 from rlar.testing.hub.models import DemoModels, build_demo_models
-from tests.conftest import REPO, actor_env
+from tests.support.env import REPO, actor_env
 
 torch.set_num_threads(1)
 GOOD = "mirror-lab/mt-de-reward-tiny"

@@ -24,8 +24,9 @@ from rlar.retrieval.config import BrowserConfig, RetrievalConfig, SearchConfig
 from rlar.tasks import builtin_task
 from rlar.testing.hub.catalogue import LEADERBOARD_NAME
 from rlar.testing.hub.mirror import MirrorSite
-from tests.conftest import TEST_TOPOLOGY, needs_chromium
-from tests.reward_tools_for_tests import running
+from tests.support.env import needs_chromium
+from tests.support.reward_tools import running
+from tests.support.servers import TEST_TOPOLOGY
 
 # the bound on a machine shared with other jobs (training the demo model included); ~1-2 min when idle
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900), needs_chromium]

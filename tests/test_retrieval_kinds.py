@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from rlar.commands.retrieve import EXIT_CODES
+
 from rlar.retrieval.browser import BrowserPool
 from rlar.retrieval.config import BrowserConfig, RankingConfig, RetrievalConfig, RetrievalRequest
 from rlar.retrieval.kinds import candidate_kind, fit_evidence, request_kinds, search_queries
@@ -21,7 +21,7 @@ from rlar.retrieval.ranking import EmbeddingMatcher, apply_filters, gate_fit, ra
 from rlar.retrieval.records import Candidate, RetrievalRecord
 from rlar.testing.hub.mirror import MirrorModel, MirrorSite, files_of_dir
 from rlar.testing.hub.models import build_demo_models
-from tests.conftest import needs_chromium
+from tests.support.env import needs_chromium
 
 MATCHER = EmbeddingMatcher()
 

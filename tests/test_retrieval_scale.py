@@ -21,7 +21,8 @@ from bus.messages import Heartbeat, ToolRequest
 from rlar.tasks import builtin_task
 from rlar.testing.hub.catalogue import LEADERBOARD_NAME
 from rlar.testing.hub.mirror import MirrorSite
-from tests.conftest import REPO, TEST_TOPOLOGY, actor_env, needs_chromium
+from tests.support.env import REPO, actor_env, needs_chromium
+from tests.support.servers import TEST_TOPOLOGY
 
 # two replicas on a machine shared with other jobs; ~1.5 min when idle
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(480), needs_chromium]

@@ -15,7 +15,7 @@ from bus.client import Bus
 from bus.embedded import EmbeddedServer
 from rlar.registry import ToolRegistry
 from rlar.tools import builtin_specs
-from tests.conftest import REPO, actor_env
+from tests.support.env import REPO, actor_env
 
 
 def _rlar(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -27,8 +27,9 @@ from bus.messages import Event, Heartbeat, RewardGroup, ScoredItem, ScoreGroup, 
 from rlar.registry import ToolRegistry
 from rlar.tools.combine import combine
 from rlar.tools.pyfunc import PythonToolConfig, python_tool_spec
-from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
-from tests.reward_tools_for_tests import running, spec
+from tests.support.env import REPO, actor_env
+from tests.support.reward_tools import running, spec
+from tests.support.servers import TEST_TOPOLOGY
 
 
 def _uid() -> str:
@@ -204,7 +205,7 @@ async def test_hanging_throwing_nan_and_huge_tools_give_reasons_and_the_worker_k
 
 
 def _user_tool(name: str, fn: str, **kw: Any) -> Any:
-    return python_tool_spec(PythonToolConfig(name=name, python=f"tests.reward_tools_for_tests:{fn}",
+    return python_tool_spec(PythonToolConfig(name=name, python=f"tests.support.reward_tools:{fn}",
                                              description="a user's reward function", path=str(REPO), **kw))  # fmt: skip
 
 
@@ -233,7 +234,7 @@ async def test_a_user_function_that_raises_is_an_error_with_its_traceback_in_the
     assert (r[1].status, r[1].score) == ("ok", 1.0)
     for bad in (r[0], r[2]):
         assert (bad.status, bad.score) == ("error", None)  # an error, not an abstain
-        assert bad.reason.startswith("raised ValueError: boom (at reward_tools_for_tests.py:")
+        assert bad.reason.startswith("raised ValueError: boom (at reward_tools.py:")
         assert bad.reason.endswith(" in plural_reward)")
         assert 'raise ValueError("boom")' in bad.details["traceback"]
     logged = [rec.getMessage() for rec in caplog.records if tool.name in rec.getMessage()]

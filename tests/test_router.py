@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,12 +17,11 @@ from typing import Any
 import pytest
 
 from actors.reward import RewardConfig, RewardWorker
-from actors.router import Router, RouterConfig
+from actors.router import Router
 from actors.sandbox import SandboxActor, SandboxActorConfig
 from actors.synthesizer import Synthesizer, SynthesizerConfig
 from bus import subjects, topology
 from bus.client import Bus
-from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.messages import (
     DeadLetter,
@@ -45,8 +43,10 @@ from rlar.routing import Decision
 from rlar.synthesis.compose import SynthesisTask, compose
 from rlar.testing.anthropic_server import MessagesServer
 from rlar.tools.synthesized import synthesized_spec
-from tests.conftest import REPO, TEST_TOPOLOGY, actor_env, serve_nats
-from tests.reward_tools_for_tests import running
+from tests.support.env import REPO, actor_env
+from tests.support.reward_tools import running
+from tests.support.router import actor_fields, inbox, prompt, router_config
+from tests.support.servers import serve_nats
 
 needs_bwrap = pytest.mark.skipif(not os.access("/usr/bin/bwrap", os.X_OK), reason="bubblewrap not installed")
 BULLETS = "Answer must contain exactly three bullet points, each under ten words."
@@ -78,46 +78,6 @@ async def registry(bus: Bus) -> ToolRegistry:
     reg = ToolRegistry(bus)
     await reg.ensure_builtins()
     return reg
-
-
-def actor_fields(nats_url: str, tmp_path: Path) -> dict[str, Any]:
-    """The config fields every actor of these tests shares: this module's bus, short ack-waits, a run dir."""
-    return dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path), heartbeat_s=0.5)
-
-
-def router_config(nats_url: str, tmp_path: Path, **fields: Any) -> RouterConfig:
-    base = {**actor_fields(nats_url, tmp_path), "health_interval_s": 3600, "metrics_interval_s": 0.3}
-    return RouterConfig(**{**base, **fields})
-
-
-def prompt(
-    task: str, i: int, *, query: str, reference: Any = None, description: str = "", **fields: Any
-) -> Prompt:
-    return Prompt(prompt_id=f"{task}/e0/{i}", task=task, prompt=query, reference=reference, description=description,
-                  index=i, **fields)  # fmt: skip
-
-
-class Inbox:
-    """Collects decoded messages from a core subscription."""
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-
-    async def on(self, msg: Any, raw: object) -> None:
-        self.items.append(msg)
-
-    async def wait(self, n: int, timeout_s: float = 60.0) -> list[Any]:
-        deadline = time.monotonic() + timeout_s
-        while len(self.items) < n and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        assert len(self.items) >= n, f"got {len(self.items)} of {n}: {self.items!r}"[:2000]
-        return self.items
-
-
-async def inbox(bus: Bus, subject: str, msg_type: type) -> Inbox:
-    box = Inbox()
-    await bus.subscribe(subject, msg_type, box.on)
-    return box
 
 
 async def drop_requests(bus: Bus, durable: str, request_ids: set[str]) -> None:

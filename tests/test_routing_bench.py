@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from rlar.cli import main
 
 from rlar.agent.base import OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
 from rlar.benchmarks.routing import binomial_tail, run
-from rlar.cli import main
 from rlar.routing.exemplars import default_path
-from tests.conftest import REPO, actor_env
+from tests.support.env import REPO, actor_env
 
 DATA = default_path()
 

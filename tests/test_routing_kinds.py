@@ -11,7 +11,7 @@ from rlar.routing.query import RoutingQuery
 from rlar.routing.rules import eligibility, unread_by_record_rules
 from rlar.routing.scorer import ScorerModel, feature_names
 from rlar.tools import builtin_specs
-from tests.test_routing_scorer import bag_of_words
+from tests.support.embedding import bag_of_words
 
 SPECS = builtin_specs()
 

@@ -43,8 +43,9 @@ from rlar.testing.anthropic_server import MessagesServer
 from rlar.tool_summary import tasks_lines, tasks_summary
 from rlar.tools.base import ToolSpec, builtin_specs
 from rlar.tools.executor import ToolExecutor
-from tests.conftest import REPO, TEST_TOPOLOGY, actor_env, serve_nats
-from tests.reward_tools_for_tests import running
+from tests.support.env import REPO, actor_env
+from tests.support.reward_tools import running
+from tests.support.servers import TEST_TOPOLOGY, serve_nats
 
 MAKE_24 = "Use the numbers 3, 3, 8 and 8 once each with + - * / to make 24."
 

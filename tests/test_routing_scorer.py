@@ -3,7 +3,6 @@ synthetic inputs and a bag-of-words embedding, so no model is needed."""
 
 from __future__ import annotations
 
-import hashlib
 import math
 import random
 
@@ -16,16 +15,7 @@ from rlar.routing.exemplars import ExemplarBank
 from rlar.routing.scorer import FEATURES, ScorerModel, calibration_error, fit_platt, fit_weights
 from rlar.routing.training import Trainer
 from rlar.tools import builtin_specs
-
-
-def bag_of_words(texts: list[str]) -> list[list[float]]:
-    out = []
-    for t in texts:
-        v = np.zeros(64)
-        for w in t.lower().split():
-            v[int(hashlib.sha256(w.encode()).hexdigest(), 16) % 64] += 1.0
-        out.append(list(v / (np.linalg.norm(v) or 1.0)))
-    return out
+from tests.support.embedding import bag_of_words
 
 
 def test_fitting_finds_the_informative_feature_deterministically() -> None:

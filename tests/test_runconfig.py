@@ -14,7 +14,7 @@ from rlar.config import ConfigError
 from rlar.preflight import preflight
 from rlar.resources import DEMO_CONFIG, ROOT
 from rlar.runconfig import ConfigProblems, load_run_config, validate_run_config
-from tests.conftest import REPO, actor_env
+from tests.support.env import REPO, actor_env
 
 DEMO_ACTORS = ["sandbox", "reward", "learner", "rollout", "feeder"]
 WORDS = ["pear", "plum", "fig", "kiwi", "lime", "date"]
@@ -129,7 +129,7 @@ def test_an_unknown_default_tool_is_caught_before_the_feeder_would_crash_on_it(t
 
 
 def test_custom_actor_kinds_validate_their_own_section() -> None:
-    kind = "tests.actors_for_tests:CrashOnce"
+    kind = "tests.support.actors:CrashOnce"
     validate_run_config({"crashonce": {"marker": "x"}}, actors=[kind])
     with pytest.raises(ConfigProblems, match="unknown key 'markr'"):
         validate_run_config({"crashonce": {"markr": "x"}}, actors=[kind])

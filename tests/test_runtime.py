@@ -20,7 +20,8 @@ from bus.client import Bus, wait_for
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.messages import Event, Heartbeat, RewardGroup, ScoredItem
-from tests.conftest import REPO, TEST_TOPOLOGY, actor_env
+from tests.support.env import REPO, actor_env
+from tests.support.servers import TEST_TOPOLOGY
 
 
 def test_actor_specs_parse_with_replica_counts() -> None:
@@ -52,7 +53,7 @@ async def test_an_actor_heartbeats_with_its_identity_and_stops_gracefully(bus: B
 async def test_a_restarted_actor_goes_on_counting_where_it_was(
     bus: Bus, nats_url: str, tmp_path: Path
 ) -> None:
-    from tests.actors_for_tests import Counting
+    from tests.support.actors import Counting
 
     instance = f"cnt-{uuid.uuid4().hex[:6]}"
     seen: asyncio.Queue[Heartbeat] = asyncio.Queue()
@@ -118,8 +119,9 @@ async def test_tail_shows_each_published_message_decoded_as_it_arrives(
 
 
 def test_tail_text_lines_show_type_and_key_fields() -> None:
-    from bus.codec import encode
     from rlar.tail import format_line
+
+    from bus.codec import encode
 
     line = format_line("rlar.rewards.arith", encode(RewardGroup(prompt_id="p1", generation="g", task="arith",
                        tool="exact_match", tool_version=1, items=[])), as_json=False, at=0.0)  # fmt: skip
@@ -186,7 +188,7 @@ async def test_a_crashed_actor_is_reported_loudly_and_restarted(
 
     await bus.subscribe(subjects.events("supervisor"), Event, on_event)
     await bus.subscribe("rlar.heartbeat.crashonce.>", Heartbeat, on_hb)
-    sup = Supervisor([("tests.actors_for_tests:CrashOnce", 1)], nats_url=nats_url, run_dir=tmp_path, bus=bus,
+    sup = Supervisor([("tests.support.actors:CrashOnce", 1)], nats_url=nats_url, run_dir=tmp_path, bus=bus,
                      min_backoff_s=0.2, grace_s=10, overrides=["crashonce.heartbeat_s=0.2"])  # fmt: skip
     runner = asyncio.create_task(sup.run())
     try:
@@ -195,9 +197,7 @@ async def test_a_crashed_actor_is_reported_loudly_and_restarted(
         assert "exited with code" in events[0].message
         assert sup.replicas[0].restarts == 1 and sup.crashes == 1
         assert beats and beats[-1].state == "running"
-        assert (
-            "deliberate crash" in (tmp_path / "logs" / "tests.actors_for_tests:CrashOnce-0.log").read_text()
-        )
+        assert "deliberate crash" in (tmp_path / "logs" / "tests.support.actors:CrashOnce-0.log").read_text()
     finally:
         sup.stop()
         await asyncio.wait_for(runner, 30)

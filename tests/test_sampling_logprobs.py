@@ -155,7 +155,7 @@ async def test_the_learner_takes_each_groups_temperature_from_its_message(
     from bus.embedded import EmbeddedServer
     from bus.messages import Completion as Wire
     from bus.messages import RewardGroup, SampleGroup, Sampling, ScoredItem, ToolKind, ToolRef
-    from tests.conftest import TEST_TOPOLOGY
+    from tests.support.servers import TEST_TOPOLOGY
 
     engine = make_engine(TransformersEngineConfig(model=str(policy), max_model_len=128))
     prompt = engine.render_prompt("The quick brown fox")
@@ -227,7 +227,7 @@ def test_vllm_serves_the_learners_lora_adapters_with_the_learners_logprobs(
     """Only the adapters travel: vLLM serves them as a LoRA request over the base, and its sampled log-probs
     are what the LoRA learner recomputes."""
     from rlar.learn.config import LoraSettings
-    from tests.test_trainer import make_batch
+    from tests.support.trainer import make_batch
 
     lora = DeepSpeedPolicyTrainer(
         TrainerConfig(model_dir=policy, zero_stage=0, lr=1e-2, lora=LoraSettings(r=4, alpha=8))

@@ -19,8 +19,8 @@ from bus.config import NatsConfig
 from bus.messages import SandboxReply, SandboxRequest
 from rlar.sandbox import CodeTests, Limits
 from rlar.sandbox_client import run_tests_over_bus, sandbox_run
-from tests.conftest import TEST_TOPOLOGY
-from tests.reward_tools_for_tests import running
+from tests.support.reward_tools import running
+from tests.support.servers import TEST_TOPOLOGY
 
 _no_bwrap = pytest.mark.skipif(not os.access("/usr/bin/bwrap", os.X_OK), reason="bubblewrap not installed")
 

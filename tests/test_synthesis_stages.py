@@ -29,7 +29,7 @@ from rlar.synthesis.report import summarize, to_markdown
 from rlar.synthesis.runner import local_runner
 from rlar.tool_summary import origin_label, tasks_lines, tasks_summary
 from rlar.tools.base import ToolSpec
-from tests.conftest import TEST_TOPOLOGY
+from tests.support.servers import TEST_TOPOLOGY
 
 needs_bwrap = pytest.mark.skipif(not os.access("/usr/bin/bwrap", os.X_OK), reason="bubblewrap not installed")
 ROOT = Path(__file__).resolve().parents[1]
@@ -223,8 +223,8 @@ async def test_a_new_tool_scores_in_shadow_until_its_canary_passes_then_rewards(
     from actors.router import Router
     from actors.sandbox import SandboxActor, SandboxActorConfig
     from actors.synthesizer import Synthesizer, SynthesizerConfig
-    from tests.reward_tools_for_tests import running
-    from tests.test_router import inbox, prompt, router_config
+    from tests.support.reward_tools import running
+    from tests.support.router import inbox, prompt, router_config
 
     task = f"canary-{uuid.uuid4().hex[:8]}"
     common: dict[str, Any] = dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),

@@ -28,8 +28,8 @@ from rlar.synthesis.validate import CHECKS, validate
 from rlar.tasks.constraints import extract_constraints
 from rlar.tools import ToolInput, make_tool
 from rlar.tools.synthesized import SynthesizedTool, synthesized_spec
-from tests.conftest import TEST_TOPOLOGY
-from tests.reward_tools_for_tests import running
+from tests.support.reward_tools import running
+from tests.support.servers import TEST_TOPOLOGY
 
 pytestmark = pytest.mark.skipif(not os.access("/usr/bin/bwrap", os.X_OK), reason="bubblewrap not installed")
 BULLETS = "Answer must contain exactly three bullet points, each under ten words."
@@ -258,7 +258,7 @@ async def test_a_refused_synthesis_without_a_fallback_routes_its_prompts_to_abst
 ) -> None:
     from actors.router import Router
     from bus.messages import Prompt
-    from tests.test_router import inbox, prompt, router_config
+    from tests.support.router import inbox, prompt, router_config
 
     task = f"haiku-{uuid.uuid4().hex[:8]}"
     common: dict[str, Any] = dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),

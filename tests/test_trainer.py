@@ -15,6 +15,7 @@ from bus.embedded import free_port
 from rlar.learn.grpo import GRPOConfig, grpo_token_loss
 from rlar.learn.trainer import DeepSpeedPolicyTrainer, PolicyBatch, TrainerConfig, token_logprobs
 from rlar.policy.model import build_tiny_policy
+from tests.support.trainer import flat_weights, make_batch
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -23,20 +24,6 @@ REPO = Path(__file__).resolve().parents[1]
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     torch.set_num_threads(1)
     return build_tiny_policy(tmp_path_factory.mktemp("tiny"))
-
-
-def make_batch(n: int = 12, seed: int = 0) -> PolicyBatch:
-    """Random prompts and responses of varied lengths, advantages ±1, behaviour log-probs near −6."""
-    g = torch.Generator().manual_seed(seed)
-    prompts = [torch.randint(3, 259, (3 + i % 3,), generator=g).tolist() for i in range(n)]
-    resps = [torch.randint(3, 259, (2 + i % 4,), generator=g).tolist() for i in range(n)]
-    behav = [(-6.0 + 0.1 * torch.randn(len(r), generator=g)).tolist() for r in resps]
-    adv = [1.0 if i % 2 else -1.0 for i in range(n)]
-    return PolicyBatch.from_samples(prompts, resps, behav, adv)
-
-
-def flat_weights(tr: DeepSpeedPolicyTrainer) -> torch.Tensor:
-    return torch.cat([t.flatten() for _, t in tr.export_named_tensors()])
 
 
 def adam_state(tr: DeepSpeedPolicyTrainer) -> list[tuple[float, torch.Tensor, torch.Tensor]]:
@@ -305,7 +292,7 @@ WORKER = textwrap.dedent(
     import argparse, sys, torch
     sys.path.insert(0, {repo!r})
     from rlar.learn.trainer import DeepSpeedPolicyTrainer, TrainerConfig
-    from tests.test_trainer import make_batch, flat_weights
+    from tests.support.trainer import make_batch, flat_weights
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--local_rank", type=int, default=0)

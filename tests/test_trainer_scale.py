@@ -17,7 +17,7 @@ from rlar.learn.memory import ModelShape, estimate_learner, saved_activation_byt
 from rlar.learn.trainer import DeepSpeedPolicyTrainer, PrecisionUnsupported, TrainerConfig, check_precision
 from rlar.policy.engines import TransformersEngineConfig, make_engine
 from rlar.policy.model import build_tiny_policy
-from tests.test_trainer import flat_weights, make_batch
+from tests.support.trainer import flat_weights, make_batch
 
 
 @pytest.fixture(scope="module")

@@ -41,7 +41,7 @@ from rlar.policy.weights import (
     safetensors_bytes_to_tensors,
     safetensors_parts,
 )
-from tests.conftest import REPO, actor_env
+from tests.support.env import REPO, actor_env
 
 
 def _name() -> str:

@@ -1,5 +1,5 @@
 """Misbehaving and slow reward tools for the reward-worker tests (importable by worker processes as
-``tests.reward_tools_for_tests:Class``), and a helper to run an actor in-process for a test."""
+``tests.support.reward_tools:Class``), and a helper to run an actor in-process for a test."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from actors.runtime import Actor
 from bus.client import Bus
 from rlar.tools.base import Outcome, RewardTool, ToolInput, ToolKind, ToolSpec
 
-PREFIX = "tests.reward_tools_for_tests"
+PREFIX = "tests.support.reward_tools"
 
 
 class HangTool(RewardTool):
@@ -75,7 +75,7 @@ class BatchSizeTool(RewardTool):
         return [self.ok(1.0, "", batch=len(inputs), pid=os.getpid()) for _ in inputs]
 
 
-# User reward functions (``[[tools]] python = "tests.reward_tools_for_tests:<fn>"``).
+# User reward functions (``[[tools]] python = "tests.support.reward_tools:<fn>"``).
 def plural_reward(query: str, response: str, reference: Any, metadata: dict[str, Any]) -> float:
     """Raises on plurals, as a user's function with a bug would."""
     if response.endswith("s"):
