@@ -47,7 +47,7 @@ from pydantic import Field
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
-from bus.client import Bus
+from bus.client import Bus, mark_in_progress
 from bus.messages import (
     Event,
     LearnerProgress,
@@ -517,11 +517,7 @@ class Learner(Actor[LearnerConfig]):
                 await self._reannounce_progress()
             except Exception as exc:  # the bus reconnecting: next tick
                 log.debug("progress check failed: %s", exc)
-            for raw in [raw for g in list(self.groups.values()) for raw in g.msgs]:
-                try:
-                    await raw.in_progress()
-                except Exception as exc:
-                    log.debug("in_progress failed: %s", exc)
+            await mark_in_progress(raw for g in list(self.groups.values()) for raw in g.msgs)
 
     # -- collective trainer calls (rank 0 broadcasts; followers mirror) ---------------------------
     def _collective(self, cmd: str, arg: Any) -> Any:

@@ -29,7 +29,6 @@ repository or model does is a recorded reason, and the actor keeps serving.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -40,6 +39,7 @@ from pydantic import Field, ValidationError
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
+from bus.client import keep_in_progress
 from bus.messages import Event, ToolRequest
 from rlar.registry import ToolRegistry
 from rlar.retrieval.browser import BrowserPool
@@ -123,13 +123,6 @@ class Retriever(Actor[RetrieverConfig]):
         assert self.registry is not None
         return await self.registry.register(spec, by=self.by)
 
-    async def _keep_in_progress(self, raw: Msg) -> None:
-        period = max(0.5, self.ack_wait_s / 3.0)
-        while True:
-            await asyncio.sleep(period)
-            with contextlib.suppress(Exception):
-                await raw.in_progress()
-
     async def _handle(self, msg: ToolRequest, raw: Msg) -> None:
         assert self.pipeline is not None
         self.counters["requests"] += 1
@@ -159,17 +152,14 @@ class Retriever(Actor[RetrieverConfig]):
             record.write(rdir)
             await self._finish(record, done)
             return
-        keepalive = asyncio.create_task(self._keep_in_progress(raw))
         self.in_flight += 1
         try:
-            record = await self.pipeline.retrieve(
-                req, register=self._register if self.config.register_tools else None
-            )
+            async with keep_in_progress(raw, self.ack_wait_s):
+                record = await self.pipeline.retrieve(
+                    req, register=self._register if self.config.register_tools else None
+                )
         finally:
             self.in_flight -= 1
-            keepalive.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await keepalive
         await self._finish(record, done)
 
     async def _finish(self, record: RetrievalRecord, path: Any) -> None:

@@ -63,6 +63,7 @@ from pydantic import Field, field_validator
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
+from bus.client import keep_in_progress
 from bus.codec import encode_parts
 from bus.messages import Event, RewardGroup, ScoredItem, ScoreGroup, ToolRef, ToolRegistered
 from rlar.registry import ToolRegistry
@@ -313,29 +314,21 @@ class RewardWorker(Actor[RewardConfig]):
         return await ex.score_batch(spec, inputs, timeout_s=deadline)
 
     # -- requests ---------------------------------------------------------------------------------
-    async def _keepalive(self, kind: str, raw: Msg) -> None:
-        # Tell the server we are still working, so a slow tool is not handed to a second worker.
-        period = max(0.2, self._ack_wait.get(kind, 30.0) / 3)
-        while True:
-            await asyncio.sleep(period)
-            with contextlib.suppress(Exception):
-                await raw.in_progress()
-
     async def _handle(self, kind: str, req: ScoreGroup, raw: Msg) -> None:
         self._inflight[kind] += 1
-        keepalive = asyncio.create_task(self._keepalive(kind, raw))
         try:
-            rewards = await asyncio.gather(*(self._score_tool(kind, req, tool) for tool in req.tools))
-            limit = self.bus.max_payload
-            key = f"{req.prompt_id}/{req.generation}"
-            task = subjects.rewards(subjects.safe_token(req.task))
-            await self.bus.js_publish_many([
-                (task, data, f"{key}/{part.tool}#{part.items[0].index}")
-                for reward in rewards if reward.items
-                for part, data in encode_parts(reward, "items", limit)
-            ])  # fmt: skip
+            # Tell the server we are still working, so a slow tool is not handed to a second worker.
+            async with keep_in_progress(raw, self._ack_wait.get(kind, 30.0)):
+                rewards = await asyncio.gather(*(self._score_tool(kind, req, tool) for tool in req.tools))
+                limit = self.bus.max_payload
+                key = f"{req.prompt_id}/{req.generation}"
+                task = subjects.rewards(subjects.safe_token(req.task))
+                await self.bus.js_publish_many([
+                    (task, data, f"{key}/{part.tool}#{part.items[0].index}")
+                    for reward in rewards if reward.items
+                    for part, data in encode_parts(reward, "items", limit)
+                ])  # fmt: skip
         finally:
-            keepalive.cancel()
             self._inflight[kind] -= 1
         self.counters["requests"] += 1
 

@@ -31,6 +31,7 @@ from pydantic import Field, model_validator
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects
+from bus.client import keep_in_progress
 from bus.codec import DecodeError, decode, encode_parts
 from bus.messages import (
     Completion,
@@ -184,17 +185,11 @@ class Rollout(Actor[RolloutConfig]):
         t0 = time.perf_counter()
         # Generation can outlast the prompts' ack-wait (a busy machine, a big model): keep them in progress,
         # or JetStream hands them out again and the rollout regenerates what it is still generating.
-        held = [raw for _, raw in batch]
-        keepalive = asyncio.create_task(self._keep_in_progress(held))
-        try:
+        async with keep_in_progress([raw for _, raw in batch], self.config.topology.prompt_ack_wait_s):
             outs = await asyncio.to_thread(
                 self.engine.generate, ids, n=cfg.group_size, max_new_tokens=cfg.max_new_tokens,
                 temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k, seed=None,
             )  # fmt: skip
-        finally:
-            keepalive.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await keepalive
         self.gen_seconds += time.perf_counter() - t0
         out: list[tuple[str, bytes, str]] = []
         for (prompt, _), prompt_ids, completions in zip(batch, ids, outs, strict=True):
@@ -208,14 +203,6 @@ class Rollout(Actor[RolloutConfig]):
             self.metrics.samples(prompt.task, cfg.group_size)
         self.counters["messages"] += len(out)
         self.counters["batches"] += 1
-
-    async def _keep_in_progress(self, msgs: list[Msg]) -> None:
-        interval = max(0.2, self.config.topology.prompt_ack_wait_s / 3)
-        while True:
-            await asyncio.sleep(interval)
-            for raw in msgs:
-                with contextlib.suppress(Exception):
-                    await raw.in_progress()
 
     def _group_messages(
         self, prompt: Prompt, prompt_ids: list[int], completions: list[Any], version: int

@@ -58,7 +58,6 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable
 from typing import Any
 
 import nats.js.errors
@@ -68,6 +67,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
+from bus.client import keep_in_progress, mark_in_progress
 from bus.codec import encode
 from bus.messages import Event, Metrics, Prompt, RouteDecision, ToolRef, ToolRegistered, ToolRequest
 from rlar.agent.base import Agent, AgentConfig, make_agent
@@ -534,24 +534,12 @@ class Router(Actor[RouterConfig]):
             await raw.term()
         self.counters["dead_lettered"] += 1
 
-    async def _kept_alive(self, raw: Msg, work: Awaitable[Decision]) -> Decision:
-        """Await ``work`` while telling JetStream the prompt is in progress (a first decision can take longer
-        than the ack-wait on a loaded host; without this the prompt would be redelivered and routed twice)."""
-        task = asyncio.ensure_future(work)
-        interval = max(0.2, self._ack_wait_s / 3)
-        try:
-            while True:
-                done, _ = await asyncio.wait({task}, timeout=interval)
-                if done:
-                    return task.result()
-                with contextlib.suppress(Exception):
-                    await raw.in_progress()
-        finally:
-            task.cancel()
-
     async def _on_prompt(self, prompt: Prompt, raw: Msg) -> None:
         q = RoutingQuery.from_prompt(prompt)
-        d = await self._kept_alive(raw, self.decision_for(q))
+        # A first decision can take longer than the ack-wait on a loaded host: without the marks the prompt
+        # would be redelivered and routed twice.
+        async with keep_in_progress(raw, self._ack_wait_s):
+            d = await self.decision_for(q)
         if d.state == "pending":
             if time.time() >= d.requested_at + self.config.wait_s:
                 d = await self._expire(d, "waited too long for a new tool")
@@ -604,9 +592,7 @@ class Router(Actor[RouterConfig]):
                 if d is not None and d.state == "pending" and now >= d.requested_at + self.config.wait_s:
                     await self._expire(d, f"no tool registered within {self.config.wait_s:g}s")
                     continue
-                for _, raw in list(self.held.get(sig, [])):
-                    with contextlib.suppress(Exception):
-                        await raw.in_progress()
+                await mark_in_progress(raw for _, raw in self.held.get(sig, []))
 
     # -- registry events --------------------------------------------------------------------------
     async def _on_tool_change(self, msg: ToolRegistered, raw: Msg) -> None:

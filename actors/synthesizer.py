@@ -56,6 +56,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
+from bus.client import keep_in_progress
 from bus.codec import DecodeError, decode
 from bus.messages import Event, RewardGroup, SampleGroup, ToolRegistered, ToolRequest
 from rlar.agent.base import Agent, AgentConfig, make_agent
@@ -181,12 +182,6 @@ class Synthesizer(Actor[SynthesizerConfig]):
         return {"agent": self.agent.metrics() if self.agent else {}}
 
     # -- work -------------------------------------------------------------------------------------
-    async def _keepalive(self, raw: Msg) -> None:
-        while True:
-            await asyncio.sleep(max(0.2, self._ack_wait_s / 3))
-            with contextlib.suppress(Exception):
-                await raw.in_progress()
-
     def _log_path(self, request_id: str) -> Path:
         d = self.run_dir / "synthesis"
         d.mkdir(parents=True, exist_ok=True)
@@ -211,13 +206,8 @@ class Synthesizer(Actor[SynthesizerConfig]):
             )
             self.counters["duplicates"] += 1
             return
-        keep = asyncio.create_task(self._keepalive(raw))
-        try:
+        async with keep_in_progress(raw, self._ack_wait_s):
             await self.serve(req)
-        finally:
-            keep.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await keep
 
     async def serve(self, req: ToolRequest) -> SynthesisOutcome:
         """Synthesise, validate and register a tool for ``req`` (the handler minus bus bookkeeping)."""

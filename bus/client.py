@@ -18,7 +18,7 @@ import logging
 import ssl
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import nats
@@ -615,3 +615,56 @@ async def wait_for(predicate: Callable[[], bool], timeout_s: float, interval_s: 
             return True
         await asyncio.sleep(interval_s)
     return predicate()
+
+
+KEEPALIVE_MIN_S = 0.2
+"""The shortest interval between two in-progress marks of one message (a tiny ack-wait in tests)."""
+
+
+async def mark_in_progress(msgs: Iterable[Msg]) -> int:
+    """Tell JetStream each of ``msgs`` is still being worked on: its ack-wait starts again.
+
+    A mark that fails (the bus reconnecting, the message acked meanwhile) is skipped and logged at debug
+    level; the next mark tries again. Returns how many marks were sent.
+    """
+    sent = 0
+    for raw in list(msgs):
+        try:
+            await raw.in_progress()
+            sent += 1
+        except Exception as exc:
+            log.debug("in_progress on %s failed: %s", raw.subject, exc)
+    return sent
+
+
+@contextlib.asynccontextmanager
+async def keep_in_progress(
+    msgs: Msg | Iterable[Msg] | Callable[[], Iterable[Msg]], ack_wait_s: float
+) -> AsyncIterator[None]:
+    """Keep unacked messages from being redelivered while the block runs.
+
+    Every third of ``ack_wait_s`` (at least :data:`KEEPALIVE_MIN_S`) each message is marked in progress
+    (:func:`mark_in_progress`); the marking stops when the block ends, however it ends. ``msgs`` is one
+    message, a collection (read at every mark, so one that grows is followed) or a function returning
+    the messages to mark. Acking stays the caller's.
+    """
+
+    def current() -> Iterable[Msg]:
+        if isinstance(msgs, Msg):
+            return (msgs,)
+        return msgs() if callable(msgs) else msgs
+
+    interval = max(KEEPALIVE_MIN_S, ack_wait_s / 3)
+
+    async def loop() -> None:
+        while True:
+            await asyncio.sleep(interval)
+            await mark_in_progress(current())
+
+    task = asyncio.create_task(loop(), name="keep_in_progress")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
