@@ -56,14 +56,8 @@ from bus.messages import (
     SampleGroup,
 )
 from rlar.learn.config import TrainerConfig
-from rlar.learn.groups import (
-    JOURNAL,
-    Group,
-    ToolResults,
-    learner_temperature,
-    logprobs_usable,
-    read_journal,
-)
+from rlar.learn.groups import JOURNAL, Group, ToolResults, read_journal
+from rlar.learn.step import plan_step
 from rlar.policy.broadcast import BroadcastConfig, WeightSender
 from rlar.policy.httpweights import HttpWeightsConfig, WeightServer
 from rlar.policy.sync import SyncMode, latest_announcement, publish_weights
@@ -339,67 +333,25 @@ class Learner(Actor[LearnerConfig]):
         await asyncio.gather(*(self.bus.ack(m) for m in msgs))
 
     async def _learn(self, groups: list[Group]) -> None:
-        from rlar.learn.grpo import advantages, staleness_weight
-        from rlar.learn.trainer import PolicyBatch
-        from rlar.tools.combine import combine
-
-        grpo = self.config.trainer.grpo
         t_start = time.time()
-        rows: dict[str, list[Any]] = {"p": [], "r": [], "lp": [], "adv": [], "w": [], "t": []}
-        task_rewards: dict[str, list[float]] = collections.defaultdict(list)
-        task_counts: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])  # samples, abstained
-        task_tools: dict[str, set[str]] = collections.defaultdict(set)  # "tool vN" ("(shadow)": weight 0)
-        stale_hist: collections.Counter[int] = collections.Counter()
-        abstained = total = with_signal = during_prev = 0
-        created = []
-        for g in groups:
-            samples = [g.completions[i] for i in sorted(g.completions)]
-            scores, mask = [], []
-            task_tools[g.task].update(f"{tool} v{r.version}" + ("" if r.weight > 0 else " (shadow)")
-                                      for tool, r in g.rewards.items())  # fmt: skip
-            for c in samples:
-                results = [(r.weight, r.items[c.index].status, r.items[c.index].score) for r in g.rewards.values()
-                           if c.index in r.items]  # fmt: skip
-                status, score = combine(results)
-                task_counts[g.task][0] += 1
-                task_counts[g.task][1] += status != "ok"
-                mask.append(status == "ok")
-                scores.append(score if score is not None else 0.0)
-                if status == "ok":
-                    task_rewards[g.task].append(float(score or 0.0))
-            created += [g.created_at] * len(samples)
-            if self._prev_interval and self._prev_interval[0] <= g.created_at <= self._prev_interval[1]:
-                during_prev += len(samples)
-            total += len(samples)
-            abstained += mask.count(False)
-            adv = advantages(scores, mask, normalize_std=grpo.normalize_std, eps=grpo.adv_eps)
-            with_signal += int(any(a != 0.0 for a in adv))
-            lag = max(0, self.version - g.policy_version)
-            temperature = learner_temperature(g.sampling)
-            unusable = not logprobs_usable(g.sampling)
-            if unusable:
-                self.counters["groups_with_raw_logprobs"] += 1
-                log.error("learner: group %s was sampled with %s but carries raw log-probs: not trained on",
-                          g.prompt_id, g.sampling)  # fmt: skip
-            for c, a, ok in zip(samples, adv, mask, strict=True):
-                stale_hist[lag] += 1
-                if unusable or not ok or not c.token_ids or (self.config.skip_zero_advantage and a == 0.0):
-                    continue
-                rows["p"].append(g.prompt_token_ids)
-                rows["r"].append(c.token_ids)
-                rows["lp"].append(c.logprobs)
-                rows["adv"].append(a)
-                rows["w"].append(staleness_weight(lag, grpo.max_staleness, grpo.staleness_mode))
-                rows["t"].append(temperature)
+        plan = plan_step(
+            groups,
+            version=self.version,
+            grpo=self.config.trainer.grpo,
+            skip_zero_advantage=self.config.skip_zero_advantage,
+            world_size=int(os.environ.get("WORLD_SIZE", "1")),
+            prev_interval=self._prev_interval,
+        )
+        for g in plan.unusable:
+            self.counters["groups_with_raw_logprobs"] += 1
+            log.error(
+                "learner: group %s was sampled with %s but carries raw log-probs: not trained on",
+                g.prompt_id,
+                g.sampling,
+            )
         train_metrics: dict[str, float] = {}
-        world = int(os.environ.get("WORLD_SIZE", "1"))
-        n_rows = len(rows["p"]) - len(rows["p"]) % world  # every rank trains on the same number of rows
-        if n_rows > 0:
-            batch = PolicyBatch.from_samples(
-                rows["p"][:n_rows], rows["r"][:n_rows], rows["lp"][:n_rows], rows["adv"][:n_rows],
-                rows["w"][:n_rows] if grpo.staleness_mode == "decay" else None, pad_id=0,
-                temperatures=rows["t"][:n_rows],
-            )  # fmt: skip
+        batch = plan.batch()
+        if batch is not None:
             train_metrics = await asyncio.to_thread(self._collective, "step", batch)
             self.version += 1
             t_weights = time.time()
@@ -411,24 +363,15 @@ class Learner(Actor[LearnerConfig]):
         t_end = time.time()
         train_metrics["retire_s"] = t_end - t_retire
         self._prev_interval = (t_start, t_end)
-        all_rewards = [x for v in task_rewards.values() for x in v]
-        record: dict[str, Any] = {
-            **{("optimizer_step" if k == "step" else k): v for k, v in train_metrics.items()},
-            "step": self.step, "version": self.version, "t_start": t_start, "t_end": t_end,
-            "step_s": t_end - t_start, "groups": len(groups), "samples": total, "trained_rows": n_rows,
-            "groups_with_signal": with_signal, "abstain_frac": abstained / max(1, total),
-            "reward_mean": sum(all_rewards) / len(all_rewards) if all_rewards else None,
-            "staleness_hist": {str(k): v for k, v in sorted(stale_hist.items())},
-            "staleness_max": max(stale_hist) if stale_hist else 0,
-            "samples_created_min": min(created), "samples_created_max": max(created),
-            "samples_generated_during_prev_step": during_prev,
-            "consumed_prompts": self.consumed, "dropped_prompts": self.dropped,
-            **{f"reward/{t}": sum(v) / len(v) for t, v in sorted(task_rewards.items())},
-            **{f"abstain/{t}": n[1] / n[0] for t, n in sorted(task_counts.items()) if n[0]},
-            "tools": {t: sorted(v) for t, v in sorted(task_tools.items())},
-        }  # fmt: skip
-        if train_metrics.get("tokens") and train_metrics.get("step_s"):
-            record["tokens_per_s"] = train_metrics["tokens"] / train_metrics["step_s"]
+        record = plan.record(
+            step=self.step,
+            version=self.version,
+            t_start=t_start,
+            t_end=t_end,
+            consumed=self.consumed,
+            dropped=self.dropped,
+            train=train_metrics,
+        ).to_dict()
         with open(self.run_dir / "metrics.jsonl", "a") as f:
             f.write(json.dumps(record) + "\n")
         await self.bus.publish(
