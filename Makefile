@@ -53,6 +53,7 @@ fmt: venv
 lint: venv
 	$(VENV)/bin/ruff format --check bus actors rlar tests bench
 	$(VENV)/bin/ruff check bus actors rlar tests bench
+	$(VENV)/bin/lint-imports
 
 typecheck: venv
 	$(VENV)/bin/mypy

@@ -15,23 +15,7 @@ from typing import Any
 from actors import resolve
 from actors.runtime import Actor
 from rlar.config import build
-from rlar.runconfig import load_run_config
-
-
-def actor_config_dict(doc: dict[str, Any], section: str, implied: dict[str, Any]) -> dict[str, Any]:
-    """The fields of one actor's config, from the run document."""
-    data = dict(doc.get(section, {}))
-    data.update(implied)
-    if "nats" in doc:
-        data.setdefault("nats", doc["nats"])
-    if "topology" in doc:
-        data.setdefault("topology", doc["topology"])
-    if "metrics" in doc:
-        data.setdefault("metrics", doc["metrics"])
-    run = doc.get("run", {})
-    if "dir" in run:
-        data.setdefault("run_dir", run["dir"])
-    return data
+from rlar.runconfig import actor_config_dict, load_run_config
 
 
 def make_actor(kind: str, doc: dict[str, Any], *, instance: str | None = None) -> Actor[Any]:

@@ -22,15 +22,15 @@ export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 
 # 1. sync vs async on the bus, vLLM (in-process engine) on the GPU, same work both ways
-timeout 330 "$PY" -m rlar.cli --log-level WARNING bench pipeline --model-dir "$MODEL_DIR" --engine vllm \
+timeout 330 "$PY" -m rlar.app.cli --log-level WARNING bench pipeline --model-dir "$MODEL_DIR" --engine vllm \
   --device cuda --steps 6 --warmup 2 --prompts 8 --group-size 8 --max-new-tokens 128 --json \
   | tee "$OUT/pipeline.log" | tail -1 > "$OUT/pipeline.json"
 
 # 2. a 30-step GRPO run of the real system (all actors over an embedded bus) on GSM8K-format data written here
 "$PY" -m rlar.benchmarks.gpu data "$OUT/gsm8k.jsonl" >/dev/null
 "$PY" -m rlar.benchmarks.gpu config "$MODEL_DIR" "$OUT/gsm8k.jsonl" --steps "${STEPS:-30}" > "$OUT/train.toml"
-"$PY" -m rlar.cli plan --config "$OUT/train.toml" --model "$MODEL_DIR" | tee "$OUT/plan.log"
-timeout 330 "$PY" -m rlar.cli --log-level WARNING train --config "$OUT/train.toml" --run-dir "$OUT/train" \
+"$PY" -m rlar.app.cli plan --config "$OUT/train.toml" --model "$MODEL_DIR" | tee "$OUT/plan.log"
+timeout 330 "$PY" -m rlar.app.cli --log-level WARNING train --config "$OUT/train.toml" --run-dir "$OUT/train" \
   | tee "$OUT/train.log" | tail -1 > "$OUT/train.json"
 
 # 3. tokens/s, MFU estimate, weight-sync time (rlar/benchmarks/gpu.py)

@@ -1,5 +1,5 @@
 """Reward-worker scaling: an I/O-bound tool (LLM judge on a fixed-latency local endpoint) served by 1, 2, 4
-and 8 reward-worker processes. Runs :func:`rlar.benchmarks.reward.run` (``rlar bench reward``, which also
+and 8 reward-worker processes. Runs :func:`rlar.app.benchmarks.reward.run` (``rlar bench reward``, which also
 measures sandbox and rule-tool rates) and prints the scaling figures, then the whole document as one JSON line
 (last). ``--quick``: 1 and 2 workers only."""
 
@@ -9,7 +9,7 @@ import argparse
 import asyncio
 import json
 
-from rlar.benchmarks.reward import run
+from rlar.app.benchmarks.reward import run
 
 
 def main() -> None:

@@ -37,7 +37,7 @@ from typing import Any
 
 def _run(config: str, steps: int, report_to: list[str], out: Path, extra: list[str]) -> dict[str, Any]:
     sets = [f"learner.max_steps={steps}", f"train.report_to={json.dumps(report_to)}", *extra]
-    cmd = [sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", "train", "--config", config,
+    cmd = [sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", "train", "--config", config,
            "--run-dir", str(out)] + [x for s in sets for x in ("--set", s)]  # fmt: skip
     t0 = time.time()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)

@@ -287,7 +287,7 @@ def serve(url: str, run_dir: str | Path, *, live_run: bool = False) -> Iterator[
 def default_url(runs_root: str | Path = "runs") -> str:
     """The URL a command uses when none is given: $RLAR_NATS_URL, else the newest live run's bus (see
     :func:`live_runs`), else nats://127.0.0.1:4222. Operator commands say which one they attached to
-    (``rlar.attach``)."""
+    (``rlar.app.attach``)."""
     env = os.environ.get("RLAR_NATS_URL")
     if env:
         return env

@@ -240,7 +240,7 @@ def ablate(
                 flush=True,
             )
             t0 = time.time()
-            proc = subprocess.run([sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", "train", "--config",
+            proc = subprocess.run([sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", "train", "--config",
                                    str(cfg), "--run-dir", str(run_dir)], env=child_env(), check=False)  # fmt: skip
             row: dict[str, Any] = {"mode": mode, "seed": seed, "run_dir": str(run_dir), "train_rc": proc.returncode,
                                    "wall_s": round(time.time() - t0, 1)}  # fmt: skip

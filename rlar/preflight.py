@@ -1,6 +1,6 @@
 """Checks made before any actor starts (``rlar train``, ``rlar up``): every task's data, the policy, the tools.
 
-:func:`preflight` takes a validated run document (:func:`rlar.runconfig.validate_run_config`) and
+:func:`preflight` takes a validated run document (:func:`rlar.app.runconfig.validate_run_config`) and
 
 - opens every task's data: resolved path(s), records parsed — all of them for files up to
   ``FULL_LOAD_BYTES`` and for built-in tasks, the first ``HEAD_RECORDS`` of larger files (the feeder reads the

@@ -146,7 +146,7 @@ trainer = { model_dir = "{run_dir}/policy/init", micro_batch_size = 16, grpo = {
 """)
     out = tmp_path / "ablate"
     r = subprocess.run(
-        [sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", "ablate", "--config", str(cfg), "--modes",
+        [sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", "ablate", "--config", str(cfg), "--modes",
          "static:exact_match", "--seeds", "0,1", "--max-steps", "3", "--max-minutes", "4", "--eval-suite",
          "learnable", "--eval-limit", "5", "--out", str(out)],
         cwd=tmp_path, env={**actor_env(), "DS_ACCELERATOR": "cpu", "PYTHONPATH": str(REPO)}, capture_output=True,

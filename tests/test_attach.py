@@ -13,7 +13,7 @@ from tests.support.env import actor_env
 
 
 def _rlar(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", *args],
+    return subprocess.run([sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", *args],
                           capture_output=True, text=True, timeout=timeout, env=actor_env(), cwd=cwd)  # fmt: skip
 
 
@@ -60,10 +60,9 @@ def test_a_run_anywhere_is_found_named_and_chosen_with_run(tmp_path: Path) -> No
 
 
 def test_tails_default_line_shows_each_responses_status_score_and_reason() -> None:
-    from rlar.tail import format_line
-
     from bus.codec import encode
     from bus.messages import RewardGroup, ScoredItem
+    from rlar.app.tail import format_line
 
     items = [ScoredItem(index=0, status="ok", score=1.0, reason="capitalised correctly"),
              ScoredItem(index=1, status="ok", score=0.4, reason="'appel' is 80% like 'Apple'"),
@@ -81,7 +80,7 @@ def test_tails_default_line_shows_each_responses_status_score_and_reason() -> No
 
 
 def test_status_writes_an_actors_heartbeat_compactly_without_raw_dicts() -> None:
-    from rlar.status import render
+    from rlar.app.status import render
 
     executor = {"requests": 120, "inputs": 960, "cache_hits": 0, "timeouts": 2, "worker_deaths": 0, "spawns": 2,
                 "errors": 3, "abstains": 5}  # fmt: skip

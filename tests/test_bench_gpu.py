@@ -31,7 +31,7 @@ def test_the_data_is_gsm8k_as_published_and_its_answers_are_right(tmp_path: Path
 
 
 def test_the_run_config_passes_rlar_trains_checks(tmp_path: Path) -> None:
-    from rlar.train import load_checked
+    from rlar.app.train import load_checked
 
     model = build_tiny_policy(tmp_path / "tiny")
     data = write_gsm8k(tmp_path / "gsm8k.jsonl", n=20)

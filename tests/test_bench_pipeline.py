@@ -9,8 +9,8 @@ import urllib.request
 
 import pytest
 
+from rlar.app.benchmarks.pipeline import PipelineSettings, run
 from rlar.benchmarks.judge_endpoint import JudgeEndpoint
-from rlar.benchmarks.pipeline import PipelineSettings, run
 
 
 def _ask(url: str, response: str) -> str:

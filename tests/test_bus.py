@@ -288,7 +288,7 @@ async def test_connecting_to_a_dead_url_fails_fast_with_a_clear_message() -> Non
 
 
 def test_the_cli_reports_an_unreachable_bus_without_a_traceback() -> None:
-    r = subprocess.run([sys.executable, "-m", "rlar.cli", "status", "--nats", "nats://127.0.0.1:1"],
+    r = subprocess.run([sys.executable, "-m", "rlar.app.cli", "status", "--nats", "nats://127.0.0.1:1"],
                        capture_output=True, text=True, timeout=30, env=actor_env(), cwd=REPO)  # fmt: skip
     assert r.returncode == 1
     assert "cannot reach NATS" in r.stderr and "Traceback" not in r.stderr

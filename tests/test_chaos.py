@@ -334,7 +334,7 @@ async def chaos_run(
     cfg.write_text(CONFIG.format(url=server.url, group=GROUP, max_steps=MAX_STEPS, ckpt=CHECKPOINT_EVERY))
     out = open(tmp / "train.out", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rlar.cli", "train", "--config", str(cfg), "--run-dir", str(run)],
+        [sys.executable, "-m", "rlar.app.cli", "train", "--config", str(cfg), "--run-dir", str(run)],
         cwd=tmp, env={**actor_env(), "DS_ACCELERATOR": "cpu"}, stdout=out, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     log: list[str] = []

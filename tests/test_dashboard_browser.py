@@ -100,7 +100,7 @@ async def test_the_dashboard_follows_a_real_run_in_chromium(tmp_path: Path) -> N
     cfg.write_text(CONFIG)
     run = tmp_path / "run"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", "train", "--config", str(cfg), "--run-dir",
+        [sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", "train", "--config", str(cfg), "--run-dir",
          str(run), "--dashboard"],
         cwd=tmp_path, env={**actor_env(), "DS_ACCELERATOR": "cpu"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True, bufsize=1,

@@ -130,7 +130,7 @@ async def test_mutual_tls_requires_a_client_certificate(certs: Path, tmp_path: P
 def test_cli_reads_tls_and_credentials_from_the_environment(tls_server: ServerProcess, certs: Path) -> None:
     env = {**actor_env(), "RLAR_NATS_USER": "observer", "RLAR_NATS_PASSWORD": PW["observer"],
            "RLAR_NATS_TLS_CA": str(certs / "ca.pem")}  # fmt: skip
-    proc = subprocess.run([sys.executable, "-m", "rlar.cli", "status", "--nats", tls_server.url, "--json",
+    proc = subprocess.run([sys.executable, "-m", "rlar.app.cli", "status", "--nats", tls_server.url, "--json",
                            "--window", "0.1"], env=env, capture_output=True, text=True, timeout=60, cwd=REPO)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert '"streams"' in proc.stdout

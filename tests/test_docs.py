@@ -220,7 +220,7 @@ def _no_updates_verdict(output: str) -> bool:
     run's few steps (:data:`SHORT_TRAIN`) happened to carry no reward signal — the command works as written."""
     return re.search(r"rlar train: NO UPDATES in \d+ steps \(finished\)", output) is not None and (
         "Traceback" not in output
-    )  # "(finished)": not a crash loop, a spent time budget or an interruption (rlar.train._verdict)
+    )  # "(finished)": not a crash loop, a spent time budget or an interruption (rlar.app.train._verdict)
 
 
 def _run_bash(block: Block, work: Path, cache: Path, url: str | None) -> None:
@@ -272,7 +272,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, Page]:
 def _run(block: Block, page: Page, tmp: Path, cache: Path) -> None:
     work = page.work
     if block.lang == "toml":
-        from rlar.runconfig import load_run_config, validate_run_config
+        from rlar.app.runconfig import load_run_config, validate_run_config
 
         cfg = tmp / "fragment.toml"
         cfg.write_text(block.text)
@@ -319,18 +319,18 @@ def test_the_docs_hold_runnable_blocks_and_few_skips() -> None:
 
 
 def test_generated_reference_pages_match_the_code() -> None:
-    from rlar.docgen import generate
+    from rlar.app.docgen import generate
 
     stale = [
         str(p.relative_to(REPO)) for p, text in generate().items() if not p.exists() or p.read_text() != text
     ]
-    assert not stale, f"run `python -m rlar.docgen` to regenerate {stale}"
+    assert not stale, f"run `python -m rlar.app.docgen` to regenerate {stale}"
 
 
 def test_every_builtin_tool_has_pitfalls_and_each_example_holds() -> None:
     import asyncio
 
-    from rlar.docgen import PITFALLS, Pitfall
+    from rlar.app.docgen import PITFALLS, Pitfall
     from rlar.tools import ToolInput, builtin_specs, make_tool
 
     specs = {s.name: s for s in builtin_specs()}
@@ -365,8 +365,8 @@ def test_every_builtin_tool_has_pitfalls_and_each_example_holds() -> None:
 def test_every_cli_flag_has_help_and_states_its_default() -> None:
     import argparse
 
-    from rlar.cli import build_parser
-    from rlar.docgen import walk_parser
+    from rlar.app.cli import build_parser
+    from rlar.app.docgen import walk_parser
 
     missing = []
     for path, parser in walk_parser(build_parser()):

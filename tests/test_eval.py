@@ -279,7 +279,7 @@ def test_a_users_own_task_from_a_run_config_is_evaluated_on_its_held_out_split(
 def test_rlar_eval_tasks_reads_the_runs_own_config_and_errors_are_one_line(
     run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from rlar.cli import main
+    from rlar.app.cli import main
 
     config = _capitalize_config(tmp_path, split_field=False)
     (run_dir / "config.toml").write_text(
@@ -390,7 +390,7 @@ async def test_eval_scores_a_task_with_the_user_tool_the_run_used_and_names_it(
     assert f"score of capitalize: {name} v{got.version} x1 (user) [run-router]" in doc["table"]
 
     # The run exported: an eval of the export scores its answers with the same tasks and tools as the run's.
-    from rlar.export import export_run
+    from rlar.app.export import export_run
 
     await asyncio.to_thread(export_run, run, tmp_path / "hf")
     exported = await asyncio.to_thread(run_eval, str(tmp_path / "hf"), tasks=["capitalize"],

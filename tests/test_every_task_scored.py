@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rlar.benchmarks.reward import collect_rewards
 
 from actors.reward import RewardConfig, RewardWorker
 from actors.sandbox import SandboxActor, SandboxActorConfig
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.messages import RewardGroup, ScoreGroup, ScoreItem, ToolRef
+from rlar.app.benchmarks.reward import collect_rewards
 from rlar.registry import ToolRegistry
 from rlar.sandbox import check_sandbox
 from rlar.tasks import TaskRecord

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from rlar.export import export_run
 
+from rlar.app.export import export_run
 from rlar.config import ConfigError
 from tests.support.env import REPO, actor_env
 
@@ -53,7 +53,7 @@ def test_export_writes_a_checkpoint_transformers_loads_with_the_trained_weights(
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    r = subprocess.run([sys.executable, "-m", "rlar.cli", "export", str(run_dir), "--out", str(tmp_path / "hf")],
+    r = subprocess.run([sys.executable, "-m", "rlar.app.cli", "export", str(run_dir), "--out", str(tmp_path / "hf")],
                        capture_output=True, text=True, timeout=300, env=actor_env(), cwd=tmp_path)  # fmt: skip
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout.strip().splitlines()[-1])
@@ -136,9 +136,9 @@ def test_the_cards_transformers_example_generates_what_rlar_eval_generates(
 def test_the_cards_example_encodes_as_training_for_chat_templates_and_tokenizers_that_add_tokens(
     tmp_path: Path,
 ) -> None:
-    from rlar.export import _use_snippet, byte_tokenizer
     from transformers import ByT5Tokenizer
 
+    from rlar.app.export import _use_snippet, byte_tokenizer
     from rlar.eval.runner import EngineSettings
     from rlar.policy.engines import make_engine
     from rlar.policy.model import build_tiny_policy
@@ -166,8 +166,9 @@ def test_the_exported_byte_tokenizer_encodes_and_decodes_like_byt5_and_appends_n
 ) -> None:
     import random
 
-    from rlar.export import byte_tokenizer
     from transformers import AutoTokenizer, ByT5Tokenizer
+
+    from rlar.app.export import byte_tokenizer
 
     slow = ByT5Tokenizer()
     byte_tokenizer(slow).save_pretrained(tmp_path)

@@ -46,7 +46,7 @@ async def _consumer(bus: Bus, stream: str, durable: str) -> tuple[int, int]:
 
 
 async def test_a_successor_acks_the_redelivered_groups_its_predecessor_retired(tmp_path: Path) -> None:
-    from rlar.train import PolicySection, prepare_policy
+    from rlar.app.train import PolicySection, prepare_policy
 
     run = tmp_path / "run"
     prepare_policy(PolicySection(sft_steps=0), run, tmp_path / "cache")

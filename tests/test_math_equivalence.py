@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from rlar.app.cli import main
 from rlar.benchmarks.math import load_pairs, run
-from rlar.cli import main
 from rlar.tools import ToolInput, builtin_specs, make_tool
 
 DATA = Path(__file__).resolve().parents[1] / "data"

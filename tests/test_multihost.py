@@ -166,8 +166,8 @@ def test_training_survives_a_cut_nats_node_and_a_killed_reward_host(tmp_path: Pa
     reason = netns.available()
     if reason:
         pytest.skip(reason)
-    from rlar.commands.deploy import bootstrap
-    from rlar.train import PolicySection, prepare_policy
+    from rlar.app.commands.deploy import bootstrap
+    from rlar.app.train import PolicySection, prepare_policy
 
     t0 = time.monotonic()
     creds = tmp_path / "creds"
@@ -204,7 +204,7 @@ def test_training_survives_a_cut_nats_node_and_a_killed_reward_host(tmp_path: Pa
         env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TORCH_NUM_THREADS="1")
         for h in hosts:
             env["RLAR_HOST_ID"] = h  # all namespaces share one hostname; instance ids become "h2-reward-1"
-            cmd = [sys.executable, "-m", "rlar.cli", "up", "--actors", actors[h], "--nats", url,
+            cmd = [sys.executable, "-m", "rlar.app.cli", "up", "--actors", actors[h], "--nats", url,
                    "--config", str(REPO / "deploy/configs/demo.toml"), "--creds-dir", str(creds),
                    "--run-dir", str(run_dirs[h])]  # fmt: skip
             for o in _overrides():

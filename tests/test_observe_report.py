@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from rlar.cli import main
+from rlar.app.cli import main
 from rlar.observe.report import write_ablation_report, write_report
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "line"}

@@ -374,7 +374,7 @@ async def test_a_responder_may_send_several_replies_to_one_request(
 
 
 async def test_observer_reads_status_and_publishes_nothing(auth_server: ServerProcess, admin: Bus) -> None:
-    from rlar.status import collect
+    from rlar.app.status import collect
 
     async with connected(auth_server, "observer") as observer:
         doc = await collect(observer, rate_window_s=0.1)
@@ -447,7 +447,7 @@ async def test_wrong_password_fails_fast_with_a_readable_message(auth_server: Se
 def test_cli_with_wrong_credentials_prints_one_readable_error_line(auth_server: ServerProcess) -> None:
     env = {**actor_env(), "RLAR_NATS_USER": "observer", "RLAR_NATS_PASSWORD": "nope"}
     proc = subprocess.run(
-        [sys.executable, "-m", "rlar.cli", "status", "--nats", auth_server.url],
+        [sys.executable, "-m", "rlar.app.cli", "status", "--nats", auth_server.url],
         env=env, capture_output=True, text=True, timeout=60, cwd=REPO,
     )  # fmt: skip
     assert proc.returncode == 1
@@ -483,7 +483,7 @@ def test_rlar_up_joins_as_supervisor_and_runs_each_replica_under_its_role(
         (creds / f"{role}.password").write_text(PASSWORDS[role] + "\n")
     env = {k: v for k, v in actor_env().items() if not k.startswith("RLAR_NATS_")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rlar.cli", "up", "--actors", "monitor=1", "--nats", auth_server.url,
+        [sys.executable, "-m", "rlar.app.cli", "up", "--actors", "monitor=1", "--nats", auth_server.url,
          "--creds-dir", str(creds), "--run-dir", str(tmp_path / "run"),
          "--set", f"topology.score_ack_wait_s={TEST_TOPOLOGY.score_ack_wait_s}",
          "--set", f"topology.prompt_ack_wait_s={TEST_TOPOLOGY.prompt_ack_wait_s}",

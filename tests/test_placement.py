@@ -76,7 +76,7 @@ def test_each_child_starts_with_its_devices_and_a_multi_gpu_learner_under_torchr
 def test_rlar_plan_prints_the_placement_and_memory_and_refuses_what_does_not_fit(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from rlar.cli import main
+    from rlar.app.cli import main
     from rlar.policy.model import build_tiny_policy
 
     model = build_tiny_policy(tmp_path / "tiny")
@@ -105,9 +105,9 @@ engine = {{ kind = "transformers", model = "{model}" }}
 
 
 def test_rlar_train_checks_the_placement_against_the_gpus_present_before_starting() -> None:
+    from rlar.app.train import load_checked
     from rlar.placement import detect_gpus
     from rlar.resources import DEMO_CONFIG
-    from rlar.train import load_checked
 
     too_many = detect_gpus()[0] + 1
     with pytest.raises(PlacementError, match=f"this machine has {too_many - 1}"):

@@ -67,7 +67,7 @@ trainer = {{ model_dir = "{{run_dir}}/policy/init", lr = 1e-4, micro_batch_size 
 def test_train_runs_end_to_end_with_overlap_and_bounded_staleness(tmp_path: Path) -> None:
     cfg = _config(tmp_path, max_steps=10)
     r = subprocess.run(
-        [sys.executable, "-m", "rlar.cli", "train", "--config", str(cfg), "--run-dir", str(tmp_path / "run")],
+        [sys.executable, "-m", "rlar.app.cli", "train", "--config", str(cfg), "--run-dir", str(tmp_path / "run")],
         cwd=tmp_path, env={**actor_env(), "DS_ACCELERATOR": "cpu"}, capture_output=True, text=True, timeout=420,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
@@ -99,7 +99,7 @@ def _start(kind: str, cfg: Path, url: str, run: Path, *extra: str) -> subprocess
 
 def _prepared_run(tmp: Path, *, max_steps: int) -> tuple[Path, Path]:
     """A run directory holding the initial policy (no SFT), and the config of a run of ``max_steps``."""
-    from rlar.train import PolicySection, prepare_policy
+    from rlar.app.train import PolicySection, prepare_policy
 
     run = tmp / "run"
     run.mkdir()

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rlar.train import Progress, _last_progress
 
 from bus import subjects
 from bus.client import Bus
 from bus.embedded import EmbeddedServer
 from bus.messages import Event, LearnerProgress, Metrics
+from rlar.app.train import Progress, _last_progress
 from tests.support.servers import serve_nats
 
 

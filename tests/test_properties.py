@@ -257,7 +257,7 @@ def test_masked_positions_never_contribute_to_the_loss_or_its_gradient(
 def config_roots() -> dict[str, type[BaseModel]]:
     """Every top-level config model a run document is validated into: each actor kind's and rlar train's."""
     from actors import KINDS, resolve
-    from rlar.train import PolicySection, TrainSection
+    from rlar.app.train import PolicySection, TrainSection
 
     roots: dict[str, type[BaseModel]] = {f"[{resolve(k)[1]}]": resolve(k)[0].Config for k in KINDS}
     roots.update({"[train]": TrainSection, "[policy]": PolicySection})

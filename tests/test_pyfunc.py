@@ -250,7 +250,7 @@ def test_config_errors_are_caught_when_the_tool_is_declared(tmp_path: Path) -> N
 
 def _register(module: str, tmp_path: Path, nats_url: str) -> str:
     r = subprocess.run(
-        [sys.executable, "-m", "rlar.cli", "tools", "register", "--python", f"{module}:capitalised", "--name",
+        [sys.executable, "-m", "rlar.app.cli", "tools", "register", "--python", f"{module}:capitalised", "--name",
          f"cap_{module}", "--description", "exact case-sensitive match of a capitalised word",
          "--task-types", "capitalize", "--path", str(tmp_path), "--needs-reference", "--nats", nats_url],
         capture_output=True, text=True, timeout=120, env=actor_env(), cwd=REPO,

@@ -185,7 +185,7 @@ async def test_a_browser_that_died_is_relaunched_on_the_next_visit(site: MirrorS
 def test_rlar_retrieve_exits_4_when_the_hub_does_not_answer(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    from rlar.cli import main
+    from rlar.app.cli import main
 
     dead = f"http://127.0.0.1:{free_port()}"
     args = ["retrieve", "judge German translations", "--task", "translate", "--hub", dead,

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from rlar.commands.retrieve import EXIT_CODES
 
+from rlar.app.commands.retrieve import EXIT_CODES
 from rlar.retrieval.browser import BrowserPool
 from rlar.retrieval.config import BrowserConfig, RankingConfig, RetrievalConfig, RetrievalRequest
 from rlar.retrieval.kinds import candidate_kind, fit_evidence, request_kinds, search_queries

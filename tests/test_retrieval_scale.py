@@ -66,7 +66,7 @@ async def test_two_retriever_replicas_share_the_requests(
     cfg = _config(trained_mirror_site, tmp_path / "run.toml")
     log = (tmp_path / "up.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rlar.cli", "up", "--actors", "retriever=2", "--nats", nats_url,
+        [sys.executable, "-m", "rlar.app.cli", "up", "--actors", "retriever=2", "--nats", nats_url,
          "--config", str(cfg), "--run-dir", str(tmp_path)],
         cwd=REPO, env=actor_env(), stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip

@@ -245,7 +245,7 @@ async def test_an_unreachable_hub_is_its_own_outcome_before_any_page_is_read(tmp
     ],
 )
 def test_rlar_retrieve_refuses_bad_arguments_before_anything_starts(args, message, tmp_path, capsys) -> None:
-    from rlar.cli import main
+    from rlar.app.cli import main
 
     assert main(["retrieve", "judge German translation adequacy", "--run-dir", str(tmp_path), *args]) == 1
     assert message in capsys.readouterr().err

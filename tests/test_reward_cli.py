@@ -19,7 +19,7 @@ from tests.support.env import REPO, actor_env
 
 
 def _rlar(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", *args],
+    return subprocess.run([sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", *args],
                           capture_output=True, text=True, timeout=timeout, env=actor_env(), cwd=REPO)  # fmt: skip
 
 
@@ -85,7 +85,7 @@ def test_reward_score_with_your_own_function_and_a_record_without_response(tmp_p
                {"task": "t", "query": "q", "response": "quiet"}]  # fmt: skip
     path = tmp_path / "recs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    r = subprocess.run([sys.executable, "-m", "rlar.cli", "--log-level", "WARNING", "reward", "score", str(path),
+    r = subprocess.run([sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", "reward", "score", str(path),
                         "--python", "cli_rewards:shout", "--nats", "embedded", "--timeout", "60"],
                        capture_output=True, text=True, timeout=180, env=actor_env(), cwd=tmp_path)  # fmt: skip
     assert r.returncode == 2, r.stderr[-3000:]

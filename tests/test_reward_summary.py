@@ -8,12 +8,12 @@ import uuid
 from typing import Any
 
 from bus.client import Bus
+from rlar.app.train import _verdict
 from rlar.observe.state import LiveState
 from rlar.registry import ToolRegistry
 from rlar.summary import reward_health, reward_warnings
 from rlar.tools.base import ToolKind, ToolSpec
 from rlar.tools.stats import StatsDelta, derived_stats, merge_stats
-from rlar.train import _verdict
 
 RAISED = "raised ValueError: boom (at plural_rewards.py:7 in plural_reward)"
 

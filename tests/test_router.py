@@ -142,7 +142,7 @@ async def test_prompts_of_one_kind_cost_one_agent_call_and_carry_provenance(
 
     # The decision is visible to operators.
     r = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-m", "rlar.cli", "tools", "decisions", "--json", "--nats", nats_url],
+        subprocess.run, [sys.executable, "-m", "rlar.app.cli", "tools", "decisions", "--json", "--nats", nats_url],
         capture_output=True, text=True, timeout=60, env=actor_env(), cwd=REPO,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from rlar.cli import main
 
 from rlar.agent.base import OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
+from rlar.app.cli import main
 from rlar.benchmarks.routing import binomial_tail, run
 from rlar.routing.exemplars import default_path
 from tests.support.env import REPO, actor_env
@@ -108,7 +108,7 @@ async def test_the_shipped_set_held_out_by_type_beats_every_baseline() -> None:
 
 
 def test_the_cli_lists_the_routing_commands_without_importing_model_libraries() -> None:
-    code = "import sys; from rlar.cli import build_parser; build_parser(); print('torch' in sys.modules)"
+    code = "import sys; from rlar.app.cli import build_parser; build_parser(); print('torch' in sys.modules)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=actor_env(),
                        cwd=REPO)  # fmt: skip
     assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr

@@ -408,14 +408,14 @@ async def test_the_router_refuses_a_tool_a_probe_maxes_out_and_the_decision_reco
 
     # Operators see the probes and their scores.
     r = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-m", "rlar.cli", "tools", "decisions", "--nats", nats_url],
+        subprocess.run, [sys.executable, "-m", "rlar.app.cli", "tools", "decisions", "--nats", nats_url],
         capture_output=True, text=True, timeout=60, env=actor_env(), cwd=REPO,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     line = next(x for x in r.stdout.splitlines() if "probes: math_verify v1 refused" in x)
     assert "bare_target 1 (3/3 max)" in line and "empty 0" in line
     r = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-m", "rlar.cli", "tools", "decisions", "--json", "--nats", nats_url],
+        subprocess.run, [sys.executable, "-m", "rlar.app.cli", "tools", "decisions", "--json", "--nats", nats_url],
         capture_output=True, text=True, timeout=60, env=actor_env(), cwd=REPO,
     )  # fmt: skip
     row = next(json.loads(x) for x in r.stdout.splitlines() if json.loads(x)["signature"] == d.signature)

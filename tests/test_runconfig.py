@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from rlar.app.runconfig import ConfigProblems, load_run_config, validate_run_config
 from rlar.config import ConfigError
 from rlar.preflight import preflight
 from rlar.resources import DEMO_CONFIG, ROOT
-from rlar.runconfig import ConfigProblems, load_run_config, validate_run_config
 from tests.support.env import REPO, actor_env
 
 DEMO_ACTORS = ["sandbox", "reward", "learner", "rollout", "feeder"]
@@ -136,7 +136,7 @@ def test_custom_actor_kinds_validate_their_own_section() -> None:
 
 
 def _rlar(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rlar.cli", *args], capture_output=True, text=True, timeout=300,
+    return subprocess.run([sys.executable, "-m", "rlar.app.cli", *args], capture_output=True, text=True, timeout=300,
                           env=actor_env(), cwd=cwd)  # fmt: skip
 
 
@@ -166,7 +166,7 @@ def test_rlar_up_refuses_a_bad_config_before_starting_actors(tmp_path: Path) -> 
 
 
 def test_resuming_a_run_with_another_task_mix_is_refused(tmp_path: Path) -> None:
-    from rlar.train import load_checked
+    from rlar.app.train import load_checked
 
     _data(tmp_path / "data")
     cfg = _config(tmp_path / "c.toml", USER_TASK)
@@ -213,7 +213,7 @@ def test_a_resumed_run_imports_its_reward_module_from_the_original_config_direct
 ) -> None:
     """The saved config.toml keeps the [[tools]] module's directory (implicit: the config file's), so the printed
     `rlar train --run-dir RUN` finds the module from any working directory, in a fresh process."""
-    from rlar.train import load_checked, save_run_config
+    from rlar.app.train import load_checked, save_run_config
 
     module = f"resume_rewards_{time.monotonic_ns()}"  # not imported by any earlier test
     proj, elsewhere, run = tmp_path / "proj", tmp_path / "elsewhere", tmp_path / "runs" / "r1"
@@ -242,7 +242,7 @@ def test_a_resumed_run_imports_its_reward_module_from_the_original_config_direct
 def test_a_mistyped_run_dir_without_config_is_refused_with_the_nearest_runs_and_exit_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from rlar.cli import main
+    from rlar.app.cli import main
 
     runs = tmp_path / "runs"
     for name in ("plural1", "plural2", "other"):

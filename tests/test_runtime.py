@@ -97,7 +97,7 @@ async def test_tail_shows_each_published_message_decoded_as_it_arrives(
     bus: Bus, nats_server: EmbeddedServer
 ) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rlar.cli", "tail", "rlar.rewards.>", "--json", "--count", "2",
+        [sys.executable, "-m", "rlar.app.cli", "tail", "rlar.rewards.>", "--json", "--count", "2",
          "--nats", nats_server.url, "--timeout", "120"],
         stdout=subprocess.PIPE, text=True, env=actor_env(), cwd=REPO,
     )  # fmt: skip
@@ -119,9 +119,8 @@ async def test_tail_shows_each_published_message_decoded_as_it_arrives(
 
 
 def test_tail_text_lines_show_type_and_key_fields() -> None:
-    from rlar.tail import format_line
-
     from bus.codec import encode
+    from rlar.app.tail import format_line
 
     line = format_line("rlar.rewards.arith", encode(RewardGroup(prompt_id="p1", generation="g", task="arith",
                        tool="exact_match", tool_version=1, items=[])), as_json=False, at=0.0)  # fmt: skip
@@ -138,7 +137,7 @@ async def test_status_lists_a_running_actor_and_the_streams(nats_url: str, tmp_p
         await asyncio.sleep(1.0)
         r = await asyncio.to_thread(
             subprocess.run,
-            [sys.executable, "-m", "rlar.cli", "status", "--json", "--nats", nats_url, "--window", "0.3"],
+            [sys.executable, "-m", "rlar.app.cli", "status", "--json", "--nats", nats_url, "--window", "0.3"],
             capture_output=True, text=True, timeout=60, env=actor_env(), cwd=REPO,
         )  # fmt: skip
         assert r.returncode == 0, r.stderr
@@ -205,7 +204,7 @@ async def test_a_crashed_actor_is_reported_loudly_and_restarted(
 
 
 def test_bench_bus_prints_its_figures_as_json_on_the_last_line() -> None:
-    r = subprocess.run([sys.executable, "-m", "rlar.cli", "bench", "bus", "--json", "-n", "2000"],
+    r = subprocess.run([sys.executable, "-m", "rlar.app.cli", "bench", "bus", "--json", "-n", "2000"],
                        capture_output=True, text=True, timeout=120, env=actor_env(), cwd=REPO)  # fmt: skip
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout.strip().splitlines()[-1])

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from bus import subjects
+from rlar.app.train import _exit_code, _verdict
 from rlar.summary import no_signal_cause, run_totals, unique_steps
 from rlar.tool_summary import tasks_summary
-from rlar.train import _exit_code, _verdict
 
 
 def _step(step: int, *, task: str = "t", reward: float | None = 0.5, abstain: float = 0.0, signal: int = 1,
@@ -81,7 +81,7 @@ def test_the_time_budget_counts_from_the_commands_start_and_leaves_training_a_mi
     """``[train] max_minutes`` bounds the whole command (warm-up included): what was spent before training is
     taken off, and a warm-up that spent it all still leaves MIN_TRAIN_S, with a warning."""
 
-    from rlar.train import MIN_TRAIN_S, train_budget_s
+    from rlar.app.train import MIN_TRAIN_S, train_budget_s
 
     assert train_budget_s(2.0, None) == 120.0
     left = train_budget_s(2.0, time.perf_counter() - 30.0)
@@ -101,7 +101,7 @@ async def test_a_resumed_runs_summary_counts_the_routing_decisions_announced_bef
     from bus.embedded import EmbeddedServer
     from bus.messages import RouteDecision, ToolKind, ToolRef
     from bus.topology import declare, ensure_topology
-    from rlar.train import run_decisions
+    from rlar.app.train import run_decisions
 
     ref = ToolRef(tool="capitalised", kind=ToolKind.RULE, version=1)
     with EmbeddedServer(tmp_path / "nats") as server:

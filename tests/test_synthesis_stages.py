@@ -154,7 +154,7 @@ async def test_a_verifier_with_clauses_it_cannot_check_is_partial_or_refused() -
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "rlar.cli", *args], cwd=cwd, env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "rlar.app.cli", *args], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=300)  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""``rlar export RUN --out DIR``: a run's policy as a Hugging Face checkpoint (see :mod:`rlar.export`)."""
+"""``rlar export RUN --out DIR``: a run's policy as a Hugging Face checkpoint (see :mod:`rlar.app.export`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 
 def cmd_export(a: argparse.Namespace) -> int:
-    from rlar.export import export_run
+    from rlar.app.export import export_run
 
     doc = export_run(a.run, a.out, version=a.version)
     print(f"exported {a.run} weights v{doc['version']} → {doc['out']}: {', '.join(doc['files'])}")

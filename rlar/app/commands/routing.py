@@ -1,7 +1,7 @@
 """``rlar tools route FILE``, ``rlar tools decisions`` and ``rlar bench routing``: reward routing from the CLI.
 
 ``add_tools_subcommands(tools_sub)`` adds ``route`` and ``decisions`` to the ``rlar tools`` group (created by
-:mod:`rlar.commands.tools`, which calls it); ``register(sub, bench)`` adds ``rlar bench routing``.
+:mod:`rlar.app.commands.tools`, which calls it); ``register(sub, bench)`` adds ``rlar bench routing``.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ async def _route(a: argparse.Namespace) -> int:
             if row["none_fit"]:
                 unfit.setdefault(row["signature"], []).append(rec)
         if a.synthesize:
-            from rlar.commands.synthesis import synthesize_unfit
+            from rlar.app.commands.synthesis import synthesize_unfit
 
             return await synthesize_unfit(a, unfit, agent)
     finally:
@@ -113,7 +113,7 @@ async def _decisions(url: str) -> list[dict[str, Any]]:
 
 
 def cmd_decisions(a: argparse.Namespace) -> int:
-    from rlar.attach import attach
+    from rlar.app.attach import attach
     from rlar.routing.probes import ProbeReport
 
     with attach(a.nats, a.run) as bus:
@@ -195,7 +195,7 @@ def _print_summary(doc: dict[str, Any]) -> None:
 
 def add_tools_subcommands(tools_sub: Any) -> None:
     """Add ``route`` and ``decisions`` to the ``rlar tools`` subparsers."""
-    from rlar.attach import add_arguments as add_bus_arguments
+    from rlar.app.attach import add_arguments as add_bus_arguments
 
     q = tools_sub.add_parser(
         "route", help="route JSONL records {task, query, reference, metadata, ...}: one JSON line each"
@@ -203,7 +203,7 @@ def add_tools_subcommands(tools_sub: Any) -> None:
     q.add_argument("file", help="JSONL records {task, query, reference, metadata}")
     _agent_args(q)
     q.add_argument("--nats", help="choose among the live registry's tools (default: the built-in tools)")
-    from rlar.commands.synthesis import add_synthesize_arguments
+    from rlar.app.commands.synthesis import add_synthesize_arguments
 
     add_synthesize_arguments(q)
     q.set_defaults(fn=cmd_route)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rlar.commands.observe import add_dashboard_flags, dashboard_options
+from rlar.app.commands.observe import add_dashboard_flags, dashboard_options
 
 
 def cmd_train(a: argparse.Namespace) -> int:
     import sys
 
-    from rlar.train import NoSuchRun, train
+    from rlar.app.train import NoSuchRun, train
 
     try:
         return train(a.config, overrides=a.set, run_dir=a.run_dir, dashboard=dashboard_options(a))

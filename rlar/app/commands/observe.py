@@ -31,7 +31,7 @@ def dashboard_options(a: argparse.Namespace) -> Any:
 def cmd_dashboard(a: argparse.Namespace) -> int:
     import asyncio
 
-    from rlar.attach import attach
+    from rlar.app.attach import attach
     from rlar.observe.dashboard import serve
 
     with attach(a.nats, a.run) as target:
@@ -56,7 +56,7 @@ def cmd_report(a: argparse.Namespace) -> int:
 
 
 def register(sub: Any, bench: Any) -> None:
-    from rlar.attach import add_arguments
+    from rlar.app.attach import add_arguments
 
     p = sub.add_parser(
         "dashboard", help="live web page of a run (actors, bus, rewards, tools, routing, samples)"

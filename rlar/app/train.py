@@ -1,6 +1,6 @@
 """``rlar train --config FILE``: the main job — bus, all actors, progress, metrics, curves, one command.
 
-1. The config (:mod:`rlar.runconfig`): relative paths resolve against the config file's directory, every
+1. The config (:mod:`rlar.runconfig`, :mod:`rlar.app.runconfig`): relative paths resolve against the config file's directory, every
    section and key is validated, and every task's data is opened (:mod:`rlar.preflight`) before anything
    starts; a problem is one line on stderr and exit code 1.
 2. A fresh run directory ``runs/<name>-<timestamp>``, or ``--run-dir DIR``: an existing run resumes with its
@@ -489,9 +489,9 @@ def load_checked(
 ) -> tuple[dict[str, Any], dict[str, Any], Any, Path, bool]:
     """The validated run document for ``rlar train`` (see the module docstring): (doc, built sections,
     preflight, run directory, resumed). Raises ``ConfigError`` with every problem."""
+    from rlar.app.runconfig import ConfigProblems, load_run_config, validate_run_config
     from rlar.preflight import preflight
     from rlar.resources import DEMO_CONFIG, packaged
-    from rlar.runconfig import ConfigProblems, load_run_config, validate_run_config
 
     saved_path = Path(run_dir) / "config.toml" if run_dir else None
     resumed = saved_path is not None and saved_path.is_file()

@@ -30,7 +30,7 @@ async def _with_registry(url: str, fn: Callable[[Any], Awaitable[T]], *, builtin
 
 
 def _run(a: argparse.Namespace, fn: Callable[[Any], Awaitable[T]]) -> T:
-    from rlar.attach import attach
+    from rlar.app.attach import attach
 
     with attach(a.nats, a.run) as bus:
         if bus.fresh_embedded:
@@ -184,7 +184,7 @@ def register(sub: Any, bench: Any) -> None:
     p = sub.add_parser("tools", help="the reward tool registry: list, show, export, import, disable, enable")
     tsub = p.add_subparsers(dest="tools_command", required=True)
 
-    from rlar.attach import add_arguments as common
+    from rlar.app.attach import add_arguments as common
 
     q = tsub.add_parser("list", help="latest version of each tool with its state and live stats")
     q.add_argument("--all", action="store_true", help="include disabled tools")
@@ -281,6 +281,8 @@ def register(sub: Any, bench: Any) -> None:
     common(q)
     q.set_defaults(fn=cmd_enable)
 
-    from rlar.commands.routing import add_tools_subcommands  # `rlar tools route` and `rlar tools decisions`
+    from rlar.app.commands.routing import (
+        add_tools_subcommands,
+    )  # `rlar tools route` and `rlar tools decisions`
 
     add_tools_subcommands(tsub)

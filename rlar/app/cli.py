@@ -1,4 +1,4 @@
-"""The ``rlar`` command. Command groups live in :mod:`rlar.commands`; each imports what it needs lazily,
+"""The ``rlar`` command. Command groups live in :mod:`rlar.app.commands`; each imports what it needs lazily,
 so ``rlar --help`` is instant."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import importlib
 import logging
 import sys
 
-from rlar.commands import MODULES
+from rlar.app.commands import MODULES
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -367,7 +367,7 @@ def cmd_score(a: argparse.Namespace) -> int:
 
 
 def cmd_bench_reward(a: argparse.Namespace) -> int:
-    from rlar.benchmarks.reward import run
+    from rlar.app.benchmarks.reward import run
 
     doc = asyncio.run(
         run(quick=a.quick, judge_latency_s=a.judge_latency, judge_concurrency=a.judge_concurrency)

@@ -20,10 +20,10 @@ def _shape_dir(model: str | None, doc: dict[str, Any], section: str, key: str) -
 
 
 def cmd_plan(a: argparse.Namespace) -> int:
+    from rlar.app.runconfig import load_run_config, validate_run_config
+    from rlar.app.train import TrainSection
     from rlar.learn.memory import ModelShape, estimate_learner, estimate_rollout, fmt_bytes
     from rlar.placement import PlacementSection, detect_gpus, from_doc, plan
-    from rlar.runconfig import load_run_config, validate_run_config
-    from rlar.train import TrainSection
 
     doc = load_run_config(a.config, a.set)
     actors = TrainSection.model_validate(doc.get("train", {})).actors

@@ -1,6 +1,6 @@
 """``rlar tools route FILE --synthesize``, ``rlar synthesis report RUN_DIR`` and ``rlar bench synthesis``.
 
-``--synthesize`` (added to ``rlar tools route`` by :mod:`rlar.commands.routing`): for every kind of record no
+``--synthesize`` (added to ``rlar tools route`` by :mod:`rlar.app.commands.routing`): for every kind of record no
 tool fits, a verifier is synthesised and validated on this host (:mod:`rlar.synthesis.standalone`; a local
 bubblewrap jail, no actors), the clauses it checks and does not check are printed, and the specs that passed
 are written in the registry's export format (``rlar tools import FILE`` registers them in a run).

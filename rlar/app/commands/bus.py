@@ -10,7 +10,7 @@ from typing import Any
 
 
 def cmd_up(a: argparse.Namespace) -> int:
-    from rlar.up import up
+    from rlar.app.up import up
 
     return up(
         a.actors, nats=a.nats, config=a.config, overrides=a.set, run_dir=a.run_dir, creds_dir=a.creds_dir,
@@ -19,8 +19,8 @@ def cmd_up(a: argparse.Namespace) -> int:
 
 
 def cmd_tail(a: argparse.Namespace) -> int:
-    from rlar.attach import attach
-    from rlar.tail import tail
+    from rlar.app.attach import attach
+    from rlar.app.tail import tail
 
     if a.nats == "embedded":
         print("rlar tail: --nats embedded would start an empty bus that nothing publishes to; "
@@ -34,8 +34,8 @@ def cmd_tail(a: argparse.Namespace) -> int:
 
 
 def cmd_status(a: argparse.Namespace) -> int:
-    from rlar.attach import attach
-    from rlar.status import status
+    from rlar.app.attach import attach
+    from rlar.app.status import status
 
     with attach(a.nats, a.run) as bus:
         return asyncio.run(status(bus.url, as_json=a.json, rate_window_s=a.window))
@@ -53,7 +53,7 @@ def cmd_bench_bus(a: argparse.Namespace) -> int:
 
 
 def register(sub: Any, bench: Any) -> None:
-    from rlar.attach import add_arguments as add_bus_arguments
+    from rlar.app.attach import add_arguments as add_bus_arguments
 
     p = sub.add_parser("up", help="start actors with replica counts (supervised, restarted on crash)")
     p.add_argument("--actors", required=True, help="e.g. reward=4,sandbox=2,feeder")

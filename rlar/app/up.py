@@ -92,8 +92,8 @@ def up(
 def _checked(specs: list[tuple[str, int]], config: str | None, overrides: list[str]) -> dict[str, Any]:
     """The run document, validated for the actors to start, their data opened (``rlar.preflight``)."""
     from actors import resolve
+    from rlar.app.runconfig import load_run_config, validate_run_config
     from rlar.preflight import preflight
-    from rlar.runconfig import load_run_config, validate_run_config
 
     doc = load_run_config(config, overrides)
     kinds = [k for k, n in specs if n > 0]
