@@ -281,8 +281,7 @@ def register(sub: Any, bench: Any) -> None:
     common(q)
     q.set_defaults(fn=cmd_enable)
 
-    from rlar.app.commands.routing import (
-        add_tools_subcommands,
-    )  # `rlar tools route` and `rlar tools decisions`
+    # `rlar tools route` and `rlar tools decisions`
+    from rlar.app.commands.routing import add_tools_subcommands
 
     add_tools_subcommands(tsub)
