@@ -2,7 +2,8 @@
 
 :data:`KINDS` maps the names used by ``rlar up --actors NAME=N`` to the class (by dotted path, imported
 lazily so the CLI starts fast) and to config fields that the name implies (``reward-model`` is a reward
-worker serving only ``model`` tools). Any ``package.module:Class`` path works as a kind too.
+worker serving only ``model`` tools); it is derived from the table of actor kinds, :mod:`rlar.kinds`.
+Any ``package.module:Class`` path works as a kind too.
 """
 
 from __future__ import annotations
@@ -10,20 +11,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from bus.subjects import TOOL_KINDS
+from rlar.kinds import ACTOR_KINDS
 
 KINDS: dict[str, tuple[str, str, dict[str, Any]]] = {
-    # name: (dotted class path, config section, implied config fields)
-    "monitor": ("actors.monitor:Monitor", "monitor", {}),
-    "sandbox": ("actors.sandbox:SandboxActor", "sandbox", {}),
-    "feeder": ("actors.feeder:Feeder", "feeder", {}),
-    "rollout": ("actors.rollout:Rollout", "rollout", {}),
-    "learner": ("actors.learner:Learner", "learner", {}),
-    "reward": ("actors.reward:RewardWorker", "reward", {}),
-    **{f"reward-{k}": ("actors.reward:RewardWorker", "reward", {"kinds": [k]}) for k in TOOL_KINDS},
-    "router": ("actors.router:Router", "router", {}),
-    "synthesizer": ("actors.synthesizer:Synthesizer", "synthesizer", {}),
-    "retriever": ("actors.retriever:Retriever", "retriever", {}),
+    # name: (dotted class path, config section, implied config fields), from the one table rlar.kinds
+    k.name: (k.actor, k.section, dict(k.implied))
+    for k in ACTOR_KINDS.values()
 }
 
 

@@ -20,9 +20,10 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from rlar.config import ConfigError
+from rlar.kinds import gpu_kinds
 
 __all__ = [
     "Assignment",
@@ -53,22 +54,23 @@ class KindPlacement(BaseModel):
     lowest devices no other kind was given."""
 
 
-class PlacementSection(BaseModel):
+class _Placement(BaseModel):
     """Which GPUs each actor kind gets; kinds not named here inherit the parent's CUDA_VISIBLE_DEVICES."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    learner: KindPlacement | None = None
-    """The learner (DeepSpeed ranks)."""
-    rollout: KindPlacement | None = None
-    """Rollout engines (vLLM or transformers)."""
-    reward: KindPlacement | None = None
-    """Reward workers (reward models, judges served locally)."""
-    retriever: KindPlacement | None = None
-    """The retriever (validating candidate reward models)."""
-
     def kinds(self) -> dict[str, KindPlacement]:
         return {k: v for k in type(self).model_fields if (v := getattr(self, k)) is not None}
+
+
+# One optional table per GPU-eligible kind of the table of actor kinds, in the order they get free devices.
+PlacementSection: type[_Placement] = create_model(
+    "PlacementSection",
+    __base__=_Placement,
+    __doc__=_Placement.__doc__,
+    __module__=__name__,
+    **{k.name: (KindPlacement | None, Field(None, description=k.gpus)) for k in gpu_kinds()},  # type: ignore[call-overload]
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +91,7 @@ class Assignment:
         return len(self.devices) if self.kind == "learner" and len(self.devices) > 1 else 1
 
 
-def plan(section: PlacementSection, replicas: Mapping[str, int], gpus: int | None = None) -> list[Assignment]:
+def plan(section: _Placement, replicas: Mapping[str, int], gpus: int | None = None) -> list[Assignment]:
     """One assignment per replica of every kind in ``section`` that runs (``replicas``: kind → count).
     ``gpus``: devices present (None: not checked). Raises :class:`PlacementError`."""
     placed = {k: p for k, p in section.kinds().items() if replicas.get(k, 0) > 0}
@@ -153,12 +155,8 @@ def from_doc(
     engine = rollout.get("engine", {}) if isinstance(rollout, Mapping) else {}
     vllm = isinstance(engine, Mapping) and engine.get("kind") == "vllm"
     tp = int(engine.get("tensor_parallel_size", 1)) if vllm else 0
-    if (
-        vllm
-        and section.rollout is not None
-        and replicas.get("rollout", 0)
-        and tp != section.rollout.gpus_per_replica
-    ):
+    placed = section.kinds().get("rollout")
+    if vllm and placed is not None and replicas.get("rollout", 0) and tp != placed.gpus_per_replica:
         raise PlacementError(f"[rollout] engine.tensor_parallel_size = {tp}, but [placement.rollout] gives each "
-                             f"replica {section.rollout.gpus_per_replica} GPUs: make them equal")  # fmt: skip
+                             f"replica {placed.gpus_per_replica} GPUs: make them equal")  # fmt: skip
     return plan(section, replicas, detect_gpus()[0] if check else None)

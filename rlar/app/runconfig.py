@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from rlar.kinds import section_kinds
 from rlar.runconfig import MODEL_KEYS, PATH_KEYS, ConfigProblems, actor_config_dict, load_run_config
 
 __all__ = [
@@ -73,52 +74,8 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         "tools", "rlar.tools.pyfunc:PythonToolConfig", "Your own reward functions in Python.", array=True
     ),
-    Section(
-        "feeder", "actors.feeder:FeederConfig", "The feeder actor: task mix, routing, pacing.", actor="feeder"
-    ),
-    Section(
-        "rollout",
-        "actors.rollout:RolloutConfig",
-        "Rollout actors: generation engine and sampling.",
-        actor="rollout",
-    ),
-    Section(
-        "reward",
-        "actors.reward:RewardConfig",
-        "Reward workers: concurrency, deadlines, trusted modules.",
-        actor="reward",
-    ),
-    Section(
-        "sandbox",
-        "actors.sandbox:SandboxActorConfig",
-        "The sandbox actor (bubblewrap jail).",
-        actor="sandbox",
-    ),
-    Section(
-        "learner",
-        "actors.learner:LearnerConfig",
-        "The learner: DeepSpeed GRPO, steps, checkpoints.",
-        actor="learner",
-    ),
-    Section(
-        "router",
-        "actors.router:RouterConfig",
-        "The router: which reward tool scores each task.",
-        actor="router",
-    ),
-    Section(
-        "synthesizer",
-        "actors.synthesizer:SynthesizerConfig",
-        "The synthesizer: writes new verifiers.",
-        actor="synthesizer",
-    ),
-    Section(
-        "retriever",
-        "actors.retriever:RetrieverConfig",
-        "The retriever: finds reward models on a hub.",
-        actor="retriever",
-    ),
-    Section("monitor", "actors.monitor:MonitorConfig", "The monitor: telemetry to a file.", actor="monitor"),
+    # The actors' sections, from the table of actor kinds.
+    *(Section(k.section, k.config, k.doc, actor=k.name) for k in section_kinds()),
 )
 _BY_NAME = {s.name: s for s in SECTIONS}
 

@@ -60,6 +60,7 @@ from bus.embedded import serve
 from bus.messages import Event, LearnerProgress, Metrics, RouteDecision
 from bus.topology import PROGRESS, TopologyConfig, declare, ensure_topology
 from rlar.config import ConfigError, build
+from rlar.kinds import train_defaults
 from rlar.observe.config import Backend, TrackingConfig, check_report_to
 from rlar.placement import from_doc
 from rlar.plots import plot_reward_curves, read_metrics
@@ -95,9 +96,7 @@ class TrainSection(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = "run"
     """Run name: the run directory is runs/<name>-<timestamp>."""
-    actors: dict[str, int] = Field(
-        default_factory=lambda: {"sandbox": 1, "reward": 1, "learner": 1, "rollout": 1, "feeder": 1}
-    )
+    actors: dict[str, int] = Field(default_factory=train_defaults)
     """Actor kinds and replica counts started for the run."""
     max_minutes: float = Field(15.0, gt=0)
     """Wall-clock budget of the whole ``rlar train`` command, counted from its start (config check, the policy's

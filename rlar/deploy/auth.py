@@ -43,6 +43,7 @@ from typing import Any
 
 from bus import subjects as S
 from bus import topology as T
+from rlar.kinds import ACTOR_KINDS
 
 JS_API = "$JS.API"
 INBOX = "_INBOX.>"
@@ -337,9 +338,6 @@ def build_roles() -> dict[str, Role]:
 
 ROLES: dict[str, Role] = build_roles()
 
-# Actor kinds (``rlar up`` names) whose role is not simply their own name.
-_KIND_ROLES: dict[str, str] = {f"reward-{k}": "reward" for k in S.TOOL_KINDS}
-
 
 class UnknownRole(KeyError):
     """A role or actor kind has no entry in the role table."""
@@ -350,7 +348,7 @@ class UnknownRole(KeyError):
 
 def role_of(kind: str) -> str:
     """The role an actor kind runs as: ``reward-rule`` -> ``reward``, ``learner`` -> ``learner``."""
-    role = _KIND_ROLES.get(kind, kind)
+    role = ACTOR_KINDS[kind].role if kind in ACTOR_KINDS else kind
     if role not in ROLES:
         raise UnknownRole(
             f"actor kind {kind!r} has no role in the role table; known: {', '.join(sorted(ROLES))}"

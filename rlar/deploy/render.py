@@ -24,6 +24,7 @@ from typing import Any
 
 from rlar.deploy import monitoring, natsconf
 from rlar.deploy.auth import ROLES, password_env
+from rlar.kinds import ACTOR_KINDS
 
 IMAGE = "rlar:0.1.0"
 """The image built by deploy/compose/Dockerfile (push it to your registry and change this)."""
@@ -49,17 +50,12 @@ class Workload:
     gpu: int = 0
 
 
-WORKLOADS: tuple[Workload, ...] = (
-    Workload("feeder", "feeder", 1, "500m", "1Gi"),
-    Workload("router", "router", 1, "1", "4Gi"),
-    Workload("rollout", "rollout", 2, "4", "32Gi", gpu=1),
-    Workload("learner", "learner", 1, "8", "64Gi", gpu=1),
-    Workload("reward", "reward", 4, "1", "2Gi"),
-    Workload("sandbox", "sandbox", 2, "1", "2Gi"),
-    Workload("synthesizer", "synthesizer", 1, "1", "2Gi"),
-    Workload("retriever", "retriever", 1, "1", "4Gi"),
-    Workload("monitor", "monitor", 1, "100m", "256Mi"),
+WORKLOADS: tuple[Workload, ...] = tuple(
+    Workload(k.name, k.role, k.workload.replicas, k.workload.cpu, k.workload.memory, k.workload.gpu)
+    for k in ACTOR_KINDS.values()
+    if k.workload is not None
 )
+"""One Deployment per actor kind with a workload in :data:`rlar.kinds.ACTOR_KINDS`."""
 
 # Cluster-wide run settings passed to every actor on top of the image's run config.
 CLUSTER_SETS = ("topology.replicas=3", 'learner.weight_sync="objstore"', "nats.ping_interval_s=5",

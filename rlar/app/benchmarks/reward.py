@@ -48,7 +48,7 @@ from bus.topology import ensure_topology
 
 log = logging.getLogger("rlar.bench.reward")
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 _PROGRAM = "def add(a, b):\n    return a + b\n"
 _TESTS = ["assert add(1, 2) == 3", "assert add(-1, 1) == 0", "assert add(2, 2) == 4"]
 
