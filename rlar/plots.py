@@ -66,17 +66,3 @@ def plot_reward_curves(metrics_path: str | Path, out_dir: str | Path, window: in
         plt.close(fig)
         written.append(path)
     return written
-
-
-def first_last_summary(records: list[dict[str, Any]], n: int = 10) -> dict[str, dict[str, float]]:
-    """Per task: mean reward over its first and last ``n`` learner steps (steps where it was present)."""
-    out: dict[str, dict[str, float]] = {}
-    for task in [*task_names(records), None]:
-        key = f"reward/{task}" if task else "reward_mean"
-        vals = [r[key] for r in records if r.get(key) is not None]
-        if len(vals) < 2 * n:
-            continue
-        first, last = sum(vals[:n]) / n, sum(vals[-n:]) / n
-        out[task or "all"] = {"first": round(first, 4), "last": round(last, 4), "delta": round(last - first, 4),
-                              "steps": len(vals)}  # fmt: skip
-    return out

@@ -62,7 +62,7 @@ def test_every_per_kind_list_is_derived_from_the_table() -> None:
     assert set(KINDS) == set(ACTOR_KINDS)
     sections = {s.name: s for s in SECTIONS}
     for kind in ACTOR_KINDS.values():
-        cls, section, implied = resolve(kind.name)
+        _cls, section, implied = resolve(kind.name)
         assert (section, implied) == (kind.section, dict(kind.implied))
         assert sections[kind.section].actor and sections[kind.section].model == kind.config
         assert role_of(kind.name) == kind.role and kind.role in ROLES

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -469,8 +469,3 @@ def role_settings(kind: str, creds_dir: str | Path | None = None) -> tuple[list[
     environment (the password, never on the command line)."""
     role = role_of(kind)
     return [f"nats.user={role}"], {"RLAR_NATS_PASSWORD": load_password(role, creds_dir)}
-
-
-def passwords_env(passwords: Mapping[str, str]) -> dict[str, str]:
-    """``{role: password}`` -> the environment a server started with auth.conf needs."""
-    return {password_env(r): pw for r, pw in passwords.items()}

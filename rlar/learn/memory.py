@@ -32,7 +32,6 @@ allocator fragmentation (keep a margin), DeepSpeed's temporary buffers, ZeRO-3's
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -214,11 +213,3 @@ def estimate_rollout(shape: ModelShape, dtype: str, tensor_parallel: int = 1) ->
     tp = max(1, tensor_parallel)
     kv = 2 * shape.layers * shape.kv_heads * shape.head_dim * b
     return RolloutMemory(weights=b * shape.params // tp, kv_per_token=kv // tp)
-
-
-def read_config(model_dir: str | Path) -> dict[str, Any]:
-    """A checkpoint's config.json as a dict (FileNotFoundError naming the path)."""
-    path = Path(model_dir) / "config.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"no config.json in {model_dir}")
-    return dict(json.loads(path.read_text()))
