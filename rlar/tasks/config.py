@@ -27,7 +27,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rlar.tasks.formats import FORMATS
 from rlar.tasks.loaders import FieldMap
+
+SOURCES: tuple[str, ...] = ("builtin", "jsonl", "parquet", "verl", "auto", *FORMATS)
+"""Every ``source`` a task may name: the generic layouts, then every public format of ``FORMATS``."""
 
 
 class FieldsConfig(BaseModel):
@@ -98,10 +102,7 @@ class TaskConfig(BaseModel):
 
     name: str = Field(min_length=1)
     """The task's name in the mix, in metrics and on the wire; unique within a run."""
-    source: Literal[
-        "builtin", "jsonl", "parquet", "verl", "auto",
-        "gsm8k", "math", "humaneval", "mbpp", "ifeval", "chat", "alpaca", "wmt", "flores",
-    ] = "builtin"  # fmt: skip
+    source: Literal[SOURCES] = "builtin"  # type: ignore[valid-type]
     """Where records come from: builtin, jsonl/parquet (with ``fields``), verl, a public format, or auto."""
     builtin: str | None = None
     """For ``source = "builtin"``: which generator; defaults to ``name``."""

@@ -72,7 +72,8 @@ __all__ = [
 IMPL_SAMPLE = "rlar.tools.pyfunc:PythonFunctionTool"
 IMPL_BATCHED = "rlar.tools.pyfunc:BatchedPythonFunctionTool"
 Style = Literal["auto", "sample", "batched", "trl"]
-TRUSTED_KINDS = ("rule", "metric", "model", "judge")
+TRUSTED_KINDS = tuple(k.value for k in ToolKind if k is not ToolKind.SANDBOX)
+"""Kinds a reward worker imports in its own process (every one but ``sandbox``, which runs in the jail)."""
 DEFAULT_CONCURRENCY = 4
 
 
@@ -91,7 +92,7 @@ class PythonToolConfig(BaseModel):
     """``module:function``, e.g. ``my_rewards:capitalised`` (the module is found under ``path``)."""
     description: str = Field(min_length=1)
     """What the function checks, in plain words: the router matches tasks to tools by it."""
-    kind: Literal["rule", "metric", "model", "judge", "sandbox"] = "rule"
+    kind: Literal[tuple(k.value for k in ToolKind)] = "rule"  # type: ignore[valid-type]
     """Where it runs: ``sandbox`` = untrusted, in the sandbox jail (stdlib only, one file); any other kind =
     trusted, imported by the reward workers serving that kind."""
     style: Style = "auto"

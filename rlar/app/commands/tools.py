@@ -9,6 +9,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from bus.subjects import TOOL_KINDS
+
 T = TypeVar("T")
 
 
@@ -232,7 +234,7 @@ def register(sub: Any, bench: Any) -> None:
     q.add_argument("--name", help="tool name (default: the function's name)")
     q.add_argument(
         "--kind",
-        choices=("rule", "metric", "model", "judge", "sandbox"),
+        choices=TOOL_KINDS,
         default="rule",
         help="sandbox: untrusted, runs in the jail (stdlib only); others: trusted, imported by the "
         "reward workers of that kind (default: rule)",
