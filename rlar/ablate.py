@@ -21,10 +21,23 @@ engine's sampling seed set to the seed, trained with ``rlar train`` in its own p
 ``<out>/<mode>-seed<N>``; then (unless ``eval_suite`` is empty) ``rlar eval`` of the run's final weights on the
 suite. ``[policy]`` is the same for every run, so every run starts from the same cached initial policy.
 
+The ablation can be fixed in the config, before anything runs: an ``[ablate]`` table (``PLAN_KEYS``: modes, seeds,
+max_steps, max_minutes, eval_suite, eval_limit, per-task eval settings ``eval`` and the ``hack_tools``) that
+``rlar ablate`` reads and removes from the runs' copies; command-line values override it. With it the eval is
+``tasks`` by default (:mod:`rlar.eval.hacks`): every training task's held-out split with its options, scored by
+its true metric (``nem``, ``exact``, ``format``; ``all/true`` their mean), plus each hack tool's hack rate
+(``task/hack@tool``: outputs the tool scores >= 0.5 that fail the true metric) and share scored high
+(``task/high@tool``). Runs go seed by seed (every mode at seed 0, then at seed 1, ...), so an ablation cut
+short compares every mode at the seeds it finished. It resumes: ``<out>/<mode>-seed<N>.row.json`` marks a
+finished run (trained with exit status 0 and evaluated), which a second call with the same ``--out`` does not
+run again; an interrupted run's directory is moved aside (``.interrupted``) and the run starts over.
+
 Per mode and eval metric (``task/metric``) the runs' values are summarised as the mean with a 95% interval
 (Student's t over the seeds: mean ± t(0.975, n-1) · sd / √n; n = 1 gives no interval). Written to ``<out>``:
-``comparison.json`` (every run and the summary), ``comparison.md`` (one row per metric, one column per mode)
-and ``comparison.png`` (smoothed mean-reward curve per run, and the eval means with their intervals).
+``comparison.json`` (every run, the summary and the differences), ``comparison.md`` (one row per metric, one
+column per mode; then each mode minus ``agentic`` with a 95% Welch interval, starred when it excludes 0: beyond
+noise) and ``comparison.png`` (smoothed mean-reward curve per run, the true eval metrics and the hack rates with
+their intervals).
 
 Rewards of different modes are measured by different tools, so the training-reward columns are not
 comparable across modes; the eval columns (same metrics for every mode) are.
@@ -33,10 +46,12 @@ comparable across modes; the eval columns (same metrics for every mode) are.
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +60,17 @@ import tomli_w
 from rlar.learn.distributed import child_env
 from rlar.runconfig import load_run_config
 
-__all__ = ["ablate", "budget_note", "interval", "mode_overrides", "summarize_runs"]
+__all__ = [
+    "PLAN_KEYS",
+    "ablate",
+    "budget_note",
+    "compare_modes",
+    "difference",
+    "interval",
+    "mode_overrides",
+    "read_plan",
+    "summarize_runs",
+]
 
 
 def mode_overrides(mode: str, doc: dict[str, Any]) -> dict[str, Any]:
@@ -127,6 +152,10 @@ def budget_note(rows: list[dict[str, Any]], max_steps: int, max_minutes: float) 
     return {"equal_steps": equal, "steps": steps, "note": note}
 
 
+_CLI = "rlar.app.cli" if importlib.util.find_spec("rlar.app") else "rlar.cli"
+"""The module ``rlar`` runs as (``python -m``): where the command-line entry point lives in this tree."""
+
+
 def _safe(mode: str) -> str:
     return mode.replace(":", "-").replace("/", "_")
 
@@ -144,15 +173,30 @@ def _curve(run_dir: Path) -> list[tuple[int, float]]:
     ]
 
 
+def _metric_order(metrics: set[str]) -> list[str]:
+    """True metrics first (``all/true`` on top), then the hack rates, then the shares scored high."""
+    kind = {"hack": 1, "high": 2}
+    return sorted(metrics, key=lambda m: (kind.get(m.rsplit("/", 1)[-1].split("@")[0], 0) if "@" in m else 0,
+                                          m != "all/true", m))  # fmt: skip
+
+
 def _plot(
     summary: dict[str, dict[str, dict[str, Any]]], curves: dict[str, list[tuple[int, float]]], path: Path
 ) -> None:
+    """Smoothed training-reward curves per run; the true eval metrics and the hack rates, mean and 95% interval
+    per mode."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.8))
+    metrics = _metric_order({m for per in summary.values() for m in per})
+    panels = [[m for m in metrics if "@" not in m], [m for m in metrics if "/hack@" in m]]
+    panels = [p for p in panels if p]
+    fig, axes = plt.subplots(1, 1 + len(panels), figsize=(6.5 * (1 + len(panels)), 4.8), squeeze=False)
+    a1 = axes[0][0]
+    modes = list(summary)
+    colour = {m: f"C{i % 10}" for i, m in enumerate(modes)}
     for label, pts in curves.items():
         if not pts:
             continue
@@ -161,22 +205,32 @@ def _plot(
         smooth = [
             sum(ys[max(0, i - w + 1) : i + 1]) / len(ys[max(0, i - w + 1) : i + 1]) for i in range(len(ys))
         ]
-        a1.plot([x for x, _ in pts], smooth, label=label, alpha=0.8)
+        mode = label.rsplit(" s", 1)[0]
+        a1.plot([x for x, _ in pts], smooth, label=label, alpha=0.8, color=colour.get(mode))
     a1.set_xlabel("learner step")
     a1.set_ylabel("mean training reward (own tools; smoothed)")
     a1.grid(alpha=0.3)
-    a1.legend(fontsize=7)
-    metrics = sorted({m for per in summary.values() for m in per})
-    width = 0.8 / max(1, len(summary))
-    for i, (mode, per) in enumerate(summary.items()):
-        means = [per.get(m, {}).get("mean") or 0.0 for m in metrics]
-        errs = [
-            (per[m]["mean"] - per[m]["lo"]) if m in per and per[m]["lo"] is not None else 0.0 for m in metrics
-        ]
-        a2.bar([j + i * width for j in range(len(metrics))], means, width, yerr=errs, capsize=3, label=mode)
-    a2.set_xticks([j + 0.4 - width / 2 for j in range(len(metrics))], metrics, rotation=30, ha="right")
-    a2.set_ylabel("eval (held-out), mean and 95% interval over seeds")
-    a2.legend()
+    a1.legend(fontsize=6, ncol=2)
+    titles = [
+        "eval (held-out): true metric",
+        "eval (held-out): hack rate (high under the tool, fails the true metric)",
+    ]
+    for ax, shown, title in zip(axes[0][1:], panels, titles, strict=False):
+        width = 0.8 / max(1, len(summary))
+        for i, (mode, per) in enumerate(summary.items()):
+            means = [per.get(m, {}).get("mean") or 0.0 for m in shown]
+            errs = [
+                (per[m]["mean"] - per[m]["lo"]) if m in per and per[m]["lo"] is not None else 0.0
+                for m in shown
+            ]
+            ax.bar([j + i * width for j in range(len(shown))], means, width, yerr=errs, capsize=3, label=mode,
+                   color=colour[mode])  # fmt: skip
+        ax.set_xticks(
+            [j + 0.4 - width / 2 for j in range(len(shown))], shown, rotation=30, ha="right", fontsize=7
+        )
+        ax.set_title(title, fontsize=9)
+        ax.set_ylabel("mean and 95% interval over seeds")
+        ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -185,7 +239,7 @@ def _plot(
 def _table(rows: list[dict[str, Any]], summary: dict[str, dict[str, dict[str, Any]]]) -> str:
     modes = list(summary)
     lines = ["| metric | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]
-    for m in sorted({m for per in summary.values() for m in per}):
+    for m in _metric_order({m for per in summary.values() for m in per}):
         cells = []
         for mode in modes:
             iv = summary[mode].get(m)
@@ -209,21 +263,146 @@ def _table(rows: list[dict[str, Any]], summary: dict[str, dict[str, dict[str, An
     return "\n".join(lines)
 
 
+PLAN_KEYS = ("modes", "seeds", "max_steps", "max_minutes", "eval_suite", "eval_limit", "eval", "hack_tools")
+"""Keys of a config's ``[ablate]`` table: the ablation fixed in the config (command-line values override them)."""
+
+
+def read_plan(doc: dict[str, Any], where: str = "config") -> dict[str, Any]:
+    """Remove and return the document's ``[ablate]`` table (``{}`` if none); ``ValueError`` on an unknown key."""
+    plan = doc.pop("ablate", None) or {}
+    if not isinstance(plan, dict):
+        raise ValueError(f"{where}: [ablate] must be a table")
+    unknown = sorted(set(plan) - set(PLAN_KEYS))
+    if unknown:
+        raise ValueError(f"{where}: [ablate] has unknown keys {unknown} (known: {', '.join(PLAN_KEYS)})")
+    return dict(plan)
+
+
+def difference(a: list[float], b: list[float]) -> dict[str, Any]:
+    """Mean of ``a`` minus mean of ``b`` with a 95% Welch interval; ``beyond_noise`` when it excludes 0.
+
+    The t quantile is taken at the Welch degrees of freedom rounded down (conservative). Both samples without
+    spread: the interval is the difference itself (``no_spread``), beyond noise only if it is not 0."""
+    na, nb = len(a), len(b)
+    ia, ib = interval(a), interval(b)
+    diff = ia["mean"] - ib["mean"]
+    if na < 2 or nb < 2:
+        return {"diff": round(diff, 4), "lo": None, "hi": None, "beyond_noise": False, "no_spread": False}
+    va, vb = (ia["sd"] or 0.0) ** 2 / na, (ib["sd"] or 0.0) ** 2 / nb
+    if va + vb == 0:
+        return {"diff": round(diff, 4), "lo": round(diff, 4), "hi": round(diff, 4),
+                "beyond_noise": abs(diff) > 1e-12, "no_spread": True}  # fmt: skip
+    dof = (va + vb) ** 2 / ((va**2 / (na - 1) if va else 0.0) + (vb**2 / (nb - 1) if vb else 0.0))
+    k = max(1, int(dof))
+    half = (_T975[k - 1] if k <= len(_T975) else 1.96) * (va + vb) ** 0.5
+    lo, hi = diff - half, diff + half
+    return {"diff": round(diff, 4), "lo": round(lo, 4), "hi": round(hi, 4), "beyond_noise": lo > 0 or hi < 0,
+            "no_spread": False}  # fmt: skip
+
+
+def compare_modes(rows: list[dict[str, Any]], against: str) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{mode: {metric: difference(mode, against)}}`` for every other mode and every eval metric both have."""
+    by_mode: dict[str, dict[str, list[float]]] = {}
+    for r in rows:
+        for m, v in (r.get("eval") or {}).items():
+            if v is not None:
+                by_mode.setdefault(r["mode"], {}).setdefault(m, []).append(float(v))
+    base = by_mode.get(against, {})
+    return {mode: {m: difference(vals, base[m]) for m, vals in sorted(per.items()) if m in base}
+            for mode, per in by_mode.items() if mode != against}  # fmt: skip
+
+
+def _eval_row(doc: dict[str, Any]) -> dict[str, float]:
+    """An ablation eval document's metrics as the row's flat ``task/metric`` values: the true metric of every
+    task, their mean (``all/true``) and each static tool's hack rate (``task/hack@tool``) and share scored high
+    (``task/high@tool``)."""
+    out: dict[str, float] = {}
+    trues = []
+    for task, ms in doc["metrics"].items():
+        for m, v in ms.items():
+            if v is None or m in ("avg_len", "judge_abstained", "sandbox_abstained", "ifeval_abstained"):
+                continue
+            if m.endswith("/abstain"):
+                continue
+            if "/" in m:  # "<tool>/hack" -> "hack@<tool>"
+                tool, kind = m.rsplit("/", 1)
+                out[f"{task}/{kind}@{tool}"] = float(v)
+            else:
+                out[f"{task}/{m}"] = float(v)
+                if m in ("nem", "exact", "format"):
+                    trues.append(float(v))
+    if trues:
+        out["all/true"] = sum(trues) / len(trues)
+    return out
+
+
+def _run_row(root: Path, mode: str, seed: int) -> Path:
+    return root / f"{_safe(mode)}-seed{seed}.row.json"
+
+
+def _set_aside(run_dir: Path) -> Path:
+    """Move an interrupted run's directory out of the way (kept, never deleted): ``<dir>.interrupted[-N]``."""
+    n, dest = 1, run_dir.with_name(run_dir.name + ".interrupted")
+    while dest.exists():
+        n += 1
+        dest = run_dir.with_name(f"{run_dir.name}.interrupted-{n}")
+    run_dir.rename(dest)
+    return dest
+
+
 def ablate(
-    config: str, *, modes: list[str], overrides: list[str] | None = None, max_steps: int = 40,
-    max_minutes: float = 7.0, out: str | None = None, eval_suite: str = "agentic", eval_limit: int | None = None,
-    seeds: list[int] | None = None,
+    config: str, *, modes: list[str] | None = None, overrides: list[str] | None = None,
+    max_steps: int | None = None, max_minutes: float | None = None, out: str | None = None,
+    eval_suite: str | None = None, eval_limit: int | None = None, seeds: list[int] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Train and evaluate once per mode and seed; write the comparison (see the module docstring)."""
+    """Train and evaluate once per mode and seed; write the comparison (see the module docstring).
+
+    Arguments left None come from the config's ``[ablate]`` table (``PLAN_KEYS``), else the defaults: modes
+    ``agentic`` and ``static:exact_match``, the feeder's seed, ``[learner] max_steps`` (else 40), 7 minutes, the
+    ``agentic`` suite without an ``[ablate]`` table and ``tasks`` with one.
+
+    Resumes: a run whose ``<mode>-seed<N>.row.json`` exists in ``out`` is not run again (its config must be the
+    one this call would write, else ``ValueError``: ``out`` holds another ablation); a run directory left
+    without one (interrupted) is moved aside to ``<dir>.interrupted`` and the run starts over.
+    """
     base = load_run_config(config, overrides)  # paths made absolute: the per-mode copies live elsewhere
+    plan = read_plan(base, config)
+    modes = list(modes or plan.get("modes") or ["agentic", "static:exact_match"])
     docs = {m: mode_overrides(m, base) for m in modes}  # validates every mode before anything runs
-    seeds = list(seeds if seeds is not None else [int(base.get("feeder", {}).get("seed", 0))])
+    seeds = [
+        int(s)
+        for s in (
+            seeds if seeds is not None else plan.get("seeds") or [int(base.get("feeder", {}).get("seed", 0))]
+        )
+    ]
+    max_steps = int(max_steps or plan.get("max_steps") or base.get("learner", {}).get("max_steps") or 40)
+    max_minutes = float(max_minutes or plan.get("max_minutes") or 7.0)
+    eval_suite = (
+        eval_suite if eval_suite is not None else plan.get("eval_suite", "tasks" if plan else "agentic")
+    )
+    eval_limit = eval_limit if eval_limit is not None else plan.get("eval_limit")
+    hack_tools = list(
+        plan.get("hack_tools") or [m.split(":", 1)[1] for m in modes if m.startswith("static:")]
+    )
+    eval_tasks = None
+    if eval_suite == "tasks":
+        from rlar.eval.hacks import ablation_tasks
+        from rlar.eval.runner import _spec
+
+        for tool in hack_tools:
+            _spec(tool)  # a name that is not a built-in tool fails here, before any run
+        eval_tasks = ablation_tasks(list(base.get("feeder", {}).get("tasks") or []),
+                                    max_new_tokens=int(base.get("rollout", {}).get("max_new_tokens", 12)),
+                                    base_dir=str(Path(config).absolute().parent), settings=plan.get("eval"))  # fmt: skip
+        if eval_limit:
+            eval_tasks = [replace(t, limit=min(t.limit or eval_limit, eval_limit)) for t in eval_tasks]
     root = Path(out) if out else Path("runs") / f"ablate-{time.strftime('%Y%m%d-%H%M%S')}"
     root.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     curves: dict[str, list[tuple[int, float]]] = {}
-    for mode, mode_doc in docs.items():
-        for seed in seeds:
+    # seed by seed, every mode once per seed: an ablation cut short has every mode at the seeds it finished
+    for seed in seeds:
+        for mode, mode_doc in docs.items():
             doc = copy.deepcopy(mode_doc)
             doc.setdefault("learner", {})["max_steps"] = max_steps
             doc["train"]["max_minutes"] = max_minutes
@@ -234,13 +413,27 @@ def ablate(
                 engine["seed"] = seed
             run_dir = root / f"{_safe(mode)}-seed{seed}"
             cfg = root / f"{_safe(mode)}-seed{seed}.toml"
-            cfg.write_text(tomli_w.dumps(doc))
+            text = tomli_w.dumps(doc)
+            done = _run_row(root, mode, seed)
+            if done.exists():
+                if not cfg.exists() or cfg.read_text() != text:
+                    raise ValueError(f"{root} holds a finished run {mode} seed {seed} of another ablation (its "
+                                     f"config {cfg} differs from this one's); use another --out")  # fmt: skip
+                print(f"== {mode} seed {seed}: done before ({done.name}), not run again", flush=True)
+                rows.append(json.loads(done.read_text()))
+                curves[f"{mode} s{seed}"] = _curve(run_dir)
+                continue
+            if run_dir.exists():
+                print(
+                    f"== {mode} seed {seed}: an interrupted run, moved to {_set_aside(run_dir)}", flush=True
+                )
+            cfg.write_text(text)
             print(
                 f"== {mode} seed {seed}: training ≤{max_steps} steps / ≤{max_minutes} min → {run_dir}",
                 flush=True,
             )
             t0 = time.time()
-            proc = subprocess.run([sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", "train", "--config",
+            proc = subprocess.run([sys.executable, "-m", _CLI, "--log-level", "WARNING", "train", "--config",
                                    str(cfg), "--run-dir", str(run_dir)], env=child_env(), check=False)  # fmt: skip
             row: dict[str, Any] = {"mode": mode, "seed": seed, "run_dir": str(run_dir), "train_rc": proc.returncode,
                                    "wall_s": round(time.time() - t0, 1)}  # fmt: skip
@@ -254,31 +447,91 @@ def ablate(
             if pts:
                 n = max(1, min(10, len(pts) // 2))
                 row["reward_all"] = {"first": sum(pts[:n]) / n, "last": sum(pts[-n:]) / n}
-            if eval_suite and (run_dir / "policy" / "init").exists():
+            t1 = time.time()
+            if eval_tasks is not None and (run_dir / "policy" / "init").exists():
+                from rlar.eval.hacks import ablation_eval
+
+                ev = ablation_eval(run_dir, eval_tasks, hack_tools, seed=seed)
+                row["eval_label"] = ev["label"]
+                row["eval"] = _eval_row(ev)
+            elif eval_suite and (run_dir / "policy" / "init").exists():
                 from rlar.eval import run_eval
 
                 ev = run_eval(str(run_dir), eval_suite, limit=eval_limit, seed=seed)
                 row["eval_label"] = ev["result"]["label"]
                 row["eval"] = {f"{t}/{m}": v for t, ms in ev["result"]["metrics"].items() for m, v in ms.items()
                                if m not in ("avg_len", "judge_abstained", "sandbox_abstained")}  # fmt: skip
+            row["eval_s"] = round(time.time() - t1, 1)
             rows.append(row)
+            if proc.returncode == 0 and (row.get("eval") is not None or not eval_suite):
+                done.write_text(json.dumps(row, indent=1, default=str) + "\n")  # finished: a resume skips it
             (root / "comparison.json").write_text(
-                json.dumps({"runs": rows, "summary": summarize_runs(rows)}, indent=2) + "\n"
+                json.dumps({"runs": rows, "summary": summarize_runs(rows)}, indent=2, default=str) + "\n"
             )
+    rows.sort(key=lambda r: (modes.index(r["mode"]), r["seed"]))
+    return _write_comparison(root, config, rows, curves, modes=modes, seeds=seeds, max_steps=max_steps,
+                             max_minutes=max_minutes, eval_suite=eval_suite, eval_limit=eval_limit,
+                             hack_tools=hack_tools)  # fmt: skip
+
+
+def _write_comparison(
+    root: Path, config: str, rows: list[dict[str, Any]], curves: dict[str, list[tuple[int, float]]], *,
+    modes: list[str], seeds: list[int], max_steps: int, max_minutes: float, eval_suite: str, eval_limit: Any,
+    hack_tools: list[str],
+) -> dict[str, Any]:  # fmt: skip
     summary_by_mode = summarize_runs(rows)
+    against = "agentic" if "agentic" in modes else modes[0]
+    diffs = compare_modes(rows, against)
     table = _table(rows, summary_by_mode)
     budget = budget_note(rows, max_steps, max_minutes)
     (root / "comparison.json").write_text(
-        json.dumps({"runs": rows, "summary": summary_by_mode, "budget": budget}, indent=2) + "\n"
+        json.dumps(
+            {
+                "runs": rows,
+                "summary": summary_by_mode,
+                "budget": budget,
+                "against": against,
+                "differences": diffs,
+                "hack_tools": hack_tools,
+            },
+            indent=2,
+            default=str,
+        )
+        + "\n"
     )
     (root / "comparison.md").write_text(
         f"Reward-mode ablation of `{config}`: seeds {seeds}, ≤{max_steps} steps and ≤{max_minutes} min per run; "
-        f"eval suite `{eval_suite or '-'}` (limit {eval_limit}); cells: mean [95% interval] over seeds.\n\n"
-        f"{budget['note']}\n\n{table}\n"
+        f"eval `{eval_suite or '-'}` (limit {eval_limit}); cells: mean [95% interval] over seeds.\n\n"
+        f"{budget['note']}\n\n{table}\n\n{_diff_table(diffs, against)}\n"
     )
     _plot(summary_by_mode, curves, root / "comparison.png")
     from rlar.observe.report import write_ablation_report
 
     write_ablation_report(root, rows, curves, title=f"{config}: seeds {seeds}, ≤{max_steps} steps per run")
     return {"out": str(root), "runs": rows, "summary": summary_by_mode, "table": table, "budget": budget,
+            "differences": diffs,
             "files": [str(root / n) for n in ("comparison.json", "comparison.md", "comparison.png", "report.html")]}  # fmt: skip
+
+
+def _diff_table(diffs: dict[str, dict[str, dict[str, Any]]], against: str) -> str:
+    """Each mode minus ``against`` per metric: difference [95% Welch interval], ``*`` when beyond noise."""
+    if not diffs:
+        return ""
+    modes = list(diffs)
+    metrics = _metric_order({m for per in diffs.values() for m in per})
+    lines = [f"Difference from `{against}` (mode − {against}; 95% Welch interval; * = the interval excludes 0, "
+             "beyond noise):", "", "| metric | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]  # fmt: skip
+    for m in metrics:
+        cells = []
+        for mode in modes:
+            d = diffs[mode].get(m)
+            if d is None:
+                cells.append("-")
+            elif d["lo"] is None:
+                cells.append(f"{d['diff']:+.3f}")
+            else:
+                cells.append(
+                    f"{d['diff']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}]" + (" *" if d["beyond_noise"] else "")
+                )
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

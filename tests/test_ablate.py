@@ -181,3 +181,140 @@ def test_the_comparison_says_whether_it_is_at_equal_steps() -> None:
     got = budget_note(rows, 150, 30.0)
     assert not got["equal_steps"] and "agentic s1: 97" in got["note"] and "NOT" in got["note"]
     assert not budget_note([{"mode": "default", "seed": 0}], 150, 30.0)["equal_steps"]  # no summary: no steps
+
+
+# -- the ablation fixed in the config, its eval, the comparison, resuming ---------------------------------------
+
+
+def test_the_plan_comes_from_the_config_and_unknown_keys_are_refused() -> None:
+    from rlar.ablate import read_plan
+
+    doc = {"ablate": {"modes": ["agentic"], "max_steps": 7}, "train": {}}
+    assert (
+        read_plan(doc) == {"modes": ["agentic"], "max_steps": 7} and "ablate" not in doc
+    )  # not passed to train
+    assert read_plan({"train": {}}) == {}
+    with pytest.raises(ValueError, match="unknown keys"):
+        read_plan({"ablate": {"modes": ["agentic"], "step": 7}})
+
+
+def test_eval_tasks_are_the_training_tasks_held_out_splits_with_their_options() -> None:
+    from rlar.eval.hacks import ablation_tasks
+
+    tasks = [{"name": "arith", "weight": 2.0, "options": {"max_operand": 9}}, "copy", {"name": "consonants"}]
+    got = ablation_tasks(tasks, max_new_tokens=10, settings={"consonants": {"n_samples": 8, "temperature": 1.0},
+                                                             "copy": {"limit": 5}})  # fmt: skip
+    arith, copy_, cons = got
+    assert arith.source == {"name": "arith", "options": {"max_operand": 9}, "split": "test"}
+    assert (arith.max_new_tokens, arith.n_samples, arith.temperature) == (10, 1, 0.0)
+    assert cons.n_samples == 8 and copy_.limit == 5
+    ds = arith.load()
+    assert ds.spec.split == "test" and all(max(map(int, r.prompt[:-1].replace("-", "+").split("+"))) <= 9
+                                           for r in ds.records)  # fmt: skip
+    train = {r.prompt for r in __import__("rlar.tasks", fromlist=["load_task"]).load_task(
+        {"name": "arith", "options": {"max_operand": 9}}).records}  # fmt: skip
+    assert not train & {r.prompt for r in ds.records}  # held out
+    with pytest.raises(ValueError, match="unknown"):
+        ablation_tasks(tasks, max_new_tokens=10, settings={"copy": {"samples": 2}})
+    with pytest.raises(ValueError, match="does not train"):
+        ablation_tasks(tasks, max_new_tokens=10, settings={"reverse": {"limit": 2}})
+
+
+async def test_hack_rate_counts_outputs_a_static_tool_rewards_that_fail_the_true_metric() -> None:
+    from rlar.eval.hacks import hack_rates
+    from rlar.tasks import TaskRecord
+    from rlar.tools import ToolExecutor
+
+    recs = [TaskRecord(id=str(i), prompt=p, reference=ref) for i, (p, ref) in
+            enumerate([("3+4=", "7"), ("5+5=", "10"), ("9-1=", "8"), ("2+2=", "4")])]  # fmt: skip
+    texts = [["7"], ["10 11"], ["9"], ["4 5"]]  # right; right number among others (twice); wrong
+    async with ToolExecutor(workers=1, timeout_s=30.0) as ex:
+        rates, verdicts = await hack_rates("math", recs, texts, ["contains_match", "exact_match"], ex)
+    assert verdicts.passed == [True, False, False, False]  # math_verify: a list of numbers is no answer
+    assert rates["contains_match/high"] == 0.75 and rates["contains_match/hack"] == 0.5
+    assert rates["exact_match/high"] == 0.25 and rates["exact_match/hack"] == 0.0
+    assert rates["contains_match/abstain"] == 0.0
+
+
+async def test_format_tasks_score_every_sample_and_reference_tools_abstain() -> None:
+    from rlar.eval.hacks import hack_rates
+    from rlar.tasks import TaskRecord
+    from rlar.tools import ToolExecutor
+
+    recs = [TaskRecord(id="a", prompt="Write 4 letters only, no vowels:")]
+    async with ToolExecutor(workers=1, timeout_s=30.0) as ex:
+        rates, verdicts = await hack_rates("format", recs, [["tnrs", "tnra", "tn"]], ["chrf"], ex)
+    assert verdicts.passed == [True, False, False]
+    assert rates == {"chrf/hack": 0.0, "chrf/high": 0.0, "chrf/abstain": 1.0}
+
+
+def test_differences_say_which_are_beyond_noise() -> None:
+    from rlar.ablate import compare_modes, difference
+
+    far = difference([0.8, 0.82, 0.79], [0.1, 0.12, 0.09])
+    assert far["beyond_noise"] and far["lo"] > 0 and abs(far["diff"] - 0.7) < 1e-3
+    near = difference([0.5, 0.7, 0.6], [0.55, 0.45, 0.65])
+    assert not near["beyond_noise"] and near["lo"] < 0 < near["hi"]
+    assert difference([0.3], [0.1])["lo"] is None  # one seed: no interval, never "beyond noise"
+    flat = difference([0.0, 0.0, 0.0], [0.25, 0.25, 0.25])
+    assert flat["no_spread"] and flat["beyond_noise"] and flat["hi"] == -0.25
+    rows = [{"mode": m, "seed": s, "eval": {"t/m": v}} for m, vals in (("agentic", (0.8, 0.82, 0.79)),
+            ("default", (0.1, 0.12, 0.09))) for s, v in enumerate(vals)]  # fmt: skip
+    got = compare_modes(rows, "agentic")
+    assert list(got) == ["default"] and got["default"]["t/m"]["hi"] < 0
+
+
+def test_eval_rows_name_true_metrics_hack_rates_and_their_mean() -> None:
+    from rlar.ablate import _eval_row
+
+    doc = {"metrics": {"arith": {"nem": 0.5, "avg_len": 2.0, "chrf/hack": 0.1, "chrf/high": 0.6, "chrf/abstain": 0.0},
+                       "consonants": {"format": 0.25, "chrf/hack": 0.0, "chrf/high": 0.0, "chrf/abstain": 1.0}}}  # fmt: skip
+    assert _eval_row(doc) == {"arith/nem": 0.5, "arith/hack@chrf": 0.1, "arith/high@chrf": 0.6,
+                              "consonants/format": 0.25, "consonants/hack@chrf": 0.0, "consonants/high@chrf": 0.0,
+                              "all/true": 0.375}  # fmt: skip
+
+
+def test_an_ablation_resumes_where_it_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finished runs are kept, the interrupted one is set aside and run again, another ablation is refused."""
+    import rlar.ablate as ab
+
+    trained: list[str] = []
+    fail = {"static-exact_match-seed1"}
+
+    def fake_train(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+        run_dir = Path(cmd[cmd.index("--run-dir") + 1])
+        trained.append(run_dir.name)
+        run_dir.mkdir(parents=True)
+        if run_dir.name in fail:  # killed mid-run: a directory without summary
+            return subprocess.CompletedProcess(cmd, 1)
+        (run_dir / "summary.json").write_text(json.dumps({"steps": 4, "minutes": 0.1, "reason": "max_steps",
+                                                          "crashes": 0, "tasks": {}}))  # fmt: skip
+        (run_dir / "metrics.jsonl").write_text(json.dumps({"step": 1, "reward_mean": 0.5}) + "\n")
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(ab.subprocess, "run", fake_train)
+    cfg = tmp_path / "a.toml"
+    cfg.write_text('[train]\nname = "t"\n[feeder]\ntasks = ["copy"]\n[ablate]\nmodes = ["static:exact_match"]\n'
+                   'seeds = [0, 1, 2]\nmax_steps = 4\neval_suite = ""\n')  # fmt: skip
+    out = tmp_path / "out"
+    first = ab.ablate(str(cfg), out=str(out))
+    assert trained == ["static-exact_match-seed0", "static-exact_match-seed1", "static-exact_match-seed2"]
+    assert [r["train_rc"] for r in first["runs"]] == [0, 1, 0]
+    fail.clear()
+    trained.clear()
+    again = ab.ablate(str(cfg), out=str(out))
+    assert trained == ["static-exact_match-seed1"]  # only the unfinished run
+    assert [(r["seed"], r["train_rc"], r["steps"]) for r in again["runs"]] == [
+        (0, 0, 4),
+        (1, 0, 4),
+        (2, 0, 4),
+    ]
+    assert (out / "static-exact_match-seed1.interrupted").is_dir()  # the interrupted run is kept, not deleted
+    assert again["budget"]["equal_steps"]
+    trained.clear()
+    assert (
+        ab.ablate(str(cfg), out=str(out))["runs"] == again["runs"] and trained == []
+    )  # all done: nothing runs
+    with pytest.raises(ValueError, match="another ablation"):
+        ab.ablate(str(cfg), out=str(out), max_steps=5)
+    assert trained == []

@@ -50,7 +50,7 @@ def cmd_ablate(a: argparse.Namespace) -> int:
     from rlar.ablate import ablate
 
     seeds = [int(x) for x in a.seeds.split(",")] if a.seeds else None
-    doc = ablate(a.config, modes=a.modes.split(","), overrides=a.set, max_steps=a.max_steps,
+    doc = ablate(a.config, modes=a.modes.split(",") if a.modes else None, overrides=a.set, max_steps=a.max_steps,
                  max_minutes=a.max_minutes, out=a.out, eval_suite=a.eval_suite, eval_limit=a.eval_limit,
                  seeds=seeds)  # fmt: skip
     print(doc["budget"]["note"])
@@ -135,19 +135,27 @@ def register(sub: Any, bench: Any) -> None:
     p.add_argument(
         "--config", default="deploy/configs/demo.toml", help="run config TOML the modes start from"
     )
-    p.add_argument("--modes", default="agentic,static:exact_match",
-                   help="comma-separated: agentic, no-synthesis, random, static:<tool>, default")  # fmt: skip
+    p.add_argument("--modes", default=None,
+                   help="comma-separated: agentic, no-synthesis, random, static:<tool>, default (default: the "
+                   "config's [ablate] modes, else agentic,static:exact_match)")  # fmt: skip
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key for every mode (repeatable; default: none)")  # fmt: skip
-    p.add_argument("--max-steps", type=int, default=40, help="learner steps per mode")
-    p.add_argument("--max-minutes", type=float, default=7.0, help="per mode")
+    p.add_argument("--max-steps", type=int, default=None,
+                   help="learner steps per mode (default: [ablate] max_steps, else [learner] max_steps, else 40)")  # fmt: skip
+    p.add_argument(
+        "--max-minutes", type=float, default=None, help="per mode (default: [ablate] max_minutes, else 7)"
+    )
     p.add_argument("--seeds", default="", help="comma-separated seeds, one run per mode and seed (default: the "
-                   "config's feeder seed); 3 or more give 95%% intervals")  # fmt: skip
-    p.add_argument("--eval-suite", default="agentic", help="suite evaluated after each run ('' to skip)")
+                   "config's [ablate] seeds, else its feeder seed); 3 or more give 95%% intervals")  # fmt: skip
+    p.add_argument("--eval-suite", default=None,
+                   help="suite evaluated after each run ('' to skip; 'tasks': the config's tasks' held-out splits with "
+                   "their true metrics and hack rates; default: [ablate] eval_suite, else 'tasks' with an [ablate] "
+                   "table, else 'agentic')")  # fmt: skip
     p.add_argument(
         "--eval-limit", type=int, default=None, help="records per eval task (default: the suite's)"
     )
-    p.add_argument("--out", help="output directory (default runs/ablate-<timestamp>)")
+    p.add_argument("--out", help="output directory (default runs/ablate-<timestamp>); an existing one is resumed: "
+                   "finished runs are kept, interrupted ones start over")  # fmt: skip
     p.set_defaults(fn=cmd_ablate)
 
     p = bench.add_parser(
