@@ -200,7 +200,59 @@ def build(
     constraints: Sequence[Mapping[str, Any]], query: str = "", *, overrides: Mapping[str, Any] | None = None
 ) -> str:
     """A response meant to satisfy ``constraints`` (check it with ``holds``). ``overrides`` maps a rule key
-    (``rule`` or ``rule/per``) to replacement parameters, or None to drop the rule."""
+    (``rule`` or ``rule/per``) to replacement parameters, or None to drop the rule. Words or letters at a
+    position (``at``) are put in place last."""
+    cons = canonical(constraints)
+    placed = [c for c in cons if c["rule"] == "at"]
+    one_word = any(
+        c["rule"] == "words" and not c.get("per") and c.get("min") == c.get("max") == 1 for c in cons
+    )
+    if one_word and not any(c["rule"] == "letters" and c.get("per") for c in cons):
+        # one word: its letters are the answer's, which the word-length sizing below knows how to build
+        cons += [{**c, "per": "word"} for c in cons if c["rule"] == "letters" and not c.get("per")]
+    text = _build([c for c in cons if c["rule"] != "at"], query, overrides=overrides)
+    for c in placed:
+        text = _place(text, c)
+    return text
+
+
+def _place(text: str, c: Mapping[str, Any]) -> str:
+    """``text`` with its ``index``-th word (or letter) replaced by the rule's text."""
+    k = int(c["index"])
+    if c["unit"] == "letter":
+        spots = [i for i, ch in enumerate(text) if ch.isalpha()]
+        i = k - 1 if k > 0 else len(spots) + k
+        if not 0 <= i < len(spots):
+            return text
+        j = spots[i]
+        ch = str(c["text"])[:1]
+        return text[:j] + (ch.upper() if text[j].isupper() else ch.lower()) + text[j + 1 :]
+    marker = re.compile(r"^(?:[-*\u2022]|\d{1,3}[.)])$")
+    spans = []
+    for line in re.finditer(r"[^\n]+", text):
+        toks = list(re.finditer(r"\S+", line.group(0)))
+        if toks and marker.match(toks[0].group(0)) and len(toks) > 1:
+            toks = toks[1:]
+        spans += [
+            (line.start() + t.start(), line.start() + t.end())
+            for t in toks
+            if any(ch.isalnum() for ch in t.group(0))
+        ]
+    i = k - 1 if k > 0 else len(spans) + k
+    if not 0 <= i < len(spans):
+        return text
+    a, b = spans[i]
+    tok = text[a:b]
+    core = re.search(r"\w[\w'-]*\w|\w", tok)
+    if core is None:
+        return text
+    word = str(c["text"])
+    return text[:a] + tok[: core.start()] + word + tok[core.end() :] + text[b:]
+
+
+def _build(
+    constraints: Sequence[Mapping[str, Any]], query: str = "", *, overrides: Mapping[str, Any] | None = None
+) -> str:
     rules: dict[str, dict[str, Any]] = {_key(c): dict(c) for c in canonical(constraints)}
     for key, params in (overrides or {}).items():
         if params is None:
@@ -376,6 +428,10 @@ def _render(units: list[list[list[str]]], rules: Mapping[str, dict[str, Any]], s
             parts.append(_sentence(s, ends[i]))
             i += 1
         rendered.append(" ".join(parts))
+    for scope in ("item", "line", "paragraph"):
+        en = rules.get(f"ends_with/{scope}")
+        if en and re.search(r"\w$", str(en["text"])):
+            rendered = [f"{r.rstrip('.?!')} {en['text']}." for r in rendered]
     for scope in ("sentence", "item", "line", "paragraph"):
         st = rules.get(f"starts_with/{scope}")
         if st:
@@ -402,7 +458,14 @@ def _render(units: list[list[list[str]]], rules: Mapping[str, dict[str, Any]], s
     end = rules.get("ends_with")
     if end:
         text = str(end["text"])
-        body = body.rstrip(".?!") + text if text in "?!." else f"{body} {text}"
+        if text in "?!.":
+            body = body.rstrip(".?!") + text
+        elif re.search(r"\w$", text) and body.rstrip().endswith(
+            (".", "!", "?")
+        ):  # a word: before the final mark
+            body = f"{body.rstrip().rstrip('.?!')} {text}."
+        else:
+            body = f"{body} {text}"
     if "title" in rules:
         body = f"<<A Short Title>>\n{body}"
     ps = rules.get("postscript")
@@ -501,6 +564,19 @@ def violations(constraints: Sequence[Mapping[str, Any]], query: str = "") -> lis
                     ),
                 )
             )
+        elif rule == "at":
+            other = "zebra" if str(c["text"]).lower() != "zebra" else "yak"
+            if c["unit"] == "letter":
+                other = "q" if str(c["text"]).lower() != "q" else "x"
+            moved = [x for x in cons if x is not c] + [{**c, "text": other}]
+            out.append((f"at: the {c['index']} {c['unit']} is not {c['text']!r}", build(moved, query)))
+        elif rule == "ends_with" and c.get("per") and re.search(r"\w$", str(c["text"])):
+            text = build(cons, query)
+            parts = re.split(r"(\n[ \t]*\n)" if c["per"] == "paragraph" else r"(\n)", text)
+            last = max(i for i in range(0, len(parts), 2))
+            if last >= 2 or c["per"] != "paragraph":
+                parts[last] = re.sub(r"\S+\s*$", "done.", parts[last].rstrip())
+            out.append((f"{key}: other ending", "".join(parts)))
         elif rule == "ends_with":
             out.append(
                 (f"{key}: other ending", build(cons, query, overrides={key: None}).rstrip("?!.") + " done.")

@@ -224,6 +224,30 @@ def _starts(unit, prefix):
     return not (re.search(r"\w$", p) and rest[:1].isalnum())
 
 
+def ends_ok(unit, end):
+    """Whether ``unit`` ends with ``end``; an end that is a word or phrase (its last character a letter or digit)
+    may be followed by closing punctuation ("... the night." ends with the word night), one ending in a mark
+    must match exactly."""
+    u = unit.strip().lower()
+    e = str(end).strip().lower()
+    if re.search(r"\w$", e):
+        u = re.sub(r"[.!?,;:\"'\u201d\u2019)\]*]+$", "", u)
+        return u.endswith(e) and not u[: len(u) - len(e)][-1:].isalnum()
+    return u.endswith(e)
+
+
+def at_ok(c, text):
+    """Whether the ``index``-th ``unit`` (word or letter; 1-based, negative from the end) of ``text`` is
+    ``text`` of the rule (case and the word's surrounding punctuation aside)."""
+    if c["unit"] == "letter":
+        pieces = [ch.lower() for ch in text if ch.isalpha()]
+    else:
+        pieces = [_bare(w).lower() for w in words(text)]
+    k = int(c["index"])
+    i = k - 1 if k > 0 else len(pieces) + k
+    return 0 <= i < len(pieces) and pieces[i] == str(c["text"]).strip().lower()
+
+
 def _norm_option(text):
     text = unicodedata.normalize("NFKC", str(text)).strip().lower()
     return " ".join(text.strip(" .!\"'`").split())
@@ -616,10 +640,11 @@ def check(c, text):
             return _per(c, text, lambda p: _starts(p, c["text"]) == want)
         return 1.0 if _starts(text, c["text"]) == want else 0.0
     if rule == "ends_with":
-        end = str(c["text"]).strip().lower()
         if c.get("per"):
-            return _per(c, text, lambda p: p.strip().lower().endswith(end))
-        return 1.0 if text.strip().lower().endswith(end) else 0.0
+            return _per(c, text, lambda p: ends_ok(p, c["text"]))
+        return 1.0 if ends_ok(text, c["text"]) else 0.0
+    if rule == "at":
+        return 1.0 if at_ok(c, text) else 0.0
     if rule in ("json", "json_keys"):
         try:
             obj = load_json(text)

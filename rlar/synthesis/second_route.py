@@ -433,6 +433,108 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
     return out, _blanked(sentence, blank)
 
 
+_ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
+            "fifth": 5, "5th": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "last": -1,
+            "final": -1}  # fmt: skip
+_PER = {"paragraph": "paragraph", "line": "line", "sentence": "sentence", "bullet": "item", "item": "item"}
+
+
+def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
+    """Positions, per-unit word endings, absent letters, word lists, one sentence, one word per line and words
+    in capitals (issue 25, third round), read by token windows apart from :mod:`rlar.tasks.reading_compose`;
+    what is read is blanked so the general windows below do not read it again."""
+    out: list[dict[str, Any]] = []
+    toks = _tokens(sentence)
+    neg = bool(set(toks) & _NOT)
+    for i, tok in enumerate(toks[:-1]):
+        k = _ORDINAL.get(tok)
+        if k is None or toks[i + 1] not in ("word", "letter") or neg:
+            continue
+        q = next((t for t in toks[i + 2 : i + 9] if t[:1] in "\"'" and len(t) > 2), None)
+        if toks[i + 1] == "letter":
+            single = next((t for t in toks[i + 2 : i + 6] if len(t) == 1 and t.isalpha()), None)
+            letter = q[1:-1] if q and len(q) == 3 else single
+            if (
+                letter
+                and re.search(r"\b(?:a|one|single)\s+word\b", whole)
+                and not re.search(r"\beach|\bevery", whole)
+            ):
+                out.append({"rule": "at", "unit": "letter", "index": k, "text": letter})
+                sentence = sentence.replace(q or f" {letter}", " ", 1)
+            continue
+        if q is None or not re.fullmatch(r"[a-z][\w'-]*", q[1:-1]):
+            continue
+        word = q[1:-1]
+        if "each" in toks[:i] or "every" in toks[:i]:
+            continue
+        out.append({"rule": "starts_with", "text": word} if k == 1 else
+                   {"rule": "ends_with", "text": word} if k == -1 else
+                   {"rule": "at", "unit": "word", "index": k, "text": word})  # fmt: skip
+        sentence = sentence.replace(q, " ", 1)
+    ends = {"end", "ends", "ending", "finish", "finishes", "finishing", "conclude", "concludes"}
+    if set(toks) & ends and set(toks) & {"each", "every", "all"} and not neg:
+        scope = next((_PER[t.rstrip("s")] for t in toks if t.rstrip("s") in _PER), None)
+        q = next((t for t in toks if t[:1] in "\"'" and len(t) > 3), None)
+        if scope and q and re.fullmatch(r"[a-z][\w'-]*", q[1:-1]):
+            out.append({"rule": "ends_with", "text": q[1:-1], "per": scope})
+            sentence = sentence.replace(q, " ", 1)
+    for m in re.finditer(
+        r"\b(?:no|without\s+(?:the|any))\s+(?:letter\s+)?(?:'([a-z])'|(?<=letter )([a-z]))(?=\W|$)", sentence
+    ):
+        out.append({"rule": "letter", "letter": m.group(1) or m.group(2), "max": 0})
+    if out and any(c["rule"] == "letter" for c in out):
+        sentence = re.sub(
+            r"\b(?:no|without\s+(?:the|any))\s+(?:letter\s+)?(?:'[a-z]'|(?<=letter )[a-z])(?=\W|$)",
+            " ",
+            sentence,
+        )
+    listed = re.search(
+        r"\b(?:words|concepts|terms)\b\s*:?\s*([a-z]+(?:\s*,\s*[a-z]+)*(?:\s*,?\s*(?:and|&)\s+[a-z]+)?)\b",
+        sentence,
+    )
+    if listed and re.search(
+        r"\b(?:use|uses|using|include|includes|including|contain|contains|containing|mention|all)\b", sentence
+    ):
+        names = [w for w in re.split(r"\s*,\s*|\s+(?:and|&)\s+|,?\s*and\s+", listed.group(1)) if w]
+        if len(names) >= 2 and not set(names) & {"a", "an", "the", "in", "of", "to", "your", "it"}:
+            out.append({"rule": "include", "words": names})
+            sentence = sentence[: listed.start(1)] + " " + sentence[listed.end(1) :]
+    hyph = re.search(r"\b(\d+)-word\s+sentence\b", sentence)
+    if hyph:
+        out += [{"rule": "sentences", "min": 1, "max": 1},
+                {"rule": "words", "min": int(hyph.group(1)), "max": int(hyph.group(1))}]  # fmt: skip
+        sentence = sentence.replace(hyph.group(0), " ")
+    elif re.search(
+        r"^\s*(?:write|give|compose|reply with|answer with|use)\b[^,]{0,12}?\ba (?:single )?sentence\b(?! or\b| and\b)",
+        sentence,
+    ):
+        out.append({"rule": "sentences", "min": 1, "max": 1})
+    if re.search(
+        r"^\s*(?:write|give|reply with|answer with)\s+(?:me\s+)?a\s+word\s+(?:of|with|that|which|whose)\b",
+        sentence,
+    ):
+        out.append({"rule": "words", "min": 1, "max": 1})
+    caps = re.search(
+        r"\b(?:exactly\s+)?(\d+|two|three|four|five)\s+words?\s+(?:are\s+|is\s+)?(?:written\s+)?(?:in\s+)?(?:all\s+)?(?:capital letters|capitals|caps|upper\s?case)\b",
+        sentence,
+    )
+    if caps:
+        n = _value(caps.group(1))
+        before = sentence[: caps.start()].split()[-3:]
+        kind, strict = _direction(before, [])
+        if n is not None:
+            out.append(_bounded("capital_words", n, kind, strict))
+            sentence = sentence.replace(caps.group(0), " ")
+    upper = re.search(
+        r"\b(\d+|two|three|four|five|six|seven|eight)\s+(?:upper\s?case|all-caps|capitali[sz]ed)\s+words\b",
+        sentence,
+    )
+    if upper:
+        out.append({"rule": "uppercase"})
+        sentence = sentence.replace(upper.group(0), f"{upper.group(1)} words")
+    return out, sentence
+
+
 def _blanked(sentence: str, patterns: Sequence[str]) -> str:
     for p in patterns:
         sentence = re.sub(p if any(ch in p for ch in "\\(?[") else re.escape(p), " ", sentence)
@@ -453,6 +555,8 @@ def second_reading(text: str) -> list[dict[str, Any]]:
     ]
     for sentence in re.split(r"[.;!?\n]+(?=\s|$)", low):
         first = len(out)
+        placed, sentence = _positional(sentence, low)
+        out += placed
         found, sentence = _composed(sentence, caps)
         out += found
         toks = _tokens(sentence)
@@ -620,6 +724,17 @@ def second_reading(text: str) -> list[dict[str, Any]]:
                 keys = [k for k in re.split(r"\s*,\s*|\s+and\s+|\s+", bare.group(1)) if k and k != "and"]
             if keys:
                 out.append({"rule": "json_keys", "keys": keys})
+    toks = _tokens(low)
+    windows = {("one", "per", "line"), ("on", "each", "line"), ("its", "own", "line"), ("a", "separate", "line"),
+               ("on", "separate", "lines"), ("their", "own", "line")}  # fmt: skip
+    per_line = any(tuple(toks[i : i + 3]) in windows for i in range(len(toks)))
+    exact_words = [
+        c for c in out if c["rule"] == "words" and not c.get("per") and c.get("min") == c.get("max")
+    ]
+    laid_out = {"lines", "numbers", "items", "bullets", "each", "order", "spell", "total"}
+    if per_line and exact_words and not any(c["rule"] in laid_out for c in out):
+        n = exact_words[0]["min"]
+        out += [{"rule": "lines", "min": n, "max": n}, {"rule": "words", "per": "line", "min": 1, "max": 1}]
     try:
         return canonical(out)
     except ValueError:

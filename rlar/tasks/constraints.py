@@ -30,7 +30,9 @@ bounds ``min`` / ``max``; what each rule means exactly is :mod:`rlar.synthesis.c
   the list of words per unit)), ``total`` (``agg`` = sum | first | last of the numbers within ``min`` /
   ``max``), ``spell`` (the units' first letters spell ``text``), ``table`` (``format`` markdown | csv,
   ``columns``, optional ``types`` column → integer | number | string, rows within ``min`` / ``max``) and
-  ``yaml_keys`` (as ``json_keys``, for a YAML mapping).
+  ``yaml_keys`` (as ``json_keys``, for a YAML mapping);
+- position (issue 25, third round): ``at`` (the ``index``-th ``unit`` — word | letter, 1-based, -1 the last —
+  is ``text``, case and surrounding punctuation aside).
 
 The chat records' ``metadata["format_rules"]`` vocabulary (``rlar.tasks.FORMAT_RULES``) is a subset; its two
 spellings outside this vocabulary are rewritten: ``item_words`` → ``words`` per ``item``, ``no_commas`` →
@@ -51,6 +53,7 @@ from typing import Any
 __all__ = [
     "COMPOSED_RULES",
     "COUNT_RULES",
+    "POSITION_RULES",
     "RULES",
     "SCOPES",
     "canonical",
@@ -73,6 +76,7 @@ JSON_TYPES = (
 )  # fmt: skip
 ONLY_KINDS = ("number", "integer", "letters", "capitals", "lowercase_letters", "digits", "word", "numbers")
 COMPOSED_RULES = ("each", "order", "total", "spell", "table", "yaml_keys")
+POSITION_RULES = ("at",)
 LANGS = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "el", "ar", "he", "hi", "ja", "ko", "zh", "th")
 
 _BOUNDS = frozenset({"min", "max"})
@@ -105,6 +109,7 @@ RULES: dict[str, frozenset[str]] = {
     "spell": frozenset({"unit", "text"}),
     "table": _BOUNDS | {"format", "columns", "types"},
     "yaml_keys": frozenset({"keys", "types", "exact"}),
+    "at": frozenset({"unit", "index", "text"}),
 }
 # Spellings of the chat records' format_rules vocabulary, rewritten into this one.
 _LEGACY: dict[str, tuple[str, dict[str, Any]]] = {
@@ -121,6 +126,8 @@ def _merge_key(c: Mapping[str, Any]) -> str:
         return f"{rule}|{c.get('per', '')}|{str(c.get('text', '')).lower()}"
     if rule == "letter":
         return f"letter|{str(c.get('letter', '')).lower()}"
+    if rule == "at":
+        return f"at|{c.get('unit', '')}|{c.get('index', '')}"
     if rule in ("each", "order", "total"):
         what = c.get("test", c.get("rel", c.get("agg", "")))
         return f"{rule}|{c.get('unit', '')}|{what}|{json.dumps(c.get('arg'), sort_keys=True)}"
@@ -145,6 +152,16 @@ def _validate(c: Mapping[str, Any]) -> None:
     per = c.get("per")
     if per is not None and per not in SCOPES:
         raise ValueError(f"rule {rule!r}: per must be one of {SCOPES}, got {per!r}")
+    if rule == "at" and (
+        not isinstance(c.get("index"), int)
+        or isinstance(c.get("index"), bool)
+        or c.get("index") == 0
+        or c.get("unit") not in ("word", "letter")
+        or not str(c.get("text") or "")
+    ):
+        raise ValueError(
+            f"rule 'at' needs unit word|letter, a non-zero integer index and a text, got {dict(c)!r}"
+        )
     for key in ("min", "max"):
         if key in c and (not isinstance(c[key], int) or isinstance(c[key], bool) or c[key] < 0):
             raise ValueError(f"rule {rule!r}: {key} must be a non-negative integer, got {c[key]!r}")
@@ -273,6 +290,9 @@ def describe(c: Mapping[str, Any]) -> str:
         what = str(c.get("test") or c.get("rel")).replace("_", " ")
         arg = f" {c['arg']}" if c.get("arg") is not None else ""
         return f"{'every' if rule == 'each' else 'consecutive'} {c.get('unit')}{'' if rule == 'each' else 's'}: {what}{arg}"
+    if rule == "at":
+        k = int(c.get("index", 0))
+        return f"{'the last' if k == -1 else f'{k}th'} {c.get('unit')} is {c.get('text')!r}"
     if rule == "total":
         return f"{c.get('agg')} of the numbers {_bounds_text(c)}"
     if rule == "spell":

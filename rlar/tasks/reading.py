@@ -57,6 +57,7 @@ from rlar.tasks.phrasings import (
     Q,
     numbers,
 )
+from rlar.tasks.reading_compose import read_composed
 from rlar.tasks.reading_shapes import read_shapes
 
 __all__ = ["Clause", "Reading", "read_instruction"]
@@ -194,6 +195,9 @@ def _leftover(cl: ClauseText) -> tuple[list[str], bool]:
 def _read_clause(text: str, quotes: list[str], memory: dict[str, Any], whole: str, sentence: str) -> Clause:
     cl = ClauseText(text, quotes, memory)
     raw_lower = cl.w
+    read_composed(
+        cl, numbers(sentence.lower()), whole
+    )  # scope x predicate phrasings, then the composed rules
     read_shapes(cl, numbers(sentence.lower()), whole)  # composed rules first: they use up their phrasings
     read_clause_constraints(cl, whole, numbers(sentence.lower()))
     cues, content = _leftover(cl)
@@ -237,4 +241,59 @@ def read_instruction(text: str) -> Reading:
             continue
         for clause in _split(sentence):
             reading.clauses.append(_read_clause(clause, quotes, memory, whole, sentence))
+    _one_word_per_line(reading, whole)
+    _single_unit(reading)
     return reading
+
+
+def _single_unit(reading: Reading) -> None:
+    """With exactly one sentence (one word), a bound on each sentence's words (each word's letters) is a bound on
+    the answer's: written as the answer's, the form both readers give it."""
+    cons = reading.constraints
+    pairs = (("sentences", "words", "sentence"), ("words", "letters", "word"))
+    for unit, rule, per in pairs:
+        one = any(c["rule"] == unit and not c.get("per") and c.get("min") == c.get("max") == 1 for c in cons)
+        if not one or any(c["rule"] == rule and not c.get("per") for c in cons):
+            continue
+        for cl in reading.clauses:
+            cl.constraints = canonical(
+                [
+                    {k: v for k, v in c.items() if k != "per"}
+                    if c["rule"] == rule and c.get("per") == per
+                    else c
+                    for c in cl.constraints
+                ]
+            )
+
+
+_PER_LINE = re.compile(
+    r"\b(?:one|1)\s+(?:word\s+)?(?:per|on\s+each|on\s+a)\s+line\b|\bon\s+(?:its|their)\s+own\s+line\b"
+    r"|\beach\s+on\s+a\s+(?:separate|new|different)\s+line\b|\bon\s+separate\s+lines\b"
+)
+
+
+def _one_word_per_line(reading: Reading, whole: str) -> None:
+    """``5 words, one per line``: the layout words are used up by the shapes reader; here they become what they
+    say — as many lines as words, one word on each — so an answer on one line does not pass."""
+    if not _PER_LINE.search(whole):
+        return
+    cons = reading.constraints
+    counted = [c for c in cons if c["rule"] == "words" and not c.get("per") and c.get("min") == c.get("max")]
+    if not counted or any(c["rule"] in ("lines", "numbers", "items", "bullets", "numbered") for c in cons):
+        return
+    if any(c["rule"] in ("each", "order", "spell", "total") for c in cons):  # the shapes lay these out
+        return
+    if any(c.get("unit") == "number" for c in cons):
+        return
+    n = int(counted[0]["min"])
+    home = next((cl for cl in reading.clauses if _PER_LINE.search(numbers(cl.text.lower()))), None)
+    home = home or next(cl for cl in reading.clauses if cl.constraints)
+    home.constraints = canonical(
+        [
+            *home.constraints,
+            {"rule": "lines", "min": n, "max": n},
+            {"rule": "words", "per": "line", "min": 1, "max": 1},
+        ]
+    )
+    if home.status == "context":
+        home.status = "checked"

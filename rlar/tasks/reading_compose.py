@@ -1,0 +1,222 @@
+"""Scope x predicate phrasings (issue 25, third round): where in the answer a word must stand, what each
+paragraph / line / sentence / bullet must end with, which letters no word may hold, and the list words.
+
+:func:`read_composed` runs on a clause before :func:`rlar.tasks.reading_shapes.read_shapes` and blanks what it
+used. It reads a *scope* (the whole answer, or each paragraph / sentence / line / bullet, or the i-th, first or
+last word or letter) with a *predicate* (ends with / starts with / is a given word or letter, holds no given
+letter, uses every listed word) rather than fixed sentences:
+
+- positions: ``the third word is 'blue'``, ``whose second word must be 'cat'``, ``the last word of your answer
+  must be 'soon'``, ``in which the last word is 'today'``, ``the first word of your response must be 'Today'``
+  (rule ``at`` for the i-th word, ``starts_with`` / ``ends_with`` for the first and last); ``whose second
+  letter is 'r'`` when the answer is one word (rule ``at`` over letters);
+- per-unit endings by word: ``each paragraph ending with the word 'night'``, ``every paragraph must end with
+  the word 'again'``, ``paragraphs, each ending with 'home'`` (``ends_with`` with ``per``; ``end each paragraph
+  with`` is read by :mod:`rlar.tasks.phrasing_families`);
+- letters no unit holds: ``no letter e in it``, ``with no letter 'a'``, ``none of the words contain the letter
+  a`` (``letter`` at most 0: no word holds it exactly when the answer does not);
+- lists of words to use, quoted or not: ``uses the words sun, sand and wave``, ``all of these words: dog,
+  frisbee, park``, ``containing the words apple, knife and cut``, ``every one of the words river, bridge and
+  boat`` (``include``);
+- ``N uppercase words``: every word in capitals;
+- a single sentence: ``write a sentence of ...`` / ``give a sentence ...`` / ``a 5-word sentence`` is one
+  sentence (``sentences`` exactly 1) unless a scope (``each sentence``) or a count says otherwise;
+- paragraph layout words that the paragraph unit already implies (``with an empty line between them``,
+  ``separate the paragraphs with a blank line``, ``(blank line between them)``) are used up when a paragraph
+  count is read.
+
+Negated forms (``the last word must not be``) are left unread, so the clause stays partial: nothing is read
+the other way round. English only; it never invents a number that is not written.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rlar.tasks.phrasings import STOP_WORDS, ClauseText, Q
+
+__all__ = ["ORDINALS", "read_composed"]
+
+ORDINALS = {
+    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5,
+    "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8, "ninth": 9, "9th": 9,
+    "tenth": 10, "10th": 10, "last": -1, "final": -1,
+}  # fmt: skip
+_ORD_RX = "|".join(sorted(ORDINALS, key=len, reverse=True))
+_SCOPES = {"paragraph": "paragraph", "sentence": "sentence", "line": "line", "bullet": "item", "bullet point": "item",
+           "item": "item", "point": "item"}  # fmt: skip
+_SCOPE_RX = r"bullet\s+points?|bullets?|paragraphs?|sentences?|lines?|items?|points?"
+_BE = r"(?:must|should|has\s+to|needs\s+to|will|shall|is\s+to)?\s*(?:be|is)"
+_OF_ANSWER = r"(?:of\s+(?:your|the|this)\s+(?:entire\s+|whole\s+)?(?:answer|response|reply|text|output|sentence|message)\s+)?"
+
+
+def _scope(word: str) -> str:
+    w = re.sub(r"\s+", " ", word.strip())
+    w = w[:-1] if w.endswith("s") else w
+    return _SCOPES.get(w, "")
+
+
+def _negated(cl: ClauseText, m: re.Match[str]) -> bool:
+    return bool(re.search(r"\b(?:not|never|no)\b|n't\b", m.group(0))) or bool(
+        re.search(r"\b(?:not|never)\s*$|n't\s*$", cl.w[: m.start()])
+    )
+
+
+def read_composed(cl: ClauseText, sentence: str, whole: str) -> None:
+    """Read the phrasings of the module docstring in one clause (``sentence`` / ``whole``: its sentence and the
+    whole instruction, lowercased with digits)."""
+    _read_word_positions(cl, whole)
+    _read_unit_endings(cl, sentence)
+    _read_no_letter(cl)
+    _read_word_lists(cl)
+    _read_one_sentence(cl)
+    _read_caps_words(cl)
+    _read_one_word(cl)
+    _read_paragraph_layout(cl, whole)
+
+
+def _quoted_word(cl: ClauseText, token: str) -> str:
+    text = cl.q(token).strip()
+    return text if re.fullmatch(r"[A-Za-z][\w'-]*", text) else ""
+
+
+def _read_word_positions(cl: ClauseText, whole: str) -> None:
+    def word_at(m: re.Match[str]) -> bool:
+        if _negated(cl, m):
+            return False
+        word = _quoted_word(cl, m.group("q"))
+        k = ORDINALS[m.group("ord")]
+        if not word:
+            return False
+        if k == 1:
+            cl.add({"rule": "starts_with", "text": word})
+        elif k == -1:
+            cl.add({"rule": "ends_with", "text": word})
+        else:
+            cl.add({"rule": "at", "unit": "word", "index": k, "text": word})
+        return True
+
+    cl.each(
+        rf"\b(?:in\s+which\s+|where\s+|whose\s+|and\s+)?(?:the\s+|its\s+|your\s+)?(?:very\s+)?(?P<ord>{_ORD_RX})\s+word\s+"
+        rf"{_OF_ANSWER}(?:(?:must|should|has\s+to|needs\s+to|will|shall)\s+(?:not\s+)?)?(?:be|is)\s+(?:the\s+word\s+)?(?P<q>{Q})",
+        word_at,
+    )
+
+    def letter_at(m: re.Match[str]) -> bool:
+        text = cl.q(m.group("q")) if m.group("q") else (m.group("l") or "")
+        one_word = re.search(r"\b(?:a|one|1|a\s+single|single)\s+word\b", whole) and not re.search(
+            r"\b(?:each|every|all)\b", whole
+        )
+        if len(text) != 1 or not text.isalpha() or not one_word or _negated(cl, m):
+            return False
+        cl.add({"rule": "at", "unit": "letter", "index": ORDINALS[m.group("ord")], "text": text.lower()})
+        return True
+
+    cl.each(
+        rf"\b(?:in\s+which\s+|where\s+|whose\s+|and\s+)?(?:the\s+|its\s+)?(?P<ord>{_ORD_RX})\s+letter\s+"
+        rf"(?:(?:must|should|has\s+to|will)\s+)?(?:be|is)\s+(?:the\s+letter\s+)?(?:(?P<q>{Q})|(?P<l>[a-z])\b)",
+        letter_at,
+    )
+
+
+def _read_unit_endings(cl: ClauseText, sentence: str) -> None:
+    def ending(m: re.Match[str]) -> bool:
+        word = _quoted_word(cl, m.group("q"))
+        scope_word = m.group("scope") or ""
+        if not scope_word:  # "3 paragraphs, each ending with ...": the unit named before
+            before = re.findall(rf"\b(?:{_SCOPE_RX})\b", sentence[: sentence.find("each") + 1 or None])
+            scope_word = before[-1] if before else ""
+        per = _scope(scope_word)
+        if not word or not per or _negated(cl, m):
+            return False
+        cl.add({"rule": "ends_with", "text": word, "per": per})
+        return True
+
+    cl.each(
+        rf"\b(?:with\s+)?(?:each|every|all)\s+(?:of\s+the\s+|one\s+of\s+the\s+)?(?:(?P<scope>{_SCOPE_RX})\s+)?"
+        rf"(?:must\s+|should\s+|has\s+to\s+|needs\s+to\s+)?(?:end|ends|ending|finish|finishes|finishing|conclude|concludes|concluding)\s+"
+        rf"(?:with|in|on)\s+(?:the\s+(?:word|phrase)\s+)?(?P<q>{Q})",
+        ending,
+    )
+
+
+def _read_no_letter(cl: ClauseText) -> None:
+    def none(m: re.Match[str]) -> bool:
+        text = cl.q(m.group("q")) if m.group("q") else (m.group("l") or "")
+        if len(text) != 1 or not text.isalpha():
+            return False
+        cl.add({"rule": "letter", "letter": text.lower(), "max": 0})
+        return True
+
+    letter = rf"(?:(?:the\s+)?letter\s+)?(?:(?P<q>{Q})|(?<=letter\s)(?P<l>[a-z])\b)"
+    cl.each(
+        rf"\b(?:with\s+|containing\s+|having\s+|that\s+has\s+|and\s+)?no\s+{letter}(?:\s+(?:in\s+(?:it|them|the\s+(?:answer|text|sentence))|at\s+all|anywhere))?",
+        none,
+    )
+    cl.each(
+        rf"\b(?:none\s+of\s+(?:the\s+|its\s+)?words|no\s+word)\s+(?:may\s+|should\s+|can\s+|must\s+)?(?:contains?|includes?|has|have|uses?)\s+{letter}",
+        none,
+    )
+
+
+def _read_word_lists(cl: ClauseText) -> None:
+    def listed(m: re.Match[str]) -> bool:
+        raw = m.group("list")
+        items = [w for w in re.split(r"\s*(?:,|\band\b|&)\s*", raw.strip(" .:")) if w]
+        if len(items) < 2 or not all(re.fullmatch(r"[a-z][\w'-]*", w) for w in items):
+            return False
+        if any(w in STOP_WORDS for w in items):
+            return False
+        cl.add({"rule": "include", "words": items})
+        return True
+
+    verb = r"(?:uses?|using|includes?|including|contains?|containing|mentions?|mentioning|features?|featuring|incorporates?|incorporating)"
+    det = r"(?:(?:all|each|every\s+one|both)\s+(?:of\s+)?)?(?:the|these|those)?\s*(?:following\s+|given\s+)?"
+    cl.each(
+        rf"\b(?:{verb}\s+)?{det}(?:words|concepts|terms)\s*:?\s+(?P<list>[a-z][\w'-]*(?:\s*,\s*[a-z][\w'-]*)*\s*(?:,\s*)?(?:and|&)\s+[a-z][\w'-]*|[a-z][\w'-]*(?:\s*,\s*[a-z][\w'-]*){{2,}})\b",
+        listed,
+    )
+
+
+def _read_one_sentence(cl: ClauseText) -> None:
+    sized = r"\s+(?:of|with|containing|having)\s+(?:exactly\s+|at\s+least\s+|at\s+most\s+|no\s+more\s+than\s+|between\s+)?\d"
+    m = re.search(
+        r"^\s*(?:please\s+)?(?:write|give|compose|produce|create|reply\s+with|answer\s+with|respond\s+with|use)\s+(?:me\s+)?"
+        r"(?:(?:them|it)\s+in\s+)?(?:a|one|a\s+single|only\s+one)\s+(?:(?P<n>\d+)-word\s+)?sentence\b(?!\s+(?:for|per|about\s+each|or|and)\b)(?!s)",
+        cl.w,
+    )
+    if m is None:
+        return
+    cl.add({"rule": "sentences", "min": 1, "max": 1})
+    if m.group("n"):
+        n = int(m.group("n"))
+        cl.add({"rule": "words", "min": n, "max": n})
+    # "a sentence of exactly 7 words": the quantity reader reads the rest (words per sentence)
+    end = m.end() - len("sentence") if re.match(sized, cl.w[m.end() :]) else m.end()
+    cl.blank(m.start(), end)
+
+
+def _read_one_word(cl: ClauseText) -> None:
+    """``give a word of 8 letters``: the answer is one word."""
+    cl.each(
+        r"^\s*(?:please\s+)?(?:write|give|reply\s+with|answer\s+with|respond\s+with)\s+(?:me\s+)?a\s+(?=word\s+(?:of|with|that|which|whose)\b)",
+        lambda m: cl.add({"rule": "words", "min": 1, "max": 1}),
+    )
+
+
+def _read_caps_words(cl: ClauseText) -> None:
+    """``4 uppercase words``: every word in capitals (the count is read with the quantities)."""
+    cl.each(
+        r"(?<=\d\s)(?:upper\s?case|upper-case|all[- ]caps|all[- ]capital)\s+(?=words\b)",
+        lambda m: cl.add({"rule": "uppercase"}),
+    )
+
+
+def _read_paragraph_layout(cl: ClauseText, whole: str) -> None:
+    if not re.search(r"\b\d+\s+paragraphs\b", whole):
+        return
+    cl.each(
+        r",?\s*\(?(?:with\s+)?(?:an?\s+|one\s+)?(?:empty|blank)\s+lines?\s+between\s+(?:them|the\s+paragraphs|each\s+(?:of\s+them|paragraph)|paragraphs)\)?"
+        r"|\bseparate\s+(?:the|your|each\s+of\s+the)\s+paragraphs\s+(?:with|by)\s+(?:an?\s+|one\s+)?(?:empty|blank)\s+lines?\b",
+        lambda m: True,
+    )

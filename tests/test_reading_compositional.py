@@ -1,0 +1,110 @@
+"""Scope x predicate readings (issue 25, third round): both readers, the checks they compose into, and the
+responses built for them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rlar.synthesis.builder import build, violations
+from rlar.synthesis.checks import check, holds
+from rlar.synthesis.second_route import second_reading
+from rlar.tasks.constraints import canonical
+from rlar.tasks.reading import read_instruction
+
+CASES: list[tuple[str, list[dict[str, Any]]]] = [
+    (
+        "Write a sentence of exactly 7 words in which the fourth word is 'green'.",
+        [{"rule": "at", "unit": "word", "index": 4, "text": "green"}, {"rule": "sentences", "min": 1, "max": 1},
+         {"rule": "words", "min": 7, "max": 7}],
+    ),
+    (
+        "Give me one sentence of 6 words whose first word is 'Maybe'.",
+        [{"rule": "sentences", "min": 1, "max": 1}, {"rule": "starts_with", "text": "Maybe"},
+         {"rule": "words", "min": 6, "max": 6}],
+    ),
+    ("The last word of your answer must be 'soon'.", [{"rule": "ends_with", "text": "soon"}]),
+    (
+        "Write 3 paragraphs and make every paragraph end with the word 'light'.",
+        [{"rule": "ends_with", "text": "light", "per": "paragraph"}, {"rule": "paragraphs", "min": 3, "max": 3}],
+    ),
+    (
+        "Give a word of exactly 8 letters whose third letter is 'a'.",
+        [{"rule": "at", "unit": "letter", "index": 3, "text": "a"}, {"rule": "letters", "min": 8, "max": 8},
+         {"rule": "words", "min": 1, "max": 1}],
+    ),
+    (
+        "Write a sentence that uses the words sun, sand and wave.",
+        [{"rule": "include", "words": ["sun", "sand", "wave"]}, {"rule": "sentences", "min": 1, "max": 1}],
+    ),
+    (
+        "Write a sentence of 5 words with no letter a in it.",
+        [{"rule": "letter", "letter": "a", "max": 0}, {"rule": "sentences", "min": 1, "max": 1},
+         {"rule": "words", "min": 5, "max": 5}],
+    ),
+    ("Give 4 uppercase words separated by spaces.", [{"rule": "uppercase"}, {"rule": "words", "min": 4, "max": 4}]),
+    (
+        "Write 5 words, one on each line.",
+        [{"rule": "lines", "min": 5, "max": 5}, {"rule": "words", "min": 5, "max": 5},
+         {"rule": "words", "per": "line", "min": 1, "max": 1}],
+    ),
+    ("Include exactly 3 words written in capital letters.", [{"rule": "capital_words", "min": 3, "max": 3}]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "expected"), CASES, ids=[t for t, _ in CASES])
+def test_the_main_reader_reads_scope_and_predicate_whole(text: str, expected: list[dict[str, Any]]) -> None:
+    reading = read_instruction(text)
+    assert reading.full, reading.to_dict()
+    assert reading.constraints == canonical(expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), CASES, ids=[t for t, _ in CASES])
+def test_the_second_reading_reads_the_same_constraints_apart(
+    text: str, expected: list[dict[str, Any]]
+) -> None:
+    got = {(c["rule"], c.get("per"), c.get("index")) for c in second_reading(text)}
+    assert {(c["rule"], c.get("per"), c.get("index")) for c in expected} <= got
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The last word of your answer must not be 'soon'.",  # a negation is not read the other way round
+        "Write 6 words separated by spaces with no repeated words.",  # no rule for repeats: refused
+        "Give three reasons to read, one per line.",  # what a reason is needs a judge
+    ],
+)
+def test_what_cannot_be_read_leaves_the_reading_partial(text: str) -> None:
+    assert not read_instruction(text).full
+
+
+def test_a_word_at_a_position_is_checked_by_its_place_not_its_presence() -> None:
+    c = {"rule": "at", "unit": "word", "index": 2, "text": "cat"}
+    assert holds(c, "The cat slept on the warm red mat.")
+    assert not holds(c, "The dog and the cat slept on mats.")
+    last = {"rule": "at", "unit": "word", "index": -1, "text": "today"}
+    assert holds(last, "We will go swimming today.") and not holds(last, "Today I feel very happy.")
+    letter = {"rule": "at", "unit": "letter", "index": 2, "text": "r"}
+    assert holds(letter, "problem") and not holds(letter, "pattern")
+
+
+def test_a_word_ending_allows_closing_punctuation_but_not_a_longer_word() -> None:
+    c = {"rule": "ends_with", "text": "home", "per": "paragraph"}
+    assert holds(c, "We came home.\n\nShe was glad to be home!")
+    assert check(c, "We came home.\n\nHome is where we rest.") == 0.5
+    assert not holds({"rule": "ends_with", "text": "bye"}, "We said goodbye.")
+    assert not holds({"rule": "ends_with", "text": "Any other questions?"}, "Any other questions? Thanks.")
+
+
+@pytest.mark.parametrize(("text", "expected"), CASES, ids=[t for t, _ in CASES])
+def test_the_builder_writes_a_passing_response_and_ones_that_break_each_rule(
+    text: str, expected: list[dict[str, Any]]
+) -> None:
+    cons = canonical(expected)
+    good = build(cons)
+    assert all(holds(c, good) for c in cons), (good, [c for c in cons if not holds(c, good)])
+    for rule in {"at", "ends_with"} & {c["rule"] for c in cons}:
+        bad = [t for why, t in violations(cons) if why.startswith(rule)]
+        assert bad and any(not all(holds(c, t) for c in cons) for t in bad)
