@@ -26,16 +26,18 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from rlar.tools.base import Origin
+
 __all__ = ["origin_label", "tasks_lines", "tasks_summary"]
 
 
 def origin_label(spec: Any, status: str = "enabled") -> str:
     """``built-in`` | ``synthesised vN`` [``partial``] | ``retrieved`` | the provenance's own word."""
     origin = str((spec.provenance or {}).get("origin", "")) if spec is not None else ""
-    if origin == "synthesized":
+    if origin == Origin.SYNTHESIZED:
         cov = (spec.params or {}).get("coverage") or {}
         label = f"synthesised v{spec.version}" + ("" if cov.get("full", True) else " (partial)")
-    elif origin in ("built-in", "retrieved"):
+    elif origin in (Origin.BUILT_IN, Origin.RETRIEVED):
         label = origin
     else:
         label = origin or "unknown"

@@ -63,7 +63,7 @@ from rlar.retrieval.ranking import (
 from rlar.retrieval.records import Candidate, PageEvidence, RetrievalRecord
 from rlar.retrieval.taskfit import request_domains
 from rlar.retrieval.validate import ValidationReport, validate_checkpoint
-from rlar.tools.base import ToolKind, ToolSpec
+from rlar.tools.base import Origin, ToolKind, ToolSpec
 
 log = logging.getLogger("rlar.retrieval")
 
@@ -458,7 +458,7 @@ class RetrievalPipeline:
             impl="reward_model",
             params={**base.params, "path": fetched.path, **head},
             provenance={
-                "origin": "retrieved",
+                "origin": Origin.RETRIEVED.value,
                 "author": c.model_id.split("/", 1)[0],
                 "source": c.url,
                 "repo": c.model_id,

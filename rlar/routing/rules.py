@@ -38,7 +38,7 @@ from typing import Any
 from rlar.routing.query import QueryFeatures, RoutingQuery
 from rlar.tasks.constraints import constraints_key, from_metadata
 from rlar.tasks.references import answer_strings
-from rlar.tools.base import ToolKind, ToolSpec, resolve_tool_class
+from rlar.tools.base import Origin, ToolKind, ToolSpec, resolve_tool_class
 
 __all__ = [
     "configured",
@@ -212,7 +212,7 @@ def covers(spec: ToolSpec, q: RoutingQuery, f: QueryFeatures) -> bool:
 def names_query(spec: ToolSpec, q: RoutingQuery) -> bool:
     """A registered tool (not a built-in) whose task types name the query's task or its declared task type:
     the user bound it to this task (built-ins' task types are a vocabulary, not a binding)."""
-    if spec.provenance.get("origin", "built-in") == "built-in":
+    if spec.provenance.get("origin", Origin.BUILT_IN) == Origin.BUILT_IN:
         return False
     types = set(spec.task_types)
     return bool(q.task and q.task in types) or bool(q.task_type and q.task_type in types)

@@ -45,6 +45,7 @@ import time
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar, Literal
 
 from bus.messages import ToolKind, ToolRef
@@ -52,6 +53,7 @@ from bus.messages import ToolKind, ToolRef
 __all__ = [
     "BUILTIN_IMPLS",
     "BUILTIN_REFERENCE",
+    "Origin",
     "RewardTool",
     "ToolInput",
     "ToolKind",
@@ -96,6 +98,15 @@ def sha256_text(obj: Any) -> str:
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
+class Origin(StrEnum):
+    """Where a tool came from: ``provenance["origin"]`` of its spec (stored as the plain value)."""
+
+    BUILT_IN = "built-in"
+    SYNTHESIZED = "synthesized"
+    RETRIEVED = "retrieved"
+    USER = "user"
+
+
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """Everything needed to rebuild and route a tool. Plain data; ``to_dict()`` is msgpack-able.
@@ -118,7 +129,7 @@ class ToolSpec:
     code: str = ""  # source for synthesised tools; empty for built-ins
     content_hash: str = ""
     provenance: dict[str, Any] = field(
-        default_factory=lambda: {"origin": "built-in", "author": "rlar", "source": ""}
+        default_factory=lambda: {"origin": Origin.BUILT_IN.value, "author": "rlar", "source": ""}
     )
     validation: dict[str, Any] = field(default_factory=dict)
 

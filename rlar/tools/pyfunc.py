@@ -56,7 +56,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rlar.tools.base import Outcome, RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
+from rlar.tools.base import Origin, Outcome, RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
 
 __all__ = [
     "IMPL_BATCHED",
@@ -223,7 +223,7 @@ def python_tool_spec(cfg: PythonToolConfig, *, base_dir: str | Path | None = Non
         path = base / path
     path = path.resolve()
     src = module_file(cfg.module, path)
-    provenance = {"origin": "user", "author": "", "source": cfg.python}
+    provenance = {"origin": Origin.USER.value, "author": "", "source": cfg.python}
     if cfg.kind == "sandbox":
         if src is None:
             raise PythonToolError(f"tool {cfg.name!r}: module {cfg.module!r} is not a file under {path}")
