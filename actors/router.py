@@ -67,7 +67,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
-from bus.client import keep_in_progress, mark_in_progress
+from bus.client import KEEPALIVE_MIN_S, keep_in_progress, mark_in_progress
 from bus.codec import encode
 from bus.messages import Event, Metrics, Prompt, RouteDecision, ToolRef, ToolRegistered, ToolRequest
 from rlar.agent.base import Agent, AgentConfig, make_agent
@@ -77,10 +77,11 @@ from rlar.routing import (
     HealthPolicy,
     HealthWatch,
     RoutingQuery,
+    lifecycle,
     parse_route,
     routing_request,
     usable_candidates,
-)  # fmt: skip
+)
 from rlar.routing.probes import ProbePolicy, Prober, ProbeReport, probed_answer
 from rlar.sandbox_client import run_tests_over_bus
 from rlar.synthesis.runner import bus_runner
@@ -153,6 +154,11 @@ class Router(Actor[RouterConfig]):
         self._queries: dict[str, list[RoutingQuery]] = {}
         self._executor: ToolExecutor | None = None
         self.prober: Prober | None = None
+        self.policy = lifecycle.Policy(
+            wait_s=config.wait_s,
+            agent_retry_s=config.agent_retry_s,
+            request_tools=config.synthesis or config.retrieval,
+        )
 
     # -- life -------------------------------------------------------------------------------------
     @property
@@ -265,7 +271,7 @@ class Router(Actor[RouterConfig]):
         self._note_reference(sig, q)
         now = time.time()
         d = self.decisions.get(sig)
-        if d is not None and not (d.expires_at and d.expires_at <= now):
+        if d is not None and lifecycle.is_live(d, now):
             self.counters["cache_hits"] += 1
             return d
         fut = self.inflight.get(sig)
@@ -276,7 +282,7 @@ class Router(Actor[RouterConfig]):
         self.inflight[sig] = fut
         try:
             d = await self._kv_get(sig)
-            if d is not None and not (d.expires_at and d.expires_at <= now):
+            if d is not None and lifecycle.is_live(d, now):
                 self.counters["kv_hits"] += 1
                 self.decisions[sig] = d
                 if d.state == "pending":
@@ -299,10 +305,10 @@ class Router(Actor[RouterConfig]):
         finally:
             self.inflight.pop(sig, None)
 
-    def _fallback_tools(self, task: str) -> list[FallbackTool]:
-        return list(self.config.fallback.get(task) or self.config.fallback.get("*") or [])
-
-    async def _resolve_tools(self, wanted: list[FallbackTool]) -> list[ToolRef]:
+    async def _fallback_refs(self, task: str) -> list[ToolRef]:
+        """The task's declared fallback tools (``"*"``: any task's) as resolved in the registry; weights sum
+        to 1 over the declared ones, and a tool the registry does not have is left out (with a warning)."""
+        wanted = list(self.config.fallback.get(task) or self.config.fallback.get("*") or [])
         out = []
         total = sum(w.weight for w in wanted) or 1.0
         for w in wanted:
@@ -362,43 +368,43 @@ class Router(Actor[RouterConfig]):
                 ans, probes, _ = await probed_answer(
                     second, again, q, lambda specs: self._probe(sig, q, specs), reports=probes, final=True
                 )
-        now = time.time()
-        base = dict(
-            signature=sig, task=q.task, backend=reply.backend, model=reply.model, prompt_hash=reply.prompt_hash,
-            cost=ans.provenance.get("cost", {}), decided_at=now, fields=q.signature_fields(),
-            probes=[r.to_dict() for r in probes],
-        )  # fmt: skip
-        if not ans.ok:
-            tools = await self._resolve_tools(self._fallback_tools(q.task))
-            if not tools:
-                # Not cached: the handler fails, the prompt is redelivered and the agent asked again.
-                raise RuntimeError(f"agent failed and task {q.task!r} declares no fallback: {ans.reason}")
-            d = Decision(**base, state="fallback", tools=tools, reason=f"agent failed ({ans.reason}); fallback",
-                         expires_at=now + self.config.agent_retry_s)  # fmt: skip
-            self.decisions[sig] = d  # memory only, and it expires: the agent is asked again later
-            await self._announce(d)
-            return d
-        if not ans.none_fit:
-            d = Decision(
-                **base, state="routed", tools=ans.tools, reason=ans.reason, confidence=ans.confidence
+        fallback = await self._fallback_refs(q.task) if lifecycle.needs_fallback(ans, self.policy) else []
+        try:
+            t = lifecycle.on_agent_answer(
+                ans,
+                signature=sig,
+                task=q.task,
+                fields=q.signature_fields(),
+                reply=reply,
+                probes=[r.to_dict() for r in probes],
+                fallback=fallback,
+                policy=self.policy,
+                now=time.time(),
             )
-        elif self.config.synthesis or self.config.retrieval:
-            d = Decision(
-                **base, state="pending", reason=ans.reason, confidence=ans.confidence, constraints=ans.constraints,
-                request_id=f"{sig}.{int(now)}", requested_at=now,
-            )  # fmt: skip
+        except lifecycle.NoFallback as exc:
+            # Not cached: the handler fails, the prompt is redelivered and the agent asked again.
+            raise RuntimeError(str(exc)) from None
+        return await self._apply(t, q, create=not replace)
+
+    async def _apply(
+        self, t: lifecycle.Transition, q: RoutingQuery | None = None, *, create: bool = False
+    ) -> Decision:
+        """Perform a transition's actions but the release (the caller releases, where it holds no lock):
+        store (with ``create``, another router's decision may have won the race: then it is adopted and
+        nothing else is done), count, announce, request a tool. Returns the decision now in force."""
+        d = t.decision
+        if t.store:
+            stored = await self._store(d, create=create)
+            if stored is not d:  # another router's (a fallback decision taken here has a later decided_at)
+                return stored
         else:
-            d = await self._fallback_decision(
-                Decision(**base, state="pending", reason=ans.reason, confidence=ans.confidence),
-                "no tool fits and synthesis is off",
-            )
-        ours = d
-        d = await self._store(d, create=not replace)
-        if d is ours:  # not another router's (a fallback decision taken here has a later decided_at)
-            self.counters["decisions"] += 1
-            await self._announce(d)
-            if d.state == "pending":
-                self._spawn(self._request_when_ready(d, q))
+            self.decisions[d.signature] = d
+        if t.count:
+            self.counters[t.count] += 1
+        await self._announce(d)
+        if t.request_tool:
+            assert q is not None, "a tool request needs the query"
+            self._spawn(self._request_when_ready(d, q))
         return d
 
     def _spawn(self, coro: Any) -> None:
@@ -439,35 +445,10 @@ class Router(Actor[RouterConfig]):
         self.counters["tool_requests"] += 1
         log.info("router: no tool fits %s (%s); requested %s", q.task, d.reason, d.request_id)
 
-    async def _fallback_decision(self, d: Decision, why: str) -> Decision:
-        tools = await self._resolve_tools(self._fallback_tools(d.task))
-        # A synthesis refused because no verifier checks every clause: without a fallback (a judge) the
-        # prompts still train the other tasks' batches, their samples abstain (masked), instead of being lost.
-        refused = ": refused: " in why
-        state = "fallback" if tools else ("abstain" if refused else "unroutable")
-        reason = f"{why}; " + (
-            f"fallback to {', '.join(t.tool for t in tools)}"
-            if tools
-            else "no fallback declared: its samples abstain"
-            if refused
-            else "no fallback declared"
-        )
-        now = time.time()
-        return Decision(
-            signature=d.signature, task=d.task, state=state, tools=tools, reason=f"{reason} ({d.reason})"[:500],
-            confidence=0.0, backend=d.backend, model=d.model, prompt_hash=d.prompt_hash, cost=d.cost,
-            constraints=d.constraints, request_id=d.request_id, requested_at=d.requested_at, decided_at=now,
-            # Without any tool, ask again later (a new request may succeed where this one did not).
-            expires_at=0.0 if tools or refused else now + self.config.wait_s, fields=d.fields, probes=d.probes,
-        )  # fmt: skip
-
     async def _adopt_registered(self, d: Decision) -> Decision | None:
         """A pending decision whose tool is already registered (the router was down when it arrived)."""
         for spec in await self.registry.list():
-            if (
-                spec.provenance.get("request_id") == d.request_id
-                or spec.params.get("signature") == d.signature
-            ):
+            if lifecycle.made_for(spec, d):
                 return await self._resolve_pending(d, spec)
         return None
 
@@ -479,6 +460,8 @@ class Router(Actor[RouterConfig]):
         return status.get("canary", {}).get("state") != "passed"
 
     async def _resolve_pending(self, d: Decision, spec: ToolSpec) -> Decision:
+        """Route ``d``'s kind to ``spec``, made for its request (or promoted from its canary), unless the hack
+        probes refuse it; then release the prompts held for it."""
         seen = self._queries.get(d.signature)
         if self.prober is not None and seen:
             q = seen[0]
@@ -486,36 +469,17 @@ class Router(Actor[RouterConfig]):
             (report,) = await self._probe(d.signature, q, [spec])
             probes = [*(p for p in d.probes if p.get("tool") != spec.name), report.to_dict()]
             if report.refused:
-                new = await self._fallback_decision(
-                    d,
-                    f"tool {spec.name} v{spec.version} made for request {d.request_id} is not eligible:"
-                    f" hack probes got its maximum ({report.short()})",
+                fallback = await self._fallback_refs(d.task)
+                t = lifecycle.on_tool_refused(
+                    d, spec, report.short(), probes, fallback, self.policy, time.time()
                 )
-                new.probes = probes
-                await self._store(new)
-                await self._announce(new)
-                self.counters[f"decisions_{new.state}"] += 1
+                new = await self._apply(t)
                 await self._release(new)
                 return new
             d = dataclasses.replace(d, probes=probes)
-        validation = spec.validation or {}
-        state, tools = "synthesized", [spec.ref()]
-        if await self._in_canary(spec):
-            # Shadow: the new tool scores with weight 0 beside the task's fallback (none: the samples abstain).
-            state, tools = "canary", [*await self._resolve_tools(self._fallback_tools(d.task)), spec.ref(0.0)]
-        new = Decision(
-            signature=d.signature, task=d.task, state=state,
-            tools=tools,
-            reason=f"tool {spec.name} v{spec.version} made for request {d.request_id}: {validation.get('reason', '')}"[:500],
-            confidence=float(validation.get("pairwise") or 0.0),
-            backend=str(spec.provenance.get("author", d.backend)), model=str(spec.provenance.get("model", d.model)),
-            prompt_hash=str(spec.provenance.get("prompt_hash", d.prompt_hash)), cost=d.cost,
-            constraints=d.constraints, request_id=d.request_id, requested_at=d.requested_at,
-            decided_at=time.time(), fields=d.fields, probes=d.probes,
-        )  # fmt: skip
-        await self._store(new)
-        await self._announce(new)
-        self.counters["synthesized_routes"] += 1
+        # In canary the new tool scores with weight 0 beside the task's fallback (none: the samples abstain).
+        shadow = await self._fallback_refs(d.task) if await self._in_canary(spec) else None
+        new = await self._apply(lifecycle.on_tool_made(d, spec, shadow_beside=shadow, now=time.time()))
         await self._release(new)
         return new
 
@@ -540,20 +504,23 @@ class Router(Actor[RouterConfig]):
         # would be redelivered and routed twice.
         async with keep_in_progress(raw, self._ack_wait_s):
             d = await self.decision_for(q)
-        if d.state == "pending":
-            if time.time() >= d.requested_at + self.config.wait_s:
-                d = await self._expire(d, "waited too long for a new tool")
-            else:
-                self.held.setdefault(d.signature, []).append((prompt, raw))
-                self.counters["held"] += 1
-                enough = self._enough.get(d.signature)
-                if enough is not None and len(self.held[d.signature]) >= self.config.examples:
-                    enough.set()
-                # The decision may have been resolved while we were adding: release if so.
-                if self.decisions.get(d.signature, d).state != "pending":
-                    await self._release(self.decisions[d.signature])
-                return
-        if d.state == "unroutable":
+        action = lifecycle.prompt_action(d, time.time(), self.policy)
+        if action == "hold":
+            self.held.setdefault(d.signature, []).append((prompt, raw))
+            self.counters["held"] += 1
+            enough = self._enough.get(d.signature)
+            if enough is not None and len(self.held[d.signature]) >= self.config.examples:
+                enough.set()
+            # The decision may have been resolved while we were adding: release if so.
+            if self.decisions.get(d.signature, d).state != "pending":
+                await self._release(self.decisions[d.signature])
+            return
+        if action == "expire":
+            d = await self._expire(d, "waited too long for a new tool")
+        await self._deliver(prompt, raw, d)
+
+    async def _deliver(self, prompt: Prompt, raw: Msg, d: Decision) -> None:
+        if lifecycle.delivery(d) == "dead_letter":
             await self._dead_letter(prompt, raw, d)
         else:
             await self._route(prompt, raw, d)
@@ -563,10 +530,7 @@ class Router(Actor[RouterConfig]):
         held = self.held.pop(d.signature, [])
         for prompt, raw in held:
             try:
-                if d.state == "unroutable":
-                    await self._dead_letter(prompt, raw, d)
-                else:
-                    await self._route(prompt, raw, d)
+                await self._deliver(prompt, raw, d)
             except Exception as exc:  # leave it unacked: JetStream redelivers it
                 log.warning("could not release %s: %s", prompt.prompt_id, exc)
 
@@ -575,21 +539,19 @@ class Router(Actor[RouterConfig]):
             cur = self.decisions.get(d.signature, d)
             if cur.state != "pending":
                 return cur
-            new = await self._fallback_decision(cur, why)
-            await self._store(new)
-            await self._announce(new)
-            self.counters[f"decisions_{new.state}"] += 1
+            fallback = await self._fallback_refs(cur.task)
+            new = await self._apply(lifecycle.on_wait_over(cur, why, fallback, self.policy, time.time()))
         await self._release(new)
         return new
 
     async def _keepalive_loop(self) -> None:
-        interval = max(0.2, self._ack_wait_s / 3)
+        interval = max(KEEPALIVE_MIN_S, self._ack_wait_s / 3)
         while True:
             await asyncio.sleep(interval)
             now = time.time()
             for sig in list(self.held):
                 d = self.decisions.get(sig)
-                if d is not None and d.state == "pending" and now >= d.requested_at + self.config.wait_s:
+                if d is not None and lifecycle.overdue(d, now, self.policy):
                     await self._expire(d, f"no tool registered within {self.config.wait_s:g}s")
                     continue
                 await mark_in_progress(raw for _, raw in self.held.get(sig, []))
@@ -598,26 +560,19 @@ class Router(Actor[RouterConfig]):
     async def _on_tool_change(self, msg: ToolRegistered, raw: Msg) -> None:
         if msg.action == "registered":
             # A tool made for a request also replaces the fallback its prompts got while waiting.
-            pending = [
-                d for d in self.decisions.values() if d.state in ("pending", "fallback") and d.request_id
-            ]
+            pending = lifecycle.awaiting_tool(self.decisions.values())
             if not pending:
                 return
             spec = await self.registry.get(msg.name, msg.version)
             if spec is None:
                 return
             for d in pending:
-                if (
-                    spec.provenance.get("request_id") == d.request_id
-                    or spec.params.get("signature") == d.signature
-                ):
+                if lifecycle.made_for(spec, d):
                     async with self._lock:
-                        if self.decisions.get(d.signature, d).state in ("pending", "fallback"):
+                        if self.decisions.get(d.signature, d).state in lifecycle.AWAITING:
                             await self._resolve_pending(d, spec)
         elif msg.action == "promoted":  # its canary passed: it rewards from now on
-            for d in [
-                d for d in self.decisions.values() if d.state == "canary" and d.uses(msg.name, msg.version)
-            ]:
+            for d in lifecycle.in_canary_for(self.decisions.values(), msg.name, msg.version):
                 spec = await self.registry.get(msg.name, msg.version)
                 if spec is not None:
                     async with self._lock:
@@ -627,7 +582,7 @@ class Router(Actor[RouterConfig]):
 
     async def invalidate(self, name: str, version: int | None, why: str) -> int:
         """Drop every decision that routes to ``name`` (``version``, or any); the next prompt re-routes."""
-        gone = [d for d in list(self.decisions.values()) if d.uses(name, version)]
+        gone = lifecycle.using(list(self.decisions.values()), name, version)
         for d in gone:
             self.decisions.pop(d.signature, None)
             with contextlib.suppress(Exception):
@@ -646,7 +601,7 @@ class Router(Actor[RouterConfig]):
             return
         sig = str(msg.data.get("signature", ""))
         d = self.decisions.get(sig)
-        if d is not None and d.state == "pending" and msg.data.get("request_id") == d.request_id:
+        if d is not None and lifecycle.synthesis_failed(d, msg.data.get("request_id")):
             await self._expire(d, f"synthesis failed: {msg.message}")
 
     # -- health and metrics -----------------------------------------------------------------------
@@ -662,10 +617,16 @@ class Router(Actor[RouterConfig]):
             builtin = spec is not None and spec.provenance.get("origin") == BUILTIN_ORIGIN
             flagged.append((name, version, verdict.reason))
             self.counters["suspect_tools"] += 1
-            # Constant scores from a tool that passed its canary on live samples mean the policy settled, not
-            # that the tool broke: warn, as for built-ins.
-            settled = verdict.kind == "collapsed" and not builtin and await self._canary_passed(name, version)
-            if (builtin and not self.config.quarantine_builtins) or settled:
+            passed = lifecycle.needs_canary_check(
+                builtin=builtin, kind=verdict.kind
+            ) and await self._canary_passed(name, version)
+            action = lifecycle.suspect_action(
+                builtin=builtin,
+                kind=verdict.kind,
+                canary_passed=passed,
+                quarantine_builtins=self.config.quarantine_builtins,
+            )
+            if action == "warn":
                 await self.bus.publish(
                     subjects.events(self.kind),
                     Event(actor=f"{self.kind}/{self.instance}", kind="suspect_tool", level="warning",

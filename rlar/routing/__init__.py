@@ -3,6 +3,8 @@
 - :mod:`rlar.routing.query`: ``RoutingQuery`` (one query as the router sees it) and its signature;
 - :mod:`rlar.routing.request`: the ``choose_reward_tools`` request either backend answers, and its parsing;
 - :mod:`rlar.routing.decision`: ``Decision``, what the router caches, announces and copies into prompts;
+- :mod:`rlar.routing.lifecycle`: a decision's states and the pure transitions between them (the router
+  performs the actions they return), and the quarantine policy of a suspect tool;
 - :mod:`rlar.routing.rules`: which tools can score a query at all (reference needs, readiness, coverage);
 - :mod:`rlar.routing.matching`: the offline router's decision (rules, then the scorer);
 - :mod:`rlar.routing.scorer`, :mod:`rlar.routing.exemplars`, :mod:`rlar.routing.training`: the scorer's
