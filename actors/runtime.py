@@ -25,6 +25,7 @@ import time
 import traceback
 import uuid
 from collections import Counter
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -286,3 +287,51 @@ class Actor(Generic[C]):
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.stopping.wait(), seconds)
         return self.stopping.is_set()
+
+
+class NotRunning(RuntimeError):
+    """An actor started by :func:`in_process` exited before it was running, or was not running in time."""
+
+
+@contextlib.asynccontextmanager
+async def in_process(
+    *actors: Actor[Any],
+    bus: Bus | None = None,
+    timeout_s: float = 60.0,
+    stop_timeout_s: float = 30.0,
+    check: bool = True,
+) -> AsyncIterator[None]:
+    """Run ``actors`` in this event loop while the block runs (tests, embedded workers, benchmarks).
+
+    Enters once every actor is running (set up); an actor that exits before raises its crash (else
+    :class:`NotRunning`), and one not running within ``timeout_s`` raises :class:`NotRunning` — all are
+    stopped first. When the block ends, every actor is asked to drain (:meth:`Actor.stop` waits up to
+    ``stop_timeout_s`` for each) and its ``run()`` is awaited to the end; with ``check`` an actor's crash
+    is raised then (unless the block itself raised). ``bus``: one connection for all of them (each
+    connects on its own without).
+    """
+    tasks = [asyncio.create_task(a.run(bus), name=f"in-process:{a.kind}") for a in actors]
+    raised = False
+    try:
+        deadline = time.monotonic() + timeout_s
+        while any(a.state != "running" for a in actors):
+            for a, t in zip(actors, tasks, strict=True):
+                if t.done():
+                    t.result()  # raises the actor's crash
+                    raise NotRunning(f"{a.kind} exited before running")
+            if time.monotonic() > deadline:
+                late = ", ".join(a.kind for a in actors if a.state != "running")
+                raise NotRunning(f"{late} did not start within {timeout_s:g} s")
+            await asyncio.sleep(0.02)
+        yield
+    except BaseException:
+        raised = True
+        raise
+    finally:
+        for a in actors:
+            await a.stop(timeout_s=stop_timeout_s)
+        # No bound here: each drain was given ``stop_timeout_s``; a run() still finishing is waited for.
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        crashes = [r for r in results if isinstance(r, BaseException)]
+        if check and crashes and not raised:
+            raise crashes[0]

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import time
@@ -11,7 +10,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from actors.runtime import Actor
+from actors.runtime import Actor, in_process
 from bus.client import Bus
 from rlar.tools.base import Outcome, RewardTool, ToolInput, ToolKind, ToolSpec
 
@@ -97,18 +96,6 @@ def spec(name: str, cls: str, kind: str = "rule", **params: Any) -> ToolSpec:
 
 @contextlib.asynccontextmanager
 async def running(actor: Actor[Any], bus: Bus | None = None, timeout_s: float = 30.0) -> AsyncIterator[Any]:
-    """Run ``actor`` in this event loop until the block ends; waits until it is set up."""
-    task = asyncio.create_task(actor.run(bus))
-    deadline = time.monotonic() + timeout_s
-    while actor.state != "running":
-        if task.done():
-            task.result()  # raises the actor's crash
-            raise RuntimeError(f"{actor.kind} exited before running")
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{actor.kind} not running after {timeout_s}s")
-        await asyncio.sleep(0.02)
-    try:
+    """Run ``actor`` in this event loop until the block ends (:func:`actors.runtime.in_process`); yields it."""
+    async with in_process(actor, bus=bus, timeout_s=timeout_s):
         yield actor
-    finally:
-        await actor.stop(timeout_s=30)
-        await asyncio.wait_for(task, 30)

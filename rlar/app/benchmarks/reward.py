@@ -51,26 +51,18 @@ log = logging.getLogger("rlar.bench.reward")
 REPO = Path(__file__).resolve().parents[3]
 _PROGRAM = "def add(a, b):\n    return a + b\n"
 _TESTS = ["assert add(1, 2) == 3", "assert add(-1, 1) == 0", "assert add(2, 2) == 4"]
-
-
-async def _start(actor: Any) -> asyncio.Task[None]:
-    task = asyncio.create_task(actor.run())
-    while actor.state != "running":
-        if task.done():
-            task.result()
-            raise RuntimeError(f"{actor.kind} exited before running")
-        await asyncio.sleep(0.01)
-    return task
+START_TIMEOUT_S = 300.0
+"""How long the in-process sandbox and reward workers may take to start (a cold machine)."""
 
 
 async def _sandbox_rate(bus: Bus, url: str, run_dir: Path, workers: int, n: int, mode: str) -> float:
+    from actors.runtime import in_process
     from actors.sandbox import SandboxActor, SandboxActorConfig
     from rlar.sandbox_client import sandbox_run
 
     actors = [SandboxActor(SandboxActorConfig(nats=NatsConfig(url=url), run_dir=str(run_dir), mode=mode,  # type: ignore[arg-type]
                                               concurrency=1)) for _ in range(workers)]  # fmt: skip
-    tasks = [await _start(a) for a in actors]
-    try:
+    async with in_process(*actors, timeout_s=START_TIMEOUT_S, check=False):
 
         def req() -> SandboxRequest:
             return SandboxRequest(code=_PROGRAM, tests=_TESTS, style="asserts")
@@ -85,10 +77,6 @@ async def _sandbox_rate(bus: Bus, url: str, run_dir: Path, workers: int, n: int,
         if bad:
             raise RuntimeError(f"{len(bad)} sandbox runs failed: {bad[0].reason}")
         return n / elapsed
-    finally:
-        for a in actors:
-            await a.stop()
-        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _request(tok: str, i: int | str, tool: ToolRef, query: str, response: str, reference: str) -> ScoreGroup:
@@ -139,11 +127,11 @@ def _encode(msg: Any) -> bytes:
 
 async def _rule_rate(bus: Bus, url: str, run_dir: Path, n: int) -> float:
     from actors.reward import RewardConfig, RewardWorker
+    from actors.runtime import in_process
 
     worker = RewardWorker(RewardConfig(nats=NatsConfig(url=url), run_dir=str(run_dir), kinds=["rule"],
                                        concurrency={"rule": 32}, fetch={"rule": 64}))  # fmt: skip
-    task = await _start(worker)
-    try:
+    async with in_process(worker, timeout_s=START_TIMEOUT_S, check=False):
         tok = f"bench_rule_{uuid.uuid4().hex[:6]}"
 
         def reqs(k: int, tag: str) -> list[ScoreGroup]:
@@ -154,9 +142,6 @@ async def _rule_rate(bus: Bus, url: str, run_dir: Path, n: int) -> float:
         elapsed, rewards = await collect_rewards(bus, tok, reqs(n, "m"), 120)
         _require_ok(rewards, "rule scoring")
         return n / elapsed
-    finally:
-        await worker.stop()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 def _spawn_judge_worker(url: str, run_dir: Path, instance: str, concurrency: int) -> subprocess.Popen[bytes]:

@@ -31,7 +31,6 @@ import contextlib
 import json
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -164,6 +163,7 @@ async def _embedded_actors(
     url: str, run_dir: Path, sandbox_mode: str, user: UserTools | None = None
 ) -> AsyncIterator[None]:
     from actors.reward import RewardConfig, RewardWorker
+    from actors.runtime import in_process
     from actors.sandbox import SandboxActor, SandboxActorConfig
     from bus.config import NatsConfig
 
@@ -174,21 +174,8 @@ async def _embedded_actors(
         SandboxActor(SandboxActorConfig(nats=nats, run_dir=str(run_dir), mode=sandbox_mode)),  # type: ignore[arg-type]
         RewardWorker(RewardConfig(nats=nats, run_dir=str(run_dir), **trust)),
     ]
-    tasks = [asyncio.create_task(a.run()) for a in actors]
-    try:
-        deadline = time.monotonic() + 60
-        while any(a.state != "running" for a in actors):
-            for t in tasks:
-                if t.done():
-                    t.result()
-            if time.monotonic() > deadline:
-                raise RuntimeError("embedded reward worker / sandbox did not start within 60 s")
-            await asyncio.sleep(0.02)
+    async with in_process(*actors, timeout_s=60, check=False):
         yield
-    finally:
-        for a in actors:
-            await a.stop(timeout_s=30)
-        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def score_file(
