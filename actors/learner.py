@@ -20,7 +20,7 @@ route. Each learner step takes ``prompts_per_step`` complete groups in arrival o
 2. per sample, tool results are combined (:func:`rlar.tools.combine.combine`); ``abstain`` masks it;
 3. group-relative advantages (mean/std over unmasked members); all-equal groups carry no signal;
 4. one DeepSpeed update with the decoupled-PPO / truncated-IS objective (:mod:`rlar.learn.grpo`);
-5. the new weights are stored and announced (:mod:`rlar.policy.sync`), metrics are appended to
+5. the new weights are stored and announced (:mod:`rlar.wire.weight_sync`), metrics are appended to
    ``<run dir>/metrics.jsonl`` and published, progress goes to the feeder, messages are acked;
 6. every ``checkpoint_every`` steps a DeepSpeed checkpoint (optimizer included) is written, and on a
    graceful stop (SIGTERM) when steps were taken since the last one; a restarted learner resumes from the
@@ -56,11 +56,11 @@ from bus.messages import (
     SampleGroup,
 )
 from rlar.learn.config import TrainerConfig
-from rlar.learn.groups import JOURNAL, Group, ToolResults, read_journal
 from rlar.learn.step import plan_step
 from rlar.policy.broadcast import BroadcastConfig, WeightSender
 from rlar.policy.httpweights import HttpWeightsConfig, WeightServer
-from rlar.policy.sync import SyncMode, latest_announcement, publish_weights
+from rlar.wire.groups import JOURNAL, Group, ToolResults, read_journal
+from rlar.wire.weight_sync import SyncMode, latest_announcement, publish_weights
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ class LearnerConfig(ActorConfig):
     weight_sync: SyncMode = "filesystem"
     """``filesystem`` (shared path, one machine), ``objstore`` (NATS object store, across machines),
     ``broadcast`` (torch.distributed to the rollouts in ``broadcast``) or ``http`` (this learner serves the
-    last versions, rollouts pull them; settings in ``http``). See :mod:`rlar.policy.sync`."""
+    last versions, rollouts pull them; settings in ``http``). See :mod:`rlar.wire.weight_sync`."""
     broadcast: BroadcastConfig = Field(default_factory=BroadcastConfig)
     """The weight group of ``weight_sync = "broadcast"`` (rollouts join it with the same settings)."""
     http: HttpWeightsConfig = Field(default_factory=HttpWeightsConfig)

@@ -46,8 +46,8 @@ from bus.messages import (
 from bus.topology import PROMPTS, ROLLOUT
 from rlar.policy.broadcast import BroadcastConfig, WeightReceiver
 from rlar.policy.engines import EngineConfig, GenerationEngine, make_engine
-from rlar.policy.sync import WeightsUnavailable, fetch_weights, latest_announcement
 from rlar.tasks.base import query_text
+from rlar.wire.weight_sync import WeightsUnavailable, fetch_weights, latest_announcement
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """A rollout's side of ``bench/weight_sync.py``, in its own process: hear each weights announcement on the
-bus (but a broadcast's), fetch and verify that version (:func:`rlar.policy.sync.fetch_weights`), print one JSON line.
+bus (but a broadcast's), fetch and verify that version (:func:`rlar.wire.weight_sync.fetch_weights`), print one JSON line.
 
     python bench/weight_reader.py --url nats://127.0.0.1:4222
 
@@ -23,7 +23,7 @@ from bus.codec import decode
 from bus.config import NatsConfig
 from bus.messages import WeightsAnnounce
 from rlar.policy.broadcast import SCHEME as BROADCAST_SCHEME
-from rlar.policy.sync import fetch_weights
+from rlar.wire.weight_sync import fetch_weights
 
 
 async def _run(url: str) -> None:

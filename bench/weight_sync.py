@@ -3,8 +3,8 @@
 For each size (MB of tensors in 4 MB pieces, like a model's layers; float32, or bfloat16 with
 ``--dtype bf16``) and route, one version goes from the learner's side to a rollout's side on this machine:
 
-- ``filesystem``, ``objstore`` and ``http``: :func:`rlar.policy.sync.publish_weights` here (serialise to
-  safetensors, store, announce on ``rlar.weights``) and :func:`rlar.policy.sync.fetch_weights` (read, check
+- ``filesystem``, ``objstore`` and ``http``: :func:`rlar.wire.weight_sync.publish_weights` here (serialise to
+  safetensors, store, announce on ``rlar.weights``) and :func:`rlar.wire.weight_sync.fetch_weights` (read, check
   size and sha256) in a reader *process* (``bench/weight_reader.py``) that starts on the announcement, as a
   rollout does, timed from the start of the publish until the reader has verified bytes, on an embedded
   nats-server (``objstore`` announces before it writes, so its reader reads while the learner writes;
@@ -41,7 +41,7 @@ from bus.embedded import free_port, serve
 from bus.topology import TopologyConfig, declare, ensure_topology
 from rlar.policy.broadcast import BroadcastConfig, WeightSender
 from rlar.policy.httpweights import HttpWeightsConfig, WeightServer
-from rlar.policy.sync import publish_weights
+from rlar.wire.weight_sync import publish_weights
 
 ROUTES = ("filesystem", "objstore", "broadcast", "http")
 

@@ -14,8 +14,8 @@ from bus.codec import decode, encode
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.messages import Heartbeat, LearnerProgress, Prompt
-from rlar.policy.sync import fetch_weights, latest_announcement, publish_weights
 from rlar.tasks import TaskConfig, build_mix
+from rlar.wire.weight_sync import fetch_weights, latest_announcement, publish_weights
 from tests.support.servers import TEST_TOPOLOGY
 
 

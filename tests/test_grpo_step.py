@@ -8,8 +8,8 @@ import pytest
 
 from bus.messages import Completion, Sampling, ScoredItem
 from rlar.learn.config import GRPOConfig
-from rlar.learn.groups import Group, ToolResults
 from rlar.learn.step import plan_step
+from rlar.wire.groups import Group, ToolResults
 
 GRPO = GRPOConfig(group_size=4)
 

@@ -72,3 +72,11 @@ def test_lint_imports_keeps_the_tree_and_breaks_on_an_upward_import(tmp_path: Pa
     )
     assert bad.returncode != 0
     assert "rlar.tools.upward -> actors.feeder" in bad.stdout
+    # The GRPO maths importing the bus directly breaks the second contract (their wire parts are rlar.wire).
+    (tmp_path / "rlar" / "tools" / "upward.py").unlink()
+    (tmp_path / "rlar" / "learn" / "wired.py").write_text("import bus.client\n")
+    wired = subprocess.run(
+        [lint, "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert wired.returncode != 0
+    assert "rlar.learn.wired -> bus.client" in wired.stdout and "Layers: bus" in wired.stdout

@@ -274,7 +274,7 @@ async def test_only_the_learner_publishes_weights_and_rollouts_read_them(
     auth_server: ServerProcess, admin: Bus
 ) -> None:
     from rlar.policy.objstore import get_blob, put_blob
-    from rlar.policy.sync import latest_announcement
+    from rlar.wire.weight_sync import latest_announcement
 
     async with connected(auth_server, "learner") as learner, connected(auth_server, "rollout") as rollout:
         name = "policy/v00000007.safetensors"

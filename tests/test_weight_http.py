@@ -20,8 +20,8 @@ import torch
 
 from bus.client import Bus
 from rlar.policy.httpweights import FetchError, HttpWeightsConfig, WeightServer, fetch_blob
-from rlar.policy.sync import WeightsUnavailable, fetch_weights, latest_announcement, publish_weights
 from rlar.policy.weights import WeightsIntegrityError, safetensors_bytes_to_tensors, safetensors_parts
+from rlar.wire.weight_sync import WeightsUnavailable, fetch_weights, latest_announcement, publish_weights
 
 
 def _tensors(seed: int = 0) -> dict[str, torch.Tensor]:

@@ -1,5 +1,5 @@
 """Weight routes: large blobs through the NATS object store (rlar/policy/objstore.py) and tensors over a
-torch.distributed group (rlar/policy/broadcast.py), announced on the bus (rlar/policy/sync.py)."""
+torch.distributed group (rlar/policy/broadcast.py), announced on the bus (rlar/wire/weight_sync.py)."""
 
 from __future__ import annotations
 
@@ -35,12 +35,12 @@ from rlar.policy.objstore import (
     put_blob,
     write_blob,
 )
-from rlar.policy.sync import WeightsUnavailable, fetch_weights, publish_weights
 from rlar.policy.weights import (
     objstore_nuid,
     safetensors_bytes_to_tensors,
     safetensors_parts,
 )
+from rlar.wire.weight_sync import WeightsUnavailable, fetch_weights, publish_weights
 from tests.support.env import REPO, actor_env
 
 
@@ -185,7 +185,7 @@ def test_safetensors_parts_share_the_tensors_memory_and_load_with_safetensors() 
 async def test_an_objstore_version_is_announced_before_it_is_written_and_read_while_written(
     bus: Bus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import rlar.policy.sync as sync
+    import rlar.wire.weight_sync as sync
 
     src = _mixed_tensors()
     announced: asyncio.Queue[WeightsAnnounce] = asyncio.Queue()

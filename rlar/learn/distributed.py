@@ -11,10 +11,17 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import socket
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from bus.embedded import free_port
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` now (the 1-rank group's MASTER_PORT)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
 
 DIST_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
 SELF_DIST_MARK = "RLAR_SELF_DIST"

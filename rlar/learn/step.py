@@ -9,7 +9,7 @@ Per group:
    combined status is not ``ok`` (an abstain) is masked: it scores 0 and is left out of the update;
 2. group-relative advantages over the unmasked samples (:func:`rlar.learn.grpo.advantages`); a group
    whose rewards are all equal carries no signal;
-3. a group sampled with processed log-probs (:func:`rlar.learn.groups.logprobs_usable`) that carries raw
+3. a group sampled with processed log-probs (:func:`rlar.wire.groups.logprobs_usable`) that carries raw
    ones is not trained on at all (its samples still count, in the record);
 4. a trainable sample becomes one row (prompt tokens, response tokens, behaviour log-probs, advantage,
    staleness weight, the temperature its log-probs are recomputed at); samples without response tokens,
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rlar.learn.config import GRPOConfig
-from rlar.learn.groups import Group, learner_temperature, logprobs_usable
 from rlar.learn.grpo import advantages, staleness_weight
 from rlar.tools.combine import combine
+from rlar.wire.groups import Group, learner_temperature, logprobs_usable
 
 if TYPE_CHECKING:
     from rlar.learn.batch import PolicyBatch
