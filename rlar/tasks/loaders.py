@@ -26,7 +26,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from rlar.tasks.base import TaskDataset, TaskRecord, TaskSpec, is_plain
 
@@ -258,48 +258,33 @@ def collect_rows(
     return TaskDataset(spec, records, seen)
 
 
-def load_jsonl(
+def load_records(
     paths: PathLike | Sequence[PathLike],
     spec: TaskSpec,
     fields: FieldMap | None = None,
     *,
+    fmt: Literal["jsonl", "parquet"] | None = None,
     split_field: str | None = None,
     limit: int | None = None,
     base_dir: PathLike | None = None,
 ) -> TaskDataset:
-    """Load JSONL file(s) (optionally gzipped) into one dataset with ``spec``."""
+    """Load JSONL (optionally gzipped) or parquet file(s) into one dataset with ``spec``, each row's fields
+    mapped by ``fields``; ``fmt=None`` reads each file by its suffix."""
     fm = fields or FieldMap()
-    files = expand_paths(paths, base_dir)
-    return collect_rows(
-        files,
-        "jsonl",
-        spec,
-        lambda p, loc, pos, row: _mapped_record(p, loc, pos, row, fm),
-        split_field,
-        limit,
-    )
+    return collect_rows(expand_paths(paths, base_dir), fmt, spec,
+                        lambda p, loc, pos, row: _mapped_record(p, loc, pos, row, fm), split_field, limit)  # fmt: skip
 
 
-def load_parquet(
-    paths: PathLike | Sequence[PathLike],
-    spec: TaskSpec,
-    fields: FieldMap | None = None,
-    *,
-    split_field: str | None = None,
-    limit: int | None = None,
-    base_dir: PathLike | None = None,
-) -> TaskDataset:
-    """Load parquet file(s) into one dataset with ``spec``."""
-    fm = fields or FieldMap()
-    files = expand_paths(paths, base_dir)
-    return collect_rows(
-        files,
-        "parquet",
-        spec,
-        lambda p, loc, pos, row: _mapped_record(p, loc, pos, row, fm),
-        split_field,
-        limit,
-    )
+def load_jsonl(paths: PathLike | Sequence[PathLike], spec: TaskSpec, fields: FieldMap | None = None,
+               **kw: Any) -> TaskDataset:  # fmt: skip
+    """:func:`load_records` of JSONL file(s) (optionally gzipped)."""
+    return load_records(paths, spec, fields, fmt="jsonl", **kw)
+
+
+def load_parquet(paths: PathLike | Sequence[PathLike], spec: TaskSpec, fields: FieldMap | None = None,
+                 **kw: Any) -> TaskDataset:  # fmt: skip
+    """:func:`load_records` of parquet file(s)."""
+    return load_records(paths, spec, fields, fmt="parquet", **kw)
 
 
 # ---------------------------------------------------------------------------------------------------------

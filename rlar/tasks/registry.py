@@ -10,7 +10,7 @@ from rlar.tasks.base import TaskDataset, TaskSpec
 from rlar.tasks.builtin import builtin_task
 from rlar.tasks.config import TaskConfig
 from rlar.tasks.formats import FORMATS, detect_format, load_format
-from rlar.tasks.loaders import load_jsonl, load_parquet, load_verl
+from rlar.tasks.loaders import load_records, load_verl
 from rlar.tasks.mix import MixCursor, TaskMix
 
 
@@ -76,11 +76,11 @@ def load_task(config: TaskConfig | Mapping[str, Any], base_dir: str | Path | Non
         )
         return ds.with_spec(ds.spec.with_overrides(**overrides))
     spec = _file_spec(cfg).with_overrides(**overrides)
-    loader = load_jsonl if source == "jsonl" else load_parquet
-    return loader(
+    return load_records(
         cfg.paths,
         spec,
         cfg.fields.to_field_map(),
+        fmt="jsonl" if source == "jsonl" else "parquet",
         split_field=cfg.split_field,
         limit=cfg.limit,
         base_dir=base_dir,
