@@ -479,12 +479,13 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
             out.append({"rule": "ends_with", "text": q[1:-1], "per": scope})
             sentence = sentence.replace(q, " ", 1)
     for m in re.finditer(
-        r"\b(?:no|without\s+(?:the|any))\s+(?:letter\s+)?(?:'([a-z])'|(?<=letter )([a-z]))(?=\W|$)", sentence
+        r"\b(?:no|without\s+(?:using\s+)?(?:the|any))\s+(?:letter\s+)?(?:'([a-z])'|(?<=letter )([a-z]))(?=\W|$)",
+        sentence,
     ):
         out.append({"rule": "letter", "letter": m.group(1) or m.group(2), "max": 0})
     if out and any(c["rule"] == "letter" for c in out):
         sentence = re.sub(
-            r"\b(?:no|without\s+(?:the|any))\s+(?:letter\s+)?(?:'[a-z]'|(?<=letter )[a-z])(?=\W|$)",
+            r"\b(?:no|without\s+(?:using\s+)?(?:the|any))\s+(?:letter\s+)?(?:'[a-z]'|(?<=letter )[a-z])(?=\W|$)",
             " ",
             sentence,
         )
@@ -505,10 +506,26 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
                 {"rule": "words", "min": int(hyph.group(1)), "max": int(hyph.group(1))}]  # fmt: skip
         sentence = sentence.replace(hyph.group(0), " ")
     elif re.search(
-        r"^\s*(?:write|give|compose|reply with|answer with|use)\b[^,]{0,12}?\ba (?:single )?sentence\b(?! or\b| and\b)",
+        r"(?:^|\band\s+)\s*(?:write|give|compose|reply with|answer with|use)\b[^,]{0,12}?\ba (?:single )?sentence\b(?! or\b| and\b)",
         sentence,
     ):
         out.append({"rule": "sentences", "min": 1, "max": 1})
+    bare_end = re.search(
+        r"\b(end|finish|conclude|start|begin)\w*\s+(?:your|the)\s+(?:answer|response|reply)\s+with\s+the\s+word\s+([a-z][\w'-]*)\s*$",
+        sentence,
+    )
+    if bare_end and not neg:
+        rule = "starts_with" if bare_end.group(1) in ("start", "begin") else "ends_with"
+        out.append({"rule": rule, "text": bare_end.group(2)})
+        sentence = sentence[: bare_end.start()]
+    if re.search(r"\b(?:smallest|lowest) to (?:the )?(?:largest|highest)\b", sentence):
+        out.append({"rule": "order", "unit": "number", "rel": "increasing"})
+    elif re.search(r"\b(?:largest|highest) to (?:the )?(?:smallest|lowest)\b", sentence):
+        out.append({"rule": "order", "unit": "number", "rel": "decreasing"})
+    if re.search(
+        r"\b(?:all|written|entirely) in (?:capital letters|capitals|upper\s?case)\b", sentence
+    ) and not re.search(r"\d+\s+words?\s+(?:\w+\s+){0,2}(?:all|written|entirely) in", sentence):
+        out.append({"rule": "uppercase"})
     if re.search(
         r"^\s*(?:write|give|reply with|answer with)\s+(?:me\s+)?a\s+word\s+(?:of|with|that|which|whose)\b",
         sentence,
@@ -526,7 +543,7 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
             out.append(_bounded("capital_words", n, kind, strict))
             sentence = sentence.replace(caps.group(0), " ")
     upper = re.search(
-        r"\b(\d+|two|three|four|five|six|seven|eight)\s+(?:upper\s?case|all-caps|capitali[sz]ed)\s+words\b",
+        r"\b(\d+|two|three|four|five|six|seven|eight)\s+(?:upper\s?case|all-caps)\s+words\b",
         sentence,
     )
     if upper:
@@ -584,13 +601,27 @@ def second_reading(text: str) -> list[dict[str, Any]]:
             scope_words = [w for w in words if w.rstrip("s") in _SCOPE]
             scopes = [_SCOPE[w.rstrip("s")] for w in scope_words if _UNIT.get(w.rstrip("s")) != unit]
             if set(words) & {"each", "every", "per", "none", "any", "no", "all"} and scopes:
-                scope = scopes[0]
                 small = unit in ("letters", "chars", "syllables")
+                marked = [
+                    _SCOPE[w.rstrip("s")]
+                    for k, w in enumerate(words)
+                    if w.rstrip("s") in _SCOPE
+                    and _UNIT.get(w.rstrip("s")) != unit
+                    and k > 0
+                    and words[k - 1] in ("each", "every", "per", "no", "any", "all")
+                ]
+                scope = marked[0] if marked else scopes[0]
                 if (scope == "word" and small) or (
                     scope != "word" and unit in ("words", "chars", "letters", "syllables", "sentences")
                 ):
                     if not (unit == "sentences" and scope == "sentence"):
                         c["per"] = scope
+            if unit == "letters" and words[max(0, i - 2) : i] in (["words", "of"], ["words", "with"]):
+                c["per"] = "word"  # "words of 5 letters"
+            elif (
+                unit == "letters" and "words" in words[max(0, i - 5) : i] and "of" in words[max(0, i - 5) : i]
+            ):
+                c["per"] = "word"  # "words of at most 3 letters"
             out.append(c)
         times = re.search(r"\b(\w+)\s+times\b|\b(once|twice|thrice)\b", sentence)
         if re.search(r"\b(?:one of|either)\b", sentence) and len(quoted) >= 2:
@@ -724,6 +755,12 @@ def second_reading(text: str) -> list[dict[str, Any]]:
                 keys = [k for k in re.split(r"\s*,\s*|\s+and\s+|\s+", bare.group(1)) if k and k != "and"]
             if keys:
                 out.append({"rule": "json_keys", "keys": keys})
+    single = {c["rule"] for c in out if not c.get("per") and c.get("min") == c.get("max") == 1}
+    for c in out:  # one sentence: its words are the answer's (one word: its letters)
+        if (c["rule"], c.get("per")) in (("words", "sentence"), ("letters", "word")) and (
+            "sentences" if c["rule"] == "words" else "words"
+        ) in single:
+            c.pop("per")
     toks = _tokens(low)
     windows = {("one", "per", "line"), ("on", "each", "line"), ("its", "own", "line"), ("a", "separate", "line"),
                ("on", "separate", "lines"), ("their", "own", "line")}  # fmt: skip

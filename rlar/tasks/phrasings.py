@@ -189,7 +189,7 @@ STOP_WORDS = set(
     write writing written give provide respond answering replying use using keep stay put include including
     entire whole full final overall total make made let each every one 1 time contain contains containing
     consist consists consisting of comprise comprises have has having appear appears follow only also first
-    then now explicitly always everything""".split()
+    then now explicitly always everything which whose where compose produce create generate""".split()
 )
 
 

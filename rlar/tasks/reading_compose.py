@@ -18,7 +18,8 @@ letter, uses every listed word) rather than fixed sentences:
 - lists of words to use, quoted or not: ``uses the words sun, sand and wave``, ``all of these words: dog,
   frisbee, park``, ``containing the words apple, knife and cut``, ``every one of the words river, bridge and
   boat`` (``include``);
-- ``N uppercase words``: every word in capitals;
+- ``N uppercase words``: every word in capitals; ``4 words long``: the count alone; ``finish the response
+  with the word Done``: an unquoted last (or first) word;
 - a single sentence: ``write a sentence of ...`` / ``give a sentence ...`` / ``a 5-word sentence`` is one
   sentence (``sentences`` exactly 1) unless a scope (``each sentence``) or a count says otherwise;
 - paragraph layout words that the paragraph unit already implies (``with an empty line between them``,
@@ -72,6 +73,8 @@ def read_composed(cl: ClauseText, sentence: str, whole: str) -> None:
     _read_one_sentence(cl)
     _read_caps_words(cl)
     _read_one_word(cl)
+    _read_lengths(cl)
+    _read_bare_end_word(cl)
     _read_paragraph_layout(cl, whole)
 
 
@@ -194,6 +197,30 @@ def _read_one_sentence(cl: ClauseText) -> None:
     # "a sentence of exactly 7 words": the quantity reader reads the rest (words per sentence)
     end = m.end() - len("sentence") if re.match(sized, cl.w[m.end() :]) else m.end()
     cl.blank(m.start(), end)
+
+
+def _read_lengths(cl: ClauseText) -> None:
+    """``4 words long`` / ``at least 6 words long``: the count is read with the quantities, ``long`` says
+    nothing more."""
+    cl.each(r"(?<=\d words)\s+(?:long|in\s+length)\b", lambda m: True)
+
+
+def _read_bare_end_word(cl: ClauseText) -> None:
+    """``finish the response with the word Done``: an unquoted last (first) word of the answer."""
+
+    def put(m: re.Match[str]) -> bool:
+        word = m.group("w")
+        if word in ("it", "this", "that", "a", "an", "the", "one") or _negated(cl, m):
+            return False
+        start = m.group("verb").startswith(("start", "begin", "open"))
+        cl.add({"rule": "starts_with" if start else "ends_with", "text": word})
+        return True
+
+    cl.each(
+        r"\b(?P<verb>end|finish|conclude|close|start|begin|open)\w*\s+(?:your|the)\s+(?:entire\s+|whole\s+)?(?:answer|response|reply|text|message)\s+"
+        r"with\s+the\s+word\s+(?P<w>[a-z][\w'-]*)\b(?=\s*(?:[.,;]|$))",
+        put,
+    )
 
 
 def _read_one_word(cl: ClauseText) -> None:

@@ -392,7 +392,7 @@ def _read_tests(cl: ClauseText, sentence: str) -> None:
         lambda m: add("line", "date"),
     )
     cl.each(
-        r"\(?\b(?:in\s+the\s+form\s+|as\s+)?#rrggbb\)?(?:\s+hex(?:adecimal)?(?:\s+codes?)?)?",
+        r"\(?(?:\b(?:in\s+the\s+form|as)\s+)?#rrggbb\)?(?:\s+hex(?:adecimal)?(?:\s+codes?)?)?",
         lambda m: add("line", "hex_colour"),
     )
     cl.each(
@@ -595,8 +595,18 @@ def _read_layout(cl: ClauseText, sentence: str) -> None:
         cl.each(
             r"\b(?:every|each|all)\s+(?:of\s+the\s+)?(?:lines?|words?|sentences?|numbers?)\b", lambda m: True
         )
+    if any(c["rule"] == "letters" and c.get("per") == "word" for c in cl.found):  # "where every word has ..."
+        cl.each(
+            r"\b(?:where\s+|in\s+which\s+|and\s+)?(?:every|each|all|no)\s+(?:single\s+|1\s+of\s+the\s+)?words?\b"
+            r"|\b(?:using\s+)?only\s+words\b",
+            lambda m: True,
+        )
     if rules & {"each", "order", "spell"}:
         cl.each(
-            r"\b(?:(?:all|each|every)\s+)?(?:of\s+)?(?:them|(?:one|1)\s+of\s+them)\b|\b(?:so\s+)?that\s+they\b|\bwhere\s+the\s+lines\s+contain\b|\bwhere\b",
+            r"\b(?:every|each)\s+1\s+of(?:\s+which)?(?=\s|$)",
+            lambda m: True,
+        )
+        cl.each(
+            r"\b(?:(?:all|each|every)\s+)?(?:of\s+)?(?:them|(?:one|1)\s+of\s+them)\b|\b(?:so\s+)?that\s+they\b|\bwhere\s+the\s+lines(?:\s+contain)?\b|\bwhere\b",
             lambda m: True,
         )
