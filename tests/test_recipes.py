@@ -109,3 +109,12 @@ def test_a_new_dataset_format_by_the_recipe_is_a_source_and_loads(tmp_path: Path
     assert "probe" in out["sources"]  # TaskConfig.source accepts it: derived from FORMATS
     assert out["records"] == [["2+2?", "4"], ["3+3?", "6"]]
     assert out["detected"] == "probe"
+
+
+def test_every_tool_kind_has_the_reward_workers_defaults() -> None:
+    # Recipe step (3) of a new tool kind: a reward worker serving it needs its per-kind defaults.
+    from actors.reward import DEFAULT_CONCURRENCY, DEFAULT_EXECUTOR_WORKERS, DEFAULT_FETCH
+    from bus.messages import ToolKind
+
+    for table in (DEFAULT_CONCURRENCY, DEFAULT_FETCH, DEFAULT_EXECUTOR_WORKERS):
+        assert set(table) == {k.value for k in ToolKind}
