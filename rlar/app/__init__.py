@@ -5,6 +5,6 @@ document's validation against the actors' configs (:mod:`rlar.app.runconfig`), t
 (:mod:`rlar.app.docgen`), ``rlar export`` and the benchmarks that start actors (:mod:`rlar.app.benchmarks`).
 
 Layers (``make lint`` checks them with import-linter, ``[tool.importlinter]`` in pyproject.toml): ``bus`` ←
-library (the other ``rlar`` packages, which know no process) ← ``actors`` ← app. Only the app imports
+library (the other ``rlar`` packages, which know no actor) ← ``actors`` ← app. Only the app imports
 ``actors``.
 """
