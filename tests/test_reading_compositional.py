@@ -50,6 +50,17 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
          {"rule": "words", "per": "line", "min": 1, "max": 1}],
     ),
     ("Include exactly 3 words written in capital letters.", [{"rule": "capital_words", "min": 3, "max": 3}]),
+    (
+        "Write 4 words in which each word starts with the last letter of the previous word.",
+        [{"rule": "order", "unit": "word", "rel": "chain"}, {"rule": "words", "min": 4, "max": 4}],
+    ),
+    (
+        "Give 6 words, one per line, and no word is repeated.",
+        [{"rule": "lines", "min": 6, "max": 6}, {"rule": "order", "unit": "word", "rel": "distinct"},
+         {"rule": "words", "min": 6, "max": 6}, {"rule": "words", "per": "line", "min": 1, "max": 1}],
+    ),
+    ("Give exactly 3 sentences and finish the response with the word Done.",
+     [{"rule": "ends_with", "text": "done"}, {"rule": "sentences", "min": 3, "max": 3}]),
 ]  # fmt: skip
 
 
@@ -72,7 +83,7 @@ def test_the_second_reading_reads_the_same_constraints_apart(
     "text",
     [
         "The last word of your answer must not be 'soon'.",  # a negation is not read the other way round
-        "Write 6 words separated by spaces with no repeated words.",  # no rule for repeats: refused
+        "Write 6 words that rhyme with each other.",  # no rule for rhymes: refused
         "Give three reasons to read, one per line.",  # what a reason is needs a judge
     ],
 )
@@ -108,3 +119,18 @@ def test_the_builder_writes_a_passing_response_and_ones_that_break_each_rule(
     for rule in {"at", "ends_with"} & {c["rule"] for c in cons}:
         bad = [t for why, t in violations(cons) if why.startswith(rule)]
         assert bad and any(not all(holds(c, t) for c in cons) for t in bad)
+
+
+def test_relations_between_words_hold_over_all_of_them() -> None:
+    chain = {"rule": "order", "unit": "word", "rel": "chain"}
+    assert holds(chain, "apple egg goat tiger rabbit") and not holds(chain, "apple egg goat tiger lion")
+    distinct = {"rule": "order", "unit": "word", "rel": "distinct"}
+    assert holds(distinct, "sun moon star sky") and not holds(distinct, "Sun moon star sun.")
+    assert not holds(distinct, "sun moon sun star")  # a repeat that is not next to its twin
+
+
+def test_a_word_count_one_per_line_is_checked_as_lines() -> None:
+    reading = read_instruction("Write 5 words, one on each line.")
+    cons = reading.constraints
+    assert all(holds(c, "tree\nrock\nlake\nhill\nsand") for c in cons)
+    assert not all(holds(c, "tree rock lake hill sand") for c in cons)

@@ -579,7 +579,11 @@ def violations(constraints: Sequence[Mapping[str, Any]], query: str = "") -> lis
             out.append((f"{key}: other ending", "".join(parts)))
         elif rule == "ends_with":
             out.append(
-                (f"{key}: other ending", build(cons, query, overrides={key: None}).rstrip("?!.") + " done.")
+                (
+                    f"{key}: other ending",
+                    build(cons, query, overrides={key: None}).rstrip("?!.")
+                    + (" done." if str(c["text"]).strip().lower() != "done" else " finished."),
+                )
             )
         elif rule == "json":
             out.append(("json: plain text", "Here it is: " + good))

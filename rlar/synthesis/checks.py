@@ -477,6 +477,9 @@ def pair_holds(rel, arg, a, b, i):
         return unit_test(first, None, a) and unit_test(other, None, b)
     if rel == "word_growth":
         return len(words(b)) - len(words(a)) == int(arg if arg is not None else 1)
+    if rel == "chain":  # each unit starts with the letter the one before ends with
+        x, y = _letters(a).lower(), _letters(b).lower()
+        return bool(x) and bool(y) and x[-1] == y[0]
     if rel == "one_letter":
         x, y = _bare(a).lower(), _bare(b).lower()
         return len(x) == len(y) and sum(1 for p, q in zip(x, y, strict=True) if p != q) == 1
@@ -491,6 +494,9 @@ def order_score(c, text):
         if len(us) != len(want):
             return 0.0
         return sum(1 for u, n in zip(us, want, strict=True) if len(words(u)) == n) / len(want)
+    if rel == "distinct":  # no unit repeated (case and punctuation aside)
+        keys = [_bare(u).lower() for u in us]
+        return len(set(keys)) / len(keys) if keys else 0.0
     if (
         rel == "alternating_case"
         and us

@@ -531,6 +531,14 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
         sentence,
     ):
         out.append({"rule": "words", "min": 1, "max": 1})
+    if "letter" in toks and set(toks) & {"previous", "preceding", "before"} and set(toks) & {"last", "final"}:
+        if set(toks) & {"start", "starts", "begin", "begins", "starting", "beginning"}:
+            out.append({"rule": "order", "unit": "word", "rel": "chain"})
+    if re.search(
+        r"\b(?:repeated|repeating|duplicate)\b|\bmore than once\b|\b(?:different|distinct|unique)\b", sentence
+    ) and ("word" in toks or "words" in toks):
+        if neg or re.search(r"\b(?:different|distinct|unique)\b", sentence):
+            out.append({"rule": "order", "unit": "word", "rel": "distinct"})
     caps = re.search(
         r"\b(?:exactly\s+)?(\d+|two|three|four|five)\s+words?\s+(?:are\s+|is\s+)?(?:written\s+)?(?:in\s+)?(?:all\s+)?(?:capital letters|capitals|caps|upper\s?case)\b",
         sentence,
@@ -769,7 +777,7 @@ def second_reading(text: str) -> list[dict[str, Any]]:
         c for c in out if c["rule"] == "words" and not c.get("per") and c.get("min") == c.get("max")
     ]
     laid_out = {"lines", "numbers", "items", "bullets", "each", "order", "spell", "total"}
-    if per_line and exact_words and not any(c["rule"] in laid_out for c in out):
+    if per_line and exact_words and not any(c["rule"] in laid_out and c.get("unit") != "word" for c in out):
         n = exact_words[0]["min"]
         out += [{"rule": "lines", "min": n, "max": n}, {"rule": "words", "per": "line", "min": 1, "max": 1}]
     try:

@@ -225,6 +225,8 @@ def _words(constraints: Sequence[Mapping[str, Any]], n: int, unit: str = "word")
         pool = pool[:n] if len(pool) >= n else (pool * n)[:n]
     if "alphabetical" in rels:
         pool = sorted(pool)
+    if "chain" in rels:
+        pool = _chain(kept or list(_WORDS), n)
     cases = [t for t, _ in tests if t in ("lowercase", "uppercase", "capitalized")]
     if "alternating_case" in rels:
         start = str(rels["alternating_case"] or "lower")
@@ -234,6 +236,20 @@ def _words(constraints: Sequence[Mapping[str, Any]], n: int, unit: str = "word")
     elif "capitalized" in cases:
         pool = [w.capitalize() for w in pool]
     return pool
+
+
+def _chain(pool: list[str], n: int) -> list[str]:
+    """``n`` words, each starting with the last letter of the one before (the first chain found)."""
+    for start in pool:
+        out = [start]
+        while len(out) < n:
+            nxt = next((w for w in pool if w[0] == out[-1][-1] and w not in out), None)
+            if nxt is None:
+                break
+            out.append(nxt)
+        if len(out) == n:
+            return out
+    return pool[:n]
 
 
 def _line(
@@ -380,10 +396,13 @@ def _joiner(constraints: Sequence[Mapping[str, Any]], unit: str) -> str:
         return "\n"
     if unit == "sentence":
         return " "
+    one_per_line = any(c.get("rule") == "lines" and not c.get("per") for c in constraints)
     if unit == "number":
-        one_per_line = any(c.get("rule") == "lines" and not c.get("per") for c in constraints)
         return "\n" if one_per_line else ", "
-    return " "
+    many_lines = any(
+        c.get("rule") == "lines" and not c.get("per") and (c.get("min") or 0) > 1 for c in constraints
+    )
+    return "\n" if many_lines else " "
 
 
 def _render(constraints: Sequence[Mapping[str, Any]], units: list[str], unit: str) -> str:
@@ -488,6 +507,11 @@ def shaped_violations(constraints: Sequence[Mapping[str, Any]], query: str = "")
                         _render(constraints, [*units[:-1], "warm" if units[-1] != "warm" else "cold"], unit),
                     )
                 )
+            elif c.get("rel") == "chain" and len(units) >= 2:
+                off = next(w for w in _WORDS if w[0] != units[-2][-1] and w not in units)
+                out.append(("order: the chain breaks", _render(constraints, [*units[:-1], off], unit)))
+            elif c.get("rel") == "distinct" and len(units) >= 2:
+                out.append(("order: a unit repeated", _render(constraints, [*units[:-1], units[0]], unit)))
             elif c.get("rel") == "word_growth" and len(units) >= 2:
                 out.append(
                     (

@@ -27,7 +27,8 @@ bounds ``min`` / ``max``; what each rule means exactly is :mod:`rlar.synthesis.c
   letter), starts_upper (first letter a capital), square (a perfect square)), ``order``
   (consecutive units keep ``rel``: increasing, decreasing, alphabetical, chronological, step (``arg`` the
   difference), alternating_case, word_growth (``arg`` words more per unit), one_letter, word_counts (``arg``
-  the list of words per unit)), ``total`` (``agg`` = sum | first | last of the numbers within ``min`` /
+  the list of words per unit), chain (each unit starts with the last letter of the one before), distinct (no
+  unit repeated: over all units, not only consecutive ones)), ``total`` (``agg`` = sum | first | last of the numbers within ``min`` /
   ``max``), ``spell`` (the units' first letters spell ``text``), ``table`` (``format`` markdown | csv,
   ``columns``, optional ``types`` column → integer | number | string, rows within ``min`` / ``max``) and
   ``yaml_keys`` (as ``json_keys``, for a YAML mapping);

@@ -281,8 +281,8 @@ def _one_word_per_line(reading: Reading, whole: str) -> None:
     counted = [c for c in cons if c["rule"] == "words" and not c.get("per") and c.get("min") == c.get("max")]
     if not counted or any(c["rule"] in ("lines", "numbers", "items", "bullets", "numbered") for c in cons):
         return
-    if any(c["rule"] in ("each", "order", "spell", "total") for c in cons):  # the shapes lay these out
-        return
+    if any(c["rule"] in ("each", "order", "spell", "total") and c.get("unit") != "word" for c in cons):
+        return  # units other than words: the shapes lay these out
     if any(c.get("unit") == "number" for c in cons):
         return
     n = int(counted[0]["min"])

@@ -18,6 +18,8 @@ letter, uses every listed word) rather than fixed sentences:
 - lists of words to use, quoted or not: ``uses the words sun, sand and wave``, ``all of these words: dog,
   frisbee, park``, ``containing the words apple, knife and cut``, ``every one of the words river, bridge and
   boat`` (``include``);
+- relations between words: a chain (``each word starts with the last letter of the previous word``) and
+  no repeats (``no word repeated``, ``every word is different``, ``N different words``);
 - ``N uppercase words``: every word in capitals; ``4 words long``: the count alone; ``finish the response
   with the word Done``: an unquoted last (or first) word;
 - a single sentence: ``write a sentence of ...`` / ``give a sentence ...`` / ``a 5-word sentence`` is one
@@ -74,6 +76,7 @@ def read_composed(cl: ClauseText, sentence: str, whole: str) -> None:
     _read_caps_words(cl)
     _read_one_word(cl)
     _read_lengths(cl)
+    _read_word_relations(cl, sentence)
     _read_bare_end_word(cl)
     _read_paragraph_layout(cl, whole)
 
@@ -197,6 +200,36 @@ def _read_one_sentence(cl: ClauseText) -> None:
     # "a sentence of exactly 7 words": the quantity reader reads the rest (words per sentence)
     end = m.end() - len("sentence") if re.match(sized, cl.w[m.end() :]) else m.end()
     cl.blank(m.start(), end)
+
+
+def _read_word_relations(cl: ClauseText, sentence: str) -> None:
+    """Relations between the words: a chain (``each word starts with the last letter of the previous word``)
+    and no repeats (``no word repeated``, ``with no word used more than once``, ``every word is different``,
+    ``N different words``)."""
+
+    def add(rel: str) -> bool:
+        if not re.search(r"\bwords?\b", sentence):
+            return False
+        cl.add({"rule": "order", "unit": "word", "rel": rel})
+        return True
+
+    cl.each(
+        r"\b(?:where\s+|in\s+which\s+|so\s+that\s+)?(?:each|every)\s+(?:word\s+|(?:one|1)\s+)?(?:begins|starts|begin|start|beginning|starting)\s+"
+        r"with\s+the\s+(?:last|final|ending)\s+letter\s+of\s+the\s+(?:previous|preceding|prior)(?:\s+(?:word|one|1))?\b"
+        r"|\b(?:where\s+|in\s+which\s+)?(?:each|every)\s+(?:word\s+|(?:one|1)\s+)?(?:begins|starts|beginning|starting)\s+with\s+the\s+(?:last|final)\s+letter\s+of\s+the\s+(?:word|one|1)\s+before(?:\s+it)?\b",
+        lambda m: add("chain"),
+    )
+    if any(c.get("rel") == "chain" for c in cl.found):
+        cl.each(r"\b(?:a\s+)?(?:word\s+)?chain(?:\s+of)?\b", lambda m: True)
+    cl.each(
+        r"\b(?:with\s+|and\s+|having\s+)?(?:no|without)\s+(?:any\s+)?(?:repeated|repeating|duplicate)\s+words?\b"
+        r"|\b(?:with\s+|and\s+)?(?:no|without\s+any|without\s+a)\s+word\s+(?:being\s+)?(?:used|repeated|appearing|occurring)\s+(?:more\s+than\s+once|twice)\b"
+        r"|\b(?:with\s+|and\s+)?no\s+word\s+(?:is\s+)?repeated\b|\bwithout\s+repeating\s+(?:any\s+)?words?\b"
+        r"|\b(?:in\s+which\s+|where\s+)?(?:every|each)\s+word\s+(?:is|must\s+be)\s+(?:different|unique|distinct)\b"
+        r"|\ball\s+(?:the\s+|of\s+the\s+)?words\s+(?:are|must\s+be)\s+(?:different|unique|distinct)\b"
+        r"|(?<=\d\s)(?:different|distinct|unique)\s+(?=words\b)",
+        lambda m: add("distinct"),
+    )
 
 
 def _read_lengths(cl: ClauseText) -> None:
