@@ -1,6 +1,8 @@
 # RLAR — every target installs what it needs first.
 #   make run   : the main job (GRPO on the embedded demo mix, embedded NATS)
-#   make test  : format check + lint + type check + tests (what CI runs)
+#   make test  : format check + lint + type check + every test tier, in parallel (what CI runs)
+#   make test-unit : the unit tier only (in-process tests; under a minute)
+#   make test-bus / test-e2e : the integration tier (servers, child processes) / the bounded real runs
 #   make test-stress : the whole suite with every core kept busy by a CPU burner
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -13,7 +15,8 @@ export DS_ACCELERATOR ?= cpu
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: run test lint typecheck fmt pytest test-fast test-slow test-stress test-chaos venv system-deps clean bench
+.PHONY: run test lint typecheck fmt pytest test-unit test-bus test-e2e test-fast test-slow test-stress test-chaos \
+	venv system-deps clean bench
 
 run: venv
 	$(VENV)/bin/rlar train --config deploy/configs/demo.toml
@@ -61,11 +64,24 @@ typecheck: venv
 # pytest with its arguments; exit code 5 (no tests collected) fails, in every target that runs tests.
 PYTEST = $(PY) -m pytest -q -p no:cacheprovider $(1); rc=$$?; \
 	if [ $$rc = 5 ]; then echo "error: pytest collected no tests ($(1))"; rc=1; fi; exit $$rc
-# Fast tiers, the bounded slow tier and the chaos tier.
-PYTEST_ALL = $(call PYTEST,tests)
+# Tests run in parallel, one pytest-xdist worker per core (JOBS=1: in series). Each worker has its own
+# nats-server and temp dirs; tests that must not run beside each other share an xdist_group.
+JOBS ?= auto
+XDIST = -n $(JOBS) --dist loadgroup
+# The tiers (tests/conftest.py gives each test one): unit, bus (integration), e2e (slow and chaos runs).
+PYTEST_ALL = $(call PYTEST,$(XDIST) tests)
 
 pytest: venv
 	@$(PYTEST_ALL)
+
+test-unit: venv
+	@$(call PYTEST,$(XDIST) -m unit tests)
+
+test-bus: venv
+	@$(call PYTEST,$(XDIST) -m bus tests)
+
+test-e2e: venv
+	@$(call PYTEST,$(XDIST) -m e2e tests)
 
 # The whole suite while CPU burners keep every core busy (started here, stopped here by PID, also on
 # Ctrl-C): tests wait for events with generous deadlines, never on timing luck.
@@ -76,13 +92,13 @@ test-stress: venv
 	$(PYTEST_ALL)
 
 test-chaos: venv
-	@$(call PYTEST,-m chaos tests)
+	@$(call PYTEST,$(XDIST) -m chaos tests)
 
 test-fast: venv
-	@$(call PYTEST,-m "not slow" tests)
+	@$(call PYTEST,$(XDIST) -m "not slow" tests)
 
 test-slow: venv
-	@$(call PYTEST,-m slow tests)
+	@$(call PYTEST,$(XDIST) -m slow tests)
 
 clean:
 	rm -rf $(VENV) runs .mypy_cache .ruff_cache

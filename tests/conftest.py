@@ -4,10 +4,12 @@ retrieval and Anthropic-API tests share (hub mirror, Messages API server)."""
 
 from __future__ import annotations
 
+import multiprocessing.process
 import os
+import subprocess
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -34,6 +36,85 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )  # fmt: skip
 settings.load_profile(os.environ.get("RLAR_HYPOTHESIS_PROFILE", "rlar"))
+
+
+# The tiers (``make test-unit``, ``make test-bus``, ``make test-e2e``): every test gets exactly one.
+#   unit: in-process and quick: no server, no child process (a unit test that starts one fails, below).
+#   bus:  integration: a real nats-server, child processes (CLI, workers, ranks), the sandbox, a browser,
+#         real models, sweeps.
+#   e2e:  bounded real runs: the slow and chaos tests.
+# A test or module marked with a tier keeps it; else slow/chaos -> e2e; else the nats fixtures, the sandbox
+# or browser markers, or a module in BUS_MODULES -> bus; else unit.
+TIERS = ("unit", "bus", "e2e")
+BUS_FIXTURES = frozenset({"nats_server", "nats_url", "bus"})
+BUS_MARKS = ("sandbox", "browser", "vllm", "netns")
+# Modules whose tests start servers, child processes, real models or sweeps (whole data sets, hypothesis
+# properties of every wire type) themselves (not through the fixtures); a single such test elsewhere says so with ``@pytest.mark.bus``.
+BUS_MODULES = frozenset({
+    "test_ablate", "test_agent_anthropic", "test_attach", "test_bench_gpu", "test_bench_pipeline",
+    "test_bench_weight_sync", "test_bus", "test_code_formats", "test_deploy_manifests", "test_deploy_nats",
+    "test_docs", "test_engines", "test_eval", "test_export", "test_feeder_and_sync", "test_kinds",
+    "test_layers", "test_learner_handover", "test_makefile", "test_math_equivalence", "test_permissions",
+    "test_placement", "test_preference", "test_properties", "test_pyfunc", "test_recipes", "test_registry",
+    "test_retrieval_browser", "test_retrieval_deploy", "test_retrieval_kinds", "test_retrieval_taskfit",
+    "test_reward_cli", "test_routing_bench", "test_routing_offline", "test_routing_probes",
+    "test_routing_set", "test_runconfig", "test_runtime", "test_sampling_logprobs", "test_sandbox",
+    "test_sandbox_hacks", "test_synthesis_gate", "test_synthesis_stages", "test_synthesizer",
+    "test_tools_executor", "test_tools_metrics", "test_tools_reward_model", "test_trainer",
+    "test_trainer_scale", "test_weight_http", "test_weight_routes",
+})  # fmt: skip
+
+
+def tier_of(item: pytest.Item) -> str:
+    explicit = [t for t in TIERS if item.get_closest_marker(t) is not None]
+    if len(explicit) > 1:
+        raise pytest.UsageError(f"{item.nodeid}: marked with more than one tier: {explicit}")
+    if explicit:
+        return explicit[0]
+    if item.get_closest_marker("slow") is not None or item.get_closest_marker("chaos") is not None:
+        return "e2e"
+    if BUS_FIXTURES & set(getattr(item, "fixturenames", ())) or any(
+        item.get_closest_marker(m) for m in BUS_MARKS
+    ):
+        return "bus"
+    if item.path.stem in BUS_MODULES:
+        return "bus"
+    return "unit"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        tier = tier_of(item)
+        if item.get_closest_marker(tier) is None:
+            item.add_marker(tier)
+
+
+@pytest.fixture(autouse=True)
+def unit_starts_no_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A unit test that starts a child process (``subprocess``, ``asyncio`` subprocesses, ``multiprocessing``)
+    fails once it is done, naming what it started: it belongs to the bus tier (mark it ``pytest.mark.bus``).
+    The process is started as asked; only the verdict changes."""
+    if request.node.get_closest_marker("unit") is None:
+        yield
+        return
+    started: list[str] = []
+    popen = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+    start = multiprocessing.process.BaseProcess.start
+
+    def execute_child(self: subprocess.Popen[Any], args: Any, *rest: Any, **kw: Any) -> Any:
+        started.append(str(args)[:200])
+        return popen(self, args, *rest, **kw)
+
+    def process_start(self: multiprocessing.process.BaseProcess) -> None:
+        started.append(f"multiprocessing {self.name}")
+        start(self)
+
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", execute_child)
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", process_start)
+    yield
+    if started:
+        pytest.fail(f"a unit test started child processes ({'; '.join(started[:3])}): mark it pytest.mark.bus "
+                    "(or list its module in tests/conftest.py BUS_MODULES)", pytrace=False)  # fmt: skip
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-TARGETS = ("pytest", "test-fast", "test-slow", "test-chaos")
+TARGETS = ("pytest", "test-unit", "test-bus", "test-e2e", "test-fast", "test-slow", "test-chaos")
 
 
-def _make(target: str, python: Path) -> subprocess.CompletedProcess[str]:
+def _make(target: str, python: Path, *variables: str) -> subprocess.CompletedProcess[str]:
     # PY= a stand-in interpreter; -o: take the venv as installed (this test is about the recipes, not pip).
     return subprocess.run(
-        ["make", "--no-print-directory", "-s", "-o", ".venv/.rlar-installed", target, f"PY={python}"],
+        ["make", "--no-print-directory", "-s", "-o", ".venv/.rlar-installed", target, f"PY={python}", *variables],
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
 
@@ -42,3 +42,13 @@ def test_a_target_passes_pytest_s_own_exit_code_on(tmp_path: Path, target: str, 
     assert (done.returncode == 0) == (rc == 0), done.stdout + done.stderr
     assert "collected no tests" not in done.stdout + done.stderr
     assert os.path.exists(tmp_path / "calls")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_target_runs_pytest_in_xdist_workers_that_keep_xdist_groups_together(
+    tmp_path: Path, target: str
+) -> None:
+    assert _make(target, _fake_python(tmp_path, 0)).returncode == 0
+    assert " -n auto --dist loadgroup " in (tmp_path / "calls").read_text()
+    assert _make(target, _fake_python(tmp_path, 0), "JOBS=1").returncode == 0
+    assert " -n 1 --dist loadgroup " in (tmp_path / "calls").read_text().splitlines()[-1]

@@ -184,6 +184,7 @@ def test_record_rules_that_leave_a_style_or_a_stated_constraint_unread_do_not_co
     assert m.none_fit and m.path == "rule:uncovered_constraints", (m.tools, m.path)
 
 
+@pytest.mark.bus  # the tool executor runs the probes in worker processes
 async def test_the_echo_probe_refuses_format_rules_only_where_the_echoed_prompt_meets_the_rule() -> None:
     from rlar.routing.probes import ProbePolicy, Prober
     from rlar.tools.executor import ToolExecutor

@@ -33,7 +33,9 @@ from rlar.sandbox import (
 )
 
 BWRAP = "/usr/bin/bwrap"
-pytestmark = pytest.mark.sandbox
+# One worker runs this module's tests in turn (pytest-xdist): its process census counts orphaned jail
+# processes, and an rlimit-only daemon of a concurrent run here would be one for a moment.
+pytestmark = [pytest.mark.sandbox, pytest.mark.xdist_group("sandbox-census")]
 needs_bwrap = pytest.mark.skipif(
     not os.access(BWRAP, os.X_OK),
     reason=f"bubblewrap is not installed at {BWRAP} (apt-get install bubblewrap)",
@@ -61,17 +63,45 @@ def wait_for_no_jail_processes(timeout: float = 2.0) -> list[int]:
 
 
 def jail_processes() -> list[int]:
-    """Host PIDs of processes still running our driver (the fork bomb's children carry its command line)."""
+    """Host PIDs of processes still running our driver (the fork bomb's children carry its command line)
+    that are this test process's: its descendants, or orphans (their chain of parents meets only jail
+    processes before init). Jails that hang under another live process (another xdist worker's, another
+    pytest session's on the machine) are theirs and not counted."""
     found = []
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if DRIVER_MARK.encode() in cmdline:
-                found.append(int(entry))
+        if entry.isdigit() and DRIVER_MARK.encode() in _cmdline(int(entry)) and _ours(int(entry)):
+            found.append(int(entry))
     return found
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _parent(pid: int) -> int:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) for line in status.splitlines() if line.startswith("PPid:")), 0)
+
+
+def _ours(pid: int) -> bool:
+    me, parent = os.getpid(), _parent(pid)
+    while parent > 1:
+        if parent == me:
+            return True
+        argv0 = _cmdline(parent).split(b"\0")[0]
+        if DRIVER_MARK.encode() not in _cmdline(parent) and os.path.basename(argv0) not in (
+            b"bwrap",
+            b"unshare",
+        ):
+            return False
+        parent = _parent(parent)
+    return True  # an orphan: it outlived its run
 
 
 # -- resource limits ---------------------------------------------------------------------------------------------

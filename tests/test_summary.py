@@ -91,6 +91,7 @@ def test_the_time_budget_counts_from_the_commands_start_and_leaves_training_a_mi
     assert "spent before training" in capsys.readouterr().err
 
 
+@pytest.mark.bus  # an embedded nats-server
 async def test_a_resumed_runs_summary_counts_the_routing_decisions_announced_before_it(
     tmp_path: Path,
 ) -> None:

@@ -297,6 +297,7 @@ def test_arith_has_a_few_thousand_problems_and_options_shrink_it() -> None:
         builtin_task("arith", bogus=1)
 
 
+@pytest.mark.bus  # runs the references in a child interpreter
 def test_humaneval_loads_164_problems_with_runnable_references() -> None:
     train, test = builtin_task("humaneval", "train"), builtin_task("humaneval", "test")
     assert (len(train), len(test)) == (131, 33)
