@@ -2,13 +2,13 @@
 
 A row (:class:`ActorKind`) names the kind (``rlar up --actors NAME=N``, ``python -m actors NAME``), its class
 and config model by dotted path (imported lazily, and only by the layers above: ``actors`` and ``rlar.app``;
-this module imports no actor), its run-document section, the NATS role it runs as, its Kubernetes workload,
-whether ``[placement]`` may give it GPUs and how many replicas ``rlar train`` starts by default. Derived:
+this module imports no actor), its run-document section, the NATS role it runs as, its workload (Kubernetes
+Deployment and Compose service), whether ``[placement]`` may give it GPUs and how many replicas ``rlar train`` starts by default. Derived:
 
 - ``actors.KINDS`` / ``actors.resolve`` — name → (class, section, implied config fields);
 - ``rlar.app.runconfig.SECTIONS`` — the actor sections of the run document (and the config reference);
 - ``rlar.deploy.auth.role_of`` — kind → role (every role an actor runs as must be in the role table);
-- ``rlar.deploy.render.WORKLOADS`` — one Deployment per kind with a workload;
+- ``rlar.deploy.render.WORKLOADS`` — one Deployment (and Compose service) per kind with a workload;
 - ``rlar.placement.PlacementSection`` — one ``[placement.<kind>]`` table per GPU-eligible kind;
 - ``rlar.app.train.TrainSection.actors`` — the default actor mix of ``rlar train``.
 
@@ -30,12 +30,17 @@ __all__ = ["ACTOR_KINDS", "ActorKind", "Workload", "gpu_kinds", "section_kinds",
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """How the kind runs as a Kubernetes Deployment: replicas and resource requests (GPUs: ``gpu``)."""
+    """How the kind runs as a Kubernetes Deployment (replicas, resource requests, GPUs) and as a service of
+    the single-host Compose recipe."""
 
     replicas: int
     cpu: str
     memory: str
     gpu: int = 0
+    compose: int = 1
+    """Replicas in deploy/compose (0: left out — it needs an agent backend to do anything)."""
+    unconfined: bool = False
+    """Runs bubblewrap, which makes user namespaces: the default seccomp profile would forbid them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +75,9 @@ def _kinds(*rows: ActorKind) -> Mapping[str, ActorKind]:
 
 ACTOR_KINDS: Mapping[str, ActorKind] = _kinds(
     ActorKind("sandbox", "actors.sandbox:SandboxActor", "actors.sandbox:SandboxActorConfig", "sandbox",
-              "The sandbox actor (bubblewrap jail).", "sandbox", workload=Workload(2, "1", "2Gi"), train_default=1),
+              "The sandbox actor (bubblewrap jail).", "sandbox", workload=Workload(2, "1", "2Gi", unconfined=True), train_default=1),
     ActorKind("reward", "actors.reward:RewardWorker", "actors.reward:RewardConfig", "reward",
-              "Reward workers: concurrency, deadlines, trusted modules.", "reward", workload=Workload(4, "1", "2Gi"),
+              "Reward workers: concurrency, deadlines, trusted modules.", "reward", workload=Workload(4, "1", "2Gi", compose=2),
               gpus="Reward workers (reward models, judges served locally).", gpu_rank=3, train_default=1),
     *(
         ActorKind(f"reward-{k}", "actors.reward:RewardWorker", "actors.reward:RewardConfig", "reward",
@@ -92,9 +97,9 @@ ACTOR_KINDS: Mapping[str, ActorKind] = _kinds(
               "The router: which reward tool scores each task.", "router", workload=Workload(1, "1", "4Gi")),
     ActorKind("synthesizer", "actors.synthesizer:Synthesizer", "actors.synthesizer:SynthesizerConfig",
               "synthesizer", "The synthesizer: writes new verifiers.", "synthesizer",
-              workload=Workload(1, "1", "2Gi")),
+              workload=Workload(1, "1", "2Gi", compose=0)),
     ActorKind("retriever", "actors.retriever:Retriever", "actors.retriever:RetrieverConfig", "retriever",
-              "The retriever: finds reward models on a hub.", "retriever", workload=Workload(1, "1", "4Gi"),
+              "The retriever: finds reward models on a hub.", "retriever", workload=Workload(1, "1", "4Gi", compose=0),
               gpus="The retriever (validating candidate reward models).", gpu_rank=4),
     ActorKind("monitor", "actors.monitor:Monitor", "actors.monitor:MonitorConfig", "monitor",
               "The monitor: telemetry to a file.", "monitor", workload=Workload(1, "100m", "256Mi")),

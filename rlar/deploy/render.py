@@ -48,10 +48,23 @@ class Workload:
     cpu: str
     memory: str
     gpu: int = 0
+    compose: int = 1
+    """Replicas in the Compose recipe (0: left out)."""
+    unconfined: bool = False
+    """Runs bubblewrap: no default seccomp profile."""
 
 
 WORKLOADS: tuple[Workload, ...] = tuple(
-    Workload(k.name, k.role, k.workload.replicas, k.workload.cpu, k.workload.memory, k.workload.gpu)
+    Workload(
+        k.name,
+        k.role,
+        k.workload.replicas,
+        k.workload.cpu,
+        k.workload.memory,
+        k.workload.gpu,
+        k.workload.compose,
+        k.workload.unconfined,
+    )
     for k in ACTOR_KINDS.values()
     if k.workload is not None
 )
@@ -140,7 +153,7 @@ def _deployment(w: Workload) -> dict[str, Any]:
             {"name": "run", "emptyDir": {}},
         ],
     }
-    if w.role == "sandbox":
+    if w.unconfined:
         # bubblewrap makes user namespaces: the default seccomp profile forbids them.
         container["securityContext"] = {"seccompProfile": {"type": "Unconfined"}}
     return {
@@ -286,8 +299,8 @@ def compose_document() -> dict[str, Any]:
         },
     }
     for w in WORKLOADS:
-        if w.role in ("synthesizer", "retriever"):
-            continue  # they need an agent backend; add them like the others when you have one
+        if not w.compose:
+            continue  # the synthesizer and retriever need an agent backend; add them when you have one
         svc: dict[str, Any] = {
             "image": IMAGE,
             "command": [
@@ -312,9 +325,9 @@ def compose_document() -> dict[str, Any]:
             "restart": "unless-stopped",
         }
         deploy: dict[str, Any] = {}
-        if w.role == "reward":
-            deploy["replicas"] = 2
-        if w.role == "sandbox":
+        if w.compose > 1:
+            deploy["replicas"] = w.compose
+        if w.unconfined:
             svc["security_opt"] = ["seccomp=unconfined"]
         if deploy:
             svc["deploy"] = deploy
