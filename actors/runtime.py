@@ -105,6 +105,7 @@ class Actor(Generic[C]):
         self._bus: Bus | None = None
         self._owns_bus = False
         self._finished = asyncio.Event()
+        self._beating = False
         self.metrics = ActorMetrics(self.kind, enabled=config.metrics.port is not None)
         self.metrics.attach(lambda: dict(self.counters), self.info, self.started_at,
                             lambda: self._bus.dead_letters if self._bus is not None else 0)  # fmt: skip
@@ -184,6 +185,7 @@ class Actor(Generic[C]):
             await self._restore_counters()
             await self.setup()
             self.state = "running"
+            self._beating = True
             hb = asyncio.create_task(self._heartbeat_loop(), name=f"heartbeat:{self.kind}")
             await self.main()
         except Exception as exc:
@@ -209,6 +211,7 @@ class Actor(Generic[C]):
                 await self.teardown()
             t_teardown = time.monotonic()
             if hb is not None:
+                self._beating = False  # ends the loop even if the cancel below is swallowed
                 hb.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await hb
@@ -249,7 +252,9 @@ class Actor(Generic[C]):
         await self.bus.publish(subjects.heartbeat(self.kind, self.instance), self.heartbeat())
 
     async def _heartbeat_loop(self) -> None:
-        while True:
+        # Not ``while True``: nats-py swallows a cancel that lands inside a publish (``_flush_pending``), and
+        # ``run()`` awaits this task after cancelling it; the flag ends the loop within one interval anyway.
+        while self._beating:
             try:
                 await self._send_heartbeat()
                 await self._save_counters()

@@ -655,16 +655,22 @@ async def keep_in_progress(
         return msgs() if callable(msgs) else msgs
 
     interval = max(KEEPALIVE_MIN_S, ack_wait_s / 3)
+    done = asyncio.Event()
 
     async def loop() -> None:
-        while True:
-            await asyncio.sleep(interval)
-            await mark_in_progress(current())
+        # Waits on ``done`` rather than sleeping blindly: nats-py swallows a cancel that lands inside a
+        # publish (``_flush_pending``), and the block's end must still stop the marking.
+        while not done.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), interval)
+            if not done.is_set():
+                await mark_in_progress(current())
 
     task = asyncio.create_task(loop(), name="keep_in_progress")
     try:
         yield
     finally:
+        done.set()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
