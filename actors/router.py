@@ -69,7 +69,7 @@ from actors.runtime import Actor, ActorConfig
 from bus import subjects, topology
 from bus.client import KEEPALIVE_MIN_S, keep_in_progress, mark_in_progress
 from bus.codec import encode
-from bus.messages import Event, Metrics, Prompt, RouteDecision, ToolRef, ToolRegistered, ToolRequest
+from bus.messages import Event, Metrics, Prompt, ToolRef, ToolRegistered
 from rlar.agent.base import Agent, AgentConfig, make_agent
 from rlar.registry import ToolRegistry
 from rlar.routing import (
@@ -256,14 +256,7 @@ class Router(Actor[RouterConfig]):
         return d
 
     async def _announce(self, d: Decision) -> None:
-        await self.bus.publish(
-            subjects.TOOLS_DECISIONS,
-            RouteDecision(
-                signature=d.signature, task=d.task, tools=list(d.tools), backend=d.backend,
-                confidence=d.confidence, model=d.model, prompt_hash=d.prompt_hash, cost=dict(d.cost),
-                reason=f"[{d.state}] {d.reason}"[:500], fallback=d.state == "fallback", probes=list(d.probes),
-            ),
-        )  # fmt: skip
+        await self.bus.publish(subjects.TOOLS_DECISIONS, lifecycle.announcement(d))
 
     async def decision_for(self, q: RoutingQuery) -> Decision:
         """The decision for ``q``'s signature (memory, KV, else the agent — one call per signature)."""
@@ -429,14 +422,7 @@ class Router(Actor[RouterConfig]):
         held = [
             RoutingQuery.from_prompt(p) for p, _ in self.held.get(d.signature, [])[: self.config.examples]
         ]
-        examples = [
-            {"query": ex.query, "reference": ex.reference, "metadata": ex.metadata} for ex in held or [q]
-        ]
-        req = ToolRequest(
-            request_id=d.request_id, signature=d.signature, task=q.task, description=q.description or q.query,
-            domain=q.domain, task_type=q.task_type, answer_format=q.answer_format, examples=examples,
-            constraints={"rules": d.constraints, "reason": d.reason, "data_source": q.data_source},
-        )  # fmt: skip
+        req = lifecycle.tool_request(d, q, held)
         targets = ([subjects.TOOLS_REQUEST_SYNTH] if self.config.synthesis else []) + (
             [subjects.TOOLS_REQUEST_RETRIEVE] if self.config.retrieval else []
         )

@@ -6,7 +6,7 @@ import pytest
 
 from bus.messages import ToolKind, ToolRef
 from rlar.agent.base import AgentReply
-from rlar.routing import Decision, RouteAnswer, lifecycle
+from rlar.routing import Decision, RouteAnswer, RoutingQuery, lifecycle
 from rlar.tools.base import ToolSpec
 
 POLICY = lifecycle.Policy(wait_s=300.0, agent_retry_s=60.0, request_tools=True)
@@ -209,3 +209,27 @@ def test_the_canary_is_read_only_for_a_collapse_of_a_made_tool() -> None:
     assert lifecycle.needs_canary_check(builtin=False, kind="collapsed")
     assert not lifecycle.needs_canary_check(builtin=True, kind="collapsed")
     assert not lifecycle.needs_canary_check(builtin=False, kind="error_rate")
+
+
+# -- what the actions send ------------------------------------------------------------------------------
+def test_the_announcement_carries_the_state_in_its_reason_and_flags_a_fallback() -> None:
+    fell = lifecycle.on_wait_over(pending(), "no tool registered within 300s", JUDGE, POLICY, NOW).decision
+    msg = lifecycle.announcement(fell)
+    assert msg.signature == "sig1" and msg.task == "math" and msg.tools == JUDGE and msg.fallback
+    assert msg.reason.startswith("[fallback] no tool registered within 300s; fallback to judge")
+    routed = lifecycle.announcement(decide(answer(tools=JUDGE)).decision)
+    assert not routed.fallback and routed.reason == "[routed] because" and routed.backend == "offline"
+
+
+def test_the_tool_request_sends_the_held_queries_as_examples_or_the_deciding_one() -> None:
+    d = pending()
+    q = RoutingQuery(
+        task="math", query="2+2?", reference="4", domain="math", description="", data_source="gsm"
+    )
+    held = [RoutingQuery(task="math", query=f"{i}+1?", reference=str(i + 1)) for i in range(2)]
+    req = lifecycle.tool_request(d, q, held)
+    assert (req.request_id, req.signature, req.task, req.description) == ("sig1.1000", "sig1", "math", "2+2?")
+    assert [e["query"] for e in req.examples] == ["0+1?", "1+1?"]
+    assert req.constraints == {"rules": [{"rule": "x"}], "reason": "because", "data_source": "gsm"}
+    alone = lifecycle.tool_request(d, q, [])
+    assert alone.examples == [{"query": "2+2?", "reference": "4", "metadata": {}}]

@@ -36,9 +36,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bus.messages import ToolRef
+from bus.messages import RouteDecision, ToolRef, ToolRequest
 from rlar.agent.base import AgentReply
 from rlar.routing.decision import Decision
+from rlar.routing.query import RoutingQuery
 from rlar.routing.request import RouteAnswer
 from rlar.tools.base import ToolSpec
 
@@ -47,6 +48,7 @@ __all__ = [
     "NoFallback",
     "Policy",
     "Transition",
+    "announcement",
     "awaiting_tool",
     "delivery",
     "fall_back",
@@ -63,6 +65,7 @@ __all__ = [
     "prompt_action",
     "suspect_action",
     "synthesis_failed",
+    "tool_request",
     "using",
 ]
 
@@ -279,6 +282,29 @@ def on_tool_made(
         decided_at=now, fields=d.fields, probes=d.probes,
     )  # fmt: skip
     return Transition(new, count="synthesized_routes", release=True)
+
+
+# -- what the actions send --------------------------------------------------------------------------
+def announcement(d: Decision) -> RouteDecision:
+    """The ``RouteDecision`` announcing ``d`` on ``rlar.tools.decisions`` (its reason prefixed with the
+    state)."""
+    return RouteDecision(
+        signature=d.signature, task=d.task, tools=list(d.tools), backend=d.backend, confidence=d.confidence,
+        model=d.model, prompt_hash=d.prompt_hash, cost=dict(d.cost), reason=f"[{d.state}] {d.reason}"[:500],
+        fallback=d.state == "fallback", probes=list(d.probes),
+    )  # fmt: skip
+
+
+def tool_request(d: Decision, q: RoutingQuery, held: Sequence[RoutingQuery]) -> ToolRequest:
+    """The ``ToolRequest`` of pending ``d``: what the task declares (from ``q``, the query that made the
+    decision), the constraints the agent read, and as examples the ``held`` queries (``q`` alone when none
+    is held)."""
+    examples = [{"query": ex.query, "reference": ex.reference, "metadata": ex.metadata} for ex in held or [q]]
+    return ToolRequest(
+        request_id=d.request_id, signature=d.signature, task=q.task, description=q.description or q.query,
+        domain=q.domain, task_type=q.task_type, answer_format=q.answer_format, examples=examples,
+        constraints={"rules": d.constraints, "reason": d.reason, "data_source": q.data_source},
+    )  # fmt: skip
 
 
 # -- the quarantine policy ------------------------------------------------------------------------------
