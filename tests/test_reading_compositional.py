@@ -59,6 +59,15 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
         [{"rule": "lines", "min": 6, "max": 6}, {"rule": "order", "unit": "word", "rel": "distinct"},
          {"rule": "words", "min": 6, "max": 6}, {"rule": "words", "per": "line", "min": 1, "max": 1}],
     ),
+    (
+        "Write 3 sentences, each starting with the word 'We'.",
+        [{"rule": "sentences", "min": 3, "max": 3}, {"rule": "starts_with", "text": "We", "per": "sentence"}],
+    ),
+    (
+        "Respond with exactly four bullet points; no bullet may contain the word 'also'.",
+        [{"rule": "bullets", "min": 4, "max": 4}, {"rule": "exclude", "words": ["also"]}],
+    ),
+    ("Give a one-word answer that ends in 'ly'.", [{"rule": "ends_with", "text": "ly"}, {"rule": "words", "min": 1, "max": 1}]),
     ("Give exactly 3 sentences and finish the response with the word Done.",
      [{"rule": "ends_with", "text": "done"}, {"rule": "sentences", "min": 3, "max": 3}]),
 ]  # fmt: skip
@@ -105,7 +114,9 @@ def test_a_word_ending_allows_closing_punctuation_but_not_a_longer_word() -> Non
     c = {"rule": "ends_with", "text": "home", "per": "paragraph"}
     assert holds(c, "We came home.\n\nShe was glad to be home!")
     assert check(c, "We came home.\n\nHome is where we rest.") == 0.5
-    assert not holds({"rule": "ends_with", "text": "bye"}, "We said goodbye.")
+    assert holds({"rule": "ends_with", "text": "ly"}, "happily") and not holds(
+        {"rule": "ends_with", "text": "ly"}, "happy"
+    )
     assert not holds({"rule": "ends_with", "text": "Any other questions?"}, "Any other questions? Thanks.")
 
 

@@ -460,6 +460,8 @@ def _render(units: list[list[list[str]]], rules: Mapping[str, dict[str, Any]], s
         text = str(end["text"])
         if text in "?!.":
             body = body.rstrip(".?!") + text
+        elif rules.get("words", {}).get("max") == 1 and text.isalpha():  # one word: the ending is a suffix
+            body = body.rstrip(".?!").rstrip() + text.lower()
         elif re.search(r"\w$", text) and body.rstrip().endswith(
             (".", "!", "?")
         ):  # a word: before the final mark

@@ -225,14 +225,13 @@ def _starts(unit, prefix):
 
 
 def ends_ok(unit, end):
-    """Whether ``unit`` ends with ``end``; an end that is a word or phrase (its last character a letter or digit)
-    may be followed by closing punctuation ("... the night." ends with the word night), one ending in a mark
-    must match exactly."""
+    """Whether ``unit`` ends with ``end`` (a suffix: a one-word answer "happily" ends in "ly"); an end whose last
+    character is a letter or digit may be followed by closing punctuation ("... the night." ends with the word
+    night), one ending in a mark must match exactly."""
     u = unit.strip().lower()
     e = str(end).strip().lower()
     if re.search(r"\w$", e):
         u = re.sub(r"[.!?,;:\"'\u201d\u2019)\]*]+$", "", u)
-        return u.endswith(e) and not u[: len(u) - len(e)][-1:].isalnum()
     return u.endswith(e)
 
 

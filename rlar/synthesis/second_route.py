@@ -478,6 +478,25 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
         if scope and q and re.fullmatch(r"[a-z][\w'-]*", q[1:-1]):
             out.append({"rule": "ends_with", "text": q[1:-1], "per": scope})
             sentence = sentence.replace(q, " ", 1)
+    begins = {"start", "starts", "starting", "begin", "begins", "beginning", "open", "opens"}
+    if set(toks) & begins and set(toks) & {"each", "every", "all"} and not neg:
+        scope = next((_PER[t.rstrip("s")] for t in toks if t.rstrip("s") in _PER), None)
+        q = next((t for t in toks if t[:1] in "\"'" and len(t) > 2), None)
+        if scope and q and re.fullmatch(r"[a-z][\w'-]*", q[1:-1]) and not (len(q) == 3 and "letter" in toks):
+            out.append({"rule": "starts_with", "text": q[1:-1], "per": scope})
+            sentence = sentence.replace(q, " ", 1)
+    if re.search(r"\bno (?:bullet|line|sentence|paragraph|item)s?\b", sentence) and set(toks) & {
+        "contain",
+        "contains",
+        "include",
+        "includes",
+        "use",
+        "uses",
+        "mention",
+    }:
+        for q in [t for t in toks if t[:1] in "\"'" and len(t) > 2]:
+            out.append({"rule": "exclude", "words": [q[1:-1]]})
+            sentence = sentence.replace(q, " ", 1)
     for m in re.finditer(
         r"\b(?:no|without\s+(?:using\s+)?(?:the|any))\s+(?:letter\s+)?(?:'([a-z])'|(?<=letter )([a-z]))(?=\W|$)",
         sentence,
@@ -489,9 +508,16 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
             " ",
             sentence,
         )
-    listed = re.search(
-        r"\b(?:words|concepts|terms)\b\s*:?\s*([a-z]+(?:\s*,\s*[a-z]+)*(?:\s*,?\s*(?:and|&)\s+[a-z]+)?)\b",
-        sentence,
+    listed = next(
+        (
+            m
+            for m in re.finditer(
+                r"\b(?:words|concepts|terms)\b\s*:?\s*([a-z]+(?:\s*,\s*[a-z]+)*(?:\s*,?\s*(?:and|&)\s+[a-z]+)?)\b",
+                sentence,
+            )
+            if re.search(r",|\band\b|&", m.group(1))
+        ),
+        None,
     )
     if listed and re.search(
         r"\b(?:use|uses|using|include|includes|including|contain|contains|containing|mention|all)\b", sentence
@@ -649,8 +675,9 @@ def second_reading(text: str) -> list[dict[str, Any]]:
                 b = _bounded("x", k, kind, strict)
                 out.append({**rule, **{key: v for key, v in b.items() if key != "rule"}})
                 continue
-            if {"start", "begin", "open"} & set(words):
-                at = next(k for k, w in enumerate(words) if w in ("start", "begin", "open"))
+            starts = ("start", "begin", "open", "starts", "begins", "opens", "starting", "beginning")
+            if set(starts) & set(words):
+                at = next(k for k, w in enumerate(words) if w in starts)
                 neg = bool(_NOT & set(words[max(0, at - 4) : at]))
                 if neg:
                     out.append(
@@ -660,7 +687,7 @@ def second_reading(text: str) -> list[dict[str, Any]]:
                     )
                 else:
                     out.append({"rule": "starts_with", "text": q})
-            elif {"end", "finish", "conclude", "close"} & set(words):
+            elif {"end", "finish", "conclude", "close", "ends", "finishes", "ending"} & set(words):
                 out.append({"rule": "ends_with", "text": q})
             elif "json" in low or {"key", "keys", "field", "fields"} & set(words):
                 continue

@@ -13,6 +13,9 @@ letter, uses every listed word) rather than fixed sentences:
 - per-unit endings by word: ``each paragraph ending with the word 'night'``, ``every paragraph must end with
   the word 'again'``, ``paragraphs, each ending with 'home'`` (``ends_with`` with ``per``; ``end each paragraph
   with`` is read by :mod:`rlar.tasks.phrasing_families`);
+- per-unit starts (``3 sentences, each starting with the word 'We'``), words no unit may contain (``no bullet
+  may contain the word 'also'``), ``must not contain any commas``, and the ending of a one-word answer
+  (``a one-word answer that ends in 'ly'``);
 - letters no unit holds: ``no letter e in it``, ``with no letter 'a'``, ``none of the words contain the letter
   a`` (``letter`` at most 0: no word holds it exactly when the answer does not);
 - lists of words to use, quoted or not: ``uses the words sun, sand and wave``, ``all of these words: dog,
@@ -70,6 +73,9 @@ def read_composed(cl: ClauseText, sentence: str, whole: str) -> None:
     whole instruction, lowercased with digits)."""
     _read_word_positions(cl, whole)
     _read_unit_endings(cl, sentence)
+    _read_unit_starts(cl, sentence)
+    _read_unit_bans(cl)
+    _read_word_affixes(cl, whole)
     _read_no_letter(cl)
     _read_word_lists(cl)
     _read_one_sentence(cl)
@@ -144,6 +150,67 @@ def _read_unit_endings(cl: ClauseText, sentence: str) -> None:
         rf"(?:with|in|on)\s+(?:the\s+(?:word|phrase)\s+)?(?P<q>{Q})",
         ending,
     )
+
+
+def _read_unit_starts(cl: ClauseText, sentence: str) -> None:
+    """``3 sentences, each starting with the word 'We'``: a start per unit (the unit named, or the one before)."""
+
+    def starting(m: re.Match[str]) -> bool:
+        word = _quoted_word(cl, m.group("q"))
+        scope_word = m.group("scope") or ""
+        if not scope_word:
+            before = re.findall(
+                rf"\b(?:{_SCOPE_RX})\b", sentence[: max(0, sentence.find(m.group(0).strip()[:12]))]
+            )
+            scope_word = before[-1] if before else ""
+        per = _scope(scope_word)
+        if not word or len(word) < 2 or not per or _negated(cl, m):
+            return False
+        cl.add({"rule": "starts_with", "text": word, "per": per})
+        return True
+
+    cl.each(
+        rf"\b(?:with\s+)?(?:each|every|all)\s+(?:of\s+the\s+|of\s+them\s+)?(?:(?P<scope>{_SCOPE_RX})\s+)?"
+        rf"(?:must\s+|should\s+|has\s+to\s+|needs\s+to\s+)?(?:start|starts|starting|begin|begins|beginning|open|opens|opening)\s+"
+        rf"with\s+(?:the\s+(?:word|phrase)\s+)?(?P<q>{Q})",
+        starting,
+    )
+
+
+def _read_unit_bans(cl: ClauseText) -> None:
+    """``no bullet may contain the word 'also'``: no unit holds it exactly when the answer does not."""
+    cl.each(
+        rf"\bno\s+(?:{_SCOPE_RX})\s+(?:may|should|can|must|will|is\s+to)?\s*(?:contains?|includes?|uses?|mentions?)\s+"
+        rf"(?:the\s+(?:words?|phrases?)\s+)?(?P<q>{Q}(?:\s*(?:,|or|and)\s*{Q})*)",
+        lambda m: cl.add({"rule": "exclude", "words": [cl.q(t) for t in re.findall(Q, m.group("q"))]}),
+    )
+    cl.each(
+        r"\b(?:must|should|do|does|may|can)\s+not\s+(?:contain|include|use|have)\s+(?:any\s+)?commas\b",
+        lambda m: cl.add({"rule": "commas", "max": 0}),
+    )
+
+
+def _read_word_affixes(cl: ClauseText, whole: str) -> None:
+    """``a one-word answer that ends in 'ly'``: with one word asked, its ending is the answer's."""
+    one = re.search(
+        r"\b(?:a|one|1)[- ]word\s+(?:answer|reply|response)\b|\b(?:a|one|1|a\s+single)\s+word\b", whole
+    )
+    if not one or re.search(r"\b(?:each|every|all)\b", whole):
+        return
+
+    def ends(m: re.Match[str]) -> bool:
+        text = cl.q(m.group("q"))
+        if not re.fullmatch(r"[a-z]{2,}", text.lower()) or _negated(cl, m):
+            return False
+        cl.add({"rule": "ends_with", "text": text.lower()})
+        return True
+
+    cl.each(rf"\b(?:that\s+|which\s+)?(?:ends?|ending|finishes|finishing)\s+(?:in|with)\s+(?P<q>{Q})", ends)
+    cl.each(
+        r"\b(?:give|write)\s+(?:me\s+)?(?:a|one|1)[- ]word\s+(?=(?:answer|reply|response)\b)", lambda m: True
+    )
+    if any(c["rule"] == "ends_with" for c in cl.found):
+        cl.each(r"\b(?:answer|reply|response)\b", lambda m: True)
 
 
 def _read_no_letter(cl: ClauseText) -> None:
