@@ -68,6 +68,15 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
         [{"rule": "bullets", "min": 4, "max": 4}, {"rule": "exclude", "words": ["also"]}],
     ),
     ("Give a one-word answer that ends in 'ly'.", [{"rule": "ends_with", "text": "ly"}, {"rule": "words", "min": 1, "max": 1}]),
+    (
+        "Give 3 bullet points, each ending with a period.",
+        [{"rule": "bullets", "min": 3, "max": 3}, {"rule": "ends_with", "text": ".", "per": "item"}],
+    ),
+    ("Write 4 words in all capital letters.", [{"rule": "uppercase"}, {"rule": "words", "min": 4, "max": 4}]),
+    (
+        "Answer in exactly 12 words, none of which may be longer than 6 letters.",
+        [{"rule": "letters", "per": "word", "max": 6}, {"rule": "words", "min": 12, "max": 12}],
+    ),
     ("Give exactly 3 sentences and finish the response with the word Done.",
      [{"rule": "ends_with", "text": "done"}, {"rule": "sentences", "min": 3, "max": 3}]),
 ]  # fmt: skip

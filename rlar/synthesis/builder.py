@@ -579,6 +579,10 @@ def violations(constraints: Sequence[Mapping[str, Any]], query: str = "") -> lis
             if last >= 2 or c["per"] != "paragraph":
                 parts[last] = re.sub(r"\S+\s*$", "done.", parts[last].rstrip())
             out.append((f"{key}: other ending", "".join(parts)))
+        elif rule == "ends_with" and c.get("per") in ("item", "line") and str(c["text"]) in ".?!":
+            rows = build(cons, query).split("\n")
+            rows[0] = rows[0].rstrip(".?!") + ("," if str(c["text"]) != "," else ";")
+            out.append((f"{key}: one unit without it", "\n".join(rows)))
         elif rule == "ends_with":
             out.append(
                 (

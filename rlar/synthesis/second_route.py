@@ -565,6 +565,24 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
     ) and ("word" in toks or "words" in toks):
         if neg or re.search(r"\b(?:different|distinct|unique)\b", sentence):
             out.append({"rule": "order", "unit": "word", "rel": "distinct"})
+    whole_caps = re.search(
+        r"^\s*(?:write|give|list|reply with|answer with)\s+(?:me\s+)?(?:exactly\s+)?(\d+)\s+words\s+(?:all\s+)?(?:written\s+)?in\s+(?:all\s+)?(?:capital letters|capitals|caps|upper\s?case)\b",
+        sentence,
+    )
+    if whole_caps:
+        out.append({"rule": "uppercase"})
+        sentence = sentence[: whole_caps.end(1)] + " words" + sentence[whole_caps.end() :]
+    ends_mark = re.search(
+        r"\b(?:each|every|all)\b[^.]*?\b(?:end|ends|ending|finish\w*)\s+(?:with|in)\s+an?\s+(period|full stop|question mark|exclamation (?:mark|point))\b",
+        sentence,
+    )
+    if ends_mark and not neg:
+        scope = next(
+            (_PER[t.rstrip("s")] for t in toks if t.rstrip("s") in ("bullet", "item", "paragraph")), None
+        )
+        if scope:
+            mark = {"period": ".", "full stop": ".", "question mark": "?"}.get(ends_mark.group(1), "!")
+            out.append({"rule": "ends_with", "text": mark, "per": scope})
     caps = re.search(
         r"\b(?:exactly\s+)?(\d+|two|three|four|five)\s+words?\s+(?:are\s+|is\s+)?(?:written\s+)?(?:in\s+)?(?:all\s+)?(?:capital letters|capitals|caps|upper\s?case)\b",
         sentence,

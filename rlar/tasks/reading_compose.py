@@ -75,6 +75,8 @@ def read_composed(cl: ClauseText, sentence: str, whole: str) -> None:
     _read_unit_endings(cl, sentence)
     _read_unit_starts(cl, sentence)
     _read_unit_bans(cl)
+    _read_unit_marks(cl, sentence)
+    _read_caps_answer(cl)
     _read_word_affixes(cl, whole)
     _read_no_letter(cl)
     _read_word_lists(cl)
@@ -164,7 +166,7 @@ def _read_unit_starts(cl: ClauseText, sentence: str) -> None:
             )
             scope_word = before[-1] if before else ""
         per = _scope(scope_word)
-        if not word or len(word) < 2 or not per or _negated(cl, m):
+        if not word or (len(word) < 2 and "word" not in m.group(0)) or not per or _negated(cl, m):
             return False
         cl.add({"rule": "starts_with", "text": word, "per": per})
         return True
@@ -174,6 +176,52 @@ def _read_unit_starts(cl: ClauseText, sentence: str) -> None:
         rf"(?:must\s+|should\s+|has\s+to\s+|needs\s+to\s+)?(?:start|starts|starting|begin|begins|beginning|open|opens|opening)\s+"
         rf"with\s+(?:the\s+(?:word|phrase)\s+)?(?P<q>{Q})",
         starting,
+    )
+
+
+def _read_unit_marks(cl: ClauseText, sentence: str) -> None:
+    """``3 bullet points, each ending with a period``: a final mark per unit (the unit named before)."""
+    marks = {
+        "period": ".",
+        "full stop": ".",
+        "question mark": "?",
+        "exclamation mark": "!",
+        "exclamation point": "!",
+    }
+
+    def mark(m: re.Match[str]) -> bool:
+        scope_word = m.group("scope") or ""
+        if not scope_word:
+            before = re.findall(
+                rf"\b(?:{_SCOPE_RX})\b", sentence[: max(0, sentence.find(m.group(0).strip()[:10]))]
+            )
+            scope_word = before[-1] if before else ""
+        per = _scope(scope_word)
+        if per not in ("item", "paragraph") or _negated(cl, m):  # lines and sentences: the shapes reader's
+            return False
+        cl.add({"rule": "ends_with", "text": marks[m.group("mark")], "per": per})
+        return True
+
+    cl.each(
+        rf"\b(?:with\s+)?(?:each|every|all)\s+(?:of\s+them\s+)?(?:(?P<scope>{_SCOPE_RX})\s+)?(?:must\s+|should\s+)?"
+        rf"(?:end|ends|ending|finish|finishes|finishing)\s+(?:with|in)\s+an?\s+(?P<mark>period|full stop|question mark|exclamation mark|exclamation point)\b",
+        mark,
+    )
+
+
+def _read_caps_answer(cl: ClauseText) -> None:
+    """``write 4 words in all capital letters``: the answer is those words, all in capitals (``include 3 words in
+    capitals`` is a count of such words, read with the case family)."""
+
+    def caps(m: re.Match[str]) -> None:
+        n = int(m.group("n"))
+        cl.add({"rule": "words", "min": n, "max": n})
+        cl.add({"rule": "uppercase"})
+
+    cl.each(
+        r"^\s*(?:please\s+)?(?:write|give|list|reply\s+with|answer\s+with|respond\s+with)\s+(?:me\s+)?(?:exactly\s+)?(?P<n>\d+)\s+words\s+"
+        r"(?:all\s+)?(?:written\s+)?(?:in\s+)?(?:all\s+)?(?:capital\s+letters|capitals|caps|upper\s?case)\b",
+        caps,
     )
 
 

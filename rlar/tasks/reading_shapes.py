@@ -342,7 +342,7 @@ def _read_tests(cl: ClauseText, sentence: str) -> None:
         return True
 
     cl.each(
-        r"\b(?:(?:none\s+of\s+them|no\s+word)\s+(?:is\s+|may\s+be\s+|being\s+|should\s+be\s+)?longer\s+than"
+        r"\b(?:(?:none\s+of\s+(?:them|which|the\s+words)|no\s+word)\s+(?:is\s+|may\s+be\s+|being\s+|should\s+be\s+|can\s+be\s+)?longer\s+than"
         r"|(?:with|of|having|has|have)\s+(?:(?:at\s+most|no\s+more\s+than|up\s+to)|(?P<low>at\s+least|no\s+fewer\s+than)))"
         r"\s+(?P<n>\d+)\s+letters?(?:\s+each)?\b"
         r"|\b(?:with|of|having|has|have)\s+(?P<n3>\d+)\s+letters?\s+(?P<or>or\s+(?:fewer|less|more))(?:\s+each)?\b",
