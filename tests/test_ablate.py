@@ -18,7 +18,7 @@ from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.messages import Prompt
 from bus.topology import TopologyConfig, declare, ensure_topology
-from rlar.ablate import interval, mode_overrides, summarize_runs
+from rlar.app.ablate import interval, mode_overrides, summarize_runs
 from tests.support.env import REPO, actor_env
 from tests.support.reward_tools import running
 
@@ -173,7 +173,7 @@ trainer = { model_dir = "{run_dir}/policy/init", micro_batch_size = 16, grpo = {
 
 
 def test_the_comparison_says_whether_it_is_at_equal_steps() -> None:
-    from rlar.ablate import budget_note
+    from rlar.app.ablate import budget_note
 
     rows = [{"mode": m, "seed": s, "steps": 150} for m in ("agentic", "default") for s in (0, 1)]
     assert budget_note(rows, 150, 30.0)["equal_steps"]
@@ -187,7 +187,7 @@ def test_the_comparison_says_whether_it_is_at_equal_steps() -> None:
 
 
 def test_the_plan_comes_from_the_config_and_unknown_keys_are_refused() -> None:
-    from rlar.ablate import read_plan
+    from rlar.app.ablate import read_plan
 
     doc = {"ablate": {"modes": ["agentic"], "max_steps": 7}, "train": {}}
     assert (
@@ -249,7 +249,7 @@ async def test_format_tasks_score_every_sample_and_reference_tools_abstain() -> 
 
 
 def test_differences_say_which_are_beyond_noise() -> None:
-    from rlar.ablate import compare_modes, difference
+    from rlar.app.ablate import compare_modes, difference
 
     far = difference([0.8, 0.82, 0.79], [0.1, 0.12, 0.09])
     assert far["beyond_noise"] and far["lo"] > 0 and abs(far["diff"] - 0.7) < 1e-3
@@ -265,7 +265,7 @@ def test_differences_say_which_are_beyond_noise() -> None:
 
 
 def test_eval_rows_name_true_metrics_hack_rates_and_their_mean() -> None:
-    from rlar.ablate import _eval_row
+    from rlar.app.ablate import _eval_row
 
     doc = {"metrics": {"arith": {"nem": 0.5, "avg_len": 2.0, "chrf/hack": 0.1, "chrf/high": 0.6, "chrf/abstain": 0.0},
                        "consonants": {"format": 0.25, "chrf/hack": 0.0, "chrf/high": 0.0, "chrf/abstain": 1.0}}}  # fmt: skip
@@ -276,7 +276,7 @@ def test_eval_rows_name_true_metrics_hack_rates_and_their_mean() -> None:
 
 def test_an_ablation_resumes_where_it_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Finished runs are kept, the interrupted one is set aside and run again, another ablation is refused."""
-    import rlar.ablate as ab
+    import rlar.app.ablate as ab
 
     trained: list[str] = []
     fail = {"static-exact_match-seed1"}

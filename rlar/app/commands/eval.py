@@ -47,7 +47,7 @@ def cmd_eval(a: argparse.Namespace) -> int:
 
 
 def cmd_ablate(a: argparse.Namespace) -> int:
-    from rlar.ablate import ablate
+    from rlar.app.ablate import ablate
 
     seeds = [int(x) for x in a.seeds.split(",")] if a.seeds else None
     doc = ablate(a.config, modes=a.modes.split(",") if a.modes else None, overrides=a.set, max_steps=a.max_steps,
