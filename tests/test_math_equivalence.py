@@ -82,6 +82,9 @@ def test_bench_math_prints_both_accuracies_as_json(capsys, tmp_path):
         ("#### 12", "It is 12 or 13.", 0.0),
         ("#### 12", "Final answer: 12 or 14", 0.0),
         ("12", "10 11 12 13 14", 0.0),
+        ("7", "8 7", 0.0),  # two bare numbers, no marker: a list, not the last one
+        ("7", "7, 8", 0.0),
+        ("7", "3 + 4 = 7", 1.0),
         ("12", "between 11 and 13", 0.0),
         ("#### 10", "The price went from 5 to 10.", 1.0),
         ("#### 10", "It needs to be 10.", 1.0),

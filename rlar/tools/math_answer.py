@@ -158,7 +158,8 @@ def final_answer(response: str) -> FinalAnswer | None:
     sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
     for sentence in reversed(sentences):
         if _NUMBER.search(_numbers_from_words(sentence)) or re.search(r"\$[^$]+\$|\\\(", sentence):
-            return FinalAnswer(sentence.strip(), False, _hedge_in(sentence))
+            # A bare list of numbers ("8 7", "3, 4, 5") is several answers here as after a marker.
+            return FinalAnswer(sentence.strip(), False, _hedge_in(sentence) or _listed(sentence))
     if sentences and choice_letter(sentences[-1]) is not None:
         return FinalAnswer(sentences[-1].strip(), False, _hedge_in(sentences[-1]))
     return None
