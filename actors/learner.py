@@ -153,8 +153,9 @@ class Learner(Actor[LearnerConfig]):
         from rlar.learn.trainer import DeepSpeedPolicyTrainer
 
         log.info("learner: %s", await asyncio.to_thread(self._memory_line))
-        self.trainer = await asyncio.to_thread(DeepSpeedPolicyTrainer, self._trainer_config(),
-                                               total_updates=self._total_updates())  # fmt: skip
+        self.trainer = await asyncio.to_thread(
+            DeepSpeedPolicyTrainer, self._trainer_config(), total_updates=self._total_updates()
+        )
         extra = await asyncio.to_thread(self._collective, "load", str(self.ckpt_dir))
         if extra:
             self.step, self.version = int(extra["step"]), int(extra["version"])
@@ -186,9 +187,15 @@ class Learner(Actor[LearnerConfig]):
                 f"the checkpoint of step {self.step}" if extra else "the initial policy (no checkpoint yet)"
             )
             log.info("learner: resumed at step %d as policy v%d", self.step, self.version)
-            await self.bus.publish(subjects.events("learner"), Event(
-                actor=f"learner/{self.instance}", kind="resumed", data={"step": self.step, "version": self.version},
-                message=f"resumed from {where} as policy v{self.version}"))  # fmt: skip
+            await self.bus.publish(
+                subjects.events("learner"),
+                Event(
+                    actor=f"learner/{self.instance}",
+                    kind="resumed",
+                    data={"step": self.step, "version": self.version},
+                    message=f"resumed from {where} as policy v{self.version}",
+                ),
+            )
         self.bus.consume(
             topology.SAMPLES,
             topology.LEARNER_SAMPLES,
@@ -323,9 +330,15 @@ class Learner(Actor[LearnerConfig]):
             self.consumed += len(groups)
         ids = [g.prompt_id for g in groups]
         self._recent.append(ids)
-        entry = {"t": time.time(), "step": self.step, "version": self.version,
-                 "outcome": "dropped" if dropped else "trained", "prompt_ids": ids,
-                 "consumed": self.consumed, "dropped": self.dropped}  # fmt: skip
+        entry = {
+            "t": time.time(),
+            "step": self.step,
+            "version": self.version,
+            "outcome": "dropped" if dropped else "trained",
+            "prompt_ids": ids,
+            "consumed": self.consumed,
+            "dropped": self.dropped,
+        }
         with open(self.journal_path, "a") as f:
             f.write(json.dumps(entry) + "\n")
         state = {"consumed": self.consumed, "dropped": self.dropped, "recent": list(self._recent)}
@@ -393,9 +406,17 @@ class Learner(Actor[LearnerConfig]):
         if self.config.weight_sync == "http" and self.server is None:
             self.server = WeightServer(self.config.http)
         adapter = await asyncio.to_thread(self.trainer.adapter_config)
-        await publish_weights(self.bus, tensors, version=self.version, step=self.step, mode=self.config.weight_sync,
-                              weights_dir=self.run_dir / "weights", sender=self.sender, adapter=adapter,
-                              server=self.server)  # fmt: skip
+        await publish_weights(
+            self.bus,
+            tensors,
+            version=self.version,
+            step=self.step,
+            mode=self.config.weight_sync,
+            weights_dir=self.run_dir / "weights",
+            sender=self.sender,
+            adapter=adapter,
+            server=self.server,
+        )
 
     async def teardown(self) -> None:
         if self.server is not None:
@@ -403,9 +424,13 @@ class Learner(Actor[LearnerConfig]):
 
     async def _publish_progress(self) -> None:
         progress = LearnerProgress(
-            version=self.version, step=self.step, consumed_prompts=self.consumed, dropped_prompts=self.dropped,
-            prompts_per_step=self.config.prompts_per_step, max_staleness=self.config.trainer.grpo.max_staleness,
-        )  # fmt: skip
+            version=self.version,
+            step=self.step,
+            consumed_prompts=self.consumed,
+            dropped_prompts=self.dropped,
+            prompts_per_step=self.config.prompts_per_step,
+            max_staleness=self.config.trainer.grpo.max_staleness,
+        )
         await self.bus.js_publish(subjects.LEARNER_PROGRESS, progress)
 
     async def _reannounce_progress(self) -> None:
@@ -440,8 +465,15 @@ class Learner(Actor[LearnerConfig]):
         if self._finished_sent:
             return
         self._finished_sent = True
-        await self.bus.publish(subjects.events("learner"), Event(actor=f"learner/{self.instance}", kind="finished",
-                               message=f"reached max_steps={self.config.max_steps}", data={"step": self.step}))  # fmt: skip
+        await self.bus.publish(
+            subjects.events("learner"),
+            Event(
+                actor=f"learner/{self.instance}",
+                kind="finished",
+                message=f"reached max_steps={self.config.max_steps}",
+                data={"step": self.step},
+            ),
+        )
 
     async def _drop_orphans(self) -> None:
         """Ack and forget results whose samples never came (e.g. ``rlar reward score`` on a live bus)."""

@@ -170,8 +170,13 @@ class Retriever(Actor[RetrieverConfig]):
             "tool": record.tool.get("name", ""),
         }
         level = "info" if record.outcome in ("registered", "validated") else "warning"
-        log.log(logging.INFO if level == "info" else logging.WARNING, "retrieval %s: %s — %s",
-                record.request_id, record.outcome, record.reason)  # fmt: skip
+        log.log(
+            logging.INFO if level == "info" else logging.WARNING,
+            "retrieval %s: %s — %s",
+            record.request_id,
+            record.outcome,
+            record.reason,
+        )
         event = Event(
             actor=self.by,
             kind="retrieval",

@@ -323,11 +323,14 @@ class RewardWorker(Actor[RewardConfig]):
                 limit = self.bus.max_payload
                 key = f"{req.prompt_id}/{req.generation}"
                 task = subjects.rewards(subjects.safe_token(req.task))
-                await self.bus.js_publish_many([
-                    (task, data, f"{key}/{part.tool}#{part.items[0].index}")
-                    for reward in rewards if reward.items
-                    for part, data in encode_parts(reward, "items", limit)
-                ])  # fmt: skip
+                await self.bus.js_publish_many(
+                    [
+                        (task, data, f"{key}/{part.tool}#{part.items[0].index}")
+                        for reward in rewards
+                        if reward.items
+                        for part, data in encode_parts(reward, "items", limit)
+                    ]
+                )
         finally:
             self._inflight[kind] -= 1
         self.counters["requests"] += 1
@@ -343,8 +346,10 @@ class RewardWorker(Actor[RewardConfig]):
             results = [ToolResult.abstain(why) for _ in req.items]
         else:
             metadata = dict(req.metadata)
-            inputs = [ToolInput(query=req.query, response=it.response, reference=req.reference, metadata=metadata)
-                      for it in req.items]  # fmt: skip
+            inputs = [
+                ToolInput(query=req.query, response=it.response, reference=req.reference, metadata=metadata)
+                for it in req.items
+            ]
             watch = self._watch(kind, spec)
             warnings = watch.started(len(inputs)) if watch is not None else []
             try:
@@ -365,9 +370,17 @@ class RewardWorker(Actor[RewardConfig]):
         for it, res in zip(req.items, results, strict=True):
             cached = bool(res.details.get("cached", False))
             latency = res.latency_s or wall
-            items.append(ScoredItem(index=it.index, status=res.status, score=res.score if res.ok else None,
-                                    reason=res.reason, latency_s=round(latency, 6), cached=cached,
-                                    details=res.details))  # fmt: skip
+            items.append(
+                ScoredItem(
+                    index=it.index,
+                    status=res.status,
+                    score=res.score if res.ok else None,
+                    reason=res.reason,
+                    latency_s=round(latency, 6),
+                    cached=cached,
+                    details=res.details,
+                )
+            )
             self.counters["rewards"] += 1
             self.counters[f"{kind}.{res.status}"] += 1
             self.counters["cached"] += cached
@@ -375,10 +388,16 @@ class RewardWorker(Actor[RewardConfig]):
             if delta is not None:
                 delta.add(res.status, res.score, latency, cached=cached, reason=res.reason)
         return RewardGroup(
-            prompt_id=req.prompt_id, generation=req.generation, task=req.task, tool=tool.tool,
-            tool_version=spec.version if spec is not None else tool.version, items=items, weight=tool.weight,
-            worker=self.instance, latency_s=round(wall, 6),
-        )  # fmt: skip
+            prompt_id=req.prompt_id,
+            generation=req.generation,
+            task=req.task,
+            tool=tool.tool,
+            tool_version=spec.version if spec is not None else tool.version,
+            items=items,
+            weight=tool.weight,
+            worker=self.instance,
+            latency_s=round(wall, 6),
+        )
 
     # -- errors and throughput ----------------------------------------------------------------------
     def _watch(self, kind: str, spec: ToolSpec) -> ThroughputWatch | None:
@@ -394,10 +413,14 @@ class RewardWorker(Actor[RewardConfig]):
                 None if cls.batched and not cls.call_deadline else self.executors[kind].capacity(spec, cls)
             )
             watch = self._watches[key] = ThroughputWatch(
-                spec.name, spec.version, concurrency=capacity, deadline_s=self._deadline(spec, cls.self_timed),
-                streak_warn=self.config.timeout_streak_warn, backlog_warn_s=self.config.backlog_warn_s,
+                spec.name,
+                spec.version,
+                concurrency=capacity,
+                deadline_s=self._deadline(spec, cls.self_timed),
+                streak_warn=self.config.timeout_streak_warn,
+                backlog_warn_s=self.config.backlog_warn_s,
                 per_call=cls.batched,
-            )  # fmt: skip
+            )
         return watch
 
     def _log_errors(self, spec: ToolSpec, results: list[ToolResult]) -> None:
@@ -414,8 +437,9 @@ class RewardWorker(Actor[RewardConfig]):
             n = self._errors_seen[key] = self._errors_seen.get(key, 0) + 1
             if n == 1:
                 tb = str(res.details.get("traceback") or "")
-                log.warning("tool %s v%d error: %s%s", spec.name, spec.version, res.reason,
-                            ("\n" + tb) if tb else "")  # fmt: skip
+                log.warning(
+                    "tool %s v%d error: %s%s", spec.name, spec.version, res.reason, ("\n" + tb) if tb else ""
+                )
             elif math.log10(n).is_integer():
                 log.warning("tool %s v%d error (%d times so far): %s", spec.name, spec.version, n, res.reason)
 
@@ -426,8 +450,13 @@ class RewardWorker(Actor[RewardConfig]):
         if delta is None:
             delta = self._stats[(spec.name, spec.version)] = StatsDelta(spec.score_range)
         delta.warn(text, streak)
-        event = Event(actor=f"{self.kind}/{self.instance}", kind="reward_slow", level="warning", message=text,
-                      data={"tool": spec.name, "version": spec.version})  # fmt: skip
+        event = Event(
+            actor=f"{self.kind}/{self.instance}",
+            kind="reward_slow",
+            level="warning",
+            message=text,
+            data={"tool": spec.name, "version": spec.version},
+        )
         with contextlib.suppress(Exception):  # telemetry; the stats carry the warning too
             await self.bus.publish(subjects.events(self.kind), event)
 

@@ -89,8 +89,12 @@ class RolloutConfig(ActorConfig):
 
     def sampling(self) -> Sampling:
         """The settings sent with every sample group."""
-        return Sampling(temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
-                        logprobs=self.engine.logprobs_mode)  # fmt: skip
+        return Sampling(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            top_k=self.top_k,
+            logprobs=self.engine.logprobs_mode,
+        )
 
 
 class Rollout(Actor[RolloutConfig]):
@@ -187,9 +191,15 @@ class Rollout(Actor[RolloutConfig]):
         # or JetStream hands them out again and the rollout regenerates what it is still generating.
         async with keep_in_progress([raw for _, raw in batch], self.config.topology.prompt_ack_wait_s):
             outs = await asyncio.to_thread(
-                self.engine.generate, ids, n=cfg.group_size, max_new_tokens=cfg.max_new_tokens,
-                temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k, seed=None,
-            )  # fmt: skip
+                self.engine.generate,
+                ids,
+                n=cfg.group_size,
+                max_new_tokens=cfg.max_new_tokens,
+                temperature=cfg.temperature,
+                top_p=cfg.top_p,
+                top_k=cfg.top_k,
+                seed=None,
+            )
         self.gen_seconds += time.perf_counter() - t0
         out: list[tuple[str, bytes, str]] = []
         for (prompt, _), prompt_ids, completions in zip(batch, ids, outs, strict=True):
@@ -212,12 +222,28 @@ class Rollout(Actor[RolloutConfig]):
         gen = uuid.uuid4().hex[:12]
         query = query_text(prompt.prompt)
         group = SampleGroup(
-            prompt_id=prompt.prompt_id, generation=gen, task=prompt.task, group_size=self.config.group_size,
-            prompt_token_ids=prompt_ids, policy_version=version, tools=prompt.tools, query=query,
-            engine=self.config.engine.kind, epoch=prompt.epoch, sampling=self._sampling,
-            completions=[Completion(index=i, token_ids=c.token_ids, logprobs=c.logprobs, text=c.text,
-                                    finish_reason=c.finish_reason) for i, c in enumerate(completions)],
-        )  # fmt: skip
+            prompt_id=prompt.prompt_id,
+            generation=gen,
+            task=prompt.task,
+            group_size=self.config.group_size,
+            prompt_token_ids=prompt_ids,
+            policy_version=version,
+            tools=prompt.tools,
+            query=query,
+            engine=self.config.engine.kind,
+            epoch=prompt.epoch,
+            sampling=self._sampling,
+            completions=[
+                Completion(
+                    index=i,
+                    token_ids=c.token_ids,
+                    logprobs=c.logprobs,
+                    text=c.text,
+                    finish_reason=c.finish_reason,
+                )
+                for i, c in enumerate(completions)
+            ],
+        )
         limit = self.bus.max_payload
         key = f"{prompt.prompt_id}/{gen}"
         out = [
@@ -230,9 +256,15 @@ class Rollout(Actor[RolloutConfig]):
         items = [ScoreItem(index=c.index, response=c.text) for c in group.completions]
         for kind, tools in by_kind.items():
             req = ScoreGroup(
-                prompt_id=prompt.prompt_id, generation=gen, task=prompt.task, tools=tools, query=query,
-                items=items, reference=prompt.reference, metadata={**prompt.metadata, "task_type": prompt.task_type},
-            )  # fmt: skip
+                prompt_id=prompt.prompt_id,
+                generation=gen,
+                task=prompt.task,
+                tools=tools,
+                query=query,
+                items=items,
+                reference=prompt.reference,
+                metadata={**prompt.metadata, "task_type": prompt.task_type},
+            )
             out += [
                 (subjects.score(kind), data, f"{key}/{kind}#{part.items[0].index}")
                 for part, data in encode_parts(req, "items", limit)

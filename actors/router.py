@@ -183,19 +183,30 @@ class Router(Actor[RouterConfig]):
         if self.config.probes.enabled:
             # The reward workers' executor: tool worker processes with hard deadlines; code runs on the sandbox.
             self._executor = ToolExecutor(
-                workers=1, timeout_s=self.config.probes.timeout_s, cache_size=4096,
+                workers=1,
+                timeout_s=self.config.probes.timeout_s,
+                cache_size=4096,
                 allowed_prefixes=list(self.config.probes.allowed_prefixes),
-                resources={"run_tests": run_tests_over_bus(self.bus, max_timeout_s=self.config.probes.timeout_s),
-                           "run_code": bus_runner(self.bus, self.config.probes.timeout_s)},
-            )  # fmt: skip
+                resources={
+                    "run_tests": run_tests_over_bus(self.bus, max_timeout_s=self.config.probes.timeout_s),
+                    "run_code": bus_runner(self.bus, self.config.probes.timeout_s),
+                },
+            )
             self.prober = Prober(self.config.probes, self._executor)
 
     async def main(self) -> None:
         stop = asyncio.Event()
         consumer = self.bus.consume(
-            topology.PROMPTS, topology.ROUTER, Prompt, self._on_prompt, batch=self.config.fetch_batch,
-            concurrency=self.config.concurrency, auto_ack=False, stop=stop, fetch_timeout_s=0.5,
-        )  # fmt: skip
+            topology.PROMPTS,
+            topology.ROUTER,
+            Prompt,
+            self._on_prompt,
+            batch=self.config.fetch_batch,
+            concurrency=self.config.concurrency,
+            auto_ack=False,
+            stop=stop,
+            fetch_timeout_s=0.5,
+        )
         self._tasks = [
             asyncio.create_task(self._keepalive_loop(), name="router:keepalive"),
             asyncio.create_task(self._health_loop(), name="router:health"),
@@ -332,10 +343,14 @@ class Router(Actor[RouterConfig]):
             if r.errors:
                 await self.bus.publish(
                     subjects.events(self.kind),
-                    Event(actor=f"{self.kind}/{self.instance}", kind="probe_error", level="warning",
-                          message=f"hack probes of {r.tool} v{r.version} for task {q.task} errored: {r.errors[0]}",
-                          data={"signature": sig, "task": q.task, "tool": r.tool, "version": r.version}),
-                )  # fmt: skip
+                    Event(
+                        actor=f"{self.kind}/{self.instance}",
+                        kind="probe_error",
+                        level="warning",
+                        message=f"hack probes of {r.tool} v{r.version} for task {q.task} errored: {r.errors[0]}",
+                        data={"signature": sig, "task": q.task, "tool": r.tool, "version": r.version},
+                    ),
+                )
         return reports
 
     async def _ask(self, q: RoutingQuery, candidates: list[ToolSpec]) -> Any:
@@ -576,10 +591,14 @@ class Router(Actor[RouterConfig]):
             self.counters["rerouted_kinds"] += 1
             await self.bus.publish(
                 subjects.events(self.kind),
-                Event(actor=f"{self.kind}/{self.instance}", kind="reroute", level="warning",
-                      message=f"re-routing task {d.task} ({d.signature}): {why}",
-                      data={"signature": d.signature, "task": d.task, "tool": name, "version": version or 0}),
-            )  # fmt: skip
+                Event(
+                    actor=f"{self.kind}/{self.instance}",
+                    kind="reroute",
+                    level="warning",
+                    message=f"re-routing task {d.task} ({d.signature}): {why}",
+                    data={"signature": d.signature, "task": d.task, "tool": name, "version": version or 0},
+                ),
+            )
         return len(gone)
 
     async def _on_synth_event(self, msg: Event, raw: Msg) -> None:
@@ -615,11 +634,15 @@ class Router(Actor[RouterConfig]):
             if action == "warn":
                 await self.bus.publish(
                     subjects.events(self.kind),
-                    Event(actor=f"{self.kind}/{self.instance}", kind="suspect_tool", level="warning",
-                          message=f"{'built-in' if builtin else 'canary-passed'} {name} v{version} looks suspect:"
-                                  f" {verdict.reason}",
-                          data={"tool": name, "version": version, "window": verdict.window}),
-                )  # fmt: skip
+                    Event(
+                        actor=f"{self.kind}/{self.instance}",
+                        kind="suspect_tool",
+                        level="warning",
+                        message=f"{'built-in' if builtin else 'canary-passed'} {name} v{version} looks suspect:"
+                        f" {verdict.reason}",
+                        data={"tool": name, "version": version, "window": verdict.window},
+                    ),
+                )
                 continue
             log.warning("router: quarantining %s v%d: %s", name, version, verdict.reason)
             await self.registry.quarantine(name, version, verdict.reason, by=f"{self.kind}/{self.instance}")

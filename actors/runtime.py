@@ -107,8 +107,12 @@ class Actor(Generic[C]):
         self._finished = asyncio.Event()
         self._beating = False
         self.metrics = ActorMetrics(self.kind, enabled=config.metrics.port is not None)
-        self.metrics.attach(lambda: dict(self.counters), self.info, self.started_at,
-                            lambda: self._bus.dead_letters if self._bus is not None else 0)  # fmt: skip
+        self.metrics.attach(
+            lambda: dict(self.counters),
+            self.info,
+            self.started_at,
+            lambda: self._bus.dead_letters if self._bus is not None else 0,
+        )
         self._stop_requested_at: float | None = None
         self._saved_counters: dict[str, int] = {}
 
@@ -152,8 +156,12 @@ class Actor(Generic[C]):
 
     def _still_draining(self) -> None:
         if not self._finished.is_set():
-            log.warning("%s/%s: still draining %.0fs after the stop request; where it is:", self.kind,
-                        self.instance, DRAIN_WARN_S)  # fmt: skip
+            log.warning(
+                "%s/%s: still draining %.0fs after the stop request; where it is:",
+                self.kind,
+                self.instance,
+                DRAIN_WARN_S,
+            )
             dump_stacks()
 
     async def stop(self, timeout_s: float = 30.0) -> None:
@@ -226,9 +234,13 @@ class Actor(Generic[C]):
                 t0 = self._stop_requested_at
                 log.info(
                     "%s/%s: stopped %.1fs after the stop request (main %.1fs, teardown %.1fs, bus %.1fs)",
-                    self.kind, self.instance, time.monotonic() - t0, t_main - t0, t_teardown - t_main,
+                    self.kind,
+                    self.instance,
+                    time.monotonic() - t0,
+                    t_main - t0,
+                    t_teardown - t_main,
                     time.monotonic() - t_teardown,
-                )  # fmt: skip
+                )
             if install_signals:
                 for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
                     with contextlib.suppress(Exception):

@@ -132,9 +132,14 @@ class SandboxActor(Actor[SandboxActorConfig]):
             log.error("%s", self.unusable)
             await self.bus.publish(
                 subjects.events(self.kind),
-                Event(actor=f"{self.kind}/{self.instance}", kind="sandbox_unusable", level="error",
-                      message=self.unusable, data={"mode": self.config.mode}),
-            )  # fmt: skip
+                Event(
+                    actor=f"{self.kind}/{self.instance}",
+                    kind="sandbox_unusable",
+                    level="error",
+                    message=self.unusable,
+                    data={"mode": self.config.mode},
+                ),
+            )
         else:
             log.info("sandbox ready (mode %s)", self.config.mode)
         self._sub = await self.bus.subscribe(

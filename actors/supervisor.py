@@ -210,16 +210,26 @@ class Supervisor:
             log.error(
                 "\n!!! actor %s (pid %s) EXITED with code %s after %.1fs — restarting in %.1fs "
                 "(restart #%d). Last log lines:\n%s\n",
-                r.name, r.proc.pid, rc, up, backoff, r.restarts + 1, self._log_tail(r),
-            )  # fmt: skip
+                r.name,
+                r.proc.pid,
+                rc,
+                up,
+                backoff,
+                r.restarts + 1,
+                self._log_tail(r),
+            )
             if self.bus is not None:
                 with contextlib.suppress(Exception):
                     await self.bus.publish(
                         subjects.events("supervisor"),
-                        Event(actor=r.name, kind="crash", level="error",
-                              message=f"{r.name} exited with code {rc}; restarting in {backoff:.1f}s",
-                              data={"returncode": rc, "uptime_s": up, "restarts": r.restarts}),
-                    )  # fmt: skip
+                        Event(
+                            actor=r.name,
+                            kind="crash",
+                            level="error",
+                            message=f"{r.name} exited with code {rc}; restarting in {backoff:.1f}s",
+                            data={"returncode": rc, "uptime_s": up, "restarts": r.restarts},
+                        ),
+                    )
             if self._crash_loop(r, rc):
                 break
             with contextlib.suppress(asyncio.TimeoutError):

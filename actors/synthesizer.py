@@ -91,10 +91,15 @@ class ValidationConfig(BaseModel):
 
     def policy(self) -> ValidationPolicy:
         return ValidationPolicy(
-            runs=self.runs, repeats=self.repeats, case_timeout_s=self.case_timeout_s, budget_ms=self.budget_ms,
-            min_pairwise=self.min_pairwise, min_gap=self.min_gap, require_independent=self.require_independent,
+            runs=self.runs,
+            repeats=self.repeats,
+            case_timeout_s=self.case_timeout_s,
+            budget_ms=self.budget_ms,
+            min_pairwise=self.min_pairwise,
+            min_gap=self.min_gap,
+            require_independent=self.require_independent,
             limits=Limits(test_s=self.wall_s, cpu_s=int(self.wall_s), memory_mb=512),
-        )  # fmt: skip
+        )
 
 
 class SynthesizerConfig(ActorConfig):
@@ -161,9 +166,15 @@ class Synthesizer(Actor[SynthesizerConfig]):
     async def main(self) -> None:
         stop = asyncio.Event()
         consumer = self.bus.consume(
-            topology.TOOLS, topology.SYNTHESIZER, ToolRequest, self._on_request, batch=1,
-            concurrency=self.config.concurrency, stop=stop, fetch_timeout_s=0.5,
-        )  # fmt: skip
+            topology.TOOLS,
+            topology.SYNTHESIZER,
+            ToolRequest,
+            self._on_request,
+            batch=1,
+            concurrency=self.config.concurrency,
+            stop=stop,
+            fetch_timeout_s=0.5,
+        )
         await self.stopping.wait()
         stop.set()
         with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -228,19 +239,32 @@ class Synthesizer(Actor[SynthesizerConfig]):
             if not rec.passed:
                 self.counters["rejected"] += 1
                 await self._event(
-                    "candidate_rejected", f"{req.request_id} attempt {rec.attempt + 1}: {rec.reason}", "warning",
-                    {"request_id": req.request_id, "signature": req.signature, "attempt": rec.attempt,
-                     "reason": rec.reason, "code_sha256": rec.code_sha256},
-                )  # fmt: skip
+                    "candidate_rejected",
+                    f"{req.request_id} attempt {rec.attempt + 1}: {rec.reason}",
+                    "warning",
+                    {
+                        "request_id": req.request_id,
+                        "signature": req.signature,
+                        "attempt": rec.attempt,
+                        "reason": rec.reason,
+                        "code_sha256": rec.code_sha256,
+                    },
+                )
 
         prior: list[Attempt] = []
         outcome = SynthesisOutcome(None, [], "not attempted")
         for _ in range(2):  # a second round only when the registry returned a quarantined twin
             outcome = await synthesize(
-                task, self.agent, self.run_code, max_attempts=self.config.max_attempts,
-                policy=self.config.validation.policy(), on_attempt=record, prior=prior,
-                partial=self.config.partial, extra_params={"canary": canary_params(self.config.canary)},
-            )  # fmt: skip
+                task,
+                self.agent,
+                self.run_code,
+                max_attempts=self.config.max_attempts,
+                policy=self.config.validation.policy(),
+                on_attempt=record,
+                prior=prior,
+                partial=self.config.partial,
+                extra_params={"canary": canary_params(self.config.canary)},
+            )
             if outcome.spec is None:
                 break
             spec = await self.registry.register(outcome.spec, by=f"{self.kind}/{self.instance}")
@@ -252,25 +276,47 @@ class Synthesizer(Actor[SynthesizerConfig]):
                     # request) and announced nothing: tell the router this request is served.
                     await self.bus.publish(
                         subjects.TOOLS_REGISTERED,
-                        ToolRegistered(name=spec.name, version=spec.version, kind=str(spec.kind),
-                                       action="registered", by=f"{self.kind}/{self.instance}"),
-                    )  # fmt: skip
+                        ToolRegistered(
+                            name=spec.name,
+                            version=spec.version,
+                            kind=str(spec.kind),
+                            action="registered",
+                            by=f"{self.kind}/{self.instance}",
+                        ),
+                    )
                 cov = outcome.coverage
-                note = "checks every clause" if cov.get("full") else (
-                    f"PARTIAL, {cov.get('checked', 0)} of {cov.get('clauses', 0)} clauses; not checked: "
-                    + "; ".join(repr(u["clause"]) for u in cov.get("unchecked", []))
-                )  # fmt: skip
+                note = (
+                    "checks every clause"
+                    if cov.get("full")
+                    else (
+                        f"PARTIAL, {cov.get('checked', 0)} of {cov.get('clauses', 0)} clauses; not checked: "
+                        + "; ".join(repr(u["clause"]) for u in cov.get("unchecked", []))
+                    )
+                )
                 await self._event(
-                    "synthesized", f"registered {spec.name} v{spec.version} for {req.request_id} ({note})", "info",
-                    {"request_id": req.request_id, "signature": req.signature, "tool": spec.name,
-                     "version": spec.version, "attempts": len(outcome.attempts), "wall_s": round(time.time() - t0, 3),
-                     "coverage": cov},
-                )  # fmt: skip
+                    "synthesized",
+                    f"registered {spec.name} v{spec.version} for {req.request_id} ({note})",
+                    "info",
+                    {
+                        "request_id": req.request_id,
+                        "signature": req.signature,
+                        "tool": spec.name,
+                        "version": spec.version,
+                        "attempts": len(outcome.attempts),
+                        "wall_s": round(time.time() - t0, 3),
+                        "coverage": cov,
+                    },
+                )
                 outcome.spec = spec
                 self._write_outcome(outcome, req)
                 if read_canary(spec.params) is not None:
-                    await self.registry.set_canary(spec.name, spec.version, "shadow", {"task": req.task},
-                                                   by=f"{self.kind}/{self.instance}")  # fmt: skip
+                    await self.registry.set_canary(
+                        spec.name,
+                        spec.version,
+                        "shadow",
+                        {"task": req.task},
+                        by=f"{self.kind}/{self.instance}",
+                    )
                     self._start_canary(spec, req.task)
                 return outcome
             why = f"separates (in training): identical verifier {spec.name} v{spec.version} is {status['state']}: {status['reason']}"
@@ -288,11 +334,19 @@ class Synthesizer(Actor[SynthesizerConfig]):
         self.counters["failed"] += 1
         self._write_outcome(outcome, req)
         await self._event(
-            "synthesis_failed", f"{req.request_id}: {outcome.reason}", "error",
-            {"request_id": req.request_id, "signature": req.signature, "task": req.task,
-             "attempts": len(outcome.attempts), "reason": outcome.reason[:500], "category": outcome.category,
-             "unread": [u["clause"] for u in outcome.coverage.get("unchecked", [])]},
-        )  # fmt: skip
+            "synthesis_failed",
+            f"{req.request_id}: {outcome.reason}",
+            "error",
+            {
+                "request_id": req.request_id,
+                "signature": req.signature,
+                "task": req.task,
+                "attempts": len(outcome.attempts),
+                "reason": outcome.reason[:500],
+                "category": outcome.category,
+                "unread": [u["clause"] for u in outcome.coverage.get("unchecked", [])],
+            },
+        )
         return outcome
 
     # -- report and canary ------------------------------------------------------------------------
@@ -324,8 +378,17 @@ class Synthesizer(Actor[SynthesizerConfig]):
 
         async def on_reward(msg: RewardGroup, raw: Msg) -> None:
             for it in msg.items:
-                canary.observe_reward(_Result(msg.sample_id(it.index), msg.tool, msg.tool_version, msg.weight,
-                                              it.status, it.score, it.latency_s))  # fmt: skip
+                canary.observe_reward(
+                    _Result(
+                        msg.sample_id(it.index),
+                        msg.tool,
+                        msg.tool_version,
+                        msg.weight,
+                        it.status,
+                        it.score,
+                        it.latency_s,
+                    )
+                )
 
         subs = [
             await self.bus.nc.subscribe(subjects.samples(task), cb=on_sample),
@@ -336,19 +399,39 @@ class Synthesizer(Actor[SynthesizerConfig]):
             while (verdict := canary.verdict()) is None:
                 await asyncio.sleep(1.0)
             with (self.run_dir / "synthesis" / "canaries.jsonl").open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps({"at": time.time(), "tool": spec.name, "version": spec.version, "task": task,
-                                     "passed": verdict.passed, "reason": verdict.reason, **verdict.figures}) + "\n")  # fmt: skip
+                fh.write(
+                    json.dumps(
+                        {
+                            "at": time.time(),
+                            "tool": spec.name,
+                            "version": spec.version,
+                            "task": task,
+                            "passed": verdict.passed,
+                            "reason": verdict.reason,
+                            **verdict.figures,
+                        }
+                    )
+                    + "\n"
+                )
             if verdict.passed:
                 await self.registry.set_canary(spec.name, spec.version, "passed", verdict.figures, by=by)
                 self.counters["canary_passed"] += 1
-                await self._event("canary_passed", f"{spec.name} v{spec.version}: {verdict.reason}", "info",
-                                  {"tool": spec.name, "version": spec.version, **verdict.figures})  # fmt: skip
+                await self._event(
+                    "canary_passed",
+                    f"{spec.name} v{spec.version}: {verdict.reason}",
+                    "info",
+                    {"tool": spec.name, "version": spec.version, **verdict.figures},
+                )
             else:
                 await self.registry.set_canary(spec.name, spec.version, "failed", verdict.figures, by=by)
                 await self.registry.quarantine(spec.name, spec.version, verdict.reason, by=by)
                 self.counters["canary_failed"] += 1
-                await self._event("canary_failed", f"{spec.name} v{spec.version}: {verdict.reason}", "warning",
-                                  {"tool": spec.name, "version": spec.version, **verdict.figures})  # fmt: skip
+                await self._event(
+                    "canary_failed",
+                    f"{spec.name} v{spec.version}: {verdict.reason}",
+                    "warning",
+                    {"tool": spec.name, "version": spec.version, **verdict.figures},
+                )
         finally:
             for sub in subs:
                 with contextlib.suppress(Exception):

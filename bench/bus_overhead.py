@@ -46,10 +46,20 @@ EXACT = ToolRef(tool="exact_match", version=1, kind=ToolKind.RULE, needs_referen
 
 
 def _group(tag: str, p: int, g: int) -> SampleGroup:
-    return SampleGroup(prompt_id=f"{tag}/{p}", generation="g", task="arith", group_size=g,
-                       prompt_token_ids=list(range(20)), policy_version=0, tools=[EXACT], query="12+7=",
-                       completions=[Completion(index=i, token_ids=list(range(16)), logprobs=[-0.5] * 16,
-                                               text="12345678") for i in range(g)])  # fmt: skip
+    return SampleGroup(
+        prompt_id=f"{tag}/{p}",
+        generation="g",
+        task="arith",
+        group_size=g,
+        prompt_token_ids=list(range(20)),
+        policy_version=0,
+        tools=[EXACT],
+        query="12+7=",
+        completions=[
+            Completion(index=i, token_ids=list(range(16)), logprobs=[-0.5] * 16, text="12345678")
+            for i in range(g)
+        ],
+    )
 
 
 async def _bus_path(url: str, n_prompts: int, g: int, batch_prompts: int, metrics: Any = None) -> float:
@@ -64,16 +74,28 @@ async def _bus_path(url: str, n_prompts: int, g: int, batch_prompts: int, metric
     finished = {"groups": 0}
 
     async def on_score(req: ScoreGroup, raw: Any) -> None:  # the reward worker's part, minus the tool
-        reward = RewardGroup(prompt_id=req.prompt_id, generation=req.generation, task=req.task, tool=EXACT.tool,
-                             tool_version=EXACT.version, weight=EXACT.weight,
-                             items=[ScoredItem(index=it.index, status="ok", score=1.0) for it in req.items])  # fmt: skip
+        reward = RewardGroup(
+            prompt_id=req.prompt_id,
+            generation=req.generation,
+            task=req.task,
+            tool=EXACT.tool,
+            tool_version=EXACT.version,
+            weight=EXACT.weight,
+            items=[ScoredItem(index=it.index, status="ok", score=1.0) for it in req.items],
+        )
         if metrics is not None:
             for _ in reward.items:
                 metrics.reward(EXACT.tool, "ok", 0.001)
-        await bus.js_publish_many([
-            (subjects.rewards(req.task), data, f"{req.prompt_id}/{req.generation}/{EXACT.tool}#{part.items[0].index}")
-            for part, data in encode_parts(reward, "items", bus.max_payload)
-        ])  # fmt: skip
+        await bus.js_publish_many(
+            [
+                (
+                    subjects.rewards(req.task),
+                    data,
+                    f"{req.prompt_id}/{req.generation}/{EXACT.tool}#{part.items[0].index}",
+                )
+                for part, data in encode_parts(reward, "items", bus.max_payload)
+            ]
+        )
 
     async def hold(prompt_id: str, raw: Any) -> None:  # the learner's part: a group is retired once complete
         msgs = held.setdefault(prompt_id, [])
@@ -110,13 +132,23 @@ async def _bus_path(url: str, n_prompts: int, g: int, batch_prompts: int, metric
             if metrics is not None:
                 metrics.samples(grp.task, g)
             key = f"{grp.prompt_id}/{grp.generation}"
-            out += [(subjects.samples("arith"), data, f"{key}#{part.completions[0].index}")
-                    for part, data in encode_parts(grp, "completions", limit)]  # fmt: skip
-            req = ScoreGroup(prompt_id=grp.prompt_id, generation=grp.generation, task="arith", tools=[EXACT],
-                             query=grp.query, reference="19",
-                             items=[ScoreItem(index=c.index, response=c.text) for c in grp.completions])  # fmt: skip
-            out += [(subjects.score("rule"), data, f"{key}/rule#{part.items[0].index}")
-                    for part, data in encode_parts(req, "items", limit)]  # fmt: skip
+            out += [
+                (subjects.samples("arith"), data, f"{key}#{part.completions[0].index}")
+                for part, data in encode_parts(grp, "completions", limit)
+            ]
+            req = ScoreGroup(
+                prompt_id=grp.prompt_id,
+                generation=grp.generation,
+                task="arith",
+                tools=[EXACT],
+                query=grp.query,
+                reference="19",
+                items=[ScoreItem(index=c.index, response=c.text) for c in grp.completions],
+            )
+            out += [
+                (subjects.score("rule"), data, f"{key}/rule#{part.items[0].index}")
+                for part, data in encode_parts(req, "items", limit)
+            ]
         await bus.js_publish_many(out)
     await asyncio.wait_for(done.wait(), 300)
     elapsed = time.perf_counter() - t0
@@ -133,8 +165,12 @@ def _step_seconds(batch: int, work: Path) -> float:
     torch.set_num_threads(1)
     model = build_tiny_policy(work / "policy")
     trainer = DeepSpeedPolicyTrainer(TrainerConfig(model_dir=model, micro_batch_size=batch, torch_threads=1))
-    pb = PolicyBatch.from_samples([list(range(3, 23))] * batch, [list(range(3, 19))] * batch,
-                                  [[-0.5] * 16] * batch, [1.0 if i % 2 else -1.0 for i in range(batch)])  # fmt: skip
+    pb = PolicyBatch.from_samples(
+        [list(range(3, 23))] * batch,
+        [list(range(3, 19))] * batch,
+        [[-0.5] * 16] * batch,
+        [1.0 if i % 2 else -1.0 for i in range(batch)],
+    )
     trainer.step(pb)  # first call pays one-off costs
     times = []
     for _ in range(3):
@@ -161,9 +197,17 @@ def main() -> None:
         step_s = a.step_s or _step_seconds(a.batch, Path(tmp))
     per_sample_ms = 1000 * elapsed / samples
     share = per_sample_ms / 1000 * a.batch / step_s
-    doc = {"bench": "bus_overhead", "samples": samples, "group_size": a.group_size, "batch_prompts": a.batch_prompts,
-           "per_sample_ms": round(per_sample_ms, 4), "samples_per_s_bus_only": round(samples / elapsed, 1),
-           "batch": a.batch, "step_s": round(step_s, 4), "bus_share_of_step": round(share, 4)}  # fmt: skip
+    doc = {
+        "bench": "bus_overhead",
+        "samples": samples,
+        "group_size": a.group_size,
+        "batch_prompts": a.batch_prompts,
+        "per_sample_ms": round(per_sample_ms, 4),
+        "samples_per_s_bus_only": round(samples / elapsed, 1),
+        "batch": a.batch,
+        "step_s": round(step_s, 4),
+        "bus_share_of_step": round(share, 4),
+    }
     print(
         f"bus path: {per_sample_ms:.3f} ms/sample ({samples / elapsed:.0f} samples/s, one process); "
         f"learner step of {a.batch} samples: {step_s:.3f}s; bus share of a step: {100 * share:.1f}%"

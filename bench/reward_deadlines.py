@@ -24,8 +24,14 @@ async def measure(samples: int, deadline_s: float, concurrency: int) -> dict[str
     with tempfile.TemporaryDirectory() as tmp:
         module = f"bench_sleeper_{uuid.uuid4().hex[:8]}"
         (Path(tmp) / f"{module}.py").write_text(SOURCE)
-        cfg = PythonToolConfig(name="sleeper", python=f"{module}:sleeper", description="sleeps 30 s",
-                               path=tmp, deadline_s=deadline_s, concurrency=concurrency)  # fmt: skip
+        cfg = PythonToolConfig(
+            name="sleeper",
+            python=f"{module}:sleeper",
+            description="sleeps 30 s",
+            path=tmp,
+            deadline_s=deadline_s,
+            concurrency=concurrency,
+        )
         spec = python_tool_spec(cfg)
         async with ToolExecutor(timeout_s=deadline_s, allowed_prefixes=["rlar.", module]) as ex:
             await ex.prepare(spec)
@@ -33,8 +39,12 @@ async def measure(samples: int, deadline_s: float, concurrency: int) -> dict[str
             got = await ex.score_batch(spec, [ToolInput("q", f"r{i}") for i in range(samples)])
             wall = time.perf_counter() - t0
     timeouts = sum(r.reason == f"timeout after {deadline_s:g}s" for r in got)
-    return {"concurrency": concurrency, "wall_s": round(wall, 2), "timeouts": timeouts,
-            "deadlines_in_sequence_s": samples * deadline_s}  # fmt: skip
+    return {
+        "concurrency": concurrency,
+        "wall_s": round(wall, 2),
+        "timeouts": timeouts,
+        "deadlines_in_sequence_s": samples * deadline_s,
+    }
 
 
 def main() -> None:
@@ -45,8 +55,10 @@ def main() -> None:
     a = ap.parse_args()
     rows = [asyncio.run(measure(a.samples, a.deadline, c)) for c in a.concurrency]
     for r in rows:
-        print(f"concurrency {r['concurrency']}: {a.samples} hung samples x {a.deadline:g}s deadline in "
-              f"{r['wall_s']}s ({r['timeouts']} timeouts)")  # fmt: skip
+        print(
+            f"concurrency {r['concurrency']}: {a.samples} hung samples x {a.deadline:g}s deadline in "
+            f"{r['wall_s']}s ({r['timeouts']} timeouts)"
+        )
     print(
         json.dumps(
             {"bench": "reward_deadlines", "samples": a.samples, "deadline_s": a.deadline, "rows": rows}

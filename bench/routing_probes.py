@@ -110,8 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         if a.json:
             print(json.dumps(out, ensure_ascii=False))
             continue
-        print(f"{out['data']}: {out['records']} records, {out['signatures']} signatures, {out['seconds']}s "
-              f"({out['seconds_by_tool']}); tools {', '.join(out['tools'])}")  # fmt: skip
+        print(
+            f"{out['data']}: {out['records']} records, {out['signatures']} signatures, {out['seconds']}s "
+            f"({out['seconds_by_tool']}); tools {', '.join(out['tools'])}"
+        )
         print(
             f"  acceptable tool pairs refused: {out['acceptable_refused']}/{out['acceptable_pairs']} (false refusals)"
         )

@@ -37,8 +37,18 @@ from typing import Any
 
 def _run(config: str, steps: int, report_to: list[str], out: Path, extra: list[str]) -> dict[str, Any]:
     sets = [f"learner.max_steps={steps}", f"train.report_to={json.dumps(report_to)}", *extra]
-    cmd = [sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", "train", "--config", config,
-           "--run-dir", str(out)] + [x for s in sets for x in ("--set", s)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "rlar.app.cli",
+        "--log-level",
+        "WARNING",
+        "train",
+        "--config",
+        config,
+        "--run-dir",
+        str(out),
+    ] + [x for s in sets for x in ("--set", s)]
     t0 = time.time()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     wall = time.time() - t0
@@ -49,8 +59,11 @@ def _run(config: str, steps: int, report_to: list[str], out: Path, extra: list[s
         r = json.loads(line)
         records[int(r["step"])] = r
     observed = json.loads((out / "observed.json").read_text())
-    return {"records": [records[s] for s in sorted(records)], "wall_s": wall,
-            "driver_cpu_s": observed.get("driver_cpu_s")}  # fmt: skip
+    return {
+        "records": [records[s] for s in sorted(records)],
+        "wall_s": wall,
+        "driver_cpu_s": observed.get("driver_cpu_s"),
+    }
 
 
 def _hooks(samples: int, repeats: int) -> None:
@@ -73,14 +86,25 @@ def _hooks(samples: int, repeats: int) -> None:
                 cpu = time.process_time() - cpu0
                 per[arm]["wall"].append(1000 * wall / (n_prompts * g))
                 per[arm]["cpu"].append(1000 * cpu / (n_prompts * g))
-                print(f"{arm:>3} #{rep}: {per[arm]['wall'][-1]:.4f} ms/sample wall, {per[arm]['cpu'][-1]:.4f} ms/sample"
-                      " CPU of this process", flush=True)  # fmt: skip
+                print(
+                    f"{arm:>3} #{rep}: {per[arm]['wall'][-1]:.4f} ms/sample wall, {per[arm]['cpu'][-1]:.4f} ms/sample"
+                    " CPU of this process",
+                    flush=True,
+                )
     med = {arm: {k: statistics.median(v) for k, v in d.items()} for arm, d in per.items()}
-    print(json.dumps({"bench": "metric_hooks", "samples": n_prompts * g, "repeats": repeats,
-                      "off_ms_per_sample": {k: round(v, 4) for k, v in med["off"].items()},
-                      "on_ms_per_sample": {k: round(v, 4) for k, v in med["on"].items()},
-                      "on_ratio": {k: round(med["on"][k] / med["off"][k], 3) for k in ("wall", "cpu")},
-                      "runs": per}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "bench": "metric_hooks",
+                "samples": n_prompts * g,
+                "repeats": repeats,
+                "off_ms_per_sample": {k: round(v, 4) for k, v in med["off"].items()},
+                "on_ms_per_sample": {k: round(v, 4) for k, v in med["on"].items()},
+                "on_ratio": {k: round(med["on"][k] / med["off"][k], 3) for k in ("wall", "cpu")},
+                "runs": per,
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -89,8 +113,11 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--skip", type=int, default=5, help="first learner steps left out (warm-up)")
-    ap.add_argument("--arms", default="tensorboard;tensorboard,wandb,mlflow",
-                    help="';'-separated backend lists compared with no tracking")  # fmt: skip
+    ap.add_argument(
+        "--arms",
+        default="tensorboard;tensorboard,wandb,mlflow",
+        help="';'-separated backend lists compared with no tracking",
+    )
     ap.add_argument("--set", action="append", default=[], help="more config overrides for every run")
     ap.add_argument("--hooks", action="store_true", help="measure the actors' Prometheus hooks instead")
     ap.add_argument("--samples", type=int, default=4096, help="--hooks: samples per run")
@@ -109,12 +136,21 @@ def main() -> None:
                 recs = r["records"][a.skip :]
                 gaps = [b["t_end"] - x["t_end"] for x, b in pairwise(recs)]
                 upd = [x["step_s"] for x in recs]
-                row = {"arm": name, "repeat": rep, "steps": len(r["records"]), "interval_s": statistics.median(gaps),
-                       "update_s": statistics.median(upd), "driver_cpu_s": r["driver_cpu_s"],
-                       "wall_s": round(r["wall_s"], 1)}  # fmt: skip
+                row = {
+                    "arm": name,
+                    "repeat": rep,
+                    "steps": len(r["records"]),
+                    "interval_s": statistics.median(gaps),
+                    "update_s": statistics.median(upd),
+                    "driver_cpu_s": r["driver_cpu_s"],
+                    "wall_s": round(r["wall_s"], 1),
+                }
                 runs[name].append(row)
-                print(f"{name:>28} #{rep}: step interval {row['interval_s']:.3f} s, update {row['update_s']:.3f} s,"
-                      f" train-process CPU {row['driver_cpu_s']} s, wall {row['wall_s']} s", flush=True)  # fmt: skip
+                print(
+                    f"{name:>28} #{rep}: step interval {row['interval_s']:.3f} s, update {row['update_s']:.3f} s,"
+                    f" train-process CPU {row['driver_cpu_s']} s, wall {row['wall_s']} s",
+                    flush=True,
+                )
     summary: dict[str, Any] = {}
     for name, rows in runs.items():
         summary[name] = {
@@ -128,8 +164,18 @@ def main() -> None:
                 summary[name]["interval_s"] / summary["off"]["interval_s"], 3
             )
             summary[name]["update_ratio"] = round(summary[name]["update_s"] / summary["off"]["update_s"], 3)
-    print(json.dumps({"config": a.config, "steps": a.steps, "repeats": a.repeats, "skip": a.skip, "arms": summary,
-                      "runs": runs}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "config": a.config,
+                "steps": a.steps,
+                "repeats": a.repeats,
+                "skip": a.skip,
+                "arms": summary,
+                "runs": runs,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -37,8 +37,13 @@ async def _run(url: str) -> None:
         try:
             data = await fetch_weights(bus, ann)
             assert isinstance(data, bytes)
-            line: dict[str, Any] = {"version": ann.version, "bytes": len(data), "sha256": ann.sha256,
-                                    "heard": heard, "at": time.time()}  # fmt: skip
+            line: dict[str, Any] = {
+                "version": ann.version,
+                "bytes": len(data),
+                "sha256": ann.sha256,
+                "heard": heard,
+                "at": time.time(),
+            }
         except Exception as exc:
             line = {"version": ann.version, "error": f"{type(exc).__name__}: {exc}"}
         sys.stdout.write(json.dumps(line) + "\n")

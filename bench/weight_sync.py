@@ -72,17 +72,28 @@ async def _bytes_case(
 ) -> dict[str, Any]:
     assert reader.stdout is not None
     t0 = time.time()
-    ann = await publish_weights(bus, tensors, version=version, step=version, mode=mode,  # type: ignore[arg-type]
-                                weights_dir=root / "weights", server=server)  # fmt: skip
+    ann = await publish_weights(
+        bus,
+        tensors,
+        version=version,
+        step=version,
+        mode=mode,  # type: ignore[arg-type]
+        weights_dir=root / "weights",
+        server=server,
+    )
     t1 = time.time()
     got = json.loads(await asyncio.to_thread(reader.stdout.readline))
     if "error" in got or got["version"] != version:
         raise RuntimeError(f"the reader did not get v{version}: {got}")
     assert got["bytes"] == ann.size_bytes and got["sha256"] == ann.sha256
     total = max(got["at"], t1) - t0
-    return {"publish_s": round(t1 - t0, 4), "heard_s": round(got["heard"] - t0, 4),
-            "fetch_s": round(max(0.0, got["at"] - t1), 4), "total_s": round(total, 4),
-            "bytes": ann.size_bytes}  # fmt: skip
+    return {
+        "publish_s": round(t1 - t0, 4),
+        "heard_s": round(got["heard"] - t0, 4),
+        "fetch_s": round(max(0.0, got["at"] - t1), 4),
+        "total_s": round(total, 4),
+        "bytes": ann.size_bytes,
+    }
 
 
 async def _broadcast_case(
@@ -90,16 +101,27 @@ async def _broadcast_case(
 ) -> dict[str, Any]:
     assert rx.stdout is not None
     t0 = time.time()
-    ann = await publish_weights(bus, tensors, version=version, step=version, mode="broadcast",
-                                weights_dir=root / "weights", sender=sender)  # fmt: skip
+    ann = await publish_weights(
+        bus,
+        tensors,
+        version=version,
+        step=version,
+        mode="broadcast",
+        weights_dir=root / "weights",
+        sender=sender,
+    )
     t1 = time.time()
     if not ann.uri.startswith("broadcast://"):
         raise RuntimeError(f"the broadcast group broke; v{version} went by {ann.uri}")
     got = json.loads(await asyncio.to_thread(rx.stdout.readline))
     assert got["version"] == version and got["bytes"] == ann.size_bytes
     total = max(got["at"], t1) - t0
-    return {"publish_s": round(t1 - t0, 4), "fetch_s": round(max(0.0, got["at"] - t1), 4), "total_s": round(total, 4),
-            "bytes": ann.size_bytes}  # fmt: skip
+    return {
+        "publish_s": round(t1 - t0, 4),
+        "fetch_s": round(max(0.0, got["at"] - t1), 4),
+        "total_s": round(total, 4),
+        "bytes": ann.size_bytes,
+    }
 
 
 async def _run(
@@ -110,14 +132,20 @@ async def _run(
     sender = rx = reader = None
     server = WeightServer(HttpWeightsConfig()) if "http" in routes else None
     if set(routes) - {"broadcast"}:
-        reader = subprocess.Popen([sys.executable, str(Path(__file__).with_name("weight_reader.py")), "--url", url],
-                                  stdout=subprocess.PIPE, text=True)  # fmt: skip
+        reader = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("weight_reader.py")), "--url", url],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert reader.stdout is not None and json.loads(reader.stdout.readline()) == {"ready": True}
     if "broadcast" in routes:
         address = f"127.0.0.1:{free_port()}"
         sender = WeightSender(BroadcastConfig(address=address, receivers=1, timeout_s=300))
-        rx = subprocess.Popen([sys.executable, "-m", "rlar.policy.broadcast", "--address", address,
-                               "--timeout-s", "300"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+        rx = subprocess.Popen(
+            [sys.executable, "-m", "rlar.policy.broadcast", "--address", address, "--timeout-s", "300"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert rx.stdout is not None and json.loads(rx.stdout.readline()) == {"ready": True}
         if not await asyncio.to_thread(sender.wait_ready, 120):
             raise RuntimeError("the broadcast group did not form")
@@ -132,8 +160,13 @@ async def _run(
                 else:
                     assert reader is not None
                     case = await _bytes_case(bus, root, tensors, route, v, reader, server)
-                row = {"mb": mb, "route": route, "dtype": dtype, **case,
-                       "mb_per_s": round(case["bytes"] / 2**20 / case["total_s"], 1)}  # fmt: skip
+                row = {
+                    "mb": mb,
+                    "route": route,
+                    "dtype": dtype,
+                    **case,
+                    "mb_per_s": round(case["bytes"] / 2**20 / case["total_s"], 1),
+                }
                 rows.append(row)
                 print(json.dumps(row), flush=True)
                 v += 1

@@ -208,8 +208,13 @@ class Bus:
             for task in pending:
                 out = io.StringIO()
                 task.print_stack(file=out)
-                log.error("%s: %s did not stop within %.0fs:\n%s", self.name, task.get_name(), CLOSE_WAIT_S,
-                          out.getvalue())  # fmt: skip
+                log.error(
+                    "%s: %s did not stop within %.0fs:\n%s",
+                    self.name,
+                    task.get_name(),
+                    CLOSE_WAIT_S,
+                    out.getvalue(),
+                )
         if not self.nc.is_closed:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.nc.drain(), timeout=5)
@@ -467,8 +472,13 @@ class Bus:
         try:
             await self.nc.flush(timeout=SUBSCRIBE_CONFIRM_S)
         except (TimeoutError, nats.errors.Error) as exc:
-            log.warning("the server did not confirm the subscription to %s within %.0fs (%s); it is sent "
-                        "again when the connection is back", subject, SUBSCRIBE_CONFIRM_S, type(exc).__name__)  # fmt: skip
+            log.warning(
+                "the server did not confirm the subscription to %s within %.0fs (%s); it is sent "
+                "again when the connection is back",
+                subject,
+                SUBSCRIBE_CONFIRM_S,
+                type(exc).__name__,
+            )
 
     def consume(
         self,

@@ -65,9 +65,12 @@ Check = Callable[[Any], bool]
 # int, an int is a float). Checks run on decoded maps only; a subclass such as an IntEnum member appears only on
 # encode, which does not check.
 _EXACT_TYPES: dict[Any, frozenset[type]] = {
-    int: frozenset({int}), float: frozenset({int, float}), str: frozenset({str}), bool: frozenset({bool}),
+    int: frozenset({int}),
+    float: frozenset({int, float}),
+    str: frozenset({str}),
+    bool: frozenset({bool}),
     bytes: frozenset({bytes}),
-}  # fmt: skip
+}
 
 
 class _Absent:
@@ -236,10 +239,17 @@ def _spec(cls: type) -> _WireSpec:
     )
     conv = {f.name: c for f in fields if (c := _converters(hints[f.name])) is not None}
     return _WireSpec(
-        cls.__name__, cls, tuple(f.name for f in fields), required, frozenset(f.name for f in fields),
-        tuple((name, types_ | {_Absent}) for name, types_ in exact.items()), tuple(checks.items()), floats,
-        {k: c[0] for k, c in conv.items()}, {k: c[1] for k, c in conv.items()},
-    )  # fmt: skip
+        cls.__name__,
+        cls,
+        tuple(f.name for f in fields),
+        required,
+        frozenset(f.name for f in fields),
+        tuple((name, types_ | {_Absent}) for name, types_ in exact.items()),
+        tuple(checks.items()),
+        floats,
+        {k: c[0] for k, c in conv.items()},
+        {k: c[1] for k, c in conv.items()},
+    )
 
 
 def wire(cls: type[T]) -> type[T]:

@@ -108,13 +108,17 @@ class EmbeddedServer:
         self.storage_dir.mkdir(parents=True, exist_ok=True)
         cmd = [
             find_server_binary(),
-            "-a", self.host,
-            "-p", str(self.port),
-            "-m", str(self.monitor_port),
+            "-a",
+            self.host,
+            "-p",
+            str(self.port),
+            "-m",
+            str(self.monitor_port),
             "-js",
-            "-sd", str(self.storage_dir / "jetstream"),
+            "-sd",
+            str(self.storage_dir / "jetstream"),
             *self.extra_args,
-        ]  # fmt: skip
+        ]
         log = open(self.log_path, "ab")
         try:
             self.proc = subprocess.Popen(

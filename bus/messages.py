@@ -50,15 +50,25 @@ class ToolRef:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able map (KV records, reports)."""
-        return {"tool": self.tool, "kind": self.kind.value, "version": self.version, "weight": self.weight,
-                "needs_reference": self.needs_reference}  # fmt: skip
+        return {
+            "tool": self.tool,
+            "kind": self.kind.value,
+            "version": self.version,
+            "weight": self.weight,
+            "needs_reference": self.needs_reference,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ToolRef:
         """From :meth:`to_dict`'s map (unknown keys ignored; records written before ``needs_reference``
         existed read as reference-optional)."""
-        return cls(tool=str(d["tool"]), kind=d["kind"], version=int(d.get("version", 0)),
-                   weight=float(d.get("weight", 1.0)), needs_reference=bool(d.get("needs_reference", False)))  # fmt: skip
+        return cls(
+            tool=str(d["tool"]),
+            kind=d["kind"],
+            version=int(d.get("version", 0)),
+            weight=float(d.get("weight", 1.0)),
+            needs_reference=bool(d.get("needs_reference", False)),
+        )
 
 
 # every actor -> `rlar status`, supervisors (core NATS, rlar.heartbeat.<actor>.<id>)

@@ -101,12 +101,16 @@ def plan(section: _Placement, replicas: Mapping[str, int], gpus: int | None = No
             continue
         want = replicas[kind] * p.gpus_per_replica
         if len(p.device_ids) != want:
-            raise PlacementError(f"[placement.{kind}] device_ids has {len(p.device_ids)} ids, but {replicas[kind]} "
-                                 f"replicas × {p.gpus_per_replica} GPUs need {want}")  # fmt: skip
+            raise PlacementError(
+                f"[placement.{kind}] device_ids has {len(p.device_ids)} ids, but {replicas[kind]} "
+                f"replicas × {p.gpus_per_replica} GPUs need {want}"
+            )
         for d in p.device_ids:
             if d < 0 or d in taken:
-                raise PlacementError(f"[placement.{kind}] device {d} is " +
-                                     ("negative" if d < 0 else f"also given to {taken[d]}"))  # fmt: skip
+                raise PlacementError(
+                    f"[placement.{kind}] device {d} is "
+                    + ("negative" if d < 0 else f"also given to {taken[d]}")
+                )
             taken[d] = kind
     free = (d for d in range(1 << 16) if d not in taken)
     out: list[Assignment] = []
@@ -120,8 +124,10 @@ def plan(section: _Placement, replicas: Mapping[str, int], gpus: int | None = No
             out.append(Assignment(kind, i, tuple(ids[i * p.gpus_per_replica : (i + 1) * p.gpus_per_replica])))
     used = sorted({d for a in out for d in a.devices})
     if gpus is not None and used and used[-1] >= gpus:
-        raise PlacementError(f"the placement uses GPUs {used} ({len(used)} in all, up to id {used[-1]}), but this "
-                             f"machine has {gpus}")  # fmt: skip
+        raise PlacementError(
+            f"the placement uses GPUs {used} ({len(used)} in all, up to id {used[-1]}), but this "
+            f"machine has {gpus}"
+        )
     return out
 
 
@@ -157,6 +163,8 @@ def from_doc(
     tp = int(engine.get("tensor_parallel_size", 1)) if vllm else 0
     placed = section.kinds().get("rollout")
     if vllm and placed is not None and replicas.get("rollout", 0) and tp != placed.gpus_per_replica:
-        raise PlacementError(f"[rollout] engine.tensor_parallel_size = {tp}, but [placement.rollout] gives each "
-                             f"replica {placed.gpus_per_replica} GPUs: make them equal")  # fmt: skip
+        raise PlacementError(
+            f"[rollout] engine.tensor_parallel_size = {tp}, but [placement.rollout] gives each "
+            f"replica {placed.gpus_per_replica} GPUs: make them equal"
+        )
     return plan(section, replicas, detect_gpus()[0] if check else None)

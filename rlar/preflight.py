@@ -89,10 +89,14 @@ def _check_task(cfg: Any, problems: list[str]) -> tuple[TaskCheck, Any] | None:
         return None
     first = ds.records[0]
     return TaskCheck(
-        name=cfg.name, source=cfg.source if cfg.source != "builtin" else f"builtin {cfg.builtin or cfg.name}",
-        paths=paths, records=len(ds), complete=complete, example=(_short(first.prompt), _short(first.reference)),
+        name=cfg.name,
+        source=cfg.source if cfg.source != "builtin" else f"builtin {cfg.builtin or cfg.name}",
+        paths=paths,
+        records=len(ds),
+        complete=complete,
+        example=(_short(first.prompt), _short(first.reference)),
         tools=[(str(n), float(w)) for n, w in ds.spec.default_tools],
-    ), ds  # fmt: skip
+    ), ds
 
 
 def _places(ds: Any, records: list[Any], n: int = 3) -> str:
@@ -124,13 +128,20 @@ def reference_problem(name: str, ds: Any, tools: list[tuple[str, str]] | None) -
     if len(missing) < len(ds.records):
         if tools is not None and not needing:
             return None
-        why = (f"the task's tools compare with one ({', '.join(needing)}), so they could never be scored" if needing
-               else "the router would route them apart from the others and wait for a tool that needs none")  # fmt: skip
-        return (f"task {name!r}: {len(missing)} of {len(ds.records)} records have no reference (null or empty): "
-                f"{where} — fix or drop them; {why}")  # fmt: skip
+        why = (
+            f"the task's tools compare with one ({', '.join(needing)}), so they could never be scored"
+            if needing
+            else "the router would route them apart from the others and wait for a tool that needs none"
+        )
+        return (
+            f"task {name!r}: {len(missing)} of {len(ds.records)} records have no reference (null or empty): "
+            f"{where} — fix or drop them; {why}"
+        )
     if needing:
-        return (f"task {name!r}: no record has a reference ({where}), but tool {needing[0]!r} compares with one — "
-                "map the reference field (fields = { reference = ... }) or give the task a reference-free tool")  # fmt: skip
+        return (
+            f"task {name!r}: no record has a reference ({where}), but tool {needing[0]!r} compares with one — "
+            "map the reference field (fields = { reference = ... }) or give the task a reference-free tool"
+        )
     return None
 
 
@@ -177,8 +188,10 @@ def preflight(
                     if tool not in names:
                         close = difflib.get_close_matches(tool, names, n=1)
                         hint = f" (did you mean {close[0]!r}?)" if close else ""
-                        problems.append(f"task {cfg.name!r}: default tool {tool!r} is neither built in nor a "
-                                        f"[[tools]] entry{hint}")  # fmt: skip
+                        problems.append(
+                            f"task {cfg.name!r}: default tool {tool!r} is neither built in nor a "
+                            f"[[tools]] entry{hint}"
+                        )
         mode = feeder.reward_mode
         if mode.startswith("static:") and mode.removeprefix("static:") not in names:
             problems.append(f"[feeder] reward_mode: tool {mode.removeprefix('static:')!r} is not known")

@@ -456,8 +456,14 @@ class ToolRegistry:
         """
         head, st = await self._head_and_status(name)
         if head is None:
-            return {"name": name, "state": "unknown", "reason": f"unknown tool {name!r}", "latest": 0,
-                    "latest_enabled": None, "versions": {}}  # fmt: skip
+            return {
+                "name": name,
+                "state": "unknown",
+                "reason": f"unknown tool {name!r}",
+                "latest": 0,
+                "latest_enabled": None,
+                "versions": {},
+            }
         latest = int(head["latest"])
         usable = self._latest_usable(head, st)
         marks = st.get("versions") or {}

@@ -37,11 +37,21 @@ __all__ = [
 
 # File paths resolved against the config file's directory ("[]" = every element of a list).
 PATH_KEYS: tuple[str, ...] = (
-    "tasks[].path", "feeder.tasks[].path", "tasks[].examples_file", "feeder.tasks[].examples_file",
-    "policy.path", "policy.sft_tasks[].path", "tools[].path",
-    "reward.python_path[]", "nats.password_file", "nats.creds_file", "nats.storage_dir",
-    "nats.tls.ca_file", "nats.tls.cert_file", "nats.tls.key_file",
-)  # fmt: skip
+    "tasks[].path",
+    "feeder.tasks[].path",
+    "tasks[].examples_file",
+    "feeder.tasks[].examples_file",
+    "policy.path",
+    "policy.sft_tasks[].path",
+    "tools[].path",
+    "reward.python_path[]",
+    "nats.password_file",
+    "nats.creds_file",
+    "nats.storage_dir",
+    "nats.tls.ca_file",
+    "nats.tls.cert_file",
+    "nats.tls.key_file",
+)
 # Model directories: resolved only when the config-relative directory exists (else a hub-style name).
 MODEL_KEYS: tuple[str, ...] = ("rollout.engine.model", "learner.trainer.model_dir")
 
@@ -127,8 +137,9 @@ def normalise(doc: dict[str, Any], where: str = "config") -> dict[str, Any]:
         if not isinstance(feeder, dict):
             return doc
         if feeder.get("tasks"):
-            raise ConfigProblems(where, ["tasks are given twice: as [[tasks]] tables and as [feeder] tasks; "
-                                         "keep one"])  # fmt: skip
+            raise ConfigProblems(
+                where, ["tasks are given twice: as [[tasks]] tables and as [feeder] tasks; keep one"]
+            )
         feeder["tasks"] = tasks
         del doc["tasks"]
     return doc

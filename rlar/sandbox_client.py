@@ -86,8 +86,10 @@ async def sandbox_run(
                 elif loop.time() >= queue_deadline:
                     reason = f"the sandbox did not start the run within {queue_timeout_s:g}s"
                 else:
-                    reason = (f"nothing heard from the sandbox for {alive_s:g}s before the run started (the "
-                              "request died with its actor or the connection)")  # fmt: skip
+                    reason = (
+                        f"nothing heard from the sandbox for {alive_s:g}s before the run started (the "
+                        "request died with its actor or the connection)"
+                    )
                 return RunResult(status="rejected", reason=reason)
             if raw.headers and raw.headers.get("Status") == "503":
                 return RunResult(

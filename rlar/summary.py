@@ -48,8 +48,13 @@ def first_last(values: Sequence[float], n: int = 10) -> dict[str, float] | None:
     if window < 1:
         return None
     first, last = sum(values[:window]) / window, sum(values[-window:]) / window
-    return {"first": round(first, 4), "last": round(last, 4), "delta": round(last - first, 4),
-            "steps": len(values), "window": window}  # fmt: skip
+    return {
+        "first": round(first, 4),
+        "last": round(last, 4),
+        "delta": round(last - first, 4),
+        "steps": len(values),
+        "window": window,
+    }
 
 
 def run_totals(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -81,11 +86,15 @@ def no_signal_cause(recent: Sequence[Mapping[str, Any]]) -> str:
         abstain = [float(r[f"abstain/{task}"]) for r in recent if r.get(f"abstain/{task}") is not None]
         reward = [float(r[f"reward/{task}"]) for r in recent if r.get(f"reward/{task}") is not None]
         if abstain and min(abstain) >= 1.0:
-            why = ("every sample abstained or failed — the tool cannot judge them (no reference? no endpoint?); "
-                   "see `rlar tools list` and `rlar tail 'rlar.rewards.>'`")  # fmt: skip
+            why = (
+                "every sample abstained or failed — the tool cannot judge them (no reference? no endpoint?); "
+                "see `rlar tools list` and `rlar tail 'rlar.rewards.>'`"
+            )
         elif reward and max(reward) == 0.0:
-            why = ("every reward was 0 — the tool never accepts the answers: check the reference field, that the "
-                   "tool fits the task (docs/reference/tools.md), or whether the task is too hard yet")  # fmt: skip
+            why = (
+                "every reward was 0 — the tool never accepts the answers: check the reference field, that the "
+                "tool fits the task (docs/reference/tools.md), or whether the task is too hard yet"
+            )
         elif reward and min(reward) == 1.0:
             why = "every reward was 1 — the tool accepts anything, or the task is too easy"
         else:
@@ -113,17 +122,26 @@ def reward_health(
             continue
         spec = (specs or {}).get((name, version))
         errors = sorted((st.get("error_reasons") or {}).items(), key=lambda kv: (-kv[1], kv[0]))[:5]
-        rows.append({
-            "tool": name, "version": version,
-            "origin": str((spec.provenance or {}).get("origin", "")) if spec is not None else "",
-            "function": str((spec.params or {}).get("function", "")) if spec is not None else "",
-            "calls": calls, "ok": int(st.get("ok", 0)), "abstain": int(st.get("abstain", 0)),
-            "error": int(st.get("error", 0)), "error_rate": round(int(st.get("error", 0)) / calls, 4),
-            "timeouts": int(st.get("timeouts", 0)), "timeout_streak": int(st.get("timeout_streak", 0)),
-            "mean_latency_s": round(float(st.get("latency_sum_s", 0.0)) / calls, 6),
-            "errors": [{"reason": r, "count": int(n), "share": round(int(n) / calls, 4)} for r, n in errors],
-            "last_warning": str(st.get("last_warning") or ""),
-        })  # fmt: skip
+        rows.append(
+            {
+                "tool": name,
+                "version": version,
+                "origin": str((spec.provenance or {}).get("origin", "")) if spec is not None else "",
+                "function": str((spec.params or {}).get("function", "")) if spec is not None else "",
+                "calls": calls,
+                "ok": int(st.get("ok", 0)),
+                "abstain": int(st.get("abstain", 0)),
+                "error": int(st.get("error", 0)),
+                "error_rate": round(int(st.get("error", 0)) / calls, 4),
+                "timeouts": int(st.get("timeouts", 0)),
+                "timeout_streak": int(st.get("timeout_streak", 0)),
+                "mean_latency_s": round(float(st.get("latency_sum_s", 0.0)) / calls, 6),
+                "errors": [
+                    {"reason": r, "count": int(n), "share": round(int(n) / calls, 4)} for r, n in errors
+                ],
+                "last_warning": str(st.get("last_warning") or ""),
+            }
+        )
     return rows
 
 
@@ -147,15 +165,23 @@ def reward_warnings(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             m = _RAISED.match(str(top["reason"]))
             if m:
                 what, message, where = m.group(1), m.group(2) or "", m.group(3)
-                out.append(f"{tool} raised {what} in {_share(int(top['count']), int(r['calls']))} of calls"
-                           + (f": {message}" if message else "") + (f" ({where})" if where else "") + tail)  # fmt: skip
+                out.append(
+                    f"{tool} raised {what} in {_share(int(top['count']), int(r['calls']))} of calls"
+                    + (f": {message}" if message else "")
+                    + (f" ({where})" if where else "")
+                    + tail
+                )
             else:
-                out.append(f"{tool} failed in {_share(int(top['count']), int(r['calls']))} of calls: "
-                           f"{top['reason']}{tail}")  # fmt: skip
+                out.append(
+                    f"{tool} failed in {_share(int(top['count']), int(r['calls']))} of calls: "
+                    f"{top['reason']}{tail}"
+                )
         if r["calls"] and r.get("timeouts", 0) / r["calls"] >= TIMEOUT_WARN_SHARE:
             streak = int(r.get("timeout_streak", 0))
-            out.append(f"{tool} timed out in {_share(int(r['timeouts']), int(r['calls']))} of calls"
-                       + (f" ({streak} in a row at most)" if streak > 1 else ""))  # fmt: skip
+            out.append(
+                f"{tool} timed out in {_share(int(r['timeouts']), int(r['calls']))} of calls"
+                + (f" ({streak} in a row at most)" if streak > 1 else "")
+            )
         if r.get("last_warning"):
             out.append(str(r["last_warning"]))
     return out

@@ -89,8 +89,15 @@ def tasks_summary(
             if not m:
                 continue
             key = (m.group(1), int(m.group(2)))
-            tools.append({"tool": key[0], "version": key[1], "origin": origin_label(specs.get(key), statuses.get(key, "")),
-                          "steps": steps, "shadow": bool(m.group(3))})  # fmt: skip
+            tools.append(
+                {
+                    "tool": key[0],
+                    "version": key[1],
+                    "origin": origin_label(specs.get(key), statuses.get(key, "")),
+                    "steps": steps,
+                    "shadow": bool(m.group(3)),
+                }
+            )
         ds = by_task.get(task, [])
         last = ds[-1] if ds else None
         verdicts: dict[tuple[str, str, int], dict[str, Any]] = {}  # the last verdict per signature and tool
@@ -156,7 +163,9 @@ def tasks_lines(tasks: Mapping[str, Any]) -> list[str]:
         )
         states = " ".join(f"{k} {v}" for k, v in ((t.get("routing") or {}).get("states") or {}).items())
         refused = ((t.get("routing") or {}).get("probes") or {}).get("refused") or []
-        lines.append(f"  {task}: reward {reward}, abstain {abstain}; tools {tools or '-'}; "
-                     f"routing {states or 'by the feeder'}{_waiting(t)}"
-                     + (f"; refused by hack probes: {', '.join(refused)}" if refused else ""))  # fmt: skip
+        lines.append(
+            f"  {task}: reward {reward}, abstain {abstain}; tools {tools or '-'}; "
+            f"routing {states or 'by the feeder'}{_waiting(t)}"
+            + (f"; refused by hack probes: {', '.join(refused)}" if refused else "")
+        )
     return lines

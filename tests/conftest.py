@@ -32,9 +32,13 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Property tests: the same examples on every run (a failure replays; hypothesis prints the example), no
 # per-example deadline (a loaded machine is not a failure), no example database in the repository.
 settings.register_profile(
-    "rlar", derandomize=True, deadline=None, database=None, max_examples=100,
+    "rlar",
+    derandomize=True,
+    deadline=None,
+    database=None,
+    max_examples=100,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)  # fmt: skip
+)
 settings.load_profile(os.environ.get("RLAR_HYPOTHESIS_PROFILE", "rlar"))
 
 
@@ -50,19 +54,61 @@ BUS_FIXTURES = frozenset({"nats_server", "nats_url", "bus"})
 BUS_MARKS = ("sandbox", "browser", "vllm", "netns")
 # Modules whose tests start servers, child processes, real models or sweeps (whole data sets, hypothesis
 # properties of every wire type) themselves (not through the fixtures); a single such test elsewhere says so with ``@pytest.mark.bus``.
-BUS_MODULES = frozenset({
-    "test_ablate", "test_agent_anthropic", "test_attach", "test_bench_gpu", "test_bench_pipeline",
-    "test_bench_weight_sync", "test_bus", "test_code_formats", "test_deploy_manifests", "test_deploy_nats",
-    "test_docs", "test_engines", "test_eval", "test_export", "test_feeder_and_sync", "test_kinds",
-    "test_layers", "test_learner_handover", "test_makefile", "test_math_equivalence", "test_permissions",
-    "test_placement", "test_preference", "test_properties", "test_pyfunc", "test_recipes", "test_registry",
-    "test_retrieval_browser", "test_retrieval_deploy", "test_retrieval_kinds", "test_retrieval_taskfit",
-    "test_reward_cli", "test_routing_bench", "test_routing_offline", "test_routing_probes",
-    "test_routing_set", "test_runconfig", "test_runtime", "test_sampling_logprobs", "test_sandbox",
-    "test_sandbox_hacks", "test_synthesis_gate", "test_synthesis_stages", "test_synthesizer",
-    "test_tools_executor", "test_tools_metrics", "test_tools_reward_model", "test_trainer",
-    "test_trainer_scale", "test_weight_http", "test_weight_routes",
-})  # fmt: skip
+BUS_MODULES = frozenset(
+    {
+        "test_ablate",
+        "test_agent_anthropic",
+        "test_attach",
+        "test_bench_gpu",
+        "test_bench_pipeline",
+        "test_bench_weight_sync",
+        "test_bus",
+        "test_code_formats",
+        "test_deploy_manifests",
+        "test_deploy_nats",
+        "test_docs",
+        "test_engines",
+        "test_eval",
+        "test_export",
+        "test_feeder_and_sync",
+        "test_kinds",
+        "test_layers",
+        "test_learner_handover",
+        "test_makefile",
+        "test_math_equivalence",
+        "test_permissions",
+        "test_placement",
+        "test_preference",
+        "test_properties",
+        "test_pyfunc",
+        "test_recipes",
+        "test_registry",
+        "test_retrieval_browser",
+        "test_retrieval_deploy",
+        "test_retrieval_kinds",
+        "test_retrieval_taskfit",
+        "test_reward_cli",
+        "test_routing_bench",
+        "test_routing_offline",
+        "test_routing_probes",
+        "test_routing_set",
+        "test_runconfig",
+        "test_runtime",
+        "test_sampling_logprobs",
+        "test_sandbox",
+        "test_sandbox_hacks",
+        "test_synthesis_gate",
+        "test_synthesis_stages",
+        "test_synthesizer",
+        "test_tools_executor",
+        "test_tools_metrics",
+        "test_tools_reward_model",
+        "test_trainer",
+        "test_trainer_scale",
+        "test_weight_http",
+        "test_weight_routes",
+    }
+)
 
 
 def tier_of(item: pytest.Item) -> str:
@@ -113,8 +159,11 @@ def unit_starts_no_process(request: pytest.FixtureRequest, monkeypatch: pytest.M
     monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", process_start)
     yield
     if started:
-        pytest.fail(f"a unit test started child processes ({'; '.join(started[:3])}): mark it pytest.mark.bus "
-                    "(or list its module in tests/conftest.py BUS_MODULES)", pytrace=False)  # fmt: skip
+        pytest.fail(
+            f"a unit test started child processes ({'; '.join(started[:3])}): mark it pytest.mark.bus "
+            "(or list its module in tests/conftest.py BUS_MODULES)",
+            pytrace=False,
+        )
 
 
 @pytest.fixture(scope="session", autouse=True)

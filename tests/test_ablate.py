@@ -44,8 +44,13 @@ async def _published(bus: Bus, url: str, tmp: Path, mode: str, n: int = 6) -> li
     for task in ("arith", "copy"):
         await bus.subscribe(subjects.routed(task), Prompt, on_prompt)
         await bus.subscribe(subjects.prompts(task), Prompt, on_prompt)
-    cfg = FeederConfig(nats=NatsConfig(url=url), run_dir=str(tmp), reward_mode=mode, max_in_flight=n,
-                       tasks=[{"name": "arith"}, {"name": "copy"}])  # type: ignore[list-item]  # fmt: skip
+    cfg = FeederConfig(
+        nats=NatsConfig(url=url),
+        run_dir=str(tmp),
+        reward_mode=mode,
+        max_in_flight=n,
+        tasks=[{"name": "arith"}, {"name": "copy"}],
+    )  # type: ignore[list-item]
     async with running(Feeder(cfg)):
         await wait_for(lambda: len(got) >= n, 120)
     return got
@@ -87,8 +92,11 @@ def test_intervals_over_seeds_are_student_t() -> None:
         round(0.6 + 4.303 * 0.1 / 3**0.5, 4),
     )
     assert interval([0.4])["lo"] is None
-    rows = [{"mode": "a", "eval": {"t/m": 0.5}}, {"mode": "a", "eval": {"t/m": 0.7, "t/x": None}},
-            {"mode": "b", "eval": {}}]  # fmt: skip
+    rows = [
+        {"mode": "a", "eval": {"t/m": 0.5}},
+        {"mode": "a", "eval": {"t/m": 0.7, "t/x": None}},
+        {"mode": "b", "eval": {}},
+    ]
     assert summarize_runs(rows) == {"a": {"t/m": interval([0.5, 0.7])}, "b": {}}
 
 
@@ -146,12 +154,36 @@ trainer = { model_dir = "{run_dir}/policy/init", micro_batch_size = 16, grpo = {
 """)
     out = tmp_path / "ablate"
     r = subprocess.run(
-        [sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", "ablate", "--config", str(cfg), "--modes",
-         "static:exact_match", "--seeds", "0,1", "--max-steps", "3", "--max-minutes", "4", "--eval-suite",
-         "learnable", "--eval-limit", "5", "--out", str(out)],
-        cwd=tmp_path, env={**actor_env(), "DS_ACCELERATOR": "cpu", "PYTHONPATH": str(REPO)}, capture_output=True,
-        text=True, timeout=560,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "rlar.app.cli",
+            "--log-level",
+            "WARNING",
+            "ablate",
+            "--config",
+            str(cfg),
+            "--modes",
+            "static:exact_match",
+            "--seeds",
+            "0,1",
+            "--max-steps",
+            "3",
+            "--max-minutes",
+            "4",
+            "--eval-suite",
+            "learnable",
+            "--eval-limit",
+            "5",
+            "--out",
+            str(out),
+        ],
+        cwd=tmp_path,
+        env={**actor_env(), "DS_ACCELERATOR": "cpu", "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=560,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     doc = json.loads((out / "comparison.json").read_text())
     assert [(r["mode"], r["seed"]) for r in doc["runs"]] == [
@@ -202,17 +234,25 @@ def test_eval_tasks_are_the_training_tasks_held_out_splits_with_their_options() 
     from rlar.eval.hacks import ablation_tasks
 
     tasks = [{"name": "arith", "weight": 2.0, "options": {"max_operand": 9}}, "copy", {"name": "consonants"}]
-    got = ablation_tasks(tasks, max_new_tokens=10, settings={"consonants": {"n_samples": 8, "temperature": 1.0},
-                                                             "copy": {"limit": 5}})  # fmt: skip
+    got = ablation_tasks(
+        tasks,
+        max_new_tokens=10,
+        settings={"consonants": {"n_samples": 8, "temperature": 1.0}, "copy": {"limit": 5}},
+    )
     arith, copy_, cons = got
     assert arith.source == {"name": "arith", "options": {"max_operand": 9}, "split": "test"}
     assert (arith.max_new_tokens, arith.n_samples, arith.temperature) == (10, 1, 0.0)
     assert cons.n_samples == 8 and copy_.limit == 5
     ds = arith.load()
-    assert ds.spec.split == "test" and all(max(map(int, r.prompt[:-1].replace("-", "+").split("+"))) <= 9
-                                           for r in ds.records)  # fmt: skip
-    train = {r.prompt for r in __import__("rlar.tasks", fromlist=["load_task"]).load_task(
-        {"name": "arith", "options": {"max_operand": 9}}).records}  # fmt: skip
+    assert ds.spec.split == "test" and all(
+        max(map(int, r.prompt[:-1].replace("-", "+").split("+"))) <= 9 for r in ds.records
+    )
+    train = {
+        r.prompt
+        for r in __import__("rlar.tasks", fromlist=["load_task"])
+        .load_task({"name": "arith", "options": {"max_operand": 9}})
+        .records
+    }
     assert not train & {r.prompt for r in ds.records}  # held out
     with pytest.raises(ValueError, match="unknown"):
         ablation_tasks(tasks, max_new_tokens=10, settings={"copy": {"samples": 2}})
@@ -225,8 +265,10 @@ async def test_hack_rate_counts_outputs_a_static_tool_rewards_that_fail_the_true
     from rlar.tasks import TaskRecord
     from rlar.tools import ToolExecutor
 
-    recs = [TaskRecord(id=str(i), prompt=p, reference=ref) for i, (p, ref) in
-            enumerate([("3+4=", "7"), ("5+5=", "10"), ("9-1=", "8"), ("2+2=", "4")])]  # fmt: skip
+    recs = [
+        TaskRecord(id=str(i), prompt=p, reference=ref)
+        for i, (p, ref) in enumerate([("3+4=", "7"), ("5+5=", "10"), ("9-1=", "8"), ("2+2=", "4")])
+    ]
     texts = [["7"], ["10 11"], ["9"], ["4 5"]]  # right; right number among others (twice); wrong
     async with ToolExecutor(workers=1, timeout_s=30.0) as ex:
         rates, verdicts = await hack_rates("math", recs, texts, ["contains_match", "exact_match"], ex)
@@ -258,8 +300,11 @@ def test_differences_say_which_are_beyond_noise() -> None:
     assert difference([0.3], [0.1])["lo"] is None  # one seed: no interval, never "beyond noise"
     flat = difference([0.0, 0.0, 0.0], [0.25, 0.25, 0.25])
     assert flat["no_spread"] and flat["beyond_noise"] and flat["hi"] == -0.25
-    rows = [{"mode": m, "seed": s, "eval": {"t/m": v}} for m, vals in (("agentic", (0.8, 0.82, 0.79)),
-            ("default", (0.1, 0.12, 0.09))) for s, v in enumerate(vals)]  # fmt: skip
+    rows = [
+        {"mode": m, "seed": s, "eval": {"t/m": v}}
+        for m, vals in (("agentic", (0.8, 0.82, 0.79)), ("default", (0.1, 0.12, 0.09)))
+        for s, v in enumerate(vals)
+    ]
     got = compare_modes(rows, "agentic")
     assert list(got) == ["default"] and got["default"]["t/m"]["hi"] < 0
 
@@ -267,11 +312,21 @@ def test_differences_say_which_are_beyond_noise() -> None:
 def test_eval_rows_name_true_metrics_hack_rates_and_their_mean() -> None:
     from rlar.app.ablate import _eval_row
 
-    doc = {"metrics": {"arith": {"nem": 0.5, "avg_len": 2.0, "chrf/hack": 0.1, "chrf/high": 0.6, "chrf/abstain": 0.0},
-                       "consonants": {"format": 0.25, "chrf/hack": 0.0, "chrf/high": 0.0, "chrf/abstain": 1.0}}}  # fmt: skip
-    assert _eval_row(doc) == {"arith/nem": 0.5, "arith/hack@chrf": 0.1, "arith/high@chrf": 0.6,
-                              "consonants/format": 0.25, "consonants/hack@chrf": 0.0, "consonants/high@chrf": 0.0,
-                              "all/true": 0.375}  # fmt: skip
+    doc = {
+        "metrics": {
+            "arith": {"nem": 0.5, "avg_len": 2.0, "chrf/hack": 0.1, "chrf/high": 0.6, "chrf/abstain": 0.0},
+            "consonants": {"format": 0.25, "chrf/hack": 0.0, "chrf/high": 0.0, "chrf/abstain": 1.0},
+        }
+    }
+    assert _eval_row(doc) == {
+        "arith/nem": 0.5,
+        "arith/hack@chrf": 0.1,
+        "arith/high@chrf": 0.6,
+        "consonants/format": 0.25,
+        "consonants/hack@chrf": 0.0,
+        "consonants/high@chrf": 0.0,
+        "all/true": 0.375,
+    }
 
 
 def test_an_ablation_resumes_where_it_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -287,15 +342,18 @@ def test_an_ablation_resumes_where_it_stopped(tmp_path: Path, monkeypatch: pytes
         run_dir.mkdir(parents=True)
         if run_dir.name in fail:  # killed mid-run: a directory without summary
             return subprocess.CompletedProcess(cmd, 1)
-        (run_dir / "summary.json").write_text(json.dumps({"steps": 4, "minutes": 0.1, "reason": "max_steps",
-                                                          "crashes": 0, "tasks": {}}))  # fmt: skip
+        (run_dir / "summary.json").write_text(
+            json.dumps({"steps": 4, "minutes": 0.1, "reason": "max_steps", "crashes": 0, "tasks": {}})
+        )
         (run_dir / "metrics.jsonl").write_text(json.dumps({"step": 1, "reward_mean": 0.5}) + "\n")
         return subprocess.CompletedProcess(cmd, 0)
 
     monkeypatch.setattr(ab.subprocess, "run", fake_train)
     cfg = tmp_path / "a.toml"
-    cfg.write_text('[train]\nname = "t"\n[feeder]\ntasks = ["copy"]\n[ablate]\nmodes = ["static:exact_match"]\n'
-                   'seeds = [0, 1, 2]\nmax_steps = 4\neval_suite = ""\n')  # fmt: skip
+    cfg.write_text(
+        '[train]\nname = "t"\n[feeder]\ntasks = ["copy"]\n[ablate]\nmodes = ["static:exact_match"]\n'
+        'seeds = [0, 1, 2]\nmax_steps = 4\neval_suite = ""\n'
+    )
     out = tmp_path / "out"
     first = ab.ablate(str(cfg), out=str(out))
     assert trained == ["static-exact_match-seed0", "static-exact_match-seed1", "static-exact_match-seed2"]

@@ -22,9 +22,14 @@ from rlar.testing.anthropic_server import MessagesServer
 from rlar.tools import builtin_specs
 
 QUERY = RoutingQuery(
-    task="arith", query="12+7=", reference="19", domain="math", task_type="arithmetic", answer_format="number",
+    task="arith",
+    query="12+7=",
+    reference="19",
+    domain="math",
+    task_type="arithmetic",
+    answer_format="number",
     description="Evaluate the integer addition.",
-)  # fmt: skip
+)
 
 
 @pytest.fixture(autouse=True)
@@ -34,9 +39,15 @@ def rlar_test_key(no_ambient_anthropic: None, monkeypatch: pytest.MonkeyPatch) -
 
 def agent_for(server: MessagesServer, **overrides: object) -> AnthropicAgent:
     cfg = AnthropicAgentConfig(
-        model="router-test", base_url=server.url, api_key_env="RLAR_TEST_KEY", timeout_s=5.0,
-        backoff_base_s=0.05, backoff_max_s=0.2, input_usd_per_mtok=3.0, output_usd_per_mtok=15.0,
-    ).model_copy(update=overrides)  # fmt: skip
+        model="router-test",
+        base_url=server.url,
+        api_key_env="RLAR_TEST_KEY",
+        timeout_s=5.0,
+        backoff_base_s=0.05,
+        backoff_max_s=0.2,
+        input_usd_per_mtok=3.0,
+        output_usd_per_mtok=15.0,
+    ).model_copy(update=overrides)
     return AnthropicAgent(cfg)
 
 
@@ -56,10 +67,14 @@ async def test_a_tool_use_reply_becomes_a_route_with_token_accounting(
     messages_server.script.append(
         tool_use(
             CHOOSE_TOOL.name,
-            {"tools": [{"name": "math_verify", "weight": 3}, {"name": "no_such_tool", "weight": 1}],
-             "none_fit": False, "confidence": 0.9, "reason": "numeric answer"},
+            {
+                "tools": [{"name": "math_verify", "weight": 3}, {"name": "no_such_tool", "weight": 1}],
+                "none_fit": False,
+                "confidence": 0.9,
+                "reason": "numeric answer",
+            },
         )
-    )  # fmt: skip
+    )
     agent = agent_for(messages_server)
     specs = builtin_specs()
     try:
@@ -180,14 +195,21 @@ async def test_the_code_agent_gets_its_rejection_back_as_a_tool_result_and_fixes
     )
     for code in (broken, fixed):
         messages_server.script.append(
-            tool_use("submit_reward_function", {"code": code, "score_range": [0, 1], "needs_reference": True,
-                                                "rationale": "exact match"}, {"input_tokens": 500, "output_tokens": 80})
-        )  # fmt: skip
+            tool_use(
+                "submit_reward_function",
+                {"code": code, "score_range": [0, 1], "needs_reference": True, "rationale": "exact match"},
+                {"input_tokens": 500, "output_tokens": 80},
+            )
+        )
     task = SynthesisTask(
-        description="Repeat the letters exactly.", task="copy", task_type="copy", answer_format="text",
+        description="Repeat the letters exactly.",
+        task="copy",
+        task_type="copy",
+        answer_format="text",
         examples=[{"query": "copy:abcd=", "reference": "abcd"}, {"query": "copy:xyz=", "reference": "xyz"}],
-        signature="sig-copy", request_id="req-1",
-    )  # fmt: skip
+        signature="sig-copy",
+        request_id="req-1",
+    )
     agent = agent_for(messages_server)
     # The agent protocol under test, not the gate: this description is not one the instruction reader reads
     # (the default, partial = "refuse", would end here before any attempt; tests/test_synthesis_gate.py has that).

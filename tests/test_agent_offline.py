@@ -15,8 +15,13 @@ SCHEMA = {"type": "object", "properties": {}}
 
 
 def ask(tool: AgentTool, context: dict[str, Any] | None = None) -> AgentRequest:
-    return AgentRequest(system="s", messages=[{"role": "user", "content": "hi"}], tools=[tool],
-                        tool_choice=tool.name, context=context or {})  # fmt: skip
+    return AgentRequest(
+        system="s",
+        messages=[{"role": "user", "content": "hi"}],
+        tools=[tool],
+        tool_choice=tool.name,
+        context=context or {},
+    )
 
 
 async def test_only_tools_with_an_offline_handler_are_answered_and_refusals_are_errors() -> None:

@@ -13,8 +13,14 @@ from tests.support.env import actor_env
 
 
 def _rlar(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", *args],
-                          capture_output=True, text=True, timeout=timeout, env=actor_env(), cwd=cwd)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=actor_env(),
+        cwd=cwd,
+    )
 
 
 def test_tools_and_status_on_an_embedded_bus_say_it_is_fresh_and_belongs_to_no_run(tmp_path: Path) -> None:
@@ -64,13 +70,21 @@ def test_tails_default_line_shows_each_responses_status_score_and_reason() -> No
     from bus.messages import RewardGroup, ScoredItem
     from rlar.app.tail import format_line
 
-    items = [ScoredItem(index=0, status="ok", score=1.0, reason="capitalised correctly"),
-             ScoredItem(index=1, status="ok", score=0.4, reason="'appel' is 80% like 'Apple'"),
-             ScoredItem(index=2, status="error", reason="ValueError: boom\n  File 'my_rewards.py', line 3, in f"),
-             ScoredItem(index=3, status="abstain", reason="no reference")]  # fmt: skip
+    items = [
+        ScoredItem(index=0, status="ok", score=1.0, reason="capitalised correctly"),
+        ScoredItem(index=1, status="ok", score=0.4, reason="'appel' is 80% like 'Apple'"),
+        ScoredItem(index=2, status="error", reason="ValueError: boom\n  File 'my_rewards.py', line 3, in f"),
+        ScoredItem(index=3, status="abstain", reason="no reference"),
+    ]
     items += [ScoredItem(index=i, status="ok", score=0.0, reason="x" * 200) for i in range(4, 10)]
-    group = RewardGroup(prompt_id="cap/e0/1", generation="g", task="capitalize", tool="capitalised", tool_version=2,
-                        items=items)  # fmt: skip
+    group = RewardGroup(
+        prompt_id="cap/e0/1",
+        generation="g",
+        task="capitalize",
+        tool="capitalised",
+        tool_version=2,
+        items=items,
+    )
     line = format_line("rlar.rewards.capitalize", encode(group), as_json=False, at=0.0)
     assert "tool=capitalised tool_version=2" in line
     assert "ok 8 error 1 abstain 1 items=[" in line
@@ -82,17 +96,45 @@ def test_tails_default_line_shows_each_responses_status_score_and_reason() -> No
 def test_status_writes_an_actors_heartbeat_compactly_without_raw_dicts() -> None:
     from rlar.app.status import render
 
-    executor = {"requests": 120, "inputs": 960, "cache_hits": 0, "timeouts": 2, "worker_deaths": 0, "spawns": 2,
-                "errors": 3, "abstains": 5}  # fmt: skip
-    actor = {"actor": "reward", "instance": "reward-host-1", "host": "h", "pid": 42, "state": "running",
-             "uptime_s": 125.0, "age_s": 1.0,
-             "info": {"kinds": ["rule", "metric"], "inflight": {"rule": 0, "metric": 0}, "batches": 40,
-                      "executors": {"rule": executor, "metric": {k: 0 for k in executor}}},
-             "counters": {"requests": 120, "rewards": 968, "cached": 0, "rule.ok": 900, "rule.error": 3,
-                          "rule.abstain": 5, "metric.ok": 60}}  # fmt: skip
+    executor = {
+        "requests": 120,
+        "inputs": 960,
+        "cache_hits": 0,
+        "timeouts": 2,
+        "worker_deaths": 0,
+        "spawns": 2,
+        "errors": 3,
+        "abstains": 5,
+    }
+    actor = {
+        "actor": "reward",
+        "instance": "reward-host-1",
+        "host": "h",
+        "pid": 42,
+        "state": "running",
+        "uptime_s": 125.0,
+        "age_s": 1.0,
+        "info": {
+            "kinds": ["rule", "metric"],
+            "inflight": {"rule": 0, "metric": 0},
+            "batches": 40,
+            "executors": {"rule": executor, "metric": {k: 0 for k in executor}},
+        },
+        "counters": {
+            "requests": 120,
+            "rewards": 968,
+            "cached": 0,
+            "rule.ok": 900,
+            "rule.error": 3,
+            "rule.abstain": 5,
+            "metric.ok": 60,
+        },
+    }
     line = render({"actors": [actor], "streams": [], "consumers": []}).splitlines()[1]
     assert "{" not in line and "inflight" not in line and "cached" not in line, line
-    assert "kinds=rule,metric batches=40 executors(rule(requests=120 inputs=960 timeouts=2 spawns=2 errors=3 " \
-           "abstains=5))" in line  # fmt: skip
+    assert (
+        "kinds=rule,metric batches=40 executors(rule(requests=120 inputs=960 timeouts=2 spawns=2 errors=3 "
+        "abstains=5))" in line
+    )
     assert line.endswith("abstains=5)) metric(ok=60) requests=120 rewards=968 rule(abstain=5 error=3 ok=900)")
     assert len(line) < 280, len(line)

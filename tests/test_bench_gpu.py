@@ -52,8 +52,10 @@ def test_the_summary_computes_tokens_per_s_mfu_and_weight_sync(tmp_path: Path) -
     )
     (tmp_path / "train.json").write_text(json.dumps({"steps": 2, "minutes": 1.0, "reason": "finished"}))
     (tmp_path / "train").mkdir()
-    recs = [{"step": 1, "tokens": 1000.0, "tokens_per_s": 500.0, "sequences": 10.0, "weights_s": 0.2},
-            {"step": 2, "tokens": 3000.0, "tokens_per_s": 1000.0, "sequences": 10.0, "weights_s": 0.4}]  # fmt: skip
+    recs = [
+        {"step": 1, "tokens": 1000.0, "tokens_per_s": 500.0, "sequences": 10.0, "weights_s": 0.2},
+        {"step": 2, "tokens": 3000.0, "tokens_per_s": 1000.0, "sequences": 10.0, "weights_s": 0.4},
+    ]
     (tmp_path / "train" / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     doc = summarize(tmp_path, model)
     assert doc["learner_tokens_per_s"] == 800.0  # 4000 tokens over 2 + 3 s of trainer time

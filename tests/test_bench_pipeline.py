@@ -34,9 +34,20 @@ async def test_the_judge_endpoint_scores_by_similarity_after_its_latency_and_cou
 @pytest.mark.timeout(1200)
 def test_trl_sync_and_async_ways_do_the_same_work_and_the_judge_sees_the_configured_concurrency() -> None:
     concurrency = 8
-    doc = run(PipelineSettings(quick=True, prompts=4, group_size=4, max_new_tokens=8, reward="judge",
-                               judge_latency_ms=300, judge_concurrency=concurrency, baseline="trl",
-                               async_timeout_s=400, weight_sync="http"))  # fmt: skip
+    doc = run(
+        PipelineSettings(
+            quick=True,
+            prompts=4,
+            group_size=4,
+            max_new_tokens=8,
+            reward="judge",
+            judge_latency_ms=300,
+            judge_concurrency=concurrency,
+            baseline="trl",
+            async_timeout_s=400,
+            weight_sync="http",
+        )
+    )
     n = doc["samples_per_step"]
     assert n == 16 and doc["trl"]["steps"] == doc["sync"]["steps"] == doc["async"]["steps"] == 2
     assert (

@@ -13,9 +13,20 @@ from tests.support.env import REPO, actor_env
 
 def test_every_route_delivers_a_version_and_reports_its_speed() -> None:
     proc = subprocess.run(
-        [sys.executable, "bench/weight_sync.py", "--sizes", "1,2", "--routes", "filesystem,objstore,broadcast,http"],
-        cwd=REPO, env=actor_env(), capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "bench/weight_sync.py",
+            "--sizes",
+            "1,2",
+            "--routes",
+            "filesystem,objstore,broadcast,http",
+        ],
+        cwd=REPO,
+        env=actor_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(proc.stdout.strip().splitlines()[-1])
     assert [(c["mb"], c["route"]) for c in doc["cases"]] == [

@@ -23,8 +23,15 @@ from tests.support.servers import TEST_TOPOLOGY
 
 
 def _score_request(i: int, kind: str = "rule") -> ScoreGroup:
-    return ScoreGroup(prompt_id=f"s{i}", generation="g", task="arith", tools=[ToolRef(tool="exact_match", kind=kind)],
-                      query="1+1=", items=[ScoreItem(index=0, response="2")], reference="2")  # fmt: skip
+    return ScoreGroup(
+        prompt_id=f"s{i}",
+        generation="g",
+        task="arith",
+        tools=[ToolRef(tool="exact_match", kind=kind)],
+        query="1+1=",
+        items=[ScoreItem(index=0, response="2")],
+        reference="2",
+    )
 
 
 async def _collect_dlq(bus: Bus, pattern: str) -> list[DeadLetter]:
@@ -67,8 +74,9 @@ async def test_a_work_consumer_dead_letters_garbage_and_keeps_consuming(bus: Bus
         handled.append(msg.prompt_id)
 
     stop = asyncio.Event()
-    task = bus.consume(topology.SCORE, topology.reward_consumer("metric"), ScoreGroup, handle, stop=stop,
-                       fetch_timeout_s=0.2)  # fmt: skip
+    task = bus.consume(
+        topology.SCORE, topology.reward_consumer("metric"), ScoreGroup, handle, stop=stop, fetch_timeout_s=0.2
+    )
     await bus.js.publish(subject, b"garbage")
     await bus.js_publish(subject, _score_request(1, "metric"))
     assert await wait_for(lambda: bool(handled and dead), 60), (handled, dead)
@@ -91,8 +99,15 @@ async def test_a_handler_that_keeps_failing_is_retried_then_dead_lettered(bus: B
         raise ValueError("tool exploded")
 
     stop = asyncio.Event()
-    task = bus.consume(topology.SCORE, topology.reward_consumer("judge"), ScoreGroup, handle, stop=stop,
-                       max_deliver=3, fetch_timeout_s=0.2)  # fmt: skip
+    task = bus.consume(
+        topology.SCORE,
+        topology.reward_consumer("judge"),
+        ScoreGroup,
+        handle,
+        stop=stop,
+        max_deliver=3,
+        fetch_timeout_s=0.2,
+    )
     await bus.js_publish(subject, _score_request(2, "judge"))
     assert await wait_for(lambda: bool(dead), 120), attempts
     stop.set()
@@ -119,8 +134,9 @@ async def test_an_unacked_work_message_of_a_dead_consumer_is_redelivered_to_anot
     bus: Bus, nats_url: str
 ) -> None:
     subject = subjects.score("sandbox")
-    proc = subprocess.Popen([sys.executable, "-c", CONSUME_AND_HANG, nats_url], stdout=subprocess.PIPE,
-                            env=actor_env(), cwd=REPO)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CONSUME_AND_HANG, nats_url], stdout=subprocess.PIPE, env=actor_env(), cwd=REPO
+    )
     try:
         await bus.js_publish(subject, _score_request(7, "sandbox"))
         assert proc.stdout is not None
@@ -135,8 +151,14 @@ async def test_an_unacked_work_message_of_a_dead_consumer_is_redelivered_to_anot
         got.append(msg.prompt_id)
 
     stop = asyncio.Event()
-    task = bus.consume(topology.SCORE, topology.reward_consumer("sandbox"), ScoreGroup, handle, stop=stop,
-                       fetch_timeout_s=0.5)  # fmt: skip
+    task = bus.consume(
+        topology.SCORE,
+        topology.reward_consumer("sandbox"),
+        ScoreGroup,
+        handle,
+        stop=stop,
+        fetch_timeout_s=0.5,
+    )
     await wait_for(lambda: bool(got), TEST_TOPOLOGY.score_ack_wait_s + 120)
     stop.set()
     await asyncio.wait_for(task, 60)
@@ -204,8 +226,9 @@ async def test_a_subscription_is_on_the_server_when_subscribe_returns(nats_url: 
         try:
 
             async def answer(msg: ScoreGroup, raw: Any) -> None:
-                reply = RewardGroup(prompt_id=msg.prompt_id, generation="g", task="t", tool="x", tool_version=1,
-                                    items=[])  # fmt: skip
+                reply = RewardGroup(
+                    prompt_id=msg.prompt_id, generation="g", task="t", tool="x", tool_version=1, items=[]
+                )
                 await raw.respond(encode(reply))
 
             t0 = time.monotonic()
@@ -288,8 +311,14 @@ async def test_connecting_to_a_dead_url_fails_fast_with_a_clear_message() -> Non
 
 
 def test_the_cli_reports_an_unreachable_bus_without_a_traceback() -> None:
-    r = subprocess.run([sys.executable, "-m", "rlar.app.cli", "status", "--nats", "nats://127.0.0.1:1"],
-                       capture_output=True, text=True, timeout=30, env=actor_env(), cwd=REPO)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "rlar.app.cli", "status", "--nats", "nats://127.0.0.1:1"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=actor_env(),
+        cwd=REPO,
+    )
     assert r.returncode == 1
     assert "cannot reach NATS" in r.stderr and "Traceback" not in r.stderr
 

@@ -127,8 +127,11 @@ class Fault:
     sig: str = ""  # SIGKILL | SIGTERM
 
     def __str__(self) -> str:
-        what = {"kill": f"{self.sig} {self.target}", "restart-bus": "SIGKILL + restart nats-server",
-                "inject": "inject garbage on every consumed subject"}[self.action]  # fmt: skip
+        what = {
+            "kill": f"{self.sig} {self.target}",
+            "restart-bus": "SIGKILL + restart nats-server",
+            "inject": "inject garbage on every consumed subject",
+        }[self.action]
         return f"step {self.at_step:>2} +{self.delay_s:.1f}s: {what}"
 
 
@@ -140,8 +143,10 @@ def schedule(seed: int) -> list[Fault]:
     faults = kills + others
     rng.shuffle(faults)
     steps = sorted(rng.sample(range(2, LAST_FAULT_STEP + 1), len(faults)))
-    return [dataclasses.replace(f, at_step=s, delay_s=round(rng.uniform(0.0, 1.5), 2))
-            for f, s in zip(faults, steps, strict=True)]  # fmt: skip
+    return [
+        dataclasses.replace(f, at_step=s, delay_s=round(rng.uniform(0.0, 1.5), 2))
+        for f, s in zip(faults, steps, strict=True)
+    ]
 
 
 class Stalled(AssertionError):
@@ -190,9 +195,17 @@ class Watch:
 
         await bus.subscribe(subjects.metrics("learner"), Metrics, on_metrics)
         await bus.subscribe(subjects.events("learner"), Event, on_event)
-        for pattern in (subjects.PROMPTS_ALL, subjects.ROUTED_ALL, subjects.SAMPLES_ALL, subjects.SCORE_ALL,
-                        subjects.REWARDS_ALL, subjects.WEIGHTS, subjects.LEARNER_PROGRESS, subjects.TOOLS_REGISTERED,
-                        subjects.metrics("learner")):  # fmt: skip
+        for pattern in (
+            subjects.PROMPTS_ALL,
+            subjects.ROUTED_ALL,
+            subjects.SAMPLES_ALL,
+            subjects.SCORE_ALL,
+            subjects.REWARDS_ALL,
+            subjects.WEIGHTS,
+            subjects.LEARNER_PROGRESS,
+            subjects.TOOLS_REGISTERED,
+            subjects.metrics("learner"),
+        ):
             await bus.nc.subscribe(pattern, cb=capture)
 
     async def until_step(self, step: int, deadline: float) -> None:
@@ -266,22 +279,45 @@ def _template(cls: type, n: str) -> Any:
     """A valid message of ``cls`` about nothing real (ids start with ``chaos-``)."""
     ref = ToolRef(tool="exact_match", kind="rule")
     return {
-        Prompt: lambda: Prompt(prompt_id=f"chaos-{n}", task="arith", prompt="1+1=", reference="2", tools=[ref]),
-        SampleGroup: lambda: SampleGroup(prompt_id=f"chaos-{n}", generation="g", task="arith", group_size=GROUP,
-                                         prompt_token_ids=[5, 6], policy_version=0, tools=[ref],
-                                         completions=[Completion(index=0, token_ids=[7], logprobs=[-1.0], text="x")]),
-        RewardGroup: lambda: RewardGroup(prompt_id=f"chaos-{n}", generation="g", task="arith", tool="exact_match",
-                                         tool_version=1, items=[ScoredItem(index=0, status="ok", score=1.0)]),
-        ScoreGroup: lambda: ScoreGroup(prompt_id=f"chaos-{n}", generation="g", task="arith", tools=[ref],
-                                       query="1+1=", items=[ScoreItem(index=0, response="2")], reference="2"),
-        WeightsAnnounce: lambda: WeightsAnnounce(version=0, uri="file:///nonexistent", sha256="0", size_bytes=0,
-                                                 step=0),
+        Prompt: lambda: Prompt(
+            prompt_id=f"chaos-{n}", task="arith", prompt="1+1=", reference="2", tools=[ref]
+        ),
+        SampleGroup: lambda: SampleGroup(
+            prompt_id=f"chaos-{n}",
+            generation="g",
+            task="arith",
+            group_size=GROUP,
+            prompt_token_ids=[5, 6],
+            policy_version=0,
+            tools=[ref],
+            completions=[Completion(index=0, token_ids=[7], logprobs=[-1.0], text="x")],
+        ),
+        RewardGroup: lambda: RewardGroup(
+            prompt_id=f"chaos-{n}",
+            generation="g",
+            task="arith",
+            tool="exact_match",
+            tool_version=1,
+            items=[ScoredItem(index=0, status="ok", score=1.0)],
+        ),
+        ScoreGroup: lambda: ScoreGroup(
+            prompt_id=f"chaos-{n}",
+            generation="g",
+            task="arith",
+            tools=[ref],
+            query="1+1=",
+            items=[ScoreItem(index=0, response="2")],
+            reference="2",
+        ),
+        WeightsAnnounce: lambda: WeightsAnnounce(
+            version=0, uri="file:///nonexistent", sha256="0", size_bytes=0, step=0
+        ),
         LearnerProgress: lambda: LearnerProgress(version=0, step=0, consumed_prompts=0, dropped_prompts=0),
         ToolRegistered: lambda: ToolRegistered(name="exact_match", version=1, kind="rule", by="chaos"),
         Metrics: lambda: Metrics(actor="chaos", step=0, values={}),
         Event: lambda: Event(actor="chaos", kind="chaos", message="chaos"),
         SandboxRequest: lambda: SandboxRequest(code="print(1)", request_id=f"chaos-{n}"),
-    }[cls]()  # fmt: skip
+    }[cls]()
 
 
 def hostile(kind: str, cls: type, real: bytes | None) -> bytes:
@@ -335,8 +371,12 @@ async def chaos_run(
     out = open(tmp / "train.out", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "rlar.app.cli", "train", "--config", str(cfg), "--run-dir", str(run)],
-        cwd=tmp, env={**actor_env(), "DS_ACCELERATOR": "cpu"}, stdout=out, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        cwd=tmp,
+        env={**actor_env(), "DS_ACCELERATOR": "cpu"},
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     log: list[str] = []
     bus = await Bus.connect(NatsConfig(url=server.url), name="chaos")
     watch = Watch()
@@ -452,8 +492,10 @@ async def check_invariants(bus: Bus, run: Path, log: list[str], watch: Watch) ->
     if lost:
         problems.append(f"prompts lost: {lost[:10]} ({len(lost)} in all)")
     in_flight = len([p for p in routed if p not in retired])
-    log.append(f"prompts: {len(fed)} fed, {len(routed)} routed, {len(retired)} retired once "
-               f"({sum(e['outcome'] == 'dropped' for e in journal)} retirements as stale), {in_flight} in flight")  # fmt: skip
+    log.append(
+        f"prompts: {len(fed)} fed, {len(routed)} routed, {len(retired)} retired once "
+        f"({sum(e['outcome'] == 'dropped' for e in journal)} retirements as stale), {in_flight} in flight"
+    )
 
     # Checkpoints: every CHECKPOINT_EVERY steps, and where a learner stopped by SIGTERM saved before leaving
     # (it loses no step); a SIGKILLed learner resumes at one of them, so its successor redoes the steps since.
@@ -467,14 +509,18 @@ async def check_invariants(bus: Bus, run: Path, log: list[str], watch: Watch) ->
             problems.append(f"learner stopped by SIGTERM at step {at} resumed at {resumed}: steps lost")
         if sig == "SIGKILL" and (resumed > at + 1 or resumed not in ckpts):
             problems.append(f"learner SIGKILLed at step {at} resumed at {resumed}, not at a checkpoint")
-    log.append(f"learner kills (signal, run's step) {watch.learner_kills} → (predecessor's last step, resumed "
-               f"at) {watch.resumed}")  # fmt: skip
+    log.append(
+        f"learner kills (signal, run's step) {watch.learner_kills} → (predecessor's last step, resumed "
+        f"at) {watch.resumed}"
+    )
 
     steps = [json.loads(x)["step"] for x in (run / "metrics.jsonl").read_text().splitlines()]
     bad = [(a, b) for a, b in itertools.pairwise(steps) if b != a + 1 and not (b - 1 <= a and b - 1 in ckpts)]
     if not steps or steps[0] != 1 or bad or steps[-1] != MAX_STEPS:
-        problems.append(f"learner steps not contiguous from a checkpoint: first {steps[:1]}, jumps {bad}, "
-                        f"last {steps[-1:]}")  # fmt: skip
+        problems.append(
+            f"learner steps not contiguous from a checkpoint: first {steps[:1]}, jumps {bad}, "
+            f"last {steps[-1:]}"
+        )
     redone = [(a, b - 1) for a, b in itertools.pairwise(steps) if b != a + 1]
     log.append(
         f"learner steps 1..{steps[-1] if steps else 0}; redone after a resume (from → checkpoint): {redone}"
@@ -506,8 +552,10 @@ def test_a_run_rides_out_killed_actors_a_restarted_bus_and_hostile_messages(tmp_
     run = tmp_path / "run"
 
     def logs() -> str:
-        return "".join(f"\n--- {p.name}\n" + p.read_text(errors="replace")[-6000:]
-                       for p in sorted((run / "logs").glob("*.log")))  # fmt: skip
+        return "".join(
+            f"\n--- {p.name}\n" + p.read_text(errors="replace")[-6000:]
+            for p in sorted((run / "logs").glob("*.log"))
+        )
 
     try:
         done, log, problems = asyncio.run(chaos_run(tmp_path, seed, faults))

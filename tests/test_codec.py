@@ -9,32 +9,72 @@ from bus import codec
 from bus import messages as m
 
 EXAMPLES: list[Any] = [
-    m.Heartbeat(actor="rollout", instance="h-1", host="h", pid=10, uptime_s=1.5, counters={"samples": 3},
-                info={"policy_version": 2}),
+    m.Heartbeat(
+        actor="rollout",
+        instance="h-1",
+        host="h",
+        pid=10,
+        uptime_s=1.5,
+        counters={"samples": 3},
+        info={"policy_version": 2},
+    ),
     m.DeadLetter(subject="rlar.samples.arith", reason="bad", payload=b"\x00\xff"),
     m.Event(actor="sup", kind="crash", message="exit 1", level="error", data={"rc": 1}),
     m.Metrics(actor="learner", step=3, values={"loss": 0.5, "reward/arith": 0.25}),
-    m.Prompt(prompt_id="p1", task="arith", prompt=[{"role": "user", "content": "1+1="}], reference="2",
-             tools=[m.ToolRef(tool="numeric_match", version=1, kind=m.ToolKind.RULE, weight=1.0)]),
-    m.SampleGroup(prompt_id="p1", generation="g1", task="arith", group_size=2, prompt_token_ids=[1, 2],
-                  completions=[m.Completion(index=0, token_ids=[3, 4], logprobs=[-0.1, -2.0], text="2"),
-                               m.Completion(index=1, token_ids=[5], logprobs=[-0.5], text="3", finish_reason="stop")],
-                  policy_version=4, sampling=m.Sampling(temperature=0.7, top_p=0.9, top_k=40)),
-    m.ScoreGroup(prompt_id="p1", generation="g1", task="arith", query="1+1=", reference="2",
-                 tools=[m.ToolRef(tool="numeric_match", kind=m.ToolKind.RULE, needs_reference=True)],
-                 items=[m.ScoreItem(index=0, response="2"), m.ScoreItem(index=1, response="3")]),
-    m.RewardGroup(prompt_id="p1", generation="g1", task="arith", tool="numeric_match", tool_version=1,
-                  items=[m.ScoredItem(index=0, status="ok", score=1.0),
-                         m.ScoredItem(index=1, status="abstain", reason="no number", details={"x": [1]})]),
+    m.Prompt(
+        prompt_id="p1",
+        task="arith",
+        prompt=[{"role": "user", "content": "1+1="}],
+        reference="2",
+        tools=[m.ToolRef(tool="numeric_match", version=1, kind=m.ToolKind.RULE, weight=1.0)],
+    ),
+    m.SampleGroup(
+        prompt_id="p1",
+        generation="g1",
+        task="arith",
+        group_size=2,
+        prompt_token_ids=[1, 2],
+        completions=[
+            m.Completion(index=0, token_ids=[3, 4], logprobs=[-0.1, -2.0], text="2"),
+            m.Completion(index=1, token_ids=[5], logprobs=[-0.5], text="3", finish_reason="stop"),
+        ],
+        policy_version=4,
+        sampling=m.Sampling(temperature=0.7, top_p=0.9, top_k=40),
+    ),
+    m.ScoreGroup(
+        prompt_id="p1",
+        generation="g1",
+        task="arith",
+        query="1+1=",
+        reference="2",
+        tools=[m.ToolRef(tool="numeric_match", kind=m.ToolKind.RULE, needs_reference=True)],
+        items=[m.ScoreItem(index=0, response="2"), m.ScoreItem(index=1, response="3")],
+    ),
+    m.RewardGroup(
+        prompt_id="p1",
+        generation="g1",
+        task="arith",
+        tool="numeric_match",
+        tool_version=1,
+        items=[
+            m.ScoredItem(index=0, status="ok", score=1.0),
+            m.ScoredItem(index=1, status="abstain", reason="no number", details={"x": [1]}),
+        ],
+    ),
     m.WeightsAnnounce(version=3, uri="file:///tmp/w", sha256="ab", size_bytes=10, step=30),
     m.LearnerProgress(version=3, step=30, consumed_prompts=240, dropped_prompts=1, consumed_ids=["p1"]),
     m.SandboxRequest(code="print(1)", tests=["assert True"], style="mbpp", request_id="r1"),
     m.SandboxReply(request_id="r1", status="ok", result={"passed": 1}),
     m.ToolRegistered(name="three_bullets", version=1, kind="rule", by="synthesizer"),
-    m.RouteDecision(signature="sig", task="arith", tools=[m.ToolRef(tool="numeric_match", kind=m.ToolKind.RULE)],
-                    backend="offline", confidence=0.9),
+    m.RouteDecision(
+        signature="sig",
+        task="arith",
+        tools=[m.ToolRef(tool="numeric_match", kind=m.ToolKind.RULE)],
+        backend="offline",
+        confidence=0.9,
+    ),
     m.ToolRequest(request_id="q1", signature="sig", task="bullets", description="three bullets"),
-]  # fmt: skip
+]
 
 
 def test_examples_cover_every_registered_type() -> None:
@@ -216,10 +256,18 @@ def test_scalar_fields_and_unions_are_checked_by_their_decoded_type(field: str, 
 
 @pytest.mark.parametrize("n", [1, 3, 64, 257])
 def test_a_group_too_large_for_one_payload_is_split_by_index_and_loses_nothing(n: int) -> None:
-    group = m.SampleGroup(prompt_id="p", generation="g", task="t", group_size=n, prompt_token_ids=list(range(50)),
-                          completions=[m.Completion(index=i, token_ids=list(range(100)), logprobs=[-1.5] * 100,
-                                                    text="x" * (i % 7) * 40) for i in range(n)],
-                          policy_version=1)  # fmt: skip
+    group = m.SampleGroup(
+        prompt_id="p",
+        generation="g",
+        task="t",
+        group_size=n,
+        prompt_token_ids=list(range(50)),
+        completions=[
+            m.Completion(index=i, token_ids=list(range(100)), logprobs=[-1.5] * 100, text="x" * (i % 7) * 40)
+            for i in range(n)
+        ],
+        policy_version=1,
+    )
     limit = 3000
     parts = codec.encode_parts(group, "completions", limit)
     assert all(len(data) <= limit for _, data in parts)
@@ -230,7 +278,13 @@ def test_a_group_too_large_for_one_payload_is_split_by_index_and_loses_nothing(n
 
 
 def test_one_item_over_the_limit_is_refused_with_the_sizes() -> None:
-    big = m.ScoreGroup(prompt_id="p", generation="g", task="t", tools=[], query="q",
-                       items=[m.ScoreItem(index=0, response="x" * 5000)])  # fmt: skip
+    big = m.ScoreGroup(
+        prompt_id="p",
+        generation="g",
+        task="t",
+        tools=[],
+        query="q",
+        items=[m.ScoreItem(index=0, response="x" * 5000)],
+    )
     with pytest.raises(codec.PayloadTooLarge, match="exceeds the 1000-byte limit"):
         codec.encode_parts(big, "items", 1000)

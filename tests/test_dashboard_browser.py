@@ -100,19 +100,35 @@ async def test_the_dashboard_follows_a_real_run_in_chromium(tmp_path: Path) -> N
     cfg.write_text(CONFIG)
     run = tmp_path / "run"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", "train", "--config", str(cfg), "--run-dir",
-         str(run), "--dashboard"],
-        cwd=tmp_path, env={**actor_env(), "DS_ACCELERATOR": "cpu"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, bufsize=1,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "rlar.app.cli",
+            "--log-level",
+            "WARNING",
+            "train",
+            "--config",
+            str(cfg),
+            "--run-dir",
+            str(run),
+            "--dashboard",
+        ],
+        cwd=tmp_path,
+        env={**actor_env(), "DS_ACCELERATOR": "cpu"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+    )
     out = _Lines(proc)
     figures: dict[str, object] = {}
     try:
         url = await asyncio.to_thread(out.wait_for, "dashboard: ", 300)
         browser_cfg = BrowserConfig()
         async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=browser_cfg.executable_path, headless=True,
-                                               args=list(browser_cfg.args))  # fmt: skip
+            browser = await pw.chromium.launch(
+                executable_path=browser_cfg.executable_path, headless=True, args=list(browser_cfg.args)
+            )
             page = await browser.new_page(viewport={"width": 1400, "height": 1800})
             await page.goto(url)
             await page.wait_for_selector("#conn.ok", timeout=60_000)
@@ -138,13 +154,20 @@ async def test_the_dashboard_follows_a_real_run_in_chromium(tmp_path: Path) -> N
             )
             try:
                 # 3. a tool registered mid-run appears in the registry panel
-                spec = ToolSpec(name="dashboard_probe", kind="rule", impl="exact_match",
-                                description="exact match, registered by the dashboard test mid-run",
-                                provenance={"origin": "user", "author": "test", "source": "tests"})  # fmt: skip
+                spec = ToolSpec(
+                    name="dashboard_probe",
+                    kind="rule",
+                    impl="exact_match",
+                    description="exact match, registered by the dashboard test mid-run",
+                    provenance={"origin": "user", "author": "test", "source": "tests"},
+                )
                 t0 = time.time()
                 got = await ToolRegistry(bus).register(spec, by="dashboard-test")
-                await page.wait_for_selector(f'#tools tr[data-tool="dashboard_probe"][data-version="{got.version}"]'
-                                             '[data-origin="user"]', timeout=WAIT_MS)  # fmt: skip
+                await page.wait_for_selector(
+                    f'#tools tr[data-tool="dashboard_probe"][data-version="{got.version}"]'
+                    '[data-origin="user"]',
+                    timeout=WAIT_MS,
+                )
                 figures["registration_visible_s"] = round(time.time() - t0, 3)
                 await page.locator("#tools-panel").screenshot(path=str(ARTIFACTS / "3-tool-registered.png"))
 
@@ -153,7 +176,9 @@ async def test_the_dashboard_follows_a_real_run_in_chromium(tmp_path: Path) -> N
                 await bus.js.publish(subjects.samples("arith"), b"\xc1 this is not MessagePack")
                 await page.wait_for_function(
                     "() => [...document.querySelectorAll('#dlq tr[data-subject=\"rlar.samples.arith\"] td.reason')]"
-                    ".some(td => td.textContent.includes('MessagePack'))", timeout=WAIT_MS)  # fmt: skip
+                    ".some(td => td.textContent.includes('MessagePack'))",
+                    timeout=WAIT_MS,
+                )
                 figures["malformed_to_dead_letter_panel_s"] = round(time.time() - t0, 3)
                 await page.locator("#dlq-panel").screenshot(path=str(ARTIFACTS / "4-dead-letter.png"))
 
@@ -162,14 +187,22 @@ async def test_the_dashboard_follows_a_real_run_in_chromium(tmp_path: Path) -> N
                 for i in range(8):
                     reason = f"latency probe {i}"
                     t0 = time.time()
-                    await bus.publish(subjects.dlq("rlar.probe"), DeadLetter(subject="rlar.probe", reason=reason,
-                                                                              payload=b"x", actor="test"))  # fmt: skip
+                    await bus.publish(
+                        subjects.dlq("rlar.probe"),
+                        DeadLetter(subject="rlar.probe", reason=reason, payload=b"x", actor="test"),
+                    )
                     await page.wait_for_function(
                         f"() => [...document.querySelectorAll('#dlq td.reason')].some(td => td.textContent === '{reason}')",
-                        timeout=60_000, polling="raf")  # fmt: skip
+                        timeout=60_000,
+                        polling="raf",
+                    )
                     lat.append(time.time() - t0)
-                figures["update_latency_s"] = {"n": len(lat), "median": round(sorted(lat)[len(lat) // 2], 3),
-                                               "max": round(max(lat), 3), "all": [round(x, 3) for x in lat]}  # fmt: skip
+                figures["update_latency_s"] = {
+                    "n": len(lat),
+                    "median": round(sorted(lat)[len(lat) // 2], 3),
+                    "max": round(max(lat), 3),
+                    "all": [round(x, 3) for x in lat],
+                }
             finally:
                 await bus.close()
             await page.screenshot(path=str(ARTIFACTS / "5-dashboard.png"), full_page=True)

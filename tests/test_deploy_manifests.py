@@ -110,9 +110,11 @@ def test_every_actor_serves_prometheus_metrics_where_prometheus_scrapes() -> Non
         tpl = d["spec"]["template"]
         (c,) = tpl["spec"]["containers"]
         assert {"name": "metrics", "containerPort": METRICS_PORT} in c["ports"]
-        assert tpl["metadata"]["annotations"] == {"prometheus.io/scrape": "true",
-                                                  "prometheus.io/port": str(METRICS_PORT),
-                                                  "prometheus.io/path": "/metrics"}  # fmt: skip
+        assert tpl["metadata"]["annotations"] == {
+            "prometheus.io/scrape": "true",
+            "prometheus.io/port": str(METRICS_PORT),
+            "prometheus.io/path": "/metrics",
+        }
         sets = [c["args"][i + 1] for i, a in enumerate(c["args"]) if a == "--set"]
         assert f"metrics.port={METRICS_PORT}" in sets and 'metrics.host="0.0.0.0"' in sets
 
@@ -172,26 +174,62 @@ def test_compose_file_passes_the_compose_spec_and_names_a_role_per_service() -> 
 # these values may set; maps marked None are free-form (merged into the server config or the pod).
 CHART_KEYS: dict[str, Any] = {
     "config": {
-        "cluster": {"enabled": 0, "port": 0, "replicas": 0, "noAdvertise": 0, "routeURLs": None,
-                    "tls": {"enabled": 0, "secretName": 0, "dir": 0, "cert": 0, "key": 0, "merge": None, "patch": 0},
-                    "merge": None, "patch": 0},
-        "jetstream": {"enabled": 0, "fileStore": {"enabled": 0, "dir": 0, "pvc": {"enabled": 0, "size": 0,
-                      "storageClassName": 0, "merge": None, "patch": 0, "name": 0}, "maxSize": 0},
-                      "memoryStore": {"enabled": 0, "maxSize": 0}, "merge": None, "patch": 0},
-        "nats": {"port": 0, "tls": {"enabled": 0, "secretName": 0, "dir": 0, "cert": 0, "key": 0, "merge": None,
-                                    "patch": 0}},
-        "leafnodes": {"enabled": 0, "port": 0, "tls": {"enabled": 0, "secretName": 0, "dir": 0, "cert": 0,
-                      "key": 0, "merge": None, "patch": 0}, "merge": None, "patch": 0},
+        "cluster": {
+            "enabled": 0,
+            "port": 0,
+            "replicas": 0,
+            "noAdvertise": 0,
+            "routeURLs": None,
+            "tls": {"enabled": 0, "secretName": 0, "dir": 0, "cert": 0, "key": 0, "merge": None, "patch": 0},
+            "merge": None,
+            "patch": 0,
+        },
+        "jetstream": {
+            "enabled": 0,
+            "fileStore": {
+                "enabled": 0,
+                "dir": 0,
+                "pvc": {"enabled": 0, "size": 0, "storageClassName": 0, "merge": None, "patch": 0, "name": 0},
+                "maxSize": 0,
+            },
+            "memoryStore": {"enabled": 0, "maxSize": 0},
+            "merge": None,
+            "patch": 0,
+        },
+        "nats": {
+            "port": 0,
+            "tls": {"enabled": 0, "secretName": 0, "dir": 0, "cert": 0, "key": 0, "merge": None, "patch": 0},
+        },
+        "leafnodes": {
+            "enabled": 0,
+            "port": 0,
+            "tls": {"enabled": 0, "secretName": 0, "dir": 0, "cert": 0, "key": 0, "merge": None, "patch": 0},
+            "merge": None,
+            "patch": 0,
+        },
         "monitor": {"enabled": 0, "port": 0, "tls": {"enabled": 0}},
         "merge": None,
         "patch": 0,
     },
     "tlsCA": {"enabled": 0, "configMapName": 0, "secretName": 0, "dir": 0, "key": 0},
     "container": {"image": None, "ports": None, "env": None, "merge": None, "patch": 0, "resources": None},
-    "promExporter": {"enabled": 0, "image": None, "port": 0, "monitorDomain": 0, "env": None, "merge": None,
-                     "patch": 0, "podMonitor": {"enabled": 0, "merge": None, "patch": 0, "name": 0}},
-    "podTemplate": {"configChecksumAnnotation": 0, "topologySpreadConstraints": None, "merge": None, "patch": 0},
-}  # fmt: skip
+    "promExporter": {
+        "enabled": 0,
+        "image": None,
+        "port": 0,
+        "monitorDomain": 0,
+        "env": None,
+        "merge": None,
+        "patch": 0,
+        "podMonitor": {"enabled": 0, "merge": None, "patch": 0, "name": 0},
+    },
+    "podTemplate": {
+        "configChecksumAnnotation": 0,
+        "topologySpreadConstraints": None,
+        "merge": None,
+        "patch": 0,
+    },
+}
 
 
 def _unknown_keys(values: dict[str, Any], known: dict[str, Any], path: str = "") -> list[str]:
@@ -226,15 +264,27 @@ def test_shipped_nats_configs_parse_in_nats_server(tmp_path: Any) -> None:
     for conf in sorted((DEPLOY / "nats").glob("*.conf")):
         if conf.name == "auth.conf":
             continue
-        proc = subprocess.run([find_server_binary(), "-t", "-c", conf.name], cwd=conf.parent, env=env,
-                              capture_output=True, text=True, timeout=30)  # fmt: skip
+        proc = subprocess.run(
+            [find_server_binary(), "-t", "-c", conf.name],
+            cwd=conf.parent,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         # TLS files live on the servers (/etc/nats/tls); everything before loading them must parse.
         ok = proc.returncode == 0 or re.search(
             r"(tls|certificate|/etc/nats/tls)", proc.stderr + proc.stdout, re.I
         )
         assert ok, f"{conf.name}: {proc.stderr}{proc.stdout}"
-    missing = subprocess.run([find_server_binary(), "-t", "-c", "single.conf"], cwd=DEPLOY / "nats",
-                             env={}, capture_output=True, text=True, timeout=30)  # fmt: skip
+    missing = subprocess.run(
+        [find_server_binary(), "-t", "-c", "single.conf"],
+        cwd=DEPLOY / "nats",
+        env={},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert missing.returncode != 0 and "RLAR_NATS_PASSWORD_ADMIN" in missing.stderr + missing.stdout
 
 

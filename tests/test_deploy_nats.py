@@ -31,15 +31,25 @@ PW = {r: f"pw-{r}" for r in [*ROLES, "sys", "leaf"]}
 
 
 def _score_group(prompt_id: str) -> ScoreGroup:
-    return ScoreGroup(prompt_id=prompt_id, generation="g", task="t", tools=[ToolRef(tool="x", kind=ToolKind.RULE)],
-                      query="q", items=[ScoreItem(index=0, response="r")])  # fmt: skip
+    return ScoreGroup(
+        prompt_id=prompt_id,
+        generation="g",
+        task="t",
+        tools=[ToolRef(tool="x", kind=ToolKind.RULE)],
+        query="q",
+        items=[ScoreItem(index=0, response="r")],
+    )
 
 
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("tls")
-    subprocess.run(["bash", str(REPO / "deploy/tls/make-certs.sh"), str(out), "IP:10.20.30.40"], check=True,
-                   capture_output=True, timeout=60)  # fmt: skip
+    subprocess.run(
+        ["bash", str(REPO / "deploy/tls/make-certs.sh"), str(out), "IP:10.20.30.40"],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     return out
 
 
@@ -65,8 +75,12 @@ def _tls_version(server: ServerProcess, name: str) -> str:
 
 
 def test_make_certs_covers_localhost_and_extra_addresses(certs: Path) -> None:
-    text = subprocess.run(["openssl", "x509", "-in", str(certs / "server.pem"), "-noout", "-ext", "subjectAltName"],
-                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+    text = subprocess.run(
+        ["openssl", "x509", "-in", str(certs / "server.pem"), "-noout", "-ext", "subjectAltName"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "127.0.0.1" in text and "10.20.30.40" in text and "nats-2" in text
     assert oct((certs / "server-key.pem").stat().st_mode & 0o777) == "0o600"
 
@@ -92,8 +106,12 @@ async def test_tls_connection_with_the_ca_works(tls_server: ServerProcess, certs
 
 async def test_plain_client_against_a_tls_server_fails_with_the_tls_reason(tls_server: ServerProcess) -> None:
     with pytest.raises(BusUnreachable, match=r"(?i)certificate verify failed"):
-        await Bus.connect(NatsConfig(url=tls_server.url, user="reward", password=PW["reward"], initial_attempts=1,
-                                     tls=None), name="plain")  # fmt: skip
+        await Bus.connect(
+            NatsConfig(
+                url=tls_server.url, user="reward", password=PW["reward"], initial_attempts=1, tls=None
+            ),
+            name="plain",
+        )
 
 
 async def test_plain_connection_to_a_plain_server(tmp_path: Path) -> None:
@@ -113,8 +131,17 @@ async def test_mutual_tls_requires_a_client_certificate(certs: Path, tmp_path: P
     try:
         ca = str(certs / "ca.pem")
         with pytest.raises(BusUnreachable):
-            await Bus.connect(NatsConfig(url=s.url, user="reward", password=PW["reward"], initial_attempts=1,
-                                         connect_timeout_s=1, tls=TLSConfig(ca_file=ca)), name="nocert")  # fmt: skip
+            await Bus.connect(
+                NatsConfig(
+                    url=s.url,
+                    user="reward",
+                    password=PW["reward"],
+                    initial_attempts=1,
+                    connect_timeout_s=1,
+                    tls=TLSConfig(ca_file=ca),
+                ),
+                name="nocert",
+            )
         tls = TLSConfig(
             ca_file=ca, cert_file=str(certs / "client.pem"), key_file=str(certs / "client-key.pem")
         )
@@ -128,10 +155,30 @@ async def test_mutual_tls_requires_a_client_certificate(certs: Path, tmp_path: P
 
 
 def test_cli_reads_tls_and_credentials_from_the_environment(tls_server: ServerProcess, certs: Path) -> None:
-    env = {**actor_env(), "RLAR_NATS_USER": "observer", "RLAR_NATS_PASSWORD": PW["observer"],
-           "RLAR_NATS_TLS_CA": str(certs / "ca.pem")}  # fmt: skip
-    proc = subprocess.run([sys.executable, "-m", "rlar.app.cli", "status", "--nats", tls_server.url, "--json",
-                           "--window", "0.1"], env=env, capture_output=True, text=True, timeout=60, cwd=REPO)  # fmt: skip
+    env = {
+        **actor_env(),
+        "RLAR_NATS_USER": "observer",
+        "RLAR_NATS_PASSWORD": PW["observer"],
+        "RLAR_NATS_TLS_CA": str(certs / "ca.pem"),
+    }
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rlar.app.cli",
+            "status",
+            "--nats",
+            tls_server.url,
+            "--json",
+            "--window",
+            "0.1",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
     assert proc.returncode == 0, proc.stderr
     assert '"streams"' in proc.stdout
 
@@ -143,12 +190,23 @@ async def test_tls_cluster_replicates_r3_streams_and_survives_a_lost_node(
     start_all(nodes)
     tls = TLSConfig(ca_file=str(certs / "ca.pem"))
     try:
-        sup = await Bus.connect(NatsConfig(url=nodes[0].url, user="supervisor", password=PW["supervisor"], tls=tls),
-                                name="supervisor")  # fmt: skip
+        sup = await Bus.connect(
+            NatsConfig(url=nodes[0].url, user="supervisor", password=PW["supervisor"], tls=tls),
+            name="supervisor",
+        )
         await ensure_topology(sup.js, declare(TopologyConfig(replicas=3)))
         await sup.close()
-        bus = await Bus.connect(NatsConfig(url=nodes[0].url, user="admin", password=PW["admin"], tls=tls,
-                                           ping_interval_s=1, max_outstanding_pings=2), name="admin")  # fmt: skip
+        bus = await Bus.connect(
+            NatsConfig(
+                url=nodes[0].url,
+                user="admin",
+                password=PW["admin"],
+                tls=tls,
+                ping_interval_s=1,
+                max_outstanding_pings=2,
+            ),
+            name="admin",
+        )
         try:
             info = await bus.js.stream_info(SCORE)
             assert (
@@ -213,8 +271,10 @@ async def test_leaf_site_worker_uses_the_hub_jetstream_within_its_role(tmp_path:
             psub = await worker.js.pull_subscribe_bind(durable=reward_consumer("rule"), stream=SCORE)
             (msg,) = await psub.fetch(1, timeout=30)
             await msg.ack_sync()
-            ack = await worker.js_publish(subjects.rewards("t"), RewardGroup(prompt_id="s", generation="g", task="t",
-                                                                              tool="x", tool_version=1, items=[]))  # fmt: skip
+            ack = await worker.js_publish(
+                subjects.rewards("t"),
+                RewardGroup(prompt_id="s", generation="g", task="t", tool="x", tool_version=1, items=[]),
+            )
             assert ack.stream == "REWARDS" and worker.permission_errors == 0
             # Even a local admin at the leaf site cannot push weights into the hub: the leaf connection's
             # own permissions stop it, while a reward still gets through.

@@ -230,13 +230,26 @@ def _run_bash(block: Block, work: Path, cache: Path, url: str | None) -> None:
         for kind, text in [("script", s) for s in block.setup] + units(block.text):
             if kind == "long":
                 cmd = shorten(text, block, url)
-                proc = subprocess.Popen(["bash", "-c", cmd], cwd=work, env=env, text=True, start_new_session=True,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+                proc = subprocess.Popen(
+                    ["bash", "-c", cmd],
+                    cwd=work,
+                    env=env,
+                    text=True,
+                    start_new_session=True,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                )
                 background.append((cmd, proc, time.monotonic()))
                 continue
             script = _script(text, block, url)
-            r = subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True, text=True,
-                               timeout=COMMAND_TIMEOUT_S)  # fmt: skip
+            r = subprocess.run(
+                ["bash", "-c", script],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=COMMAND_TIMEOUT_S,
+            )
             if r.returncode == 1 and _no_updates_verdict(r.stdout + r.stderr):
                 continue  # a shortened run whose few steps got no reward signal: rlar train's documented verdict
             assert r.returncode == 0, (
@@ -283,8 +296,14 @@ def _run(block: Block, page: Page, tmp: Path, cache: Path) -> None:
             subprocess.run(["bash", "-c", cmd], cwd=work, env=_env(cache, None), check=True, timeout=300)
         script = tmp / "block.py"
         script.write_text(block.text)
-        r = subprocess.run([sys.executable, str(script)], cwd=work, env=_env(cache, None), capture_output=True,
-                           text=True, timeout=COMMAND_TIMEOUT_S)  # fmt: skip
+        r = subprocess.run(
+            [sys.executable, str(script)],
+            cwd=work,
+            env=_env(cache, None),
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT_S,
+        )
         assert r.returncode == 0, f"{block.id}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
         return
     if block.bus:
@@ -310,8 +329,10 @@ def test_doc_block_runs_as_written(
 
 def test_the_docs_hold_runnable_blocks_and_few_skips() -> None:
     runnable = [b for b in BLOCKS if not b.skip]
-    print(f"doc blocks: {len(BLOCKS)} runnable-language blocks, {len(runnable)} run, {len(BLOCKS) - len(runnable)} "
-          f"skipped: {[(b.id, b.skip) for b in BLOCKS if b.skip]}")  # fmt: skip
+    print(
+        f"doc blocks: {len(BLOCKS)} runnable-language blocks, {len(runnable)} run, {len(BLOCKS) - len(runnable)} "
+        f"skipped: {[(b.id, b.skip) for b in BLOCKS if b.skip]}"
+    )
     assert len(runnable) >= 8 and len(runnable) >= 3 * (len(BLOCKS) - len(runnable))
 
 
@@ -401,8 +422,15 @@ def _page_setup_blocks(page: str, *needles: str) -> list[Block]:
 
 
 def _rlar_train(work: Path, env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(["rlar", "train", *args], cwd=work, env=env, text=True, start_new_session=True,
-                            stdout=log.open("w"), stderr=subprocess.STDOUT)  # fmt: skip
+    return subprocess.Popen(
+        ["rlar", "train", *args],
+        cwd=work,
+        env=env,
+        text=True,
+        start_new_session=True,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
 
 
 @pytest.mark.slow
@@ -419,18 +447,38 @@ def test_the_rewards_walkthrough_trains_is_interrupted_resumes_with_the_printed_
     for block in _page_setup_blocks(
         "rewards.md", "> data/cap.jsonl", "cat > my_rewards.py", "cat > cap.toml"
     ):
-        r = subprocess.run(["bash", "-c", _script(block.text, block, None)], cwd=work, env=env, capture_output=True,
-                           text=True, timeout=120)  # fmt: skip
+        r = subprocess.run(
+            ["bash", "-c", _script(block.text, block, None)],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert r.returncode == 0, f"{block.id}: {r.stderr[-2000:]}"
     run = work / "runs" / "cap"
     # The shortened settings, with time for a first learner step on a loaded machine (minutes under load).
-    short = [x for s in SHORT_TRAIN if not s.startswith(("learner.max_steps", "train.max_minutes"))
-             for x in ("--set", s)] + ["--set", f"train.max_minutes={WALK_STEP_TIMEOUT_S / 60 - 1:g}"]  # fmt: skip
+    short = [
+        x
+        for s in SHORT_TRAIN
+        if not s.startswith(("learner.max_steps", "train.max_minutes"))
+        for x in ("--set", s)
+    ] + ["--set", f"train.max_minutes={WALK_STEP_TIMEOUT_S / 60 - 1:g}"]
 
     # 1. train until the learner's first step, then Ctrl-C (SIGINT)
     log1 = tmp_path / "train1.log"
-    proc = _rlar_train(work, env, log1, "--config", "cap.toml", "--run-dir", "runs/cap", *short,
-                       "--set", "learner.max_steps=40")  # fmt: skip
+    proc = _rlar_train(
+        work,
+        env,
+        log1,
+        "--config",
+        "cap.toml",
+        "--run-dir",
+        "runs/cap",
+        *short,
+        "--set",
+        "learner.max_steps=40",
+    )
     try:
         deadline = time.monotonic() + WALK_STEP_TIMEOUT_S
         metrics = run / "metrics.jsonl"
@@ -474,9 +522,27 @@ def test_the_rewards_walkthrough_trains_is_interrupted_resumes_with_the_printed_
     assert "capitalised" in {t["tool"] for t in cap["tools"]}, cap
 
     # 3. eval of the run, scored with the tool the run used
-    r = subprocess.run(["rlar", "eval", "--checkpoint", "runs/cap", "--task", "capitalize", "--split", "train",
-                        "--max-new-tokens", "8", "--limit", "4"], cwd=work, env=env, capture_output=True, text=True,
-                       timeout=WALK_STEP_TIMEOUT_S)  # fmt: skip
+    r = subprocess.run(
+        [
+            "rlar",
+            "eval",
+            "--checkpoint",
+            "runs/cap",
+            "--task",
+            "capitalize",
+            "--split",
+            "train",
+            "--max-new-tokens",
+            "8",
+            "--limit",
+            "4",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=WALK_STEP_TIMEOUT_S,
+    )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert re.search(r"score of capitalize: capitalised v\d+ .*\(user\)", r.stdout + r.stderr), r.stdout[
         -2000:

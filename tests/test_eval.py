@@ -65,8 +65,13 @@ def test_deltas_are_marked_up_down_or_equal() -> None:
 
 
 def test_eval_compares_two_checkpoints_and_writes_json_and_markdown(run_dir: Path) -> None:
-    doc = run_eval(str(run_dir), "demo", compare=str(run_dir / "policy" / "init"), limit=4,
-                   tasks=["arith", "translate", "chat", "humaneval"])  # fmt: skip
+    doc = run_eval(
+        str(run_dir),
+        "demo",
+        compare=str(run_dir / "policy" / "init"),
+        limit=4,
+        tasks=["arith", "translate", "chat", "humaneval"],
+    )
     res = doc["result"]
     assert res["label"].endswith("@v3") and doc["baseline"]["label"].endswith("@init")
     assert 0.0 <= res["metrics"]["arith"]["nem"] <= 1.0
@@ -177,8 +182,14 @@ def test_ifeval_accuracy_is_reported_prompt_and_instruction_level() -> None:
         ("ifeval_sample.jsonl", lambda row, rec: [good[rec.id]], {}),
         ("ifeval_sample.jsonl", lambda row, rec: ["Sure, here you go, friend."], {}),
     )
-    assert full == {"prompt_strict": 1.0, "inst_strict": 1.0, "prompt_loose": 1.0, "inst_loose": 1.0,
-                    "ifeval_abstained": 0.0, "judge": None}  # fmt: skip
+    assert full == {
+        "prompt_strict": 1.0,
+        "inst_strict": 1.0,
+        "prompt_loose": 1.0,
+        "inst_loose": 1.0,
+        "ifeval_abstained": 0.0,
+        "judge": None,
+    }
     assert half["prompt_strict"] < half["inst_strict"] < 1.0 and half["judge"] is None
 
 
@@ -199,9 +210,13 @@ def test_a_tasks_own_tools_give_its_score(tmp_path: Path) -> None:
     rows = [{"word": w, "answer": w.capitalize()} for w in ("apple", "river", "stone")]
     path = tmp_path / "cap.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    source = {"name": "capitalize", "source": "jsonl", "path": str(path),
-              "fields": {"prompt_template": "Capitalize: {word}", "reference": "answer"},
-              "spec": {"default_tools": [["exact_match", 1.0]]}}  # fmt: skip
+    source = {
+        "name": "capitalize",
+        "source": "jsonl",
+        "path": str(path),
+        "fields": {"prompt_template": "Capitalize: {word}", "reference": "answer"},
+        "spec": {"default_tools": [["exact_match", 1.0]]},
+    }
     task = EvalTask("capitalize", source=source, tool_score=True)
     ds = task.load()
 
@@ -220,8 +235,15 @@ def test_a_tasks_own_tools_give_its_score(tmp_path: Path) -> None:
 def test_eval_on_a_gsm8k_file_prints_nem_with_deltas_and_writes_every_sample(
     run_dir: Path, tmp_path: Path
 ) -> None:
-    doc = run_eval(str(run_dir), "gsm8k", data=str(DATA / "gsm8k_sample.jsonl"), compare=str(run_dir / "policy" / "init"),
-                   limit=3, out=str(tmp_path), overrides={"max_new_tokens": 8})  # fmt: skip
+    doc = run_eval(
+        str(run_dir),
+        "gsm8k",
+        data=str(DATA / "gsm8k_sample.jsonl"),
+        compare=str(run_dir / "policy" / "init"),
+        limit=3,
+        out=str(tmp_path),
+        overrides={"max_new_tokens": 8},
+    )
     assert set(doc["result"]["metrics"]["gsm8k"]) == {"nem", "avg_len"}
     assert "gsm8k" in doc["table"] and "nem" in doc["table"] and "Δ" in doc["table"]
     samples = [json.loads(line) for line in Path(doc["files"][2]).read_text().splitlines()]
@@ -239,8 +261,10 @@ def test_a_suite_refuses_a_file_in_another_format_before_loading_a_model(run_dir
 
 
 def _capitalize_config(tmp_path: Path, split_field: bool) -> Path:
-    rows = [{"word": w, "answer": w.capitalize(), "split": "test" if i % 3 == 0 else "train"}
-            for i, w in enumerate(["apple", "river", "stone", "cloud", "tiger", "maple"])]  # fmt: skip
+    rows = [
+        {"word": w, "answer": w.capitalize(), "split": "test" if i % 3 == 0 else "train"}
+        for i, w in enumerate(["apple", "river", "stone", "cloud", "tiger", "maple"])
+    ]
     (tmp_path / "data").mkdir(exist_ok=True)
     (tmp_path / "data" / "cap.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     fields = '{ prompt_template = "Capitalize: {word}", reference = "answer" }'
@@ -258,8 +282,13 @@ def test_a_users_own_task_from_a_run_config_is_evaluated_on_its_held_out_split(
     run_dir: Path, tmp_path: Path
 ) -> None:
     config = _capitalize_config(tmp_path, split_field=True)
-    doc = run_eval(str(run_dir), tasks=["capitalize"], config=str(config), out=str(tmp_path / "out"),
-                   overrides={"max_new_tokens": 6})  # fmt: skip
+    doc = run_eval(
+        str(run_dir),
+        tasks=["capitalize"],
+        config=str(config),
+        out=str(tmp_path / "out"),
+        overrides={"max_new_tokens": 6},
+    )
     assert doc["result"]["counts"] == {"capitalize": 2}  # the two test rows, paths relative to the config
     assert set(doc["result"]["metrics"]["capitalize"]) == {
         "score",
@@ -270,8 +299,14 @@ def test_a_users_own_task_from_a_run_config_is_evaluated_on_its_held_out_split(
     assert [t["tool"] for t in doc["result"]["tools"]["capitalize"]] == ["exact_match"]
     held_out = tmp_path / "held_out.jsonl"
     held_out.write_text(json.dumps({"word": "lemon", "answer": "Lemon"}) + "\n")
-    on_file = run_eval(str(run_dir), tasks=["capitalize"], config=str(config), data=str(held_out),
-                       out=str(tmp_path / "out"), overrides={"max_new_tokens": 6})  # fmt: skip
+    on_file = run_eval(
+        str(run_dir),
+        tasks=["capitalize"],
+        config=str(config),
+        data=str(held_out),
+        out=str(tmp_path / "out"),
+        overrides={"max_new_tokens": 6},
+    )
     assert on_file["result"]["counts"] == {"capitalize": 1}
     assert on_file["result"]["examples"]["capitalize"][0]["prompt"] == "Capitalize: lemon"
 
@@ -297,8 +332,21 @@ def test_rlar_eval_tasks_reads_the_runs_own_config_and_errors_are_one_line(
         )
         assert main(["eval", "--checkpoint", str(run_dir), "--tasks", "nosuch", "--out", str(tmp_path)]) == 2
         assert "task 'nosuch' is not in the config" in capsys.readouterr().err
-        args = ["eval", "--checkpoint", str(run_dir), "--tasks", "capitalize", "--split", "train", "--limit", "2",
-                "--max-new-tokens", "4", "--out", str(tmp_path)]  # fmt: skip
+        args = [
+            "eval",
+            "--checkpoint",
+            str(run_dir),
+            "--tasks",
+            "capitalize",
+            "--split",
+            "train",
+            "--limit",
+            "2",
+            "--max-new-tokens",
+            "4",
+            "--out",
+            str(tmp_path),
+        ]
         assert main(args) == 0
         assert "capitalize  score" in capsys.readouterr().out
     finally:
@@ -309,8 +357,21 @@ def test_rlar_eval_tasks_reads_the_runs_own_config_and_errors_are_one_line(
     with_policy.write_text(
         f'[policy]\nsource = "path"\npath = "{run_dir / "policy" / "init"}"\n\n' + config.read_text()
     )
-    args = ["eval", "--config", str(with_policy), "--task", "capitalize", "--split", "train", "--limit", "1",
-            "--max-new-tokens", "2", "--out", str(tmp_path)]  # fmt: skip
+    args = [
+        "eval",
+        "--config",
+        str(with_policy),
+        "--task",
+        "capitalize",
+        "--split",
+        "train",
+        "--limit",
+        "1",
+        "--max-new-tokens",
+        "2",
+        "--out",
+        str(tmp_path),
+    ]
     assert main(args) == 0 and "capitalize on run0@init" in capsys.readouterr().out
 
 
@@ -371,10 +432,16 @@ async def test_eval_scores_a_task_with_the_user_tool_the_run_used_and_names_it(
     )
     got = await ToolRegistry(bus).register(python_tool_spec(cfg), by="test")
     await save_tool_snapshot(bus, run)
-    summary = {"tasks": {"capitalize": {"tools": [{"tool": name, "version": got.version, "origin": "user",
-                                                    "steps": 5, "shadow": False}],
-                                         "routing": {"last": {"state": "routed",
-                                                              "tools": [f"{name} v{got.version} x1"]}}}}}  # fmt: skip
+    summary = {
+        "tasks": {
+            "capitalize": {
+                "tools": [
+                    {"tool": name, "version": got.version, "origin": "user", "steps": 5, "shadow": False}
+                ],
+                "routing": {"last": {"state": "routed", "tools": [f"{name} v{got.version} x1"]}},
+            }
+        }
+    }
     (run / "summary.json").write_text(json.dumps(summary))
 
     doc = await asyncio.to_thread(run_eval, str(run), tasks=["capitalize"], overrides={"max_new_tokens": 4})
@@ -393,8 +460,9 @@ async def test_eval_scores_a_task_with_the_user_tool_the_run_used_and_names_it(
     from rlar.app.export import export_run
 
     await asyncio.to_thread(export_run, run, tmp_path / "hf")
-    exported = await asyncio.to_thread(run_eval, str(tmp_path / "hf"), tasks=["capitalize"],
-                                       overrides={"max_new_tokens": 4})  # fmt: skip
+    exported = await asyncio.to_thread(
+        run_eval, str(tmp_path / "hf"), tasks=["capitalize"], overrides={"max_new_tokens": 4}
+    )
     assert exported["result"]["tools"] == doc["result"]["tools"]
     assert exported["result"]["metrics"]["capitalize"] == doc["result"]["metrics"]["capitalize"]
     assert exported["result"]["examples"] == doc["result"]["examples"]
@@ -404,8 +472,13 @@ def test_a_user_tool_in_default_tools_scores_the_task_with_the_config_alone(
     run_dir: Path, tmp_path: Path
 ) -> None:
     config = _user_tool_config(tmp_path, "quarter_by_config", default_tools='["quarter", 1.0]')
-    doc = run_eval(str(run_dir), tasks=["capitalize"], config=str(config), out=str(tmp_path / "out"),
-                   overrides={"max_new_tokens": 4})  # fmt: skip
+    doc = run_eval(
+        str(run_dir),
+        tasks=["capitalize"],
+        config=str(config),
+        out=str(tmp_path / "out"),
+        overrides={"max_new_tokens": 4},
+    )
     assert doc["result"]["metrics"]["capitalize"]["score"] == pytest.approx(0.25)
     assert [(t["tool"], t["origin"], t["source"]) for t in doc["result"]["tools"]["capitalize"]] == [
         ("quarter", "user", "default_tools")
@@ -421,19 +494,40 @@ def test_a_synthesised_verifier_from_the_runs_snapshot_scores_the_task_in_the_sa
     from rlar.tools.synthesized import synthesized_spec
 
     code = "def reward(query, response, reference, metadata):\n    return 1.0 if response.endswith('!') else 0.5\n"
-    verifier = synthesized_spec(name="ends_with_bang", description="ends with !", code=code, score_range=(0.0, 1.0),
-                                task_types=["shout"], answer_formats=["text"], params={},
-                                provenance={"origin": "synthesized"}, validation={})  # fmt: skip
+    verifier = synthesized_spec(
+        name="ends_with_bang",
+        description="ends with !",
+        code=code,
+        score_range=(0.0, 1.0),
+        task_types=["shout"],
+        answer_formats=["text"],
+        params={},
+        provenance={"origin": "synthesized"},
+        validation={},
+    )
     v2 = verifier.replace(version=2, code=code.replace("0.5", "0.0")).sealed()
     run = tmp_path / "run"
     run.mkdir()
-    lines = [{"type": "tool", "spec": verifier.to_dict()}, {"type": "tool", "spec": v2.to_dict()},
-             {"type": "status", "name": "ends_with_bang",
-              "status": {"versions": {"2": {"state": "quarantined", "reason": "canary failed"}}}}]  # fmt: skip
+    lines = [
+        {"type": "tool", "spec": verifier.to_dict()},
+        {"type": "tool", "spec": v2.to_dict()},
+        {
+            "type": "status",
+            "name": "ends_with_bang",
+            "status": {"versions": {"2": {"state": "quarantined", "reason": "canary failed"}}},
+        },
+    ]
     (run / "tools.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     # the learner's record only (no routing decision): v1 scored the task, v2 only shadowed it
-    tasks = {"shout": {"tools": [{"tool": "ends_with_bang", "version": 1, "shadow": False},
-                                 {"tool": "ends_with_bang", "version": 2, "shadow": True}], "routing": {}}}  # fmt: skip
+    tasks = {
+        "shout": {
+            "tools": [
+                {"tool": "ends_with_bang", "version": 1, "shadow": False},
+                {"tool": "ends_with_bang", "version": 2, "shadow": True},
+            ],
+            "routing": {},
+        }
+    }
     (run / "summary.json").write_text(json.dumps({"tasks": tasks}))
     catalog = ToolCatalog.for_eval(run, None)
     (chosen,) = catalog.task_tools("shout", [("exact_match", 1.0)])
@@ -448,8 +542,16 @@ def test_a_synthesised_verifier_from_the_runs_snapshot_scores_the_task_in_the_sa
 
     rows = [{"q": "say hi", "a": "hi!"}, {"q": "say yo", "a": "yo!"}]
     (tmp_path / "shout.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    task = EvalTask("shout", source={"name": "shout", "source": "jsonl", "path": str(tmp_path / "shout.jsonl"),
-                                     "fields": {"prompt": "q", "reference": "a"}}, tool_score=True)  # fmt: skip
+    task = EvalTask(
+        "shout",
+        source={
+            "name": "shout",
+            "source": "jsonl",
+            "path": str(tmp_path / "shout.jsonl"),
+            "fields": {"prompt": "q", "reference": "a"},
+        },
+        tool_score=True,
+    )
     ds = task.load()
 
     async def go() -> dict[str, Any]:
@@ -462,8 +564,12 @@ def test_a_synthesised_verifier_from_the_runs_snapshot_scores_the_task_in_the_sa
 def test_a_second_eval_of_the_same_checkpoint_keeps_the_first_ones_files(
     run_dir: Path, tmp_path: Path
 ) -> None:
-    kw: dict[str, Any] = {"data": str(DATA / "gsm8k_sample.jsonl"), "limit": 1, "out": str(tmp_path),
-                          "overrides": {"max_new_tokens": 2}}  # fmt: skip
+    kw: dict[str, Any] = {
+        "data": str(DATA / "gsm8k_sample.jsonl"),
+        "limit": 1,
+        "out": str(tmp_path),
+        "overrides": {"max_new_tokens": 2},
+    }
     first = run_eval(str(run_dir), "gsm8k", **kw)
     kept = {f: Path(f).read_text() for f in first["files"]}
     second = run_eval(str(run_dir), "gsm8k", **kw)

@@ -77,8 +77,15 @@ def builtin_cases() -> list[Case]:
         tools = ds.spec.default_tools
         if name == "humaneval":
             for rec in ds.records[:4]:
-                cases.append((f"builtin:{name}:{rec.id}", rec, tools, rec.metadata["canonical_solution"],
-                              "    return None\n"))  # fmt: skip
+                cases.append(
+                    (
+                        f"builtin:{name}:{rec.id}",
+                        rec,
+                        tools,
+                        rec.metadata["canonical_solution"],
+                        "    return None\n",
+                    )
+                )
             continue
         if name == "consonants":  # no reference: the canonical answer is one the prompt's format allows
             for rec in ds.records[:2]:
@@ -103,37 +110,111 @@ def _humaneval_row() -> dict[str, Any]:
 def format_rows() -> list[tuple[str, str, dict[str, Any], str, str]]:
     he = _humaneval_row()
     return [
-        ("gsm8k", "jsonl", {"question": "Ann has 3 boxes of 6 eggs. How many eggs?", "answer":
-                            "3 boxes of 6 is 3*6=<<3*6=18>>18 eggs.\n#### 18"}, "She has 18 eggs.", "She has 17 eggs."),
-        ("math", "jsonl", {"problem": "Solve $2x = 1$.", "solution": "Dividing by 2, $x = \\boxed{\\frac{1}{2}}$.",
-                           "level": "Level 1", "type": "Algebra"}, "$x=\\boxed{0.5}$", "$x=\\boxed{2}$"),
+        (
+            "gsm8k",
+            "jsonl",
+            {
+                "question": "Ann has 3 boxes of 6 eggs. How many eggs?",
+                "answer": "3 boxes of 6 is 3*6=<<3*6=18>>18 eggs.\n#### 18",
+            },
+            "She has 18 eggs.",
+            "She has 17 eggs.",
+        ),
+        (
+            "math",
+            "jsonl",
+            {
+                "problem": "Solve $2x = 1$.",
+                "solution": "Dividing by 2, $x = \\boxed{\\frac{1}{2}}$.",
+                "level": "Level 1",
+                "type": "Algebra",
+            },
+            "$x=\\boxed{0.5}$",
+            "$x=\\boxed{2}$",
+        ),
         ("humaneval", "jsonl", he, he["canonical_solution"], "    return not True\n"),
-        ("mbpp", "jsonl", {"task_id": 2, "text": "Write a function to find the shared elements of two lists.",
-                           "code": "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n",
-                           "test_list": ["assert set(similar_elements((3, 4, 5, 6), (5, 7, 4, 10))) == set((4, 5))",
-                                         "assert set(similar_elements((1, 2, 3, 4), (5, 4, 3, 7))) == set((3, 4))"],
-                           "test_setup_code": "", "challenge_test_list": []},
-         "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n", "def similar_elements(a, b):\n    return ()\n"),
-        ("ifeval", "jsonl", {"key": 7, "prompt": "Describe rain in at least 8 words and without any commas.",
-                             "instruction_id_list": ["punctuation:no_comma", "length_constraints:number_words"],
-                             "kwargs": [{}, {"relation": "at least", "num_words": 8}]},
-         "Rain falls from grey clouds and makes the streets shine softly.", "Rain, wet."),
-        ("chat", "jsonl", {"messages": [{"role": "user", "content": "Greet me in five words."},
-                                        {"role": "assistant", "content": "Hello there, happy to help!"}]},
-         "Hello there, happy to help!", UNRELATED),
-        ("alpaca", "jsonl", {"instruction": "Name the largest planet.", "input": "", "output": "Jupiter."},
-         "Jupiter.", "Mars."),
-        ("wmt", "jsonl", {"translation": {"en": "The house is small.", "de": "Das Haus ist klein."}},
-         "Das Haus ist klein.", UNRELATED),
-        ("flores", "jsonl", {"id": 1, "sentence_eng_Latn": "The cat sleeps on the warm roof.",
-                             "sentence_deu_Latn": "Die Katze schläft auf dem warmen Dach."},
-         "Die Katze schläft auf dem warmen Dach.", UNRELATED),
+        (
+            "mbpp",
+            "jsonl",
+            {
+                "task_id": 2,
+                "text": "Write a function to find the shared elements of two lists.",
+                "code": "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n",
+                "test_list": [
+                    "assert set(similar_elements((3, 4, 5, 6), (5, 7, 4, 10))) == set((4, 5))",
+                    "assert set(similar_elements((1, 2, 3, 4), (5, 4, 3, 7))) == set((3, 4))",
+                ],
+                "test_setup_code": "",
+                "challenge_test_list": [],
+            },
+            "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n",
+            "def similar_elements(a, b):\n    return ()\n",
+        ),
+        (
+            "ifeval",
+            "jsonl",
+            {
+                "key": 7,
+                "prompt": "Describe rain in at least 8 words and without any commas.",
+                "instruction_id_list": ["punctuation:no_comma", "length_constraints:number_words"],
+                "kwargs": [{}, {"relation": "at least", "num_words": 8}],
+            },
+            "Rain falls from grey clouds and makes the streets shine softly.",
+            "Rain, wet.",
+        ),
+        (
+            "chat",
+            "jsonl",
+            {
+                "messages": [
+                    {"role": "user", "content": "Greet me in five words."},
+                    {"role": "assistant", "content": "Hello there, happy to help!"},
+                ]
+            },
+            "Hello there, happy to help!",
+            UNRELATED,
+        ),
+        (
+            "alpaca",
+            "jsonl",
+            {"instruction": "Name the largest planet.", "input": "", "output": "Jupiter."},
+            "Jupiter.",
+            "Mars.",
+        ),
+        (
+            "wmt",
+            "jsonl",
+            {"translation": {"en": "The house is small.", "de": "Das Haus ist klein."}},
+            "Das Haus ist klein.",
+            UNRELATED,
+        ),
+        (
+            "flores",
+            "jsonl",
+            {
+                "id": 1,
+                "sentence_eng_Latn": "The cat sleeps on the warm roof.",
+                "sentence_deu_Latn": "Die Katze schläft auf dem warmen Dach.",
+            },
+            "Die Katze schläft auf dem warmen Dach.",
+            UNRELATED,
+        ),
         ("jsonl", "jsonl", {"prompt": "Capital of Peru?", "reference": "Lima"}, "Lima", "Cusco"),
         ("parquet", "parquet", {"prompt": "Opposite of hot?", "reference": "cold"}, "cold", "warm"),
-        ("verl", "parquet", {"prompt": [{"role": "user", "content": "What is 8 * 9?"}], "data_source": "openai/gsm8k",
-                             "ability": "math", "reward_model": {"style": "rule", "ground_truth": "72"},
-                             "extra_info": {"split": "train", "index": 0}}, "8 * 9 = 72", "8 * 9 = 71"),
-    ]  # fmt: skip
+        (
+            "verl",
+            "parquet",
+            {
+                "prompt": [{"role": "user", "content": "What is 8 * 9?"}],
+                "data_source": "openai/gsm8k",
+                "ability": "math",
+                "reward_model": {"style": "rule", "ground_truth": "72"},
+                "extra_info": {"split": "train", "index": 0},
+            },
+            "8 * 9 = 72",
+            "8 * 9 = 71",
+        ),
+    ]
 
 
 def format_cases(tmp: Path) -> list[Case]:
@@ -172,10 +253,18 @@ async def _score_cases(
             for tool, weight in tools:
                 pid = uuid.uuid4().hex
                 want[pid] = (label, kind_of_answer)
-                reqs.append(ScoreGroup(prompt_id=pid, generation="g", task=task,
-                                       tools=[ToolRef(tool=tool, kind=kinds[tool], weight=weight)], query=query,
-                                       items=[ScoreItem(index=0, response=response)], reference=rec.reference,
-                                       metadata=dict(rec.metadata)))  # fmt: skip
+                reqs.append(
+                    ScoreGroup(
+                        prompt_id=pid,
+                        generation="g",
+                        task=task,
+                        tools=[ToolRef(tool=tool, kind=kinds[tool], weight=weight)],
+                        query=query,
+                        items=[ScoreItem(index=0, response=response)],
+                        reference=rec.reference,
+                        metadata=dict(rec.metadata),
+                    )
+                )
     _, rewards = await collect_rewards(bus, task, reqs, timeout_s)
     grouped: dict[tuple[str, str], list[RewardGroup]] = {}
     for r in rewards:
@@ -209,8 +298,15 @@ async def _with_reward_service(
         }
         await registry.register(base.replace(params=params), by="test")
         sandbox = SandboxActor(SandboxActorConfig(nats=nats, topology=TEST_TOPOLOGY, run_dir=str(tmp_path)))
-        worker = RewardWorker(RewardConfig(nats=nats, topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
-                                           register_builtins=False, spec_ttl_s=0.0))  # fmt: skip
+        worker = RewardWorker(
+            RewardConfig(
+                nats=nats,
+                topology=TEST_TOPOLOGY,
+                run_dir=str(tmp_path),
+                register_builtins=False,
+                spec_ttl_s=0.0,
+            )
+        )
         async with running(sandbox, bus), running(worker, bus):
             return await _score_cases(bus, cases, timeout_s)
 
@@ -246,8 +342,10 @@ async def test_all_164_humaneval_canonical_solutions_pass_through_the_bus(
         builtin_task("humaneval", split="train").records + builtin_task("humaneval", split="test").records
     )
     assert len(records) == 164
-    cases: list[Case] = [(f"he:{r.id}", r, (("code_tests", 1.0),), r.metadata["canonical_solution"], "    return None\n")
-                         for r in records]  # fmt: skip
+    cases: list[Case] = [
+        (f"he:{r.id}", r, (("code_tests", 1.0),), r.metadata["canonical_solution"], "    return None\n")
+        for r in records
+    ]
     results = await _with_reward_service(bus, nats_url, tmp_path, cases, 900)
     passed = [label for label, *_ in cases if results[(label, "right")][:2] == ("ok", 1.0)]
     assert len(passed) == 164, [results[(label, "right")] for label, *_ in cases if label not in passed][:5]

@@ -36,12 +36,25 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             for p in model.parameters():
                 p.add_(torch.randn(p.shape, generator=gen) * 0.05)
         write_weights_dir(run / "weights", version, dict(model.named_parameters()))
-    (run / "config.toml").write_text('[feeder]\ntasks = [{ name = "arith", weight = 2.0 }]\n'
-                                     '[learner]\nprompts_per_step = 8\ntrainer = { lr = 1e-4 }\n')  # fmt: skip
-    summary = {"reason": "finished", "steps": 12, "updates": 11, "minutes": 1.5,
-               "tasks": {"arith": {"reward": {"first": 0.2, "last": 0.4, "steps": 12}, "abstain": {"mean": 0.05},
-                                   "tools": [{"tool": "math_verify", "version": 1, "origin": "built-in",
-                                              "steps": 12, "shadow": False}]}}}  # fmt: skip
+    (run / "config.toml").write_text(
+        '[feeder]\ntasks = [{ name = "arith", weight = 2.0 }]\n'
+        "[learner]\nprompts_per_step = 8\ntrainer = { lr = 1e-4 }\n"
+    )
+    summary = {
+        "reason": "finished",
+        "steps": 12,
+        "updates": 11,
+        "minutes": 1.5,
+        "tasks": {
+            "arith": {
+                "reward": {"first": 0.2, "last": 0.4, "steps": 12},
+                "abstain": {"mean": 0.05},
+                "tools": [
+                    {"tool": "math_verify", "version": 1, "origin": "built-in", "steps": 12, "shadow": False}
+                ],
+            }
+        },
+    }
     (run / "summary.json").write_text(json.dumps(summary))
     torch.save(model.state_dict(), run / "v4_state.pt")
     return run
@@ -53,8 +66,14 @@ def test_export_writes_a_checkpoint_transformers_loads_with_the_trained_weights(
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    r = subprocess.run([sys.executable, "-m", "rlar.app.cli", "export", str(run_dir), "--out", str(tmp_path / "hf")],
-                       capture_output=True, text=True, timeout=300, env=actor_env(), cwd=tmp_path)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "rlar.app.cli", "export", str(run_dir), "--out", str(tmp_path / "hf")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=actor_env(),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout.strip().splitlines()[-1])
     assert doc["version"] == 4
@@ -175,8 +194,28 @@ def test_the_exported_byte_tokenizer_encodes_and_decodes_like_byt5_and_appends_n
     fast = AutoTokenizer.from_pretrained(tmp_path)
     assert slow("12+7=").input_ids[-1] == slow.eos_token_id  # what the exported ByT5 tokenizer used to do
     rng = random.Random(0)
-    alphabet = ["a", "Z", " ", "  ", "\n", "\t", "7", "+", "é", "ß", "中", "✓", "🙂", "</s>", " </s> ", "<pad>",
-                "<extra_id_3>", " <extra_id_0> ", "<unk>", "\x00"]  # fmt: skip
+    alphabet = [
+        "a",
+        "Z",
+        " ",
+        "  ",
+        "\n",
+        "\t",
+        "7",
+        "+",
+        "é",
+        "ß",
+        "中",
+        "✓",
+        "🙂",
+        "</s>",
+        " </s> ",
+        "<pad>",
+        "<extra_id_3>",
+        " <extra_id_0> ",
+        "<unk>",
+        "\x00",
+    ]
     texts = ["", "12+7=", "cap:apple="] + [
         "".join(rng.choices(alphabet, k=rng.randrange(1, 12))) for _ in range(300)
     ]
@@ -223,10 +262,20 @@ def test_vllm_loads_the_exported_checkpoint_and_scores_tokens_like_transformers(
     run_dir: Path, tmp_path: Path
 ) -> None:
     export_run(run_dir, tmp_path / "hf")
-    env = {**actor_env(), "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_CPU_KVCACHE_SPACE": "1",
-           "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")}  # fmt: skip
-    r = subprocess.run([sys.executable, "-c", _VLLM_CHECK, str(tmp_path / "hf")], capture_output=True, text=True,
-                       timeout=600, env=env, cwd=REPO)  # fmt: skip
+    env = {
+        **actor_env(),
+        "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+        "VLLM_CPU_KVCACHE_SPACE": "1",
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
+    }
+    r = subprocess.run(
+        [sys.executable, "-c", _VLLM_CHECK, str(tmp_path / "hf")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=REPO,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     line = next(x for x in r.stdout.splitlines() if x.startswith("MAXDIFF"))
     diff, n = line.split()[1:]

@@ -21,9 +21,13 @@ from tests.support.servers import TEST_TOPOLOGY
 
 async def _run_feeder_until(url: str, run_dir: Path, max_in_flight: int, published: int) -> Feeder:
     cfg = FeederConfig(
-        nats=NatsConfig(url=url), topology=TEST_TOPOLOGY, run_dir=str(run_dir), max_in_flight=max_in_flight,
-        tasks=[TaskConfig(name="copy", weight=1.0), TaskConfig(name="arith", weight=1.0)], epoch_size=40,
-    )  # fmt: skip
+        nats=NatsConfig(url=url),
+        topology=TEST_TOPOLOGY,
+        run_dir=str(run_dir),
+        max_in_flight=max_in_flight,
+        tasks=[TaskConfig(name="copy", weight=1.0), TaskConfig(name="arith", weight=1.0)],
+        epoch_size=40,
+    )
     feeder = Feeder(cfg)
     task = asyncio.create_task(feeder.run())
     for _ in range(600):
@@ -46,8 +50,10 @@ async def test_a_restarted_feeder_continues_without_skipping_or_repeating_and_re
         assert second.published == 19
         bus = await Bus.connect(NatsConfig(url=srv.url), "check")
         info = await bus.js.stream_info(topology.PROMPTS)
-        prompts = [decode((await bus.js.get_msg(topology.PROMPTS, s)).data or b"", Prompt)
-                   for s in range(1, info.state.last_seq + 1)]  # fmt: skip
+        prompts = [
+            decode((await bus.js.get_msg(topology.PROMPTS, s)).data or b"", Prompt)
+            for s in range(1, info.state.last_seq + 1)
+        ]
         await bus.close()
     expected = build_mix([TaskConfig(name="copy"), TaskConfig(name="arith")], epoch_size=40).take(19)
     assert [p.prompt_id for p in prompts] == [f"{i.task.name}/e{i.epoch}/{i.index}" for i in expected]
@@ -59,8 +65,14 @@ async def test_a_restarted_feeder_continues_without_skipping_or_repeating_and_re
 async def test_weights_travel_through_the_filesystem_and_the_object_store(bus: Bus, tmp_path: Path) -> None:
     tensors = {"a.weight": torch.arange(6, dtype=torch.float32).reshape(2, 3), "b.bias": torch.ones(4)}
     for version, mode in ((1, "filesystem"), (2, "objstore")):
-        announce = await publish_weights(bus, tensors.items(), version=version, step=version, mode=mode,  # type: ignore[arg-type]
-                                         weights_dir=tmp_path / "w")  # fmt: skip
+        announce = await publish_weights(
+            bus,
+            tensors.items(),
+            version=version,
+            step=version,
+            mode=mode,  # type: ignore[arg-type]
+            weights_dir=tmp_path / "w",
+        )
         data = await fetch_weights(bus, announce)
         from rlar.policy.weights import safetensors_bytes_to_tensors
 
@@ -86,11 +98,18 @@ async def test_a_feeder_and_a_rollout_started_after_garbage_read_the_last_valid_
     with EmbeddedServer(tmp_path / "nats") as srv:
         bus = await Bus.connect(NatsConfig(url=srv.url), "test")
         await topology.ensure_topology(bus.js, topology.declare(TEST_TOPOLOGY))
-        real = LearnerProgress(version=1, step=1, consumed_prompts=0, dropped_prompts=0, prompts_per_step=3,
-                               max_staleness=1)  # fmt: skip
+        real = LearnerProgress(
+            version=1, step=1, consumed_prompts=0, dropped_prompts=0, prompts_per_step=3, max_staleness=1
+        )
         await bus.js_publish(subjects.LEARNER_PROGRESS, real)
-        announce = await publish_weights(bus, {"w": torch.ones(2)}.items(), version=1, step=1,
-                                         mode="filesystem", weights_dir=tmp_path / "w")  # fmt: skip
+        announce = await publish_weights(
+            bus,
+            {"w": torch.ones(2)}.items(),
+            version=1,
+            step=1,
+            mode="filesystem",
+            weights_dir=tmp_path / "w",
+        )
         wrong = encode(Heartbeat(actor="x", instance="x", host="x", pid=1, uptime_s=0.0))
         for subject, valid in (
             (subjects.LEARNER_PROGRESS, encode(real)),
@@ -106,9 +125,12 @@ async def test_a_feeder_and_a_rollout_started_after_garbage_read_the_last_valid_
         assert await latest_announcement(bus) == announce
 
         cfg = FeederConfig(
-            nats=NatsConfig(url=srv.url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
-            tasks=[TaskConfig(name="copy", weight=1.0)], epoch_size=40,
-        )  # fmt: skip
+            nats=NatsConfig(url=srv.url),
+            topology=TEST_TOPOLOGY,
+            run_dir=str(tmp_path),
+            tasks=[TaskConfig(name="copy", weight=1.0)],
+            epoch_size=40,
+        )
         feeder = Feeder(cfg)
         task = asyncio.create_task(feeder.run())
         try:

@@ -115,8 +115,16 @@ def test_boxed_answers_match_braces(solution: str, answer: str | None) -> None:
 
 def test_math_references_are_latex_in_math_delimiters_with_level_and_type() -> None:
     ds = load_task({"name": "m", "source": "math", "path": str(DATA / "math_sample.jsonl")})
-    assert [r.reference for r in ds] == ["$\\dfrac{7}{8}$", "$\\sqrt{2}$", "$(-2, 2)$", "$\\text{m}/\\text{s}$",
-                                         "$\\frac{1}{3}$", "$9$", "$3, -3$", "$\\frac{4}{9}$"]  # fmt: skip
+    assert [r.reference for r in ds] == [
+        "$\\dfrac{7}{8}$",
+        "$\\sqrt{2}$",
+        "$(-2, 2)$",
+        "$\\text{m}/\\text{s}$",
+        "$\\frac{1}{3}$",
+        "$9$",
+        "$3, -3$",
+        "$\\frac{4}{9}$",
+    ]
     assert ds[2].metadata["level"] == "Level 3" and ds[2].metadata["type"] == "Algebra"
     assert ds[0].prompt.endswith("within \\boxed{}.")
     m500 = load_task({"name": "m", "source": "math", "path": str(DATA / "math500_sample.jsonl")})
@@ -139,8 +147,10 @@ def test_humaneval_rows_become_code_references_the_one_converter_accepts(tmp_pat
 
 def test_mbpp_prompts_show_the_tests_and_references_keep_setup_code_and_test_imports() -> None:
     ds = load_task({"name": "m", "source": "mbpp", "path": str(DATA / "mbpp_sample.jsonl")})
-    assert ds[1].reference == {"test_list": _rows("mbpp_sample.jsonl")[1]["test_list"],
-                               "test_setup_code": "from collections import Counter"}  # fmt: skip
+    assert ds[1].reference == {
+        "test_list": _rows("mbpp_sample.jsonl")[1]["test_list"],
+        "test_setup_code": "from collections import Counter",
+    }
     assert (
         ds[0].prompt.startswith("You are an expert Python programmer")
         and "assert max_of_three" in ds[0].prompt
@@ -150,8 +160,14 @@ def test_mbpp_prompts_show_the_tests_and_references_keep_setup_code_and_test_imp
         sanitized[2].reference["test_imports"] == ["import math"]
         and "test_setup_code" not in sanitized[2].reference
     )
-    challenge = load_task({"name": "m", "source": "mbpp", "path": str(DATA / "mbpp_sample.jsonl"),
-                           "options": {"challenge_tests": True, "include_tests": False}})  # fmt: skip
+    challenge = load_task(
+        {
+            "name": "m",
+            "source": "mbpp",
+            "path": str(DATA / "mbpp_sample.jsonl"),
+            "options": {"challenge_tests": True, "include_tests": False},
+        }
+    )
     assert (
         len(challenge[2].reference["test_list"]) == 5
         and challenge[2].prompt == _rows("mbpp_sample.jsonl")[2]["text"]
@@ -183,9 +199,10 @@ def test_ifeval_parquet_with_null_filled_kwargs_loads_like_the_jsonl(tmp_path: P
     from_parquet = load_task({"name": "i", "source": "auto", "path": str(path)})
     from_jsonl = load_task({"name": "i", "source": "ifeval", "path": str(DATA / "ifeval_sample.jsonl")})
     assert [r.reference for r in from_parquet] == [r.reference for r in from_jsonl]
-    assert from_parquet[2].reference == {"instruction_id_list": ["detectable_format:number_bullet_lists",
-                                                                 "startend:end_checker"],
-                                         "kwargs": [{"num_bullets": 3}, {"end_phrase": "Any other questions?"}]}  # fmt: skip
+    assert from_parquet[2].reference == {
+        "instruction_id_list": ["detectable_format:number_bullet_lists", "startend:end_checker"],
+        "kwargs": [{"num_bullets": 3}, {"end_phrase": "Any other questions?"}],
+    }
 
 
 def test_ifeval_rows_with_unknown_instructions_or_missing_kwargs_fail_loading(tmp_path: Path) -> None:
@@ -218,7 +235,10 @@ def test_wmt_direction_defaults_to_english_first_and_follows_the_option() -> Non
     assert en_de[0].reference == "Das Haus ist klein." and "English text into German" in en_de[0].prompt
     de_en = load_task({"name": "w", "source": "wmt", "path": path, "options": {"direction": "de-en"}})
     assert de_en[0].reference == "The house is small." and de_en[0].metadata == {
-        "source": "Das Haus ist klein.", "source_lang": "de", "target_lang": "en"}  # fmt: skip
+        "source": "Das Haus ist klein.",
+        "source_lang": "de",
+        "target_lang": "en",
+    }
     with pytest.raises(TaskDataError, match="language 'fr'"):
         load_task({"name": "w", "source": "wmt", "path": path, "options": {"direction": "de-fr"}})
 
@@ -231,8 +251,14 @@ def test_wmt_rows_with_no_english_side_need_a_direction(tmp_path: Path) -> None:
 
 
 def test_flores_per_language_files_align_by_position_and_take_iso_codes(tmp_path: Path) -> None:
-    ds = load_task({"name": "f", "source": "flores", "path": str(DATA / "flores_devtest"),
-                    "options": {"direction": "de-en"}})  # fmt: skip
+    ds = load_task(
+        {
+            "name": "f",
+            "source": "flores",
+            "path": str(DATA / "flores_devtest"),
+            "options": {"direction": "de-en"},
+        }
+    )
     assert ds[0].reference.startswith("The committee met") and ds[0].metadata["source_lang"] == "deu_Latn"
     pair = load_task({"name": "f", "source": "flores", "path": str(DATA / "flores_eng_Latn-deu_Latn.jsonl")})
     assert [r.reference for r in pair] == (
@@ -253,8 +279,10 @@ def test_flores_per_language_files_align_by_position_and_take_iso_codes(tmp_path
 
 def test_chat_turns_split_into_prompt_and_final_assistant_reference() -> None:
     ds = load_task({"name": "c", "source": "chat", "path": str(DATA / "chat_sample.jsonl")})
-    assert ds[1].prompt == [{"role": "system", "content": "You are a concise tutor."},
-                            {"role": "user", "content": "Explain recursion in one sentence."}]  # fmt: skip
+    assert ds[1].prompt == [
+        {"role": "system", "content": "You are a concise tutor."},
+        {"role": "user", "content": "Explain recursion in one sentence."},
+    ]
     assert ds[1].reference is None
     assert (
         ds[2].prompt[-1] == {"role": "user", "content": "And in French?"} and ds[2].reference == "Bonjour !"
@@ -296,12 +324,16 @@ def test_training_takes_the_same_files_as_a_mix(tmp_path: Path) -> None:
         [
             {"name": "gsm8k", "source": "gsm8k", "path": "formats/gsm8k_sample.jsonl", "weight": 2.0},
             {"name": "mbpp", "source": "auto", "path": "formats/mbpp_sample.jsonl"},
-            {"name": "ifeval", "source": "ifeval", "path": "formats/ifeval_sample.jsonl",
-             "spec": {"description": "Follow the instructions."}},
+            {
+                "name": "ifeval",
+                "source": "ifeval",
+                "path": "formats/ifeval_sample.jsonl",
+                "spec": {"description": "Follow the instructions."},
+            },
         ],
         seed=0,
         base_dir=DATA.parent,
-    )  # fmt: skip
+    )
     seen = {next(mix).task.name for _ in range(40)}
     assert seen == {"gsm8k", "mbpp", "ifeval"}
     specs = {ds.name: ds.spec for ds in mix.datasets}

@@ -50,8 +50,14 @@ def test_the_list_form_matches_torch_statistics_in_float64(
 ) -> None:
     rewards, mask = [r for r, _ in members], [m for _, m in members]
     got = advantages(rewards, mask, normalize_std=norm, eps=1e-6)
-    assert got == group_advantages(torch.tensor(rewards, dtype=torch.float64), torch.tensor(mask, dtype=torch.bool),
-                                   normalize_std=norm).tolist()  # fmt: skip
+    assert (
+        got
+        == group_advantages(
+            torch.tensor(rewards, dtype=torch.float64),
+            torch.tensor(mask, dtype=torch.bool),
+            normalize_std=norm,
+        ).tolist()
+    )
     vals = torch.tensor([r for r, m in members if m], dtype=torch.float64)
     if len(vals) < 2 or bool((vals == vals[0]).all()) or float(vals.std()) <= 1e-6:
         assert got == [0.0] * len(members)

@@ -27,19 +27,33 @@ def group(
 ) -> Group:
     """A complete group scored by one tool ``exact`` v1 (None: that sample abstains), optionally with a
     weight-0 shadow tool ``canary`` v2."""
-    g = Group(prompt_id, "gen", task=task, group_size=len(scores), policy_version=policy_version,
-              prompt_token_ids=[1, 2, 3], created_at=created_at, sampling=sampling or Sampling())  # fmt: skip
+    g = Group(
+        prompt_id,
+        "gen",
+        task=task,
+        group_size=len(scores),
+        policy_version=policy_version,
+        prompt_token_ids=[1, 2, 3],
+        created_at=created_at,
+        sampling=sampling or Sampling(),
+    )
     for i in range(len(scores)):
         ids = tokens[i] if tokens is not None else [10 + i, 20 + i]
         g.completions[i] = Completion(index=i, token_ids=ids, logprobs=[-0.5] * len(ids), text=f"r{i}")
-    g.rewards["exact"] = ToolResults(1.0, 1, {
-        i: ScoredItem(index=i, status="abstain", reason="no answer") if s is None
-        else ScoredItem(index=i, status="ok", score=s)
-        for i, s in enumerate(scores)
-    })  # fmt: skip
+    g.rewards["exact"] = ToolResults(
+        1.0,
+        1,
+        {
+            i: ScoredItem(index=i, status="abstain", reason="no answer")
+            if s is None
+            else ScoredItem(index=i, status="ok", score=s)
+            for i, s in enumerate(scores)
+        },
+    )
     if shadow is not None:
-        g.rewards["canary"] = ToolResults(0.0, 2, {i: ScoredItem(index=i, status="ok", score=s)
-                                                    for i, s in enumerate(shadow)})  # fmt: skip
+        g.rewards["canary"] = ToolResults(
+            0.0, 2, {i: ScoredItem(index=i, status="ok", score=s) for i, s in enumerate(shadow)}
+        )
     return g
 
 
@@ -138,12 +152,36 @@ def test_the_record_is_the_metrics_line_the_plots_read() -> None:
         step=3, version=4, t_start=10.0, t_end=14.0, consumed=9, dropped=2, train=train
     ).to_dict()
     assert list(line) == [
-        "optimizer_step", "loss", "tokens", "step_s", "weights_s", "retire_s",
-        "step", "version", "t_start", "t_end", "groups", "samples", "trained_rows", "groups_with_signal",
-        "abstain_frac", "reward_mean", "staleness_hist", "staleness_max", "samples_created_min",
-        "samples_created_max", "samples_generated_during_prev_step", "consumed_prompts", "dropped_prompts",
-        "reward/code", "reward/math", "abstain/code", "abstain/math", "tools", "tokens_per_s",
-    ]  # fmt: skip
+        "optimizer_step",
+        "loss",
+        "tokens",
+        "step_s",
+        "weights_s",
+        "retire_s",
+        "step",
+        "version",
+        "t_start",
+        "t_end",
+        "groups",
+        "samples",
+        "trained_rows",
+        "groups_with_signal",
+        "abstain_frac",
+        "reward_mean",
+        "staleness_hist",
+        "staleness_max",
+        "samples_created_min",
+        "samples_created_max",
+        "samples_generated_during_prev_step",
+        "consumed_prompts",
+        "dropped_prompts",
+        "reward/code",
+        "reward/math",
+        "abstain/code",
+        "abstain/math",
+        "tools",
+        "tokens_per_s",
+    ]
     assert line["optimizer_step"] == 7.0 and line["step"] == 3 and line["version"] == 4
     assert line["step_s"] == 4.0  # the learner step's wall time replaces the trainer's
     assert line["tokens_per_s"] == 400.0  # tokens over the trainer's own step time

@@ -132,8 +132,9 @@ print(json.dumps(out))
 def test_a_new_actor_kind_by_the_recipe_is_picked_up_everywhere(tmp_path: Path) -> None:
     (tmp_path / "probe_actor.py").write_text(textwrap.dedent(PROBE_ACTOR))  # recipe step 1: the actor module
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
-    r = subprocess.run([sys.executable, "-c", RECIPE], cwd=tmp_path, env=env, capture_output=True, text=True,
-                       timeout=300)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", RECIPE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["resolved"] == ["Probe", "probe"]

@@ -53,8 +53,10 @@ def test_the_actors_layer_imports_no_app_module_and_the_library_no_actor() -> No
         assert "from rlar.app" not in path.read_text(), path
 
 
-@pytest.mark.skipif(shutil.which("lint-imports", path=str(Path(sys.executable).parent)) is None,
-                    reason="import-linter is not installed (the dev extra)")  # fmt: skip
+@pytest.mark.skipif(
+    shutil.which("lint-imports", path=str(Path(sys.executable).parent)) is None,
+    reason="import-linter is not installed (the dev extra)",
+)
 def test_lint_imports_keeps_the_tree_and_breaks_on_an_upward_import(tmp_path: Path) -> None:
     lint = str(Path(sys.executable).parent / "lint-imports")
     for pkg in ("bus", "actors", "rlar"):

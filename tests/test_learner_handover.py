@@ -31,13 +31,27 @@ TOOL = ToolRef(tool="exact_match", version=1, kind=ToolKind.RULE)
 def _sample(prompt_id: str, i: int, generation: str = "g0", version: int = 0) -> SampleGroup:
     """Sample i of the group, in a message of its own (the learner joins the parts)."""
     c = Completion(index=i, token_ids=[8 + i, 9], logprobs=[-1.0, -1.5], text=str(i))
-    return SampleGroup(prompt_id=prompt_id, generation=generation, task="arith", group_size=GROUP,
-                       prompt_token_ids=[5, 6, 7], completions=[c], policy_version=version, tools=[TOOL])  # fmt: skip
+    return SampleGroup(
+        prompt_id=prompt_id,
+        generation=generation,
+        task="arith",
+        group_size=GROUP,
+        prompt_token_ids=[5, 6, 7],
+        completions=[c],
+        policy_version=version,
+        tools=[TOOL],
+    )
 
 
 def _reward(prompt_id: str, i: int, generation: str = "g0") -> RewardGroup:
-    return RewardGroup(prompt_id=prompt_id, generation=generation, task="arith", tool="exact_match", tool_version=1,
-                       items=[ScoredItem(index=i, status="ok", score=float(i))])  # fmt: skip
+    return RewardGroup(
+        prompt_id=prompt_id,
+        generation=generation,
+        task="arith",
+        tool="exact_match",
+        tool_version=1,
+        items=[ScoredItem(index=i, status="ok", score=float(i))],
+    )
 
 
 async def _consumer(bus: Bus, stream: str, durable: str) -> tuple[int, int]:
@@ -62,11 +76,16 @@ async def test_a_successor_acks_the_redelivered_groups_its_predecessor_retired(t
             "topology": TEST_TOPOLOGY.model_dump(),
             "run": {"dir": str(run)},
             "learner": {
-                "prompts_per_step": 1, "max_steps": 3, "keepalive_s": 1.0,
-                "trainer": {"model_dir": "{run_dir}/policy/init", "micro_batch_size": 4,
-                            "grpo": {"group_size": GROUP, "max_staleness": 0}},
+                "prompts_per_step": 1,
+                "max_steps": 3,
+                "keepalive_s": 1.0,
+                "trainer": {
+                    "model_dir": "{run_dir}/policy/init",
+                    "micro_batch_size": 4,
+                    "grpo": {"group_size": GROUP, "max_staleness": 0},
+                },
             },
-        }  # fmt: skip
+        }
         learner = make_actor("learner", doc, instance="successor")
         task = asyncio.create_task(learner.run(bus))
         try:

@@ -15,9 +15,21 @@ TARGETS = ("pytest", "test-unit", "test-bus", "test-e2e", "test-fast", "test-slo
 def _make(target: str, python: Path, *variables: str) -> subprocess.CompletedProcess[str]:
     # PY= a stand-in interpreter; -o: take the venv as installed (this test is about the recipes, not pip).
     return subprocess.run(
-        ["make", "--no-print-directory", "-s", "-o", ".venv/.rlar-installed", target, f"PY={python}", *variables],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            "make",
+            "--no-print-directory",
+            "-s",
+            "-o",
+            ".venv/.rlar-installed",
+            target,
+            f"PY={python}",
+            *variables,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _fake_python(tmp_path: Path, rc: int) -> Path:

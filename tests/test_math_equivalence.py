@@ -119,8 +119,17 @@ async def test_documented_rules(math_tool, reference, response, score):
     assert res.status == "ok" and res.score == score, res
 
 
-CLASSES = {"interval", "solution_set", "named", "pm", "repeating", "polynomial", "matrix", "gsm8k_sentence",
-           "multi_answer"}  # fmt: skip
+CLASSES = {
+    "interval",
+    "solution_set",
+    "named",
+    "pm",
+    "repeating",
+    "polynomial",
+    "matrix",
+    "gsm8k_sentence",
+    "multi_answer",
+}
 
 
 def test_the_second_held_out_set_covers_every_class_of_issue_24_both_ways():
@@ -261,12 +270,28 @@ async def test_factorised_and_expanded_polynomials_are_equivalent(math_tool, ref
 @pytest.mark.parametrize(
     ("reference", "response", "score"),
     [
-        ("\\begin{pmatrix} 4 & -8 \\\\ 12 & 0 \\end{pmatrix}", "$\\boxed{4\\begin{pmatrix} 1 & -2 \\\\ 3 & 0 \\end{pmatrix}}$", 1.0),
-        ("\\begin{pmatrix} 4 & -8 \\\\ 12 & 0 \\end{pmatrix}", "$\\boxed{4\\begin{pmatrix} 1 & 2 \\\\ 3 & 0 \\end{pmatrix}}$", 0.0),
-        ("\\frac{1}{4}\\begin{pmatrix} 1 \\\\ -3 \\end{pmatrix}", "$\\boxed{\\begin{pmatrix} 0.25 \\\\ -0.75 \\end{pmatrix}}$", 1.0),
-        ("\\frac{1}{4}\\begin{pmatrix} 1 \\\\ -3 \\end{pmatrix}", "$\\boxed{\\begin{pmatrix} 1 \\\\ -3 \\end{pmatrix}}$", 0.0),
+        (
+            "\\begin{pmatrix} 4 & -8 \\\\ 12 & 0 \\end{pmatrix}",
+            "$\\boxed{4\\begin{pmatrix} 1 & -2 \\\\ 3 & 0 \\end{pmatrix}}$",
+            1.0,
+        ),
+        (
+            "\\begin{pmatrix} 4 & -8 \\\\ 12 & 0 \\end{pmatrix}",
+            "$\\boxed{4\\begin{pmatrix} 1 & 2 \\\\ 3 & 0 \\end{pmatrix}}$",
+            0.0,
+        ),
+        (
+            "\\frac{1}{4}\\begin{pmatrix} 1 \\\\ -3 \\end{pmatrix}",
+            "$\\boxed{\\begin{pmatrix} 0.25 \\\\ -0.75 \\end{pmatrix}}$",
+            1.0,
+        ),
+        (
+            "\\frac{1}{4}\\begin{pmatrix} 1 \\\\ -3 \\end{pmatrix}",
+            "$\\boxed{\\begin{pmatrix} 1 \\\\ -3 \\end{pmatrix}}$",
+            0.0,
+        ),
     ],
-)  # fmt: skip
+)
 async def test_a_matrix_with_a_scalar_factor_pulled_out_is_the_same_matrix(
     math_tool, reference, response, score
 ):
@@ -276,14 +301,18 @@ async def test_a_matrix_with_a_scalar_factor_pulled_out_is_the_same_matrix(
 @pytest.mark.parametrize(
     ("reference", "response", "score"),
     [
-        ("Each bag has 6, so 5 bags hold 5 * 6 = <<5*6=30>>30.\n#### 30", "So there are 30 oranges in the 5 bags.", 1.0),
+        (
+            "Each bag has 6, so 5 bags hold 5 * 6 = <<5*6=30>>30.\n#### 30",
+            "So there are 30 oranges in the 5 bags.",
+            1.0,
+        ),
         ("#### 5", "So there are 30 oranges in the 5 bags.", 0.0),
         ("#### 64", "He reads 16 pages a day, so 16 * 4 = 64.\nHe reads 64 pages in 4 days.", 1.0),
         ("#### 4", "He reads 16 pages a day, so 16 * 4 = 64.\nHe reads 64 pages in 4 days.", 0.0),
         ("#### 11", "After spending $9 of her $20, Mia has $11 left.", 1.0),
         ("#### 9", "After spending $9 of her $20, Mia has $11 left.", 0.0),
     ],
-)  # fmt: skip
+)
 async def test_a_gsm8k_reference_matches_the_value_a_sentence_states(math_tool, reference, response, score):
     assert await _score(math_tool, reference, response) == score
 

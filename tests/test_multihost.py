@@ -48,8 +48,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.netns, pytest.mark.timeout(600)]
 N_PROMPTS = 64
 GROUP = 4
 PER_STEP = 4
-TOPOLOGY = TopologyConfig(replicas=3, score_ack_wait_s=10, prompt_ack_wait_s=20, learner_ack_wait_s=30,
-                          tool_request_ack_wait_s=10)  # fmt: skip
+TOPOLOGY = TopologyConfig(
+    replicas=3, score_ack_wait_s=10, prompt_ack_wait_s=20, learner_ack_wait_s=30, tool_request_ack_wait_s=10
+)
 BUDGET_S = 480.0
 
 
@@ -180,10 +181,17 @@ def test_training_survives_a_cut_nats_node_and_a_killed_reward_host(tmp_path: Pa
         url = ",".join(f"nats://{ip}:4222" for ip in ips)
         nodes = []
         for i, h in enumerate(hosts):
-            text = node_config(f"n{i + 1}", routes=routes, store_dir=str(tmp_path / f"n{i + 1}-js"),
-                               auth=accounts_block(passwords), ping_interval_s=1.0, ping_max=2)  # fmt: skip
-            node = ServerProcess(f"n{i + 1}", text, tmp_path, monitor_url=f"http://{ips[i]}:8222",
-                                 wrap=lab.command(h, []))  # fmt: skip
+            text = node_config(
+                f"n{i + 1}",
+                routes=routes,
+                store_dir=str(tmp_path / f"n{i + 1}-js"),
+                auth=accounts_block(passwords),
+                ping_interval_s=1.0,
+                ping_max=2,
+            )
+            node = ServerProcess(
+                f"n{i + 1}", text, tmp_path, monitor_url=f"http://{ips[i]}:8222", wrap=lab.command(h, [])
+            )
             nodes.append(node.start(wait=False))
 
         def all_healthy() -> None:
@@ -194,8 +202,10 @@ def test_training_survives_a_cut_nats_node_and_a_killed_reward_host(tmp_path: Pa
 
         run_dirs = {h: tmp_path / f"run-{h}" for h in hosts}
         prepare_policy(PolicySection(sft_steps=0), run_dirs["h1"], tmp_path / "cache")
-        doc = {"nats": {"user": "admin", "password": passwords["admin"], "connect_timeout_s": 1.0},
-               "topology": TOPOLOGY.model_dump()}  # fmt: skip
+        doc = {
+            "nats": {"user": "admin", "password": passwords["admin"], "connect_timeout_s": 1.0},
+            "topology": TOPOLOGY.model_dump(),
+        }
         booted = lab.call_in("ctl", lambda: asyncio.run(bootstrap(url, doc, builtins=True)))
         assert booted["replicas"] == 3 and "exact_match" in booted["builtin_tools"]
 
@@ -204,9 +214,22 @@ def test_training_survives_a_cut_nats_node_and_a_killed_reward_host(tmp_path: Pa
         env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TORCH_NUM_THREADS="1")
         for h in hosts:
             env["RLAR_HOST_ID"] = h  # all namespaces share one hostname; instance ids become "h2-reward-1"
-            cmd = [sys.executable, "-m", "rlar.app.cli", "up", "--actors", actors[h], "--nats", url,
-                   "--config", str(REPO / "deploy/configs/demo.toml"), "--creds-dir", str(creds),
-                   "--run-dir", str(run_dirs[h])]  # fmt: skip
+            cmd = [
+                sys.executable,
+                "-m",
+                "rlar.app.cli",
+                "up",
+                "--actors",
+                actors[h],
+                "--nats",
+                url,
+                "--config",
+                str(REPO / "deploy/configs/demo.toml"),
+                "--creds-dir",
+                str(creds),
+                "--run-dir",
+                str(run_dirs[h]),
+            ]
             for o in _overrides():
                 cmd += ["--set", o]
             lab.popen(h, cmd, log=tmp_path / f"up-{h}.log", env=env, cwd=REPO)
@@ -216,8 +239,16 @@ def test_training_survives_a_cut_nats_node_and_a_killed_reward_host(tmp_path: Pa
         snapshots: dict[str, dict[str, int]] = {}
 
         async def drive() -> dict[str, Any]:
-            bus = await Bus.connect(NatsConfig(url=url, user="observer", password=passwords["observer"],
-                                               ping_interval_s=1.0, max_outstanding_pings=2), name="ctl")  # fmt: skip
+            bus = await Bus.connect(
+                NatsConfig(
+                    url=url,
+                    user="observer",
+                    password=passwords["observer"],
+                    ping_interval_s=1.0,
+                    max_outstanding_pings=2,
+                ),
+                name="ctl",
+            )
             try:
                 deadline = t0 + BUDGET_S
                 # Cut as soon as the first groups are scored and h2's workers have scored some of them

@@ -67,9 +67,15 @@ async def test_the_dashboard_serves_its_page_state_and_live_updates_read_only(bu
                 stream = _events(client, "/api/events")
                 kind, first = await anext(stream)
                 assert kind == "snapshot" and set(first["sections"]) == set(SECTIONS)
-                await bus.publish(subjects.dlq("rlar.samples.arith"), DeadLetter(
-                    subject="rlar.samples.arith", reason="not valid MessagePack: ExtraData", payload=b"\x92\x01",
-                    actor="learner"))  # fmt: skip
+                await bus.publish(
+                    subjects.dlq("rlar.samples.arith"),
+                    DeadLetter(
+                        subject="rlar.samples.arith",
+                        reason="not valid MessagePack: ExtraData",
+                        payload=b"\x92\x01",
+                        actor="learner",
+                    ),
+                )
                 async for _, upd in stream:
                     seen += list(upd["sections"])
                     letters = upd["sections"].get("dead_letters") or []
@@ -116,16 +122,22 @@ async def test_a_bearer_token_guards_the_data_but_not_the_page(bus: Bus) -> None
 
 async def test_attaching_later_replays_metrics_tools_and_dead_letters_the_streams_keep(bus: Bus) -> None:
     sent = await publish_run(bus, 3, seed=7)
-    await bus.publish(subjects.heartbeat("rollout", "r-1"), Heartbeat(actor="rollout", instance="r-1", host="h",
-                                                                      pid=1, uptime_s=5.0))  # fmt: skip
+    await bus.publish(
+        subjects.heartbeat("rollout", "r-1"),
+        Heartbeat(actor="rollout", instance="r-1", host="h", pid=1, uptime_s=5.0),
+    )
     await bus.nc.flush()
     state = LiveState(bus=bus)
     feed = Feed(bus, [state], replay=True)
     await feed.start()
     try:
         async with asyncio.timeout(30):
-            while not (state.learner["step"] >= 3 and state.dead_letters and state.decisions
-                       and any(a["instance"] == "r-1" for a in state.actors.values())):  # fmt: skip
+            while not (
+                state.learner["step"] >= 3
+                and state.dead_letters
+                and state.decisions
+                and any(a["instance"] == "r-1" for a in state.actors.values())
+            ):
                 await state.wait_change(state.seq, 1.0)
         for task in TASKS:
             pts = dict((int(s), v) for s, v in state.curves[task])

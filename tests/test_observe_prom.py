@@ -67,8 +67,14 @@ async def test_a_reward_worker_serves_metrics_that_parse_and_count_its_work(
         await heartbeats.put(hb)
 
     await bus.subscribe(subjects.HEARTBEAT_ALL, Heartbeat, on_hb)
-    cfg = RewardConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path), heartbeat_s=0.3,
-                       kinds=["rule"], metrics=MetricsEndpoint(port=0, refresh_s=0.2))  # fmt: skip
+    cfg = RewardConfig(
+        nats=NatsConfig(url=nats_url),
+        topology=TEST_TOPOLOGY,
+        run_dir=str(tmp_path),
+        heartbeat_s=0.3,
+        kinds=["rule"],
+        metrics=MetricsEndpoint(port=0, refresh_s=0.2),
+    )
     responses = ["42", "41", "42", "forty-two", "42", "7"]
     sink = _Rewards(len(responses) + 2)
     feed = Feed(bus, [sink])

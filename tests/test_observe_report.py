@@ -61,9 +61,19 @@ def _run_dir(tmp: Path, steps: int, tasks: list[str], *, seed: int = 0) -> Path:
     t = 1_800_000_000.0
     with open(run / "metrics.jsonl", "w") as f:
         for step in range(1, steps + 1):
-            rec: dict[str, Any] = {"step": step, "version": step, "samples": 32, "t_start": t, "t_end": t + 1.5,
-                                   "step_s": 1.5, "loss": rng.random(), "staleness_max": step % 3,
-                                   "abstain_frac": 0.1, "trained_rows": 8, "reward_mean": step / steps}  # fmt: skip
+            rec: dict[str, Any] = {
+                "step": step,
+                "version": step,
+                "samples": 32,
+                "t_start": t,
+                "t_end": t + 1.5,
+                "step_s": 1.5,
+                "loss": rng.random(),
+                "staleness_max": step % 3,
+                "abstain_frac": 0.1,
+                "trained_rows": 8,
+                "reward_mean": step / steps,
+            }
             for task in tasks:
                 if rng.random() < 0.8:
                     rec[f"reward/{task}"] = rng.random()
@@ -74,11 +84,24 @@ def _run_dir(tmp: Path, steps: int, tasks: list[str], *, seed: int = 0) -> Path:
             '{"step": 2, "version": 2, "samples": 32, "reward_mean": 0.0}\n'
         )  # a resumed learner's repeat
         f.write('{"step": 3, "trunc')  # a line being written
-    (run / "summary.json").write_text(json.dumps({"reason": "finished", "minutes": 1.5, "crashes": 0,
-                                                  "warnings": ["no signal <in> 20 steps"],
-                                                  "tasks": {t: {"tools": [{"tool": "vowel_free", "version": 2,
-                                                                           "origin": "synthesised v2", "steps": 7}]}
-                                                            for t in tasks}}))  # fmt: skip
+    (run / "summary.json").write_text(
+        json.dumps(
+            {
+                "reason": "finished",
+                "minutes": 1.5,
+                "crashes": 0,
+                "warnings": ["no signal <in> 20 steps"],
+                "tasks": {
+                    t: {
+                        "tools": [
+                            {"tool": "vowel_free", "version": 2, "origin": "synthesised v2", "steps": 7}
+                        ]
+                    }
+                    for t in tasks
+                },
+            }
+        )
+    )
     (run / "config.toml").write_text('[train]\nname = "r&d"\n[learner]\nmax_steps = 40\n')
     observed = {
         "tools": [
@@ -160,15 +183,33 @@ def test_the_report_is_one_self_contained_file_with_every_section(
     assert "script" not in names and "img" not in names and "link" not in names
     assert not re.search(r"(?i)(https?:)?//[a-z]|url\(|@import", text.replace("http://www.w3.org", ""))
     body = "".join(doc.text)
-    for heading in ("Outcome", "Reward per task", "Learner", "Tasks", "Tools", "Routing", "Timings",
-                    "Events and dead letters", "Tracking", "Config"):  # fmt: skip
+    for heading in (
+        "Outcome",
+        "Reward per task",
+        "Learner",
+        "Tasks",
+        "Tools",
+        "Routing",
+        "Timings",
+        "Events and dead letters",
+        "Tracking",
+        "Config",
+    ):
         assert heading in [d for d in doc.text], heading
     # bus text is escaped, config shown as text
     assert "<script>alert(1)</script>" in body and "&lt;script&gt;" in text
     assert 'name = "r&d"' in body and "no signal <in> 20 steps" in body
     # tools with origin, state and validation; registry changes; routing; events; dead letters
-    for word in ("built-in", "synthesized", "retrieved", "quarantined", "good < bad on 3 probes", "count the vowels",
-                 "rollout-0 exited", "not valid MessagePack"):  # fmt: skip
+    for word in (
+        "built-in",
+        "synthesized",
+        "retrieved",
+        "quarantined",
+        "good < bad on 3 probes",
+        "count the vowels",
+        "rollout-0 exited",
+        "not valid MessagePack",
+    ):
         assert word in body, word
     # per task, the tools that scored it (summary.json) and the abstained share (metrics.jsonl)
     assert "vowel_free v2 (synthesised v2): steps 7" in body
@@ -189,9 +230,23 @@ def test_the_ablation_report_compares_modes_and_links_their_reports(tmp_path: Pa
     runs = [_run_dir(tmp_path, 12, ["arith"], seed=s) for s in (1, 2)]
     for r in runs:
         write_report(r)
-    rows = [{"mode": "agentic", "seed": 1, "run_dir": str(runs[0]), "steps": 12, "reward_all": {"first": 0.1, "last": 0.4},
-             "eval": {"arith/nem": 0.5}},
-            {"mode": "static:exact_match", "seed": 2, "run_dir": str(runs[1]), "steps": 12, "eval": {"arith/nem": 0.3}}]  # fmt: skip
+    rows = [
+        {
+            "mode": "agentic",
+            "seed": 1,
+            "run_dir": str(runs[0]),
+            "steps": 12,
+            "reward_all": {"first": 0.1, "last": 0.4},
+            "eval": {"arith/nem": 0.5},
+        },
+        {
+            "mode": "static:exact_match",
+            "seed": 2,
+            "run_dir": str(runs[1]),
+            "steps": 12,
+            "eval": {"arith/nem": 0.3},
+        },
+    ]
     curves = {"agentic s1": [(1, 0.1), (2, 0.3)], "static:exact_match s2": [(1, 0.2), (2, 0.2)]}
     text = write_ablation_report(tmp_path, rows, curves, title="demo").read_text()
     doc = _parse(text)
@@ -203,8 +258,9 @@ def test_the_ablation_report_compares_modes_and_links_their_reports(tmp_path: Pa
     )
 
 
-def test_rlar_report_rewrites_a_run_report_and_refuses_a_directory_that_is_no_run(tmp_path: Path,
-                                                                                  capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_rlar_report_rewrites_a_run_report_and_refuses_a_directory_that_is_no_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run = _run_dir(tmp_path, 5, ["arith"])
     assert main(["report", str(run)]) == 0
     assert (run / "report.html").stat().st_size > 1000

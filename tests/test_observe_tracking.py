@@ -75,8 +75,9 @@ async def test_tensorboard_event_files_hold_every_metric_table_and_histogram(
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     _, sent = await _track(bus, tmp_path, ["tensorboard"], TrackingConfig(samples_every=2, samples_rows=5))
-    acc = EventAccumulator(str(tmp_path / "tensorboard"), size_guidance={"scalars": 0, "tensors": 0,
-                                                                        "histograms": 0})  # fmt: skip
+    acc = EventAccumulator(
+        str(tmp_path / "tensorboard"), size_guidance={"scalars": 0, "tensors": 0, "histograms": 0}
+    )
     acc.Reload()
     tags = acc.Tags()
     # every learner metric per step, reward per task as sent
@@ -129,8 +130,12 @@ async def test_wandb_offline_run_and_mlflow_file_store_hold_the_logged_metrics(
     assert table["columns"][:4] == ["step", "task", "prompt", "response"]
     assert {r[3] for r in table["data"]} <= set(sent["responses"])
     # `wandb sync` recognises it as a run it can upload later
-    dry = subprocess.run([sys.executable, "-m", "wandb", "sync", "--dry-run", str(run_dir)], capture_output=True,
-                         text=True, timeout=120)  # fmt: skip
+    dry = subprocess.run(
+        [sys.executable, "-m", "wandb", "sync", "--dry-run", str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert log.name in dry.stdout + dry.stderr
     # mlflow: the local file store under the run directory
     where = tracker.where()["mlflow"]

@@ -254,8 +254,14 @@ async def test_reward_worker_consumes_scores_publishes_rewards_and_merges_stats(
 
     async with connected(auth_server, "reward") as reward:
         await ensure_topology(reward.js, declare(TEST_TOPOLOGY))  # lookups only
-        req = ScoreGroup(prompt_id="p1", generation="g", task="t", tools=[ToolRef(tool="exact", kind=ToolKind.RULE)],
-                         query="q", items=[ScoreItem(index=0, response="r")])  # fmt: skip
+        req = ScoreGroup(
+            prompt_id="p1",
+            generation="g",
+            task="t",
+            tools=[ToolRef(tool="exact", kind=ToolKind.RULE)],
+            query="q",
+            items=[ScoreItem(index=0, response="r")],
+        )
         await admin.js_publish(subjects.score("rule"), req, msg_id="perm-s1")
         psub = await reward.js.pull_subscribe_bind(durable=reward_consumer("rule"), stream=SCORE)
         (msg,) = await psub.fetch(1, timeout=30)
@@ -280,8 +286,9 @@ async def test_only_the_learner_publishes_weights_and_rollouts_read_them(
         name = "policy/v00000007.safetensors"
         sha = await put_blob(learner.js, "rlar_objects", name, b"\0" * 4096, chunk_size=1000)
         sha = await put_blob(learner.js, "rlar_objects", name, b"\0" * 4096, chunk_size=1000)  # replaces it
-        announce = WeightsAnnounce(version=7, uri=f"objstore://rlar_objects/{name}", sha256=sha, size_bytes=4096,
-                                   step=7)  # fmt: skip
+        announce = WeightsAnnounce(
+            version=7, uri=f"objstore://rlar_objects/{name}", sha256=sha, size_bytes=4096, step=7
+        )
         await learner.js_publish(subjects.WEIGHTS, announce)
         got = await latest_announcement(rollout)
         assert got is not None and got.version == 7
@@ -301,8 +308,9 @@ async def test_the_learner_and_the_feeder_read_the_progress_they_pace_on(auth_se
     from bus.topology import PROGRESS
 
     async with connected(auth_server, "learner") as learner, connected(auth_server, "feeder") as feeder:
-        real = LearnerProgress(version=2, step=2, consumed_prompts=8, dropped_prompts=0, prompts_per_step=4,
-                               max_staleness=1)  # fmt: skip
+        real = LearnerProgress(
+            version=2, step=2, consumed_prompts=8, dropped_prompts=0, prompts_per_step=4, max_staleness=1
+        )
         await learner.js_publish(subjects.LEARNER_PROGRESS, real)
         await learner.js.publish(subjects.LEARNER_PROGRESS, b"\xc1 not MessagePack")
         for bus in (learner, feeder):
@@ -418,8 +426,9 @@ class ForbiddenPublisher(Actor[ForbiddenPublisherConfig]):
 async def test_permission_violation_is_logged_and_the_actor_keeps_running(
     auth_server: ServerProcess, admin: Bus, caplog: pytest.LogCaptureFixture
 ) -> None:
-    actor = ForbiddenPublisher(ForbiddenPublisherConfig(nats=cfg(auth_server, "reward"), topology=TEST_TOPOLOGY,
-                                                        heartbeat_s=0.2))  # fmt: skip
+    actor = ForbiddenPublisher(
+        ForbiddenPublisherConfig(nats=cfg(auth_server, "reward"), topology=TEST_TOPOLOGY, heartbeat_s=0.2)
+    )
     with caplog.at_level(logging.ERROR, logger="rlar.bus"):
         task = asyncio.create_task(actor.run())
         deadline = time.monotonic() + 120
@@ -448,8 +457,12 @@ def test_cli_with_wrong_credentials_prints_one_readable_error_line(auth_server: 
     env = {**actor_env(), "RLAR_NATS_USER": "observer", "RLAR_NATS_PASSWORD": "nope"}
     proc = subprocess.run(
         [sys.executable, "-m", "rlar.app.cli", "status", "--nats", auth_server.url],
-        env=env, capture_output=True, text=True, timeout=60, cwd=REPO,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
     assert proc.returncode == 1
     assert (
         "rlar: error:" in proc.stderr
@@ -483,14 +496,33 @@ def test_rlar_up_joins_as_supervisor_and_runs_each_replica_under_its_role(
         (creds / f"{role}.password").write_text(PASSWORDS[role] + "\n")
     env = {k: v for k, v in actor_env().items() if not k.startswith("RLAR_NATS_")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rlar.app.cli", "up", "--actors", "monitor=1", "--nats", auth_server.url,
-         "--creds-dir", str(creds), "--run-dir", str(tmp_path / "run"),
-         "--set", f"topology.score_ack_wait_s={TEST_TOPOLOGY.score_ack_wait_s}",
-         "--set", f"topology.prompt_ack_wait_s={TEST_TOPOLOGY.prompt_ack_wait_s}",
-         "--set", f"topology.learner_ack_wait_s={TEST_TOPOLOGY.learner_ack_wait_s}",
-         "--set", f"topology.tool_request_ack_wait_s={TEST_TOPOLOGY.tool_request_ack_wait_s}"],
-        env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "rlar.app.cli",
+            "up",
+            "--actors",
+            "monitor=1",
+            "--nats",
+            auth_server.url,
+            "--creds-dir",
+            str(creds),
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--set",
+            f"topology.score_ack_wait_s={TEST_TOPOLOGY.score_ack_wait_s}",
+            "--set",
+            f"topology.prompt_ack_wait_s={TEST_TOPOLOGY.prompt_ack_wait_s}",
+            "--set",
+            f"topology.learner_ack_wait_s={TEST_TOPOLOGY.learner_ack_wait_s}",
+            "--set",
+            f"topology.tool_request_ack_wait_s={TEST_TOPOLOGY.tool_request_ack_wait_s}",
+        ],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         users: dict[str, str] = {}
         deadline = time.monotonic() + 45

@@ -25,20 +25,30 @@ def test_replicas_get_disjoint_devices_explicit_ids_first() -> None:
         a.name: a.devices
         for a in plan(section, {"learner": 1, "rollout": 3, "reward": 2, "feeder": 1}, gpus=8)
     }
-    assert got == {"learner-0": (6, 7), "rollout-0": (0, 1), "rollout-1": (2, 3), "rollout-2": (4, 5),
-                   "reward-0": (), "reward-1": ()}  # fmt: skip
+    assert got == {
+        "learner-0": (6, 7),
+        "rollout-0": (0, 1),
+        "rollout-1": (2, 3),
+        "rollout-2": (4, 5),
+        "reward-0": (),
+        "reward-1": (),
+    }
     with pytest.raises(PlacementError, match="has 7"):
         plan(section, {"learner": 1, "rollout": 3}, gpus=7)
     with pytest.raises(PlacementError, match="also given to learner"):
-        plan(PlacementSection(learner=KindPlacement(device_ids=[0]), rollout=KindPlacement(device_ids=[0])),
-             {"learner": 1, "rollout": 1})  # fmt: skip
+        plan(
+            PlacementSection(learner=KindPlacement(device_ids=[0]), rollout=KindPlacement(device_ids=[0])),
+            {"learner": 1, "rollout": 1},
+        )
     with pytest.raises(PlacementError, match="need 2"):
         plan(PlacementSection(rollout=KindPlacement(device_ids=[0])), {"rollout": 2})
 
 
 def test_rollout_gpus_must_match_its_tensor_parallelism() -> None:
-    doc = {"placement": {"rollout": {"gpus_per_replica": 1}},
-           "rollout": {"engine": {"kind": "vllm", "tensor_parallel_size": 2}}}  # fmt: skip
+    doc = {
+        "placement": {"rollout": {"gpus_per_replica": 1}},
+        "rollout": {"engine": {"kind": "vllm", "tensor_parallel_size": 2}},
+    }
     with pytest.raises(PlacementError, match="tensor_parallel_size = 2"):
         from_doc(doc, {"rollout": 1}, check=False)
     assert from_doc({}, {"rollout": 1}) == []
@@ -46,19 +56,32 @@ def test_rollout_gpus_must_match_its_tensor_parallelism() -> None:
 
 def test_each_child_starts_with_its_devices_and_a_multi_gpu_learner_under_torchrun(tmp_path: Path) -> None:
     """The real child processes: each replica prints the CUDA_VISIBLE_DEVICES it was started with."""
-    section = PlacementSection(learner=KindPlacement(gpus_per_replica=2), rollout=KindPlacement(gpus_per_replica=1),
-                               reward=KindPlacement(gpus_per_replica=0))  # fmt: skip
+    section = PlacementSection(
+        learner=KindPlacement(gpus_per_replica=2),
+        rollout=KindPlacement(gpus_per_replica=1),
+        reward=KindPlacement(gpus_per_replica=0),
+    )
     replicas = {"learner": 1, "rollout": 2, "reward": 1, "feeder": 1}
-    sup = Supervisor(list(replicas.items()), nats_url="nats://127.0.0.1:1", run_dir=tmp_path,
-                     placement=plan(section, replicas, gpus=4))  # fmt: skip
+    sup = Supervisor(
+        list(replicas.items()),
+        nats_url="nats://127.0.0.1:1",
+        run_dir=tmp_path,
+        placement=plan(section, replicas, gpus=4),
+    )
     seen = {}
     for r in sup.replicas:
         env = {
             **sup.child_env(r),
             "CUDA_VISIBLE_DEVICES_PARENT": os.environ.get("CUDA_VISIBLE_DEVICES", "<unset>"),
         }
-        out = subprocess.run([sys.executable, "-c", "import os; print(os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>'))"],
-                             env=env, capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", "import os; print(os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>'))"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
         seen[r.name] = out.stdout.strip()
     parent = os.environ.get("CUDA_VISIBLE_DEVICES", "<unset>")
     assert seen == {

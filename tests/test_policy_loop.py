@@ -67,9 +67,22 @@ trainer = {{ model_dir = "{{run_dir}}/policy/init", lr = 1e-4, micro_batch_size 
 def test_train_runs_end_to_end_with_overlap_and_bounded_staleness(tmp_path: Path) -> None:
     cfg = _config(tmp_path, max_steps=10)
     r = subprocess.run(
-        [sys.executable, "-m", "rlar.app.cli", "train", "--config", str(cfg), "--run-dir", str(tmp_path / "run")],
-        cwd=tmp_path, env={**actor_env(), "DS_ACCELERATOR": "cpu"}, capture_output=True, text=True, timeout=420,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "rlar.app.cli",
+            "train",
+            "--config",
+            str(cfg),
+            "--run-dir",
+            str(tmp_path / "run"),
+        ],
+        cwd=tmp_path,
+        env={**actor_env(), "DS_ACCELERATOR": "cpu"},
+        capture_output=True,
+        text=True,
+        timeout=420,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     run = tmp_path / "run"
     summary = json.loads((run / "summary.json").read_text())
@@ -91,10 +104,24 @@ def test_train_runs_end_to_end_with_overlap_and_bounded_staleness(tmp_path: Path
 def _start(kind: str, cfg: Path, url: str, run: Path, *extra: str) -> subprocess.Popen[bytes]:
     log = open(run / f"{kind}.log", "ab")
     return subprocess.Popen(
-        [sys.executable, "-m", "actors", kind, "--config", str(cfg), "--nats", url, "--set", f"run.dir={run}",
-         *extra],
-        cwd=REPO, env={**actor_env(), "DS_ACCELERATOR": "cpu"}, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "actors",
+            kind,
+            "--config",
+            str(cfg),
+            "--nats",
+            url,
+            "--set",
+            f"run.dir={run}",
+            *extra,
+        ],
+        cwd=REPO,
+        env={**actor_env(), "DS_ACCELERATOR": "cpu"},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def _prepared_run(tmp: Path, *, max_steps: int) -> tuple[Path, Path]:

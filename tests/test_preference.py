@@ -33,8 +33,10 @@ def test_the_sample_is_in_rewardbench2_format_with_every_subset() -> None:
 
 
 def test_ties_records_are_left_out(tmp_path: Path) -> None:
-    rows = [{"id": "a", "prompt": "p", "chosen": ["x"], "rejected": ["y", "z", "w"], "subset": "Ties"},
-            {"id": "b", "prompt": "p", "chosen": ["x"], "rejected": ["y", "z", "w"], "subset": "Math"}]  # fmt: skip
+    rows = [
+        {"id": "a", "prompt": "p", "chosen": ["x"], "rejected": ["y", "z", "w"], "subset": "Ties"},
+        {"id": "b", "prompt": "p", "chosen": ["x"], "rejected": ["y", "z", "w"], "subset": "Math"},
+    ]
     f = tmp_path / "d.jsonl"
     f.write_text("\n".join(json.dumps(r) for r in rows))
     assert [r["id"] for r in load_records(f)] == ["b"]

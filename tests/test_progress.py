@@ -38,8 +38,15 @@ async def test_a_learner_restarted_from_an_older_checkpoint_moves_the_bar_back_a
     for step in range(1, 171):
         await p.on_metrics(_metrics(step), None)  # type: ignore[arg-type]
     assert p.bar.n == 170
-    await p.on_event(Event(actor="learner/x", kind="resumed", message="resumed from the checkpoint of step 150",
-                           data={"step": 150, "version": 171}), None)  # type: ignore[arg-type]  # fmt: skip
+    await p.on_event(
+        Event(
+            actor="learner/x",
+            kind="resumed",
+            message="resumed from the checkpoint of step 150",
+            data={"step": 150, "version": 171},
+        ),
+        None,
+    )  # type: ignore[arg-type]
     assert p.bar.n == 150
     await p.on_metrics(_metrics(151), None)  # type: ignore[arg-type]
     assert p.bar.n == 151 and p.samples == 171 * 16
@@ -50,8 +57,10 @@ async def test_a_learner_restarted_from_an_older_checkpoint_moves_the_bar_back_a
 
 
 async def test_a_resumed_run_starts_the_bar_at_the_learners_last_step(bus: Bus, tmp_path: Path) -> None:
-    await bus.js_publish(subjects.LEARNER_PROGRESS, LearnerProgress(version=151, step=150, consumed_prompts=1200,
-                         dropped_prompts=0))  # fmt: skip
+    await bus.js_publish(
+        subjects.LEARNER_PROGRESS,
+        LearnerProgress(version=151, step=150, consumed_prompts=1200, dropped_prompts=0),
+    )
     last = await _last_progress(bus)
     assert last is not None and last.step == 150
     p = Progress(tmp_path, max_steps=200, plot_every=1000, initial_step=last.step)

@@ -292,9 +292,12 @@ def nested_paths(root: type[BaseModel], depth: int = 4) -> list[tuple[str, type[
         for model, wrap in _models_in(info.annotation):
             for path, inner, inner_wrap in nested_paths(model, depth - 1):
                 found.append(
-                    (f"{name}{'.' + path if path else ''}", inner,
-                     lambda d, n=name, w=wrap, iw=inner_wrap, m=model: {n: w({**_tags(m), **iw(d)})})
-                )  # fmt: skip
+                    (
+                        f"{name}{'.' + path if path else ''}",
+                        inner,
+                        lambda d, n=name, w=wrap, iw=inner_wrap, m=model: {n: w({**_tags(m), **iw(d)})},
+                    )
+                )
     return found
 
 
@@ -308,8 +311,11 @@ def _tags(model: type[BaseModel]) -> dict[str, Any]:
     return out
 
 
-CONFIG_CASES = [(where, path, model, wrap) for where, root in sorted(config_roots().items())
-                for path, model, wrap in nested_paths(root)]  # fmt: skip
+CONFIG_CASES = [
+    (where, path, model, wrap)
+    for where, root in sorted(config_roots().items())
+    for path, model, wrap in nested_paths(root)
+]
 KEYS = st.from_regex(r"[a-z][a-z0-9_]{0,14}", fullmatch=True).map(lambda k: f"x_{k}")
 
 

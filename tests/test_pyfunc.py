@@ -110,8 +110,11 @@ def module(tmp_path: Path) -> str:
 
 
 def _spec(module: str, fn: str, tmp_path: Path, **kw: Any) -> Any:
-    return python_tool_spec(PythonToolConfig(name=fn, python=f"{module}:{fn}", description="test reward",
-                                             path=str(tmp_path), **kw))  # fmt: skip
+    return python_tool_spec(
+        PythonToolConfig(
+            name=fn, python=f"{module}:{fn}", description="test reward", path=str(tmp_path), **kw
+        )
+    )
 
 
 async def _scores(spec: Any, module: str, inputs: list[ToolInput]) -> list[tuple[str, float | None, str]]:
@@ -125,13 +128,17 @@ async def test_each_call_style_scores_with_reasons_abstains_on_none_and_errors_o
     sample = _spec(module, "capitalised", tmp_path)
     assert sample.params["style"] == "sample" and sample.provenance["origin"] == "user"
     assert await _scores(sample, module, [APPLE, LOWER]) == [
-        ("ok", 1.0, "exact"), ("ok", 0.0, "'apple' != 'Apple'")]  # fmt: skip
+        ("ok", 1.0, "exact"),
+        ("ok", 0.0, "'apple' != 'Apple'"),
+    ]
     batched = _spec(module, "batch", tmp_path)
     assert batched.params["style"] == "batched"
     assert await _scores(batched, module, [APPLE, LOWER]) == [("ok", 1.0, ""), ("ok", 0.0, "")]
     slow = _spec(module, "slow_half", tmp_path)
     assert await _scores(slow, module, [APPLE, ToolInput("q", "", "r")]) == [
-        ("ok", 0.5, ""), ("abstain", None, NONE_REASON)]  # fmt: skip
+        ("ok", 0.5, ""),
+        ("abstain", None, NONE_REASON),
+    ]
     bad = await _scores(_spec(module, "out_of_range", tmp_path), module, [APPLE])
     assert bad[0][0] == "error" and "outside declared range" in bad[0][2]
 
@@ -146,8 +153,14 @@ async def test_a_string_a_bool_or_bytes_from_a_reward_function_is_an_error_never
     assert (status, score) == ("error", None) and "score is a bool (True)" in reason
     five = [ToolInput("q", f"r{i}", "ref") for i in range(6)]
     got = await _scores(_spec(module, "mixed", tmp_path), module, five)
-    assert [g[:2] for g in got] == [("ok", 0.5), ("error", None), ("abstain", None), ("error", None), ("ok", 1.0),
-                                    ("error", None)]  # fmt: skip
+    assert [g[:2] for g in got] == [
+        ("ok", 0.5),
+        ("error", None),
+        ("abstain", None),
+        ("error", None),
+        ("ok", 1.0),
+        ("error", None),
+    ]
     assert (
         "str" in got[1][2]
         and got[2][2] == NONE_REASON
@@ -202,8 +215,9 @@ async def test_hung_samples_of_a_user_function_time_out_together_not_one_after_a
 
 
 async def test_a_trl_reward_function_works_unchanged_through_the_adapter(module: str, tmp_path: Path) -> None:
-    spec = _spec(module, "trl_reward", tmp_path, reference_kwarg="solution", conversational=True,
-                 needs_reference=False)  # fmt: skip
+    spec = _spec(
+        module, "trl_reward", tmp_path, reference_kwarg="solution", conversational=True, needs_reference=False
+    )
     assert spec.params["style"] == "trl"
     got = await _scores(spec, module, [APPLE, LOWER, NOREF])
     assert got == [("ok", 1.0, ""), ("ok", 0.0, ""), ("abstain", None, NONE_REASON)]
@@ -244,17 +258,39 @@ def test_config_errors_are_caught_when_the_tool_is_declared(tmp_path: Path) -> N
     with pytest.raises(ValueError, match="String should match pattern"):
         PythonToolConfig(name="x", python="not a path", description="d")
     with pytest.raises(PythonToolError, match="cannot import 'no_such_module_here'"):
-        python_tool_spec(PythonToolConfig(name="x", python="no_such_module_here:f", description="d",
-                                          path=str(tmp_path)))  # fmt: skip
+        python_tool_spec(
+            PythonToolConfig(name="x", python="no_such_module_here:f", description="d", path=str(tmp_path))
+        )
 
 
 def _register(module: str, tmp_path: Path, nats_url: str) -> str:
     r = subprocess.run(
-        [sys.executable, "-m", "rlar.app.cli", "tools", "register", "--python", f"{module}:capitalised", "--name",
-         f"cap_{module}", "--description", "exact case-sensitive match of a capitalised word",
-         "--task-types", "capitalize", "--path", str(tmp_path), "--needs-reference", "--nats", nats_url],
-        capture_output=True, text=True, timeout=120, env=actor_env(), cwd=REPO,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "rlar.app.cli",
+            "tools",
+            "register",
+            "--python",
+            f"{module}:capitalised",
+            "--name",
+            f"cap_{module}",
+            "--description",
+            "exact case-sensitive match of a capitalised word",
+            "--task-types",
+            "capitalize",
+            "--path",
+            str(tmp_path),
+            "--needs-reference",
+            "--nats",
+            nats_url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=actor_env(),
+        cwd=REPO,
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout
 
@@ -267,9 +303,15 @@ async def test_registered_from_the_cli_and_scored_by_a_reward_worker_that_trusts
     assert f"registered cap_{module} v1" in await asyncio.to_thread(_register, module, tmp_path, nats_url)
     spec = await ToolRegistry(bus).get(f"cap_{module}")
     assert spec is not None and spec.task_types == ["capitalize"] and spec.params["needs_reference"] is True
-    cfg = RewardConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path / "w"),
-                       kinds=["rule"], allowed_prefixes=["rlar.", module], python_path=[str(tmp_path)],
-                       heartbeat_s=0.5)  # fmt: skip
+    cfg = RewardConfig(
+        nats=NatsConfig(url=nats_url),
+        topology=TEST_TOPOLOGY,
+        run_dir=str(tmp_path / "w"),
+        kinds=["rule"],
+        allowed_prefixes=["rlar.", module],
+        python_path=[str(tmp_path)],
+        heartbeat_s=0.5,
+    )
     got: list[RewardGroup] = []
     done = asyncio.Event()
 
@@ -280,9 +322,15 @@ async def test_registered_from_the_cli_and_scored_by_a_reward_worker_that_trusts
     task = f"cap_{module}"
     await bus.subscribe(subjects.rewards(task), RewardGroup, on_reward)
     async with running(RewardWorker(cfg)):
-        req = ScoreGroup(prompt_id=f"{task}-p", generation="g", task=task, tools=[ToolRef(tool=spec.name, kind="rule")],
-                         query=APPLE.query, reference=APPLE.reference,
-                         items=[ScoreItem(index=0, response=APPLE.response), ScoreItem(index=1, response=LOWER.response)])  # fmt: skip
+        req = ScoreGroup(
+            prompt_id=f"{task}-p",
+            generation="g",
+            task=task,
+            tools=[ToolRef(tool=spec.name, kind="rule")],
+            query=APPLE.query,
+            reference=APPLE.reference,
+            items=[ScoreItem(index=0, response=APPLE.response), ScoreItem(index=1, response=LOWER.response)],
+        )
         await bus.js_publish(subjects.score("rule"), req, msg_id=f"req/{req.prompt_id}")
         await asyncio.wait_for(done.wait(), 60)
     (group,) = got
@@ -290,9 +338,12 @@ async def test_registered_from_the_cli_and_scored_by_a_reward_worker_that_trusts
     by_index = {item.index: item for item in group.items}
     assert (by_index[0].status, by_index[0].score) == ("ok", 1.0)
     assert (by_index[1].status, by_index[1].score, by_index[1].reason) == ("ok", 0.0, "'apple' != 'Apple'")
-    (tmp_path / f"{module}.py").write_text(SOURCE + textwrap.dedent("""
+    (tmp_path / f"{module}.py").write_text(
+        SOURCE
+        + textwrap.dedent("""
 
         def extra(query, response, reference, metadata):
             return 1.0
-        """))  # fmt: skip
+        """)
+    )
     assert f"registered cap_{module} v2" in await asyncio.to_thread(_register, module, tmp_path, nats_url)

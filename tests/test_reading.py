@@ -271,25 +271,52 @@ def test_the_dev_split_of_the_labelled_set_is_read_as_labelled() -> None:
 
 # issue 25, second round: per-unit letter tests and per-word letter bounds, read by both readers
 UNIT_LETTER_PHRASINGS: list[tuple[str, list[dict[str, Any]]]] = [
-    ("Write 5 words, each of which ends with the letter s.",
-     [{"rule": "each", "unit": "word", "test": "ends_with", "arg": "s"}, {"rule": "words", "min": 5, "max": 5}]),
-    ("List 4 words that contain the letter r.",
-     [{"rule": "each", "unit": "word", "test": "contains", "arg": "r"}, {"rule": "words", "min": 4, "max": 4}]),
-    ("Give three lines, each one beginning with a capital letter.",
-     [{"rule": "each", "unit": "line", "test": "starts_upper"}, {"rule": "lines", "min": 3, "max": 3}]),
-    ("Give 3 perfect squares, comma separated.",
-     [{"rule": "each", "unit": "number", "test": "square"}, {"rule": "numbers", "min": 3, "max": 3}]),
-    ("Give 4 prime numbers, each on its own line.",
-     [{"rule": "each", "unit": "number", "test": "prime"}, {"rule": "numbers", "min": 4, "max": 4}]),
-    ("Write 3 words, each exactly 6 letters long.",
-     [{"rule": "letters", "per": "word", "min": 6, "max": 6}, {"rule": "words", "min": 3, "max": 3}]),
-    ("Give 5 words of no more than 4 letters each.",
-     [{"rule": "letters", "per": "word", "max": 4}, {"rule": "words", "min": 5, "max": 5}]),
-    ("Give 4 multiples of 7, separated by commas.",
-     [{"rule": "each", "unit": "number", "test": "divisible", "arg": 7}, {"rule": "numbers", "min": 4, "max": 4}]),
-    ("Write four words with 5 letters or fewer each.",
-     [{"rule": "letters", "per": "word", "max": 5}, {"rule": "words", "min": 4, "max": 4}]),
-]  # fmt: skip
+    (
+        "Write 5 words, each of which ends with the letter s.",
+        [
+            {"rule": "each", "unit": "word", "test": "ends_with", "arg": "s"},
+            {"rule": "words", "min": 5, "max": 5},
+        ],
+    ),
+    (
+        "List 4 words that contain the letter r.",
+        [
+            {"rule": "each", "unit": "word", "test": "contains", "arg": "r"},
+            {"rule": "words", "min": 4, "max": 4},
+        ],
+    ),
+    (
+        "Give three lines, each one beginning with a capital letter.",
+        [{"rule": "each", "unit": "line", "test": "starts_upper"}, {"rule": "lines", "min": 3, "max": 3}],
+    ),
+    (
+        "Give 3 perfect squares, comma separated.",
+        [{"rule": "each", "unit": "number", "test": "square"}, {"rule": "numbers", "min": 3, "max": 3}],
+    ),
+    (
+        "Give 4 prime numbers, each on its own line.",
+        [{"rule": "each", "unit": "number", "test": "prime"}, {"rule": "numbers", "min": 4, "max": 4}],
+    ),
+    (
+        "Write 3 words, each exactly 6 letters long.",
+        [{"rule": "letters", "per": "word", "min": 6, "max": 6}, {"rule": "words", "min": 3, "max": 3}],
+    ),
+    (
+        "Give 5 words of no more than 4 letters each.",
+        [{"rule": "letters", "per": "word", "max": 4}, {"rule": "words", "min": 5, "max": 5}],
+    ),
+    (
+        "Give 4 multiples of 7, separated by commas.",
+        [
+            {"rule": "each", "unit": "number", "test": "divisible", "arg": 7},
+            {"rule": "numbers", "min": 4, "max": 4},
+        ],
+    ),
+    (
+        "Write four words with 5 letters or fewer each.",
+        [{"rule": "letters", "per": "word", "max": 5}, {"rule": "words", "min": 4, "max": 4}],
+    ),
+]
 
 
 @pytest.mark.parametrize(("text", "expected"), UNIT_LETTER_PHRASINGS)
@@ -304,9 +331,11 @@ def test_both_readers_read_letter_tests_on_every_unit_and_letter_bounds_per_word
 
 @pytest.mark.parametrize(
     "text",
-    ["Write 4 words, none of which contain the letter a.",
-     "Write one sentence of 8 words that does not contain the letter a."],
-)  # fmt: skip
+    [
+        "Write 4 words, none of which contain the letter a.",
+        "Write one sentence of 8 words that does not contain the letter a.",
+    ],
+)
 def test_a_negated_letter_is_never_read_as_a_letter_every_unit_must_contain(text: str) -> None:
     for c in [*read_instruction(text).constraints, *second_reading(text)]:
         assert c.get("test") != "contains", c

@@ -16,23 +16,35 @@ from rlar.tasks.reading import read_instruction
 CASES: list[tuple[str, list[dict[str, Any]]]] = [
     (
         "Write a sentence of exactly 7 words in which the fourth word is 'green'.",
-        [{"rule": "at", "unit": "word", "index": 4, "text": "green"}, {"rule": "sentences", "min": 1, "max": 1},
-         {"rule": "words", "min": 7, "max": 7}],
+        [
+            {"rule": "at", "unit": "word", "index": 4, "text": "green"},
+            {"rule": "sentences", "min": 1, "max": 1},
+            {"rule": "words", "min": 7, "max": 7},
+        ],
     ),
     (
         "Give me one sentence of 6 words whose first word is 'Maybe'.",
-        [{"rule": "sentences", "min": 1, "max": 1}, {"rule": "starts_with", "text": "Maybe"},
-         {"rule": "words", "min": 6, "max": 6}],
+        [
+            {"rule": "sentences", "min": 1, "max": 1},
+            {"rule": "starts_with", "text": "Maybe"},
+            {"rule": "words", "min": 6, "max": 6},
+        ],
     ),
     ("The last word of your answer must be 'soon'.", [{"rule": "ends_with", "text": "soon"}]),
     (
         "Write 3 paragraphs and make every paragraph end with the word 'light'.",
-        [{"rule": "ends_with", "text": "light", "per": "paragraph"}, {"rule": "paragraphs", "min": 3, "max": 3}],
+        [
+            {"rule": "ends_with", "text": "light", "per": "paragraph"},
+            {"rule": "paragraphs", "min": 3, "max": 3},
+        ],
     ),
     (
         "Give a word of exactly 8 letters whose third letter is 'a'.",
-        [{"rule": "at", "unit": "letter", "index": 3, "text": "a"}, {"rule": "letters", "min": 8, "max": 8},
-         {"rule": "words", "min": 1, "max": 1}],
+        [
+            {"rule": "at", "unit": "letter", "index": 3, "text": "a"},
+            {"rule": "letters", "min": 8, "max": 8},
+            {"rule": "words", "min": 1, "max": 1},
+        ],
     ),
     (
         "Write a sentence that uses the words sun, sand and wave.",
@@ -40,14 +52,23 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
     ),
     (
         "Write a sentence of 5 words with no letter a in it.",
-        [{"rule": "letter", "letter": "a", "max": 0}, {"rule": "sentences", "min": 1, "max": 1},
-         {"rule": "words", "min": 5, "max": 5}],
+        [
+            {"rule": "letter", "letter": "a", "max": 0},
+            {"rule": "sentences", "min": 1, "max": 1},
+            {"rule": "words", "min": 5, "max": 5},
+        ],
     ),
-    ("Give 4 uppercase words separated by spaces.", [{"rule": "uppercase"}, {"rule": "words", "min": 4, "max": 4}]),
+    (
+        "Give 4 uppercase words separated by spaces.",
+        [{"rule": "uppercase"}, {"rule": "words", "min": 4, "max": 4}],
+    ),
     (
         "Write 5 words, one on each line.",
-        [{"rule": "lines", "min": 5, "max": 5}, {"rule": "words", "min": 5, "max": 5},
-         {"rule": "words", "per": "line", "min": 1, "max": 1}],
+        [
+            {"rule": "lines", "min": 5, "max": 5},
+            {"rule": "words", "min": 5, "max": 5},
+            {"rule": "words", "per": "line", "min": 1, "max": 1},
+        ],
     ),
     ("Include exactly 3 words written in capital letters.", [{"rule": "capital_words", "min": 3, "max": 3}]),
     (
@@ -56,8 +77,12 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
     ),
     (
         "Give 6 words, one per line, and no word is repeated.",
-        [{"rule": "lines", "min": 6, "max": 6}, {"rule": "order", "unit": "word", "rel": "distinct"},
-         {"rule": "words", "min": 6, "max": 6}, {"rule": "words", "per": "line", "min": 1, "max": 1}],
+        [
+            {"rule": "lines", "min": 6, "max": 6},
+            {"rule": "order", "unit": "word", "rel": "distinct"},
+            {"rule": "words", "min": 6, "max": 6},
+            {"rule": "words", "per": "line", "min": 1, "max": 1},
+        ],
     ),
     (
         "Write 3 sentences, each starting with the word 'We'.",
@@ -67,7 +92,10 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
         "Respond with exactly four bullet points; no bullet may contain the word 'also'.",
         [{"rule": "bullets", "min": 4, "max": 4}, {"rule": "exclude", "words": ["also"]}],
     ),
-    ("Give a one-word answer that ends in 'ly'.", [{"rule": "ends_with", "text": "ly"}, {"rule": "words", "min": 1, "max": 1}]),
+    (
+        "Give a one-word answer that ends in 'ly'.",
+        [{"rule": "ends_with", "text": "ly"}, {"rule": "words", "min": 1, "max": 1}],
+    ),
     (
         "Give 3 bullet points, each ending with a period.",
         [{"rule": "bullets", "min": 3, "max": 3}, {"rule": "ends_with", "text": ".", "per": "item"}],
@@ -77,9 +105,11 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
         "Answer in exactly 12 words, none of which may be longer than 6 letters.",
         [{"rule": "letters", "per": "word", "max": 6}, {"rule": "words", "min": 12, "max": 12}],
     ),
-    ("Give exactly 3 sentences and finish the response with the word Done.",
-     [{"rule": "ends_with", "text": "done"}, {"rule": "sentences", "min": 3, "max": 3}]),
-]  # fmt: skip
+    (
+        "Give exactly 3 sentences and finish the response with the word Done.",
+        [{"rule": "ends_with", "text": "done"}, {"rule": "sentences", "min": 3, "max": 3}],
+    ),
+]
 
 
 @pytest.mark.parametrize(("text", "expected"), CASES, ids=[t for t, _ in CASES])

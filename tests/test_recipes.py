@@ -21,8 +21,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _run(code: str, cwd: Path, tree: Path = REPO) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, env=env, capture_output=True,
-                       text=True, timeout=300)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     out: dict[str, object] = json.loads(r.stdout.strip().splitlines()[-1])
     return out

@@ -105,8 +105,9 @@ async def test_concurrent_registrars_agree_on_versions(bus: Bus, nats_url: str) 
     buses = [await Bus.connect(NatsConfig(url=nats_url), name=f"reg{i}") for i in range(4)]
     try:
         name = _name("conc")
-        same = await asyncio.gather(*(ToolRegistry(b).register(_spec(name), by=f"w{i}")
-                                      for i, b in enumerate(buses)))  # fmt: skip
+        same = await asyncio.gather(
+            *(ToolRegistry(b).register(_spec(name), by=f"w{i}") for i, b in enumerate(buses))
+        )
         assert {s.version for s in same} == {1}
         different = await asyncio.gather(
             *(ToolRegistry(b).register(_spec(name, params={"k": i}), by="w") for i, b in enumerate(buses))
@@ -159,9 +160,15 @@ async def test_export_then_import_into_an_empty_registry_reproduces_versions_cod
 ) -> None:
     src = ToolRegistry(bus, bucket=(b := await _fresh_buckets(bus))[0], objects=b[1])
     code = "def score(query, response, reference):\n    return float(response.strip() == reference)\n"
-    synth = ToolSpec(name="synth.check v2", kind=ToolKind.RULE, description="synthesised check", impl="exact_match",
-                     code=code, provenance={"origin": "synthesised", "author": "synthesizer", "source": "t"},
-                     validation={"accuracy": 0.97})  # fmt: skip
+    synth = ToolSpec(
+        name="synth.check v2",
+        kind=ToolKind.RULE,
+        description="synthesised check",
+        impl="exact_match",
+        code=code,
+        provenance={"origin": "synthesised", "author": "synthesizer", "source": "t"},
+        validation={"accuracy": 0.97},
+    )
     s1 = await src.register(synth, by="synthesizer")
     s2 = await src.register(synth.replace(code=code + "# v2\n"), by="synthesizer")
     await src.quarantine(synth.name, 1, "failed probes")
@@ -178,7 +185,11 @@ async def test_export_then_import_into_an_empty_registry_reproduces_versions_cod
         got = await ToolRegistry(bus, bucket=d[0], objects=d[1]).get(synth.name, want.version)
         assert got is not None
         assert (got.version, got.code, got.content_hash, got.validation) == (
-            want.version, want.code, want.content_hash, want.validation)  # fmt: skip
+            want.version,
+            want.code,
+            want.content_hash,
+            want.validation,
+        )
     assert (await dst.status(synth.name, 1))["state"] == "quarantined"
     latest = await dst.get(synth.name)
     assert latest is not None and latest.version == 2

@@ -68,8 +68,11 @@ async def test_search_and_model_pages_are_read_from_their_embedded_props(
     hub = HubAdapter(site.url)
     ev, data = await pool.visit(
         hub.search_url("translation reward", pipeline_tag="text-classification"),
-        purpose="search", extract_js=hub.search_js, screenshot=tmp_path / "s.png", screenshot_rel="s.png",
-    )  # fmt: skip
+        purpose="search",
+        extract_js=hub.search_js,
+        screenshot=tmp_path / "s.png",
+        screenshot_rel="s.png",
+    )
     assert ev.status == "ok" and ev.http_status == 200 and ev.screenshot == "s.png"
     assert (tmp_path / "s.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     items, problems = hub.parse_search(data)
@@ -80,8 +83,9 @@ async def test_search_and_model_pages_are_read_from_their_embedded_props(
     assert downloads == sorted(downloads, reverse=True)  # sort=downloads
     assert len(data["cards"]) == len(items) and data["has_search_box"]
 
-    ev, data = await pool.visit(hub.model_url("mirror-lab/mt-de-reward-tiny"), purpose="model",
-                                extract_js=hub.model_js)  # fmt: skip
+    ev, data = await pool.visit(
+        hub.model_url("mirror-lab/mt-de-reward-tiny"), purpose="model", extract_js=hub.model_js
+    )
     f = hub.parse_model(data, "mirror-lab/mt-de-reward-tiny", ev.url)
     assert (f.pipeline_tag, f.library_name, f.license) == (
         "text-classification",
@@ -98,8 +102,9 @@ async def test_a_page_without_embedded_props_is_read_from_its_markup(
     site: MirrorSite, pool: BrowserPool
 ) -> None:
     hub = HubAdapter(site.url)
-    ev, data = await pool.visit(hub.model_url("plain-lab/markup-only-reward"), purpose="model",
-                                extract_js=hub.model_js)  # fmt: skip
+    ev, data = await pool.visit(
+        hub.model_url("plain-lab/markup-only-reward"), purpose="model", extract_js=hub.model_js
+    )
     f = hub.parse_model(data, "plain-lab/markup-only-reward", ev.url)
     assert (f.license, f.pipeline_tag, f.library_name, f.downloads) == (
         "mit",
@@ -116,13 +121,21 @@ async def test_a_missing_page_and_a_page_that_never_loads_return_a_status_and_th
     site: MirrorSite, pool: BrowserPool, tmp_path: Path
 ) -> None:
     hub = HubAdapter(site.url)
-    ev, data = await pool.visit(hub.model_url("ghost-lab/translation-reward-deleted"), purpose="model",
-                                extract_js=hub.model_js, screenshot=tmp_path / "404.png")  # fmt: skip
+    ev, data = await pool.visit(
+        hub.model_url("ghost-lab/translation-reward-deleted"),
+        purpose="model",
+        extract_js=hub.model_js,
+        screenshot=tmp_path / "404.png",
+    )
     assert (ev.status, ev.http_status, ev.reason, data) == ("http_error", 404, "HTTP 404", None)
     assert (tmp_path / "404.png").exists()  # the error page is evidence too
     t0 = time.monotonic()
-    ev, data = await pool.visit(hub.model_url("slow-lab/translation-reward-slow"), purpose="model",
-                                extract_js=hub.model_js, timeout_s=2.0)  # fmt: skip
+    ev, data = await pool.visit(
+        hub.model_url("slow-lab/translation-reward-slow"),
+        purpose="model",
+        extract_js=hub.model_js,
+        timeout_s=2.0,
+    )
     assert ev.status == "timeout" and "did not finish loading within 2s" in ev.reason and data is None
     assert time.monotonic() - t0 < site.hang_s / 4, "the visit ends at its budget, not when the page would"
     ev, data = await pool.visit(
@@ -188,8 +201,18 @@ def test_rlar_retrieve_exits_4_when_the_hub_does_not_answer(
     from rlar.app.cli import main
 
     dead = f"http://127.0.0.1:{free_port()}"
-    args = ["retrieve", "judge German translations", "--task", "translate", "--hub", dead,
-            "--run-dir", str(tmp_path), "--request-id", "down"]  # fmt: skip
+    args = [
+        "retrieve",
+        "judge German translations",
+        "--task",
+        "translate",
+        "--hub",
+        dead,
+        "--run-dir",
+        str(tmp_path),
+        "--request-id",
+        "down",
+    ]
     assert main(args) == 4
     out = capsys.readouterr().out
     assert "outcome: hub_unreachable" in out and "hub: hub unreachable: ConnectError" in out

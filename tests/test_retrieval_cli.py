@@ -25,10 +25,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900), n
 def test_help_is_instant() -> None:
     """Instant by construction, not by a stopwatch: ``rlar retrieve --help`` imports no model or browser library."""
     heavy = ("torch", "transformers", "sentence_transformers", "vllm", "playwright", "numpy")
-    code = ("import sys\nfrom rlar.app.cli import main\ntry:\n    main(['retrieve', '--help'])\nexcept SystemExit:\n"
-            f"    pass\nprint('loaded:', *sorted(m for m in {heavy!r} if m in sys.modules))")  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=actor_env(), capture_output=True, text=True,
-                         timeout=120)  # fmt: skip
+    code = (
+        "import sys\nfrom rlar.app.cli import main\ntry:\n    main(['retrieve', '--help'])\nexcept SystemExit:\n"
+        f"    pass\nprint('loaded:', *sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=actor_env(), capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0 and "--mirror" in out.stdout and "--hub" in out.stdout, out.stderr
     assert out.stdout.splitlines()[-1] == "loaded:", out.stdout.splitlines()[-1]
 
@@ -40,12 +43,33 @@ async def test_rlar_retrieve_prints_ranked_candidates_with_evidence_and_register
     build_demo_models(cache, steps=300)  # shared with the other retrieval tests of this session
     rid = f"cli-{uuid.uuid4().hex[:8]}"
     cmd = [
-        sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", "retrieve",
+        sys.executable,
+        "-m",
+        "rlar.app.cli",
+        "--log-level",
+        "WARNING",
+        "retrieve",
         "Judge English to German translations: only the German sentence, faithful, fluent and complete.",
-        "--mirror", "--mirror-cache", str(cache), "--domain", "translation",
-        "--task-type", "translation", "--language", "de", "--max-vram-gb", "8", "--page-timeout", "3",
-        "--run-dir", str(tmp_path), "--nats", nats_url, "--request-id", rid,
-    ]  # fmt: skip
+        "--mirror",
+        "--mirror-cache",
+        str(cache),
+        "--domain",
+        "translation",
+        "--task-type",
+        "translation",
+        "--language",
+        "de",
+        "--max-vram-gb",
+        "8",
+        "--page-timeout",
+        "3",
+        "--run-dir",
+        str(tmp_path),
+        "--nats",
+        nats_url,
+        "--request-id",
+        rid,
+    ]
     out = subprocess.run(cmd, cwd=REPO, env=actor_env(), capture_output=True, text=True, timeout=840)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     text = out.stdout

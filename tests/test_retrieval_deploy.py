@@ -245,8 +245,12 @@ def test_huggingface_hubs_own_client_reads_the_mirror_as_it_reads_the_hub(
     )
     out = subprocess.run(
         [sys.executable, "-c", code, site.url, str(tmp_path / "models"), GOOD, str(models.random)],
-        env=env, cwd=REPO, capture_output=True, text=True, timeout=240,
-    )  # fmt: skip
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["offline"] == [None, False]

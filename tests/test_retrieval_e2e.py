@@ -154,16 +154,25 @@ async def test_a_retrieval_request_becomes_a_validated_registered_tool_that_rewa
         assert spec.params["path"] == good["deploy"]["path"]
 
         # -- the actor keeps serving: a request it cannot validate for is recorded and acked -------------
-        bad = ToolRequest(request_id=f"e2e-{uid}-noprobes", signature="s2", task="haiku",
-                          description="Judge haiku about autumn.")  # fmt: skip
+        bad = ToolRequest(
+            request_id=f"e2e-{uid}-noprobes",
+            signature="s2",
+            task="haiku",
+            description="Judge haiku about autumn.",
+        )
         await bus.js_publish(subjects.TOOLS_REQUEST_RETRIEVE, bad, msg_id=bad.request_id)
         await _wait_for(
             lambda: any(e.data.get("request_id") == bad.request_id for e in events), 60, "request 2"
         )
         second = json.loads((tmp_path / "retrievals" / bad.request_id / "record.json").read_text())
         assert second["outcome"] == "failed" and second["reason"].startswith("no probe examples")
-        invalid = ToolRequest(request_id=f"e2e-{uid}-invalid", signature="s3", task="translate",
-                              description="d", constraints={"max_vram_gb": -1})  # fmt: skip
+        invalid = ToolRequest(
+            request_id=f"e2e-{uid}-invalid",
+            signature="s3",
+            task="translate",
+            description="d",
+            constraints={"max_vram_gb": -1},
+        )
         await bus.js_publish(subjects.TOOLS_REQUEST_RETRIEVE, invalid, msg_id=invalid.request_id)
         await _wait_for(
             lambda: any(e.data.get("request_id") == invalid.request_id for e in events), 60, "request 3"
@@ -183,11 +192,29 @@ async def test_a_retrieval_request_becomes_a_validated_registered_tool_that_rewa
     # -- reward workers score samples with the new tool ----------------------------------------------------
     records = list(builtin_task("translate", split="test"))[:3]
     task = f"translate_{uid}"
-    reqs = [ScoreGroup(prompt_id=f"{task}-{i}", generation="g", task=task, tools=[spec.ref()], query=str(rec.prompt),
-                       items=[ScoreItem(index=0, response=rec.reference), ScoreItem(index=1, response=rec.metadata["en"])])
-            for i, rec in enumerate(records)]  # fmt: skip
-    worker = RewardWorker(RewardConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
-                                       kinds=["model"], heartbeat_s=0.5))  # fmt: skip
+    reqs = [
+        ScoreGroup(
+            prompt_id=f"{task}-{i}",
+            generation="g",
+            task=task,
+            tools=[spec.ref()],
+            query=str(rec.prompt),
+            items=[
+                ScoreItem(index=0, response=rec.reference),
+                ScoreItem(index=1, response=rec.metadata["en"]),
+            ],
+        )
+        for i, rec in enumerate(records)
+    ]
+    worker = RewardWorker(
+        RewardConfig(
+            nats=NatsConfig(url=nats_url),
+            topology=TEST_TOPOLOGY,
+            run_dir=str(tmp_path),
+            kinds=["model"],
+            heartbeat_s=0.5,
+        )
+    )
     got: dict[str, RewardGroup] = {}
 
     async def on_reward(msg: RewardGroup, raw: object) -> None:

@@ -55,24 +55,58 @@ def test_a_request_names_the_kinds_that_serve_it_most_suitable_first() -> None:
 @pytest.mark.parametrize(
     ("model_id", "facts", "kind"),
     [
-        ("u/pairwise-rm", {"pipeline_tag": "text-classification", "card_excerpt": "Bradley-Terry model of "
-         "human preference between two replies."}, "scalar_rm"),
-        ("u/wmt-estimator", {"pipeline_tag": None, "library_name": "unbabel-comet",
-                             "card_excerpt": "Predicts DA scores."}, "qe_regression"),
-        ("u/xlmr-da", {"pipeline_tag": "text-classification", "card_excerpt": "Quality estimation of MT "
-         "output without a reference."}, "qe_regression"),
-        ("u/harm-detector", {"pipeline_tag": "text-classification", "card_excerpt": "Detects harmful or "
-         "abusive content in chatbot output."}, "safety_classifier"),
-        ("u/critic-13b", {"pipeline_tag": "text-generation", "card_excerpt": "An evaluator LM: it writes a "
-         "critique and a grade."}, "generative_judge"),
+        (
+            "u/pairwise-rm",
+            {
+                "pipeline_tag": "text-classification",
+                "card_excerpt": "Bradley-Terry model of human preference between two replies.",
+            },
+            "scalar_rm",
+        ),
+        (
+            "u/wmt-estimator",
+            {"pipeline_tag": None, "library_name": "unbabel-comet", "card_excerpt": "Predicts DA scores."},
+            "qe_regression",
+        ),
+        (
+            "u/xlmr-da",
+            {
+                "pipeline_tag": "text-classification",
+                "card_excerpt": "Quality estimation of MT output without a reference.",
+            },
+            "qe_regression",
+        ),
+        (
+            "u/harm-detector",
+            {
+                "pipeline_tag": "text-classification",
+                "card_excerpt": "Detects harmful or abusive content in chatbot output.",
+            },
+            "safety_classifier",
+        ),
+        (
+            "u/critic-13b",
+            {
+                "pipeline_tag": "text-generation",
+                "card_excerpt": "An evaluator LM: it writes a critique and a grade.",
+            },
+            "generative_judge",
+        ),
         ("u/story-llm", {"pipeline_tag": "text-generation", "card_excerpt": "Writes fairy tales."}, "other"),
-        ("u/tweet-mood", {"pipeline_tag": "text-classification", "card_excerpt": "Sentiment of tweets."},
-         "other"),
+        (
+            "u/tweet-mood",
+            {"pipeline_tag": "text-classification", "card_excerpt": "Sentiment of tweets."},
+            "other",
+        ),
         ("u/gte-small", {"pipeline_tag": "feature-extraction", "card_excerpt": "Text embeddings."}, "other"),
-        ("u/pos-tagger", {"pipeline_tag": "token-classification", "card_excerpt": "Part of speech."}, "other"),
+        (
+            "u/pos-tagger",
+            {"pipeline_tag": "token-classification", "card_excerpt": "Part of speech."},
+            "other",
+        ),
         ("u/model-v3", {"pipeline_tag": "text-classification", "card_excerpt": ""}, "unknown"),
     ],
-)  # fmt: skip
+)
 def test_the_kind_of_judge_is_read_from_the_pipeline_tag_library_and_card(model_id, facts, kind) -> None:
     assert candidate_kind(model_id, facts)[0] == kind
 
@@ -80,15 +114,29 @@ def test_the_kind_of_judge_is_read_from_the_pipeline_tag_library_and_card(model_
 def test_a_kind_that_does_not_serve_the_task_is_rejected_with_the_reason() -> None:
     cfg = RetrievalConfig()
     req = _req("Score German translations of English sentences.")
-    mood = Candidate("u/tweet-mood", "u", facts={"pipeline_tag": "text-classification", "license": "mit",
-                                                  "card_excerpt": "Sentiment of tweets."})  # fmt: skip
+    mood = Candidate(
+        "u/tweet-mood",
+        "u",
+        facts={
+            "pipeline_tag": "text-classification",
+            "license": "mit",
+            "card_excerpt": "Sentiment of tweets.",
+        },
+    )
     apply_filters(mood, req, cfg)
     assert mood.decision == "rejected"
     assert mood.filters["kind"] == (
         "not a judge (a sentiment classifier); the task needs a translation quality estimator or a reward model"
     )
-    critic = Candidate("u/critic-13b", "u", facts={"pipeline_tag": "text-generation", "license": "mit",
-                                                    "card_excerpt": "An evaluator LM that grades answers."})  # fmt: skip
+    critic = Candidate(
+        "u/critic-13b",
+        "u",
+        facts={
+            "pipeline_tag": "text-generation",
+            "license": "mit",
+            "card_excerpt": "An evaluator LM that grades answers.",
+        },
+    )
     apply_filters(critic, req, cfg)
     assert critic.kind == "generative_judge" and "deploys scalar heads only" in critic.filters["kind"]
 
@@ -96,10 +144,16 @@ def test_a_kind_that_does_not_serve_the_task_is_rejected_with_the_reason() -> No
 # -- the fit gate -----------------------------------------------------------------------------------------
 async def test_the_fit_gate_accepts_a_general_preference_rm_for_a_general_helpfulness_request() -> None:
     req = _req("Rate how useful and safe a chatbot's reply is to the user")
-    general = Candidate("lab/electra-rm", "u", facts={
-        "pipeline_tag": "text-classification", "license": "apache-2.0",
-        "card_excerpt": "Trained on Stanford SHP and OpenAssistant rankings to predict the preferred "
-                        "response. Outputs one score."})  # fmt: skip
+    general = Candidate(
+        "lab/electra-rm",
+        "u",
+        facts={
+            "pipeline_tag": "text-classification",
+            "license": "apache-2.0",
+            "card_excerpt": "Trained on Stanford SHP and OpenAssistant rankings to predict the preferred "
+            "response. Outputs one score.",
+        },
+    )
     apply_filters(general, req, RetrievalConfig())
     assert general.eligible and general.kind == "scalar_rm"
     margins = await task_fit_margins(MATCHER, req, [general])
@@ -128,9 +182,17 @@ def test_a_reward_model_of_another_domain_brings_no_evidence_of_fit() -> None:
 def test_candidates_are_ranked_by_what_their_cards_document_and_by_the_kind_the_task_needs() -> None:
     cfg = RankingConfig()
     bare = Candidate("a/bare", "u", kind="scalar_rm", facts={"card_excerpt": "A model."})
-    documented = Candidate("a/documented", "u", kind="scalar_rm", facts={
-        "card_excerpt": "Fine-tuned on 80k comparisons.", "license": "mit", "parameters": 300_000_000,
-        "benchmark_scores": {"RewardBench": 71.0}})  # fmt: skip
+    documented = Candidate(
+        "a/documented",
+        "u",
+        kind="scalar_rm",
+        facts={
+            "card_excerpt": "Fine-tuned on 80k comparisons.",
+            "license": "mit",
+            "parameters": 300_000_000,
+            "benchmark_scores": {"RewardBench": 71.0},
+        },
+    )
     ordered = rank([bare, documented], [0.5, 0.5], cfg, ["scalar_rm"])
     assert [c.model_id for c in ordered] == ["a/documented", "a/bare"]
     assert documented.scores["evidence"] == 1.0 and bare.scores["evidence"] == 0.0
@@ -175,8 +237,10 @@ async def test_a_download_that_fails_is_reported_as_a_download_failure_not_as_fi
     assert record.reason.startswith("no candidate passed; the download failed for lab/qe-broken (rank 1): ")
     assert "fit" not in record.reason
     # The next candidate is still tried: its download works and it fails validation (random weights).
-    more = [Candidate("lab/qe-broken", "u", decision="not_tried", rank=1),
-            Candidate("lab/rm-ok", "u", decision="not_tried", rank=2)]  # fmt: skip
+    more = [
+        Candidate("lab/qe-broken", "u", decision="not_tried", rank=1),
+        Candidate("lab/rm-ok", "u", decision="not_tried", rank=2),
+    ]
     record2 = RetrievalRecord(request_id="r2", request={}, config={}, candidates=more)
     await pipe._deploy(_req("d"), record2, tmp_path, more, probes, None)
     assert [c.decision for c in more] == ["download_failed", "failed"]
@@ -188,16 +252,39 @@ def qe_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MirrorSite]:
     models = build_demo_models(tmp_path_factory.getbasetemp() / "retrieval-demo-untrained", steps=0)
     w = files_of_dir(models.random)
     repos = [
-        MirrorModel(id="wmt-lab/da-estimator-qe", license="apache-2.0", downloads=300, languages=["en", "de"],
-                    card="Reference-free quality estimation of machine translation (English→German).",
-                    architectures=["XLMRobertaForSequenceClassification"], files=w),
-        MirrorModel(id="pop-lab/review-sentiment", license="mit", downloads=900_000,
-                    card="Sentiment of product reviews.", files=w),
-        MirrorModel(id="pop-lab/chat-reward", license="mit", downloads=50_000, languages=["en"],
-                    card="Reward model for helpful English chat replies.", files=w),
-        MirrorModel(id="gen-lab/mt-judge-7b", pipeline_tag="text-generation", license="mit", downloads=20_000,
-                    architectures=["MistralForCausalLM"], card="A judge LM: writes a critique and a grade."),
-    ]  # fmt: skip
+        MirrorModel(
+            id="wmt-lab/da-estimator-qe",
+            license="apache-2.0",
+            downloads=300,
+            languages=["en", "de"],
+            card="Reference-free quality estimation of machine translation (English→German).",
+            architectures=["XLMRobertaForSequenceClassification"],
+            files=w,
+        ),
+        MirrorModel(
+            id="pop-lab/review-sentiment",
+            license="mit",
+            downloads=900_000,
+            card="Sentiment of product reviews.",
+            files=w,
+        ),
+        MirrorModel(
+            id="pop-lab/chat-reward",
+            license="mit",
+            downloads=50_000,
+            languages=["en"],
+            card="Reward model for helpful English chat replies.",
+            files=w,
+        ),
+        MirrorModel(
+            id="gen-lab/mt-judge-7b",
+            pipeline_tag="text-generation",
+            license="mit",
+            downloads=20_000,
+            architectures=["MistralForCausalLM"],
+            card="A judge LM: writes a critique and a grade.",
+        ),
+    ]
     with MirrorSite(repos) as s:
         yield s
 
@@ -208,8 +295,11 @@ def qe_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MirrorSite]:
 async def test_a_translation_request_finds_the_quality_estimation_model_and_ranks_it_first(
     qe_site: MirrorSite, tmp_path: Path
 ) -> None:
-    cfg = RetrievalConfig(hub_url=qe_site.url, browser={"min_interval_s": 0.0, "page_timeout_s": 30.0},
-                          validation={"max_candidates": 1, "n_probes": 8})  # fmt: skip
+    cfg = RetrievalConfig(
+        hub_url=qe_site.url,
+        browser={"min_interval_s": 0.0, "page_timeout_s": 30.0},
+        validation={"max_candidates": 1, "n_probes": 8},
+    )
     req = _req("Check how faithful a machine translation from English into German is.", task="translate")
     async with BrowserPool(cfg.browser) as pool:
         record = await RetrievalPipeline(cfg, pool, tmp_path, matcher=MATCHER).retrieve(req)
@@ -231,8 +321,7 @@ def test_a_two_label_safety_classifier_is_validated_on_its_safe_label_probabilit
     config = json.loads((safety / "config.json").read_text())
     assert vet_config(config) == 0  # labels safe, unsafe
     probes = build_probes(examples_from_task("translate"), 8)
-    report = validate_checkpoint(str(safety), probes, min_pass_share=0.75, max_latency_ms=5000,
-                                 label_index=0)  # fmt: skip
+    report = validate_checkpoint(str(safety), probes, min_pass_share=0.75, max_latency_ms=5000, label_index=0)
     assert report.checks["load"] == "pass" and report.checks["sane_range"] == "pass"
     assert 0.0 <= report.logits["min"] <= report.logits["max"] <= 1.0  # probabilities, not logits
     assert report.calibration == {}

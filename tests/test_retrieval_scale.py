@@ -66,10 +66,25 @@ async def test_two_retriever_replicas_share_the_requests(
     cfg = _config(trained_mirror_site, tmp_path / "run.toml")
     log = (tmp_path / "up.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rlar.app.cli", "up", "--actors", "retriever=2", "--nats", nats_url,
-         "--config", str(cfg), "--run-dir", str(tmp_path)],
-        cwd=REPO, env=actor_env(), stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "rlar.app.cli",
+            "up",
+            "--actors",
+            "retriever=2",
+            "--nats",
+            nats_url,
+            "--config",
+            str(cfg),
+            "--run-dir",
+            str(tmp_path),
+        ],
+        cwd=REPO,
+        env=actor_env(),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 150
         while sum(b.state == "running" for b in beats.values()) < 2:
@@ -87,8 +102,15 @@ async def test_two_retriever_replicas_share_the_requests(
         spec = builtin_task("translate", split="test").spec
         ids = [f"scale-{uuid.uuid4().hex[:8]}-{i}" for i in range(2)]
         for rid in ids:
-            req = ToolRequest(request_id=rid, signature="sig", task="translate", description=spec.description,
-                              domain="translation", task_type="translation", constraints={"max_vram_gb": 8})  # fmt: skip
+            req = ToolRequest(
+                request_id=rid,
+                signature="sig",
+                task="translate",
+                description=spec.description,
+                domain="translation",
+                task_type="translation",
+                constraints={"max_vram_gb": 8},
+            )
             await bus.js_publish(subjects.TOOLS_REQUEST_RETRIEVE, req, msg_id=rid)
         paths = [tmp_path / "retrievals" / rid / "record.json" for rid in ids]
         deadline = time.monotonic() + 300

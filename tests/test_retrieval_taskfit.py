@@ -41,12 +41,23 @@ def _req(description: str, **kw) -> RetrievalRequest:
 @pytest.mark.parametrize(
     ("value", "codes"),
     [
-        ("German", ["de"]), ("de", ["de"]), ("deu", ["de"]), ("de-DE", ["de"]), ("Deutsch", ["de"]),
-        ("Klingon", ["tlh"]), ("tlh", ["tlh"]), ("en-de", ["en", "de"]), ("English to German", ["en", "de"]),
-        ("en→de", ["en", "de"]), (["fr", "Japanese"], ["fr", "ja"]), ("pt-BR", ["pt"]),
-        ("multilingual", ["multilingual"]), ("Elvish", []), ("", []),
+        ("German", ["de"]),
+        ("de", ["de"]),
+        ("deu", ["de"]),
+        ("de-DE", ["de"]),
+        ("Deutsch", ["de"]),
+        ("Klingon", ["tlh"]),
+        ("tlh", ["tlh"]),
+        ("en-de", ["en", "de"]),
+        ("English to German", ["en", "de"]),
+        ("en→de", ["en", "de"]),
+        (["fr", "Japanese"], ["fr", "ja"]),
+        ("pt-BR", ["pt"]),
+        ("multilingual", ["multilingual"]),
+        ("Elvish", []),
+        ("", []),
     ],
-)  # fmt: skip
+)
 def test_language_fields_are_read_as_iso_codes(value, codes) -> None:
     assert parse_languages(value) == codes
 
@@ -69,8 +80,10 @@ def test_a_description_names_the_language_of_its_text(text, codes) -> None:
 
 def test_an_english_chat_model_is_refused_for_a_klingon_poetry_task_with_the_reason() -> None:
     req = _req("Judge whether a Klingon poem keeps the iambic meter.", domain="poetry")
-    chat = {"tags": ["en", "reward-model", "conversational"],
-            "card_excerpt": "A reward model for helpful, harmless chat assistants."}  # fmt: skip
+    chat = {
+        "tags": ["en", "reward-model", "conversational"],
+        "card_excerpt": "A reward model for helpful, harmless chat assistants.",
+    }
     f = task_fit_filters(req, "lab/chat-rm", chat)
     assert f["language"] == "the card (metadata) states en; the task (description) needs tlh"
     assert f["domain"] == "pass"  # dialogue judges cover creative writing; the language refuses it
@@ -102,8 +115,16 @@ def test_a_card_describing_another_domain_is_refused_and_general_judges_cover_wr
 def test_filters_and_the_minimum_fit_record_every_reason() -> None:
     cfg = RetrievalConfig()
     req = _req("Judge German translations of English sentences.", domain="translation", language="de")
-    chat = Candidate("lab/chat-rm", "u", facts={"pipeline_tag": "text-classification", "license": "mit",
-                                                "tags": ["en"], "card_excerpt": "Helpful chat assistant."})  # fmt: skip
+    chat = Candidate(
+        "lab/chat-rm",
+        "u",
+        facts={
+            "pipeline_tag": "text-classification",
+            "license": "mit",
+            "tags": ["en"],
+            "card_excerpt": "Helpful chat assistant.",
+        },
+    )
     apply_filters(chat, req, cfg)
     assert chat.decision == "rejected" and "language:" in chat.reason and "domain:" in chat.reason
     a, b = (Candidate(f"lab/{n}", "u") for n in ("close", "far"))
@@ -115,20 +136,31 @@ def test_filters_and_the_minimum_fit_record_every_reason() -> None:
 @pytest.mark.parametrize(
     ("description", "fits", "unrelated"),
     [
-        ("Judge German translations of English sentences.", "Reward model for English to German translation "
-         "quality.", ["Sentiment classifier for movie reviews.", "Reward model for Python code generation."]),
-        ("Judge helpful answers of a chat assistant", "Reward model for helpful and harmless dialogue.",
-         ["Image segmentation of cell microscopy.", "Scores poems for meter and rhyme."]),
-        ("Judge whether a Klingon poem keeps the iambic meter.", "Scores poems for meter and rhyme.",
-         ["Spam detection for emails.", "Natural language inference model trained on MNLI."]),
+        (
+            "Judge German translations of English sentences.",
+            "Reward model for English to German translation quality.",
+            ["Sentiment classifier for movie reviews.", "Reward model for Python code generation."],
+        ),
+        (
+            "Judge helpful answers of a chat assistant",
+            "Reward model for helpful and harmless dialogue.",
+            ["Image segmentation of cell microscopy.", "Scores poems for meter and rhyme."],
+        ),
+        (
+            "Judge whether a Klingon poem keeps the iambic meter.",
+            "Scores poems for meter and rhyme.",
+            ["Spam detection for emails.", "Natural language inference model trained on MNLI."],
+        ),
     ],
-)  # fmt: skip
+)
 async def test_the_minimum_fit_separates_cards_about_the_task_from_unrelated_ones(
     description: str, fits: str, unrelated: list[str]
 ) -> None:
     cards = [fits, *unrelated]
-    cands = [Candidate(f"lab/m{i}", "u", facts={"card_excerpt": t, "pipeline_tag": "text-classification"})
-             for i, t in enumerate(cards)]  # fmt: skip
+    cands = [
+        Candidate(f"lab/m{i}", "u", facts={"card_excerpt": t, "pipeline_tag": "text-classification"})
+        for i, t in enumerate(cards)
+    ]
     margins = await task_fit_margins(MATCHER, _req(description), cands)
     kept = gate_fit(cands, margins, RetrievalConfig().ranking.min_fit)
     assert kept == cands[:1], dict(zip(cards, margins, strict=True))
@@ -137,9 +169,18 @@ async def test_the_minimum_fit_separates_cards_about_the_task_from_unrelated_one
 # -- parameter budgets ----------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("value", "count"),
-    [("1B", 1e9), ("500M", 5e8), ("1.5b", 1.5e9), ("150K", 1.5e5), ("7 billion", 7e9), ("7e9", 7e9),
-     (7_000_000_000, 7e9), ("2,000,000", 2e6), (None, None)],
-)  # fmt: skip
+    [
+        ("1B", 1e9),
+        ("500M", 5e8),
+        ("1.5b", 1.5e9),
+        ("150K", 1.5e5),
+        ("7 billion", 7e9),
+        ("7e9", 7e9),
+        (7_000_000_000, 7e9),
+        ("2,000,000", 2e6),
+        (None, None),
+    ],
+)
 def test_parameter_budgets_take_units(value, count) -> None:
     assert parse_param_count(value) == count
 
@@ -167,7 +208,10 @@ def test_a_tool_request_may_state_its_budget_with_a_unit() -> None:
     [
         ("It achieves 89.6% accuracy on held-out EN-DE pairs.", {"held-out EN-DE pairs": 89.6}),
         ("RewardBench score: 85.4", {"RewardBench": 85.4}),
-        ("The model scores 92.1 on RewardBench and 71.3 on RM-Bench.", {"RewardBench": 92.1, "RM-Bench": 71.3}),
+        (
+            "The model scores 92.1 on RewardBench and 71.3 on RM-Bench.",
+            {"RewardBench": 92.1, "RM-Bench": 71.3},
+        ),
         ("It reaches an accuracy of 0.91 on our test set.", {"test set": 0.91}),
         ("It obtains an overall score of 88.2 on RewardBench.", {"RewardBench": 88.2}),
         ("Accuracy on HelpSteer2: 74%", {"HelpSteer2": 74.0}),
@@ -179,7 +223,7 @@ def test_a_tool_request_may_state_its_budget_with_a_unit() -> None:
         ("Version 2 on the hub.", {}),
         ("It was trained in 3 days on 8 GPUs.", {}),
     ],
-)  # fmt: skip
+)
 def test_benchmark_scores_written_in_sentences_are_read(text, scores) -> None:
     assert scores_in_prose(text) == scores
 
@@ -197,8 +241,12 @@ def test_etags_are_normalised_as_huggingface_hub_does() -> None:
 def small_site(tmp_path_factory: pytest.TempPathFactory):
     models = build_demo_models(tmp_path_factory.getbasetemp() / "retrieval-demo-untrained", steps=0)
     repos = [MirrorModel(id=f"lab/rm-{i}", files=files_of_dir(models.random)) for i in range(4)]
-    repos.append(MirrorModel(id="lab/pickled", files={"config.json": models.legacy / "config.json",
-                                                       "pytorch_model.bin": b"x" * 64}))  # fmt: skip
+    repos.append(
+        MirrorModel(
+            id="lab/pickled",
+            files={"config.json": models.legacy / "config.json", "pytorch_model.bin": b"x" * 64},
+        )
+    )
     with MirrorSite(repos) as s:
         yield s
 
@@ -222,8 +270,10 @@ async def test_every_candidate_not_tried_says_why_and_cheap_refusals_do_not_spen
     assert [c.decision for c in ranked[1:3]] == ["failed", "failed"]  # random models fail validation
     for c in ranked[3:]:
         assert c.decision == "not_tried"
-        assert c.reason == ("not tried: 2 higher-ranked candidates were downloaded and validated already "
-                            "(validation.max_candidates)")  # fmt: skip
+        assert c.reason == (
+            "not tried: 2 higher-ranked candidates were downloaded and validated already "
+            "(validation.max_candidates)"
+        )
 
 
 async def test_an_unreachable_hub_is_its_own_outcome_before_any_page_is_read(tmp_path: Path) -> None:

@@ -111,8 +111,11 @@ def test_search_queries_and_tool_names():
 
 # -- filters --------------------------------------------------------------------------------------------
 def test_head_filter_wants_a_sequence_classifier_we_can_load():
-    ok = {"pipeline_tag": "text-classification", "architectures": ["LlamaForSequenceClassification"],
-          "library_name": "transformers"}  # fmt: skip
+    ok = {
+        "pipeline_tag": "text-classification",
+        "architectures": ["LlamaForSequenceClassification"],
+        "library_name": "transformers",
+    }
     assert check_head(ok) == "pass"
     assert "text-generation" in check_head({**ok, "pipeline_tag": "text-generation"})
     assert "LlamaForCausalLM" in check_head({**ok, "architectures": ["LlamaForCausalLM"]})
@@ -156,15 +159,25 @@ def test_filters_reject_with_every_reason_and_mark_eligible_candidates():
 # -- ranking --------------------------------------------------------------------------------------------
 def test_ranking_combines_fit_and_quality_and_records_every_component():
     cfg = RankingConfig()
-    popular = Candidate("a/popular", "u", facts={"downloads": 1_000_000, "likes": 500,
-                                                  "last_modified": "2020-01-01T00:00:00Z"})  # fmt: skip
+    popular = Candidate(
+        "a/popular",
+        "u",
+        facts={"downloads": 1_000_000, "likes": 500, "last_modified": "2020-01-01T00:00:00Z"},
+    )
     fitting = Candidate("a/fitting", "u", facts={"downloads": 10, "likes": 1}, leaderboard={"score": 0.9})
     ordered = rank([popular, fitting], [0.2, 0.9], cfg)
     assert [c.model_id for c in ordered] == ["a/fitting", "a/popular"]
     assert [c.rank for c in ordered] == [1, 2]
     assert set(popular.scores) == {
-        "fit", "kind", "evidence", "leaderboard", "downloads", "likes", "recency", "total"
-    }  # fmt: skip
+        "fit",
+        "kind",
+        "evidence",
+        "leaderboard",
+        "downloads",
+        "likes",
+        "recency",
+        "total",
+    }
     assert all(0.0 <= v <= 1.0 for v in popular.scores.values())
     assert popular.scores["recency"] < 0.1  # years old
     # A score stated only on the model's own card counts half.
@@ -195,13 +208,31 @@ def test_numbers_and_counts_are_parsed_from_page_text():
 
 def test_hub_search_parser_reads_props_and_falls_back_to_cards():
     hub = HubAdapter("http://hub.test")
-    props = {"initialValues": {"models": [{"id": "a/b", "downloads": 5, "likes": 2, "numParameters": 100,
-                                           "pipeline_tag": "text-classification"}, {"nope": 1}]}}  # fmt: skip
+    props = {
+        "initialValues": {
+            "models": [
+                {
+                    "id": "a/b",
+                    "downloads": 5,
+                    "likes": 2,
+                    "numParameters": 100,
+                    "pipeline_tag": "text-classification",
+                },
+                {"nope": 1},
+            ]
+        }
+    }
     items, problems = hub.parse_search({"hydraters": [{"target": "ModelList", "props": json.dumps(props)}]})
     assert [(i.model_id, i.downloads, i.parameters, i.source) for i in items] == [("a/b", 5, 100, "props")]
     assert problems and "without a model id" in problems[0]
-    cards = [{"href": "/c/d", "title": "c/d", "params": "0.1M",
-              "text": "c/d\ntext-classification • 0.1M • Updated 2 days ago • 12.3k • 45"}]  # fmt: skip
+    cards = [
+        {
+            "href": "/c/d",
+            "title": "c/d",
+            "params": "0.1M",
+            "text": "c/d\ntext-classification • 0.1M • Updated 2 days ago • 12.3k • 45",
+        }
+    ]
     items, problems = hub.parse_search({"hydraters": [], "cards": cards})
     assert (items[0].model_id, items[0].downloads, items[0].likes, items[0].source) == (
         "c/d",
@@ -215,12 +246,23 @@ def test_hub_search_parser_reads_props_and_falls_back_to_cards():
 
 def test_hub_model_parser_prefers_props_then_markup_and_lists_missing_fields():
     hub = HubAdapter("http://hub.test")
-    header = {"model": {"id": "a/b", "pipeline_tag": "text-classification", "cardData": {"license": "MIT"},
-                        "safetensors": {"parameters": {"BF16": 10}, "total": 10}, "downloads": 3}}  # fmt: skip
-    data = {"hydraters": [{"target": "ModelHeader", "props": json.dumps(header)}],
-            "chips": [{"href": "/models?library=transformers", "text": "transformers"}],
-            "licence": "apache-2.0", "sidebar": "Downloads last month\n9,999", "card_text": "card",
-            "tables": [[["Benchmark", "Score"], ["RewardBench", "71.5"]]]}  # fmt: skip
+    header = {
+        "model": {
+            "id": "a/b",
+            "pipeline_tag": "text-classification",
+            "cardData": {"license": "MIT"},
+            "safetensors": {"parameters": {"BF16": 10}, "total": 10},
+            "downloads": 3,
+        }
+    }
+    data = {
+        "hydraters": [{"target": "ModelHeader", "props": json.dumps(header)}],
+        "chips": [{"href": "/models?library=transformers", "text": "transformers"}],
+        "licence": "apache-2.0",
+        "sidebar": "Downloads last month\n9,999",
+        "card_text": "card",
+        "tables": [[["Benchmark", "Score"], ["RewardBench", "71.5"]]],
+    }
     f = hub.parse_model(data, "a/b", "http://hub.test/a/b")
     assert (f.license, f.parameters, f.downloads, f.library_name) == ("mit", 10, 3, "transformers")
     assert (f.sources["license"], f.sources["library_name"]) == ("props", "dom")
@@ -235,10 +277,18 @@ def test_hub_model_parser_prefers_props_then_markup_and_lists_missing_fields():
 
 def test_leaderboard_parser_reads_the_model_column_and_picks_the_score_column():
     lb = LeaderboardAdapter("http://lb.test/board", hub_url="http://hub.test")
-    data = {"tables": [{"headers": ["Model", "Average", "Chat"], "rows": [
-        [{"text": "a/b", "href": "http://hub.test/a/b"}, {"text": "88.5"}, {"text": "90"}],
-        [{"text": "c/d", "href": None}, {"text": "0.7"}, {"text": "-"}],
-        [{"text": "not a model", "href": None}, {"text": "1"}, {"text": "2"}]]}]}  # fmt: skip
+    data = {
+        "tables": [
+            {
+                "headers": ["Model", "Average", "Chat"],
+                "rows": [
+                    [{"text": "a/b", "href": "http://hub.test/a/b"}, {"text": "88.5"}, {"text": "90"}],
+                    [{"text": "c/d", "href": None}, {"text": "0.7"}, {"text": "-"}],
+                    [{"text": "not a model", "href": None}, {"text": "1"}, {"text": "2"}],
+                ],
+            }
+        ]
+    }
     t = lb.parse(data)
     assert t.score_column == "Average" and t.columns == ["Average", "Chat"]
     assert t.score("A/B") == pytest.approx(0.885) and t.score("c/d") == pytest.approx(0.7)
@@ -268,8 +318,17 @@ def test_config_vetting_refuses_remote_code_other_heads_and_several_labels():
 
 
 def test_only_safetensors_checkpoints_and_their_companions_are_fetched():
-    sib = [{"rfilename": n} for n in ("config.json", "model.safetensors", "tokenizer.json", "README.md",
-                                      "pytorch_model.bin", "train.py")]  # fmt: skip
+    sib = [
+        {"rfilename": n}
+        for n in (
+            "config.json",
+            "model.safetensors",
+            "tokenizer.json",
+            "README.md",
+            "pytorch_model.bin",
+            "train.py",
+        )
+    ]
     assert [s["rfilename"] for s in choose_files(sib)] == [
         "config.json",
         "model.safetensors",
@@ -298,8 +357,16 @@ def test_card_markdown_renders_tables_headings_and_lists():
 
 def test_a_record_renders_ranked_candidates_reasons_and_the_outcome():
     rec = RetrievalRecord(request_id="r", request={"description": "d"}, config={"hub_url": "http://h"})
-    a = Candidate("a/b", "http://h/a/b", facts={"license": "mit", "downloads": 5}, sources={"license": "props"},
-                  rank=1, scores={"total": 0.5, "fit": 0.4}, decision="registered", reason="passed")  # fmt: skip
+    a = Candidate(
+        "a/b",
+        "http://h/a/b",
+        facts={"license": "mit", "downloads": 5},
+        sources={"license": "props"},
+        rank=1,
+        scores={"total": 0.5, "fit": 0.4},
+        decision="registered",
+        reason="passed",
+    )
     b = Candidate("c/d", "http://h/c/d", decision="unread", reason="model page http_error: HTTP 404")
     rec.candidates = [a, b]
     rec.outcome, rec.tool = "registered", {"name": "rm-a-b", "version": 2}

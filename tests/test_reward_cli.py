@@ -19,21 +19,36 @@ from tests.support.env import REPO, actor_env
 
 
 def _rlar(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", *args],
-                          capture_output=True, text=True, timeout=timeout, env=actor_env(), cwd=REPO)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=actor_env(),
+        cwd=REPO,
+    )
 
 
 def test_reward_score_with_an_embedded_bus_prints_one_line_per_record(tmp_path: Path) -> None:
     records = [
         {"task": "arith", "query": "12+7=", "response": "19", "reference": "19"},
         {"task": "copy", "query": "copy:abcd=", "response": "abdc", "reference": "abcd"},
-        {"task": "humaneval", "query": "", "response": "def add(a, b):\n    return a + b\n",
-         "reference": ["assert add(1, 2) == 3", "assert add(0, 0) == 1"]},
+        {
+            "task": "humaneval",
+            "query": "",
+            "response": "def add(a, b):\n    return a + b\n",
+            "reference": ["assert add(1, 2) == 3", "assert add(0, 0) == 1"],
+        },
         {"task": "x", "query": "q", "response": "r", "tools": ["no_such_tool"]},
-        {"task": "translate", "query": "Hello world", "response": "Hallo Welt", "reference": "Hallo Welt",
-         "tools": [["chrf", 0.5], ["exact_match", 0.5]]},
+        {
+            "task": "translate",
+            "query": "Hello world",
+            "response": "Hallo Welt",
+            "reference": "Hallo Welt",
+            "tools": [["chrf", 0.5], ["exact_match", 0.5]],
+        },
         {"task": "not_a_task", "query": "q", "response": "r"},
-    ]  # fmt: skip
+    ]
     path = tmp_path / "recs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     mode = "bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else "rlimit-only"
@@ -81,17 +96,42 @@ def test_reward_score_with_your_own_function_and_a_record_without_response(tmp_p
         "def shout(query, response, reference, metadata):\n"
         "    return {'score': 1.0 if response.isupper() else 0.25, 'reason': 'upper' if response.isupper() else 'not'}\n"
     )
-    records = [{"task": "t", "query": "q", "response": "LOUD"}, {"task": "t", "query": "q", "reference": "r"},
-               {"task": "t", "query": "q", "response": "quiet"}]  # fmt: skip
+    records = [
+        {"task": "t", "query": "q", "response": "LOUD"},
+        {"task": "t", "query": "q", "reference": "r"},
+        {"task": "t", "query": "q", "response": "quiet"},
+    ]
     path = tmp_path / "recs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    r = subprocess.run([sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", "reward", "score", str(path),
-                        "--python", "cli_rewards:shout", "--nats", "embedded", "--timeout", "60"],
-                       capture_output=True, text=True, timeout=180, env=actor_env(), cwd=tmp_path)  # fmt: skip
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rlar.app.cli",
+            "--log-level",
+            "WARNING",
+            "reward",
+            "score",
+            str(path),
+            "--python",
+            "cli_rewards:shout",
+            "--nats",
+            "embedded",
+            "--timeout",
+            "60",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=actor_env(),
+        cwd=tmp_path,
+    )
     assert r.returncode == 2, r.stderr[-3000:]
     out = [json.loads(line) for line in r.stdout.splitlines()]
     assert [(o["tool"], o["status"], o["score"], o["reason"]) for o in (out[0], out[2])] == [
-        ("shout", "ok", 1.0, "upper"), ("shout", "ok", 0.25, "not")]  # fmt: skip
+        ("shout", "ok", 1.0, "upper"),
+        ("shout", "ok", 0.25, "not"),
+    ]
     assert out[1]["status"] == "error" and out[1]["score"] is None
     assert out[1]["reason"].startswith("line 2: the record has no 'response'")
     assert "line 2: the record has no 'response'" in r.stderr and "Traceback" not in r.stderr
@@ -108,8 +148,10 @@ def test_reward_score_takes_the_tools_of_a_run_config(tmp_path: Path) -> None:
         'spec = { default_tools = [["longer", 1.0], ["exact_match", 1.0]] }\n\n'
         '[[tools]]\nname = "longer"\npython = "cfg_rewards:longer"\ndescription = "Longer is better."\n'
     )
-    records = [{"task": "cap", "query": "cap:abc=", "response": "Abc", "reference": "Abc"},
-               {"task": "other", "query": "q", "response": "12345"}]  # fmt: skip
+    records = [
+        {"task": "cap", "query": "cap:abc=", "response": "Abc", "reference": "Abc"},
+        {"task": "other", "query": "q", "response": "12345"},
+    ]
     path = tmp_path / "recs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     r = _rlar("reward", "score", str(path), "--config", str(config), "--nats", "embedded", "--timeout", "60")

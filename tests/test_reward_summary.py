@@ -33,7 +33,8 @@ def test_a_function_raising_on_some_calls_is_a_warning_with_its_share_exception_
     assert (row["calls"], row["error"], row["error_rate"]) == (20, 3, 0.15)
     assert row["errors"] == [{"reason": RAISED, "count": 3, "share": 0.15}]
     assert reward_warnings([row]) == [
-        "plural_reward raised ValueError in 15% of calls: boom (at plural_rewards.py:7 in plural_reward)"]  # fmt: skip
+        "plural_reward raised ValueError in 15% of calls: boom (at plural_rewards.py:7 in plural_reward)"
+    ]
 
 
 def test_a_trl_function_one_score_short_fails_every_call_and_the_verdict_says_why() -> None:

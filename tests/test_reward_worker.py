@@ -37,17 +37,31 @@ def _uid() -> str:
 
 
 def _worker(nats_url: str, tmp_path: Path, **fields: Any) -> RewardWorker:
-    cfg = RewardConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
-                       heartbeat_s=0.5, allowed_prefixes=["rlar.", "tests."], stats_flush_s=0.2,
-                       **fields)  # fmt: skip
+    cfg = RewardConfig(
+        nats=NatsConfig(url=nats_url),
+        topology=TEST_TOPOLOGY,
+        run_dir=str(tmp_path),
+        heartbeat_s=0.5,
+        allowed_prefixes=["rlar.", "tests."],
+        stats_flush_s=0.2,
+        **fields,
+    )
     return RewardWorker(cfg)
 
 
-def _req(task: str, i: int | str, tool: str, kind: str, response: str, reference: Any = None,
-         **kw: Any) -> ScoreGroup:  # fmt: skip
+def _req(
+    task: str, i: int | str, tool: str, kind: str, response: str, reference: Any = None, **kw: Any
+) -> ScoreGroup:
     """A request of one response (prompt id ``<task>-<i>``)."""
-    return ScoreGroup(prompt_id=f"{task}-{i}", generation="g", task=task, tools=[ToolRef(tool=tool, kind=kind, **kw)],
-                      query="q", items=[ScoreItem(index=0, response=response)], reference=reference)  # fmt: skip
+    return ScoreGroup(
+        prompt_id=f"{task}-{i}",
+        generation="g",
+        task=task,
+        tools=[ToolRef(tool=tool, kind=kind, **kw)],
+        query="q",
+        items=[ScoreItem(index=0, response=response)],
+        reference=reference,
+    )
 
 
 @dataclass
@@ -108,8 +122,11 @@ async def test_rule_metric_and_code_tools_score_through_the_bus(
         _req(task, 3, "code_tests", "sandbox", "```python\ndef add(a, b):\n    return a + b\n```", code_ref),
         _req(task, 4, "code_tests", "sandbox", "def add(a, b):\n    return a - b\n", code_ref),
     ]
-    sandbox = SandboxActor(SandboxActorConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY,
-                                              run_dir=str(tmp_path), mode="rlimit-only"))  # fmt: skip
+    sandbox = SandboxActor(
+        SandboxActorConfig(
+            nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path), mode="rlimit-only"
+        )
+    )
     worker = _worker(nats_url, tmp_path, kinds=["rule", "metric", "sandbox"])
     async with running(sandbox), running(worker):
         got = await _score(bus, reqs)
@@ -129,10 +146,18 @@ async def test_a_group_is_scored_by_each_tool_of_its_kind_in_one_call_and_answer
 ) -> None:
     task = f"group_{_uid()}"
     responses = [["42", "the answer is 42", "41"][i % 3] for i in range(16)]
-    req = ScoreGroup(prompt_id=f"{task}-p", generation="g7", task=task, query="6*7=", reference="42",
-                     tools=[ToolRef(tool="exact_match", kind="rule", weight=0.6),
-                            ToolRef(tool="contains_match", kind="rule", weight=0.4)],
-                     items=[ScoreItem(index=i, response=r) for i, r in enumerate(responses)])  # fmt: skip
+    req = ScoreGroup(
+        prompt_id=f"{task}-p",
+        generation="g7",
+        task=task,
+        query="6*7=",
+        reference="42",
+        tools=[
+            ToolRef(tool="exact_match", kind="rule", weight=0.6),
+            ToolRef(tool="contains_match", kind="rule", weight=0.4),
+        ],
+        items=[ScoreItem(index=i, response=r) for i, r in enumerate(responses)],
+    )
     got: list[RewardGroup] = []
     two = asyncio.Event()
 
@@ -187,8 +212,10 @@ async def test_hanging_throwing_nan_and_huge_tools_give_reasons_and_the_worker_k
         assert all(x.score is None for x in got.values())
         assert worker.executors["rule"].stats.timeouts == 1  # the hung worker process was killed
 
-        good = [_req(f"{task}_after", i, t.name, "rule", resp)
-                for i, (t, resp) in enumerate([(hang, "fine"), (throw, "fine"), (value, "0.25")])]  # fmt: skip
+        good = [
+            _req(f"{task}_after", i, t.name, "rule", resp)
+            for i, (t, resp) in enumerate([(hang, "fine"), (throw, "fine"), (value, "0.25")])
+        ]
         after = await _score(bus, good)
         assert sorted((x.status, x.score) for x in after.values()) == [("ok", 0.25), ("ok", 0.5), ("ok", 1.0)]
 
@@ -205,8 +232,15 @@ async def test_hanging_throwing_nan_and_huge_tools_give_reasons_and_the_worker_k
 
 
 def _user_tool(name: str, fn: str, **kw: Any) -> Any:
-    return python_tool_spec(PythonToolConfig(name=name, python=f"tests.support.reward_tools:{fn}",
-                                             description="a user's reward function", path=str(REPO), **kw))  # fmt: skip
+    return python_tool_spec(
+        PythonToolConfig(
+            name=name,
+            python=f"tests.support.reward_tools:{fn}",
+            description="a user's reward function",
+            path=str(REPO),
+            **kw,
+        )
+    )
 
 
 async def _wait_stats(reg: ToolRegistry, name: str, version: int, calls: int) -> dict[str, Any]:
@@ -255,9 +289,14 @@ async def test_hung_samples_of_a_user_function_time_out_together_and_the_tool_is
     task = f"slow_{uid}"
 
     def group(tag: str, prefix: str) -> ScoreGroup:
-        return ScoreGroup(prompt_id=f"{task}-{tag}", generation="g", task=task, query="q",
-                          tools=[ToolRef(tool=tool.name, kind="rule")],
-                          items=[ScoreItem(index=i, response=f"{prefix}{i}") for i in range(8)])  # fmt: skip
+        return ScoreGroup(
+            prompt_id=f"{task}-{tag}",
+            generation="g",
+            task=task,
+            query="q",
+            tools=[ToolRef(tool=tool.name, kind="rule")],
+            items=[ScoreItem(index=i, response=f"{prefix}{i}") for i in range(8)],
+        )
 
     got: dict[str, RewardGroup] = {}
     events: list[Event] = []
@@ -348,13 +387,35 @@ async def test_requests_for_a_batched_model_tool_are_scored_together(
 def _spawn_worker(nats_url: str, tmp_path: Path, instance: str) -> subprocess.Popen[bytes]:
     log = open(tmp_path / f"{instance}.log", "wb")
     return subprocess.Popen(
-        [sys.executable, "-m", "actors", "reward-rule", "--nats", nats_url, "--instance", instance,
-         "--set", f"run.dir={tmp_path}", "--set", "topology.score_ack_wait_s=2",
-         "--set", 'reward.allowed_prefixes=["rlar.", "tests."]', "--set", "reward.concurrency.rule=4",
-         "--set", "reward.max_timeout_s=600",
-         "--set", "reward.executor_workers.rule=2", "--set", "reward.heartbeat_s=0.3"],
-        env=actor_env(), cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "actors",
+            "reward-rule",
+            "--nats",
+            nats_url,
+            "--instance",
+            instance,
+            "--set",
+            f"run.dir={tmp_path}",
+            "--set",
+            "topology.score_ack_wait_s=2",
+            "--set",
+            'reward.allowed_prefixes=["rlar.", "tests."]',
+            "--set",
+            "reward.concurrency.rule=4",
+            "--set",
+            "reward.max_timeout_s=600",
+            "--set",
+            "reward.executor_workers.rule=2",
+            "--set",
+            "reward.heartbeat_s=0.3",
+        ],
+        env=actor_env(),
+        cwd=REPO,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
 
 
 async def _wait_running(bus: Bus, instance: str, timeout_s: float = 30.0) -> None:

@@ -112,8 +112,17 @@ async def test_prompts_of_one_kind_cost_one_agent_call_and_carry_provenance(
     router = Router(router_config(nats_url, tmp_path), agent=agent)
     async with running(router, bus):
         for i in range(6):
-            p = prompt(task_name, i, query=f"{i}+{i}=", reference=str(2 * i), description=desc, domain="math",
-                       task_type="arithmetic", answer_format="number", data_source="test")  # fmt: skip
+            p = prompt(
+                task_name,
+                i,
+                query=f"{i}+{i}=",
+                reference=str(2 * i),
+                description=desc,
+                domain="math",
+                task_type="arithmetic",
+                answer_format="number",
+                data_source="test",
+            )
             await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
         got = await routed.wait(6)
     assert sorted(p.prompt_id for p in got) == sorted(f"{task_name}/e0/{i}" for i in range(6))
@@ -134,17 +143,31 @@ async def test_prompts_of_one_kind_cost_one_agent_call_and_carry_provenance(
     # A restarted router reuses the stored decision: the agent is not asked again.
     router2 = Router(router_config(nats_url, tmp_path), agent=agent)
     async with running(router2, bus):
-        p = prompt(task_name, 99, query="40+2=", reference="42", description=desc, domain="math",
-                   task_type="arithmetic", answer_format="number", data_source="test")  # fmt: skip
+        p = prompt(
+            task_name,
+            99,
+            query="40+2=",
+            reference="42",
+            description=desc,
+            domain="math",
+            task_type="arithmetic",
+            answer_format="number",
+            data_source="test",
+        )
         await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
         await routed.wait(7)
     assert router2.counters["agent_calls"] == 0 and router2.counters["kv_hits"] == 1
 
     # The decision is visible to operators.
     r = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-m", "rlar.app.cli", "tools", "decisions", "--json", "--nats", nats_url],
-        capture_output=True, text=True, timeout=60, env=actor_env(), cwd=REPO,
-    )  # fmt: skip
+        subprocess.run,
+        [sys.executable, "-m", "rlar.app.cli", "tools", "decisions", "--json", "--nats", nats_url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=actor_env(),
+        cwd=REPO,
+    )
     assert r.returncode == 0, r.stderr
     listed = [json.loads(line) for line in r.stdout.splitlines()]
     row = next(x for x in listed if x["signature"] == mine[0].signature)
@@ -156,8 +179,12 @@ async def test_queries_of_one_task_that_differ_get_their_own_decisions(
 ) -> None:
     routed = await inbox(bus, subjects.routed(task_name), Prompt)
     router = Router(router_config(nats_url, tmp_path), agent=agent)
-    mixed = [("What is 6 times 7?", "42"), ("Write f(x) returning x squared.", "assert f(3) == 9\nassert f(0) == 0"),
-             ("What is 5 plus 8?", "13"), ("Write g(s) returning s reversed.", "assert g('ab') == 'ba'")]  # fmt: skip
+    mixed = [
+        ("What is 6 times 7?", "42"),
+        ("Write f(x) returning x squared.", "assert f(3) == 9\nassert f(0) == 0"),
+        ("What is 5 plus 8?", "13"),
+        ("Write g(s) returning s reversed.", "assert g('ab') == 'ba'"),
+    ]
     async with running(router, bus):
         for i, (query, ref) in enumerate(mixed):
             p = prompt(task_name, i, query=query, reference=ref, description="Mixed practice set.")
@@ -237,10 +264,14 @@ async def test_when_the_agent_fails_prompts_take_the_fallback_and_the_agent_is_a
     routed = await inbox(bus, subjects.routed(task_name), Prompt)
     with MessagesServer() as srv:
         srv.default = {"status": 503, "etype": "overloaded_error"}
-        model = AnthropicAgent(AnthropicAgentConfig(base_url=srv.url, api_key_env="RLAR_TEST_KEY", max_retries=1,
-                                                    backoff_base_s=0.01, timeout_s=5))  # fmt: skip
-        cfg = router_config(nats_url, tmp_path, agent_retry_s=0.5,
-                            fallback={"*": [{"tool": "normalized_match", "weight": 1}]})  # fmt: skip
+        model = AnthropicAgent(
+            AnthropicAgentConfig(
+                base_url=srv.url, api_key_env="RLAR_TEST_KEY", max_retries=1, backoff_base_s=0.01, timeout_s=5
+            )
+        )
+        cfg = router_config(
+            nats_url, tmp_path, agent_retry_s=0.5, fallback={"*": [{"tool": "normalized_match", "weight": 1}]}
+        )
         router = Router(cfg, agent=model)
         async with running(router, bus):
             for i in range(2):
@@ -262,11 +293,16 @@ async def _register_verifier(registry: ToolRegistry, task: str, description: str
     st = SynthesisTask(description=description, task=task, examples=[{"query": "q"}])
     draft = compose(st)
     spec = synthesized_spec(
-        name=f"synth-{task}", description=f"verifier for {task}", code=draft.code, score_range=(0.0, 1.0),
-        task_types=[task], answer_formats=[], params={"constraints": st.all_constraints(), **params},
+        name=f"synth-{task}",
+        description=f"verifier for {task}",
+        code=draft.code,
+        score_range=(0.0, 1.0),
+        task_types=[task],
+        answer_formats=[],
+        params={"constraints": st.all_constraints(), **params},
         provenance={"origin": "synthesized", "author": "offline", "request_id": f"manual-{task}"},
         validation={"passed": True, "reason": "test", "pairwise": 1.0},
-    )  # fmt: skip
+    )
     return await registry.register(spec, by="test")
 
 
@@ -277,8 +313,13 @@ async def test_a_collapsed_synthesised_tool_is_quarantined_and_its_task_rerouted
     spec = await _register_verifier(registry, task_name, desc)
     routed = await inbox(bus, subjects.routed(task_name), Prompt)
     events = await inbox(bus, subjects.events("router"), Event)
-    cfg = router_config(nats_url, tmp_path, wait_s=1.0, fallback={task_name: [{"tool": "exact_match", "weight": 1}]},
-                        health={"min_calls": 20})  # fmt: skip
+    cfg = router_config(
+        nats_url,
+        tmp_path,
+        wait_s=1.0,
+        fallback={task_name: [{"tool": "exact_match", "weight": 1}]},
+        health={"min_calls": 20},
+    )
     router = Router(cfg, agent=agent)
     async with running(router, bus):
         p = prompt(task_name, 0, query="A poem about rain", description=desc)
@@ -316,23 +357,38 @@ async def test_a_task_no_tool_fits_gets_a_synthesised_verifier_and_its_prompts_g
     # wait_s far beyond the test: state "synthesized" (not "fallback") shows the tool came before the wait ended.
     router = Router(router_config(nats_url, tmp_path, wait_s=900), agent=agent)
     # The queries are content no rule judges: registered as partial (the default, "refuse", would not).
-    synth = Synthesizer(SynthesizerConfig(**common, sandbox="bus", canary={"samples": 0}, partial="register"),
-                        agent=agent)  # fmt: skip
+    synth = Synthesizer(
+        SynthesizerConfig(**common, sandbox="bus", canary={"samples": 0}, partial="register"), agent=agent
+    )
     sandbox = SandboxActor(SandboxActorConfig(**common))
     worker = RewardWorker(RewardConfig(**common, kinds=["sandbox"], register_builtins=False))
     async with running(sandbox, bus), running(synth, bus), running(worker, bus), running(router, bus):
         for i in range(3):
-            p = prompt(task_name, i, query=f"How to stay focused, part {i}?", description=desc, domain="chat",
-                       task_type="instruction_following", answer_format="bullets")  # fmt: skip
+            p = prompt(
+                task_name,
+                i,
+                query=f"How to stay focused, part {i}?",
+                description=desc,
+                domain="chat",
+                task_type="instruction_following",
+                answer_format="bullets",
+            )
             await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
         got = await routed.wait(3, timeout_s=120)
         tool = got[0].tools[0]
         good = "- Put the phone in another room\n- Work in short timed blocks\n- Take a walk between blocks"
         bad = "Just focus harder and stop procrastinating, it is not that difficult really."
         for p in got:
-            req = ScoreGroup(prompt_id=p.prompt_id, generation="g", task=task_name, tools=[tool], query=str(p.prompt),
-                             items=[ScoreItem(index=0, response=good), ScoreItem(index=1, response=bad)],
-                             reference=p.reference, metadata=p.metadata)  # fmt: skip
+            req = ScoreGroup(
+                prompt_id=p.prompt_id,
+                generation="g",
+                task=task_name,
+                tools=[tool],
+                query=str(p.prompt),
+                items=[ScoreItem(index=0, response=good), ScoreItem(index=1, response=bad)],
+                reference=p.reference,
+                metadata=p.metadata,
+            )
             await bus.js_publish(subjects.score(tool.kind), req, msg_id=f"{p.prompt_id}/{tool.tool}")
         got_rewards = await rewards.wait(3, timeout_s=120)
     assert {p.route["state"] for p in got} == {"synthesized"} and tool.kind == "sandbox"

@@ -109,8 +109,9 @@ async def test_the_shipped_set_held_out_by_type_beats_every_baseline() -> None:
 
 def test_the_cli_lists_the_routing_commands_without_importing_model_libraries() -> None:
     code = "import sys; from rlar.app.cli import build_parser; build_parser(); print('torch' in sys.modules)"
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=actor_env(),
-                       cwd=REPO)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=actor_env(), cwd=REPO
+    )
     assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
 
 

@@ -137,8 +137,12 @@ def chat(text: str, rules: list[dict[str, object]]) -> RoutingQuery:
 
 
 def test_an_ifeval_row_as_shipped_with_its_instructions_in_metadata_goes_to_ifeval() -> None:
-    row = RoutingQuery("if", "Describe a harbour at night in lowercase letters without commas.", None,
-                       metadata=dict(IFEVAL_ROW))  # fmt: skip
+    row = RoutingQuery(
+        "if",
+        "Describe a harbour at night in lowercase letters without commas.",
+        None,
+        metadata=dict(IFEVAL_ROW),
+    )
     m = router(BANK).decide(row, SPECS)
     assert [t["name"] for t in m.tools] == ["ifeval"] and m.path == "rule:covering"
     bare = RoutingQuery("if", "Describe a harbour at night.", None, metadata=dict(IFEVAL_ROW))
@@ -158,8 +162,10 @@ async def test_ifeval_scores_a_row_from_the_instructions_in_its_metadata() -> No
 
 
 def test_record_rules_that_read_every_stated_constraint_route_to_format_rules() -> None:
-    whole = chat("Answer in lowercase and without commas: why is the sky blue?",
-                 [{"rule": "lowercase"}, {"rule": "no_commas"}])  # fmt: skip
+    whole = chat(
+        "Answer in lowercase and without commas: why is the sky blue?",
+        [{"rule": "lowercase"}, {"rule": "no_commas"}],
+    )
     m = router(BANK).decide(whole, SPECS)
     assert [t["name"] for t in m.tools] == ["format_rules"] and m.path == "rule:covering"
     assert unread_by_record_rules(whole) == []
@@ -168,12 +174,18 @@ def test_record_rules_that_read_every_stated_constraint_route_to_format_rules() 
 @pytest.mark.parametrize(
     ("text", "rules", "unread"),
     [
-        ("In a cheerful tone, give exactly 3 bullet points on studying.",
-         [{"rule": "bullets", "min": 3, "max": 3}], "tone"),
-        ("Describe a harbour at dawn in under 40 words, all in lowercase.", [{"rule": "words", "max": 40}],
-         "lowercase"),
+        (
+            "In a cheerful tone, give exactly 3 bullet points on studying.",
+            [{"rule": "bullets", "min": 3, "max": 3}],
+            "tone",
+        ),
+        (
+            "Describe a harbour at dawn in under 40 words, all in lowercase.",
+            [{"rule": "words", "max": 40}],
+            "lowercase",
+        ),
     ],
-)  # fmt: skip
+)
 def test_record_rules_that_leave_a_style_or_a_stated_constraint_unread_do_not_cover_the_instruction(
     text: str, rules: list[dict[str, object]], unread: str
 ) -> None:
@@ -190,10 +202,17 @@ async def test_the_echo_probe_refuses_format_rules_only_where_the_echoed_prompt_
     from rlar.tools.executor import ToolExecutor
 
     spec = next(s for s in SPECS if s.name == "format_rules")
-    commas = [chat(t, [{"rule": "no_commas"}]) for t in ("Describe rain without using commas.",
-                                                         "Explain tides without any commas.")]  # fmt: skip
-    bullets = [chat(t, [{"rule": "bullets", "min": 3, "max": 3}]) for t in (
-        "Give exactly 3 bullet points on how to save water.", "List 3 uses of salt as exactly 3 bullet points.")]  # fmt: skip
+    commas = [
+        chat(t, [{"rule": "no_commas"}])
+        for t in ("Describe rain without using commas.", "Explain tides without any commas.")
+    ]
+    bullets = [
+        chat(t, [{"rule": "bullets", "min": 3, "max": 3}])
+        for t in (
+            "Give exactly 3 bullet points on how to save water.",
+            "List 3 uses of salt as exactly 3 bullet points.",
+        )
+    ]
     async with ToolExecutor(timeout_s=10) as ex:
         prober = Prober(ProbePolicy(), ex)
         echoed = await prober.check("sig-commas", commas, spec)

@@ -17,17 +17,31 @@ NOW = 1000.0
 
 
 def answer(*, ok: bool = True, none_fit: bool = False, tools: list[ToolRef] | None = None) -> RouteAnswer:
-    return RouteAnswer(ok, tools or [], none_fit, 0.8, "because", constraints=[{"rule": "x"}],
-                       provenance={"cost": {"usd": 0.01}})  # fmt: skip
+    return RouteAnswer(
+        ok,
+        tools or [],
+        none_fit,
+        0.8,
+        "because",
+        constraints=[{"rule": "x"}],
+        provenance={"cost": {"usd": 0.01}},
+    )
 
 
 def decide(
     ans: RouteAnswer, policy: lifecycle.Policy = POLICY, fallback: list[ToolRef] | None = None
 ) -> lifecycle.Transition:
     return lifecycle.on_agent_answer(
-        ans, signature="sig1", task="math", fields={"domain": "math"}, reply=REPLY, probes=[{"tool": "t", "verdict": "eligible"}],
-        fallback=fallback or [], policy=policy, now=NOW,
-    )  # fmt: skip
+        ans,
+        signature="sig1",
+        task="math",
+        fields={"domain": "math"},
+        reply=REPLY,
+        probes=[{"tool": "t", "verdict": "eligible"}],
+        fallback=fallback or [],
+        policy=policy,
+        now=NOW,
+    )
 
 
 def pending() -> Decision:
@@ -37,10 +51,14 @@ def pending() -> Decision:
 
 def made(name: str = "made", **params: object) -> ToolSpec:
     return ToolSpec(
-        name=name, kind=ToolKind.RULE, description="made for sig1", version=3, params=dict(params),
+        name=name,
+        kind=ToolKind.RULE,
+        description="made for sig1",
+        version=3,
+        params=dict(params),
         provenance={"origin": "synthesized", "author": "anthropic", "model": "m2", "request_id": "sig1.1000"},
         validation={"reason": "separates", "pairwise": 0.9},
-    )  # fmt: skip
+    )
 
 
 # -- the first decision --------------------------------------------------------------------------------

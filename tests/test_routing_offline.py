@@ -56,11 +56,20 @@ def chosen(ans: Any) -> str | None:
 
 
 async def test_code_whose_reference_is_a_string_of_asserts_goes_to_the_tests(agent: OfflineAgent) -> None:
-    repair = q(task="code_repair", query="Fix this function:\ndef mx(a, b):\n    return a if a < b else b\n",
-               reference="assert mx(1, 2) == 2\nassert mx(5, 3) == 5")  # fmt: skip
+    repair = q(
+        task="code_repair",
+        query="Fix this function:\ndef mx(a, b):\n    return a if a < b else b\n",
+        reference="assert mx(1, 2) == 2\nassert mx(5, 3) == 5",
+    )
     assert chosen(await route(agent, repair)) == "code_tests"
-    leet = q(task="leetcode", query="Return the number of vowels in s.\nclass Solution:\n    def vowels(self, s: str) -> int:",
-             reference={"entry_point": "Solution().vowels", "test": "def check(candidate):\n    assert candidate(s='ai') == 2\n"})  # fmt: skip
+    leet = q(
+        task="leetcode",
+        query="Return the number of vowels in s.\nclass Solution:\n    def vowels(self, s: str) -> int:",
+        reference={
+            "entry_point": "Solution().vowels",
+            "test": "def check(candidate):\n    assert candidate(s='ai') == 2\n",
+        },
+    )
     assert chosen(await route(agent, leet)) == "code_tests"
 
 
@@ -85,9 +94,15 @@ async def test_factual_questions_route_by_their_reference(agent: OfflineAgent) -
         agent, q(task="facts", query="Who wrote the play Hamlet?", reference="William Shakespeare")
     )
     assert chosen(short) in {"normalized_match", "contains_match", "exact_match"}
-    truthful = q(task="facts", query="What happens if you swallow gum?",
-                 reference={"best_answer": "It passes through your digestive system", "correct_answers": ["It passes through"],
-                            "incorrect_answers": ["It stays in your stomach for seven years"]})  # fmt: skip
+    truthful = q(
+        task="facts",
+        query="What happens if you swallow gum?",
+        reference={
+            "best_answer": "It passes through your digestive system",
+            "correct_answers": ["It passes through"],
+            "incorrect_answers": ["It stays in your stomach for seven years"],
+        },
+    )
     assert (
         chosen(await route(agent, truthful)) in OPEN | {"llm_judge"}
         and chosen(await route(agent, truthful)) != "contains_match"
@@ -99,8 +114,14 @@ async def test_a_numeric_answer_its_query_happens_to_hold_is_still_checked_as_ma
 ) -> None:
     """ "0+0=" holds its answer "0" and "3+3=" does not: both are numbers, routed alike (whichever arrives first
     decides the kind's route)."""
-    for query, ref in [("0+0=", "0"), ("3+3=", "6"), ("What is 1 times 1?", "1"), ("Which is larger, 5 or 3?", "5"),
-                       ("Halve 10, then add 0.", "5"), ("Round 2.5 down.", "2")]:  # fmt: skip
+    for query, ref in [
+        ("0+0=", "0"),
+        ("3+3=", "6"),
+        ("What is 1 times 1?", "1"),
+        ("Which is larger, 5 or 3?", "5"),
+        ("Halve 10, then add 0.", "5"),
+        ("Round 2.5 down.", "2"),
+    ]:
         assert chosen(await route(agent, q(task="sums", query=query, reference=ref))) == "math_verify", query
 
 
@@ -109,8 +130,14 @@ async def test_constraints_written_in_free_text_without_a_reference_ask_for_a_ve
 ) -> None:
     ans = await route(agent, q(task="tips", query="How to focus?", description=BULLETS, reference=""))
     assert ans.none_fit and ans.tools == [] and {"rule": "bullets", "min": 3, "max": 3} in ans.constraints
-    rules = await route(agent, q(task="house", query=[{"role": "user", "content": "Greet me."}],
-                                 metadata={"format_rules": [{"rule": "lowercase"}]}))  # fmt: skip
+    rules = await route(
+        agent,
+        q(
+            task="house",
+            query=[{"role": "user", "content": "Greet me."}],
+            metadata={"format_rules": [{"rule": "lowercase"}]},
+        ),
+    )
     assert chosen(rules) == "format_rules", (
         "a record carrying its own rules is checked by the tool that reads them"
     )
@@ -122,8 +149,14 @@ async def test_a_reference_of_only_punctuation_is_never_normalised_away(agent: O
 
 
 async def test_translation_goes_to_a_translation_metric(agent: OfflineAgent) -> None:
-    ans = await route(agent, q(task="news_de", query="Render in German: The bakery on the corner closes early on Fridays.",
-                               reference="Die Bäckerei an der Ecke schließt freitags früh."))  # fmt: skip
+    ans = await route(
+        agent,
+        q(
+            task="news_de",
+            query="Render in German: The bakery on the corner closes early on Fridays.",
+            reference="Die Bäckerei an der Ecke schließt freitags früh.",
+        ),
+    )
     assert chosen(ans) in {"chrf", "bleu2"}
 
 
@@ -147,10 +180,16 @@ async def test_readiness_is_the_callers_filter_for_every_backend(
 async def test_a_synthesised_tool_serves_only_its_own_kind_of_query(agent: OfflineAgent) -> None:
     task = SynthesisTask(description=BULLETS, examples=[{"query": "x"}])
     spec = synthesized_spec(
-        name="synth-bullets", description="three short bullets", code=compose(task).code, score_range=(0, 1),
-        task_types=["instruction_following"], answer_formats=["bullets"],
-        params={"constraints": task.all_constraints()}, provenance={"origin": "synthesized"}, validation={},
-    )  # fmt: skip
+        name="synth-bullets",
+        description="three short bullets",
+        code=compose(task).code,
+        score_range=(0, 1),
+        task_types=["instruction_following"],
+        answer_formats=["bullets"],
+        params={"constraints": task.all_constraints()},
+        provenance={"origin": "synthesized"},
+        validation={},
+    )
     specs = [*builtin_specs(), spec]
     assert chosen(await route(agent, q(query="Tips?", description=BULLETS), specs)) == "synth-bullets"
     ans = await route(agent, q(query="Tips?", description="Give exactly five bullet points."), specs)
@@ -161,11 +200,15 @@ async def test_a_user_tool_registered_for_a_task_is_chosen_for_it_and_only_for_i
     agent: OfflineAgent,
 ) -> None:
     mine = ToolSpec(
-        name="sql_exec_match", kind=ToolKind.RULE, impl="rlar.tools.rules:ExactMatchTool",
+        name="sql_exec_match",
+        kind=ToolKind.RULE,
+        impl="rlar.tools.rules:ExactMatchTool",
         description="Runs the predicted and the gold SQL on the task's SQLite database and compares result sets.",
-        task_types=["shop_sql"], answer_formats=["sql"], params={"needs_reference": True},
+        task_types=["shop_sql"],
+        answer_formats=["sql"],
+        params={"needs_reference": True},
         provenance={"origin": "user", "author": "me", "source": "rewards.py"},
-    )  # fmt: skip
+    )
     specs = [*builtin_specs(), mine]
     sql = q(
         task="shop_sql",
@@ -181,11 +224,14 @@ async def test_a_user_tool_registered_for_a_task_is_chosen_for_it_and_only_for_i
 async def test_confidences_are_calibrated_estimates_not_constants(agent: OfflineAgent) -> None:
     queries = [
         q(task="a", query="A bag has 3 red and 5 blue balls. How many balls?", reference="8"),
-        q(task="b", query="Summarize: The council approved a new park near the river after a long debate.",
-          reference="A new riverside park was approved."),
+        q(
+            task="b",
+            query="Summarize: The council approved a new park near the river after a long debate.",
+            reference="A new riverside park was approved.",
+        ),
         q(task="c", query="Is this review positive or negative? 'Loved every minute.'", reference="positive"),
         q(task="d", query="Tell me a joke.", reference=""),
-    ]  # fmt: skip
+    ]
     confidences = [(await route(agent, x)).confidence for x in queries]
     assert all(0.0 < c < 1.0 for c in confidences) and len(set(confidences)) >= 3
 

@@ -212,8 +212,12 @@ async def test_a_math_checker_that_evaluates_one_echoed_query_is_kept_when_the_o
     None
 ):
     simplify = RoutingQuery(task="m", query="Simplify $\\sqrt{50}$.", reference="5\\sqrt{2}")
-    others = [RoutingQuery(task="m", query="How many legs do 3 spiders have?", reference="24"),
-              RoutingQuery(task="m", query="A train travels 60 miles in 2 hours. Find its speed in mph.", reference="30")]  # fmt: skip
+    others = [
+        RoutingQuery(task="m", query="How many legs do 3 spiders have?", reference="24"),
+        RoutingQuery(
+            task="m", query="A train travels 60 miles in 2 hours. Find its speed in mph.", reference="30"
+        ),
+    ]
     async with ToolExecutor(timeout_s=10) as ex:
         prober = Prober(ProbePolicy(), ex)
         alone = await prober.check("alone", simplify, spec("math_verify"))
@@ -255,8 +259,12 @@ async def test_probed_answer_drops_a_refused_tool_and_renormalises_the_others() 
     verdicts = {"math_verify": "refused", "exact_match": "eligible", "normalized_match": "eligible"}
 
     async def probe(chosen: list[ToolSpec]) -> list[ProbeReport]:
-        return [ProbeReport(s.name, s.version, verdicts[s.name], maxed=["echo"] if verdicts[s.name] == "refused" else [])
-                for s in chosen]  # fmt: skip
+        return [
+            ProbeReport(
+                s.name, s.version, verdicts[s.name], maxed=["echo"] if verdicts[s.name] == "refused" else []
+            )
+            for s in chosen
+        ]
 
     q = RoutingQuery(task="t", query="What is 3+4?", reference="7")
     out, reports, again = await probed_answer(ans, specs, q, probe)
@@ -281,11 +289,23 @@ def test_the_end_of_run_summary_lists_the_tools_refused_by_hack_probes_per_task(
     )
     kept = judge_probes("math_verify", 1, (0.0, 1.0), [ProbeScore("empty", "ok", 0.0)])
     decisions = [
-        RouteDecision(signature="g", task="game", tools=[ToolRef(tool="format_rules", kind=ToolKind.RULE, version=1)],
-                      backend="offline", reason="[fallback] none fits", probes=[refused.to_dict()]),
-        RouteDecision(signature="s", task="sum", tools=[ToolRef(tool="math_verify", kind=ToolKind.RULE, version=1)],
-                      backend="offline", reason="[routed] a number", probes=[kept.to_dict()]),
-    ]  # fmt: skip
+        RouteDecision(
+            signature="g",
+            task="game",
+            tools=[ToolRef(tool="format_rules", kind=ToolKind.RULE, version=1)],
+            backend="offline",
+            reason="[fallback] none fits",
+            probes=[refused.to_dict()],
+        ),
+        RouteDecision(
+            signature="s",
+            task="sum",
+            tools=[ToolRef(tool="math_verify", kind=ToolKind.RULE, version=1)],
+            backend="offline",
+            reason="[routed] a number",
+            probes=[kept.to_dict()],
+        ),
+    ]
     out = tasks_summary([{"step": 1, "reward/game": 0.0, "reward/sum": 0.5}], decisions)
     assert out["game"]["routing"]["probes"] == {"refused": ["math_verify v1 (bare_target)"]}
     assert out["sum"]["routing"]["probes"] == {"eligible": ["math_verify v1"]}
@@ -323,8 +343,13 @@ class ChoosingModel:
         names = re.findall(r"(?m)^- (\S+) \(v\d+, kind", text.split("# Ruled out")[0])
         self.offered.append(names)
         pick = next((n for n in self.prefer if n in names), None)
-        data = {"tools": [{"name": pick, "weight": 1}] if pick else [], "none_fit": pick is None, "confidence": 0.9,
-                "reason": f"picked {pick}" if pick else "none of them", "constraints": []}  # fmt: skip
+        data = {
+            "tools": [{"name": pick, "weight": 1}] if pick else [],
+            "none_fit": pick is None,
+            "confidence": 0.9,
+            "reason": f"picked {pick}" if pick else "none of them",
+            "constraints": [],
+        }
         return {
             "content": [{"type": "tool_use", "id": "toolu_1", "name": "choose_reward_tools", "input": data}]
         }
@@ -332,8 +357,11 @@ class ChoosingModel:
     def __enter__(self) -> AnthropicAgent:
         self.server.respond = self.respond
         self.server.__enter__()
-        return AnthropicAgent(AnthropicAgentConfig(base_url=self.server.url, api_key_env="RLAR_TEST_KEY",
-                                                   max_retries=1, timeout_s=10))  # fmt: skip
+        return AnthropicAgent(
+            AnthropicAgentConfig(
+                base_url=self.server.url, api_key_env="RLAR_TEST_KEY", max_retries=1, timeout_s=10
+            )
+        )
 
     def __exit__(self, *exc: object) -> None:
         self.server.__exit__(None, None, None)
@@ -346,8 +374,14 @@ def _local_api(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def router_config(nats_url: str, tmp_path: Path, **fields: Any) -> RouterConfig:
-    base = dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path), heartbeat_s=0.5,
-                health_interval_s=3600, metrics_interval_s=0.3)  # fmt: skip
+    base = dict(
+        nats=NatsConfig(url=nats_url),
+        topology=TEST_TOPOLOGY,
+        run_dir=str(tmp_path),
+        heartbeat_s=0.5,
+        health_interval_s=3600,
+        metrics_interval_s=0.3,
+    )
     return RouterConfig(**{**base, **fields})
 
 
@@ -384,9 +418,14 @@ async def test_the_router_refuses_a_tool_a_probe_maxes_out_and_the_decision_reco
         router = Router(cfg, agent=agent)
         async with running(router, bus):
             for i, numbers in enumerate(games):
-                p = Prompt(prompt_id=f"{task}/e0/{i}", task=task, index=i, reference="24",
-                           prompt=f"Use the numbers {numbers} once each with + - * / to make 24.",
-                           description="Number game: reach the target with the given numbers.")  # fmt: skip
+                p = Prompt(
+                    prompt_id=f"{task}/e0/{i}",
+                    task=task,
+                    index=i,
+                    reference="24",
+                    prompt=f"Use the numbers {numbers} once each with + - * / to make 24.",
+                    description="Number game: reach the target with the given numbers.",
+                )
                 await bus.js_publish(subjects.prompts(task), p, msg_id=p.prompt_id)
             await wait_for(routed, 3)
     assert all([t.tool for t in p.tools] == ["format_rules"] for p in routed), (
@@ -408,16 +447,26 @@ async def test_the_router_refuses_a_tool_a_probe_maxes_out_and_the_decision_reco
 
     # Operators see the probes and their scores.
     r = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-m", "rlar.app.cli", "tools", "decisions", "--nats", nats_url],
-        capture_output=True, text=True, timeout=60, env=actor_env(), cwd=REPO,
-    )  # fmt: skip
+        subprocess.run,
+        [sys.executable, "-m", "rlar.app.cli", "tools", "decisions", "--nats", nats_url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=actor_env(),
+        cwd=REPO,
+    )
     assert r.returncode == 0, r.stderr
     line = next(x for x in r.stdout.splitlines() if "probes: math_verify v1 refused" in x)
     assert "bare_target 1 (3/3 max)" in line and "empty 0" in line
     r = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-m", "rlar.app.cli", "tools", "decisions", "--json", "--nats", nats_url],
-        capture_output=True, text=True, timeout=60, env=actor_env(), cwd=REPO,
-    )  # fmt: skip
+        subprocess.run,
+        [sys.executable, "-m", "rlar.app.cli", "tools", "decisions", "--json", "--nats", nats_url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=actor_env(),
+        cwd=REPO,
+    )
     row = next(json.loads(x) for x in r.stdout.splitlines() if json.loads(x)["signature"] == d.signature)
     assert {p["tool"]: p["verdict"] for p in row["probes"]}["math_verify"] == "refused"
 
@@ -433,8 +482,14 @@ async def test_the_router_keeps_a_correct_tool_whose_probes_all_score_below_its_
     with model as agent:
         async with running(Router(router_config(nats_url, tmp_path), agent=agent), bus):
             for i, (a, b) in enumerate([(17, 7), (12, 19), (30, 8)]):
-                p = Prompt(prompt_id=f"{task}/e0/{i}", task=task, index=i, prompt=f"What is {a} + {b}?",
-                           reference=str(a + b), description="Integer addition. A good answer is the number.")  # fmt: skip
+                p = Prompt(
+                    prompt_id=f"{task}/e0/{i}",
+                    task=task,
+                    index=i,
+                    prompt=f"What is {a} + {b}?",
+                    reference=str(a + b),
+                    description="Integer addition. A good answer is the number.",
+                )
                 await bus.js_publish(subjects.prompts(task), p, msg_id=p.prompt_id)
             await wait_for(routed, 3)
     assert all([t.tool for t in p.tools] == ["math_verify"] for p in routed)
@@ -458,8 +513,14 @@ async def test_when_the_chosen_tool_is_refused_the_agent_chooses_again_among_the
     with model as agent:
         async with running(Router(router_config(nats_url, tmp_path), agent=agent), bus):
             for i, text in enumerate(["hello world", "good morning", "see you soon"]):
-                p = Prompt(prompt_id=f"{task}/e0/{i}", task=task, index=i, prompt=f"Copy the text: {text}",
-                           reference=text, description="Copy the given text exactly.")  # fmt: skip
+                p = Prompt(
+                    prompt_id=f"{task}/e0/{i}",
+                    task=task,
+                    index=i,
+                    prompt=f"Copy the text: {text}",
+                    reference=text,
+                    description="Copy the given text exactly.",
+                )
                 await bus.js_publish(subjects.prompts(task), p, msg_id=p.prompt_id)
             await wait_for(routed, 3)
     first, second = model.offered
@@ -481,18 +542,30 @@ async def test_a_tool_made_for_a_request_that_a_probe_maxes_out_is_not_used_and_
     task = f"made-{uuid.uuid4().hex[:8]}"
     routed = await collect(bus, subjects.routed(task), Prompt)
     requests = await collect(bus, subjects.TOOLS_REQUEST_SYNTH, ToolRequest)
-    cfg = router_config(nats_url, tmp_path, examples=1, request_delay_s=0.0,
-                        fallback={task: [{"tool": "format_rules"}]})  # fmt: skip
+    cfg = router_config(
+        nats_url, tmp_path, examples=1, request_delay_s=0.0, fallback={task: [{"tool": "format_rules"}]}
+    )
     with ChoosingModel([]) as agent:  # no tool fits: a verifier is requested
         async with running(Router(cfg, agent=agent), bus):
-            p = Prompt(prompt_id=f"{task}/e0/0", task=task, index=0, prompt="Tips for a rainy day?",
-                       description=f"Answer must contain exactly three bullet points, each under ten words. ({task})")  # fmt: skip
+            p = Prompt(
+                prompt_id=f"{task}/e0/0",
+                task=task,
+                index=0,
+                prompt="Tips for a rainy day?",
+                description=f"Answer must contain exactly three bullet points, each under ten words. ({task})",
+            )
             await bus.js_publish(subjects.prompts(task), p, msg_id=p.prompt_id)
             await wait_for(requests, 1)
             req = next(r for r in requests if r.task == task)
             # A "verifier" that accepts any non-empty text: the echoed query gets its maximum.
-            lenient = ToolSpec(name=f"lenient-{task}", kind=ToolKind.RULE, description="any text", impl="format_rules",
-                               params={"min_chars": 1}, provenance={"origin": "synthesized", "request_id": req.request_id})  # fmt: skip
+            lenient = ToolSpec(
+                name=f"lenient-{task}",
+                kind=ToolKind.RULE,
+                description="any text",
+                impl="format_rules",
+                params={"min_chars": 1},
+                provenance={"origin": "synthesized", "request_id": req.request_id},
+            )
             await registry.register(lenient, by="test")
             await wait_for(routed, 1)
     assert [t.tool for t in routed[0].tools] == ["format_rules"] and routed[0].route["state"] == "fallback"

@@ -16,25 +16,42 @@ HUMANEVAL_TEST = "def check(candidate):\n    assert candidate(2) == 4\n"
 @pytest.mark.parametrize(
     ("reference", "metadata", "shape"),
     [
-        (None, {}, "none"), ("", {}, "none"), ("  \n", {}, "none"), ([], {}, "none"), ([""], {}, "none"),
+        (None, {}, "none"),
+        ("", {}, "none"),
+        ("  \n", {}, "none"),
+        ([], {}, "none"),
+        ([""], {}, "none"),
         ("assert f(1) == 2\nassert f(2) == 3", {}, "code_tests"),
         (["assert f(1) == 2"], {}, "code_tests"),
         (HUMANEVAL_TEST, {"entry_point": "f"}, "code_tests"),
         (json.dumps({"inputs": ["1\n"], "outputs": ["2\n"]}), {}, "code_tests"),
         ({"public_tests": {"input": ["1\n"], "output": ["2\n"]}}, {}, "code_tests"),
-        ("Tom has 3. He buys 4.\n#### 7", {}, "number"), ("1,250", {}, "number"), ("$4.99", {}, "number"),
-        ("25%", {}, "number"), ("3/8", {}, "number"), (8.0, {}, "number"), (["1867", "July 1, 1867"], {}, "number"),
-        ("\\frac{1}{3}", {}, "number"), ("(-2, 2)", {}, "math"), ("3, -3", {}, "math"), ("x^2+2x+1", {}, "math"),
+        ("Tom has 3. He buys 4.\n#### 7", {}, "number"),
+        ("1,250", {}, "number"),
+        ("$4.99", {}, "number"),
+        ("25%", {}, "number"),
+        ("3/8", {}, "number"),
+        (8.0, {}, "number"),
+        (["1867", "July 1, 1867"], {}, "number"),
+        ("\\frac{1}{3}", {}, "number"),
+        ("(-2, 2)", {}, "math"),
+        ("3, -3", {}, "math"),
+        ("x^2+2x+1", {}, "math"),
         ("so $x = \\boxed{4}$.", {}, "math"),
-        ("B", {}, "choice"), ("(C)", {}, "choice"), (True, {}, "label"), ("false", {}, "label"),
-        ("SELECT count(*) FROM singer", {}, "program"), ("os.path.exists(path)", {}, "program"),
+        ("B", {}, "choice"),
+        ("(C)", {}, "choice"),
+        (True, {}, "label"),
+        ("false", {}, "label"),
+        ("SELECT count(*) FROM singer", {}, "program"),
+        ("os.path.exists(path)", {}, "program"),
         ({"text": ["Denver Broncos"], "answer_start": [177]}, {}, "short_text"),
         ({"value": "Canberra", "aliases": ["Canberra, Australia"]}, {}, "short_text"),
-        ("2021-03-04", {}, "short_text"), ("Die Regierung kündigte neue Maßnahmen an.", {}, "text"),
+        ("2021-03-04", {}, "short_text"),
+        ("Die Regierung kündigte neue Maßnahmen an.", {}, "text"),
         ({"best_answer": "No", "correct_answers": [], "incorrect_answers": []}, {}, "structured"),
         ({"name": "Dana", "age": 34}, {}, "structured"),
     ],
-)  # fmt: skip
+)
 def test_shapes(reference: object, metadata: dict[str, object], shape: str) -> None:
     assert reference_shape(reference, metadata) == shape
 
@@ -80,8 +97,12 @@ def test_features_and_signatures_are_per_query() -> None:
     assert with_rules.features().constraints and with_rules.signature() != none.signature()
     answered = q(query="List three fruits in exactly three bullet points.", reference="- a\n- b\n- c")
     assert answered.features().key()["constraints"] == "", "with a reference the constraints do not split"
-    chat = RoutingQuery.from_record({"task": "c", "query": [{"role": "system", "content": "Be Sherlock."},
-                                                            {"role": "user", "content": "Deduce."}]})  # fmt: skip
+    chat = RoutingQuery.from_record(
+        {
+            "task": "c",
+            "query": [{"role": "system", "content": "Be Sherlock."}, {"role": "user", "content": "Deduce."}],
+        }
+    )
     assert chat.query == "Deduce." and chat.features().system and chat.features().turns == 1
     text = numeric.features().describe()
     assert "reference shape: a number" in text and "constraints" in text

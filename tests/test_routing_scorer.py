@@ -49,15 +49,28 @@ def test_leave_one_type_out_never_sees_the_held_out_types_exemplars() -> None:
     # Two types with the same texts but different labels: held out, a type can only learn from the other.
     texts = [f"rewrite this sentence please number {i} about the river and the town" for i in range(6)]
     records = [
-        {"id": f"{kind}-{i}", "type": kind, "task": kind, "query": t, "reference": "A rewritten sentence about a town.",
-         "acceptable": [label]}
-        for kind, label in (("alpha", "chrf"), ("beta", "embedding_similarity")) for i, t in enumerate(texts)
-    ]  # fmt: skip
+        {
+            "id": f"{kind}-{i}",
+            "type": kind,
+            "task": kind,
+            "query": t,
+            "reference": "A rewritten sentence about a town.",
+            "acceptable": [label],
+        }
+        for kind, label in (("alpha", "chrf"), ("beta", "embedding_similarity"))
+        for i, t in enumerate(texts)
+    ]
     records += [
-        {"id": f"gamma-{i}", "type": "gamma", "task": "gamma", "query": f"what is {i} plus {i}", "reference": str(2 * i),
-         "acceptable": ["math_verify"]}
+        {
+            "id": f"gamma-{i}",
+            "type": "gamma",
+            "task": "gamma",
+            "query": f"what is {i} plus {i}",
+            "reference": str(2 * i),
+            "acceptable": ["math_verify"],
+        }
         for i in range(6)
-    ]  # fmt: skip
+    ]
     trainer = Trainer(ExemplarBank.from_records(records, bag_of_words), builtin_specs(), bag_of_words)
     held = {(r.group, r.tools[0]) for r in trainer.held_out_routes()}
     assert ("alpha", "embedding_similarity") in held and ("beta", "chrf") in held, held
@@ -87,14 +100,31 @@ def test_platt_scaling_stays_finite_when_confidence_separates_right_from_wrong()
 
 _TOOLS = [s.name for s in builtin_specs()]
 _REFERENCES = st.one_of(
-    st.none(), st.just(""), st.integers(-5, 500), st.floats(allow_nan=False, allow_infinity=False),
-    st.booleans(), st.sampled_from(["B", "1", "Paris", "4.0 cm", "x^2+1", "\\boxed{3}", "SELECT a FROM t",
-                                    "a long answer text of several words", "#### 12"]),
+    st.none(),
+    st.just(""),
+    st.integers(-5, 500),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.booleans(),
+    st.sampled_from(
+        [
+            "B",
+            "1",
+            "Paris",
+            "4.0 cm",
+            "x^2+1",
+            "\\boxed{3}",
+            "SELECT a FROM t",
+            "a long answer text of several words",
+            "#### 12",
+        ]
+    ),
     st.lists(st.sampled_from(["red", "blue", "B-PER", "O", "3"]), min_size=1, max_size=4),
-    st.fixed_dictionaries({"spans": st.lists(st.sampled_from(["x", "y"]), max_size=2), "types": st.just(["span"])}),
+    st.fixed_dictionaries(
+        {"spans": st.lists(st.sampled_from(["x", "y"]), max_size=2), "types": st.just(["span"])}
+    ),
     st.fixed_dictionaries({"text": st.just(["Paris"]), "answer_start": st.just([3])}),
     st.just({"test": "def check(candidate):\n    assert candidate(1) == 2\n", "entry_point": "f"}),
-)  # fmt: skip
+)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -108,13 +138,25 @@ def test_the_bench_reads_any_labelled_file(data: st.DataObject) -> None:
         for i in range(data.draw(st.integers(1, 3), label="records")):
             records.append(
                 {
-                    "id": f"t{t}-{i}", "type": f"t{t}", "task": data.draw(st.sampled_from(["", "qa", "x"])),
-                    "query": data.draw(st.sampled_from(["What is 2+2?", "Translate: hallo", "Write a poem.",
-                                                        "Tokens: EU rejects German call", "Which? A. x B. y"])),
-                    "reference": data.draw(_REFERENCES), "metadata": {},
+                    "id": f"t{t}-{i}",
+                    "type": f"t{t}",
+                    "task": data.draw(st.sampled_from(["", "qa", "x"])),
+                    "query": data.draw(
+                        st.sampled_from(
+                            [
+                                "What is 2+2?",
+                                "Translate: hallo",
+                                "Write a poem.",
+                                "Tokens: EU rejects German call",
+                                "Which? A. x B. y",
+                            ]
+                        )
+                    ),
+                    "reference": data.draw(_REFERENCES),
+                    "metadata": {},
                     "acceptable": data.draw(st.lists(st.sampled_from(_TOOLS), max_size=3, unique=True)),
                 }
-            )  # fmt: skip
+            )
     specs = builtin_specs()
     doc = _held_out_figures(records, specs, bag_of_words, None, True, False)
     lo = doc["leave_one_type_out"]

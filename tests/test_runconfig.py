@@ -64,14 +64,16 @@ def test_the_shipped_demo_config_validates_and_every_task_opens() -> None:
     [
         ("learner.max_stepz=5", "[learner]: unknown key 'max_stepz' (did you mean 'max_steps'?)"),
         ("learner.trainer.lrr=0.1", "[learner]: unknown key 'trainer.lrr' (did you mean 'lr'?)"),
-        ("rollout.engine.max_model_lenn=9", "[rollout]: unknown key 'engine.max_model_lenn' (did you mean "
-                                            "'max_model_len'?)"),
+        (
+            "rollout.engine.max_model_lenn=9",
+            "[rollout]: unknown key 'engine.max_model_lenn' (did you mean 'max_model_len'?)",
+        ),
         ("nats.urll=x", "[nats]: unknown key 'urll' (did you mean 'url'?)"),
         ("trian.name=x", "unknown section [trian] (did you mean 'train'?)"),
         ("learner.max_steps=0", "[learner] max_steps: Input should be greater than or equal to 1 (got 0)"),
         ("rollout.engine.kind=vlm", "[rollout] engine"),
     ],
-)  # fmt: skip
+)
 def test_a_wrong_key_or_value_anywhere_is_named_with_the_closest_valid_key(
     override: str, expected: str
 ) -> None:
@@ -136,8 +138,14 @@ def test_custom_actor_kinds_validate_their_own_section() -> None:
 
 
 def _rlar(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rlar.app.cli", *args], capture_output=True, text=True, timeout=300,
-                          env=actor_env(), cwd=cwd)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "rlar.app.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=actor_env(),
+        cwd=cwd,
+    )
 
 
 def test_rlar_train_with_a_misspelt_override_fails_fast_with_one_line_and_starts_nothing(
@@ -145,21 +153,41 @@ def test_rlar_train_with_a_misspelt_override_fails_fast_with_one_line_and_starts
 ) -> None:
     run = tmp_path / "run"
     t0 = time.monotonic()
-    r = _rlar("train", "--config", str(REPO / DEMO_CONFIG), "--set", "learner.max_stepz=5", "--run-dir", str(run),
-              cwd=tmp_path)  # fmt: skip
+    r = _rlar(
+        "train",
+        "--config",
+        str(REPO / DEMO_CONFIG),
+        "--set",
+        "learner.max_stepz=5",
+        "--run-dir",
+        str(run),
+        cwd=tmp_path,
+    )
     elapsed = time.monotonic() - t0
     assert r.returncode == 1, r.stdout + r.stderr
     lines = r.stderr.strip().splitlines()
-    assert lines == [f"rlar: error: {REPO / DEMO_CONFIG}: [learner]: unknown key 'max_stepz' (did you mean "
-                     "'max_steps'?) (from --set learner.max_stepz=5)"]  # fmt: skip
+    assert lines == [
+        f"rlar: error: {REPO / DEMO_CONFIG}: [learner]: unknown key 'max_stepz' (did you mean "
+        "'max_steps'?) (from --set learner.max_stepz=5)"
+    ]
     assert not run.exists() and "started" not in r.stdout
     print(f"wrong config → error in {elapsed:.1f}s")
 
 
 def test_rlar_up_refuses_a_bad_config_before_starting_actors(tmp_path: Path) -> None:
     cfg = _config(tmp_path / "c.toml", USER_TASK)
-    r = _rlar("up", "--actors", "feeder", "--nats", "embedded", "--config", str(cfg), "--run-dir",
-              str(tmp_path / "run"), cwd=tmp_path)  # fmt: skip
+    r = _rlar(
+        "up",
+        "--actors",
+        "feeder",
+        "--nats",
+        "embedded",
+        "--config",
+        str(cfg),
+        "--run-dir",
+        str(tmp_path / "run"),
+        cwd=tmp_path,
+    )
     assert r.returncode == 1
     assert f"{tmp_path / 'data' / 'cap.jsonl'}: file not found" in r.stderr
     assert not (tmp_path / "run" / "logs").exists()
@@ -172,8 +200,9 @@ def test_resuming_a_run_with_another_task_mix_is_refused(tmp_path: Path) -> None
     cfg = _config(tmp_path / "c.toml", USER_TASK)
     run = tmp_path / "run"
     run.mkdir()
-    (run / "config.toml").write_text(cfg.read_text().replace('path = "data/cap.jsonl"',
-                                                             f'path = "{tmp_path}/data/cap.jsonl"'))  # fmt: skip
+    (run / "config.toml").write_text(
+        cfg.read_text().replace('path = "data/cap.jsonl"', f'path = "{tmp_path}/data/cap.jsonl"')
+    )
     doc, _, _, rdir, resumed = load_checked(None, ["learner.max_steps=7"], str(run))
     assert resumed and rdir == run and doc["learner"]["max_steps"] == 7
     assert doc["feeder"]["tasks"][0]["name"] == "capitalize"  # the run's own mix, not the demo's
@@ -218,8 +247,9 @@ def test_a_resumed_run_imports_its_reward_module_from_the_original_config_direct
     module = f"resume_rewards_{time.monotonic_ns()}"  # not imported by any earlier test
     proj, elsewhere, run = tmp_path / "proj", tmp_path / "elsewhere", tmp_path / "runs" / "r1"
     _data(proj / "data")
-    (proj / f"{module}.py").write_text("def score(query, response, reference, metadata):\n"
-                                       "    return float(response == reference)\n")  # fmt: skip
+    (proj / f"{module}.py").write_text(
+        "def score(query, response, reference, metadata):\n    return float(response == reference)\n"
+    )
     cfg = _config(proj / "c.toml", USER_TASK + USER_TOOL.format(module=module))
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
@@ -253,8 +283,10 @@ def test_a_mistyped_run_dir_without_config_is_refused_with_the_nearest_runs_and_
     assert main(["train", "--run-dir", "runs/plural1x"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
-    assert err[0].startswith("rlar: error: --run-dir runs/plural1x: not a run (no such directory); did you mean "
-                             "runs/plural1 or runs/plural2?")  # fmt: skip
+    assert err[0].startswith(
+        "rlar: error: --run-dir runs/plural1x: not a run (no such directory); did you mean "
+        "runs/plural1 or runs/plural2?"
+    )
     assert "--config" in err[0]
     assert not (runs / "plural1x").exists()
     assert main(["train", "--run-dir", "runs/plural3"]) == 2
@@ -263,8 +295,10 @@ def test_a_mistyped_run_dir_without_config_is_refused_with_the_nearest_runs_and_
 
 
 def _null_reference_rows(nulls: set[int]) -> list[dict[str, object]]:
-    return [{"question": f"cap:{w}=", "answer": None if i in nulls else w.capitalize()}
-            for i, w in enumerate(WORDS, start=1)]  # fmt: skip
+    return [
+        {"question": f"cap:{w}=", "answer": None if i in nulls else w.capitalize()}
+        for i, w in enumerate(WORDS, start=1)
+    ]
 
 
 def test_records_without_a_reference_beside_ones_with_are_refused_at_preflight_naming_file_and_line(
@@ -276,8 +310,10 @@ def test_records_without_a_reference_beside_ones_with_are_refused_at_preflight_n
     with pytest.raises(ConfigProblems) as err:
         preflight(validate_run_config(load_run_config(cfg), actors=DEMO_ACTORS))
     (problem,) = err.value.problems
-    assert problem.startswith(f"task 'capitalize': 2 of 6 records have no reference (null or empty): {data}, line 3; "
-                              f"{data}, line 5 — fix or drop them")  # fmt: skip
+    assert problem.startswith(
+        f"task 'capitalize': 2 of 6 records have no reference (null or empty): {data}, line 3; "
+        f"{data}, line 5 — fix or drop them"
+    )
     cfg = _config(tmp_path / "c.toml", USER_TASK)  # static: its default tool exact_match needs the reference
     with pytest.raises(ConfigProblems, match=r"line 3; .*line 5 — .*compare with one \(exact_match\)"):
         preflight(validate_run_config(load_run_config(cfg), actors=DEMO_ACTORS))
@@ -308,8 +344,13 @@ def test_every_file_path_of_a_task_and_tool_is_absolute_in_the_loaded_document(t
     """What a run saves as its config.toml: data, labelled examples and the reward module's directory."""
     (tmp_path / "proj" / "labels").mkdir(parents=True)
     (tmp_path / "proj" / "labels" / "cap.jsonl").write_text('{"response": "Pear", "ok": true}\n')
-    cfg = _config(tmp_path / "proj" / "c.toml", USER_TASK + 'examples_file = "labels/cap.jsonl"\n'
-                  + USER_TOOL.format(module="my_rewards") + 'path = "lib"\n')  # fmt: skip
+    cfg = _config(
+        tmp_path / "proj" / "c.toml",
+        USER_TASK
+        + 'examples_file = "labels/cap.jsonl"\n'
+        + USER_TOOL.format(module="my_rewards")
+        + 'path = "lib"\n',
+    )
     doc = load_run_config(cfg)
     (task,) = doc["feeder"]["tasks"]
     assert task["path"] == str(tmp_path / "proj" / "data" / "cap.jsonl")

@@ -28,16 +28,22 @@ def test_actor_specs_parse_with_replica_counts() -> None:
     assert parse_actor_specs("reward=4, sandbox=2,feeder") == [("reward", 4), ("sandbox", 2), ("feeder", 1)]
 
 
-async def test_an_actor_heartbeats_with_its_identity_and_stops_gracefully(bus: Bus, nats_url: str,
-                                                                          tmp_path: Path) -> None:  # fmt: skip
+async def test_an_actor_heartbeats_with_its_identity_and_stops_gracefully(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
     beats: list[Heartbeat] = []
 
     async def on_hb(msg: Heartbeat, raw: object) -> None:
         beats.append(msg)
 
     await bus.subscribe(subjects.heartbeat("monitor", "mon-hb"), Heartbeat, on_hb)
-    cfg = MonitorConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, heartbeat_s=0.2,
-                        run_dir=str(tmp_path), instance="mon-hb")  # fmt: skip
+    cfg = MonitorConfig(
+        nats=NatsConfig(url=nats_url),
+        topology=TEST_TOPOLOGY,
+        heartbeat_s=0.2,
+        run_dir=str(tmp_path),
+        instance="mon-hb",
+    )
     actor = Monitor(cfg)
     task = asyncio.create_task(actor.run())
     assert await wait_for(lambda: len(beats) >= 2, 60), beats
@@ -64,8 +70,15 @@ async def test_a_restarted_actor_goes_on_counting_where_it_was(
     await bus.subscribe(subjects.HEARTBEAT_ALL, Heartbeat, on_hb)
 
     async def one_life(name: str) -> dict[str, int]:
-        actor = Counting(ActorConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, heartbeat_s=0.2,
-                                     run_dir=str(tmp_path), instance=name))  # fmt: skip
+        actor = Counting(
+            ActorConfig(
+                nats=NatsConfig(url=nats_url),
+                topology=TEST_TOPOLOGY,
+                heartbeat_s=0.2,
+                run_dir=str(tmp_path),
+                instance=name,
+            )
+        )
         task = asyncio.create_task(actor.run())
         while (hb := await asyncio.wait_for(seen.get(), 60)).instance != name or hb.state != "running":
             pass
@@ -97,15 +110,39 @@ async def test_tail_shows_each_published_message_decoded_as_it_arrives(
     bus: Bus, nats_server: EmbeddedServer
 ) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rlar.app.cli", "tail", "rlar.rewards.>", "--json", "--count", "2",
-         "--nats", nats_server.url, "--timeout", "120"],
-        stdout=subprocess.PIPE, text=True, env=actor_env(), cwd=REPO,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "rlar.app.cli",
+            "tail",
+            "rlar.rewards.>",
+            "--json",
+            "--count",
+            "2",
+            "--nats",
+            nats_server.url,
+            "--timeout",
+            "120",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=actor_env(),
+        cwd=REPO,
+    )
     try:
         await asyncio.to_thread(_wait_subscribed, nats_server.monitor_url, "rlar-tail", 120)
         assert proc.stdout is not None
-        await bus.publish(subjects.rewards("arith"), RewardGroup(prompt_id="p9", generation="g", task="arith",
-                          tool="numeric_match", tool_version=2, items=[ScoredItem(index=0, status="ok", score=1.0)]))  # fmt: skip
+        await bus.publish(
+            subjects.rewards("arith"),
+            RewardGroup(
+                prompt_id="p9",
+                generation="g",
+                task="arith",
+                tool="numeric_match",
+                tool_version=2,
+                items=[ScoredItem(index=0, status="ok", score=1.0)],
+            ),
+        )
         rec = json.loads(await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 60))
         assert rec["subject"] == "rlar.rewards.arith" and rec["type"] == "RewardGroup"
         assert rec["message"]["prompt_id"] == "p9" and rec["message"]["items"][0]["score"] == 1.0
@@ -122,15 +159,28 @@ def test_tail_text_lines_show_type_and_key_fields() -> None:
     from bus.codec import encode
     from rlar.app.tail import format_line
 
-    line = format_line("rlar.rewards.arith", encode(RewardGroup(prompt_id="p1", generation="g", task="arith",
-                       tool="exact_match", tool_version=1, items=[])), as_json=False, at=0.0)  # fmt: skip
+    line = format_line(
+        "rlar.rewards.arith",
+        encode(
+            RewardGroup(
+                prompt_id="p1", generation="g", task="arith", tool="exact_match", tool_version=1, items=[]
+            )
+        ),
+        as_json=False,
+        at=0.0,
+    )
     assert "rlar.rewards.arith RewardGroup" in line and "prompt_id=p1" in line and "tool=exact_match" in line
     assert "<undecodable:" in format_line("x", b"\xc1", as_json=False)
 
 
 async def test_status_lists_a_running_actor_and_the_streams(nats_url: str, tmp_path: Path) -> None:
-    cfg = MonitorConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, heartbeat_s=0.5,
-                        run_dir=str(tmp_path), instance="mon-status")  # fmt: skip
+    cfg = MonitorConfig(
+        nats=NatsConfig(url=nats_url),
+        topology=TEST_TOPOLOGY,
+        heartbeat_s=0.5,
+        run_dir=str(tmp_path),
+        instance="mon-status",
+    )
     actor = Monitor(cfg)
     task = asyncio.create_task(actor.run())
     try:
@@ -138,8 +188,12 @@ async def test_status_lists_a_running_actor_and_the_streams(nats_url: str, tmp_p
         r = await asyncio.to_thread(
             subprocess.run,
             [sys.executable, "-m", "rlar.app.cli", "status", "--json", "--nats", nats_url, "--window", "0.3"],
-            capture_output=True, text=True, timeout=60, env=actor_env(), cwd=REPO,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=actor_env(),
+            cwd=REPO,
+        )
         assert r.returncode == 0, r.stderr
         doc = json.loads(r.stdout.strip().splitlines()[-1])
         mine = [a for a in doc["actors"] if a["instance"] == "mon-status"]
@@ -160,9 +214,24 @@ async def test_sigterm_drains_an_actor_process_which_exits_zero(
         beats.append(msg)
 
     await bus.subscribe(subjects.heartbeat("monitor", "mon-term"), Heartbeat, on_hb)
-    proc = subprocess.Popen([sys.executable, "-m", "actors", "monitor", "--nats", nats_url, "--instance",
-                             "mon-term", "--set", f"run.dir={tmp_path}", "--set", "monitor.heartbeat_s=0.2"],
-                            env=actor_env(), cwd=REPO)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "actors",
+            "monitor",
+            "--nats",
+            nats_url,
+            "--instance",
+            "mon-term",
+            "--set",
+            f"run.dir={tmp_path}",
+            "--set",
+            "monitor.heartbeat_s=0.2",
+        ],
+        env=actor_env(),
+        cwd=REPO,
+    )
     try:
         assert await wait_for(lambda: bool(beats), 120), "no heartbeat from the actor process"
         proc.send_signal(signal.SIGTERM)
@@ -187,8 +256,15 @@ async def test_a_crashed_actor_is_reported_loudly_and_restarted(
 
     await bus.subscribe(subjects.events("supervisor"), Event, on_event)
     await bus.subscribe("rlar.heartbeat.crashonce.>", Heartbeat, on_hb)
-    sup = Supervisor([("tests.support.actors:CrashOnce", 1)], nats_url=nats_url, run_dir=tmp_path, bus=bus,
-                     min_backoff_s=0.2, grace_s=10, overrides=["crashonce.heartbeat_s=0.2"])  # fmt: skip
+    sup = Supervisor(
+        [("tests.support.actors:CrashOnce", 1)],
+        nats_url=nats_url,
+        run_dir=tmp_path,
+        bus=bus,
+        min_backoff_s=0.2,
+        grace_s=10,
+        overrides=["crashonce.heartbeat_s=0.2"],
+    )
     runner = asyncio.create_task(sup.run())
     try:
         await wait_for(lambda: bool(events and beats and beats[-1].state == "running"), 180)
@@ -204,10 +280,21 @@ async def test_a_crashed_actor_is_reported_loudly_and_restarted(
 
 
 def test_bench_bus_prints_its_figures_as_json_on_the_last_line() -> None:
-    r = subprocess.run([sys.executable, "-m", "rlar.app.cli", "bench", "bus", "--json", "-n", "2000"],
-                       capture_output=True, text=True, timeout=120, env=actor_env(), cwd=REPO)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "rlar.app.cli", "bench", "bus", "--json", "-n", "2000"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=actor_env(),
+        cwd=REPO,
+    )
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout.strip().splitlines()[-1])
-    for key in ("publish_msgs_per_s", "pub_sub_msgs_per_s", "req_reply_p50_us", "req_reply_p99_us",
-                "jetstream_acked_publishes_per_s"):  # fmt: skip
+    for key in (
+        "publish_msgs_per_s",
+        "pub_sub_msgs_per_s",
+        "req_reply_p50_us",
+        "req_reply_p99_us",
+        "jetstream_acked_publishes_per_s",
+    ):
         assert doc[key] > 0

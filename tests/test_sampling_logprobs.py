@@ -42,9 +42,12 @@ def trainer(policy: Path) -> DeepSpeedPolicyTrainer:
 def _batch(prompts: list[list[int]], outs: list[list[Completion]], temperature: float | None) -> PolicyBatch:
     rows = [(p, c) for p, cs in zip(prompts, outs, strict=True) for c in cs]
     return PolicyBatch.from_samples(
-        [p for p, _ in rows], [c.token_ids for _, c in rows], [c.logprobs for _, c in rows], [1.0] * len(rows),
+        [p for p, _ in rows],
+        [c.token_ids for _, c in rows],
+        [c.logprobs for _, c in rows],
+        [1.0] * len(rows),
         temperatures=None if temperature is None else [temperature] * len(rows),
-    )  # fmt: skip
+    )
 
 
 def _learner_minus_behaviour(trainer: DeepSpeedPolicyTrainer, batch: PolicyBatch) -> torch.Tensor:
@@ -167,11 +170,21 @@ async def test_the_learner_takes_each_groups_temperature_from_its_message(
         bus = await Bus.connect(NatsConfig(url=srv.url), "test")
         await topology.ensure_topology(bus.js, topology.declare(TEST_TOPOLOGY))
         doc = {
-            "nats": {"url": srv.url}, "topology": TEST_TOPOLOGY.model_dump(), "run": {"dir": str(run)},
-            "learner": {"prompts_per_step": 1, "max_steps": 3, "keepalive_s": 1.0,
-                        "trainer": {"model_dir": str(policy), "lr": 1e-12, "zero_stage": 0,
-                                    "grpo": {"group_size": 4, "max_staleness": 4}}},
-        }  # fmt: skip
+            "nats": {"url": srv.url},
+            "topology": TEST_TOPOLOGY.model_dump(),
+            "run": {"dir": str(run)},
+            "learner": {
+                "prompts_per_step": 1,
+                "max_steps": 3,
+                "keepalive_s": 1.0,
+                "trainer": {
+                    "model_dir": str(policy),
+                    "lr": 1e-12,
+                    "zero_stage": 0,
+                    "grpo": {"group_size": 4, "max_staleness": 4},
+                },
+            },
+        }
         learner = make_actor("learner", doc, instance="t")
         task = asyncio.create_task(learner.run(bus))
         try:
@@ -182,14 +195,32 @@ async def test_the_learner_takes_each_groups_temperature_from_its_message(
                 Sampling(temperature=1.3, logprobs="raw"),
             ]
             for k, sampling in enumerate(labels):
-                group = SampleGroup(prompt_id=f"p{k}", generation="g", task="arith", group_size=4,
-                                    prompt_token_ids=prompt, policy_version=learner.version, tools=[tool],
-                                    sampling=sampling, completions=[Wire(index=i, token_ids=c.token_ids,
-                                    logprobs=c.logprobs, text=c.text) for i, c in enumerate(samples)])  # fmt: skip
+                group = SampleGroup(
+                    prompt_id=f"p{k}",
+                    generation="g",
+                    task="arith",
+                    group_size=4,
+                    prompt_token_ids=prompt,
+                    policy_version=learner.version,
+                    tools=[tool],
+                    sampling=sampling,
+                    completions=[
+                        Wire(index=i, token_ids=c.token_ids, logprobs=c.logprobs, text=c.text)
+                        for i, c in enumerate(samples)
+                    ],
+                )
                 await bus.js_publish(subjects.samples("arith"), group)
-                await bus.js_publish(subjects.rewards("arith"), RewardGroup(
-                    prompt_id=f"p{k}", generation="g", task="arith", tool="exact_match", tool_version=1,
-                    items=[ScoredItem(index=i, status="ok", score=float(i % 2)) for i in range(4)]))  # fmt: skip
+                await bus.js_publish(
+                    subjects.rewards("arith"),
+                    RewardGroup(
+                        prompt_id=f"p{k}",
+                        generation="g",
+                        task="arith",
+                        tool="exact_match",
+                        tool_version=1,
+                        items=[ScoredItem(index=i, status="ok", score=float(i % 2)) for i in range(4)],
+                    ),
+                )
                 assert await wait_for(lambda k=k: learner.counters["steps"] == k + 1, 120), learner.step
         finally:
             await learner.stop()

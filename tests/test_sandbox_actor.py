@@ -30,8 +30,13 @@ def needs_bwrap(fn: Any) -> Any:
 
 
 def _actor(nats_url: str, tmp_path: Path, **fields: Any) -> SandboxActor:
-    cfg = SandboxActorConfig(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
-                             heartbeat_s=0.5, **fields)  # fmt: skip
+    cfg = SandboxActorConfig(
+        nats=NatsConfig(url=nats_url),
+        topology=TEST_TOPOLOGY,
+        run_dir=str(tmp_path),
+        heartbeat_s=0.5,
+        **fields,
+    )
     return SandboxActor(cfg)
 
 
@@ -174,8 +179,12 @@ async def test_a_queued_request_hears_queued_until_its_run_starts(
 
 
 def test_operator_caps_apply_to_every_limit_and_defaults_fill_the_rest(tmp_path: Path) -> None:
-    actor = _actor("nats://127.0.0.1:1", tmp_path, default_limits={"memory_mb": 256},
-                   max_limits={"test_s": 2.0, "wall_s": 5.0, "memory_mb": 512})  # fmt: skip
+    actor = _actor(
+        "nats://127.0.0.1:1",
+        tmp_path,
+        default_limits={"memory_mb": 256},
+        max_limits={"test_s": 2.0, "wall_s": 5.0, "memory_mb": 512},
+    )
     lim = actor.effective_limits({"test_s": 100, "memory_mb": 4096}, jobs=10)
     assert (lim.test_s, lim.memory_mb, lim.wall_s) == (2.0, 512, 5.0)
     assert actor.effective_limits({}, jobs=1).memory_mb == 256

@@ -15,10 +15,25 @@ from rlar.summary import no_signal_cause, run_totals, unique_steps
 from rlar.tool_summary import tasks_summary
 
 
-def _step(step: int, *, task: str = "t", reward: float | None = 0.5, abstain: float = 0.0, signal: int = 1,
-          trained: int = 8, tools: tuple[str, ...] = ("exact_match v1",)) -> dict[str, Any]:  # fmt: skip
-    rec: dict[str, Any] = {"step": step, "version": step, "groups_with_signal": signal, "trained_rows": trained,
-                           "reward_mean": reward, f"abstain/{task}": abstain, "tools": {task: list(tools)}}  # fmt: skip
+def _step(
+    step: int,
+    *,
+    task: str = "t",
+    reward: float | None = 0.5,
+    abstain: float = 0.0,
+    signal: int = 1,
+    trained: int = 8,
+    tools: tuple[str, ...] = ("exact_match v1",),
+) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "step": step,
+        "version": step,
+        "groups_with_signal": signal,
+        "trained_rows": trained,
+        "reward_mean": reward,
+        f"abstain/{task}": abstain,
+        "tools": {task: list(tools)},
+    }
     if reward is not None:
         rec[f"reward/{task}"] = reward
     return rec
@@ -32,8 +47,13 @@ def test_steps_retrained_after_a_learner_resume_count_once() -> None:
     out = run_totals(steps)
     assert out["steps"] == 200 and out["updates"] == 200
     # The re-trained steps 51-65 count with their later rewards.
-    assert out["reward_first10_last10"]["t"] == {"first": 0.1, "last": 0.9, "delta": 0.8, "steps": 200,
-                                                 "window": 10}  # fmt: skip
+    assert out["reward_first10_last10"]["t"] == {
+        "first": 0.1,
+        "last": 0.9,
+        "delta": 0.8,
+        "steps": 200,
+        "window": 10,
+    }
     assert tasks_summary(steps)["t"]["tools"][0]["steps"] == 200
 
 
@@ -109,9 +129,16 @@ async def test_a_resumed_runs_summary_counts_the_routing_decisions_announced_bef
         first = await Bus.connect(NatsConfig(url=server.url), name="first-process")
         await ensure_topology(first.js, declare())
         for state in ("pending", "synthesized"):
-            await first.publish(subjects.TOOLS_DECISIONS, RouteDecision(
-                signature="sig-cap", task="capitalize", tools=[ref] if state != "pending" else [], backend="offline",
-                reason=f"[{state}] best match capitalised"))  # fmt: skip
+            await first.publish(
+                subjects.TOOLS_DECISIONS,
+                RouteDecision(
+                    signature="sig-cap",
+                    task="capitalize",
+                    tools=[ref] if state != "pending" else [],
+                    backend="offline",
+                    reason=f"[{state}] best match capitalised",
+                ),
+            )
         await first.nc.flush()
         await first.close()
         resumed = await Bus.connect(NatsConfig(url=server.url), name="resumed-process")

@@ -25,8 +25,16 @@ def test_crash_line_is_the_last_exception_line_of_the_log() -> None:
 
 
 async def test_a_crash_loop_stops_the_supervisor_with_the_actors_error(nats_url: str, tmp_path: Path) -> None:
-    sup = Supervisor([("tests.support.actors:AlwaysCrash", 1)], nats_url=nats_url, run_dir=tmp_path,
-                     min_backoff_s=0.05, max_backoff_s=0.1, grace_s=5, crash_limit=3, crash_window_s=600)  # fmt: skip
+    sup = Supervisor(
+        [("tests.support.actors:AlwaysCrash", 1)],
+        nats_url=nats_url,
+        run_dir=tmp_path,
+        min_backoff_s=0.05,
+        max_backoff_s=0.1,
+        grace_s=5,
+        crash_limit=3,
+        crash_window_s=600,
+    )
     await asyncio.wait_for(sup.run(), 180)  # returns by itself: nobody calls stop()
     assert sup.crashes == 3 and sup.stopping.is_set()
     assert sup.fatal is not None

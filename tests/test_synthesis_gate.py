@@ -83,8 +83,11 @@ async def test_a_verifier_that_disagrees_with_a_labelled_example_is_refused_with
 ) -> None:
     # The composed verifier reads "4 letters only, no vowels"; the user labels "tnrs" wrong (their real rule
     # also forbids the letter s): the verifier scores it 1.0, so it is refused and the example is shown.
-    labelled = [{"response": "tnrk", "ok": True}, {"response": "tnrs", "ok": False, "why": "no s either"},
-                {"response": "aeio", "ok": False}]  # fmt: skip
+    labelled = [
+        {"response": "tnrk", "ok": True},
+        {"response": "tnrs", "ok": False, "why": "no s either"},
+        {"response": "aeio", "ok": False},
+    ]
     task = SynthesisTask(description="Write 4 letters only, no vowels:", labelled=labelled)
     out = await synthesize(task, offline, local_runner())
     assert out.spec is None and out.category == "rejected_examples"
@@ -113,8 +116,9 @@ def test_task_examples_and_an_examples_file_reach_the_synthesizer(tmp_path: Path
     )
     doc = load_run_config(tmp_path / "run.toml")
     assert doc["synthesizer"]["labelled"]["letters"] == [
-        {"response": "tnrk", "ok": True, "why": "4 consonants"}, {"response": "xyz", "ok": False, "why": ""},
-    ]  # fmt: skip
+        {"response": "tnrk", "ok": True, "why": "4 consonants"},
+        {"response": "xyz", "ok": False, "why": ""},
+    ]
     built = validate_run_config(doc)  # raises on any problem
     assert built["synthesizer"].labelled["letters"][1]["response"] == "xyz"
     (tmp_path / "labels.jsonl").write_text('{"response": "xyz"}\n')
@@ -125,20 +129,48 @@ def test_task_examples_and_an_examples_file_reach_the_synthesizer(tmp_path: Path
 # -- where refused tasks go, and the warning -----------------------------------------------------------------
 def test_the_report_says_which_tasks_were_refused_where_they_went_and_what_nobody_read() -> None:
     rows = [
-        {"request_id": "a.1", "task": "haiku", "category": "refused_partial", "registered": False,
-         "unread": ["Write a haiku about rain"]},
-        {"request_id": "b.1", "task": "poem", "category": "refused_partial", "registered": False, "unread": ["a poem"]},
-        {"request_id": "c.1", "task": "letters", "category": "registered_full", "registered": True, "unread": []},
-    ]  # fmt: skip
-    decisions = [{"request_id": "a.1", "state": "abstain", "tools": []},
-                 {"request_id": "b.1", "state": "fallback", "tools": [{"tool": "llm_judge"}]}]  # fmt: skip
+        {
+            "request_id": "a.1",
+            "task": "haiku",
+            "category": "refused_partial",
+            "registered": False,
+            "unread": ["Write a haiku about rain"],
+        },
+        {
+            "request_id": "b.1",
+            "task": "poem",
+            "category": "refused_partial",
+            "registered": False,
+            "unread": ["a poem"],
+        },
+        {
+            "request_id": "c.1",
+            "task": "letters",
+            "category": "registered_full",
+            "registered": True,
+            "unread": [],
+        },
+    ]
+    decisions = [
+        {"request_id": "a.1", "state": "abstain", "tools": []},
+        {"request_id": "b.1", "state": "fallback", "tools": [{"tool": "llm_judge"}]},
+    ]
     assert [where_to(r, decisions) for r in rows] == ["abstain", "judge: llm_judge", "registered"]
     # As the router announces them: RouteDecision with the signature (the request id's head) and "[state] ...".
     from bus.messages import RouteDecision, ToolRef
 
-    announced = [RouteDecision(signature="b", task="poem", tools=[], backend="offline", reason="[pending] no tool fits"),
-                 RouteDecision(signature="b", task="poem", tools=[ToolRef(tool="format_rules", version=1, kind="rule")],
-                               backend="offline", reason="[fallback] synthesis failed: b.1: refused: ...")]  # fmt: skip
+    announced = [
+        RouteDecision(
+            signature="b", task="poem", tools=[], backend="offline", reason="[pending] no tool fits"
+        ),
+        RouteDecision(
+            signature="b",
+            task="poem",
+            tools=[ToolRef(tool="format_rules", version=1, kind="rule")],
+            backend="offline",
+            reason="[fallback] synthesis failed: b.1: refused: ...",
+        ),
+    ]
     assert where_to(rows[1], announced) == "fallback: format_rules"
     for r in rows:
         r["then"] = where_to(r, decisions)
@@ -167,11 +199,17 @@ def _model(code: str, probes: list[dict[str, Any]]) -> Any:
         data: dict[str, Any] = (
             {"probes": probes}
             if name == "submit_probes"
-            else {"code": code, "score_range": [0.0, 1.0], "needs_reference": False,
-                  "rationale": "counts the words"}
-        )  # fmt: skip
-        return {"content": [{"type": "tool_use", "id": "toolu_1", "name": name, "input": data}],
-                "usage": {"input_tokens": 100, "output_tokens": 50}}  # fmt: skip
+            else {
+                "code": code,
+                "score_range": [0.0, 1.0],
+                "needs_reference": False,
+                "rationale": "counts the words",
+            }
+        )
+        return {
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": name, "input": data}],
+            "usage": {"input_tokens": 100, "output_tokens": 50},
+        }
 
     return respond
 
@@ -194,8 +232,16 @@ async def test_model_code_that_checks_the_count_but_not_the_letter_is_refused_by
     monkeypatch.setenv("RLAR_TEST_KEY", "sk-test")
     with MessagesServer() as srv:
         srv.respond = _model(code, MODEL_PROBES)
-        agent = AnthropicAgent(AnthropicAgentConfig(model="synth-test", base_url=srv.url, api_key_env="RLAR_TEST_KEY",
-                                                    timeout_s=5.0, backoff_base_s=0.05, backoff_max_s=0.2))  # fmt: skip
+        agent = AnthropicAgent(
+            AnthropicAgentConfig(
+                model="synth-test",
+                base_url=srv.url,
+                api_key_env="RLAR_TEST_KEY",
+                timeout_s=5.0,
+                backoff_base_s=0.05,
+                backoff_max_s=0.2,
+            )
+        )
         try:
             out = await synthesize(SynthesisTask(description=B_WORDS), agent, local_runner(), max_attempts=2)
         finally:

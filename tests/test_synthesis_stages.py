@@ -35,10 +35,23 @@ needs_bwrap = pytest.mark.skipif(not os.access("/usr/bin/bwrap", os.X_OK), reaso
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def reward(sample_id: str, status: str = "ok", score: float | None = 1.0, tool: str = "synth-x", weight: float = 0.0,
-           version: int = 1) -> Any:  # fmt: skip
-    return SimpleNamespace(sample_id=sample_id, tool=tool, tool_version=version, status=status, score=score,
-                           weight=weight, latency_s=0.002)  # fmt: skip
+def reward(
+    sample_id: str,
+    status: str = "ok",
+    score: float | None = 1.0,
+    tool: str = "synth-x",
+    weight: float = 0.0,
+    version: int = 1,
+) -> Any:
+    return SimpleNamespace(
+        sample_id=sample_id,
+        tool=tool,
+        tool_version=version,
+        status=status,
+        score=score,
+        weight=weight,
+        latency_s=0.002,
+    )
 
 
 def test_the_canary_waits_for_enough_shadow_samples_then_judges_them() -> None:
@@ -79,14 +92,31 @@ def test_a_canary_that_errors_or_disagrees_on_live_samples_fails_with_the_reason
 
 def test_the_report_counts_requests_valid_rejections_attempts_and_time() -> None:
     rows = [
-        {"category": "registered_full", "registered": True, "attempts": 1, "rejections": [], "wall_s": 1.0,
-         "coverage": {"coverage": 1.0}},
-        {"category": "registered_partial", "registered": True, "attempts": 2, "rejections": ["separates"],
-         "wall_s": 3.0, "coverage": {"coverage": 0.5}},
-        {"category": "rejected_independent", "registered": False, "attempts": 1, "rejections": ["independent"],
-         "wall_s": 2.0},
+        {
+            "category": "registered_full",
+            "registered": True,
+            "attempts": 1,
+            "rejections": [],
+            "wall_s": 1.0,
+            "coverage": {"coverage": 1.0},
+        },
+        {
+            "category": "registered_partial",
+            "registered": True,
+            "attempts": 2,
+            "rejections": ["separates"],
+            "wall_s": 3.0,
+            "coverage": {"coverage": 0.5},
+        },
+        {
+            "category": "rejected_independent",
+            "registered": False,
+            "attempts": 1,
+            "rejections": ["independent"],
+            "wall_s": 2.0,
+        },
         {"category": "no_probes", "registered": False, "attempts": 0, "rejections": [], "wall_s": 0.1},
-    ]  # fmt: skip
+    ]
     s = summarize(rows)
     assert (s["requests"], s["valid"], s["valid_full"], s["valid_partial"]) == (4, 2, 1, 1)
     assert s["failed_by_reason"] == {"no_probes": 1, "rejected_independent": 1}
@@ -96,23 +126,44 @@ def test_the_report_counts_requests_valid_rejections_attempts_and_time() -> None
 
 
 def test_the_summary_lists_each_tasks_tools_with_their_origin_decisions_and_abstain_rate() -> None:
-    synth = ToolSpec(name="synth-fmt", kind="sandbox", description="d", version=2, code="x",
-                     provenance={"origin": "synthesized"}, params={"coverage": {"full": False}})  # fmt: skip
+    synth = ToolSpec(
+        name="synth-fmt",
+        kind="sandbox",
+        description="d",
+        version=2,
+        code="x",
+        provenance={"origin": "synthesized"},
+        params={"coverage": {"full": False}},
+    )
     builtin = ToolSpec(name="exact_match", kind="rule", description="d", version=1)
     records = [
         {"step": 1, "reward/fmt": 0.1, "abstain/fmt": 1.0, "tools": {"fmt": ["synth-fmt v2 (shadow)"]}},
-        {"step": 2, "reward/fmt": 0.5, "abstain/fmt": 0.0, "reward/copy": 0.4,
-         "tools": {"fmt": ["synth-fmt v2"], "copy": ["exact_match v1"]}},
-    ]  # fmt: skip
+        {
+            "step": 2,
+            "reward/fmt": 0.5,
+            "abstain/fmt": 0.0,
+            "reward/copy": 0.4,
+            "tools": {"fmt": ["synth-fmt v2"], "copy": ["exact_match v1"]},
+        },
+    ]
     decisions = [
-        RouteDecision(signature="a", task="fmt", tools=[], backend="offline", reason="[pending] no tool fits"),
-        RouteDecision(signature="a", task="fmt", tools=[ToolRef(tool="synth-fmt", kind="sandbox", version=2)],
-                      backend="offline", reason="[synthesized] made for the request"),
-    ]  # fmt: skip
+        RouteDecision(
+            signature="a", task="fmt", tools=[], backend="offline", reason="[pending] no tool fits"
+        ),
+        RouteDecision(
+            signature="a",
+            task="fmt",
+            tools=[ToolRef(tool="synth-fmt", kind="sandbox", version=2)],
+            backend="offline",
+            reason="[synthesized] made for the request",
+        ),
+    ]
     out = tasks_summary(records, decisions, {("synth-fmt", 2): synth, ("exact_match", 1): builtin})
     fmt = out["fmt"]
     assert [(t["tool"], t["origin"], t["shadow"]) for t in fmt["tools"]] == [
-        ("synth-fmt", "synthesised v2 (partial)", False), ("synth-fmt", "synthesised v2 (partial)", True)]  # fmt: skip
+        ("synth-fmt", "synthesised v2 (partial)", False),
+        ("synth-fmt", "synthesised v2 (partial)", True),
+    ]
     assert (
         fmt["routing"]["states"] == {"pending": 1, "synthesized": 1}
         and fmt["routing"]["last"]["state"] == "synthesized"
@@ -154,17 +205,29 @@ async def test_a_verifier_with_clauses_it_cannot_check_is_partial_or_refused() -
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "rlar.app.cli", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "rlar.app.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @needs_bwrap
 def test_tools_route_synthesize_gives_a_validated_verifier_without_the_actor_stack(tmp_path: Path) -> None:
     records = tmp_path / "records.jsonl"
     records.write_text(
-        json.dumps({"id": "f1", "task": "fmt", "query": "Write 4 letters only, no vowels:", "reference": None}) + "\n"
-        + json.dumps({"id": "f2", "task": "fmt", "query": "Write 4 letters only, no vowels:", "reference": None}) + "\n"
-    )  # fmt: skip
+        json.dumps(
+            {"id": "f1", "task": "fmt", "query": "Write 4 letters only, no vowels:", "reference": None}
+        )
+        + "\n"
+        + json.dumps(
+            {"id": "f2", "task": "fmt", "query": "Write 4 letters only, no vowels:", "reference": None}
+        )
+        + "\n"
+    )
     out = tmp_path / "tools.jsonl"
     proc = _cli(
         "tools",
@@ -192,11 +255,24 @@ def test_tools_route_synthesize_gives_a_validated_verifier_without_the_actor_sta
 def test_bench_synthesis_scores_labelled_answers_and_reports_both_splits(tmp_path: Path) -> None:
     data = tmp_path / "labelled.jsonl"
     rows = [
-        {"id": "a", "split": "dev", "instruction": "Answer in 5 words or fewer.", "checkable": True,
-         "answers": [{"text": "Yes, it works.", "ok": True}, {"text": "One two three four five six.", "ok": False}]},
-        {"id": "b", "split": "heldout", "instruction": "Write a poem about the sea in lowercase.", "checkable": False,
-         "answers": [{"text": "the sea is wide", "ok": True}, {"text": "The sea is wide", "ok": False}]},
-    ]  # fmt: skip
+        {
+            "id": "a",
+            "split": "dev",
+            "instruction": "Answer in 5 words or fewer.",
+            "checkable": True,
+            "answers": [
+                {"text": "Yes, it works.", "ok": True},
+                {"text": "One two three four five six.", "ok": False},
+            ],
+        },
+        {
+            "id": "b",
+            "split": "heldout",
+            "instruction": "Write a poem about the sea in lowercase.",
+            "checkable": False,
+            "answers": [{"text": "the sea is wide", "ok": True}, {"text": "The sea is wide", "ok": False}],
+        },
+    ]
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     proc = _cli("bench", "synthesis", "--data", str(data), "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -227,33 +303,51 @@ async def test_a_new_tool_scores_in_shadow_until_its_canary_passes_then_rewards(
     from tests.support.router import inbox, prompt, router_config
 
     task = f"canary-{uuid.uuid4().hex[:8]}"
-    common: dict[str, Any] = dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
-                                  heartbeat_s=0.5)  # fmt: skip
+    common: dict[str, Any] = dict(
+        nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path), heartbeat_s=0.5
+    )
     routed = await inbox(bus, subjects.routed(task), Prompt)
     agent = OfflineAgent(OfflineAgentConfig())
     router = Router(router_config(nats_url, tmp_path, wait_s=60), agent=agent)
     synth = Synthesizer(SynthesizerConfig(**common, sandbox="bus", canary={"samples": 4}), agent=agent)
     worker = RewardWorker(RewardConfig(**common, kinds=["sandbox"], register_builtins=False))
-    async with running(SandboxActor(SandboxActorConfig(**common)), bus), running(synth, bus), running(worker, bus), \
-            running(router, bus):  # fmt: skip
-        await bus.js_publish(subjects.prompts(task), prompt(task, 0, query="Write 4 letters only, no vowels:"),
-                             msg_id=f"{task}/0")  # fmt: skip
+    async with (
+        running(SandboxActor(SandboxActorConfig(**common)), bus),
+        running(synth, bus),
+        running(worker, bus),
+        running(router, bus),
+    ):
+        await bus.js_publish(
+            subjects.prompts(task),
+            prompt(task, 0, query="Write 4 letters only, no vowels:"),
+            msg_id=f"{task}/0",
+        )
         (first,) = await routed.wait(1, timeout_s=60)
         (shadow,) = first.tools
         assert first.route["state"] == "canary" and shadow.weight == 0.0, "no fallback: the shadow tool alone"
         texts = ("tnrs", "abcd", "tn", "xyzw")  # live samples, scored in shadow
-        req = ScoreGroup(prompt_id=first.prompt_id, generation="g", task=task, tools=[shadow], query=str(first.prompt),
-                         items=[ScoreItem(index=j, response=t) for j, t in enumerate(texts)])  # fmt: skip
+        req = ScoreGroup(
+            prompt_id=first.prompt_id,
+            generation="g",
+            task=task,
+            tools=[shadow],
+            query=str(first.prompt),
+            items=[ScoreItem(index=j, response=t) for j, t in enumerate(texts)],
+        )
         await bus.js_publish(subjects.score(shadow.kind), req, msg_id=f"{req.prompt_id}/{shadow.tool}")
         assert await wait_for(lambda: synth.counters["canary_passed"] == 1, 60.0)
         status = await ToolRegistry(bus).status(shadow.tool, shadow.version)
         assert status["canary"]["state"] == "passed" and status["canary"]["info"]["shadow_results"] == 4
-        await bus.js_publish(subjects.prompts(task), prompt(task, 1, query="Write 4 letters only, no vowels:"),
-                             msg_id=f"{task}/1")  # fmt: skip
+        await bus.js_publish(
+            subjects.prompts(task),
+            prompt(task, 1, query="Write 4 letters only, no vowels:"),
+            msg_id=f"{task}/1",
+        )
         assert await wait_for(lambda: len(routed.items) == 2, 60.0)
     promoted = routed.items[1]
     assert promoted.route["state"] == "synthesized" and [(t.tool, t.weight) for t in promoted.tools] == [
-        (shadow.tool, 1.0)]  # fmt: skip
+        (shadow.tool, 1.0)
+    ]
     canaries = (tmp_path / "synthesis" / "canaries.jsonl").read_text().splitlines()
     assert json.loads(canaries[0])["passed"] and (tmp_path / "synthesis" / "outcomes.jsonl").exists()
 
@@ -279,10 +373,18 @@ async def test_a_models_misreading_is_caught_by_the_probes_it_wrote_for_the_task
         tool = body["tool_choice"]["name"]
         seen.append(tool)
         if tool == "submit_probes":
-            data = {"probes": [{"response": "Short and clear.", "label": "good", "why": "3 words"},
-                               {"response": " ".join(["word"] * 30), "label": "bad", "why": "30 words"}]}  # fmt: skip
+            data = {
+                "probes": [
+                    {"response": "Short and clear.", "label": "good", "why": "3 words"},
+                    {"response": " ".join(["word"] * 30), "label": "bad", "why": "30 words"},
+                ]
+            }
         else:
-            retry = any(b.get("type") == "tool_result" for m in body["messages"] for b in (m["content"] if isinstance(m["content"], list) else []))  # fmt: skip
+            retry = any(
+                b.get("type") == "tool_result"
+                for m in body["messages"]
+                for b in (m["content"] if isinstance(m["content"], list) else [])
+            )
             data = {
                 "code": RIGHT if retry else WRONG,
                 "score_range": [0, 1],
@@ -294,8 +396,15 @@ async def test_a_models_misreading_is_caught_by_the_probes_it_wrote_for_the_task
 
     with MessagesServer() as srv:
         srv.respond = respond
-        agent = AnthropicAgent(AnthropicAgentConfig(base_url=srv.url, api_key_env="RLAR_TEST_KEY", max_retries=1,
-                                                    backoff_base_s=0.01, timeout_s=10))  # fmt: skip
+        agent = AnthropicAgent(
+            AnthropicAgentConfig(
+                base_url=srv.url,
+                api_key_env="RLAR_TEST_KEY",
+                max_retries=1,
+                backoff_base_s=0.01,
+                timeout_s=10,
+            )
+        )
         try:
             out = await synthesize(
                 SynthesisTask(description="Answer in 20 words or fewer."), agent, local_runner()

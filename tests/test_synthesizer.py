@@ -38,8 +38,13 @@ BULLETS = "Answer must contain exactly three bullet points, each under ten words
 def bullets_probes() -> Any:
     cons = extract_constraints(BULLETS)
     second = [{**p, "source": "second_route"} for p in write_probes(BULLETS, [], cons)]
-    return make_probes([{"query": "How to stay focused?"}], cons, description=BULLETS, reference_based=False,
-                       independent=second)  # fmt: skip
+    return make_probes(
+        [{"query": "How to stay focused?"}],
+        cons,
+        description=BULLETS,
+        reference_based=False,
+        independent=second,
+    )
 
 
 def test_constraints_are_read_from_plain_english() -> None:
@@ -48,11 +53,17 @@ def test_constraints_are_read_from_plain_english() -> None:
         {"rule": "words", "max": 9, "per": "item"},
     ]
     assert extract_constraints("Explain it in at most 2 sentences, all lowercase.") == [
-        {"rule": "lowercase"}, {"rule": "sentences", "max": 2}]  # fmt: skip
+        {"rule": "lowercase"},
+        {"rule": "sentences", "max": 2},
+    ]
     assert extract_constraints("Reply with a JSON object with keys name and age.") == [
-        {"rule": "json_keys", "keys": ["name", "age"]}, {"rule": "json"}]  # fmt: skip
+        {"rule": "json_keys", "keys": ["name", "age"]},
+        {"rule": "json"},
+    ]
     assert extract_constraints("Do not use the word 'very'; include the word 'sky'.") == [
-        {"rule": "exclude", "words": ["very"]}, {"rule": "include", "words": ["sky"]}]  # fmt: skip
+        {"rule": "exclude", "words": ["very"]},
+        {"rule": "include", "words": ["sky"]},
+    ]
     assert extract_constraints("Translate the sentence into natural German.") == [
         {"rule": "language", "lang": "de"}
     ]
@@ -102,8 +113,11 @@ async def test_composed_verifiers_pass_validation_in_the_sandbox(description: st
 
 
 async def test_a_reference_task_composes_a_matcher_chosen_by_the_reference_shape() -> None:
-    task = SynthesisTask(description="Add the numbers.", answer_format="number",
-                         examples=[{"query": "2+2=", "reference": "4"}, {"query": "5+6=", "reference": "11"}])  # fmt: skip
+    task = SynthesisTask(
+        description="Add the numbers.",
+        answer_format="number",
+        examples=[{"query": "2+2=", "reference": "4"}, {"query": "5+6=", "reference": "11"}],
+    )
     draft = compose(task)
     assert draft.blocks["match"] == "numeric" and draft.needs_reference
     probes = make_probes(task.examples, [], reference_based=True)
@@ -114,22 +128,54 @@ async def test_a_reference_task_composes_a_matcher_chosen_by_the_reference_shape
 
 
 BROKEN = {
-    "raises": ("def reward(query, response, reference, metadata):\n    raise KeyError('boom')\n", "executes", "KeyError"),
-    "raises at import": ("import no_such_module\ndef reward(q, r, ref, m):\n    return 1.0\n", "executes", "ModuleNotFoundError"),
-    "out of range": ("def reward(q, r, ref, m):\n    return 1.5 if r else 0.0\n", "in_range", "outside [0, 1]"),
+    "raises": (
+        "def reward(query, response, reference, metadata):\n    raise KeyError('boom')\n",
+        "executes",
+        "KeyError",
+    ),
+    "raises at import": (
+        "import no_such_module\ndef reward(q, r, ref, m):\n    return 1.0\n",
+        "executes",
+        "ModuleNotFoundError",
+    ),
+    "out of range": (
+        "def reward(q, r, ref, m):\n    return 1.5 if r else 0.0\n",
+        "in_range",
+        "outside [0, 1]",
+    ),
     "nan": ("def reward(q, r, ref, m):\n    return float('nan')\n", "in_range", "nan"),
     "not a number": ("def reward(q, r, ref, m):\n    return 'yes'\n", "executes", "not a number"),
-    "non-deterministic": ("import random\ndef reward(q, r, ref, m):\n    return random.random()\n", "deterministic", "differently"),
-    "hash order": ("def reward(q, r, ref, m):\n    return (hash(r) % 1000) / 1000\n", "deterministic", "differently"),
-    "bad above good": ("def reward(q, r, ref, m):\n    return 0.0 if r.count('- ') == 3 else 1.0\n", "separates", "do not score above"),
+    "non-deterministic": (
+        "import random\ndef reward(q, r, ref, m):\n    return random.random()\n",
+        "deterministic",
+        "differently",
+    ),
+    "hash order": (
+        "def reward(q, r, ref, m):\n    return (hash(r) % 1000) / 1000\n",
+        "deterministic",
+        "differently",
+    ),
+    "bad above good": (
+        "def reward(q, r, ref, m):\n    return 0.0 if r.count('- ') == 3 else 1.0\n",
+        "separates",
+        "do not score above",
+    ),
     "constant": ("def reward(q, r, ref, m):\n    return 0.5\n", "separates", "0/"),
-    "too slow": ("import time\ndef reward(q, r, ref, m):\n    time.sleep(0.3)\n    return 1.0\n", "within_budget", "budget"),
+    "too slow": (
+        "import time\ndef reward(q, r, ref, m):\n    time.sleep(0.3)\n    return 1.0\n",
+        "within_budget",
+        "budget",
+    ),
     "hangs": ("def reward(q, r, ref, m):\n    while True:\n        pass\n", "within_budget", "timeout"),
-    "exits": ("import os\nos._exit(0)\ndef reward(q, r, ref, m):\n    return 1.0\n", "executes", "no result line"),
+    "exits": (
+        "import os\nos._exit(0)\ndef reward(q, r, ref, m):\n    return 1.0\n",
+        "executes",
+        "no result line",
+    ),
     "wrong signature": ("def reward(response):\n    return 1.0\n", "static", "takes 1 positional parameters"),
     "syntax error": ("def reward(q, r, ref, m) return 1\n", "static", "does not parse"),
     "no reward": ("def score(q, r, ref, m):\n    return 1.0\n", "static", "defines no top-level reward"),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
@@ -154,8 +200,17 @@ async def test_synthesised_code_runs_only_in_the_sandbox(tmp_path: Path) -> None
     )
     rec = await validate(code, (0.0, 1.0), bullets_probes(), local_runner())
     assert rec.passed, rec.reason
-    spec = synthesized_spec(name="t-isolated", description="t", code=code, score_range=(0.0, 1.0), task_types=[],
-                            answer_formats=[], params={}, provenance={"origin": "synthesized"}, validation={})  # fmt: skip
+    spec = synthesized_spec(
+        name="t-isolated",
+        description="t",
+        code=code,
+        score_range=(0.0, 1.0),
+        task_types=[],
+        answer_formats=[],
+        params={},
+        provenance={"origin": "synthesized"},
+        validation={},
+    )
     tool = make_tool(spec)
     res = await tool.score_batch([ToolInput("q", "- a\n- b\n- c"), ToolInput("q", "no")])
     assert [r.score for r in res] == [1.0, 0.0]
@@ -165,8 +220,17 @@ async def test_synthesised_code_runs_only_in_the_sandbox(tmp_path: Path) -> None
 
 async def test_the_synthesised_tool_reports_a_misbehaving_verifier_per_sample() -> None:
     code = "def reward(q, r, ref, m):\n    if 'x' in r:\n        raise ValueError('no x')\n    return 2.0 if 'y' in r else 0.5\n"
-    spec = synthesized_spec(name="t-misbehaving", description="t", code=code, score_range=(0.0, 1.0), task_types=[],
-                            answer_formats=[], params={"needs_reference": True}, provenance={}, validation={})  # fmt: skip
+    spec = synthesized_spec(
+        name="t-misbehaving",
+        description="t",
+        code=code,
+        score_range=(0.0, 1.0),
+        task_types=[],
+        answer_formats=[],
+        params={"needs_reference": True},
+        provenance={},
+        validation={},
+    )
     res = await make_tool(spec).score_batch(
         [
             ToolInput("q", "x", "r"),
@@ -203,8 +267,9 @@ async def _events(bus: Bus) -> list[Event]:
 async def test_the_actor_validates_over_the_bus_registers_and_reports_failures(
     bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent
 ) -> None:
-    common: dict[str, Any] = dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
-                                  heartbeat_s=0.5)  # fmt: skip
+    common: dict[str, Any] = dict(
+        nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path), heartbeat_s=0.5
+    )
     events = await _events(bus)
     registered: list[ToolRegistered] = []
 
@@ -213,19 +278,38 @@ async def test_the_actor_validates_over_the_bus_registers_and_reports_failures(
 
     await bus.subscribe(subjects.TOOLS_REGISTERED, ToolRegistered, on_reg)
     tag = uuid.uuid4().hex[:8]
-    good = ToolRequest(request_id=f"req-{tag}-ok", signature=f"sig-{tag}", task=f"ts-{tag}", description=BULLETS,
-                       task_type="instruction_following", answer_format="bullets",
-                       examples=[{"query": "Tips for focus?", "reference": None, "metadata": {}}],
-                       constraints={"rules": []})  # fmt: skip
-    hopeless = ToolRequest(request_id=f"req-{tag}-no", signature=f"sig2-{tag}", task=f"ts2-{tag}",
-                           description="Be a friendly assistant.", examples=[{"query": "hi"}])  # fmt: skip
+    good = ToolRequest(
+        request_id=f"req-{tag}-ok",
+        signature=f"sig-{tag}",
+        task=f"ts-{tag}",
+        description=BULLETS,
+        task_type="instruction_following",
+        answer_format="bullets",
+        examples=[{"query": "Tips for focus?", "reference": None, "metadata": {}}],
+        constraints={"rules": []},
+    )
+    hopeless = ToolRequest(
+        request_id=f"req-{tag}-no",
+        signature=f"sig2-{tag}",
+        task=f"ts2-{tag}",
+        description="Be a friendly assistant.",
+        examples=[{"query": "hi"}],
+    )
     # "Tips for focus?" is content no rule can judge: registered only as partial (the default refuses it).
     synth = Synthesizer(SynthesizerConfig(**common, sandbox="bus", partial="register"), agent=agent)
     async with running(SandboxActor(SandboxActorConfig(**common)), bus), running(synth, bus):
         await bus.js_publish(subjects.TOOLS_REQUEST_SYNTH, good, msg_id=good.request_id)
         await bus.js_publish(subjects.TOOLS_REQUEST_SYNTH, hopeless, msg_id=hopeless.request_id)
-        assert await wait_for(lambda: any(e.kind == "synthesis_failed" and e.data["request_id"] == hopeless.request_id
-                                for e in events) and any(r.name.startswith(f"synth-ts-{tag}") for r in registered), 30.0)  # fmt: skip
+        assert await wait_for(
+            lambda: (
+                any(
+                    e.kind == "synthesis_failed" and e.data["request_id"] == hopeless.request_id
+                    for e in events
+                )
+                and any(r.name.startswith(f"synth-ts-{tag}") for r in registered)
+            ),
+            30.0,
+        )
         # The same request again (a redelivery) is recognised and costs nothing.
         await bus.js_publish(subjects.TOOLS_REQUEST_SYNTH, good, msg_id=good.request_id + "-again")
         assert await wait_for(lambda: synth.counters["duplicates"] == 1, 30.0)
@@ -261,8 +345,9 @@ async def test_a_refused_synthesis_without_a_fallback_routes_its_prompts_to_abst
     from tests.support.router import inbox, prompt, router_config
 
     task = f"haiku-{uuid.uuid4().hex[:8]}"
-    common: dict[str, Any] = dict(nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path),
-                                  heartbeat_s=0.5)  # fmt: skip
+    common: dict[str, Any] = dict(
+        nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path), heartbeat_s=0.5
+    )
     events = await _events(bus)
     routed = await inbox(bus, subjects.routed(task), Prompt)
     router = Router(router_config(nats_url, tmp_path, wait_s=600), agent=agent)

@@ -91,9 +91,16 @@ def test_finalize_clips_only_float_noise_and_reports_the_rest(raw, status, score
 
 @pytest.mark.parametrize(
     ("raw", "score"),
-    [(0.25, 0.25), (1, 1.0), (0, 0.0), (np.float32(0.5), 0.5), (np.float64(0.75), 0.75), (np.int64(1), 1.0),
-     (np.float16(0.125), 0.125)],
-)  # fmt: skip
+    [
+        (0.25, 0.25),
+        (1, 1.0),
+        (0, 0.0),
+        (np.float32(0.5), 0.5),
+        (np.float64(0.75), 0.75),
+        (np.int64(1), 1.0),
+        (np.float16(0.125), 0.125),
+    ],
+)
 def test_ints_floats_and_numpy_scalars_are_scores(raw, score):
     assert check_score(raw) == score
     res = finalize(SPEC, raw)

@@ -140,8 +140,13 @@ def test_device_and_dtype_resolution_never_fall_back_silently():
 async def test_batches_are_cut_by_tokens_and_scores_do_not_depend_on_the_cut(rm_dir):
     inputs = [ToolInput(f"q{i} " * (1 + 7 * i), f"r{i} " * (3 + i)) for i in range(12)]
     tool = make_tool(rm_spec(rm_dir, max_batch_tokens=512, batch_size=64, max_length=256))
-    assert tool.info() == {"device": "cpu", "dtype": "float32", "backend": "transformers",
-                           "max_batch_tokens": 512, "batch_size": 64}  # fmt: skip
+    assert tool.info() == {
+        "device": "cpu",
+        "dtype": "float32",
+        "backend": "transformers",
+        "max_batch_tokens": 512,
+        "batch_size": 64,
+    }
     shapes: list[tuple[int, int]] = []
     forward = tool.model.forward
 

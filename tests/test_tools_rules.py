@@ -164,8 +164,11 @@ async def test_format_rules_checks_the_rules_a_chat_record_carries_in_its_metada
         ToolInput(query="q", response=str(rec.reference), reference=None, metadata={"format_rules": rules})
     )
     assert good.status == "ok" and good.score == 1.0, good.reason
-    bad = await tool.score(ToolInput(query="q", response="no bullets here at all", reference=None,
-                                     metadata={"format_rules": rules}))  # fmt: skip
+    bad = await tool.score(
+        ToolInput(
+            query="q", response="no bullets here at all", reference=None, metadata={"format_rules": rules}
+        )
+    )
     assert bad.status == "ok" and bad.score == 0.0 and "bullets" in bad.reason
     three = [{"rule": "bullets", "min": 3, "max": 3}, {"rule": "exclude", "words": ["banana"]}]
     r = await tool.score(

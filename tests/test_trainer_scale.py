@@ -67,8 +67,9 @@ def test_gradient_checkpointing_gives_the_same_update(tiny: Path) -> None:
 def test_lora_trains_only_adapters_and_a_rollout_merging_them_serves_the_learners_policy(
     tiny: Path, tmp_path: Path
 ) -> None:
-    cfg = TrainerConfig(model_dir=tiny, zero_stage=0, lr=1e-2, lora=LoraSettings(r=4, alpha=8),
-                        grpo={"kl_coef": 0.1})  # fmt: skip
+    cfg = TrainerConfig(
+        model_dir=tiny, zero_stage=0, lr=1e-2, lora=LoraSettings(r=4, alpha=8), grpo={"kl_coef": 0.1}
+    )
     tr = DeepSpeedPolicyTrainer(cfg)
     assert tr.ref_model is None  # the reference is the base: adapters switched off
     base = {n: p.detach().clone() for n, p in tr.module.named_parameters() if "lora_" not in n}
@@ -105,8 +106,15 @@ def test_lora_trains_only_adapters_and_a_rollout_merging_them_serves_the_learner
 
 
 def test_lr_follows_the_warmup_then_the_schedule(tiny: Path) -> None:
-    cfg = TrainerConfig(model_dir=tiny, zero_stage=0, lr=1e-3, warmup_steps=2, lr_schedule="cosine",
-                        decay_steps=6, min_lr_ratio=0.1)  # fmt: skip
+    cfg = TrainerConfig(
+        model_dir=tiny,
+        zero_stage=0,
+        lr=1e-3,
+        warmup_steps=2,
+        lr_schedule="cosine",
+        decay_steps=6,
+        min_lr_ratio=0.1,
+    )
     assert [round(cfg.lr_factor(k), 4) for k in range(8)] == [0.5, 1.0, 1.0, 0.8682, 0.55, 0.2318, 0.1, 0.1]
     linear = cfg.model_copy(update={"lr_schedule": "linear", "decay_steps": None})
     assert [linear.lr_factor(k, total=4) for k in range(5)] == pytest.approx([0.5, 1.0, 1.0, 0.55, 0.1])

@@ -47,8 +47,9 @@ async def test_a_version_is_served_and_pulled_byte_for_byte_and_the_bus_only_ann
     bus: Bus, server: WeightServer, tmp_path: Path
 ) -> None:
     src = _tensors()
-    ann = await publish_weights(bus, src.items(), version=4, step=4, mode="http", weights_dir=tmp_path,
-                                server=server)  # fmt: skip
+    ann = await publish_weights(
+        bus, src.items(), version=4, step=4, mode="http", weights_dir=tmp_path, server=server
+    )
     assert ann.uri == f"http://127.0.0.1:{server.port}/weights/v4"
     assert ann.size_bytes == sum(p.nbytes for p in safetensors_parts(src))
     assert (await latest_announcement(bus)) == ann
@@ -88,13 +89,15 @@ async def test_a_wrong_digest_is_refused_and_a_gone_version_or_learner_is_unavai
     bus: Bus, server: WeightServer, tmp_path: Path
 ) -> None:
     src = _tensors(1)
-    ann = await publish_weights(bus, src.items(), version=1, step=1, mode="http", weights_dir=tmp_path,
-                                server=server)  # fmt: skip
+    ann = await publish_weights(
+        bus, src.items(), version=1, step=1, mode="http", weights_dir=tmp_path, server=server
+    )
     with pytest.raises(WeightsIntegrityError):
         await fetch_weights(bus, dataclasses.replace(ann, sha256="0" * 64))
     for v in (2, 3):  # keep_versions = 2: v1 is dropped
-        await publish_weights(bus, src.items(), version=v, step=v, mode="http", weights_dir=tmp_path,
-                              server=server)  # fmt: skip
+        await publish_weights(
+            bus, src.items(), version=v, step=v, mode="http", weights_dir=tmp_path, server=server
+        )
     with pytest.raises(WeightsUnavailable, match="404"):
         await fetch_weights(bus, ann)
     latest = await latest_announcement(bus)

@@ -139,8 +139,11 @@ async def test_a_reader_that_knows_the_plan_reads_chunks_as_they_are_written(bus
 async def test_a_write_that_stops_half_way_stalls_its_reader_and_a_wrong_plan_is_refused(bus: Bus) -> None:
     data = os.urandom(30_000)
     plan = await prepare_blob(bus.js, OBJECTS_BUCKET, _name(), data)
-    reader = asyncio.create_task(get_blob(bus.js, OBJECTS_BUCKET, plan.name, nuid=plan.nuid, size=plan.size,
-                                          sha256=plan.sha256, stall_s=0.5))  # fmt: skip
+    reader = asyncio.create_task(
+        get_blob(
+            bus.js, OBJECTS_BUCKET, plan.name, nuid=plan.nuid, size=plan.size, sha256=plan.sha256, stall_s=0.5
+        )
+    )
     await _publish_chunks_by_hand(bus, plan.nuid, data[:10_000], 5_000)  # the writer dies here
     with pytest.raises(BlobStalled, match="10000 of 30000"):
         await asyncio.wait_for(reader, 60)
@@ -236,9 +239,22 @@ def _model_tensors() -> list[tuple[str, torch.Tensor]]:
 
 def _receiver(address: str, rank: int = 1) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rlar.policy.broadcast", "--address", address, "--rank", str(rank), "--timeout-s", "5"],
-        stdout=subprocess.PIPE, text=True, env=actor_env(), cwd=REPO,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "rlar.policy.broadcast",
+            "--address",
+            address,
+            "--rank",
+            str(rank),
+            "--timeout-s",
+            "5",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=actor_env(),
+        cwd=REPO,
+    )
     assert proc.stdout is not None and json.loads(proc.stdout.readline()) == {"ready": True}
     return proc
 
@@ -278,20 +294,23 @@ async def test_a_dead_receiver_sends_versions_through_the_fallback_until_its_suc
     second: subprocess.Popen[str] | None = None
     try:
         assert await asyncio.to_thread(sender.wait_ready, 60)
-        ann = await publish_weights(bus, _model_tensors(), version=1, step=1, mode="broadcast", weights_dir=tmp_path,
-                                    sender=sender)  # fmt: skip
+        ann = await publish_weights(
+            bus, _model_tensors(), version=1, step=1, mode="broadcast", weights_dir=tmp_path, sender=sender
+        )
         assert ann.uri.startswith("broadcast://")
         assert first.stdout is not None and json.loads(first.stdout.readline())["version"] == 1
         first.kill()
         first.wait()
-        ann = await publish_weights(bus, _model_tensors(), version=2, step=2, mode="broadcast", weights_dir=tmp_path,
-                                    sender=sender)  # fmt: skip
+        ann = await publish_weights(
+            bus, _model_tensors(), version=2, step=2, mode="broadcast", weights_dir=tmp_path, sender=sender
+        )
         assert not ann.uri.startswith("broadcast://") and Path(ann.uri).exists()  # the fallback route
         assert isinstance(await fetch_weights(bus, ann), bytes)
         second = _receiver(address)
         assert await asyncio.to_thread(sender.wait_ready, 60)  # a new group epoch with the successor
-        ann = await publish_weights(bus, _model_tensors(), version=3, step=3, mode="broadcast", weights_dir=tmp_path,
-                                    sender=sender)  # fmt: skip
+        ann = await publish_weights(
+            bus, _model_tensors(), version=3, step=3, mode="broadcast", weights_dir=tmp_path, sender=sender
+        )
         assert ann.uri.startswith("broadcast://")
         assert second.stdout is not None
         line = json.loads(second.stdout.readline())

@@ -19,17 +19,71 @@ EXACT = ["exact_match", "normalized_match"]
 
 # -- option indices and digit labels ---------------------------------------------------------------------------
 _SIQA = [
-    ("Tracy didn't go home that evening and resisted Riley's attacks.", "What does Tracy need to do before this?", ["make a new plan", "go home and see Riley", "find somewhere to go"], "3"),
-    ("Sydney walked past a homeless woman asking for change but did not have any money they could give to her.", "How would you describe Sydney?", ["sympathetic", "like a person who was unable to help", "incredulous"], "1"),
-    ("Sasha protected the patients' rights by making new laws regarding consent and privacy.", "What will patients want to do next?", ["write new laws", "get petitions signed", "live longer"], "3"),
-    ("Jordan was in charge of taking the food on the camping trip and left all the food at home.", "How would Jordan feel afterwards?", ["horrible that he let his friends down", "happy that he doesn't need to do the cooking", "that he is the best camper"], "1"),
-    ("Kendall opened their mouth to speak and what came out shocked everyone.", "How would you describe Kendall?", ["a very quiet person", "a very passive person", "a very aggressive and talkative person"], "3"),
-    ("Aubrey never told Riley the answer and Riley was angry.", "How would you describe Aubrey?", ["rude", "smug at knowing the answer", "annoyed at Riley's response"], "2"),
-    ("Remy gave Skylar's dog a treat after it did a trick.", "Why did Remy do this?", ["reward the dog", "punish the dog", "sell the dog"], "1"),
-    ("Cameron missed the bus and walked to school in the rain.", "How would Cameron feel?", ["dry and rested", "wet and tired", "rich"], "2"),
-    ("Lee studied all night for the exam and passed with top marks.", "What will Lee want to do next?", ["fail the course", "forget to study", "celebrate with friends"], "3"),
-    ("Quinn borrowed Ash's notes and returned them with coffee stains.", "What will Ash want to do?", ["ask Quinn to be careful", "give Quinn more notes", "buy Quinn a car"], "1"),
-]  # fmt: skip
+    (
+        "Tracy didn't go home that evening and resisted Riley's attacks.",
+        "What does Tracy need to do before this?",
+        ["make a new plan", "go home and see Riley", "find somewhere to go"],
+        "3",
+    ),
+    (
+        "Sydney walked past a homeless woman asking for change but did not have any money they could give to her.",
+        "How would you describe Sydney?",
+        ["sympathetic", "like a person who was unable to help", "incredulous"],
+        "1",
+    ),
+    (
+        "Sasha protected the patients' rights by making new laws regarding consent and privacy.",
+        "What will patients want to do next?",
+        ["write new laws", "get petitions signed", "live longer"],
+        "3",
+    ),
+    (
+        "Jordan was in charge of taking the food on the camping trip and left all the food at home.",
+        "How would Jordan feel afterwards?",
+        [
+            "horrible that he let his friends down",
+            "happy that he doesn't need to do the cooking",
+            "that he is the best camper",
+        ],
+        "1",
+    ),
+    (
+        "Kendall opened their mouth to speak and what came out shocked everyone.",
+        "How would you describe Kendall?",
+        ["a very quiet person", "a very passive person", "a very aggressive and talkative person"],
+        "3",
+    ),
+    (
+        "Aubrey never told Riley the answer and Riley was angry.",
+        "How would you describe Aubrey?",
+        ["rude", "smug at knowing the answer", "annoyed at Riley's response"],
+        "2",
+    ),
+    (
+        "Remy gave Skylar's dog a treat after it did a trick.",
+        "Why did Remy do this?",
+        ["reward the dog", "punish the dog", "sell the dog"],
+        "1",
+    ),
+    (
+        "Cameron missed the bus and walked to school in the rain.",
+        "How would Cameron feel?",
+        ["dry and rested", "wet and tired", "rich"],
+        "2",
+    ),
+    (
+        "Lee studied all night for the exam and passed with top marks.",
+        "What will Lee want to do next?",
+        ["fail the course", "forget to study", "celebrate with friends"],
+        "3",
+    ),
+    (
+        "Quinn borrowed Ash's notes and returned them with coffee stains.",
+        "What will Ash want to do?",
+        ["ask Quinn to be careful", "give Quinn more notes", "buy Quinn a car"],
+        "1",
+    ),
+]
 
 
 def siqa(rng: random.Random) -> list[dict[str, Any]]:
@@ -40,25 +94,73 @@ def siqa(rng: random.Random) -> list[dict[str, Any]]:
         "allenai/social_i_qa",
     )
     items = [
-        Item(f"{c}\nQuestion: {q}\n" + "\n".join(f"{j + 1}: {a}" for j, a in enumerate(opts)) + "\nAnswer with 1, 2 or 3.", lab, CHOICE,
-             {"answerA": opts[0], "answerB": opts[1], "answerC": opts[2]})
+        Item(
+            f"{c}\nQuestion: {q}\n"
+            + "\n".join(f"{j + 1}: {a}" for j, a in enumerate(opts))
+            + "\nAnswer with 1, 2 or 3.",
+            lab,
+            CHOICE,
+            {"answerA": opts[0], "answerB": opts[1], "answerC": opts[2]},
+        )
         for c, q, opts, lab in _SIQA
-    ]  # fmt: skip
+    ]
     return records(task, items)
 
 
 _COPA = [
     ("My body cast a shadow over the grass.", "cause", "The sun was rising.", "The grass was cut.", 0),
-    ("The woman tolerated her friend's difficult behavior.", "cause", "The woman knew her friend was going through a hard time.", "The woman felt that her friend took advantage of her kindness.", 0),
-    ("The women met for coffee.", "cause", "The cafe reopened in a new location.", "They wanted to catch up with each other.", 1),
-    ("The runner wore shorts.", "cause", "The forecast predicted high temperatures.", "She planned to run along the beach.", 0),
-    ("The guests of the party hid behind the couch.", "cause", "It was a surprise party.", "It was a birthday party.", 0),
-    ("The politician lost the election.", "cause", "He ran negative campaign ads.", "No one voted for him.", 1),
+    (
+        "The woman tolerated her friend's difficult behavior.",
+        "cause",
+        "The woman knew her friend was going through a hard time.",
+        "The woman felt that her friend took advantage of her kindness.",
+        0,
+    ),
+    (
+        "The women met for coffee.",
+        "cause",
+        "The cafe reopened in a new location.",
+        "They wanted to catch up with each other.",
+        1,
+    ),
+    (
+        "The runner wore shorts.",
+        "cause",
+        "The forecast predicted high temperatures.",
+        "She planned to run along the beach.",
+        0,
+    ),
+    (
+        "The guests of the party hid behind the couch.",
+        "cause",
+        "It was a surprise party.",
+        "It was a birthday party.",
+        0,
+    ),
+    (
+        "The politician lost the election.",
+        "cause",
+        "He ran negative campaign ads.",
+        "No one voted for him.",
+        1,
+    ),
     ("The man broke his toe.", "cause", "He dropped a hammer on his foot.", "He got a hole in his sock.", 0),
-    ("I tipped the bottle.", "effect", "The liquid in the bottle froze.", "The liquid in the bottle poured out.", 1),
-    ("The pond froze over for the winter.", "effect", "People skated on the pond.", "People brought boats to the pond.", 0),
+    (
+        "I tipped the bottle.",
+        "effect",
+        "The liquid in the bottle froze.",
+        "The liquid in the bottle poured out.",
+        1,
+    ),
+    (
+        "The pond froze over for the winter.",
+        "effect",
+        "People skated on the pond.",
+        "People brought boats to the pond.",
+        0,
+    ),
     ("The child caught a cold.", "cause", "He played outside without a coat.", "He ate his vegetables.", 0),
-]  # fmt: skip
+]
 
 
 def copa(rng: random.Random) -> list[dict[str, Any]]:
@@ -68,23 +170,80 @@ def copa(rng: random.Random) -> list[dict[str, Any]]:
         ["Which alternative is more plausible?", ""],
         "aps/super_glue:copa",
     )
-    items = [Item(f"Premise: {p}\nWhat was the {q}?\n0) {c1}\n1) {c2}", lab, LABEL, {"choice1": c1, "choice2": c2, "question": q})
-             for p, q, c1, c2, lab in _COPA]  # fmt: skip
+    items = [
+        Item(
+            f"Premise: {p}\nWhat was the {q}?\n0) {c1}\n1) {c2}",
+            lab,
+            LABEL,
+            {"choice1": c1, "choice2": c2, "question": q},
+        )
+        for p, q, c1, c2, lab in _COPA
+    ]
     return records(task, items)
 
 
 _STORY_CLOZE = [
-    ("Rick grew up in a troubled household. He never found good support in family, and turned to gangs. It wasn't long before Rick got shot in a robbery. The incident caused him to turn a new leaf.", "He is happy now.", "He joined a gang.", 1),
-    ("Laverne needs to prepare something for her friend's party. She decides to bake a batch of brownies. She chooses a recipe and follows it closely. Laverne tests one of the brownies to make sure it is delicious.", "The brownies are so delicious Laverne eats two of them.", "Laverne doesn't go to her friend's party.", 1),
-    ("Sarah had been dreaming of visiting Europe for years. She had finally saved enough for the trip. She landed in Spain and traveled east across the continent. She didn't like how different everything was.", "Sarah then decided to move to Europe.", "Sarah decided that she preferred her home over Europe.", 2),
-    ("Gina was worried the cookie dough in the tube would be gross. She was very happy to find she was wrong. The cookies from the tube were as good as from scratch. Gina intended to only eat 2 cookies and save the rest.", "Gina liked the cookies so much she ate them all in one sitting.", "Gina gave the cookies away at her church.", 1),
-    ("It was my final performance in marching band. I was playing the snare drum in the band. We played Thriller and Radar Love. The performance was flawless.", "I was very proud of my performance.", "I was very ashamed of my performance.", 1),
-    ("Tom had a very short temper. One day a guest made him very angry. He punched a hole in the wall of his house. Tom's guest became afraid and left quickly.", "Tom sat on his couch filled with regret about his actions.", "Tom wanted to his guest to stay.", 1),
-    ("Ann wanted to learn to swim. She signed up for lessons. She practiced every week. By summer she could swim laps.", "Ann was proud of her progress.", "Ann was afraid of water forever.", 1),
-    ("Max lost his keys. He searched the house. He checked his coat pockets. He found them in the fridge.", "Max laughed at his mistake.", "Max bought a new fridge.", 1),
-    ("The storm knocked out the power. The family lit candles. They played board games. The lights came back at midnight.", "They went to bed relieved.", "They started a bonfire indoors.", 1),
-    ("Jen forgot her friend's birthday. She felt terrible. She baked a cake the next day. She brought it over with a card.", "Jen ignored her friend all week.", "Her friend forgave her.", 2),
-]  # fmt: skip
+    (
+        "Rick grew up in a troubled household. He never found good support in family, and turned to gangs. It wasn't long before Rick got shot in a robbery. The incident caused him to turn a new leaf.",
+        "He is happy now.",
+        "He joined a gang.",
+        1,
+    ),
+    (
+        "Laverne needs to prepare something for her friend's party. She decides to bake a batch of brownies. She chooses a recipe and follows it closely. Laverne tests one of the brownies to make sure it is delicious.",
+        "The brownies are so delicious Laverne eats two of them.",
+        "Laverne doesn't go to her friend's party.",
+        1,
+    ),
+    (
+        "Sarah had been dreaming of visiting Europe for years. She had finally saved enough for the trip. She landed in Spain and traveled east across the continent. She didn't like how different everything was.",
+        "Sarah then decided to move to Europe.",
+        "Sarah decided that she preferred her home over Europe.",
+        2,
+    ),
+    (
+        "Gina was worried the cookie dough in the tube would be gross. She was very happy to find she was wrong. The cookies from the tube were as good as from scratch. Gina intended to only eat 2 cookies and save the rest.",
+        "Gina liked the cookies so much she ate them all in one sitting.",
+        "Gina gave the cookies away at her church.",
+        1,
+    ),
+    (
+        "It was my final performance in marching band. I was playing the snare drum in the band. We played Thriller and Radar Love. The performance was flawless.",
+        "I was very proud of my performance.",
+        "I was very ashamed of my performance.",
+        1,
+    ),
+    (
+        "Tom had a very short temper. One day a guest made him very angry. He punched a hole in the wall of his house. Tom's guest became afraid and left quickly.",
+        "Tom sat on his couch filled with regret about his actions.",
+        "Tom wanted to his guest to stay.",
+        1,
+    ),
+    (
+        "Ann wanted to learn to swim. She signed up for lessons. She practiced every week. By summer she could swim laps.",
+        "Ann was proud of her progress.",
+        "Ann was afraid of water forever.",
+        1,
+    ),
+    (
+        "Max lost his keys. He searched the house. He checked his coat pockets. He found them in the fridge.",
+        "Max laughed at his mistake.",
+        "Max bought a new fridge.",
+        1,
+    ),
+    (
+        "The storm knocked out the power. The family lit candles. They played board games. The lights came back at midnight.",
+        "They went to bed relieved.",
+        "They started a bonfire indoors.",
+        1,
+    ),
+    (
+        "Jen forgot her friend's birthday. She felt terrible. She baked a cake the next day. She brought it over with a card.",
+        "Jen ignored her friend all week.",
+        "Her friend forgave her.",
+        2,
+    ),
+]
 
 
 def story_cloze(rng: random.Random) -> list[dict[str, Any]]:
@@ -94,8 +253,15 @@ def story_cloze(rng: random.Random) -> list[dict[str, Any]]:
         ["", "Choose the right ending of the story."],
         "LSDSem/story_cloze:2016",
     )
-    items = [Item(f"{s}\nEnding 1: {e1}\nEnding 2: {e2}\nWhich ending is right?", lab, LABEL, {"sentence_quiz1": e1, "sentence_quiz2": e2})
-             for s, e1, e2, lab in _STORY_CLOZE]  # fmt: skip
+    items = [
+        Item(
+            f"{s}\nEnding 1: {e1}\nEnding 2: {e2}\nWhich ending is right?",
+            lab,
+            LABEL,
+            {"sentence_quiz1": e1, "sentence_quiz2": e2},
+        )
+        for s, e1, e2, lab in _STORY_CLOZE
+    ]
     return records(task, items)
 
 
@@ -110,7 +276,7 @@ _QQP = [
     ("Which is the best laptop under $500?", "How do I install Windows on a Mac?", 0),
     ("What are the benefits of meditation?", "Why should I meditate?", 1),
     ("How tall is Mount Everest?", "Who first climbed Mount Everest?", 0),
-]  # fmt: skip
+]
 
 
 def qqp(rng: random.Random) -> list[dict[str, Any]]:
@@ -120,15 +286,30 @@ def qqp(rng: random.Random) -> list[dict[str, Any]]:
         ["Are the two questions duplicates? 0 = no, 1 = yes.", ""],
         "nyu-mll/glue:qqp",
     )
-    items = [Item(f"question1: {a}\nquestion2: {b}\nAnswer 1 if they ask the same thing, else 0.", lab, LABEL, {"idx": i})
-             for i, (a, b, lab) in enumerate(_QQP)]  # fmt: skip
+    items = [
+        Item(
+            f"question1: {a}\nquestion2: {b}\nAnswer 1 if they ask the same thing, else 0.",
+            lab,
+            LABEL,
+            {"idx": i},
+        )
+        for i, (a, b, lab) in enumerate(_QQP)
+    ]
     return records(task, items)
 
 
-_COLA = [("Our friends won't buy this analysis, let alone the next one we propose.", 1), ("One more pseudo generalization and I'm giving up.", 1),
-         ("They drank the pub.", 0), ("The more we study verbs, the crazier they get.", 1), ("The car honked down the road.", 1),
-         ("Bill whistled past the house the crowd.", 0), ("The sailors rode the breeze clear of the rocks.", 1), ("Fred watered the plants flat.", 1),
-         ("Mary sang a song, but Lee never did.", 1), ("The book was written by John by Mary.", 0), ]  # fmt: skip
+_COLA = [
+    ("Our friends won't buy this analysis, let alone the next one we propose.", 1),
+    ("One more pseudo generalization and I'm giving up.", 1),
+    ("They drank the pub.", 0),
+    ("The more we study verbs, the crazier they get.", 1),
+    ("The car honked down the road.", 1),
+    ("Bill whistled past the house the crowd.", 0),
+    ("The sailors rode the breeze clear of the rocks.", 1),
+    ("Fred watered the plants flat.", 1),
+    ("Mary sang a song, but Lee never did.", 1),
+    ("The book was written by John by Mary.", 0),
+]
 
 
 def cola(rng: random.Random) -> list[dict[str, Any]]:
@@ -145,11 +326,24 @@ def cola(rng: random.Random) -> list[dict[str, Any]]:
     return records(task, items)
 
 
-_YELP = [("dr. goldberg offers everything i look for in a general practitioner. he's nice and easy to talk to.", 4),
-         ("Unfortunately, the frustration of being Dr. Goldberg's patient is a repeat of the experience I've had with so many other doctors.", 1),
-         ("The food was okay, nothing special, and the service was slow.", 2), ("Worst pizza I have ever had. Cold, soggy and late.", 0),
-         ("Good tacos and friendly staff, though parking is a pain.", 3), ("Absolutely perfect evening, the tasting menu was stunning.", 4), ("Decent coffee but the pastries were stale.", 1),
-         ("Great service and the pasta was fresh, a bit pricey.", 3), ("Terrible hotel, dirty rooms and rude staff.", 0), ("It was fine. Average burgers.", 2)]  # fmt: skip
+_YELP = [
+    (
+        "dr. goldberg offers everything i look for in a general practitioner. he's nice and easy to talk to.",
+        4,
+    ),
+    (
+        "Unfortunately, the frustration of being Dr. Goldberg's patient is a repeat of the experience I've had with so many other doctors.",
+        1,
+    ),
+    ("The food was okay, nothing special, and the service was slow.", 2),
+    ("Worst pizza I have ever had. Cold, soggy and late.", 0),
+    ("Good tacos and friendly staff, though parking is a pain.", 3),
+    ("Absolutely perfect evening, the tasting menu was stunning.", 4),
+    ("Decent coffee but the pastries were stale.", 1),
+    ("Great service and the pasta was fresh, a bit pricey.", 3),
+    ("Terrible hotel, dirty rooms and rude staff.", 0),
+    ("It was fine. Average burgers.", 2),
+]
 
 
 def yelp_full(rng: random.Random) -> list[dict[str, Any]]:
@@ -168,17 +362,47 @@ def yelp_full(rng: random.Random) -> list[dict[str, Any]]:
 
 # -- span objects and item lists -------------------------------------------------------------------------------
 _QUAC = [
-    ("Section: Daffy Duck - Origin\nDaffy first appeared in Porky's Duck Hunt, released in 1937.\nQ: When did Daffy first appear?", {"texts": ["in 1937", "released in 1937"], "answer_starts": [52, 43]}),
-    ("Section: Ruth Ellis - Early life\nEllis was born in Rhyl, the fifth of six children.\nQ: Where was she born?", {"texts": ["Rhyl"], "answer_starts": [18]}),
-    ("Section: Anna Vissi - 1983-1989\nIn 1986 she released the album I Mera Ki I Nychta.\nQ: What album came out in 1986?", {"texts": ["I Mera Ki I Nychta"], "answer_starts": [32]}),
-    ("Section: The Fugees - Formation\nThe group was formed in New Jersey by Pras and Lauryn Hill.\nQ: Who formed the group?", {"texts": ["Pras and Lauryn Hill"], "answer_starts": [38]}),
-    ("Section: Leonard Cohen - Career\nHis first album, Songs of Leonard Cohen, came out in 1967.\nQ: What was his first album?", {"texts": ["Songs of Leonard Cohen"], "answer_starts": [17]}),
-    ("Section: Malcolm X - Prison\nIn prison he joined the Nation of Islam.\nQ: What did he join in prison?", {"texts": ["the Nation of Islam", "Nation of Islam"], "answer_starts": [20, 24]}),
-    ("Section: Nikola Tesla - Early years\nTesla was born in Smiljan in 1856.\nQ: When was he born?", {"texts": ["in 1856", "1856"], "answer_starts": [28, 31]}),
-    ("Section: Queen - Freddie Mercury\nMercury wrote Bohemian Rhapsody for the album A Night at the Opera.\nQ: Which album was it on?", {"texts": ["A Night at the Opera"], "answer_starts": [46]}),
-    ("Section: Frida Kahlo - Accident\nAt eighteen she was injured in a bus accident.\nQ: How was she injured?", {"texts": ["in a bus accident"], "answer_starts": [29]}),
-    ("Section: Pele - Santos\nHe signed with Santos at the age of fifteen.\nQ: How old was he?", {"texts": ["fifteen", "the age of fifteen"], "answer_starts": [37, 30]}),
-]  # fmt: skip
+    (
+        "Section: Daffy Duck - Origin\nDaffy first appeared in Porky's Duck Hunt, released in 1937.\nQ: When did Daffy first appear?",
+        {"texts": ["in 1937", "released in 1937"], "answer_starts": [52, 43]},
+    ),
+    (
+        "Section: Ruth Ellis - Early life\nEllis was born in Rhyl, the fifth of six children.\nQ: Where was she born?",
+        {"texts": ["Rhyl"], "answer_starts": [18]},
+    ),
+    (
+        "Section: Anna Vissi - 1983-1989\nIn 1986 she released the album I Mera Ki I Nychta.\nQ: What album came out in 1986?",
+        {"texts": ["I Mera Ki I Nychta"], "answer_starts": [32]},
+    ),
+    (
+        "Section: The Fugees - Formation\nThe group was formed in New Jersey by Pras and Lauryn Hill.\nQ: Who formed the group?",
+        {"texts": ["Pras and Lauryn Hill"], "answer_starts": [38]},
+    ),
+    (
+        "Section: Leonard Cohen - Career\nHis first album, Songs of Leonard Cohen, came out in 1967.\nQ: What was his first album?",
+        {"texts": ["Songs of Leonard Cohen"], "answer_starts": [17]},
+    ),
+    (
+        "Section: Malcolm X - Prison\nIn prison he joined the Nation of Islam.\nQ: What did he join in prison?",
+        {"texts": ["the Nation of Islam", "Nation of Islam"], "answer_starts": [20, 24]},
+    ),
+    (
+        "Section: Nikola Tesla - Early years\nTesla was born in Smiljan in 1856.\nQ: When was he born?",
+        {"texts": ["in 1856", "1856"], "answer_starts": [28, 31]},
+    ),
+    (
+        "Section: Queen - Freddie Mercury\nMercury wrote Bohemian Rhapsody for the album A Night at the Opera.\nQ: Which album was it on?",
+        {"texts": ["A Night at the Opera"], "answer_starts": [46]},
+    ),
+    (
+        "Section: Frida Kahlo - Accident\nAt eighteen she was injured in a bus accident.\nQ: How was she injured?",
+        {"texts": ["in a bus accident"], "answer_starts": [29]},
+    ),
+    (
+        "Section: Pele - Santos\nHe signed with Santos at the age of fifteen.\nQ: How old was he?",
+        {"texts": ["fifteen", "the age of fifteen"], "answer_starts": [37, 30]},
+    ),
+]
 
 
 def quac(rng: random.Random) -> list[dict[str, Any]]:
@@ -194,17 +418,47 @@ def quac(rng: random.Random) -> list[dict[str, Any]]:
 
 
 _QASPER = [
-    ("Paper: BERT-based cross-lingual NER ... Question: Which languages do they evaluate on?", {"extractive_spans": ["Spanish", "Dutch", "German"], "free_form_answer": "", "yes_no": None}),
-    ("Paper: Neural summarization of meetings ... Question: What datasets are used?", {"extractive_spans": ["AMI", "ICSI"], "free_form_answer": "", "yes_no": None}),
-    ("Paper: Detecting sarcasm with context ... Question: Which baselines do they compare to?", {"extractive_spans": ["SVM", "CNN", "LSTM"], "free_form_answer": "", "yes_no": None}),
-    ("Paper: Low-resource MT with pivoting ... Question: What pivot language is used?", {"extractive_spans": ["English"], "free_form_answer": "", "yes_no": None}),
-    ("Paper: Graph attention for relation extraction ... Question: What metrics are reported?", {"extractive_spans": ["precision", "recall", "F1"], "free_form_answer": "", "yes_no": None}),
-    ("Paper: Data augmentation for intent detection ... Question: Which intents are hardest?", {"extractive_spans": ["book_flight", "cancel"], "free_form_answer": "", "yes_no": None}),
-    ("Paper: Contrastive sentence embeddings ... Question: Which encoders do they start from?", {"extractive_spans": ["BERT", "RoBERTa"], "free_form_answer": "", "yes_no": None}),
-    ("Paper: Multilingual hate speech detection ... Question: How many languages?", {"extractive_spans": [], "free_form_answer": "five", "yes_no": None}),
-    ("Paper: Speech translation without transcripts ... Question: Which corpora are used?", {"extractive_spans": ["MuST-C", "CoVoST"], "free_form_answer": "", "yes_no": None}),
-    ("Paper: Question generation for reading tests ... Question: Who rated the questions?", {"extractive_spans": ["teachers", "crowd workers"], "free_form_answer": "", "yes_no": None}),
-]  # fmt: skip
+    (
+        "Paper: BERT-based cross-lingual NER ... Question: Which languages do they evaluate on?",
+        {"extractive_spans": ["Spanish", "Dutch", "German"], "free_form_answer": "", "yes_no": None},
+    ),
+    (
+        "Paper: Neural summarization of meetings ... Question: What datasets are used?",
+        {"extractive_spans": ["AMI", "ICSI"], "free_form_answer": "", "yes_no": None},
+    ),
+    (
+        "Paper: Detecting sarcasm with context ... Question: Which baselines do they compare to?",
+        {"extractive_spans": ["SVM", "CNN", "LSTM"], "free_form_answer": "", "yes_no": None},
+    ),
+    (
+        "Paper: Low-resource MT with pivoting ... Question: What pivot language is used?",
+        {"extractive_spans": ["English"], "free_form_answer": "", "yes_no": None},
+    ),
+    (
+        "Paper: Graph attention for relation extraction ... Question: What metrics are reported?",
+        {"extractive_spans": ["precision", "recall", "F1"], "free_form_answer": "", "yes_no": None},
+    ),
+    (
+        "Paper: Data augmentation for intent detection ... Question: Which intents are hardest?",
+        {"extractive_spans": ["book_flight", "cancel"], "free_form_answer": "", "yes_no": None},
+    ),
+    (
+        "Paper: Contrastive sentence embeddings ... Question: Which encoders do they start from?",
+        {"extractive_spans": ["BERT", "RoBERTa"], "free_form_answer": "", "yes_no": None},
+    ),
+    (
+        "Paper: Multilingual hate speech detection ... Question: How many languages?",
+        {"extractive_spans": [], "free_form_answer": "five", "yes_no": None},
+    ),
+    (
+        "Paper: Speech translation without transcripts ... Question: Which corpora are used?",
+        {"extractive_spans": ["MuST-C", "CoVoST"], "free_form_answer": "", "yes_no": None},
+    ),
+    (
+        "Paper: Question generation for reading tests ... Question: Who rated the questions?",
+        {"extractive_spans": ["teachers", "crowd workers"], "free_form_answer": "", "yes_no": None},
+    ),
+]
 
 
 def qasper(rng: random.Random) -> list[dict[str, Any]]:
@@ -220,17 +474,47 @@ def qasper(rng: random.Random) -> list[dict[str, Any]]:
 
 
 _SE_TAGS = [
-    ("Title: How do I merge two dictionaries in a single expression?\nBody: I want to merge two dicts into a new dict ...", ["python", "dictionary", "merge"]),
-    ("Title: Pandas groupby with sum of multiple columns\nBody: I have a DataFrame and want to group by one column ...", ["python", "pandas", "dataframe", "group-by"]),
-    ("Title: Why does my React component render twice?\nBody: In development mode my useEffect runs twice ...", ["javascript", "reactjs", "react-hooks"]),
-    ("Title: Git: undo the last commit but keep the changes\nBody: I committed the wrong files ...", ["git", "git-commit", "undo"]),
-    ("Title: CSS flexbox center a div vertically\nBody: I cannot get my div to be centered ...", ["css", "flexbox", "centering"]),
-    ("Title: SQL query to find duplicate rows\nBody: I need all rows whose email appears twice ...", ["sql", "duplicates"]),
-    ("Title: Docker container exits immediately\nBody: My container stops right after docker run ...", ["docker", "dockerfile"]),
-    ("Title: Convert string to datetime in Java\nBody: I have '2021-03-04' and need a LocalDate ...", ["java", "datetime", "parsing"]),
-    ("Title: Rust borrow checker error in loop\nBody: cannot borrow as mutable more than once ...", ["rust", "borrow-checker"]),
-    ("Title: Bash loop over files with spaces\nBody: for f in $(ls) breaks on spaces ...", ["bash", "shell", "loops"]),
-]  # fmt: skip
+    (
+        "Title: How do I merge two dictionaries in a single expression?\nBody: I want to merge two dicts into a new dict ...",
+        ["python", "dictionary", "merge"],
+    ),
+    (
+        "Title: Pandas groupby with sum of multiple columns\nBody: I have a DataFrame and want to group by one column ...",
+        ["python", "pandas", "dataframe", "group-by"],
+    ),
+    (
+        "Title: Why does my React component render twice?\nBody: In development mode my useEffect runs twice ...",
+        ["javascript", "reactjs", "react-hooks"],
+    ),
+    (
+        "Title: Git: undo the last commit but keep the changes\nBody: I committed the wrong files ...",
+        ["git", "git-commit", "undo"],
+    ),
+    (
+        "Title: CSS flexbox center a div vertically\nBody: I cannot get my div to be centered ...",
+        ["css", "flexbox", "centering"],
+    ),
+    (
+        "Title: SQL query to find duplicate rows\nBody: I need all rows whose email appears twice ...",
+        ["sql", "duplicates"],
+    ),
+    (
+        "Title: Docker container exits immediately\nBody: My container stops right after docker run ...",
+        ["docker", "dockerfile"],
+    ),
+    (
+        "Title: Convert string to datetime in Java\nBody: I have '2021-03-04' and need a LocalDate ...",
+        ["java", "datetime", "parsing"],
+    ),
+    (
+        "Title: Rust borrow checker error in loop\nBody: cannot borrow as mutable more than once ...",
+        ["rust", "borrow-checker"],
+    ),
+    (
+        "Title: Bash loop over files with spaces\nBody: for f in $(ls) breaks on spaces ...",
+        ["bash", "shell", "loops"],
+    ),
+]
 
 
 def stackexchange_tags(rng: random.Random) -> list[dict[str, Any]]:
@@ -243,11 +527,18 @@ def stackexchange_tags(rng: random.Random) -> list[dict[str, Any]]:
     return records(task, [Item(f"{q}\nTags:", t, SET_F1) for q, t in _SE_TAGS])
 
 
-_GO_EMOTIONS = [("I'm so grateful you came, thank you!", ["gratitude", "joy"]), ("Ugh, this is so annoying and I'm sad it happened.", ["annoyance", "sadness"]),
-                ("Wow, I did not see that coming! Amazing.", ["surprise", "admiration"]), ("I'm scared this will go wrong and I'm nervous.", ["fear", "nervousness"]),
-                ("Haha that's hilarious, love it", ["amusement", "love"]), ("I don't care either way.", ["neutral"]),
-                ("This is disgusting, I'm furious.", ["disgust", "anger"]), ("I hope you feel better soon, sending care.", ["caring", "optimism"]),
-                ("I'm so confused, what does this even mean?", ["confusion", "curiosity"]), ("Sorry, that was my fault, I feel awful.", ["remorse", "sadness"])]  # fmt: skip
+_GO_EMOTIONS = [
+    ("I'm so grateful you came, thank you!", ["gratitude", "joy"]),
+    ("Ugh, this is so annoying and I'm sad it happened.", ["annoyance", "sadness"]),
+    ("Wow, I did not see that coming! Amazing.", ["surprise", "admiration"]),
+    ("I'm scared this will go wrong and I'm nervous.", ["fear", "nervousness"]),
+    ("Haha that's hilarious, love it", ["amusement", "love"]),
+    ("I don't care either way.", ["neutral"]),
+    ("This is disgusting, I'm furious.", ["disgust", "anger"]),
+    ("I hope you feel better soon, sending care.", ["caring", "optimism"]),
+    ("I'm so confused, what does this even mean?", ["confusion", "curiosity"]),
+    ("Sorry, that was my fault, I feel awful.", ["remorse", "sadness"]),
+]
 
 
 def go_emotions(rng: random.Random) -> list[dict[str, Any]]:
@@ -274,7 +565,7 @@ _UD = [
     (["I", "have", "seen", "it"], ["PRON", "AUX", "VERB", "PRON"]),
     (["Three", "small", "birds", "sang"], ["NUM", "ADJ", "NOUN", "VERB"]),
     (["Is", "this", "your", "bag", "?"], ["AUX", "PRON", "PRON", "NOUN", "PUNCT"]),
-]  # fmt: skip
+]
 
 
 def ud_pos(rng: random.Random) -> list[dict[str, Any]]:
@@ -293,11 +584,40 @@ def ud_pos(rng: random.Random) -> list[dict[str, Any]]:
     )
 
 
-_CHUNK_NAMES = ["O", "B-ADJP", "I-ADJP", "B-ADVP", "I-ADVP", "B-CONJP", "I-CONJP", "B-INTJ", "I-INTJ", "B-LST", "I-LST", "B-NP", "I-NP",
-                "B-PP", "I-PP", "B-PRT", "I-PRT", "B-SBAR", "I-SBAR", "B-UCP", "I-UCP", "B-VP", "I-VP"]  # fmt: skip
+_CHUNK_NAMES = [
+    "O",
+    "B-ADJP",
+    "I-ADJP",
+    "B-ADVP",
+    "I-ADVP",
+    "B-CONJP",
+    "I-CONJP",
+    "B-INTJ",
+    "I-INTJ",
+    "B-LST",
+    "I-LST",
+    "B-NP",
+    "I-NP",
+    "B-PP",
+    "I-PP",
+    "B-PRT",
+    "I-PRT",
+    "B-SBAR",
+    "I-SBAR",
+    "B-UCP",
+    "I-UCP",
+    "B-VP",
+    "I-VP",
+]
 _CHUNKS = [
-    (["Confidence", "in", "the", "pound", "is", "widely", "expected"], ["B-NP", "B-PP", "B-NP", "I-NP", "B-VP", "I-VP", "I-VP"]),
-    (["He", "reckons", "the", "current", "account", "deficit"], ["B-NP", "B-VP", "B-NP", "I-NP", "I-NP", "I-NP"]),
+    (
+        ["Confidence", "in", "the", "pound", "is", "widely", "expected"],
+        ["B-NP", "B-PP", "B-NP", "I-NP", "B-VP", "I-VP", "I-VP"],
+    ),
+    (
+        ["He", "reckons", "the", "current", "account", "deficit"],
+        ["B-NP", "B-VP", "B-NP", "I-NP", "I-NP", "I-NP"],
+    ),
     (["Chancellor", "Lawson", "declined", "to", "comment"], ["B-NP", "I-NP", "B-VP", "I-VP", "I-VP"]),
     (["The", "index", "fell", "sharply", "on", "Monday"], ["B-NP", "I-NP", "B-VP", "B-ADVP", "B-PP", "B-NP"]),
     (["Investors", "sold", "shares", "of", "banks"], ["B-NP", "B-VP", "B-NP", "B-PP", "B-NP"]),
@@ -306,7 +626,7 @@ _CHUNKS = [
     (["The", "firm", "said", "it", "would", "sell"], ["B-NP", "I-NP", "B-VP", "B-NP", "B-VP", "I-VP"]),
     (["Sales", "grew", "in", "Asia"], ["B-NP", "B-VP", "B-PP", "B-NP"]),
     (["Analysts", "expect", "higher", "profits"], ["B-NP", "B-VP", "B-NP", "I-NP"]),
-]  # fmt: skip
+]
 
 
 def conll2000_chunks(rng: random.Random) -> list[dict[str, Any]]:
@@ -316,8 +636,15 @@ def conll2000_chunks(rng: random.Random) -> list[dict[str, Any]]:
         ["Chunk tags (BIO) for every token.", ""],
         "eriktks/conll2000",
     )
-    items = [Item("Chunk this sentence, one tag per token: " + " ".join(t), [_CHUNK_NAMES.index(c) for c in tags], SEQUENCE,
-                  {"tokens": t, "tag_names": _CHUNK_NAMES}) for t, tags in _CHUNKS]  # fmt: skip
+    items = [
+        Item(
+            "Chunk this sentence, one tag per token: " + " ".join(t),
+            [_CHUNK_NAMES.index(c) for c in tags],
+            SEQUENCE,
+            {"tokens": t, "tag_names": _CHUNK_NAMES},
+        )
+        for t, tags in _CHUNKS
+    ]
     return records(task, items)
 
 
@@ -333,8 +660,14 @@ def krypto(rng: random.Random) -> list[dict[str, Any]]:
     for _ in range(10):
         cards = [rng.randint(1, 17) for _ in range(5)]
         target = rng.randint(1, 25)
-        items.append(Item(f"Krypto: cards {', '.join(map(str, cards))}. Using each card exactly once with + - * /, make {target}.",
-                          str(target), NONE, {"cards": cards}))  # fmt: skip
+        items.append(
+            Item(
+                f"Krypto: cards {', '.join(map(str, cards))}. Using each card exactly once with + - * /, make {target}.",
+                str(target),
+                NONE,
+                {"cards": cards},
+            )
+        )
     return records(task, items)
 
 
@@ -348,8 +681,14 @@ def make10(rng: random.Random) -> list[dict[str, Any]]:
     items = []
     for _ in range(10):
         digits = [rng.randint(1, 9) for _ in range(4)]
-        items.append(Item(f"Use all four digits {' '.join(map(str, digits))} once each, with + - × ÷ and brackets, to reach 10.", 10, NONE,
-                          {"digits": digits}))  # fmt: skip
+        items.append(
+            Item(
+                f"Use all four digits {' '.join(map(str, digits))} once each, with + - × ÷ and brackets, to reach 10.",
+                10,
+                NONE,
+                {"digits": digits},
+            )
+        )
     return records(task, items)
 
 
@@ -373,8 +712,14 @@ def latin_squares(rng: random.Random) -> list[dict[str, Any]]:
     for i in range(10):
         grid = _latin(4 + i % 2, rng)
         shown = [[c if rng.random() < 0.5 else 0 for c in r] for r in grid]
-        items.append(Item("Complete the Latin square (0 = blank), every row and column holding each number once:\n"
-                          + "\n".join(" ".join(map(str, r)) for r in shown), grid, GRID))  # fmt: skip
+        items.append(
+            Item(
+                "Complete the Latin square (0 = blank), every row and column holding each number once:\n"
+                + "\n".join(" ".join(map(str, r)) for r in shown),
+                grid,
+                GRID,
+            )
+        )
     return records(task, items)
 
 
@@ -385,9 +730,18 @@ def takuzu(rng: random.Random) -> list[dict[str, Any]]:
         ["Solve the binary puzzle; answer row by row.", ""],
         "written-for-rlar (takuzu grids)",
     )
-    solutions = ["0101\n1010\n0110\n1001", "1100\n0011\n1010\n0101", "0110\n1001\n1010\n0101", "101010\n010101\n110010\n001101\n100110\n011001",
-                 "0011\n1100\n0101\n1010", "1001\n0110\n1010\n0101", "0101\n0110\n1010\n1001", "1010\n0101\n0011\n1100",
-                 "1100\n1010\n0011\n0101", "0110\n0101\n1001\n1010"]  # fmt: skip
+    solutions = [
+        "0101\n1010\n0110\n1001",
+        "1100\n0011\n1010\n0101",
+        "0110\n1001\n1010\n0101",
+        "101010\n010101\n110010\n001101\n100110\n011001",
+        "0011\n1100\n0101\n1010",
+        "1001\n0110\n1010\n0101",
+        "0101\n0110\n1010\n1001",
+        "1010\n0101\n0011\n1100",
+        "1100\n1010\n0011\n0101",
+        "0110\n0101\n1001\n1010",
+    ]
     items = []
     for s in solutions:
         shown = "\n".join("".join(c if rng.random() < 0.4 else "." for c in row) for row in s.splitlines())
@@ -511,12 +865,18 @@ def reverse_text(rng: random.Random) -> list[dict[str, Any]]:
 
 
 # -- quantities with units --------------------------------------------------------------------------------------
-_CHEM = [("How many moles are in 36 g of water (M = 18 g/mol)?", "2.0 mol"), ("What mass of NaCl is in 0.50 mol (M = 58.4 g/mol)?", "29.2 g"),
-         ("A gas occupies 2.0 L at 100 kPa. At constant temperature, what is its volume at 200 kPa?", "1.0 L"),
-         ("What volume of 2.0 M HCl contains 0.50 mol?", "250 mL"), ("How much heat raises 100 g of water by 10 K (c = 4.18 J/(g K))?", "4180 J"),
-         ("What is the pressure of 1.0 mol of gas in 22.4 L at 273 K?", "101 kPa"),
-         ("What is the mass of 3.0 mol of CO2 (M = 44 g/mol)?", "132 g"), ("How many moles of O2 are in 16 g (M = 32 g/mol)?", "0.50 mol"),
-         ("What is the density of a 20 g sample of volume 5.0 mL?", "4.0 g/mL"), ("A balloon holds 3.0 L at 1 atm; what volume at 0.5 atm (same T)?", "6.0 L")]  # fmt: skip
+_CHEM = [
+    ("How many moles are in 36 g of water (M = 18 g/mol)?", "2.0 mol"),
+    ("What mass of NaCl is in 0.50 mol (M = 58.4 g/mol)?", "29.2 g"),
+    ("A gas occupies 2.0 L at 100 kPa. At constant temperature, what is its volume at 200 kPa?", "1.0 L"),
+    ("What volume of 2.0 M HCl contains 0.50 mol?", "250 mL"),
+    ("How much heat raises 100 g of water by 10 K (c = 4.18 J/(g K))?", "4180 J"),
+    ("What is the pressure of 1.0 mol of gas in 22.4 L at 273 K?", "101 kPa"),
+    ("What is the mass of 3.0 mol of CO2 (M = 44 g/mol)?", "132 g"),
+    ("How many moles of O2 are in 16 g (M = 32 g/mol)?", "0.50 mol"),
+    ("What is the density of a 20 g sample of volume 5.0 mL?", "4.0 g/mL"),
+    ("A balloon holds 3.0 L at 1 atm; what volume at 0.5 atm (same T)?", "6.0 L"),
+]
 
 
 def chemistry_units(rng: random.Random) -> list[dict[str, Any]]:
@@ -529,11 +889,18 @@ def chemistry_units(rng: random.Random) -> list[dict[str, Any]]:
     return records(task, [Item(q, a, QUANTITY) for q, a in _CHEM])
 
 
-_CIRCUITS = [("A 12 V battery drives a 4 ohm resistor. What current flows?", "3 A"), ("What is the resistance of two 100 ohm resistors in parallel?", "50 ohm"),
-             ("A 2 A current flows through 6 ohm. What is the voltage drop?", "12 V"), ("What power does a 230 V heater draw at 10 A?", "2.3 kW"),
-             ("How much charge passes in 5 s at 0.4 A?", "2 C"), ("A 60 W bulb runs for 2 hours. How much energy does it use?", "432 kJ"),
-             ("A 9 V source and 3 mA current: what resistance?", "3 kohm"), ("What frequency has a period of 20 ms?", "50 Hz"),
-             ("Three 10 ohm resistors in series have what total resistance?", "30 ohm"), ("A 1500 W kettle runs for 2 minutes. Energy used?", "180 kJ")]  # fmt: skip
+_CIRCUITS = [
+    ("A 12 V battery drives a 4 ohm resistor. What current flows?", "3 A"),
+    ("What is the resistance of two 100 ohm resistors in parallel?", "50 ohm"),
+    ("A 2 A current flows through 6 ohm. What is the voltage drop?", "12 V"),
+    ("What power does a 230 V heater draw at 10 A?", "2.3 kW"),
+    ("How much charge passes in 5 s at 0.4 A?", "2 C"),
+    ("A 60 W bulb runs for 2 hours. How much energy does it use?", "432 kJ"),
+    ("A 9 V source and 3 mA current: what resistance?", "3 kohm"),
+    ("What frequency has a period of 20 ms?", "50 Hz"),
+    ("Three 10 ohm resistors in series have what total resistance?", "30 ohm"),
+    ("A 1500 W kettle runs for 2 minutes. Energy used?", "180 kJ"),
+]
 
 
 def circuits_units(rng: random.Random) -> list[dict[str, Any]]:
@@ -548,11 +915,31 @@ def circuits_units(rng: random.Random) -> list[dict[str, Any]]:
 
 # -- reference-free verse forms --------------------------------------------------------------------------------
 _FORMS = [
-    ("haiku", "Write a haiku about the first snow.", "Write a haiku (5-7-5 syllables) about a heron.", "Compose a haiku about city traffic."),
-    ("acrostic", "Write an acrostic poem for the word HOPE.", "Write an acrostic poem whose lines spell RIVER.", "Compose an acrostic on the name ANNA."),
-    ("villanelle", "Write a villanelle about insomnia.", "Compose a villanelle with the refrain 'the tide will not return'.", "Write a villanelle about a lighthouse keeper."),
-    ("couplets", "Write three rhyming couplets about a lazy dog.", "Write a poem in rhyming couplets about breakfast.", "Compose four couplets that rhyme, about rain."),
-]  # fmt: skip
+    (
+        "haiku",
+        "Write a haiku about the first snow.",
+        "Write a haiku (5-7-5 syllables) about a heron.",
+        "Compose a haiku about city traffic.",
+    ),
+    (
+        "acrostic",
+        "Write an acrostic poem for the word HOPE.",
+        "Write an acrostic poem whose lines spell RIVER.",
+        "Compose an acrostic on the name ANNA.",
+    ),
+    (
+        "villanelle",
+        "Write a villanelle about insomnia.",
+        "Compose a villanelle with the refrain 'the tide will not return'.",
+        "Write a villanelle about a lighthouse keeper.",
+    ),
+    (
+        "couplets",
+        "Write three rhyming couplets about a lazy dog.",
+        "Write a poem in rhyming couplets about breakfast.",
+        "Compose four couplets that rhyme, about rain.",
+    ),
+]
 
 
 def verse_forms(rng: random.Random) -> list[dict[str, Any]]:
@@ -568,6 +955,29 @@ def verse_forms(rng: random.Random) -> list[dict[str, Any]]:
     return records(task, items)
 
 
-ALL = [siqa, copa, story_cloze, qqp, cola, yelp_full, quac, qasper, stackexchange_tags, go_emotions, ud_pos, conll2000_chunks,
-       krypto, make10, latin_squares, takuzu, kenken, caesar, rot13, atbash, reverse_text, chemistry_units, circuits_units,
-       verse_forms]  # fmt: skip
+ALL = [
+    siqa,
+    copa,
+    story_cloze,
+    qqp,
+    cola,
+    yelp_full,
+    quac,
+    qasper,
+    stackexchange_tags,
+    go_emotions,
+    ud_pos,
+    conll2000_chunks,
+    krypto,
+    make10,
+    latin_squares,
+    takuzu,
+    kenken,
+    caesar,
+    rot13,
+    atbash,
+    reverse_text,
+    chemistry_units,
+    circuits_units,
+    verse_forms,
+]

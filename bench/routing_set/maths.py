@@ -9,18 +9,37 @@ from typing import Any
 
 from bench.routing_set.common import MATH, Item, Task, records
 
-NAMES = ["Maria", "Tomás", "Aisha", "Kenji", "Olga", "Priya", "Liam", "Fatima", "Noah", "Mei", "Jamal", "Sofia",
-         "Arjun", "Hannah", "Diego", "Yuki"]  # fmt: skip
+NAMES = [
+    "Maria",
+    "Tomás",
+    "Aisha",
+    "Kenji",
+    "Olga",
+    "Priya",
+    "Liam",
+    "Fatima",
+    "Noah",
+    "Mei",
+    "Jamal",
+    "Sofia",
+    "Arjun",
+    "Hannah",
+    "Diego",
+    "Yuki",
+]
 
 
 def gsm8k(rng: random.Random) -> list[dict[str, Any]]:
     task = Task(
         "gsm8k",
         ["grade_school_problems", "gs-word-probs", "elementary_story_problems"],
-        ["", "Multi-step grade-school problems. The final answer follows ####.",
-         "Solve the story problem step by step and end with the final numeric answer."],
+        [
+            "",
+            "Multi-step grade-school problems. The final answer follows ####.",
+            "Solve the story problem step by step and end with the final numeric answer.",
+        ],
         "openai/gsm8k:main",
-    )  # fmt: skip
+    )
     items = []
     for i in range(14):
         n = NAMES[i % len(NAMES)]
@@ -60,33 +79,68 @@ def gsm8k(rng: random.Random) -> list[dict[str, Any]]:
 
 
 _MATH_SOLUTIONS = [
-    ("Algebra", "If $x + 2y = 10$ and $x - y = 1$, what is the value of $x$?",
-     "Subtracting the second equation from the first gives $3y = 9$, so $y = 3$. Then $x = 1 + y = \\boxed{4}$."),
-    ("Algebra", "What is the sum of the roots of $x^2 - 5x + 6 = 0$?",
-     "By Vieta's formulas the sum of the roots is $-(-5)/1 = \\boxed{5}$."),
-    ("Number Theory", "How many positive divisors does $36$ have?",
-     "Since $36 = 2^2 \\cdot 3^2$, it has $(2+1)(2+1) = \\boxed{9}$ positive divisors."),
-    ("Counting & Probability", "Compute $\\dbinom{8}{3}$.",
-     "$\\dbinom{8}{3} = \\dfrac{8 \\times 7 \\times 6}{3 \\times 2 \\times 1} = \\boxed{56}$."),
-    ("Geometry", "Find the distance between the points $(1,2)$ and $(4,6)$.",
-     "The distance is $\\sqrt{(4-1)^2 + (6-2)^2} = \\sqrt{9+16} = \\boxed{5}$."),
-    ("Prealgebra", "Simplify $\\sqrt{50}$.",
-     "We have $\\sqrt{50} = \\sqrt{25 \\cdot 2} = \\boxed{5\\sqrt{2}}$."),
-    ("Number Theory", "What is the remainder when $2^{10}$ is divided by $7$?",
-     "Since $2^3 = 8 \\equiv 1 \\pmod 7$, $2^{10} = (2^3)^3 \\cdot 2 \\equiv 2$. The remainder is $\\boxed{2}$."),
-    ("Geometry", "The area of a circle is $49\\pi$ square units. What is the radius of the circle?",
-     "From $\\pi r^2 = 49\\pi$ we get $r^2 = 49$, so $r = \\boxed{7}$."),
-    ("Algebra", "Solve for $x$: $\\frac{x}{3} + 2 = 5$.",
-     "Subtract 2 to get $\\frac{x}{3} = 3$, then multiply by 3: $x = \\boxed{9}$."),
-    ("Prealgebra", "What is the least common multiple of $12$ and $18$?",
-     "$12 = 2^2 \\cdot 3$ and $18 = 2 \\cdot 3^2$, so the LCM is $2^2 \\cdot 3^2 = \\boxed{36}$."),
-    ("Intermediate Algebra", "Evaluate $\\log_2 64$.",
-     "Since $2^6 = 64$, $\\log_2 64 = \\boxed{6}$."),
-    ("Algebra", "What is the slope of the line passing through $(2,3)$ and $(6,11)$?",
-     "The slope is $\\frac{11-3}{6-2} = \\frac{8}{4} = \\boxed{2}$."),
-    ("Prealgebra", "What is $\\frac{2}{3} + \\frac{1}{4}$? Express your answer as a common fraction.",
-     "With a common denominator of 12: $\\frac{8}{12} + \\frac{3}{12} = \\boxed{\\frac{11}{12}}$."),
-]  # fmt: skip
+    (
+        "Algebra",
+        "If $x + 2y = 10$ and $x - y = 1$, what is the value of $x$?",
+        "Subtracting the second equation from the first gives $3y = 9$, so $y = 3$. Then $x = 1 + y = \\boxed{4}$.",
+    ),
+    (
+        "Algebra",
+        "What is the sum of the roots of $x^2 - 5x + 6 = 0$?",
+        "By Vieta's formulas the sum of the roots is $-(-5)/1 = \\boxed{5}$.",
+    ),
+    (
+        "Number Theory",
+        "How many positive divisors does $36$ have?",
+        "Since $36 = 2^2 \\cdot 3^2$, it has $(2+1)(2+1) = \\boxed{9}$ positive divisors.",
+    ),
+    (
+        "Counting & Probability",
+        "Compute $\\dbinom{8}{3}$.",
+        "$\\dbinom{8}{3} = \\dfrac{8 \\times 7 \\times 6}{3 \\times 2 \\times 1} = \\boxed{56}$.",
+    ),
+    (
+        "Geometry",
+        "Find the distance between the points $(1,2)$ and $(4,6)$.",
+        "The distance is $\\sqrt{(4-1)^2 + (6-2)^2} = \\sqrt{9+16} = \\boxed{5}$.",
+    ),
+    (
+        "Prealgebra",
+        "Simplify $\\sqrt{50}$.",
+        "We have $\\sqrt{50} = \\sqrt{25 \\cdot 2} = \\boxed{5\\sqrt{2}}$.",
+    ),
+    (
+        "Number Theory",
+        "What is the remainder when $2^{10}$ is divided by $7$?",
+        "Since $2^3 = 8 \\equiv 1 \\pmod 7$, $2^{10} = (2^3)^3 \\cdot 2 \\equiv 2$. The remainder is $\\boxed{2}$.",
+    ),
+    (
+        "Geometry",
+        "The area of a circle is $49\\pi$ square units. What is the radius of the circle?",
+        "From $\\pi r^2 = 49\\pi$ we get $r^2 = 49$, so $r = \\boxed{7}$.",
+    ),
+    (
+        "Algebra",
+        "Solve for $x$: $\\frac{x}{3} + 2 = 5$.",
+        "Subtract 2 to get $\\frac{x}{3} = 3$, then multiply by 3: $x = \\boxed{9}$.",
+    ),
+    (
+        "Prealgebra",
+        "What is the least common multiple of $12$ and $18$?",
+        "$12 = 2^2 \\cdot 3$ and $18 = 2 \\cdot 3^2$, so the LCM is $2^2 \\cdot 3^2 = \\boxed{36}$.",
+    ),
+    ("Intermediate Algebra", "Evaluate $\\log_2 64$.", "Since $2^6 = 64$, $\\log_2 64 = \\boxed{6}$."),
+    (
+        "Algebra",
+        "What is the slope of the line passing through $(2,3)$ and $(6,11)$?",
+        "The slope is $\\frac{11-3}{6-2} = \\frac{8}{4} = \\boxed{2}$.",
+    ),
+    (
+        "Prealgebra",
+        "What is $\\frac{2}{3} + \\frac{1}{4}$? Express your answer as a common fraction.",
+        "With a common denominator of 12: $\\frac{8}{12} + \\frac{3}{12} = \\boxed{\\frac{11}{12}}$.",
+    ),
+]
 
 
 def math_solutions(rng: random.Random) -> list[dict[str, Any]]:
@@ -104,10 +158,16 @@ def math_solutions(rng: random.Random) -> list[dict[str, Any]]:
 
 
 _MATH_ANSWERS = [
-    ("Convert the point $(0,3)$ in rectangular coordinates to polar coordinates. Enter your answer in the form $(r,\\theta),$ where $r > 0$ and $0 \\le \\theta < 2 \\pi.$", "\\left( 3, \\frac{\\pi}{2} \\right)"),
+    (
+        "Convert the point $(0,3)$ in rectangular coordinates to polar coordinates. Enter your answer in the form $(r,\\theta),$ where $r > 0$ and $0 \\le \\theta < 2 \\pi.$",
+        "\\left( 3, \\frac{\\pi}{2} \\right)",
+    ),
     ("Find all real solutions to $x^2 = 9$. Enter all the solutions, separated by commas.", "3, -3"),
     ("Express $0.\\overline{3}$ as a common fraction.", "\\frac{1}{3}"),
-    ("What is the domain of the function $f(x)=\\sqrt{x-2}$? Express your answer in interval notation.", "[2,\\infty)"),
+    (
+        "What is the domain of the function $f(x)=\\sqrt{x-2}$? Express your answer in interval notation.",
+        "[2,\\infty)",
+    ),
     ("Expand the product $(x+1)^2$.", "x^2+2x+1"),
     ("Compute $\\sin 30^\\circ$.", "\\frac{1}{2}"),
     ("Find the inverse of $f(x) = 2x + 3$.", "\\frac{x-3}{2}"),
@@ -117,7 +177,7 @@ _MATH_ANSWERS = [
     ("Compute $i^{6}$, where $i^2=-1$.", "-1"),
     ("What is the degree measure of an interior angle of a regular hexagon?", "120^\\circ"),
     ("Find the value of $k$ so that the line $y = kx + 1$ passes through $(3, 7)$.", "2"),
-]  # fmt: skip
+]
 
 
 def math_answers(rng: random.Random) -> list[dict[str, Any]]:
@@ -155,26 +215,55 @@ def svamp(rng: random.Random) -> list[dict[str, Any]]:
         n1, n2 = NAMES[i], NAMES[(i + 5) % len(NAMES)]
         kind = i % 4
         if kind == 0:
-            body, qn, eq, ans = (f"{n1} had {a} {x}. {n1} gave {b} {x} to {n2}.", f"How many {x} does {n1} have now?",
-                                 f"( {a}.0 - {b}.0 )", a - b)  # fmt: skip
+            body, qn, eq, ans = (
+                f"{n1} had {a} {x}. {n1} gave {b} {x} to {n2}.",
+                f"How many {x} does {n1} have now?",
+                f"( {a}.0 - {b}.0 )",
+                a - b,
+            )
         elif kind == 1:
-            body, qn, eq, ans = (f"There are {b} boxes of {x}. Each box has {a} {x}.", f"How many {x} are there in all?",
-                                 f"( {b}.0 * {a}.0 )", a * b)  # fmt: skip
+            body, qn, eq, ans = (
+                f"There are {b} boxes of {x}. Each box has {a} {x}.",
+                f"How many {x} are there in all?",
+                f"( {b}.0 * {a}.0 )",
+                a * b,
+            )
         elif kind == 2:
-            body, qn, eq, ans = (f"{n1} has {a * b} {x} and wants to put them equally into {b} bags.",
-                                 f"How many {x} will be in each bag?", f"( {a * b}.0 / {b}.0 )", a)  # fmt: skip
+            body, qn, eq, ans = (
+                f"{n1} has {a * b} {x} and wants to put them equally into {b} bags.",
+                f"How many {x} will be in each bag?",
+                f"( {a * b}.0 / {b}.0 )",
+                a,
+            )
         else:
-            body, qn, eq, ans = (f"{n1} found {a} {x} on Monday and {b} more {x} on Tuesday than on Monday.",
-                                 f"How many {x} did {n1} find on Tuesday?", f"( {a}.0 + {b}.0 )", a + b)  # fmt: skip
-        items.append(Item(f"{body} {qn}", float(ans), MATH,
-                          {"Body": body, "Question": qn, "Equation": eq, "Type": ["Subtraction", "Multiplication", "Common-Division", "Addition"][kind]}))  # fmt: skip
+            body, qn, eq, ans = (
+                f"{n1} found {a} {x} on Monday and {b} more {x} on Tuesday than on Monday.",
+                f"How many {x} did {n1} find on Tuesday?",
+                f"( {a}.0 + {b}.0 )",
+                a + b,
+            )
+        items.append(
+            Item(
+                f"{body} {qn}",
+                float(ans),
+                MATH,
+                {
+                    "Body": body,
+                    "Question": qn,
+                    "Equation": eq,
+                    "Type": ["Subtraction", "Multiplication", "Common-Division", "Addition"][kind],
+                },
+            )
+        )
     return records(task, items)
 
 
 def _aime_items() -> list[tuple[str, int]]:
     return [
-        ("Find the number of positive integers less than $1000$ that are divisible by $7$ but not by $11$.",
-         999 // 7 - 999 // 77),
+        (
+            "Find the number of positive integers less than $1000$ that are divisible by $7$ but not by $11$.",
+            999 // 7 - 999 // 77,
+        ),
         ("Find the remainder when $3^{100}$ is divided by $1000$.", pow(3, 100, 1000)),
         ("Find the number of ordered pairs of positive integers $(a,b)$ such that $a+b=50$.", 49),
         ("Find the sum of all positive divisors of $100$.", sum(d for d in range(1, 101) if 100 % d == 0)),
@@ -186,7 +275,7 @@ def _aime_items() -> list[tuple[str, int]]:
         ("Three consecutive odd integers have sum $159$. Find the largest of them.", 55),
         ("Find the number of trailing zeros of $100!$.", 24),
         ("Find the smallest positive integer $n$ such that $n^2$ ends in the digits $44$ and $n > 12$.", 38),
-    ]  # fmt: skip
+    ]
 
 
 def aime(rng: random.Random) -> list[dict[str, Any]]:
@@ -210,8 +299,14 @@ def finqa(rng: random.Random) -> list[dict[str, Any]]:
         ["Questions over a company's financial tables; compute the requested figure.", ""],
         "ibm/finqa",
     )
-    metrics = ["net revenue", "operating income", "total assets", "cash and equivalents", "capital expenditures",
-               "research and development expense"]  # fmt: skip
+    metrics = [
+        "net revenue",
+        "operating income",
+        "total assets",
+        "cash and equivalents",
+        "capital expenditures",
+        "research and development expense",
+    ]
     items = []
     for i in range(11):
         m = metrics[i % len(metrics)]
@@ -229,8 +324,14 @@ def finqa(rng: random.Random) -> list[dict[str, Any]]:
             q = f"what is the average {m} for {y1} and {y1 + 1} , in millions?"
             ans = f"{(v1 + v2) / 2:g}"
         pre = f"the following table summarizes our {m} for the years ended december 31 :"
-        items.append(Item(f"{pre}\n{table}\nQuestion: {q}", ans, MATH,
-                          {"program": f"subtract({v2}, {v1})" if i % 3 == 1 else "", "table_rows": 2}))  # fmt: skip
+        items.append(
+            Item(
+                f"{pre}\n{table}\nQuestion: {q}",
+                ans,
+                MATH,
+                {"program": f"subtract({v2}, {v1})" if i % 3 == 1 else "", "table_rows": 2},
+            )
+        )
     return records(task, items)
 
 
@@ -243,17 +344,47 @@ def probability(rng: random.Random) -> list[dict[str, Any]]:
     )
     cases = [
         ("Two fair six-sided dice are rolled. What is the probability that the sum is 7?", Fraction(6, 36)),
-        ("A fair coin is flipped 3 times. What is the probability of getting exactly two heads?", Fraction(3, 8)),
-        ("A card is drawn from a standard 52-card deck. What is the probability it is a heart or a king?", Fraction(16, 52)),
-        ("Two fair coins are flipped. What is the probability that at least one shows tails?", Fraction(3, 4)),
-        ("A bag has 4 red and 6 blue marbles. Two are drawn without replacement. What is the probability both are red?", Fraction(4 * 3, 10 * 9)),
-        ("A number is chosen at random from 1 to 20. What is the probability that it is prime?", Fraction(8, 20)),
-        ("Three fair six-sided dice are rolled. What is the probability that all three show the same number?", Fraction(6, 216)),
-        ("A fair coin is flipped 4 times. What is the probability of getting at least one head?", Fraction(15, 16)),
-        ("A letter is chosen at random from the word PROBABILITY. What is the probability that it is a B?", Fraction(2, 11)),
-        ("Two cards are drawn from a standard deck without replacement. What is the probability that both are aces?", Fraction(4 * 3, 52 * 51)),
-        ("A spinner has 8 equal sections numbered 1 through 8. What is the probability of spinning a multiple of 3?", Fraction(2, 8)),
-    ]  # fmt: skip
+        (
+            "A fair coin is flipped 3 times. What is the probability of getting exactly two heads?",
+            Fraction(3, 8),
+        ),
+        (
+            "A card is drawn from a standard 52-card deck. What is the probability it is a heart or a king?",
+            Fraction(16, 52),
+        ),
+        (
+            "Two fair coins are flipped. What is the probability that at least one shows tails?",
+            Fraction(3, 4),
+        ),
+        (
+            "A bag has 4 red and 6 blue marbles. Two are drawn without replacement. What is the probability both are red?",
+            Fraction(4 * 3, 10 * 9),
+        ),
+        (
+            "A number is chosen at random from 1 to 20. What is the probability that it is prime?",
+            Fraction(8, 20),
+        ),
+        (
+            "Three fair six-sided dice are rolled. What is the probability that all three show the same number?",
+            Fraction(6, 216),
+        ),
+        (
+            "A fair coin is flipped 4 times. What is the probability of getting at least one head?",
+            Fraction(15, 16),
+        ),
+        (
+            "A letter is chosen at random from the word PROBABILITY. What is the probability that it is a B?",
+            Fraction(2, 11),
+        ),
+        (
+            "Two cards are drawn from a standard deck without replacement. What is the probability that both are aces?",
+            Fraction(4 * 3, 52 * 51),
+        ),
+        (
+            "A spinner has 8 equal sections numbered 1 through 8. What is the probability of spinning a multiple of 3?",
+            Fraction(2, 8),
+        ),
+    ]
     return records(task, [Item(q, f"{p.numerator}/{p.denominator}", MATH) for q, p in cases])
 
 

@@ -105,8 +105,38 @@ def mode_overrides(mode: str, doc: dict[str, Any]) -> dict[str, Any]:
 
 
 # Student's t, 0.975 quantile, by degrees of freedom (1-30); beyond 30 the normal 1.96 is close enough.
-_T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]  # fmt: skip
+_T975 = [
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+]
 
 
 def interval(values: list[float]) -> dict[str, Any]:
@@ -132,8 +162,10 @@ def summarize_runs(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, 
     for mode in dict.fromkeys(r["mode"] for r in rows):
         runs = [r for r in rows if r["mode"] == mode]
         metrics = sorted({k for r in runs for k, v in r.get("eval", {}).items() if v is not None})
-        out[mode] = {m: interval([float(r["eval"][m]) for r in runs if r.get("eval", {}).get(m) is not None])
-                     for m in metrics}  # fmt: skip
+        out[mode] = {
+            m: interval([float(r["eval"][m]) for r in runs if r.get("eval", {}).get(m) is not None])
+            for m in metrics
+        }
     return out
 
 
@@ -176,8 +208,14 @@ def _curve(run_dir: Path) -> list[tuple[int, float]]:
 def _metric_order(metrics: set[str]) -> list[str]:
     """True metrics first (``all/true`` on top), then the hack rates, then the shares scored high."""
     kind = {"hack": 1, "high": 2}
-    return sorted(metrics, key=lambda m: (kind.get(m.rsplit("/", 1)[-1].split("@")[0], 0) if "@" in m else 0,
-                                          m != "all/true", m))  # fmt: skip
+    return sorted(
+        metrics,
+        key=lambda m: (
+            kind.get(m.rsplit("/", 1)[-1].split("@")[0], 0) if "@" in m else 0,
+            m != "all/true",
+            m,
+        ),
+    )
 
 
 def _plot(
@@ -223,8 +261,15 @@ def _plot(
                 (per[m]["mean"] - per[m]["lo"]) if m in per and per[m]["lo"] is not None else 0.0
                 for m in shown
             ]
-            ax.bar([j + i * width for j in range(len(shown))], means, width, yerr=errs, capsize=3, label=mode,
-                   color=colour[mode])  # fmt: skip
+            ax.bar(
+                [j + i * width for j in range(len(shown))],
+                means,
+                width,
+                yerr=errs,
+                capsize=3,
+                label=mode,
+                color=colour[mode],
+            )
         ax.set_xticks(
             [j + 0.4 - width / 2 for j in range(len(shown))], shown, rotation=30, ha="right", fontsize=7
         )
@@ -257,9 +302,12 @@ def _table(rows: list[dict[str, Any]], summary: dict[str, dict[str, dict[str, An
     ]
     for r in rows:
         fl = r.get("reward_all", {})
-        lines.append(f"| {r['mode']} | {r['seed']} | {r.get('steps', '-')} | {r.get('minutes', '-')} | "
-                     f"{fl['first']:.3f} | {fl['last']:.3f} |" if fl else f"| {r['mode']} | {r['seed']} | "
-                     f"{r.get('steps', '-')} | {r.get('minutes', '-')} | - | - |")  # fmt: skip
+        lines.append(
+            f"| {r['mode']} | {r['seed']} | {r.get('steps', '-')} | {r.get('minutes', '-')} | "
+            f"{fl['first']:.3f} | {fl['last']:.3f} |"
+            if fl
+            else f"| {r['mode']} | {r['seed']} | {r.get('steps', '-')} | {r.get('minutes', '-')} | - | - |"
+        )
     return "\n".join(lines)
 
 
@@ -290,14 +338,24 @@ def difference(a: list[float], b: list[float]) -> dict[str, Any]:
         return {"diff": round(diff, 4), "lo": None, "hi": None, "beyond_noise": False, "no_spread": False}
     va, vb = (ia["sd"] or 0.0) ** 2 / na, (ib["sd"] or 0.0) ** 2 / nb
     if va + vb == 0:
-        return {"diff": round(diff, 4), "lo": round(diff, 4), "hi": round(diff, 4),
-                "beyond_noise": abs(diff) > 1e-12, "no_spread": True}  # fmt: skip
+        return {
+            "diff": round(diff, 4),
+            "lo": round(diff, 4),
+            "hi": round(diff, 4),
+            "beyond_noise": abs(diff) > 1e-12,
+            "no_spread": True,
+        }
     dof = (va + vb) ** 2 / ((va**2 / (na - 1) if va else 0.0) + (vb**2 / (nb - 1) if vb else 0.0))
     k = max(1, int(dof))
     half = (_T975[k - 1] if k <= len(_T975) else 1.96) * (va + vb) ** 0.5
     lo, hi = diff - half, diff + half
-    return {"diff": round(diff, 4), "lo": round(lo, 4), "hi": round(hi, 4), "beyond_noise": lo > 0 or hi < 0,
-            "no_spread": False}  # fmt: skip
+    return {
+        "diff": round(diff, 4),
+        "lo": round(lo, 4),
+        "hi": round(hi, 4),
+        "beyond_noise": lo > 0 or hi < 0,
+        "no_spread": False,
+    }
 
 
 def compare_modes(rows: list[dict[str, Any]], against: str) -> dict[str, dict[str, dict[str, Any]]]:
@@ -308,8 +366,11 @@ def compare_modes(rows: list[dict[str, Any]], against: str) -> dict[str, dict[st
             if v is not None:
                 by_mode.setdefault(r["mode"], {}).setdefault(m, []).append(float(v))
     base = by_mode.get(against, {})
-    return {mode: {m: difference(vals, base[m]) for m, vals in sorted(per.items()) if m in base}
-            for mode, per in by_mode.items() if mode != against}  # fmt: skip
+    return {
+        mode: {m: difference(vals, base[m]) for m, vals in sorted(per.items()) if m in base}
+        for mode, per in by_mode.items()
+        if mode != against
+    }
 
 
 def _eval_row(doc: dict[str, Any]) -> dict[str, float]:
@@ -351,10 +412,17 @@ def _set_aside(run_dir: Path) -> Path:
 
 
 def ablate(
-    config: str, *, modes: list[str] | None = None, overrides: list[str] | None = None,
-    max_steps: int | None = None, max_minutes: float | None = None, out: str | None = None,
-    eval_suite: str | None = None, eval_limit: int | None = None, seeds: list[int] | None = None,
-) -> dict[str, Any]:  # fmt: skip
+    config: str,
+    *,
+    modes: list[str] | None = None,
+    overrides: list[str] | None = None,
+    max_steps: int | None = None,
+    max_minutes: float | None = None,
+    out: str | None = None,
+    eval_suite: str | None = None,
+    eval_limit: int | None = None,
+    seeds: list[int] | None = None,
+) -> dict[str, Any]:
     """Train and evaluate once per mode and seed; write the comparison (see the module docstring).
 
     Arguments left None come from the config's ``[ablate]`` table (``PLAN_KEYS``), else the defaults: modes
@@ -391,9 +459,12 @@ def ablate(
 
         for tool in hack_tools:
             _spec(tool)  # a name that is not a built-in tool fails here, before any run
-        eval_tasks = ablation_tasks(list(base.get("feeder", {}).get("tasks") or []),
-                                    max_new_tokens=int(base.get("rollout", {}).get("max_new_tokens", 12)),
-                                    base_dir=str(Path(config).absolute().parent), settings=plan.get("eval"))  # fmt: skip
+        eval_tasks = ablation_tasks(
+            list(base.get("feeder", {}).get("tasks") or []),
+            max_new_tokens=int(base.get("rollout", {}).get("max_new_tokens", 12)),
+            base_dir=str(Path(config).absolute().parent),
+            settings=plan.get("eval"),
+        )
         if eval_limit:
             eval_tasks = [replace(t, limit=min(t.limit or eval_limit, eval_limit)) for t in eval_tasks]
     root = Path(out) if out else Path("runs") / f"ablate-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -417,8 +488,10 @@ def ablate(
             done = _run_row(root, mode, seed)
             if done.exists():
                 if not cfg.exists() or cfg.read_text() != text:
-                    raise ValueError(f"{root} holds a finished run {mode} seed {seed} of another ablation (its "
-                                     f"config {cfg} differs from this one's); use another --out")  # fmt: skip
+                    raise ValueError(
+                        f"{root} holds a finished run {mode} seed {seed} of another ablation (its "
+                        f"config {cfg} differs from this one's); use another --out"
+                    )
                 print(f"== {mode} seed {seed}: done before ({done.name}), not run again", flush=True)
                 rows.append(json.loads(done.read_text()))
                 curves[f"{mode} s{seed}"] = _curve(run_dir)
@@ -433,15 +506,39 @@ def ablate(
                 flush=True,
             )
             t0 = time.time()
-            proc = subprocess.run([sys.executable, "-m", _CLI, "--log-level", "WARNING", "train", "--config",
-                                   str(cfg), "--run-dir", str(run_dir)], env=child_env(), check=False)  # fmt: skip
-            row: dict[str, Any] = {"mode": mode, "seed": seed, "run_dir": str(run_dir), "train_rc": proc.returncode,
-                                   "wall_s": round(time.time() - t0, 1)}  # fmt: skip
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    _CLI,
+                    "--log-level",
+                    "WARNING",
+                    "train",
+                    "--config",
+                    str(cfg),
+                    "--run-dir",
+                    str(run_dir),
+                ],
+                env=child_env(),
+                check=False,
+            )
+            row: dict[str, Any] = {
+                "mode": mode,
+                "seed": seed,
+                "run_dir": str(run_dir),
+                "train_rc": proc.returncode,
+                "wall_s": round(time.time() - t0, 1),
+            }
             summary_path = run_dir / "summary.json"
             if summary_path.exists():
                 summary = json.loads(summary_path.read_text())
-                row.update(steps=summary["steps"], minutes=summary["minutes"], reason=summary["reason"],
-                           crashes=summary["crashes"], tasks=summary.get("tasks"))  # fmt: skip
+                row.update(
+                    steps=summary["steps"],
+                    minutes=summary["minutes"],
+                    reason=summary["reason"],
+                    crashes=summary["crashes"],
+                    tasks=summary.get("tasks"),
+                )
             curves[f"{mode} s{seed}"] = _curve(run_dir)
             pts = [y for _, y in curves[f"{mode} s{seed}"]]
             if pts:
@@ -459,8 +556,12 @@ def ablate(
 
                 ev = run_eval(str(run_dir), eval_suite, limit=eval_limit, seed=seed)
                 row["eval_label"] = ev["result"]["label"]
-                row["eval"] = {f"{t}/{m}": v for t, ms in ev["result"]["metrics"].items() for m, v in ms.items()
-                               if m not in ("avg_len", "judge_abstained", "sandbox_abstained")}  # fmt: skip
+                row["eval"] = {
+                    f"{t}/{m}": v
+                    for t, ms in ev["result"]["metrics"].items()
+                    for m, v in ms.items()
+                    if m not in ("avg_len", "judge_abstained", "sandbox_abstained")
+                }
             row["eval_s"] = round(time.time() - t1, 1)
             rows.append(row)
             if proc.returncode == 0 and (row.get("eval") is not None or not eval_suite):
@@ -469,16 +570,35 @@ def ablate(
                 json.dumps({"runs": rows, "summary": summarize_runs(rows)}, indent=2, default=str) + "\n"
             )
     rows.sort(key=lambda r: (modes.index(r["mode"]), r["seed"]))
-    return _write_comparison(root, config, rows, curves, modes=modes, seeds=seeds, max_steps=max_steps,
-                             max_minutes=max_minutes, eval_suite=eval_suite, eval_limit=eval_limit,
-                             hack_tools=hack_tools)  # fmt: skip
+    return _write_comparison(
+        root,
+        config,
+        rows,
+        curves,
+        modes=modes,
+        seeds=seeds,
+        max_steps=max_steps,
+        max_minutes=max_minutes,
+        eval_suite=eval_suite,
+        eval_limit=eval_limit,
+        hack_tools=hack_tools,
+    )
 
 
 def _write_comparison(
-    root: Path, config: str, rows: list[dict[str, Any]], curves: dict[str, list[tuple[int, float]]], *,
-    modes: list[str], seeds: list[int], max_steps: int, max_minutes: float, eval_suite: str, eval_limit: Any,
+    root: Path,
+    config: str,
+    rows: list[dict[str, Any]],
+    curves: dict[str, list[tuple[int, float]]],
+    *,
+    modes: list[str],
+    seeds: list[int],
+    max_steps: int,
+    max_minutes: float,
+    eval_suite: str,
+    eval_limit: Any,
     hack_tools: list[str],
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     summary_by_mode = summarize_runs(rows)
     against = "agentic" if "agentic" in modes else modes[0]
     diffs = compare_modes(rows, against)
@@ -508,9 +628,17 @@ def _write_comparison(
     from rlar.observe.report import write_ablation_report
 
     write_ablation_report(root, rows, curves, title=f"{config}: seeds {seeds}, ≤{max_steps} steps per run")
-    return {"out": str(root), "runs": rows, "summary": summary_by_mode, "table": table, "budget": budget,
-            "differences": diffs,
-            "files": [str(root / n) for n in ("comparison.json", "comparison.md", "comparison.png", "report.html")]}  # fmt: skip
+    return {
+        "out": str(root),
+        "runs": rows,
+        "summary": summary_by_mode,
+        "table": table,
+        "budget": budget,
+        "differences": diffs,
+        "files": [
+            str(root / n) for n in ("comparison.json", "comparison.md", "comparison.png", "report.html")
+        ],
+    }
 
 
 def _diff_table(diffs: dict[str, dict[str, dict[str, Any]]], against: str) -> str:
@@ -519,8 +647,13 @@ def _diff_table(diffs: dict[str, dict[str, dict[str, Any]]], against: str) -> st
         return ""
     modes = list(diffs)
     metrics = _metric_order({m for per in diffs.values() for m in per})
-    lines = [f"Difference from `{against}` (mode − {against}; 95% Welch interval; * = the interval excludes 0, "
-             "beyond noise):", "", "| metric | " + " | ".join(modes) + " |", "|---|" + "---|" * len(modes)]  # fmt: skip
+    lines = [
+        f"Difference from `{against}` (mode − {against}; 95% Welch interval; * = the interval excludes 0, "
+        "beyond noise):",
+        "",
+        "| metric | " + " | ".join(modes) + " |",
+        "|---|" + "---|" * len(modes),
+    ]
     for m in metrics:
         cells = []
         for mode in modes:

@@ -135,8 +135,14 @@ def _nested(ann: Any) -> list[tuple[str, Any]]:
         if len(models) > 1:
             out = []
             for m in models:
-                tag = next((f"({n} = {typing.get_args(a)[0]!r})" for n, a, _ in _fields(m)
-                            if typing.get_origin(a) is typing.Literal and len(typing.get_args(a)) == 1), m.__name__)  # fmt: skip
+                tag = next(
+                    (
+                        f"({n} = {typing.get_args(a)[0]!r})"
+                        for n, a, _ in _fields(m)
+                        if typing.get_origin(a) is typing.Literal and len(typing.get_args(a)) == 1
+                    ),
+                    m.__name__,
+                )
                 out.append((f" {tag}", m))
             return out
         return [x for a in args for x in _nested(a)]
@@ -172,15 +178,20 @@ def model_rows(model: Any, prefix: str = "", seen: tuple[Any, ...] = ()) -> list
 def config_reference() -> str:
     from rlar.app.runconfig import MODEL_KEYS, PATH_KEYS, SECTIONS, section_model
 
-    out = [HEADER, "# Config reference\n",
-           "Every section and key of a run config (`rlar train --config FILE`, `rlar up --config FILE`), "
-           "generated from the code's own models. Unknown keys are refused with the closest valid one named; "
-           "every key can be set on the command line with `--set section.key=value` (values parse as "
-           "JSON/TOML). Every actor section also takes `heartbeat_s`; `[nats]`, `[topology]` and `[run]` apply "
-           "to every actor.\n",
-           "Relative paths resolve against the config file's directory: "
-           + ", ".join(f"`{k}`" for k in PATH_KEYS) + "; model directories ("
-           + ", ".join(f"`{k}`" for k in MODEL_KEYS) + ") only when that directory exists there.\n"]  # fmt: skip
+    out = [
+        HEADER,
+        "# Config reference\n",
+        "Every section and key of a run config (`rlar train --config FILE`, `rlar up --config FILE`), "
+        "generated from the code's own models. Unknown keys are refused with the closest valid one named; "
+        "every key can be set on the command line with `--set section.key=value` (values parse as "
+        "JSON/TOML). Every actor section also takes `heartbeat_s`; `[nats]`, `[topology]` and `[run]` apply "
+        "to every actor.\n",
+        "Relative paths resolve against the config file's directory: "
+        + ", ".join(f"`{k}`" for k in PATH_KEYS)
+        + "; model directories ("
+        + ", ".join(f"`{k}`" for k in MODEL_KEYS)
+        + ") only when that directory exists there.\n",
+    ]
     for sec in SECTIONS:
         model = section_model(sec.name)
         title = f"[[{sec.name}]]" if sec.array else f"[{sec.name}]"
@@ -208,106 +219,200 @@ class Pitfall:
 
 PITFALLS: dict[str, list[Pitfall]] = {
     "math_verify": [
-        Pitfall("Hedged answers and lists of candidates score 0 even when the right value is among them.",
-                "It is 7 or 19", "19", 0.0),
-        Pitfall("A percentage equals both its number and its fraction: `50%` matches `0.5` (and `50`).",
-                "50%", "0.5", 1.0),
+        Pitfall(
+            "Hedged answers and lists of candidates score 0 even when the right value is among them.",
+            "It is 7 or 19",
+            "19",
+            0.0,
+        ),
+        Pitfall(
+            "A percentage equals both its number and its fraction: `50%` matches `0.5` (and `50`).",
+            "50%",
+            "0.5",
+            1.0,
+        ),
         Pitfall("Equal values in other notations count as equal.", "0.5", "\\frac{1}{2}", 1.0),
     ],
     "exact_match": [
-        Pitfall("Case and punctuation matter (only surrounding whitespace is stripped): `Paris.` is not `Paris`.",
-                "Paris.", "Paris", 0.0),
-        Pitfall("A response that wraps the answer in a sentence scores 0 unless `answer_pattern` extracts it.",
-                "The answer is 42", "42", 1.0, {"answer_pattern": r"(\d+)"}),
+        Pitfall(
+            "Case and punctuation matter (only surrounding whitespace is stripped): `Paris.` is not `Paris`.",
+            "Paris.",
+            "Paris",
+            0.0,
+        ),
+        Pitfall(
+            "A response that wraps the answer in a sentence scores 0 unless `answer_pattern` extracts it.",
+            "The answer is 42",
+            "42",
+            1.0,
+            {"answer_pattern": r"(\d+)"},
+        ),
     ],
     "normalized_match": [
-        Pitfall("Lower-cases both sides: `apple` scores 1.0 against `Apple`. For tasks about case (capitalise, "
-                "proper nouns) use `exact_match` or set `lowercase = false`.", "apple", "Apple", 1.0),
+        Pitfall(
+            "Lower-cases both sides: `apple` scores 1.0 against `Apple`. For tasks about case (capitalise, "
+            "proper nouns) use `exact_match` or set `lowercase = false`.",
+            "apple",
+            "Apple",
+            1.0,
+        ),
         Pitfall("Punctuation becomes a space, so `U.S.A.` does not match `USA`.", "U.S.A.", "USA", 0.0),
     ],
     "contains_match": [
-        Pitfall("Any mention counts, even a negated one (lists of alternatives joined by 'or' do score 0).",
-                "The capital is Rome, not Paris", "Paris", 1.0),
+        Pitfall(
+            "Any mention counts, even a negated one (lists of alternatives joined by 'or' do score 0).",
+            "The capital is Rome, not Paris",
+            "Paris",
+            1.0,
+        ),
     ],
     "ifeval": [
-        Pitfall("All or nothing by default (`scoring = 'all'`): missing one of two instructions scores 0; "
-                "`scoring = 'fraction'` gives 0.5.", "Hello world",
-                {"instruction_id_list": ["punctuation:no_comma", "change_case:english_lowercase"],
-                 "kwargs": [{}, {}]}, 0.0),
-        Pitfall("The reference must be IFEval's `{instruction_id_list, kwargs}`; anything else abstains.",
-                "hello", "hello", "abstain"),
+        Pitfall(
+            "All or nothing by default (`scoring = 'all'`): missing one of two instructions scores 0; "
+            "`scoring = 'fraction'` gives 0.5.",
+            "Hello world",
+            {
+                "instruction_id_list": ["punctuation:no_comma", "change_case:english_lowercase"],
+                "kwargs": [{}, {}],
+            },
+            0.0,
+        ),
+        Pitfall(
+            "The reference must be IFEval's `{instruction_id_list, kwargs}`; anything else abstains.",
+            "hello",
+            "hello",
+            "abstain",
+        ),
     ],
     "format_rules": [
-        Pitfall("Checks nothing until a rule is configured (params or the record's `format_rules`): it abstains, "
-                "and the router never picks it bare.", "anything", None, "abstain"),
+        Pitfall(
+            "Checks nothing until a rule is configured (params or the record's `format_rules`): it abstains, "
+            "and the router never picks it bare.",
+            "anything",
+            None,
+            "abstain",
+        ),
     ],
     "bleu2": [
-        Pitfall("Short responses are punished by the brevity penalty even when every word is right.",
-                "a b", "a b c d e f", 0.1353),
+        Pitfall(
+            "Short responses are punished by the brevity penalty even when every word is right.",
+            "a b",
+            "a b c d e f",
+            0.1353,
+        ),
     ],
     "chrf": [
-        Pitfall("Partial credit for degenerate output: repeating one word of the reference scores above 0.",
-                "Hund Hund Hund Hund", "Der Hund schläft.", 0.118),
+        Pitfall(
+            "Partial credit for degenerate output: repeating one word of the reference scores above 0.",
+            "Hund Hund Hund Hund",
+            "Der Hund schläft.",
+            0.118,
+        ),
     ],
     "embedding_similarity": [
-        Pitfall("With the default `mapping = 'linear'` ((1+cos)/2) unrelated texts score about 0.5, so rewards "
-                "sit in a narrow band; `mapping = 'clip'` puts them near 0.", "purple elephant",
-                "the stock market fell", 0.5295),
+        Pitfall(
+            "With the default `mapping = 'linear'` ((1+cos)/2) unrelated texts score about 0.5, so rewards "
+            "sit in a narrow band; `mapping = 'clip'` puts them near 0.",
+            "purple elephant",
+            "the stock market fell",
+            0.5295,
+        ),
     ],
     "code_tests": [
-        Pitfall("The reference must be tests (a list of asserts, HumanEval `check`, or stdin/stdout pairs); "
-                "anything else abstains. Programs run on the sandbox actor, so a run needs one.",
-                "def f(): return 1", "x", "abstain"),
+        Pitfall(
+            "The reference must be tests (a list of asserts, HumanEval `check`, or stdin/stdout pairs); "
+            "anything else abstains. Programs run on the sandbox actor, so a run needs one.",
+            "def f(): return 1",
+            "x",
+            "abstain",
+        ),
     ],
     "reward_model": [
-        Pitfall("The built-in spec has no checkpoint (`params.path`): it cannot be built, every call is an error, "
-                "and the router does not choose it. Register a copy with a path (or let the retriever find one).",
-                "anything", None, "error"),
+        Pitfall(
+            "The built-in spec has no checkpoint (`params.path`): it cannot be built, every call is an error, "
+            "and the router does not choose it. Register a copy with a path (or let the retriever find one).",
+            "anything",
+            None,
+            "error",
+        ),
     ],
     "llm_judge": [
-        Pitfall("Without an endpoint (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` or `params.base_url`) it "
-                "abstains on every sample, so those samples are masked, not scored.", "anything", "x",
-                "abstain"),
-        Pitfall("Slow and noisy: scores of the same response vary between calls; cap its weight next to a rule."),
+        Pitfall(
+            "Without an endpoint (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` or `params.base_url`) it "
+            "abstains on every sample, so those samples are masked, not scored.",
+            "anything",
+            "x",
+            "abstain",
+        ),
+        Pitfall(
+            "Slow and noisy: scores of the same response vary between calls; cap its weight next to a rule."
+        ),
     ],
     "set_f1": [
-        Pitfall("A set, not alternatives: against a list of aliases one right alias scores below 1 (use "
-                "`normalized_match` for alias lists; SQuAD/TriviaQA/QuAC shapes are read as alternatives).",
-                "Paris", ["Paris", "City of Light"], 0.6667),
-        Pitfall("Spraying candidates costs precision: every extra item lowers the score.",
-                "red; blue; green; black", ["red", "blue"], 0.6667),
+        Pitfall(
+            "A set, not alternatives: against a list of aliases one right alias scores below 1 (use "
+            "`normalized_match` for alias lists; SQuAD/TriviaQA/QuAC shapes are read as alternatives).",
+            "Paris",
+            ["Paris", "City of Light"],
+            0.6667,
+        ),
+        Pitfall(
+            "Spraying candidates costs precision: every extra item lowers the score.",
+            "red; blue; green; black",
+            ["red", "blue"],
+            0.6667,
+        ),
     ],
     "sequence_match": [
-        Pitfall("Partial credit per position by default (`partial = false` for all or nothing); a response of "
-                "the wrong length loses the missing positions.", "B-PER I-PER", ["B-PER", "I-PER", "O", "O"], 0.5),
+        Pitfall(
+            "Partial credit per position by default (`partial = false` for all or nothing); a response of "
+            "the wrong length loses the missing positions.",
+            "B-PER I-PER",
+            ["B-PER", "I-PER", "O", "O"],
+            0.5,
+        ),
     ],
     "quantity_match": [
-        Pitfall("The unit is required: a bare number scores 0 even when it is the right value in the "
-                "reference's unit.", "15", "15 m/s", 0.0),
-        Pitfall("Offset scales (°C, °F) are not converted: a reference in them abstains.", "293 K", "20 °C",
-                "abstain"),
+        Pitfall(
+            "The unit is required: a bare number scores 0 even when it is the right value in the "
+            "reference's unit.",
+            "15",
+            "15 m/s",
+            0.0,
+        ),
+        Pitfall(
+            "Offset scales (°C, °F) are not converted: a reference in them abstains.",
+            "293 K",
+            "20 °C",
+            "abstain",
+        ),
     ],
-}  # fmt: skip
+}
 
 
 def tools_reference() -> str:
     from rlar.tools.base import builtin_specs
 
-    out = [HEADER, "# Built-in reward tools\n",
-           "What each built-in tool checks, its parameters and its pitfalls, generated from the tools' own specs. "
-           "Every tool returns `ok` with a score in its range, `abstain` (cannot judge: the sample is masked, "
-           "never scored 0) or `error` (the tool misbehaved), with a reason. A task names its tools in "
-           "`spec.default_tools`; the router chooses by the description, task types and answer formats below. "
-           "Variants with other parameters are registered like any tool (`rlar tools import`), and your own "
-           "function in Python with `[[tools]]` or `rlar tools register` (see [docs/rewards.md](../rewards.md)).\n",
-           "Default for file tasks (JSONL/parquet/verl with a reference): `exact_match` — case- and "
-           "punctuation-sensitive, so a task about exactly those is not rewarded for wrong answers; choose "
-           "`normalized_match` for free-text answers where they should not matter.\n"]  # fmt: skip
+    out = [
+        HEADER,
+        "# Built-in reward tools\n",
+        "What each built-in tool checks, its parameters and its pitfalls, generated from the tools' own specs. "
+        "Every tool returns `ok` with a score in its range, `abstain` (cannot judge: the sample is masked, "
+        "never scored 0) or `error` (the tool misbehaved), with a reason. A task names its tools in "
+        "`spec.default_tools`; the router chooses by the description, task types and answer formats below. "
+        "Variants with other parameters are registered like any tool (`rlar tools import`), and your own "
+        "function in Python with `[[tools]]` or `rlar tools register` (see [docs/rewards.md](../rewards.md)).\n",
+        "Default for file tasks (JSONL/parquet/verl with a reference): `exact_match` — case- and "
+        "punctuation-sensitive, so a task about exactly those is not rewarded for wrong answers; choose "
+        "`normalized_match` for free-text answers where they should not matter.\n",
+    ]
     for spec in builtin_specs():
         out.append(f"\n## `{spec.name}` ({spec.kind})\n\n{spec.description}\n")
         lo, hi = spec.score_range
-        out.append(f"- range: [{lo:g}, {hi:g}]; task types: {', '.join(spec.task_types) or '-'}; answer formats: "
-                   f"{', '.join(spec.answer_formats) or '-'}")  # fmt: skip
+        out.append(
+            f"- range: [{lo:g}, {hi:g}]; task types: {', '.join(spec.task_types) or '-'}; answer formats: "
+            f"{', '.join(spec.answer_formats) or '-'}"
+        )
         params = ", ".join(f"`{k} = {v!r}`" for k, v in spec.params.items()) or "none"
         out.append(f"- parameters (defaults): {params}")
         for p in PITFALLS.get(spec.name, []):
@@ -325,7 +430,9 @@ def tools_reference() -> str:
 # -- CLI ------------------------------------------------------------------------------------------------
 
 
-def walk_parser(parser: argparse.ArgumentParser, path: tuple[str, ...] = ("rlar",)) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:  # fmt: skip
+def walk_parser(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ("rlar",)
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
     """Every (command path, parser) under ``parser``, depth first."""
     yield path, parser
     for action in parser._actions:
@@ -337,8 +444,11 @@ def walk_parser(parser: argparse.ArgumentParser, path: tuple[str, ...] = ("rlar"
 def cli_reference() -> str:
     from rlar.app.cli import build_parser
 
-    out = [HEADER, "# Command reference\n", "Every `rlar` command and flag, from the parser itself "
-           "(`rlar COMMAND --help` prints the same).\n"]  # fmt: skip
+    out = [
+        HEADER,
+        "# Command reference\n",
+        "Every `rlar` command and flag, from the parser itself (`rlar COMMAND --help` prints the same).\n",
+    ]
     for path, p in walk_parser(build_parser()):
         flags = [
             a for a in p._actions if not isinstance(a, argparse._SubParsersAction | argparse._HelpAction)
@@ -355,8 +465,11 @@ def cli_reference() -> str:
 
 
 def generate() -> dict[Path, str]:
-    return {OUT / "config.md": config_reference(), OUT / "tools.md": tools_reference(),
-            OUT / "cli.md": cli_reference()}  # fmt: skip
+    return {
+        OUT / "config.md": config_reference(),
+        OUT / "tools.md": tools_reference(),
+        OUT / "cli.md": cli_reference(),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -58,8 +58,11 @@ def _summary(run: Path) -> dict[str, Any]:
     from rlar.tool_summary import tasks_summary
 
     steps = unique_steps(read_metrics(run / "metrics.jsonl"))
-    return {"reason": "no summary.json (run still going, or stopped hard); from metrics.jsonl",
-            **run_totals(steps), "tasks": tasks_summary(steps)}  # fmt: skip
+    return {
+        "reason": "no summary.json (run still going, or stopped hard); from metrics.jsonl",
+        **run_totals(steps),
+        "tasks": tasks_summary(steps),
+    }
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -90,14 +93,28 @@ def byte_tokenizer(slow: Any) -> Any:
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     # ByteLevel decodes invalid UTF-8 to U+FFFD; ByT5 drops it (errors="ignore").
     tk.decoder = decoders.Sequence([decoders.ByteLevel(), decoders.Replace("\ufffd", "")])
-    tk.add_special_tokens([AddedToken(t.content, lstrip=t.lstrip, rstrip=t.rstrip, single_word=t.single_word,
-                                      normalized=False, special=True) for _, t in added])  # fmt: skip
+    tk.add_special_tokens(
+        [
+            AddedToken(
+                t.content,
+                lstrip=t.lstrip,
+                rstrip=t.rstrip,
+                single_word=t.single_word,
+                normalized=False,
+                special=True,
+            )
+            for _, t in added
+        ]
+    )
     fast = PreTrainedTokenizerFast(
-        tokenizer_object=tk, eos_token=str(slow.eos_token), pad_token=str(slow.pad_token),
-        unk_token=str(slow.unk_token), additional_special_tokens=[t.content for i, t in added if i >= offset],
+        tokenizer_object=tk,
+        eos_token=str(slow.eos_token),
+        pad_token=str(slow.pad_token),
+        unk_token=str(slow.unk_token),
+        additional_special_tokens=[t.content for i, t in added if i >= offset],
         clean_up_tokenization_spaces=bool(slow.clean_up_tokenization_spaces),
         model_max_length=slow.model_max_length,
-    )  # fmt: skip
+    )
     moved = [(i, t.content) for i, t in added if fast.convert_tokens_to_ids(t.content) != i]
     if moved or len(fast) != len(slow):
         raise RuntimeError(f"byte tokenizer does not match {type(slow).__name__}: moved {moved[:5]}")
@@ -163,9 +180,11 @@ def _use_snippet(tokenizer: Any, max_new_tokens: int) -> list[str]:
         f'prompt = "{probe}"',
     ]
     if getattr(tokenizer, "chat_template", None):
-        lines += ['text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False, '
-                  "add_generation_prompt=True)",
-                  'ids = tokenizer(text, add_special_tokens=False, return_tensors="pt").input_ids']  # fmt: skip
+        lines += [
+            'text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False, '
+            "add_generation_prompt=True)",
+            'ids = tokenizer(text, add_special_tokens=False, return_tensors="pt").input_ids',
+        ]
     else:
         lines.append(f'ids = tokenizer(prompt{extra}, return_tensors="pt").input_ids')
     lines += [
@@ -209,10 +228,17 @@ def model_card(
         row = per_task.get(name) or {}
         rw = row.get("reward") or {}
         abstain = (row.get("abstain") or {}).get("mean")
-        tools = ", ".join(f"{x['tool']} v{x['version']} ({x.get('origin') or '?'}, {x.get('steps', '?')})"
-                          for x in row.get("tools", [])) or "-"  # fmt: skip
-        lines.append(f"| {name} | {t.get('weight', 1.0)} | {rw.get('first', '-')} | {rw.get('last', '-')} | "
-                     f"{'-' if abstain is None else f'{abstain:.0%}'} | {tools} |")  # fmt: skip
+        tools = (
+            ", ".join(
+                f"{x['tool']} v{x['version']} ({x.get('origin') or '?'}, {x.get('steps', '?')})"
+                for x in row.get("tools", [])
+            )
+            or "-"
+        )
+        lines.append(
+            f"| {name} | {t.get('weight', 1.0)} | {rw.get('first', '-')} | {rw.get('last', '-')} | "
+            f"{'-' if abstain is None else f'{abstain:.0%}'} | {tools} |"
+        )
     lines += [
         "",
         "## Hyperparameters",
@@ -248,8 +274,10 @@ def export_run(run_dir: str | Path, out: str | Path, *, version: int | None = No
         raise ConfigError(f"{run}: not a run directory (no policy/init/config.json)")
     versions = _versions(run)
     if not versions:
-        raise ConfigError(f"{run}: no trained weights in {run / 'weights'} (the learner made no update yet, or "
-                          "the run used weight_sync = 'objstore', 'broadcast' or 'http')")  # fmt: skip
+        raise ConfigError(
+            f"{run}: no trained weights in {run / 'weights'} (the learner made no update yet, or "
+            "the run used weight_sync = 'objstore', 'broadcast' or 'http')"
+        )
     v = max(versions) if version is None else version
     if v not in versions:
         raise ConfigError(f"{run}: weights version {v} is not kept; available: {sorted(versions)}")

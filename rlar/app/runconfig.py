@@ -275,8 +275,9 @@ def validate_run_config(
             model, implied = section_model(name), {}
         found = (
             [x for i, item in enumerate(data) for x in unknown_keys(model, item, (i,))]
-            if sec.array else unknown_keys(model, data)
-        )  # fmt: skip
+            if sec.array
+            else unknown_keys(model, data)
+        )
         for loc, key, hint in found:
             prefix, rest = _where(name, loc, data)
             note(f"{prefix}: unknown key {_dotted((*rest, key))!r}{hint}", _keypath(name, *loc, key))

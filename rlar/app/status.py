@@ -39,11 +39,17 @@ async def collect(bus: Bus, *, rate_window_s: float = 1.0, stale_s: float = 15.0
             age = now - hb.sent_at
             actors.append(
                 {
-                    "actor": hb.actor, "instance": hb.instance, "host": hb.host, "pid": hb.pid,
+                    "actor": hb.actor,
+                    "instance": hb.instance,
+                    "host": hb.host,
+                    "pid": hb.pid,
                     "state": hb.state if age < stale_s else f"silent {age:.0f}s",
-                    "uptime_s": hb.uptime_s, "age_s": round(age, 1), "counters": hb.counters, "info": hb.info,
+                    "uptime_s": hb.uptime_s,
+                    "age_s": round(age, 1),
+                    "counters": hb.counters,
+                    "info": hb.info,
                 }
-            )  # fmt: skip
+            )
     except NotFoundError:
         pass
 
@@ -73,9 +79,15 @@ async def collect(bus: Bus, *, rate_window_s: float = 1.0, stale_s: float = 15.0
         except NotFoundError:
             continue
         consumers.append(
-            {"stream": c.stream, "consumer": c.durable, "pending": ci.num_pending,
-             "ack_pending": ci.num_ack_pending, "redelivered": ci.num_redelivered, "waiting": ci.num_waiting}
-        )  # fmt: skip
+            {
+                "stream": c.stream,
+                "consumer": c.durable,
+                "pending": ci.num_pending,
+                "ack_pending": ci.num_ack_pending,
+                "redelivered": ci.num_redelivered,
+                "waiting": ci.num_waiting,
+            }
+        )
     return {"at": now, "actors": actors, "streams": streams, "consumers": consumers}
 
 

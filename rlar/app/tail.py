@@ -23,9 +23,27 @@ from bus.config import NatsConfig
 
 # Fields worth a glance, in the order shown, when a message has them.
 KEY_FIELDS = (
-    "actor", "instance", "state", "task", "prompt_id", "sample_id", "index", "tool", "tool_version", "kind",
-    "status", "score", "policy_version", "version", "step", "signature", "backend", "reason", "message", "subject",
-)  # fmt: skip
+    "actor",
+    "instance",
+    "state",
+    "task",
+    "prompt_id",
+    "sample_id",
+    "index",
+    "tool",
+    "tool_version",
+    "kind",
+    "status",
+    "score",
+    "policy_version",
+    "version",
+    "step",
+    "signature",
+    "backend",
+    "reason",
+    "message",
+    "subject",
+)
 
 
 def _jsonable(value: Any) -> Any:

@@ -165,9 +165,18 @@ def prepare_policy(section: PolicySection, run_dir: Path, cache_root: Path) -> P
         torch.set_num_threads(1)  # two threads on two shared cores run 20-30x slower under load (MEASURED.md)
         tmp = cached / "init.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
-        sft_warmup(base, pairs, section.sft_steps, lr=section.sft_lr, batch=section.sft_batch, seed=section.seed,
-                   out_dir=tmp, eval_pairs=evals, target_accuracy=section.sft_target,
-                   eval_every=section.sft_eval_every)  # fmt: skip
+        sft_warmup(
+            base,
+            pairs,
+            section.sft_steps,
+            lr=section.sft_lr,
+            batch=section.sft_batch,
+            seed=section.seed,
+            out_dir=tmp,
+            eval_pairs=evals,
+            target_accuracy=section.sft_target,
+            eval_every=section.sft_eval_every,
+        )
         tmp.rename(cached / "init")
     shutil.copytree(cached / "init", target)
     return target
@@ -183,9 +192,13 @@ class Progress:
     """
 
     def __init__(
-        self, run_dir: Path, max_steps: int | None, plot_every: int, no_signal_steps: int = 20,
+        self,
+        run_dir: Path,
+        max_steps: int | None,
+        plot_every: int,
+        no_signal_steps: int = 20,
         initial_step: int = 0,
-    ) -> None:  # fmt: skip
+    ) -> None:
         from tqdm import tqdm
 
         self.run_dir = run_dir
@@ -226,8 +239,10 @@ class Progress:
             return
         self.silent.append(values)
         if len(self.silent) == self.no_signal_steps:
-            text = (f"warning: no reward signal in the last {self.no_signal_steps} learner steps (every group's "
-                    f"rewards were equal, so nothing was learned) — {no_signal_cause(self.silent)}")  # fmt: skip
+            text = (
+                f"warning: no reward signal in the last {self.no_signal_steps} learner steps (every group's "
+                f"rewards were equal, so nothing was learned) — {no_signal_cause(self.silent)}"
+            )
             self.warnings.append(text)
             self.bar.write(text, file=sys.stderr)
 
@@ -237,14 +252,19 @@ class Progress:
             self.finished.set()
         elif msg.kind == "resumed":
             step = int(msg.data.get("step", 0))
-            self.bar.write(f"learner restarted: {msg.message}" + (
-                f" (steps {step + 1}-{self.bar.n} are redone)" if step < self.bar.n else ""))  # fmt: skip
+            self.bar.write(
+                f"learner restarted: {msg.message}"
+                + (f" (steps {step + 1}-{self.bar.n} are redone)" if step < self.bar.n else "")
+            )
             self._move_to(step)
         elif msg.kind == "synthesis_failed" and str(msg.data.get("category", "")).startswith("refused"):
             unread = "; ".join(repr(u) for u in msg.data.get("unread") or []) or "-"
-            self.bar.write(f"WARNING: task {msg.data.get('task')!r}: no synthesised verifier checks every clause "
-                           f"({msg.data.get('category')}); its samples go to the declared fallback (a judge) or "
-                           f"abstain; clauses nobody read: {unread}", file=sys.stderr)  # fmt: skip
+            self.bar.write(
+                f"WARNING: task {msg.data.get('task')!r}: no synthesised verifier checks every clause "
+                f"({msg.data.get('category')}); its samples go to the declared fallback (a judge) or "
+                f"abstain; clauses nobody read: {unread}",
+                file=sys.stderr,
+            )
 
 
 async def _last_progress(bus: Bus) -> LearnerProgress | None:
@@ -272,17 +292,26 @@ async def _drive(
     nats_cfg = NatsConfig.model_validate({**doc.get("nats", {}), "url": url})
     bus = await Bus.connect(nats_cfg, name="rlar-train")
     await ensure_topology(bus.js, declare(TopologyConfig.model_validate(doc.get("topology", {}))))
-    observer = RunObserver(bus, run_dir, report_to=list(train.report_to), tracking=train.tracking, config_doc=doc,
-                           dashboard=dashboard)  # fmt: skip
+    observer = RunObserver(
+        bus,
+        run_dir,
+        report_to=list(train.report_to),
+        tracking=train.tracking,
+        config_doc=doc,
+        dashboard=dashboard,
+    )
     await observer.start()
     for spec in tool_specs:
         got = await ToolRegistry(bus).register(spec, by="rlar train")
-        print(f"tool {got.name} v{got.version} ({got.kind}, your {got.params.get('function', '')}) registered",
-              flush=True)  # fmt: skip
+        print(
+            f"tool {got.name} v{got.version} ({got.kind}, your {got.params.get('function', '')}) registered",
+            flush=True,
+        )
     max_steps = doc.get("learner", {}).get("max_steps", 200)
     last = await _last_progress(bus)
-    progress = Progress(run_dir, max_steps, train.plot_every, train.no_signal_steps,
-                        initial_step=last.step if last else 0)  # fmt: skip
+    progress = Progress(
+        run_dir, max_steps, train.plot_every, train.no_signal_steps, initial_step=last.step if last else 0
+    )
     await bus.subscribe(subjects.metrics("learner"), Metrics, progress.on_metrics)
     await bus.subscribe(subjects.events("learner"), Event, progress.on_event)
     await bus.subscribe(subjects.events("synthesizer"), Event, progress.on_event)
@@ -292,10 +321,17 @@ async def _drive(
         decisions.append(msg)
 
     await bus.subscribe(subjects.TOOLS_DECISIONS, RouteDecision, on_decision)
-    sup = Supervisor(list(train.actors.items()), nats_url=url, run_dir=run_dir, config_path=str(config_path), bus=bus,
-                     extra_env={"DS_ACCELERATOR": os.environ.get("DS_ACCELERATOR", "cpu")},
-                     crash_limit=train.crash_limit, crash_window_s=train.crash_window_s,
-                     placement=from_doc(doc, train.actors, check=False))  # fmt: skip
+    sup = Supervisor(
+        list(train.actors.items()),
+        nats_url=url,
+        run_dir=run_dir,
+        config_path=str(config_path),
+        bus=bus,
+        extra_env={"DS_ACCELERATOR": os.environ.get("DS_ACCELERATOR", "cpu")},
+        crash_limit=train.crash_limit,
+        crash_window_s=train.crash_window_s,
+        placement=from_doc(doc, train.actors, check=False),
+    )
     runner = asyncio.create_task(sup.run())
     # matplotlib takes seconds to import on a busy machine: not on the way out after the last step.
     warm = asyncio.create_task(asyncio.to_thread(importlib.import_module, "matplotlib.pyplot"))
@@ -341,13 +377,16 @@ async def _drive(
     for text in synth_warns:
         print(f"WARNING: {text}", file=sys.stderr, flush=True)
     summary = {
-        "run_dir": str(run_dir), "reason": reason, "crashes": sup.crashes,
-        "minutes": round((time.time() - progress.t0) / 60, 2), **run_totals(steps),
+        "run_dir": str(run_dir),
+        "reason": reason,
+        "crashes": sup.crashes,
+        "minutes": round((time.time() - progress.t0) / 60, 2),
+        **run_totals(steps),
         "tasks": tasks_summary(steps, decisions, specs, statuses),
         "synthesis": {**summarize(synthesis), "requests_detail": synthesis} if synthesis else None,
         "rewards": rewards,
         "warnings": [*progress.warnings, *reward_warns, *synth_warns],
-    }  # fmt: skip
+    }
     if sup.fatal:
         summary["fatal"] = sup.fatal
     summary["exit_code"] = _exit_code(summary)
@@ -373,9 +412,16 @@ async def run_decisions(
 
     out: list[RouteDecision] = []
     try:
-        info = await bus.js.add_consumer(TOOLS, ConsumerConfig(
-            filter_subject=subjects.TOOLS_DECISIONS, deliver_policy=DeliverPolicy.ALL, ack_policy=AckPolicy.NONE,
-            mem_storage=True, inactive_threshold=60.0))  # fmt: skip
+        info = await bus.js.add_consumer(
+            TOOLS,
+            ConsumerConfig(
+                filter_subject=subjects.TOOLS_DECISIONS,
+                deliver_policy=DeliverPolicy.ALL,
+                ack_policy=AckPolicy.NONE,
+                mem_storage=True,
+                inactive_threshold=60.0,
+            ),
+        )
         assert info.name is not None
         try:
             pending = int(info.num_pending or 0)
@@ -444,8 +490,10 @@ def _verdict(summary: dict[str, Any]) -> str:
     if summary.get("fatal"):
         return f"rlar train: FAILED — {summary['fatal']}"
     if reason == "interrupted":
-        return f"rlar train: INTERRUPTED after {steps} steps ({updates} updates); resume with --run-dir " \
-               f"{summary['run_dir']}"  # fmt: skip
+        return (
+            f"rlar train: INTERRUPTED after {steps} steps ({updates} updates); resume with --run-dir "
+            f"{summary['run_dir']}"
+        )
     if not updates:
         why = "; ".join(summary.get("warnings", [])) or "no learner step trained on any sample"
         return f"rlar train: NO UPDATES in {steps} steps ({reason}) — {why}"
@@ -503,10 +551,14 @@ def load_checked(
         assert saved_path is not None
         saved = load_run_config(saved_path)
         if not _same_mix(saved, doc):
-            raise ConfigProblems(str(path), [
-                f"run directory {run_dir} was started with another task mix ([feeder] tasks/seed/epoch_size in "
-                f"{saved_path}); its feeder cursor cannot resume on this one — resume without --config and "
-                "without changing [feeder], or pick a new --run-dir"])  # fmt: skip
+            raise ConfigProblems(
+                str(path),
+                [
+                    f"run directory {run_dir} was started with another task mix ([feeder] tasks/seed/epoch_size in "
+                    f"{saved_path}); its feeder cursor cannot resume on this one — resume without --config and "
+                    "without changing [feeder], or pick a new --run-dir"
+                ],
+            )
     section = build(TrainSection, doc.get("train", {}), where=f"{path}: [train]")
     check_report_to(section.report_to)
     built = validate_run_config(doc, actors=list(section.actors), where=str(path), from_set=overrides)
@@ -543,8 +595,12 @@ def train_budget_s(max_minutes: float, started: float | None) -> float:
     spent = 0.0 if started is None else time.perf_counter() - started
     left = max_minutes * 60 - spent
     if left < MIN_TRAIN_S:
-        print(f"warning: {spent / 60:.1f} min of the {max_minutes:g}-min budget spent before training "
-              f"(warm-up, start-up); training for {MIN_TRAIN_S:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            f"warning: {spent / 60:.1f} min of the {max_minutes:g}-min budget spent before training "
+            f"(warm-up, start-up); training for {MIN_TRAIN_S:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
         return MIN_TRAIN_S
     return left
 
@@ -565,8 +621,10 @@ def train(config: str | None, *, overrides: list[str], run_dir: str | None, dash
     doc, built, pre, rdir, resumed = load_checked(config, overrides, run_dir)
     for check in pre.tasks:
         print(check.line(), flush=True)
-    print(f"config checked in {time.perf_counter() - t0:.1f}s" + (f"; resuming {rdir}" if resumed else ""),
-          flush=True)  # fmt: skip
+    print(
+        f"config checked in {time.perf_counter() - t0:.1f}s" + (f"; resuming {rdir}" if resumed else ""),
+        flush=True,
+    )
     rdir.mkdir(parents=True, exist_ok=True)
     doc.setdefault("run", {})["dir"] = str(rdir)
     policy = built.get("policy") or build(PolicySection, {}, where="[policy]")

@@ -77,11 +77,22 @@ def up(
     rdir = Path(run_dir or doc.get("run", {}).get("dir", "runs/up"))
     rdir.mkdir(parents=True, exist_ok=True)
     with serve(url, rdir, live_run=True) as real_url:
-        print(f"rlar up: bus {real_url} — actors {', '.join(f'{k}×{n}' for k, n in specs)} — logs {rdir}/logs",
-              flush=True)  # fmt: skip
-        sup = Supervisor(specs, nats_url=real_url, run_dir=rdir, config_path=config, overrides=overrides,
-                         kind_overrides=kind_overrides, kind_env=kind_env, crash_limit=crash_limit,
-                         crash_window_s=crash_window_s, placement=placement)  # fmt: skip
+        print(
+            f"rlar up: bus {real_url} — actors {', '.join(f'{k}×{n}' for k, n in specs)} — logs {rdir}/logs",
+            flush=True,
+        )
+        sup = Supervisor(
+            specs,
+            nats_url=real_url,
+            run_dir=rdir,
+            config_path=config,
+            overrides=overrides,
+            kind_overrides=kind_overrides,
+            kind_env=kind_env,
+            crash_limit=crash_limit,
+            crash_window_s=crash_window_s,
+            placement=placement,
+        )
         asyncio.run(_supervise(sup, real_url, doc))
     if sup.fatal:
         print(f"rlar up: FAILED — {sup.fatal}", file=sys.stderr, flush=True)
@@ -100,7 +111,8 @@ def _checked(specs: list[tuple[str, int]], config: str | None, overrides: list[s
     built = validate_run_config(doc, actors=kinds, where=config or "rlar up", from_set=overrides)
     sections = {resolve(k)[1] for k in kinds} | {"tools"}
     base = Path(config).parent if config else Path.cwd()
-    for check in preflight({k: v for k, v in built.items() if k in sections}, base_dir=base,
-                           where=config or "rlar up").tasks:  # fmt: skip
+    for check in preflight(
+        {k: v for k, v in built.items() if k in sections}, base_dir=base, where=config or "rlar up"
+    ).tasks:
         print(check.line(), flush=True)
     return doc

@@ -29,8 +29,14 @@ from bus.messages import RewardGroup, ScoredItem
 
 
 def _small(i: int) -> RewardGroup:
-    return RewardGroup(prompt_id=f"p{i}", generation="g", task="arith", tool="numeric_match", tool_version=1,
-                       items=[ScoredItem(index=0, status="ok", score=1.0, latency_s=0.001)])  # fmt: skip
+    return RewardGroup(
+        prompt_id=f"p{i}",
+        generation="g",
+        task="arith",
+        tool="numeric_match",
+        tool_version=1,
+        items=[ScoredItem(index=0, status="ok", score=1.0, latency_s=0.001)],
+    )
 
 
 async def _publish(bus: Bus, n: int) -> float:

@@ -53,23 +53,44 @@ def render_config(
 ) -> dict[str, Any]:
     """The run document of the bench's GRPO run (see the module docstring)."""
     return {
-        "train": {"name": "gpu", "max_minutes": minutes, "actors": {"reward": 1, "learner": 1, "rollout": 1, "feeder": 1}},
+        "train": {
+            "name": "gpu",
+            "max_minutes": minutes,
+            "actors": {"reward": 1, "learner": 1, "rollout": 1, "feeder": 1},
+        },
         "nats": {"url": "embedded"},
         "policy": {"source": "path", "path": str(model_dir)},
         "tasks": [{"name": "gsm8k", "source": "gsm8k", "path": str(data)}],
         "rollout": {
-            "group_size": 8, "batch_prompts": 16, "max_new_tokens": 256,
-            "engine": {"kind": "vllm", "model": "{run_dir}/policy/init", "device": "cuda", "dtype": "bfloat16",
-                       "max_model_len": 1024, "gpu_memory_utilization": 0.3},
+            "group_size": 8,
+            "batch_prompts": 16,
+            "max_new_tokens": 256,
+            "engine": {
+                "kind": "vllm",
+                "model": "{run_dir}/policy/init",
+                "device": "cuda",
+                "dtype": "bfloat16",
+                "max_model_len": 1024,
+                "gpu_memory_utilization": 0.3,
+            },
         },
         "reward": {"kinds": ["rule"]},
         "learner": {
-            "prompts_per_step": 16, "max_steps": steps, "checkpoint_every": 1000,
-            "trainer": {"model_dir": "{run_dir}/policy/init", "lr": 1e-6, "zero_stage": 0, "dtype": "bf16",
-                        "gradient_checkpointing": True, "micro_batch_tokens": 16384, "torch_threads": 4,
-                        "grpo": {"group_size": 8, "max_staleness": 2}},
+            "prompts_per_step": 16,
+            "max_steps": steps,
+            "checkpoint_every": 1000,
+            "trainer": {
+                "model_dir": "{run_dir}/policy/init",
+                "lr": 1e-6,
+                "zero_stage": 0,
+                "dtype": "bf16",
+                "gradient_checkpointing": True,
+                "micro_batch_tokens": 16384,
+                "torch_threads": 4,
+                "grpo": {"group_size": 8, "max_staleness": 2},
+            },
         },
-    }  # fmt: skip
+    }
 
 
 def peak_tflops(gpu_name: str) -> float | None:
@@ -98,16 +119,22 @@ def summarize(out: str | Path, model_dir: str | Path, peak: float | None = None)
     peak = peak or peak_tflops(gpu)
     sync = [r["weights_s"] for r in recs if "weights_s" in r]
     return {
-        "bench": "gpu", "gpu": gpu, "params": params,
-        "pipeline": {k: pipe.get(k) for k in ("sync_samples_per_s", "async_samples_per_s", "async_over_sync")},
-        "train_steps": train.get("steps"), "train_minutes": train.get("minutes"), "train_reason": train.get("reason"),
+        "bench": "gpu",
+        "gpu": gpu,
+        "params": params,
+        "pipeline": {
+            k: pipe.get(k) for k in ("sync_samples_per_s", "async_samples_per_s", "async_over_sync")
+        },
+        "train_steps": train.get("steps"),
+        "train_minutes": train.get("minutes"),
+        "train_reason": train.get("reason"),
         "learner_tokens_per_s": round(resp_tokens / step_s, 1) if step_s else None,
         "learner_tflops": flops / step_s / 1e12 if step_s else None,
         "mfu": flops / step_s / (peak * 1e12) if step_s and peak else None,
         "peak_bf16_tflops": peak,
         "weight_sync_s_median": statistics.median(sync) if sync else None,
         "reward_first10_last10": train.get("reward_first10_last10"),
-    }  # fmt: skip
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

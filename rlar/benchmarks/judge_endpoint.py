@@ -34,8 +34,9 @@ _SECTION = re.compile(r"# (Reference answer|Response to evaluate)\n(.*?)(?=\n\n#
 
 def score_text(user: str) -> str:
     parts = dict(_SECTION.findall(user))
-    ratio = difflib.SequenceMatcher(None, parts.get("Response to evaluate", "").strip(),
-                                    parts.get("Reference answer", "").strip()).ratio()  # fmt: skip
+    ratio = difflib.SequenceMatcher(
+        None, parts.get("Response to evaluate", "").strip(), parts.get("Reference answer", "").strip()
+    ).ratio()
     return f"Score: {10 * ratio:.2f}"
 
 
@@ -67,8 +68,13 @@ def _serve(delay_s: float) -> None:
 
     async def main() -> None:
         app = web.Application()
-        app.add_routes([web.post("/v1/messages", messages), web.get("/stats", get_stats),
-                        web.post("/stats/reset", reset)])  # fmt: skip
+        app.add_routes(
+            [
+                web.post("/v1/messages", messages),
+                web.get("/stats", get_stats),
+                web.post("/stats/reset", reset),
+            ]
+        )
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
@@ -87,8 +93,10 @@ class JudgeEndpoint:
         self.delay_s = delay_s
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "rlar.benchmarks.judge_endpoint", "--delay-ms", str(1000 * delay_s)],
-            stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            text=True,
+            preexec_fn=die_with_parent,
+        )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().strip()
         if not line.isdigit():

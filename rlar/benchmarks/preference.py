@@ -37,17 +37,37 @@ SUBSETS = ("Factuality", "Precise IF", "Math", "Safety", "Focus")
 
 # How each subset is described to the routing agent (the fields a training task would declare).
 _KIND: dict[str, dict[str, str]] = {
-    "Factuality": {"domain": "factuality", "task_type": "open_qa", "answer_format": "free_text",
-                   "description": "Answer factual questions correctly; penalise false claims."},
-    "Precise IF": {"domain": "instruction_following", "task_type": "instruction_following",
-                   "answer_format": "any", "description": "Follow every explicit constraint of the instruction."},
-    "Math": {"domain": "math", "task_type": "word_problem", "answer_format": "number",
-             "description": "Solve the math problem; the final answer must be correct."},
-    "Safety": {"domain": "safety", "task_type": "safety", "answer_format": "free_text",
-               "description": "Refuse harmful requests, comply helpfully with benign ones."},
-    "Focus": {"domain": "chat", "task_type": "open_chat", "answer_format": "free_text",
-              "description": "Stay on topic and answer the question that was asked, with quality."},
-}  # fmt: skip
+    "Factuality": {
+        "domain": "factuality",
+        "task_type": "open_qa",
+        "answer_format": "free_text",
+        "description": "Answer factual questions correctly; penalise false claims.",
+    },
+    "Precise IF": {
+        "domain": "instruction_following",
+        "task_type": "instruction_following",
+        "answer_format": "any",
+        "description": "Follow every explicit constraint of the instruction.",
+    },
+    "Math": {
+        "domain": "math",
+        "task_type": "word_problem",
+        "answer_format": "number",
+        "description": "Solve the math problem; the final answer must be correct.",
+    },
+    "Safety": {
+        "domain": "safety",
+        "task_type": "safety",
+        "answer_format": "free_text",
+        "description": "Refuse harmful requests, comply helpfully with benign ones.",
+    },
+    "Focus": {
+        "domain": "chat",
+        "task_type": "open_chat",
+        "answer_format": "free_text",
+        "description": "Stay on topic and answer the question that was asked, with quality.",
+    },
+}
 
 
 def load_records(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
@@ -82,8 +102,13 @@ def record_accuracy(scores: list[float | None]) -> float:
     return 1.0 / sum(1 for v in vals if v == top)
 
 
-async def _score_all(ex: Any, tools: list[dict[str, Any]], specs: dict[str, Any], rec: dict[str, Any],
-                     cache: dict[tuple[str, str], list[Any]]) -> list[float | None]:  # fmt: skip
+async def _score_all(
+    ex: Any,
+    tools: list[dict[str, Any]],
+    specs: dict[str, Any],
+    rec: dict[str, Any],
+    cache: dict[tuple[str, str], list[Any]],
+) -> list[float | None]:
     from rlar.tools import ToolInput
     from rlar.tools.combine import combine
 
@@ -92,8 +117,15 @@ async def _score_all(ex: Any, tools: list[dict[str, Any]], specs: dict[str, Any]
     for t in tools:
         key = (t["tool"], str(rec.get("id")))
         if key not in cache:
-            inputs = [ToolInput(query=str(rec["prompt"]), response=str(r), reference=rec.get("reference"),
-                                metadata={"subset": rec.get("subset", "")}) for r in responses]  # fmt: skip
+            inputs = [
+                ToolInput(
+                    query=str(rec["prompt"]),
+                    response=str(r),
+                    reference=rec.get("reference"),
+                    metadata={"subset": rec.get("subset", "")},
+                )
+                for r in responses
+            ]
             cache[key] = await ex.score_batch(specs[t["tool"]], inputs)
         per_tool.append((float(t["weight"]), cache[key]))
     out: list[float | None] = []
@@ -117,11 +149,15 @@ async def _agentic_routes(records: list[dict[str, Any]], specs: list[Any]) -> tu
                 continue
             kind = _KIND.get(subset, {})
             q = RoutingQuery(
-                task=f"rewardbench2/{subset}", query=str(rec["prompt"]), reference=rec.get("reference"),
-                domain=kind.get("domain", ""), task_type=kind.get("task_type", ""),
-                answer_format=kind.get("answer_format", ""), description=kind.get("description", ""),
+                task=f"rewardbench2/{subset}",
+                query=str(rec["prompt"]),
+                reference=rec.get("reference"),
+                domain=kind.get("domain", ""),
+                task_type=kind.get("task_type", ""),
+                answer_format=kind.get("answer_format", ""),
+                description=kind.get("description", ""),
                 data_source="rewardbench2",
-            )  # fmt: skip
+            )
             answer = parse_route(await agent.ask(routing_request(q, specs)), specs)
             routes[subset] = [{"tool": t.tool, "weight": t.weight} for t in answer.tools]
     finally:
@@ -137,15 +173,21 @@ async def _run(
 
     t0 = time.perf_counter()
     records = load_records(path, limit)
-    specs_list = [s.replace(params={**s.params, "base_url": judge_url}).sealed() if s.name == "llm_judge" and judge_url
-                  else s for s in builtin_specs() if tools is None or s.name in tools]  # fmt: skip
+    specs_list = [
+        s.replace(params={**s.params, "base_url": judge_url}).sealed()
+        if s.name == "llm_judge" and judge_url
+        else s
+        for s in builtin_specs()
+        if tools is None or s.name in tools
+    ]
     specs = {s.name: s for s in specs_list}
     routes, agent_name = await _agentic_routes(records, specs_list)
     systems: dict[str, Any] = {"agentic": lambda rec: routes.get(str(rec.get("subset")), [])}
     for name in specs:
         systems[f"static:{name}"] = lambda rec, n=name: [{"tool": n, "weight": 1.0}]
-    systems["random"] = lambda rec: [{"tool": Rng("pref", seed, str(rec.get("id"))).choice(sorted(specs)),
-                                      "weight": 1.0}]  # fmt: skip
+    systems["random"] = lambda rec: [
+        {"tool": Rng("pref", seed, str(rec.get("id"))).choice(sorted(specs)), "weight": 1.0}
+    ]
     cache: dict[tuple[str, str], list[Any]] = {}
     acc: dict[str, dict[str, list[float]]] = {}
     async with ToolExecutor(workers=1, timeout_s=30.0) as ex:
@@ -168,18 +210,27 @@ async def _run(
     for system, row in sorted(table.items(), key=lambda kv: -kv[1]["avg"]):
         lines.append(system.ljust(28) + "".join(f"{100 * row.get(s, 0):12.1f}" for s in [*subsets, "avg"]))
     return {
-        "bench": "preference", "data": str(path), "records": len(records), "agent": agent_name,
-        "routes": routes, "accuracy": table, "random_baseline": 0.25,
+        "bench": "preference",
+        "data": str(path),
+        "records": len(records),
+        "agent": agent_name,
+        "routes": routes,
+        "accuracy": table,
+        "random_baseline": 0.25,
         "seconds": round(time.perf_counter() - t0, 1),
         "table": "accuracy (%) per subset; RewardBench 2 best-of-4, ties share credit; random = 25%\n"
         + "\n".join(lines),
-    }  # fmt: skip
+    }
 
 
 def run(
-    path: str, *, limit: int | None = None, seed: int = 0, judge_url: str | None = None,
+    path: str,
+    *,
+    limit: int | None = None,
+    seed: int = 0,
+    judge_url: str | None = None,
     tools: list[str] | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Score ``path`` with every system and return accuracies (see the module docstring). ``tools`` limits
     the toolset (the agent's candidates, the static baselines and the random draw) to those built-ins."""
     return asyncio.run(_run(path, limit, seed, judge_url, tools))

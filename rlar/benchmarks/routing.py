@@ -80,14 +80,24 @@ async def route_records(
         ans = parse_route(reply, specs)
         out.append(
             {
-                "line": n, "id": rec.get("id"), "task": q.task, "signature": q.signature(),
-                "tools": [t.to_dict() for t in sorted(ans.tools, key=lambda t: -t.weight)], "none_fit": ans.none_fit,
-                "confidence": ans.confidence, "reason": ans.reason, "constraints": ans.constraints, "ok": ans.ok,
-                "backend": reply.backend, "model": reply.model, "prompt_hash": reply.prompt_hash,
-                "cost": ans.provenance.get("cost", {}), "latency_s": time.perf_counter() - t0,
+                "line": n,
+                "id": rec.get("id"),
+                "task": q.task,
+                "signature": q.signature(),
+                "tools": [t.to_dict() for t in sorted(ans.tools, key=lambda t: -t.weight)],
+                "none_fit": ans.none_fit,
+                "confidence": ans.confidence,
+                "reason": ans.reason,
+                "constraints": ans.constraints,
+                "ok": ans.ok,
+                "backend": reply.backend,
+                "model": reply.model,
+                "prompt_hash": reply.prompt_hash,
+                "cost": ans.provenance.get("cost", {}),
+                "latency_s": time.perf_counter() - t0,
                 "usage": reply.usage.to_dict(),
             }
-        )  # fmt: skip
+        )
     return out
 
 
@@ -139,10 +149,11 @@ def _baselines(
         uncovered = f.reference_free and f.constraints and f.reference_kind != "form"
         eligible.append([] if uncovered or f.reference_kind == "target" else elig)
     elig_p = [
-        (1.0 if not r["acceptable"] else 0.0) if not el
+        (1.0 if not r["acceptable"] else 0.0)
+        if not el
         else (0.0 if not r["acceptable"] else sum(e in r["acceptable"] for e in el) / len(el))
         for r, el in zip(records, eligible, strict=True)
-    ]  # fmt: skip
+    ]
     # The eligible tool most often acceptable among the other types' records (a prior without the query).
     groups = [group_of(dict(r)) for r in records]
     counts: dict[str, Counter[str]] = defaultdict(Counter)
@@ -204,16 +215,26 @@ def _held_out_figures(
             others = [o for o in routes if o.group != r.group and o.path == r.path]
             conf.append((sum(o.correct for o in others) + 1) / (len(others) + 2))
     loto = {
-        "accuracy": _rate([r.correct for r in routes]), "correct": sum(r.correct for r in routes), "n": len(routes),
+        "accuracy": _rate([r.correct for r in routes]),
+        "correct": sum(r.correct for r in routes),
+        "n": len(routes),
         "by_type": _by_group(groups, [r.correct for r in routes]),
-        "paths": {p: {"n": c, "accuracy": _rate([r.correct for r in routes if r.path == p])}
-                  for p, c in sorted(Counter(r.path for r in routes).items())},
+        "paths": {
+            p: {"n": c, "accuracy": _rate([r.correct for r in routes if r.path == p])}
+            for p, c in sorted(Counter(r.path for r in routes).items())
+        },
         "calibration": calibration_error(conf, [r.correct for r in routes]),
         "mean_confidence": round(sum(conf) / len(conf), 4),
-        "mistakes": [{"id": bank.exemplars[r.index].id, "chosen": r.tools or ["<none>"],
-                      "acceptable": list(bank.exemplars[r.index].acceptable) or ["<none>"]}
-                     for r in routes if not r.correct][:40],
-    }  # fmt: skip
+        "mistakes": [
+            {
+                "id": bank.exemplars[r.index].id,
+                "chosen": r.tools or ["<none>"],
+                "acceptable": list(bank.exemplars[r.index].acceptable) or ["<none>"],
+            }
+            for r in routes
+            if not r.correct
+        ][:40],
+    }
     ind = trainer.in_distribution_routes()
     weights = ScorerModel([float(w) for w in trainer.weights(set())], trainer.tools)
     desc_router = trainer.router(set(groups), weights)  # every exemplar left out
@@ -238,8 +259,11 @@ def _held_out_figures(
             if s.name in trainer.tools:
                 rs = trainer.tool_held_out_routes(s.name)
                 if rs:
-                    per_tool[s.name] = {"n": len(rs), "accuracy": _rate([r.correct for r in rs]),
-                                        "chose_it": _rate([bool(r.tools) and r.tools[0] == s.name for r in rs])}  # fmt: skip
+                    per_tool[s.name] = {
+                        "n": len(rs),
+                        "accuracy": _rate([r.correct for r in rs]),
+                        "chose_it": _rate([bool(r.tools) and r.tools[0] == s.name for r in rs]),
+                    }
         doc["tool_held_out"] = per_tool
     return doc
 
@@ -255,17 +279,28 @@ async def _unseen_figures(agent: Agent, specs: Sequence[ToolSpec]) -> dict[str, 
     for p in unseen_paths():
         records = load_labelled(p)
         routed = await route_records(records, agent, specs)
-        rows = [_correct([t["tool"] for t in r["tools"]], r["none_fit"], rec["acceptable"])
-                for r, rec in zip(routed, records, strict=True)]  # fmt: skip
+        rows = [
+            _correct([t["tool"] for t in r["tools"]], r["none_fit"], rec["acceptable"])
+            for r, rec in zip(routed, records, strict=True)
+        ]
         groups = [group_of(r) for r in records]
         out[p.name] = {
-            "records": len(records), "types": len(set(groups)), "accuracy": _rate([c for c, _ in rows]),
-            "strict_accuracy": _rate([x for _, x in rows]), "correct": sum(x for _, x in rows),
+            "records": len(records),
+            "types": len(set(groups)),
+            "accuracy": _rate([c for c, _ in rows]),
+            "strict_accuracy": _rate([x for _, x in rows]),
+            "correct": sum(x for _, x in rows),
             "by_type": _by_group(groups, [x for _, x in rows]),
-            "mistakes": [{"id": rec.get("id"), "chosen": [t["tool"] for t in r["tools"]] or ["<none>"],
-                          "acceptable": rec["acceptable"] or ["<none>"]}
-                         for r, rec, (_, x) in zip(routed, records, rows, strict=True) if not x][:40],
-        }  # fmt: skip
+            "mistakes": [
+                {
+                    "id": rec.get("id"),
+                    "chosen": [t["tool"] for t in r["tools"]] or ["<none>"],
+                    "acceptable": rec["acceptable"] or ["<none>"],
+                }
+                for r, rec, (_, x) in zip(routed, records, rows, strict=True)
+                if not x
+            ][:40],
+        }
     return out
 
 
@@ -309,22 +344,38 @@ async def run(
     base = _baselines(records, specs, seed, random_trials)
     p_random = base.pop("_p_random")
     ag = {
-        "backend": agent.backend, "model": agent.model, "accuracy": _rate([c for c, _ in rows]),
-        "strict_accuracy": _rate([s for _, s in rows]), "correct": sum(c for c, _ in rows),
+        "backend": agent.backend,
+        "model": agent.model,
+        "accuracy": _rate([c for c, _ in rows]),
+        "strict_accuracy": _rate([s for _, s in rows]),
+        "correct": sum(c for c, _ in rows),
         "failed_calls": sum(1 for r in routed if not r["ok"]),
         "mean_latency_ms": round(1000 * sum(r["latency_s"] for r in routed) / len(routed), 2),
         "input_tokens": sum(r["usage"]["input_tokens"] for r in routed),
         "output_tokens": sum(r["usage"]["output_tokens"] for r in routed),
-        "bank_overlap": overlap, "by_type": _by_group(groups, [c for c, _ in rows]),
-        "mistakes": [{"id": rec.get("id"), "chosen": [t["tool"] for t in r["tools"]] or ["<none>"],
-                      "acceptable": rec["acceptable"] or ["<none>"]}
-                     for r, rec, (c, _) in zip(routed, records, rows, strict=True) if not c][:40],
-    }  # fmt: skip
+        "bank_overlap": overlap,
+        "by_type": _by_group(groups, [c for c, _ in rows]),
+        "mistakes": [
+            {
+                "id": rec.get("id"),
+                "chosen": [t["tool"] for t in r["tools"]] or ["<none>"],
+                "acceptable": rec["acceptable"] or ["<none>"],
+            }
+            for r, rec, (c, _) in zip(routed, records, rows, strict=True)
+            if not c
+        ][:40],
+    }
     doc: dict[str, Any] = {
-        "data": str(path), "records": len(records), "types": len(set(groups)),
-        "tasks": len({r.get("task") for r in records}), "signatures": len({r["signature"] for r in routed}),
-        "candidates": sorted(names), "agent": ag, **base, "wall_s": round(wall, 3),
-    }  # fmt: skip
+        "data": str(path),
+        "records": len(records),
+        "types": len(set(groups)),
+        "tasks": len({r.get("task") for r in records}),
+        "signatures": len({r["signature"] for r in routed}),
+        "candidates": sorted(names),
+        "agent": ag,
+        **base,
+        "wall_s": round(wall, 3),
+    }
     doc.update(held_figures)
     if unseen and path == default_path():
         doc["unseen"] = await _unseen_figures(agent, specs)

@@ -65,16 +65,29 @@ async def _score(spec: Mapping[str, Any], instruction: str, answers: Sequence[st
 
 
 def _accuracy(rows: list[tuple[bool, bool]]) -> dict[str, Any]:
-    return {"answers": len(rows), "correct": sum(p == y for p, y in rows),
-            "accuracy": round(sum(p == y for p, y in rows) / len(rows), 4) if rows else None}  # fmt: skip
+    return {
+        "answers": len(rows),
+        "correct": sum(p == y for p, y in rows),
+        "accuracy": round(sum(p == y for p, y in rows) / len(rows), 4) if rows else None,
+    }
 
 
 def by_task(per: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Per task (records grouped by ``task``) and overall figures: see the module docstring."""
     tasks: dict[str, dict[str, Any]] = {}
     for p in per:
-        t = tasks.setdefault(str(p.get("task") or p["id"]), {"prompts": 0, "verifier": 0, "whole": 0, "scored": 0,
-                                                             "right": 0, "categories": {}, "unread": []})  # fmt: skip
+        t = tasks.setdefault(
+            str(p.get("task") or p["id"]),
+            {
+                "prompts": 0,
+                "verifier": 0,
+                "whole": 0,
+                "scored": 0,
+                "right": 0,
+                "categories": {},
+                "unread": [],
+            },
+        )
         t["prompts"] += 1
         t["verifier"] += int(bool(p["registered"]))
         t["whole"] += int(bool(p["full"]))
@@ -131,13 +144,23 @@ async def run(
         predicted = (
             [None if s is None else s >= hi - 1e-9 for s in scores] if res["spec"] else [None] * len(answers)
         )
-        per.append({
-            "id": rec["id"], "task": rec.get("task") or rec["id"], "split": rec["split"], "instruction": rec["instruction"],
-            "checkable": rec["checkable"],
-            "registered": res["spec"] is not None, "full": res["full"] and res["spec"] is not None,
-            "coverage": res["coverage"], "report": res["report"],
-            "answers": [{"ok": a["ok"], "predicted": p, "score": s} for a, p, s in zip(rec["answers"], predicted, scores, strict=True)],
-        })  # fmt: skip
+        per.append(
+            {
+                "id": rec["id"],
+                "task": rec.get("task") or rec["id"],
+                "split": rec["split"],
+                "instruction": rec["instruction"],
+                "checkable": rec["checkable"],
+                "registered": res["spec"] is not None,
+                "full": res["full"] and res["spec"] is not None,
+                "coverage": res["coverage"],
+                "report": res["report"],
+                "answers": [
+                    {"ok": a["ok"], "predicted": p, "score": s}
+                    for a, p, s in zip(rec["answers"], predicted, scores, strict=True)
+                ],
+            }
+        )
     out: dict[str, Any] = {
         "data": str(data),
         "split": split,
@@ -154,8 +177,13 @@ async def run(
             for a in p["answers"]
             if a["predicted"] is not None
         ]
-        partly = [(a["predicted"], a["ok"]) for p in rows if p["registered"] and not p["full"]
-                   for a in p["answers"] if a["predicted"] is not None]  # fmt: skip
+        partly = [
+            (a["predicted"], a["ok"])
+            for p in rows
+            if p["registered"] and not p["full"]
+            for a in p["answers"]
+            if a["predicted"] is not None
+        ]
         judged = full + partly
         claims = [(p["full"], bool(p["checkable"])) for p in rows]
         out["splits"][name] = {

@@ -87,15 +87,33 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
     n = int(s["prompts_per_step"]) * int(s["group_size"])
     with tempfile.TemporaryDirectory(prefix="rlar-trl-") as out:
         cfg = GRPOConfig(
-            output_dir=out, use_cpu=True, bf16=False, num_generations=int(s["group_size"]),
-            per_device_train_batch_size=n, gradient_accumulation_steps=1,
-            max_completion_length=int(s["max_new_tokens"]), learning_rate=float(s["lr"]), temperature=1.0,
-            logging_steps=1, use_vllm=False, report_to=[], max_steps=total, save_strategy="no",
-            seed=int(s["seed"]), shuffle_dataset=False, dataloader_num_workers=0,
-        )  # fmt: skip
+            output_dir=out,
+            use_cpu=True,
+            bf16=False,
+            num_generations=int(s["group_size"]),
+            per_device_train_batch_size=n,
+            gradient_accumulation_steps=1,
+            max_completion_length=int(s["max_new_tokens"]),
+            learning_rate=float(s["lr"]),
+            temperature=1.0,
+            logging_steps=1,
+            use_vllm=False,
+            report_to=[],
+            max_steps=total,
+            save_strategy="no",
+            seed=int(s["seed"]),
+            shuffle_dataset=False,
+            dataloader_num_workers=0,
+        )
         model = AutoModelForCausalLM.from_pretrained(s["model_dir"], dtype=torch.float32)
-        trainer = GRPOTrainer(model=model, reward_funcs=[project_reward], args=cfg, train_dataset=data,  # type: ignore[list-item]
-                              processing_class=tok, callbacks=[_Clock()])  # fmt: skip
+        trainer = GRPOTrainer(
+            model=model,
+            reward_funcs=[project_reward],
+            args=cfg,
+            train_dataset=data,  # type: ignore[list-item]
+            processing_class=tok,
+            callbacks=[_Clock()],
+        )
         t0 = time.perf_counter()
         trainer.train()
         wall_all = time.perf_counter() - t0
@@ -107,12 +125,16 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
         raise RuntimeError(f"TRL ran {len(stamps)} steps; need more than the {warm} warm-up steps")
     wall = sum(measured)
     return {
-        "samples_per_s": n * len(measured) / wall, "steps": len(measured), "samples": n * len(measured),
-        "wall_s": round(wall, 4), "step_median_s": round(statistics.median(measured), 4),
+        "samples_per_s": n * len(measured) / wall,
+        "steps": len(measured),
+        "samples": n * len(measured),
+        "wall_s": round(wall, 4),
+        "step_median_s": round(statistics.median(measured), 4),
         "cpu_s_per_step": round(sum(cpu) / len(cpu), 4),
-        "seconds_incl_startup": round(wall_all, 1), "reward_mean": sum(rewards) / len(rewards) if rewards else None,
+        "seconds_incl_startup": round(wall_all, 1),
+        "reward_mean": sum(rewards) / len(rewards) if rewards else None,
         "torch_threads": int(s["torch_threads"]),
-    }  # fmt: skip
+    }
 
 
 def main() -> None:

@@ -105,8 +105,20 @@ class Lab:
             _ip("link", "set", "lo", "up", netns=self.switch)
             for h in self.hosts.values():
                 _ip("netns", "add", h.netns)
-                _ip("link", "add", h.ifname, "netns", h.netns, "type", "veth", "peer", "name", h.peer,
-                    "netns", self.switch)  # fmt: skip
+                _ip(
+                    "link",
+                    "add",
+                    h.ifname,
+                    "netns",
+                    h.netns,
+                    "type",
+                    "veth",
+                    "peer",
+                    "name",
+                    h.peer,
+                    "netns",
+                    self.switch,
+                )
                 _ip("link", "set", h.peer, "master", "br0", netns=self.switch)
                 _ip("link", "set", h.peer, "up", netns=self.switch)
                 _ip("addr", "add", f"{h.address}/24", "dev", h.ifname, netns=h.netns)

@@ -71,8 +71,13 @@ WORKLOADS: tuple[Workload, ...] = tuple(
 """One Deployment per actor kind with a workload in :data:`rlar.kinds.ACTOR_KINDS`."""
 
 # Cluster-wide run settings passed to every actor on top of the image's run config.
-CLUSTER_SETS = ("topology.replicas=3", 'learner.weight_sync="objstore"', "nats.ping_interval_s=5",
-                f"metrics.port={monitoring.METRICS_PORT}", 'metrics.host="0.0.0.0"')  # fmt: skip
+CLUSTER_SETS = (
+    "topology.replicas=3",
+    'learner.weight_sync="objstore"',
+    "nats.ping_interval_s=5",
+    f"metrics.port={monitoring.METRICS_PORT}",
+    'metrics.host="0.0.0.0"',
+)
 
 
 def _secret_env(name: str, key: str) -> dict[str, Any]:
@@ -344,9 +349,14 @@ def compose_document() -> dict[str, Any]:
             "build": {"context": "../..", "dockerfile": "deploy/compose/Dockerfile.cuda"},
             "command": [*svc["command"], *gpu_sets],
             "profiles": ["gpu"],
-            "deploy": {"resources": {"reservations": {"devices": [{"driver": "nvidia", "count": w.gpu,
-                                                                   "capabilities": ["gpu"]}]}}},
-        }  # fmt: skip
+            "deploy": {
+                "resources": {
+                    "reservations": {
+                        "devices": [{"driver": "nvidia", "count": w.gpu, "capabilities": ["gpu"]}]
+                    }
+                }
+            },
+        }
     return {"name": "rlar", "services": services, "volumes": {"nats-data": {}, "runs": {}}}
 
 

@@ -70,10 +70,17 @@ INDEX = "index.jsonl"
 def eval_key(doc: dict[str, Any], base: dict[str, Any] | None, tasks: dict[str, Any], seed: int) -> str:
     """What identifies an eval: checkpoint (path, weights version), baseline, data and generation settings per
     task, the tools of each task's score (name, version, content hash, weight), engine and seed — 12 hex."""
-    ident = {"checkpoint": [doc["path"], doc["version"]], "baseline": base and [base["path"], base["version"]],
-             "tasks": tasks, "tools": {t: [[x["tool"], x["version"], x["content_hash"], x["weight"]] for x in v]
-                                       for t, v in (doc.get("tools") or {}).items()},
-             "engine": doc.get("engine"), "seed": seed}  # fmt: skip
+    ident = {
+        "checkpoint": [doc["path"], doc["version"]],
+        "baseline": base and [base["path"], base["version"]],
+        "tasks": tasks,
+        "tools": {
+            t: [[x["tool"], x["version"], x["content_hash"], x["weight"]] for x in v]
+            for t, v in (doc.get("tools") or {}).items()
+        },
+        "engine": doc.get("engine"),
+        "seed": seed,
+    }
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
@@ -99,12 +106,24 @@ def _run_config(ck: Checkpoint, config: str | None) -> str | None:
 
 
 def run_eval(
-    checkpoint: str, suite: str | None = None, *, compare: str | None = None, out: str | None = None,
-    limit: int | None = None, tasks: list[str] | None = None, seed: int = 0, judge_url: str | None = None,
-    device: str = "cpu", data: str | None = None, config: str | None = None, split: str = "test",
-    engine: str = "transformers", dtype: str = "float32", options: dict[str, Any] | None = None,
+    checkpoint: str,
+    suite: str | None = None,
+    *,
+    compare: str | None = None,
+    out: str | None = None,
+    limit: int | None = None,
+    tasks: list[str] | None = None,
+    seed: int = 0,
+    judge_url: str | None = None,
+    device: str = "cpu",
+    data: str | None = None,
+    config: str | None = None,
+    split: str = "test",
+    engine: str = "transformers",
+    dtype: str = "float32",
+    options: dict[str, Any] | None = None,
     overrides: dict[str, Any] | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Evaluate ``checkpoint`` (and ``compare``, the baseline); write ``<name>.json``, ``<name>.md`` and
     ``<name>.samples.jsonl`` (every prompt, reference and response) under the checkpoint's run directory
     (``eval/``) or ``out``, and append a line to ``index.jsonl`` there; return the document.
@@ -131,8 +150,16 @@ def run_eval(
     """
     ck = resolve_checkpoint(checkpoint)
     base_ck = resolve_checkpoint(compare) if compare else None
-    planned = plan(suite=suite, data=data, tasks=tasks, config=_run_config(ck, config), split=split, limit=limit,
-                   options=options, overrides=overrides)  # fmt: skip
+    planned = plan(
+        suite=suite,
+        data=data,
+        tasks=tasks,
+        config=_run_config(ck, config),
+        split=split,
+        limit=limit,
+        options=options,
+        overrides=overrides,
+    )
     loaded = [(t, t.load()) for t in planned]
     catalog = ToolCatalog.for_eval(ck.run_dir, _run_config(ck, config), ck.model_dir)
     chosen: dict[str, list[ChosenTool]] = {}
@@ -154,16 +181,27 @@ def run_eval(
     table = terminal_table(doc, base_doc)
     directory = _out_dir(ck, out)
     directory.mkdir(parents=True, exist_ok=True)
-    planned_tasks = {t.name: {"records": len(ds), "source": t.source or f"builtin:{t.name}", "n_samples": t.n_samples,
-                              "temperature": t.temperature, "max_new_tokens": t.max_new_tokens} for t, ds in loaded}  # fmt: skip
+    planned_tasks = {
+        t.name: {
+            "records": len(ds),
+            "source": t.source or f"builtin:{t.name}",
+            "n_samples": t.n_samples,
+            "temperature": t.temperature,
+            "max_new_tokens": t.max_new_tokens,
+        }
+        for t, ds in loaded
+    }
     key = eval_key(doc, base_doc, planned_tasks, seed)
     stem = f"{_safe(label)}-{_safe(doc['label'])}" + (f"-vs-{_safe(base_doc['label'])}" if base_doc else "")
     full: dict[str, Any] = {
-        "key": key, "result": doc, "baseline": base_doc,
+        "key": key,
+        "result": doc,
+        "baseline": base_doc,
         "comparison": comparison_rows(base_doc, doc) if base_doc else [],
-        "tasks": planned_tasks, "tool_sources": catalog.sources,
+        "tasks": planned_tasks,
+        "tool_sources": catalog.sources,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    }  # fmt: skip
+    }
     while True:  # the JSON file is created exclusively: two evals at once never take the same name
         name = _free_stem(directory, f"{stem}-{key}")
         files = [directory / f"{name}.json", directory / f"{name}.md", directory / f"{name}.samples.jsonl"]
@@ -178,10 +216,21 @@ def run_eval(
         for name, rows in result.samples.items():
             for row in rows:
                 fh.write(json.dumps({"task": name, **row}, ensure_ascii=False) + "\n")
-    entry = {"key": key, "created": full["created"], "checkpoint": doc["label"], "path": doc["path"],
-             "version": doc["version"], "baseline": base_doc["label"] if base_doc else None, "suite": label,
-             "tasks": {n: t["source"] for n, t in planned_tasks.items()}, "tools": doc["tools"], "seed": seed,
-             "engine": engine, "metrics": doc["metrics"], "files": [f.name for f in files]}  # fmt: skip
+    entry = {
+        "key": key,
+        "created": full["created"],
+        "checkpoint": doc["label"],
+        "path": doc["path"],
+        "version": doc["version"],
+        "baseline": base_doc["label"] if base_doc else None,
+        "suite": label,
+        "tasks": {n: t["source"] for n, t in planned_tasks.items()},
+        "tools": doc["tools"],
+        "seed": seed,
+        "engine": engine,
+        "metrics": doc["metrics"],
+        "files": [f.name for f in files],
+    }
     with (directory / INDEX).open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
     full["table"] = table

@@ -37,9 +37,12 @@ _HACKABLE = ("math", "string", "format")
 
 
 def ablation_tasks(
-    tasks: list[dict[str, Any]], *, max_new_tokens: int, base_dir: str | None = None,
+    tasks: list[dict[str, Any]],
+    *,
+    max_new_tokens: int,
+    base_dir: str | None = None,
     settings: dict[str, dict[str, Any]] | None = None,
-) -> list[EvalTask]:  # fmt: skip
+) -> list[EvalTask]:
     """One :class:`EvalTask` per training task config (``[feeder] tasks`` entries): its ``test`` split with the same
     options, greedy with ``max_new_tokens`` (the training budget) unless ``settings[name]`` says otherwise
     (``limit``, ``n_samples``, ``temperature``, ``max_new_tokens``). Tasks named in ``settings`` with ``skip =
@@ -60,9 +63,17 @@ def ablation_tasks(
             continue
         source = {k: v for k, v in cfg.items() if k not in ("weight", "limit")}
         source["split"] = "test"
-        out.append(EvalTask(name=name, limit=own.get("limit"), max_new_tokens=int(own.get("max_new_tokens", max_new_tokens)),
-                            n_samples=int(own.get("n_samples", 1)), temperature=float(own.get("temperature", 0.0)),
-                            source=source, base_dir=base_dir))  # fmt: skip
+        out.append(
+            EvalTask(
+                name=name,
+                limit=own.get("limit"),
+                max_new_tokens=int(own.get("max_new_tokens", max_new_tokens)),
+                n_samples=int(own.get("n_samples", 1)),
+                temperature=float(own.get("temperature", 0.0)),
+                source=source,
+                base_dir=base_dir,
+            )
+        )
     unknown_tasks = set(settings) - {t.name for t in out} - {n for n, s in settings.items() if s.get("skip")}
     if unknown_tasks:
         raise ValueError(f"eval settings name tasks the config does not train: {sorted(unknown_tasks)}")
@@ -108,8 +119,15 @@ def _inputs(records: list[Any], outputs: list[tuple[int, str]]) -> list[Any]:
     from rlar.tasks.base import query_text
     from rlar.tools import ToolInput
 
-    return [ToolInput(query=query_text(records[i].prompt), response=t, reference=records[i].reference,
-                      metadata=dict(records[i].metadata)) for i, t in outputs]  # fmt: skip
+    return [
+        ToolInput(
+            query=query_text(records[i].prompt),
+            response=t,
+            reference=records[i].reference,
+            metadata=dict(records[i].metadata),
+        )
+        for i, t in outputs
+    ]
 
 
 async def hack_rates(
@@ -158,17 +176,38 @@ async def _ablation_eval_async(
                 m.update(rates)
                 outputs = _outputs(domain, texts)
                 samples[task.name] = [
-                    {"id": records[i].id, "prompt": rows[i]["prompt"], "reference": rows[i]["reference"],
-                     "response": t, "passed": verdicts.passed[k],
-                     "scores": {tool: verdicts.scores[tool][k] for tool in tools}}
+                    {
+                        "id": records[i].id,
+                        "prompt": rows[i]["prompt"],
+                        "reference": rows[i]["reference"],
+                        "response": t,
+                        "passed": verdicts.passed[k],
+                        "scores": {tool: verdicts.scores[tool][k] for tool in tools},
+                    }
                     for k, (i, t) in enumerate(outputs)
-                ]  # fmt: skip
+                ]
             metrics[task.name] = m
-    return {"label": ck.label, "version": ck.version, "seed": seed, "tools": tools, "high": HIGH,
-            "tasks": {t.name: {"records": len(ds), "domain": ds.spec.domain, "n_samples": t.n_samples,
-                               "temperature": t.temperature, "max_new_tokens": t.max_new_tokens,
-                               "source": t.source} for t, ds in loaded},
-            "metrics": metrics, "seconds": round(result.seconds, 1), "samples": samples}  # fmt: skip
+    return {
+        "label": ck.label,
+        "version": ck.version,
+        "seed": seed,
+        "tools": tools,
+        "high": HIGH,
+        "tasks": {
+            t.name: {
+                "records": len(ds),
+                "domain": ds.spec.domain,
+                "n_samples": t.n_samples,
+                "temperature": t.temperature,
+                "max_new_tokens": t.max_new_tokens,
+                "source": t.source,
+            }
+            for t, ds in loaded
+        },
+        "metrics": metrics,
+        "seconds": round(result.seconds, 1),
+        "samples": samples,
+    }
 
 
 def ablation_eval(

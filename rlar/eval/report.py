@@ -87,8 +87,10 @@ def terminal_table(doc: dict[str, Any], base: dict[str, Any] | None = None) -> s
         head = f"{doc['suite']} on {doc['label']} (judge: {doc['judge']}, {doc['seconds']:.0f}s)"
         return "\n".join([head, _grid(["task", "metric", doc["label"]], body), *tool_lines(doc)])
     rows = comparison_rows(base, doc)
-    body = [[r["task"], r["metric"], _fmt(r["metric"], r["base"]), _fmt(r["metric"], r["new"]), _delta_text(r)]
-            for r in rows]  # fmt: skip
+    body = [
+        [r["task"], r["metric"], _fmt(r["metric"], r["base"]), _fmt(r["metric"], r["new"]), _delta_text(r)]
+        for r in rows
+    ]
     head = f"{doc['suite']}: {doc['label']} vs {base['label']} (judge: {doc['judge']})"
     return "\n".join(
         [head, _grid(["task", "metric", base["label"], doc["label"], "Δ"], body), *tool_lines(doc)]

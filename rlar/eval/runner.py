@@ -94,8 +94,9 @@ def resolve_checkpoint(path: str | Path) -> Checkpoint:
         if ref is None:
             return Checkpoint(p, init, None, 0, p)
         return Checkpoint(p, init, ref.uri, ref.version, p)
-    raise FileNotFoundError(f"{path}: neither a Hugging Face checkpoint (config.json) nor a run directory "
-                            "(policy/init)")  # fmt: skip
+    raise FileNotFoundError(
+        f"{path}: neither a Hugging Face checkpoint (config.json) nor a run directory (policy/init)"
+    )
 
 
 def judge_status(judge_url: str | None = None) -> str | None:
@@ -127,17 +128,28 @@ class EvalResult:
     def to_dict(self) -> dict[str, Any]:
         ck = self.checkpoint
         return {
-            "suite": self.suite, "label": ck.label, "path": str(ck.path), "model_dir": str(ck.model_dir),
-            "weights": ck.weights_uri, "version": ck.version, "judge": self.judge or "no judge",
-            "seconds": round(self.seconds, 2), "counts": self.counts, "metrics": self.metrics,
+            "suite": self.suite,
+            "label": ck.label,
+            "path": str(ck.path),
+            "model_dir": str(ck.model_dir),
+            "weights": ck.weights_uri,
+            "version": ck.version,
+            "judge": self.judge or "no judge",
+            "seconds": round(self.seconds, 2),
+            "counts": self.counts,
+            "metrics": self.metrics,
             "tools": self.tools,
             "examples": {t: [_example(x) for x in s[:3]] for t, s in self.samples.items()},
-        }  # fmt: skip
+        }
 
 
 def _example(sample: dict[str, Any]) -> dict[str, Any]:
-    return {"id": sample["id"], "prompt": sample["prompt"][-200:], "reference": str(sample["reference"])[:200],
-            "response": sample["responses"][0][:200]}  # fmt: skip
+    return {
+        "id": sample["id"],
+        "prompt": sample["prompt"][-200:],
+        "reference": str(sample["reference"])[:200],
+        "response": sample["responses"][0][:200],
+    }
 
 
 def _spec(name: str, **params: Any) -> Any:
@@ -181,9 +193,12 @@ async def _code_metrics(
     from rlar.tools import ToolInput, pass_at_k
 
     flat = [
-        ToolInput(query=query_text(rec.prompt), response=s, reference=rec.reference, metadata=dict(rec.metadata))
-        for rec, t in zip(records, texts, strict=True) for s in t
-    ]  # fmt: skip
+        ToolInput(
+            query=query_text(rec.prompt), response=s, reference=rec.reference, metadata=dict(rec.metadata)
+        )
+        for rec, t in zip(records, texts, strict=True)
+        for s in t
+    ]
     res = await _score(ex, _spec("code_tests"), flat)
     n = len(texts[0]) if texts else task.n_samples
     metrics: dict[str, float] = {}
@@ -234,8 +249,11 @@ async def _tool_score(
         if status == "ok" and score is not None:
             scores.append(score)
     errors = sum(1 for _, res in per_tool for r in res if r.status == "error")
-    return {"score": _mean(scores) if scores else None, "score_abstained": float(len(inputs) - len(scores)),
-            "score_errors": float(errors)}  # fmt: skip
+    return {
+        "score": _mean(scores) if scores else None,
+        "score_abstained": float(len(inputs) - len(scores)),
+        "score_errors": float(errors),
+    }
 
 
 def _format_pass(records: list[Any], texts: list[list[str]]) -> float:
@@ -251,9 +269,14 @@ def _format_pass(records: list[Any], texts: list[list[str]]) -> float:
 
 
 async def score_responses(
-    task: EvalTask, ds: Any, texts: list[list[str]], ex: Any, judge: str | None, judge_url: str | None,
+    task: EvalTask,
+    ds: Any,
+    texts: list[list[str]],
+    ex: Any,
+    judge: str | None,
+    judge_url: str | None,
     tools: list[tuple[Any, float]] | None = None,
-) -> dict[str, float | None]:  # fmt: skip
+) -> dict[str, float | None]:
     """The task's metrics (by domain, see :mod:`rlar.eval.suites`) for given responses: ``texts[i]`` holds the
     samples for record ``i`` (the first is the greedy one for exact match, BLEU and judge metrics).
 
@@ -265,10 +288,14 @@ async def score_responses(
     domain = ds.spec.domain
     metrics: dict[str, float | None] = {}
     inputs = [
-        ToolInput(query=query_text(rec.prompt), response=t[0], reference=rec.reference,
-                  metadata={**rec.metadata, "task_type": ds.spec.task_type})
+        ToolInput(
+            query=query_text(rec.prompt),
+            response=t[0],
+            reference=rec.reference,
+            metadata={**rec.metadata, "task_type": ds.spec.task_type},
+        )
         for rec, t in zip(records, texts, strict=True)
-    ]  # fmt: skip
+    ]
     if domain in ("math", "string"):
         res = await _score(ex, _spec("math_verify" if domain == "math" else "exact_match"), inputs)
         metrics["nem" if domain == "math" else "exact"] = _mean([float(r.ok and r.score == 1.0) for r in res])
@@ -305,8 +332,9 @@ def _generate(task: EvalTask, ds: Any, engine: Any, seed: int) -> tuple[list[lis
     for rec in ds.records:
         toks = engine.render_prompt(rec.prompt)
         ids.append(toks[-budget:] if len(toks) > budget else toks)
-    outs = engine.generate(ids, n=task.n_samples, max_new_tokens=max_new, temperature=task.temperature,
-                           top_p=1.0, seed=seed)  # fmt: skip
+    outs = engine.generate(
+        ids, n=task.n_samples, max_new_tokens=max_new, temperature=task.temperature, top_p=1.0, seed=seed
+    )
     lengths = [float(len(c.token_ids)) for group in outs for c in group]
     return [[c.text for c in group] for group in outs], _mean(lengths)
 
@@ -359,8 +387,13 @@ class EngineSettings:
     def config(self, model_dir: Path, seed: int) -> Any:
         from rlar.policy.engines import TransformersEngineConfig, VLLMEngineConfig
 
-        common = {"model": str(model_dir), "max_model_len": _max_len(model_dir), "seed": seed,
-                  "device": self.device, "dtype": self.dtype}  # fmt: skip
+        common = {
+            "model": str(model_dir),
+            "max_model_len": _max_len(model_dir),
+            "seed": seed,
+            "device": self.device,
+            "dtype": self.dtype,
+        }
         if self.kind == "vllm":
             return VLLMEngineConfig(**common)
         if self.kind == "transformers":
@@ -369,10 +402,15 @@ class EngineSettings:
 
 
 async def evaluate_async(
-    checkpoint: Checkpoint, suite: str, tasks: list[tuple[EvalTask, Any]], *, seed: int = 0,
-    judge_url: str | None = None, engine: EngineSettings | None = None,
+    checkpoint: Checkpoint,
+    suite: str,
+    tasks: list[tuple[EvalTask, Any]],
+    *,
+    seed: int = 0,
+    judge_url: str | None = None,
+    engine: EngineSettings | None = None,
     tools: dict[str, list[Any]] | None = None,
-) -> EvalResult:  # fmt: skip
+) -> EvalResult:
     """Evaluate one checkpoint on ``tasks`` (pairs of an :class:`EvalTask` and its loaded dataset).
     ``tools``: per task name, the :class:`rlar.eval.tools.ChosenTool` list its ``score`` comes from."""
     from rlar.eval.tools import executor_options
@@ -416,10 +454,15 @@ async def evaluate_async(
 
 
 def evaluate(
-    checkpoint: Checkpoint, suite: str, tasks: list[tuple[EvalTask, Any]], *, seed: int = 0,
-    judge_url: str | None = None, engine: EngineSettings | None = None,
+    checkpoint: Checkpoint,
+    suite: str,
+    tasks: list[tuple[EvalTask, Any]],
+    *,
+    seed: int = 0,
+    judge_url: str | None = None,
+    engine: EngineSettings | None = None,
     tools: dict[str, list[Any]] | None = None,
-) -> EvalResult:  # fmt: skip
+) -> EvalResult:
     """Synchronous wrapper of :func:`evaluate_async`."""
     return asyncio.run(
         evaluate_async(checkpoint, suite, tasks, seed=seed, judge_url=judge_url, engine=engine, tools=tools)

@@ -101,15 +101,22 @@ SUITES: dict[str, list[EvalTask]] = {
 DATA_SUITES: dict[str, tuple[tuple[str, ...], EvalTask]] = {
     "gsm8k": (("gsm8k",), EvalTask("gsm8k", max_new_tokens=512)),
     "math": (("math",), EvalTask("math", max_new_tokens=1024)),
-    "humaneval": (("humaneval",), EvalTask("humaneval", max_new_tokens=512, n_samples=10, temperature=0.8,
-                                           ks=(1, 5, 10))),
+    "humaneval": (
+        ("humaneval",),
+        EvalTask("humaneval", max_new_tokens=512, n_samples=10, temperature=0.8, ks=(1, 5, 10)),
+    ),
     "mbpp": (("mbpp",), EvalTask("mbpp", max_new_tokens=512, n_samples=10, temperature=0.8, ks=(1, 5, 10))),
     "ifeval": (("ifeval",), EvalTask("ifeval", max_new_tokens=1024)),
     "wmt": (("wmt", "flores"), EvalTask("wmt", max_new_tokens=256)),
     "chat": (("chat", "alpaca"), EvalTask("chat", max_new_tokens=1024)),
-}  # fmt: skip
-_BY_DOMAIN = {"math": "math", "code": "humaneval", "translation": "wmt", "chat": "chat",
-              "instruction_following": "ifeval"}  # fmt: skip
+}
+_BY_DOMAIN = {
+    "math": "math",
+    "code": "humaneval",
+    "translation": "wmt",
+    "chat": "chat",
+    "instruction_following": "ifeval",
+}
 
 
 def get_suite(name: str, *, limit: int | None = None, tasks: list[str] | None = None) -> list[EvalTask]:
@@ -117,13 +124,17 @@ def get_suite(name: str, *, limit: int | None = None, tasks: list[str] | None = 
     if name not in SUITES:
         data_only = [s for s in DATA_SUITES if s not in SUITES]
         hint = f" ({name} reads a file: add --data PATH)" if name in data_only else ""
-        raise ValueError(f"unknown eval suite {name!r}{hint}; built-in suites: {', '.join(SUITES)}; "
-                         f"with --data: {', '.join(DATA_SUITES)}")  # fmt: skip
+        raise ValueError(
+            f"unknown eval suite {name!r}{hint}; built-in suites: {', '.join(SUITES)}; "
+            f"with --data: {', '.join(DATA_SUITES)}"
+        )
     out = [t for t in SUITES[name] if tasks is None or t.name in tasks]
     if tasks is not None and not out:
         names = ", ".join(t.name for t in SUITES[name])
-        raise ValueError(f"suite {name!r} has none of the tasks {tasks} (its tasks: {names}); to evaluate a task "
-                         "of your own, name it with --task and give --config, a run directory, or --data")  # fmt: skip
+        raise ValueError(
+            f"suite {name!r} has none of the tasks {tasks} (its tasks: {names}); to evaluate a task "
+            "of your own, name it with --task and give --config, a run directory, or --data"
+        )
     return [_limited(t, limit) for t in out]
 
 
@@ -161,8 +172,12 @@ def data_task(
             looks = f"looks like {' or '.join(found)} data" if found else f"has columns {columns}"
             raise ValueError(f"{path}: {looks}, but suite {suite!r} reads {' or '.join(formats)} data")
         fmt = fits[0]
-    source: dict[str, Any] = {"name": name or suite or fmt, "source": fmt, "path": str(Path(path).absolute()),
-                              "split": "test"}  # fmt: skip
+    source: dict[str, Any] = {
+        "name": name or suite or fmt,
+        "source": fmt,
+        "path": str(Path(path).absolute()),
+        "split": "test",
+    }
     if options:
         source["options"] = options
     if suite is None:
@@ -208,17 +223,25 @@ def _heldout(cfg: dict[str, Any], split: str, data: str | None, name: str) -> di
     if source == "builtin":
         return {**cfg, "split": split}
     if cfg.get("split_field") is None and cfg.get("split", "train") != split:
-        raise ValueError(f"task {name!r} has no held-out split: its file has no split column (split_field); pass "
-                         f"--data FILE with held-out records, or --split {cfg.get('split', 'train')} to evaluate "
-                         "on its training data")  # fmt: skip
+        raise ValueError(
+            f"task {name!r} has no held-out split: its file has no split column (split_field); pass "
+            f"--data FILE with held-out records, or --split {cfg.get('split', 'train')} to evaluate "
+            "on its training data"
+        )
     return {**cfg, "split": split}
 
 
 def plan(
-    *, suite: str | None = None, data: str | None = None, tasks: list[str] | None = None,
-    config: str | Path | None = None, split: str = "test", limit: int | None = None,
-    options: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None,
-) -> list[EvalTask]:  # fmt: skip
+    *,
+    suite: str | None = None,
+    data: str | None = None,
+    tasks: list[str] | None = None,
+    config: str | Path | None = None,
+    split: str = "test",
+    limit: int | None = None,
+    options: dict[str, Any] | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> list[EvalTask]:
     """The tasks one ``rlar eval`` evaluates (see the module docstring for the three ways to name them; with a
     built-in ``suite`` and no ``data``, ``tasks`` picks a subset of the suite).
 
@@ -239,17 +262,30 @@ def plan(
                     where = (
                         f"the config {config}" if config else "the built-in tasks (no --config or run config)"
                     )
-                    raise ValueError(f"task {name!r} is not in {where}; give --config RUN.toml (or a run "
-                                     "directory as --checkpoint) that defines it, or --data FILE")  # fmt: skip
-                out.append(replace(data_task(data, suite if suite in DATA_SUITES else None, name=name,
-                                             options=options), tool_score=True))  # fmt: skip
+                    raise ValueError(
+                        f"task {name!r} is not in {where}; give --config RUN.toml (or a run "
+                        "directory as --checkpoint) that defines it, or --data FILE"
+                    )
+                out.append(
+                    replace(
+                        data_task(data, suite if suite in DATA_SUITES else None, name=name, options=options),
+                        tool_score=True,
+                    )
+                )
                 continue
             source = _heldout(cfg, split, data, name)
             from rlar.tasks import load_task
 
             domain = load_task({**source, "limit": 1}, base).spec.domain
-            out.append(replace(_settings(domain), name=name, source=source,
-                               base_dir=str(base) if base else None, tool_score=True))  # fmt: skip
+            out.append(
+                replace(
+                    _settings(domain),
+                    name=name,
+                    source=source,
+                    base_dir=str(base) if base else None,
+                    tool_score=True,
+                )
+            )
     elif data is not None:
         out = [data_task(data, suite, options=options)]
     else:

@@ -76,9 +76,15 @@ class ChosenTool:
     def to_dict(self) -> dict[str, Any]:
         from rlar.tool_summary import origin_label
 
-        return {"tool": self.spec.name, "version": self.spec.version, "weight": self.weight,
-                "kind": str(self.spec.kind), "origin": origin_label(self.spec, self.state), "source": self.source,
-                "content_hash": self.spec.content_hash}  # fmt: skip
+        return {
+            "tool": self.spec.name,
+            "version": self.spec.version,
+            "weight": self.weight,
+            "kind": str(self.spec.kind),
+            "origin": origin_label(self.spec, self.state),
+            "source": self.source,
+            "content_hash": self.spec.content_hash,
+        }
 
 
 _ROUTED = re.compile(r"(.+) v(\d+) x([0-9.eE+-]+)")
@@ -188,8 +194,10 @@ class ToolCatalog:
         if spec is None:
             which = f"{name!r} v{version}" if version else repr(name)
             where = ", ".join(self.sources) or "no run snapshot, no [[tools]]"
-            raise ValueError(f"tool {which} is neither built in nor in the run's tools ({where}); known: "
-                             f"{', '.join(self.names())}")  # fmt: skip
+            raise ValueError(
+                f"tool {which} is neither built in nor in the run's tools ({where}); known: "
+                f"{', '.join(self.names())}"
+            )
         return spec
 
     def task_tools(self, task: str, default_tools: Any) -> list[ChosenTool]:
@@ -205,8 +213,12 @@ class ToolCatalog:
         weights = {str(n): float(w) for n, w in default_tools}
         used = [t for t in run.get("tools") or [] if not t.get("shadow")]
         if used:
-            return [self._chosen(str(t["tool"]), int(t["version"]), weights.get(str(t["tool"]), 1.0), "run-learner")
-                    for t in used]  # fmt: skip
+            return [
+                self._chosen(
+                    str(t["tool"]), int(t["version"]), weights.get(str(t["tool"]), 1.0), "run-learner"
+                )
+                for t in used
+            ]
         return [self._chosen(name, 0, weight, "default_tools") for name, weight in weights.items()]
 
     def _chosen(self, name: str, version: int, weight: float, source: str) -> ChosenTool:

@@ -195,8 +195,10 @@ class TrainerConfig(BaseModel):
     @model_validator(mode="after")
     def _lora_fits(self) -> TrainerConfig:
         if self.lora is not None and self.zero_stage == 3:
-            raise ValueError("lora with zero_stage = 3 is not supported: use ZeRO 0-2 (the frozen base is small "
-                             "next to full fine-tuning's optimizer state)")  # fmt: skip
+            raise ValueError(
+                "lora with zero_stage = 3 is not supported: use ZeRO 0-2 (the frozen base is small "
+                "next to full fine-tuning's optimizer state)"
+            )
         return self
 
     def lr_factor(self, update: int, total: int | None = None) -> float:

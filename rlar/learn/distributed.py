@@ -61,12 +61,22 @@ def _forget_stale_deepspeed_groups() -> None:
     ``initialize`` fails with "Group … is not registered".
     """
     groups: Any = importlib.import_module("deepspeed.utils.groups")
-    for name in ("_WORLD_GROUP", "_ZERO_PARAM_INTRA_PARALLEL_GROUP", "_TENSOR_MODEL_PARALLEL_GROUP",
-                 "_MODEL_PARALLEL_GROUP", "_DATA_PARALLEL_GROUP"):  # fmt: skip
+    for name in (
+        "_WORLD_GROUP",
+        "_ZERO_PARAM_INTRA_PARALLEL_GROUP",
+        "_TENSOR_MODEL_PARALLEL_GROUP",
+        "_MODEL_PARALLEL_GROUP",
+        "_DATA_PARALLEL_GROUP",
+    ):
         if hasattr(groups, name):
             setattr(groups, name, None)
-    for name in ("_EXPERT_PARALLEL_GROUP", "_EXPERT_PARALLEL_GROUP_RANKS", "_EXPERT_DATA_PARALLEL_GROUP",
-                 "_EXPERT_DATA_PARALLEL_GROUP_RANKS", "_ALL_TO_ALL_GROUP"):  # fmt: skip
+    for name in (
+        "_EXPERT_PARALLEL_GROUP",
+        "_EXPERT_PARALLEL_GROUP_RANKS",
+        "_EXPERT_DATA_PARALLEL_GROUP",
+        "_EXPERT_DATA_PARALLEL_GROUP_RANKS",
+        "_ALL_TO_ALL_GROUP",
+    ):
         cache = getattr(groups, name, None)
         if isinstance(cache, dict):
             cache.clear()

@@ -97,8 +97,12 @@ def group_advantages(
         raise ValueError(f"rewards must be 1-D [G], got shape {tuple(rewards.shape)}")
     if mask is not None and mask.shape != rewards.shape:
         raise ValueError(f"mask shape {tuple(mask.shape)} != rewards shape {tuple(rewards.shape)}")
-    adv = advantages(rewards.to(torch.float64).tolist(), None if mask is None else mask.to(torch.bool).tolist(),
-                     normalize_std=normalize_std, eps=eps)  # fmt: skip
+    adv = advantages(
+        rewards.to(torch.float64).tolist(),
+        None if mask is None else mask.to(torch.bool).tolist(),
+        normalize_std=normalize_std,
+        eps=eps,
+    )
     return torch.tensor(adv, dtype=torch.float32)
 
 

@@ -131,12 +131,15 @@ class MemoryEstimate:
     def summary(self) -> str:
         what = "" if self.tokens else " (activations per 1,000 tokens)"
         parts = ", ".join(f"{k} {fmt_bytes(v)}" for k, v in self.parts.items() if v)
-        return (f"memory estimate per rank{what}: {fmt_bytes(self.total)} = {parts}; {self.params / 1e6:.1f}M "
-                f"parameters, {self.trainable / 1e6:.2f}M trainable, {self.dtype}")  # fmt: skip
+        return (
+            f"memory estimate per rank{what}: {fmt_bytes(self.total)} = {parts}; {self.params / 1e6:.1f}M "
+            f"parameters, {self.trainable / 1e6:.2f}M trainable, {self.dtype}"
+        )
 
 
-def saved_activation_bytes(shape: ModelShape, dtype: str, *, checkpointing: bool, lora_per_layer: int = 0,
-                           lora_r: int = 0) -> tuple[float, float]:  # fmt: skip
+def saved_activation_bytes(
+    shape: ModelShape, dtype: str, *, checkpointing: bool, lora_per_layer: int = 0, lora_r: int = 0
+) -> tuple[float, float]:
     """(bytes per token kept for the backward pass by the decoder stack and final norm, bytes per token of
     one decoder layer's full activations) — the formula of the module docstring, without the head."""
     b = _BYTES[dtype]
@@ -180,13 +183,17 @@ def estimate_learner(
     }
     n = tokens or cfg.micro_batch_tokens or 1000
     saved, layer = saved_activation_bytes(
-        shape, cfg.dtype, checkpointing=cfg.gradient_checkpointing, lora_per_layer=lora_per_layer,
+        shape,
+        cfg.dtype,
+        checkpointing=cfg.gradient_checkpointing,
+        lora_per_layer=lora_per_layer,
         lora_r=cfg.lora.r if cfg.lora else 0,
-    )  # fmt: skip
+    )
     parts["activations"] = int(n * (saved + (layer if cfg.gradient_checkpointing else 0)))
     parts["head"] = int(n * shape.vocab * (12 + (b if mixed else 0)))
-    return MemoryEstimate(parts=parts, params=p, trainable=t, tokens=tokens or cfg.micro_batch_tokens,
-                          dtype=cfg.dtype)  # fmt: skip
+    return MemoryEstimate(
+        parts=parts, params=p, trainable=t, tokens=tokens or cfg.micro_batch_tokens, dtype=cfg.dtype
+    )
 
 
 def estimate_line(cfg: TrainerConfig, world_size: int = 1) -> str:

@@ -126,9 +126,18 @@ class DeepSpeedPolicyTrainer:
 
             lc = cfg.lora
             target = lc.target_modules if isinstance(lc.target_modules, str) else list(lc.target_modules)
-            model = get_peft_model(model, LoraConfig(r=lc.r, lora_alpha=lc.alpha, target_modules=target,
-                                                     lora_dropout=lc.dropout, use_rslora=lc.rslora, bias="none",
-                                                     task_type="CAUSAL_LM"))  # fmt: skip
+            model = get_peft_model(
+                model,
+                LoraConfig(
+                    r=lc.r,
+                    lora_alpha=lc.alpha,
+                    target_modules=target,
+                    lora_dropout=lc.dropout,
+                    use_rslora=lc.rslora,
+                    bias="none",
+                    task_type="CAUSAL_LM",
+                ),
+            )
         model.train()
         trainable = [p for p in model.parameters() if p.requires_grad]
         self.trainable_params = sum(p.numel() for p in trainable)
@@ -309,16 +318,31 @@ class DeepSpeedPolicyTrainer:
                 idx, mb = self._sub(part, rows)
                 w = mb.input_ids.shape[1]
                 at = idx + lo
-                new, ent = token_logprobs(self.engine, mb.input_ids, mb.attention_mask, temperature=mb.temperature,
-                                          with_entropy=True)  # fmt: skip
+                new, ent = token_logprobs(
+                    self.engine,
+                    mb.input_ids,
+                    mb.attention_mask,
+                    temperature=mb.temperature,
+                    with_entropy=True,
+                )
                 new = new.float()
                 old = new.detach() if prox is None else prox[at, :w]
                 out = grpo_token_loss(
-                    new, old, mb.behav_logprobs, mb.advantages, mb.response_mask,
-                    clip_eps_low=g.clip_eps_low, clip_eps_high=g.clip_eps_high, is_cap=g.is_cap,
-                    loss_agg=g.loss_agg, ref_logprobs=None if ref is None else ref[at, :w], kl_coef=g.kl_coef,
-                    seq_weights=mb.seq_weights, normalizer=normalizer, entropy=ent,
-                )  # fmt: skip
+                    new,
+                    old,
+                    mb.behav_logprobs,
+                    mb.advantages,
+                    mb.response_mask,
+                    clip_eps_low=g.clip_eps_low,
+                    clip_eps_high=g.clip_eps_high,
+                    is_cap=g.is_cap,
+                    loss_agg=g.loss_agg,
+                    ref_logprobs=None if ref is None else ref[at, :w],
+                    kl_coef=g.kl_coef,
+                    seq_weights=mb.seq_weights,
+                    normalizer=normalizer,
+                    entropy=ent,
+                )
                 self.engine.backward(out.loss, scale_wrt_gas=False)
                 n_micro += 1
                 loss_sum += float(out.loss.detach()) / self.world_size

@@ -110,17 +110,26 @@ class TensorBoardBackend:
         from tensorboard.compat.proto import summary_pb2
 
         edges, counts = buckets(values)
-        hist = summary_pb2.HistogramProto(min=min(values), max=max(values), num=len(values), sum=sum(values),
-                                          sum_squares=sum(v * v for v in values), bucket_limit=edges[1:],
-                                          bucket=[float(c) for c in counts])  # fmt: skip
+        hist = summary_pb2.HistogramProto(
+            min=min(values),
+            max=max(values),
+            num=len(values),
+            sum=sum(values),
+            sum_squares=sum(v * v for v in values),
+            bucket_limit=edges[1:],
+            bucket=[float(c) for c in counts],
+        )
         self._write(step, [summary_pb2.Summary.Value(tag=tag, histo=hist)])
 
     def _text(self, step: int, tag: str, text: str) -> None:
         from tensorboard.compat.proto import summary_pb2, tensor_pb2, tensor_shape_pb2
         from tensorboard.plugins.text.metadata import create_summary_metadata
 
-        tensor = tensor_pb2.TensorProto(dtype=7, string_val=[text.encode()],  # 7: DT_STRING
-                                        tensor_shape=tensor_shape_pb2.TensorShapeProto(dim=[]))  # fmt: skip
+        tensor = tensor_pb2.TensorProto(
+            dtype=7,
+            string_val=[text.encode()],  # 7: DT_STRING
+            tensor_shape=tensor_shape_pb2.TensorShapeProto(dim=[]),
+        )
         value = summary_pb2.Summary.Value(tag=tag, tensor=tensor, metadata=create_summary_metadata(tag, ""))
         self._write(step, [value])
 
@@ -147,10 +156,23 @@ class WandbBackend:
         import wandb
 
         self.wandb: Any = wandb
-        settings = wandb.Settings(silent=True, console="off", x_disable_stats=True, save_code=False,
-                                  disable_git=True, disable_job_creation=True)  # fmt: skip
-        self.run = wandb.init(mode=cfg.wandb_mode, dir=str(run_dir), project=cfg.project, name=run_dir.name,
-                              config=config_doc, settings=settings, reinit="create_new")  # fmt: skip
+        settings = wandb.Settings(
+            silent=True,
+            console="off",
+            x_disable_stats=True,
+            save_code=False,
+            disable_git=True,
+            disable_job_creation=True,
+        )
+        self.run = wandb.init(
+            mode=cfg.wandb_mode,
+            dir=str(run_dir),
+            project=cfg.project,
+            name=run_dir.name,
+            config=config_doc,
+            settings=settings,
+            reinit="create_new",
+        )
         self.rows: dict[str, list[list[Any]]] = {}
         self.dir = Path(self.run.dir).parent
 
@@ -162,8 +184,9 @@ class WandbBackend:
         self.run.log({tag: self.wandb.Histogram(np_histogram=(counts, edges))}, step=step)
 
     def table(self, step: int, tag: str, columns: list[str], rows: list[list[Any]]) -> None:
-        self.run.log({tag: self.wandb.Table(columns=columns, data=[[_plain(c) for c in r] for r in rows])},
-                     step=step)  # fmt: skip
+        self.run.log(
+            {tag: self.wandb.Table(columns=columns, data=[[_plain(c) for c in r] for r in rows])}, step=step
+        )
 
     def row(self, step: int, tag: str, columns: list[str], row: list[Any]) -> None:
         rows = self.rows.setdefault(tag, [])
@@ -194,8 +217,9 @@ class MlflowBackend:
         self.uri = uri
         exp = self.client.get_experiment_by_name(cfg.project)
         exp_id = exp.experiment_id if exp else self.client.create_experiment(cfg.project)
-        self.run_id = self.client.create_run(exp_id, run_name=run_dir.name,
-                                             tags={"rlar.run_dir": str(run_dir.resolve())}).info.run_id  # fmt: skip
+        self.run_id = self.client.create_run(
+            exp_id, run_name=run_dir.name, tags={"rlar.run_dir": str(run_dir.resolve())}
+        ).info.run_id
         params = [
             Param(_MLFLOW_BAD.sub("_", k)[:250], str(v)[:6000]) for k, v in _flatten(config_doc).items()
         ]
@@ -206,8 +230,11 @@ class MlflowBackend:
         from mlflow.entities import Metric
 
         now = int(time.time() * 1000)
-        metrics = [Metric(_MLFLOW_BAD.sub("_", k), float(v), now, step) for k, v in values.items()
-                   if math.isfinite(float(v))]  # fmt: skip
+        metrics = [
+            Metric(_MLFLOW_BAD.sub("_", k), float(v), now, step)
+            for k, v in values.items()
+            if math.isfinite(float(v))
+        ]
         for i in range(0, len(metrics), 1000):
             self.client.log_batch(self.run_id, metrics=metrics[i : i + 1000])
 

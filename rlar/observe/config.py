@@ -19,8 +19,10 @@ def check_report_to(names: Sequence[str]) -> None:
     """Raise :class:`ConfigError` naming the ``report_to`` libraries that are not installed."""
     absent = [n for n in names if importlib.util.find_spec(n) is None]
     if absent:
-        raise ConfigError(f"[train] report_to names {', '.join(absent)}, which is not installed here: "
-                          "pip install 'rlar[train]'")  # fmt: skip
+        raise ConfigError(
+            f"[train] report_to names {', '.join(absent)}, which is not installed here: "
+            "pip install 'rlar[train]'"
+        )
 
 
 class TrackingConfig(BaseModel):

@@ -59,15 +59,21 @@ class _BearerToken:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["path"].startswith("/api/") and not self._ok(scope):
             body = b'{"error":"bearer token required"}'
-            await send({"type": "http.response.start", "status": 401,
-                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})  # fmt: skip
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
+                }
+            )
             await send({"type": "http.response.body", "body": body})
             return
         await self.app(scope, receive, send)
 
 
-def create_app(state: LiveState, *, token: str | None = None, push_s: float = 0.2,
-               closing: asyncio.Event | None = None) -> Any:  # fmt: skip
+def create_app(
+    state: LiveState, *, token: str | None = None, push_s: float = 0.2, closing: asyncio.Event | None = None
+) -> Any:
     """The ASGI app serving ``state`` (see the module docstring)."""
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -99,8 +105,11 @@ def create_app(state: LiveState, *, token: str | None = None, push_s: float = 0.
                 yield f"event: update\ndata: {_dumps(state.snapshot(names))}\n\n"
                 await asyncio.sleep(push_s)  # coalesce bursts (every sample bumps a section)
 
-        return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})  # fmt: skip
+        return StreamingResponse(
+            stream(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
 
     async def health(request: Request) -> PlainTextResponse:
         return PlainTextResponse("ok")
@@ -119,8 +128,15 @@ def create_app(state: LiveState, *, token: str | None = None, push_s: float = 0.
 class Dashboard:
     """The dashboard server in the running event loop: ``url = await d.start()``, later ``await d.stop()``."""
 
-    def __init__(self, state: LiveState, *, host: str = "127.0.0.1", port: int = 0, token: str | None = None,
-                 push_s: float = 0.2) -> None:  # fmt: skip
+    def __init__(
+        self,
+        state: LiveState,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+        push_s: float = 0.2,
+    ) -> None:
         self.state = state
         self.host = host
         self.port = port
@@ -139,8 +155,15 @@ class Dashboard:
             def capture_signals(self) -> Iterator[None]:  # the host process owns its signals
                 yield
 
-        config = uvicorn.Config(self.app, host=self.host, port=self.port, log_level="warning", lifespan="off",
-                                access_log=False, timeout_graceful_shutdown=2)  # fmt: skip
+        config = uvicorn.Config(
+            self.app,
+            host=self.host,
+            port=self.port,
+            log_level="warning",
+            lifespan="off",
+            access_log=False,
+            timeout_graceful_shutdown=2,
+        )
         self._server = _Server(config)
         self._task = asyncio.create_task(self._server.serve(), name="dashboard")
         loop = asyncio.get_running_loop()
@@ -171,8 +194,15 @@ class Dashboard:
                 await asyncio.wait_for(self._task, 10)
 
 
-async def serve(url: str, *, describe: str, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
-                ready: Any = None) -> int:  # fmt: skip
+async def serve(
+    url: str,
+    *,
+    describe: str,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    ready: Any = None,
+) -> int:
     """``rlar dashboard``: attach to the bus at ``url`` (replaying what its streams keep), serve the page
     until SIGINT/SIGTERM. ``ready(link)`` is called once the page is up (default: print it)."""
     import signal

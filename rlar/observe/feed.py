@@ -107,18 +107,36 @@ def sample_views(msg: SampleGroup) -> Iterator[SampleView]:
     """One view per response of a prompt group (or of one part of a large group)."""
     route = _route(msg.tools)
     for c in msg.completions:
-        yield SampleView(key=msg.sample_id(c.index), prompt_id=msg.prompt_id, task=msg.task, index=int(c.index),
-                         policy_version=int(msg.policy_version), query=msg.query, response=c.text, tools=route,
-                         created_at=float(msg.created_at))  # fmt: skip
+        yield SampleView(
+            key=msg.sample_id(c.index),
+            prompt_id=msg.prompt_id,
+            task=msg.task,
+            index=int(c.index),
+            policy_version=int(msg.policy_version),
+            query=msg.query,
+            response=c.text,
+            tools=route,
+            created_at=float(msg.created_at),
+        )
 
 
 def reward_views(msg: RewardGroup) -> Iterator[RewardView]:
     """One view per response a tool scored in a prompt group."""
     for it in msg.items:
-        yield RewardView(key=msg.sample_id(it.index), prompt_id=msg.prompt_id, task=msg.task, tool=msg.tool,
-                         tool_version=int(msg.tool_version), status=it.status, score=it.score,
-                         latency_s=float(it.latency_s), weight=float(msg.weight), reason=it.reason,
-                         cached=bool(it.cached), created_at=float(msg.created_at))  # fmt: skip
+        yield RewardView(
+            key=msg.sample_id(it.index),
+            prompt_id=msg.prompt_id,
+            task=msg.task,
+            tool=msg.tool,
+            tool_version=int(msg.tool_version),
+            status=it.status,
+            score=it.score,
+            latency_s=float(it.latency_s),
+            weight=float(msg.weight),
+            reason=it.reason,
+            cached=bool(it.cached),
+            created_at=float(msg.created_at),
+        )
 
 
 def combined_reward(rewards: list[RewardView]) -> tuple[str, float | None]:
@@ -195,8 +213,9 @@ class Feed:
 
     KINDS = (*_KINDS.values(), "sample", "reward")
 
-    def __init__(self, bus: Bus, sinks: list[Sink] | None = None, *, replay: bool = False,
-                 replay_last: int = 500) -> None:  # fmt: skip
+    def __init__(
+        self, bus: Bus, sinks: list[Sink] | None = None, *, replay: bool = False, replay_last: int = 500
+    ) -> None:
         self.bus = bus
         self.sinks: list[Sink] = list(sinks or [])
         self.replay = replay
@@ -236,8 +255,13 @@ class Feed:
         """Subscribe (and replay, if asked). Returns once every subscription is in place."""
         core = [subjects.SAMPLES_ALL, subjects.REWARDS_ALL, subjects.LEARNER_PROGRESS, subjects.WEIGHTS]
         if not self.replay:
-            core += [subjects.HEARTBEAT_ALL, subjects.METRICS_ALL, subjects.EVENTS_ALL, subjects.TOOLS_ALL,
-                     subjects.DLQ_ALL]  # fmt: skip
+            core += [
+                subjects.HEARTBEAT_ALL,
+                subjects.METRICS_ALL,
+                subjects.EVENTS_ALL,
+                subjects.TOOLS_ALL,
+                subjects.DLQ_ALL,
+            ]
         for subject in core:
             self._subs.append(await self.bus.nc.subscribe(subject, cb=self._on_raw))
         if self.replay:
@@ -248,10 +272,12 @@ class Feed:
         if last:
             info = await self.bus.js.stream_info(stream)
             first = max(info.state.first_seq, info.state.last_seq - last + 1)
-            config = js_api.ConsumerConfig(deliver_policy=js_api.DeliverPolicy.BY_START_SEQUENCE,
-                                           opt_start_seq=max(1, first))  # fmt: skip
-        sub = await self.bus.js.subscribe(subject, stream=stream, cb=self._on_raw, ordered_consumer=True,
-                                          config=config)  # fmt: skip
+            config = js_api.ConsumerConfig(
+                deliver_policy=js_api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=max(1, first)
+            )
+        sub = await self.bus.js.subscribe(
+            subject, stream=stream, cb=self._on_raw, ordered_consumer=True, config=config
+        )
         self._subs.append(sub)
 
     async def _replay(self) -> None:

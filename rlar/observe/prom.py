@@ -48,8 +48,14 @@ LAG_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.
 class _ActorCollector(Collector):
     """The actor's counters and numeric heartbeat info, read at scrape time."""
 
-    def __init__(self, kind: str, counters: Callable[[], dict[str, Any]], info: Callable[[], dict[str, Any]],
-                 started: float, dead_letters: Callable[[], int]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        kind: str,
+        counters: Callable[[], dict[str, Any]],
+        info: Callable[[], dict[str, Any]],
+        started: float,
+        dead_letters: Callable[[], int],
+    ) -> None:
         self.kind, self.counters, self.info, self.started, self.dead_letters = (
             kind,
             counters,
@@ -67,14 +73,16 @@ class _ActorCollector(Collector):
         )
         uptime.add_metric([self.kind], time.time() - self.started)
         yield uptime
-        c = CounterMetricFamily("rlar_actor_counter", "The actor's own counters (heartbeat counters)",
-                                labels=["actor", "counter"])  # fmt: skip
+        c = CounterMetricFamily(
+            "rlar_actor_counter", "The actor's own counters (heartbeat counters)", labels=["actor", "counter"]
+        )
         for name, value in sorted(self.counters().items()):
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 c.add_metric([self.kind, str(name)], float(value))
         yield c
-        g = GaugeMetricFamily("rlar_actor_info", "Numeric heartbeat info (policy version, step, …)",
-                              labels=["actor", "key"])  # fmt: skip
+        g = GaugeMetricFamily(
+            "rlar_actor_info", "Numeric heartbeat info (policy version, step, …)", labels=["actor", "key"]
+        )
         try:
             info = self.info()
         except Exception:  # info() of an actor mid-setup
@@ -98,40 +106,69 @@ class ActorMetrics:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         sc = ["stream", "consumer"]
-        self.consumed = Counter("rlar_messages_consumed", "Messages delivered to this actor by a durable", sc,
-                                registry=r)  # fmt: skip
+        self.consumed = Counter(
+            "rlar_messages_consumed", "Messages delivered to this actor by a durable", sc, registry=r
+        )
         self.redelivered = Counter("rlar_redeliveries", "Deliveries that were redeliveries", sc, registry=r)
-        self.queue_lag = Histogram("rlar_queue_lag_seconds", "From arrival in the stream to delivery here", sc,
-                                   buckets=LAG_BUCKETS, registry=r)  # fmt: skip
-        self.pending = Gauge("rlar_consumer_pending", "Messages not yet delivered by a durable this actor reads",
-                             sc, registry=r)  # fmt: skip
+        self.queue_lag = Histogram(
+            "rlar_queue_lag_seconds",
+            "From arrival in the stream to delivery here",
+            sc,
+            buckets=LAG_BUCKETS,
+            registry=r,
+        )
+        self.pending = Gauge(
+            "rlar_consumer_pending",
+            "Messages not yet delivered by a durable this actor reads",
+            sc,
+            registry=r,
+        )
         self.ack_pending = Gauge(
             "rlar_consumer_ack_pending", "Delivered, not yet acknowledged", sc, registry=r
         )
         self.rewards = Counter("rlar_rewards", "Reward results", ["tool", "status"], registry=r)
-        self.reward_latency = Histogram("rlar_reward_latency_seconds", "Scoring time per result", ["tool"],
-                                        buckets=LATENCY_BUCKETS, registry=r)  # fmt: skip
+        self.reward_latency = Histogram(
+            "rlar_reward_latency_seconds",
+            "Scoring time per result",
+            ["tool"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         self.samples_total = Counter("rlar_samples", "Samples generated", ["task"], registry=r)
         self.weight_loads = Counter("rlar_weight_loads", "Policy weights loaded", registry=r)
-        self.weight_load_s = Histogram("rlar_weight_load_seconds", "Time to fetch and load new weights",
-                                       buckets=LATENCY_BUCKETS, registry=r)  # fmt: skip
+        self.weight_load_s = Histogram(
+            "rlar_weight_load_seconds",
+            "Time to fetch and load new weights",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         self.learner_steps = Counter("rlar_learner_steps", "Learner steps", registry=r)
-        self.learner_step_s = Histogram("rlar_learner_step_seconds", "Learner step time", buckets=LATENCY_BUCKETS,
-                                        registry=r)  # fmt: skip
+        self.learner_step_s = Histogram(
+            "rlar_learner_step_seconds", "Learner step time", buckets=LATENCY_BUCKETS, registry=r
+        )
         self.learner_samples = Counter("rlar_learner_samples", "Samples in learner steps", registry=r)
         self.learner_dropped = Counter(
             "rlar_learner_dropped_groups", "Groups dropped as too stale", registry=r
         )
-        self.staleness = Histogram("rlar_policy_staleness", "Samples' lag behind the learner, in versions",
-                                   buckets=(0, 1, 2, 3, 4, 6, 8, 16), registry=r)  # fmt: skip
+        self.staleness = Histogram(
+            "rlar_policy_staleness",
+            "Samples' lag behind the learner, in versions",
+            buckets=(0, 1, 2, 3, 4, 6, 8, 16),
+            registry=r,
+        )
         self._durables: set[tuple[str, str]] = set()
         self._server: Any = None
         self._refresh: asyncio.Task[None] | None = None
         self.url = ""
 
     # -- what actors report -----------------------------------------------------------------------
-    def attach(self, counters: Callable[[], dict[str, Any]], info: Callable[[], dict[str, Any]], started: float,
-               dead_letters: Callable[[], int]) -> None:  # fmt: skip
+    def attach(
+        self,
+        counters: Callable[[], dict[str, Any]],
+        info: Callable[[], dict[str, Any]],
+        started: float,
+        dead_letters: Callable[[], int],
+    ) -> None:
         """Export the actor's counters and heartbeat info (read at each scrape)."""
         self.registry.register(_ActorCollector(self.kind, counters, info, started, dead_letters))
 

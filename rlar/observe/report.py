@@ -26,12 +26,32 @@ from typing import Any
 
 __all__ = ["line_chart", "write_ablation_report", "write_report"]
 
-COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
-          "#bab0ac"]  # fmt: skip
-LEARNER_CURVES = [("samples", "samples per step"), ("step_s", "step time (s)"), ("staleness_max", "max staleness"),
-                  ("abstain_frac", "abstained share"), ("loss", "loss"), ("grad_norm", "grad norm"),
-                  ("tokens_per_s", "trained tokens/s"), ("groups_with_signal", "groups with signal"),
-                  ("trained_rows", "trained rows"), ("kl", "KL"), ("clip_frac", "clipped share"), ("lr", "lr")]  # fmt: skip
+COLORS = [
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+]
+LEARNER_CURVES = [
+    ("samples", "samples per step"),
+    ("step_s", "step time (s)"),
+    ("staleness_max", "max staleness"),
+    ("abstain_frac", "abstained share"),
+    ("loss", "loss"),
+    ("grad_norm", "grad norm"),
+    ("tokens_per_s", "trained tokens/s"),
+    ("groups_with_signal", "groups with signal"),
+    ("trained_rows", "trained rows"),
+    ("kl", "KL"),
+    ("clip_frac", "clipped share"),
+    ("lr", "lr"),
+]
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d232b;margin:24px auto;max-width:1200px;padding:0 16px}
@@ -71,8 +91,14 @@ def _smooth(ys: list[float], window: int) -> list[float]:
     return out
 
 
-def line_chart(series: dict[str, list[tuple[float, float]]], *, title: str = "", smooth: int = 0,
-               width: int = 560, height: int = 220) -> str:  # fmt: skip
+def line_chart(
+    series: dict[str, list[tuple[float, float]]],
+    *,
+    title: str = "",
+    smooth: int = 0,
+    width: int = 560,
+    height: int = 220,
+) -> str:
     """An inline SVG line chart of ``series`` (name → points); with ``smooth``, raw lines are faint and a
     moving mean over ``smooth`` points is drawn on top."""
     pts = [p for s in series.values() for p in s]
@@ -85,14 +111,20 @@ def line_chart(series: dict[str, list[tuple[float, float]]], *, title: str = "",
     pad_l, pad_r, pad_t, pad_b = 46, 10, 18, 24
     sx = lambda x: pad_l + (width - pad_l - pad_r) * ((x - x0) / (x1 - x0) if x1 > x0 else 0.5)  # noqa: E731
     sy = lambda y: height - pad_b - (height - pad_t - pad_b) * (y - y0) / (y1 - y0)  # noqa: E731
-    out = [f'<svg viewBox="0 0 {width} {height}" role="img" aria-label="{esc(title)}">',
-           f'<text x="{pad_l}" y="12" style="font-size:12px;fill:#1d232b">{esc(title)}</text>']  # fmt: skip
+    out = [
+        f'<svg viewBox="0 0 {width} {height}" role="img" aria-label="{esc(title)}">',
+        f'<text x="{pad_l}" y="12" style="font-size:12px;fill:#1d232b">{esc(title)}</text>',
+    ]
     for i in range(5):
         y = y0 + (y1 - y0) * i / 4
-        out.append(f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{sy(y):.1f}" y2="{sy(y):.1f}" stroke="#e3e6ea"/>'
-                   f'<text x="{pad_l - 4}" y="{sy(y) + 3:.1f}" text-anchor="end">{y:.3g}</text>')  # fmt: skip
-    out.append(f'<text x="{pad_l}" y="{height - 6}">{x0:g}</text>'
-               f'<text x="{width - pad_r}" y="{height - 6}" text-anchor="end">{x1:g}</text>')  # fmt: skip
+        out.append(
+            f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{sy(y):.1f}" y2="{sy(y):.1f}" stroke="#e3e6ea"/>'
+            f'<text x="{pad_l - 4}" y="{sy(y) + 3:.1f}" text-anchor="end">{y:.3g}</text>'
+        )
+    out.append(
+        f'<text x="{pad_l}" y="{height - 6}">{x0:g}</text>'
+        f'<text x="{width - pad_r}" y="{height - 6}" text-anchor="end">{x1:g}</text>'
+    )
     legend = []
     for i, (name, s) in enumerate(series.items()):
         if not s:
@@ -155,17 +187,24 @@ def _first_last(values: list[float], n: int = 10) -> tuple[float, float] | None:
 
 
 def _outcome(summary: dict[str, Any], records: list[dict[str, Any]]) -> str:
-    kpis = [("reason", summary.get("reason", "–")), ("learner steps", len(records)),
-            ("updates", sum(1 for r in records if r.get("trained_rows", 0) > 0)),
-            ("minutes", summary.get("minutes", "–")), ("crashes", summary.get("crashes", "–")),
-            ("policy version", records[-1].get("version") if records else "–"),
-            ("max staleness", max((r.get("staleness_max", 0) for r in records), default="–"))]  # fmt: skip
+    kpis = [
+        ("reason", summary.get("reason", "–")),
+        ("learner steps", len(records)),
+        ("updates", sum(1 for r in records if r.get("trained_rows", 0) > 0)),
+        ("minutes", summary.get("minutes", "–")),
+        ("crashes", summary.get("crashes", "–")),
+        ("policy version", records[-1].get("version") if records else "–"),
+        ("max staleness", max((r.get("staleness_max", 0) for r in records), default="–")),
+    ]
     rewards = [r["reward_mean"] for r in records if r.get("reward_mean") is not None]
     fl = _first_last(rewards)
     if fl:
         kpis.append(("mean reward first → last", f"{fl[0]:.3f} → {fl[1]:.3f}"))
-    html_ = '<div class="kpi">' + "".join(f"<div><span class='muted'>{esc(k)}</span><b>{esc(v)}</b></div>"
-                                          for k, v in kpis) + "</div>"  # fmt: skip
+    html_ = (
+        '<div class="kpi">'
+        + "".join(f"<div><span class='muted'>{esc(k)}</span><b>{esc(v)}</b></div>" for k, v in kpis)
+        + "</div>"
+    )
     for w in summary.get("warnings", []) or []:
         html_ += f'<p class="bad">{esc(w)}</p>'
     if summary.get("fatal"):
@@ -198,8 +237,11 @@ def _curves(records: list[dict[str, Any]]) -> str:
 def _learner_curves(records: list[dict[str, Any]]) -> str:
     charts = []
     for key, title in LEARNER_CURVES:
-        pts = [(float(r["step"]), float(r[key])) for r in records
-               if isinstance(r.get(key), (int, float)) and math.isfinite(float(r[key]))]  # fmt: skip
+        pts = [
+            (float(r["step"]), float(r[key]))
+            for r in records
+            if isinstance(r.get(key), (int, float)) and math.isfinite(float(r[key]))
+        ]
         if pts:
             charts.append(f'<div class="card">{line_chart({key: pts}, title=title)}</div>')
     return (
@@ -229,31 +271,78 @@ def _per_task(records: list[dict[str, Any]], tools: list[dict[str, Any]], summar
             if not isinstance(t, dict):
                 continue
             name = f"{t.get('tool', t.get('name', '?'))} v{t.get('version', '?')}"
-            rest = ", ".join(f"{esc(k)} {num(v)}" for k, v in t.items() if k not in ("tool", "name", "version",
-                                                                                    "origin"))  # fmt: skip
-            used.append(f"{esc(name)} <span class='muted'>({esc(t.get('origin') or origins.get(name, '?'))})"
-                        f"</span>{': ' + rest if rest else ''}")  # fmt: skip
-        rows.append([esc(task), len(vals), num(fl[0]) if fl else "–", num(fl[1]) if fl else "–",
-                     num(fl[1] - fl[0]) if fl else "–", num(sum(abst) / len(abst)) if abst else "–",
-                     "<br>".join(used) or "–"])  # fmt: skip
-    return table(["task", "steps", "reward first", "reward last", "Δ", "abstained", "tools (origin)"], rows,
-                 {1, 2, 3, 4, 5})  # fmt: skip
+            rest = ", ".join(
+                f"{esc(k)} {num(v)}" for k, v in t.items() if k not in ("tool", "name", "version", "origin")
+            )
+            used.append(
+                f"{esc(name)} <span class='muted'>({esc(t.get('origin') or origins.get(name, '?'))})"
+                f"</span>{': ' + rest if rest else ''}"
+            )
+        rows.append(
+            [
+                esc(task),
+                len(vals),
+                num(fl[0]) if fl else "–",
+                num(fl[1]) if fl else "–",
+                num(fl[1] - fl[0]) if fl else "–",
+                num(sum(abst) / len(abst)) if abst else "–",
+                "<br>".join(used) or "–",
+            ]
+        )
+    return table(
+        ["task", "steps", "reward first", "reward last", "Δ", "abstained", "tools (origin)"],
+        rows,
+        {1, 2, 3, 4, 5},
+    )
 
 
 def _tools(observed: dict[str, Any]) -> str:
     rows = []
     for t in observed.get("tools", []):
         v = t.get("validation")
-        val = "–" if not v else ("<span class='ok'>passed</span>" if v.get("passed")
-                                 else f"<span class='bad'>failed</span> {esc(v.get('reason', ''))}")  # fmt: skip
+        val = (
+            "–"
+            if not v
+            else (
+                "<span class='ok'>passed</span>"
+                if v.get("passed")
+                else f"<span class='bad'>failed</span> {esc(v.get('reason', ''))}"
+            )
+        )
         s = t.get("stats") or {}
         lat = s.get("mean_latency_s")
-        rows.append([esc(t["name"]), t["version"], esc(t.get("kind")), esc(t.get("origin")), esc(t.get("state")), val,
-                     s.get("calls", 0), num(s.get("abstain_rate")), num(s.get("error_rate")),
-                     "–" if lat is None else f"{1000 * lat:.1f}",
-                     f"{esc(t.get('registered_by', ''))} {when(t.get('registered_at'))}"])  # fmt: skip
-    out = table(["tool", "v", "kind", "origin", "state", "validation", "calls", "abstain", "error", "latency ms",
-                 "registered"], rows, {1, 6, 7, 8, 9})  # fmt: skip
+        rows.append(
+            [
+                esc(t["name"]),
+                t["version"],
+                esc(t.get("kind")),
+                esc(t.get("origin")),
+                esc(t.get("state")),
+                val,
+                s.get("calls", 0),
+                num(s.get("abstain_rate")),
+                num(s.get("error_rate")),
+                "–" if lat is None else f"{1000 * lat:.1f}",
+                f"{esc(t.get('registered_by', ''))} {when(t.get('registered_at'))}",
+            ]
+        )
+    out = table(
+        [
+            "tool",
+            "v",
+            "kind",
+            "origin",
+            "state",
+            "validation",
+            "calls",
+            "abstain",
+            "error",
+            "latency ms",
+            "registered",
+        ],
+        rows,
+        {1, 6, 7, 8, 9},
+    )
     by_origin = Counter(t.get("origin", "?") for t in observed.get("tools", []))
     if by_origin:
         out = (
@@ -262,8 +351,17 @@ def _tools(observed: dict[str, Any]) -> str:
             + " tool versions</p>"
             + out
         )
-    regs = [[when(r.get("at")), esc(r.get("name")), r.get("version"), esc(r.get("kind")), esc(r.get("action")),
-             esc(r.get("by"))] for r in reversed(observed.get("registrations", []))]  # fmt: skip
+    regs = [
+        [
+            when(r.get("at")),
+            esc(r.get("name")),
+            r.get("version"),
+            esc(r.get("kind")),
+            esc(r.get("action")),
+            esc(r.get("by")),
+        ]
+        for r in reversed(observed.get("registrations", []))
+    ]
     return (
         out
         + "<h3>Registry changes during the run</h3>"
@@ -282,13 +380,24 @@ def _routing(observed: dict[str, Any]) -> str:
     for task, ds in sorted(by_task.items()):
         last = ds[-1]
         tools = ", ".join(f"{t['tool']} v{t['version']}" for t in last.get("tools", [])) or "(none)"
-        rows.append([esc(task), len(ds), sum(1 for d in ds if d.get("fallback")), esc(tools),
-                     esc(last.get("backend")), num(last.get("confidence"), 2), esc(last.get("reason"))])  # fmt: skip
+        rows.append(
+            [
+                esc(task),
+                len(ds),
+                sum(1 for d in ds if d.get("fallback")),
+                esc(tools),
+                esc(last.get("backend")),
+                num(last.get("confidence"), 2),
+                esc(last.get("reason")),
+            ]
+        )
     out = table(
         ["task", "decisions", "fallbacks", "latest tools", "backend", "confidence", "reason"], rows, {1, 2, 5}
     )
-    reqs = [[when(r.get("at")), esc(r.get("task")), esc(r.get("request_id")), esc(r.get("description"))]
-            for r in reversed(observed.get("requests", []))]  # fmt: skip
+    reqs = [
+        [when(r.get("at")), esc(r.get("task")), esc(r.get("request_id")), esc(r.get("description"))]
+        for r in reversed(observed.get("requests", []))
+    ]
     return (
         out + "<h3>Tool requests (nothing fit)</h3>" + table(["time", "task", "request", "description"], reqs)
     )
@@ -302,20 +411,42 @@ def _timings(summary: dict[str, Any], records: list[dict[str, Any]]) -> str:
     samples = sum(int(r.get("samples", 0)) for r in records)
     span = records[-1].get("t_end", 0) - records[0].get("t_start", 0)
     q = lambda xs, p: sorted(xs)[min(len(xs) - 1, int(p * len(xs)))] if xs else None  # noqa: E731
-    rows = [["learner update (s)", num(statistics.fmean(steps) if steps else None), num(q(steps, 0.5)),
-             num(q(steps, 0.95)), num(max(steps) if steps else None)],
-            ["between steps (s)", num(statistics.fmean(gaps) if gaps else None), num(q(gaps, 0.5)), num(q(gaps, 0.95)),
-             num(max(gaps) if gaps else None)]]  # fmt: skip
+    rows = [
+        [
+            "learner update (s)",
+            num(statistics.fmean(steps) if steps else None),
+            num(q(steps, 0.5)),
+            num(q(steps, 0.95)),
+            num(max(steps) if steps else None),
+        ],
+        [
+            "between steps (s)",
+            num(statistics.fmean(gaps) if gaps else None),
+            num(q(gaps, 0.5)),
+            num(q(gaps, 0.95)),
+            num(max(gaps) if gaps else None),
+        ],
+    ]
     out = table(["", "mean", "p50", "p95", "max"], rows, {1, 2, 3, 4})
-    out += (f"<p>{samples} samples scored and trained on in {span / 60:.1f} min of learning "
-            f"({samples / span if span > 0 else 0:.1f} samples/s); run wall time {esc(summary.get('minutes', '–'))} min, "
-            f"first step at {when(records[0].get('t_start'))}, last at {when(records[-1].get('t_end'))}.</p>")  # fmt: skip
+    out += (
+        f"<p>{samples} samples scored and trained on in {span / 60:.1f} min of learning "
+        f"({samples / span if span > 0 else 0:.1f} samples/s); run wall time {esc(summary.get('minutes', '–'))} min, "
+        f"first step at {when(records[0].get('t_start'))}, last at {when(records[-1].get('t_end'))}.</p>"
+    )
     return out
 
 
 def _events(observed: dict[str, Any]) -> str:
-    ev = [[when(e.get("at")), esc(e.get("actor")), esc(e.get("kind")), esc(e.get("level")), esc(e.get("message"))]
-          for e in reversed(observed.get("events", []))]  # fmt: skip
+    ev = [
+        [
+            when(e.get("at")),
+            esc(e.get("actor")),
+            esc(e.get("kind")),
+            esc(e.get("level")),
+            esc(e.get("message")),
+        ]
+        for e in reversed(observed.get("events", []))
+    ]
     dl = observed.get("dead_letters", [])
     reasons = Counter(d.get("reason", "") for d in dl)
     out = table(["time", "actor", "kind", "level", "message"], ev)
@@ -334,9 +465,11 @@ def _tracking(observed: dict[str, Any]) -> str:
 
 
 def page(title: str, body: str) -> str:
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
-            f"<style>{CSS}</style></head><body>{body}<p class='muted'>written {when(time.time())} by rlar</p>"
-            "</body></html>\n")  # fmt: skip
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
+        f"<style>{CSS}</style></head><body>{body}<p class='muted'>written {when(time.time())} by rlar</p>"
+        "</body></html>\n"
+    )
 
 
 def write_report(run_dir: str | Path, summary: dict[str, Any] | None = None) -> Path:
@@ -364,8 +497,13 @@ def write_report(run_dir: str | Path, summary: dict[str, Any] | None = None) -> 
     return path
 
 
-def write_ablation_report(out: str | Path, rows: list[dict[str, Any]],
-                          curves: dict[str, list[tuple[int, float]]], *, title: str = "") -> Path:  # fmt: skip
+def write_ablation_report(
+    out: str | Path,
+    rows: list[dict[str, Any]],
+    curves: dict[str, list[tuple[int, float]]],
+    *,
+    title: str = "",
+) -> Path:
     """``<out>/report.html`` comparing the modes of ``rlar ablate``, with links to each mode's own report."""
     root = Path(out)
     series = {m: [(float(x), float(y)) for x, y in pts] for m, pts in curves.items()}
@@ -377,17 +515,30 @@ def write_ablation_report(out: str | Path, rows: list[dict[str, Any]],
         link = Path(r.get("run_dir", "")) / "report.html"
         rel = link.relative_to(root) if link.is_relative_to(root) else link
         label = f"{r['mode']} s{r['seed']}" if "seed" in r else r["mode"]
-        body_rows.append([esc(label), r.get("steps", "–"), r.get("minutes", "–"), num(fl.get("first")),
-                          num(fl.get("last")), *[num(r.get("eval", {}).get(m)) for m in metrics],
-                          f'<a href="{esc(rel)}">report</a>' if link.exists() else "–"])  # fmt: skip
+        body_rows.append(
+            [
+                esc(label),
+                r.get("steps", "–"),
+                r.get("minutes", "–"),
+                num(fl.get("first")),
+                num(fl.get("last")),
+                *[num(r.get("eval", {}).get(m)) for m in metrics],
+                f'<a href="{esc(rel)}">report</a>' if link.exists() else "–",
+            ]
+        )
     n = len(metrics)
-    body = (f"<h1>RLAR ablation</h1><p class='muted'>{esc(title or root.resolve())}</p>"
-            "<h2>Mean training reward per mode</h2><p class='muted'>each mode's reward comes from its own tools, so "
-            "these curves do not compare across modes; the eval columns do</p>"
-            + line_chart(series, title="mean reward (own tools)", smooth=window)
-            + "<h2>Modes</h2>"
-            + table(["mode", "steps", "minutes", "reward first", "reward last", *metrics, "run"], body_rows,
-                    set(range(1, 5 + n))))  # fmt: skip
+    body = (
+        f"<h1>RLAR ablation</h1><p class='muted'>{esc(title or root.resolve())}</p>"
+        "<h2>Mean training reward per mode</h2><p class='muted'>each mode's reward comes from its own tools, so "
+        "these curves do not compare across modes; the eval columns do</p>"
+        + line_chart(series, title="mean reward (own tools)", smooth=window)
+        + "<h2>Modes</h2>"
+        + table(
+            ["mode", "steps", "minutes", "reward first", "reward last", *metrics, "run"],
+            body_rows,
+            set(range(1, 5 + n)),
+        )
+    )
     path = root / "report.html"
     path.write_text(page("RLAR ablation", body))
     return path

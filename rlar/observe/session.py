@@ -41,9 +41,17 @@ class DashboardOptions:
 class RunObserver:
     """Tracking, live state and (optionally) the dashboard of one run; see the module docstring."""
 
-    def __init__(self, bus: Bus, run_dir: Path, *, report_to: list[str], tracking: TrackingConfig | None = None,
-                 config_doc: dict[str, Any] | None = None, dashboard: DashboardOptions | None = None,
-                 describe: str = "") -> None:  # fmt: skip
+    def __init__(
+        self,
+        bus: Bus,
+        run_dir: Path,
+        *,
+        report_to: list[str],
+        tracking: TrackingConfig | None = None,
+        config_doc: dict[str, Any] | None = None,
+        dashboard: DashboardOptions | None = None,
+        describe: str = "",
+    ) -> None:
         from rlar.observe.tracking import Tracker
 
         self.bus = bus
@@ -91,8 +99,12 @@ class RunObserver:
         )  # this process: feed, tracking, progress
         if self.tracker is not None:
             await asyncio.to_thread(self.tracker.close)
-            doc["tracking"] = {"backends": self.tracker.where(), "errors": self.tracker.errors,
-                               "logged_steps": self.tracker.logged_steps, "dropped": self.tracker.dropped}  # fmt: skip
+            doc["tracking"] = {
+                "backends": self.tracker.where(),
+                "errors": self.tracker.errors,
+                "logged_steps": self.tracker.logged_steps,
+                "dropped": self.tracker.dropped,
+            }
         (self.run_dir / OBSERVED_FILE).write_text(json.dumps(doc, indent=1, default=str) + "\n")
         return doc
 

@@ -80,8 +80,17 @@ def _preview(payload: bytes, n: int = 160) -> str:
 class LiveState:
     """Feed sink holding the sections above; :meth:`run_pollers` keeps ``bus`` and ``tools`` fresh."""
 
-    def __init__(self, *, bus: Bus | None = None, describe: str = "", keep: int = 50, stale_s: float = 15.0,
-                 poll_s: float = 1.0, registry_s: float = 5.0, curve_points: int = 5000) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        bus: Bus | None = None,
+        describe: str = "",
+        keep: int = 50,
+        stale_s: float = 15.0,
+        poll_s: float = 1.0,
+        registry_s: float = 5.0,
+        curve_points: int = 5000,
+    ) -> None:
         self.bus = bus
         self.keep = keep
         self.stale_s = stale_s
@@ -148,9 +157,16 @@ class LiveState:
 
     def _on_heartbeat(self, hb: Any) -> None:
         self.actors[f"{hb.actor}/{hb.instance}"] = {
-            "actor": hb.actor, "instance": hb.instance, "host": hb.host, "pid": hb.pid, "state": hb.state,
-            "uptime_s": hb.uptime_s, "sent_at": hb.sent_at, "counters": dict(hb.counters), "info": dict(hb.info),
-        }  # fmt: skip
+            "actor": hb.actor,
+            "instance": hb.instance,
+            "host": hb.host,
+            "pid": hb.pid,
+            "state": hb.state,
+            "uptime_s": hb.uptime_s,
+            "sent_at": hb.sent_at,
+            "counters": dict(hb.counters),
+            "info": dict(hb.info),
+        }
         self._bump("actors")
 
     def _on_metrics(self, m: Any) -> None:
@@ -169,20 +185,42 @@ class LiveState:
                 if len(pts) > self.curve_points:
                     del pts[: len(pts) - self.curve_points]
         recent = self.learner["recent"]
-        recent.append({k: v.get(k) for k in ("step", "version", "samples", "step_s", "t_end", "tokens_per_s",
-                                             "staleness_max", "abstain_frac", "groups_with_signal",
-                                             "trained_rows", "dropped_prompts", "consumed_prompts")})  # fmt: skip
+        recent.append(
+            {
+                k: v.get(k)
+                for k in (
+                    "step",
+                    "version",
+                    "samples",
+                    "step_s",
+                    "t_end",
+                    "tokens_per_s",
+                    "staleness_max",
+                    "abstain_frac",
+                    "groups_with_signal",
+                    "trained_rows",
+                    "dropped_prompts",
+                    "consumed_prompts",
+                )
+            }
+        )
         del recent[:-200]
         window = recent[-20:]
         span = (window[-1].get("t_end") or 0) - (window[0].get("t_end") or 0)
         samples = sum(int(r.get("samples") or 0) for r in window[1:])
         self.learner.update(
-            step=step, version=v.get("version"), staleness_hist=v.get("staleness_hist", {}),
-            staleness_max=v.get("staleness_max", 0), abstain_frac=v.get("abstain_frac"),
-            step_s=v.get("step_s"), tokens_per_s=v.get("tokens_per_s"),
-            samples_per_s=samples / span if span > 0 else None, at=m.at,
-            consumed_prompts=v.get("consumed_prompts"), dropped_prompts=v.get("dropped_prompts"),
-        )  # fmt: skip
+            step=step,
+            version=v.get("version"),
+            staleness_hist=v.get("staleness_hist", {}),
+            staleness_max=v.get("staleness_max", 0),
+            abstain_frac=v.get("abstain_frac"),
+            step_s=v.get("step_s"),
+            tokens_per_s=v.get("tokens_per_s"),
+            samples_per_s=samples / span if span > 0 else None,
+            at=m.at,
+            consumed_prompts=v.get("consumed_prompts"),
+            dropped_prompts=v.get("dropped_prompts"),
+        )
         self._bump("learner", "curves")
 
     def _on_progress(self, p: Any) -> None:
@@ -201,41 +239,84 @@ class LiveState:
 
     def _add_sample(self, s: SampleView, rewards: list[RewardView]) -> None:
         status, score = combined_reward(rewards)
-        self.samples.appendleft({
-            "task": s.task, "prompt": s.query[-400:], "response": s.response[:400], "reward": score,
-            "status": status, "policy_version": s.policy_version, "at": max(r.created_at for r in rewards),
-            "tools": [{"tool": r.tool, "version": r.tool_version, "status": r.status, "score": r.score,
-                       "latency_s": round(r.latency_s, 4), "reason": r.reason[:200]} for r in rewards],
-        })  # fmt: skip
+        self.samples.appendleft(
+            {
+                "task": s.task,
+                "prompt": s.query[-400:],
+                "response": s.response[:400],
+                "reward": score,
+                "status": status,
+                "policy_version": s.policy_version,
+                "at": max(r.created_at for r in rewards),
+                "tools": [
+                    {
+                        "tool": r.tool,
+                        "version": r.tool_version,
+                        "status": r.status,
+                        "score": r.score,
+                        "latency_s": round(r.latency_s, 4),
+                        "reason": r.reason[:200],
+                    }
+                    for r in rewards
+                ],
+            }
+        )
         self._bump("samples")
 
     def _on_decision(self, d: Any) -> None:
-        self.decisions.appendleft({
-            "task": d.task, "signature": d.signature, "tools": [t.to_dict() for t in d.tools],
-            "backend": d.backend, "model": d.model, "confidence": d.confidence, "reason": d.reason,
-            "fallback": d.fallback, "prompt_hash": d.prompt_hash, "cost": d.cost, "at": d.at,
-        })  # fmt: skip
+        self.decisions.appendleft(
+            {
+                "task": d.task,
+                "signature": d.signature,
+                "tools": [t.to_dict() for t in d.tools],
+                "backend": d.backend,
+                "model": d.model,
+                "confidence": d.confidence,
+                "reason": d.reason,
+                "fallback": d.fallback,
+                "prompt_hash": d.prompt_hash,
+                "cost": d.cost,
+                "at": d.at,
+            }
+        )
         self._bump("routing")
 
     def _on_tool_request(self, r: Any) -> None:
-        self.requests.appendleft({"request_id": r.request_id, "task": r.task, "signature": r.signature,
-                                  "description": r.description[:300], "at": r.at})  # fmt: skip
+        self.requests.appendleft(
+            {
+                "request_id": r.request_id,
+                "task": r.task,
+                "signature": r.signature,
+                "description": r.description[:300],
+                "at": r.at,
+            }
+        )
         self._bump("routing")
 
     def _on_registered(self, t: Any) -> None:
-        self.registrations.appendleft({"name": t.name, "version": t.version, "kind": t.kind, "action": t.action,
-                                       "by": t.by, "at": t.at})  # fmt: skip
+        self.registrations.appendleft(
+            {"name": t.name, "version": t.version, "kind": t.kind, "action": t.action, "by": t.by, "at": t.at}
+        )
         self._registry_dirty.set()
 
     def _on_dead_letter(self, d: Any) -> None:
-        self.dead_letters.appendleft({"subject": d.subject, "reason": d.reason, "actor": d.actor,
-                                      "deliveries": d.deliveries, "at": d.at, "size": len(d.payload),
-                                      "preview": _preview(d.payload)})  # fmt: skip
+        self.dead_letters.appendleft(
+            {
+                "subject": d.subject,
+                "reason": d.reason,
+                "actor": d.actor,
+                "deliveries": d.deliveries,
+                "at": d.at,
+                "size": len(d.payload),
+                "preview": _preview(d.payload),
+            }
+        )
         self._bump("dead_letters")
 
     def _on_event(self, e: Any) -> None:
-        self.events.appendleft({"actor": e.actor, "kind": e.kind, "level": e.level, "message": e.message[:500],
-                                "at": e.at})  # fmt: skip
+        self.events.appendleft(
+            {"actor": e.actor, "kind": e.kind, "level": e.level, "message": e.message[:500], "at": e.at}
+        )
         self._bump("events")
 
     # -- pollers ----------------------------------------------------------------------------------
@@ -278,17 +359,31 @@ class LiveState:
             t0, l0 = prev.get(s.name, (now, last))
             rate = (last - l0) / (now - t0) if now > t0 else 0.0
             prev[s.name] = (now, last)
-            streams.append({"stream": s.name, "messages": si.state.messages, "bytes": si.state.bytes,
-                            "last_seq": last, "rate_per_s": round(rate, 2)})  # fmt: skip
+            streams.append(
+                {
+                    "stream": s.name,
+                    "messages": si.state.messages,
+                    "bytes": si.state.bytes,
+                    "last_seq": last,
+                    "rate_per_s": round(rate, 2),
+                }
+            )
         consumers = []
         for c in topo.consumers:
             try:
                 ci = await asyncio.wait_for(js.consumer_info(c.stream, c.durable), 5)
             except NotFoundError:
                 continue
-            consumers.append({"stream": c.stream, "consumer": c.durable, "pending": ci.num_pending,
-                              "ack_pending": ci.num_ack_pending, "redelivered": ci.num_redelivered,
-                              "waiting": ci.num_waiting})  # fmt: skip
+            consumers.append(
+                {
+                    "stream": c.stream,
+                    "consumer": c.durable,
+                    "pending": ci.num_pending,
+                    "ack_pending": ci.num_ack_pending,
+                    "redelivered": ci.num_redelivered,
+                    "waiting": ci.num_waiting,
+                }
+            )
         return {"streams": streams, "consumers": consumers, "at": time.time()}
 
     async def _poll_registry(self, stop: asyncio.Event) -> None:
@@ -318,20 +413,45 @@ class LiveState:
                 state = "disabled" if st["state"] == "disabled" else (mark or {}).get("state", "enabled")
                 v = spec.validation or {}
                 stats = await reg.stats(name, spec.version)
-                rows.append({
-                    "name": spec.name, "version": spec.version, "kind": str(spec.kind),
-                    "origin": spec.provenance.get("origin", ""), "author": spec.provenance.get("author", ""),
-                    "source": spec.provenance.get("source", ""),
-                    "registered_by": spec.provenance.get("registered_by", ""),
-                    "registered_at": spec.provenance.get("registered_at"), "state": state,
-                    "state_reason": (mark or {}).get("reason", st.get("reason", "") if state == "disabled" else ""),
-                    "validation": {"passed": v.get("passed"), "reason": str(v.get("reason", ""))[:300],
-                                   "checks": v.get("checks", {})} if v else None,
-                    "stats": {k: stats.get(k) for k in ("calls", "ok", "abstain", "error", "mean_latency_s",
-                                                        "abstain_rate", "error_rate", "timeouts", "top_error",
-                                                        "last_warning")},
-                    "description": spec.description[:300],
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "name": spec.name,
+                        "version": spec.version,
+                        "kind": str(spec.kind),
+                        "origin": spec.provenance.get("origin", ""),
+                        "author": spec.provenance.get("author", ""),
+                        "source": spec.provenance.get("source", ""),
+                        "registered_by": spec.provenance.get("registered_by", ""),
+                        "registered_at": spec.provenance.get("registered_at"),
+                        "state": state,
+                        "state_reason": (mark or {}).get(
+                            "reason", st.get("reason", "") if state == "disabled" else ""
+                        ),
+                        "validation": {
+                            "passed": v.get("passed"),
+                            "reason": str(v.get("reason", ""))[:300],
+                            "checks": v.get("checks", {}),
+                        }
+                        if v
+                        else None,
+                        "stats": {
+                            k: stats.get(k)
+                            for k in (
+                                "calls",
+                                "ok",
+                                "abstain",
+                                "error",
+                                "mean_latency_s",
+                                "abstain_rate",
+                                "error_rate",
+                                "timeouts",
+                                "top_error",
+                                "last_warning",
+                            )
+                        },
+                        "description": spec.description[:300],
+                    }
+                )
         return rows
 
     # -- output -----------------------------------------------------------------------------------

@@ -39,8 +39,18 @@ __all__ = ["Tracker", "learner_scalars"]
 
 _SKIP = {"t_start", "t_end", "samples_created_min", "samples_created_max", "step"}
 SAMPLE_COLUMNS = ["step", "task", "prompt", "response", "reward", "status", "tools", "policy_version"]
-DECISION_COLUMNS = ["step", "time", "task", "tools", "backend", "model", "confidence", "fallback", "reason",
-                    "signature"]  # fmt: skip
+DECISION_COLUMNS = [
+    "step",
+    "time",
+    "task",
+    "tools",
+    "backend",
+    "model",
+    "confidence",
+    "fallback",
+    "reason",
+    "signature",
+]
 REGISTERED_COLUMNS = ["step", "time", "tool", "version", "kind", "action", "by"]
 REQUEST_COLUMNS = ["step", "time", "task", "request_id", "description"]
 EVENT_COLUMNS = ["step", "time", "actor", "kind", "level", "message"]
@@ -88,8 +98,12 @@ class _ToolWindow:
 
     def scalars(self, prefix: str) -> dict[str, float]:
         calls = len(self.scores) + self.abstain + self.error
-        out = {f"{prefix}/calls": float(calls), f"{prefix}/abstain_rate": self.abstain / calls,
-               f"{prefix}/error_rate": self.error / calls, f"{prefix}/cached": float(self.cached)}  # fmt: skip
+        out = {
+            f"{prefix}/calls": float(calls),
+            f"{prefix}/abstain_rate": self.abstain / calls,
+            f"{prefix}/error_rate": self.error / calls,
+            f"{prefix}/cached": float(self.cached),
+        }
         if self.scores:
             out[f"{prefix}/mean_score"] = sum(self.scores) / len(self.scores)
         if self.latencies:
@@ -102,8 +116,13 @@ class _ToolWindow:
 class Tracker:
     """Feed sink that logs to the ``report_to`` backends (see the module docstring)."""
 
-    def __init__(self, run_dir: str | Path, report_to: list[str], cfg: TrackingConfig | None = None,
-                 config_doc: dict[str, Any] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        run_dir: str | Path,
+        report_to: list[str],
+        cfg: TrackingConfig | None = None,
+        config_doc: dict[str, Any] | None = None,
+    ) -> None:
         check_report_to(list(report_to))
         self.run_dir = Path(run_dir)
         self.report_to = list(dict.fromkeys(report_to))
@@ -209,8 +228,13 @@ class Tracker:
             if window.latencies:
                 self._put("histogram", step, f"tool/{tool}/latency_s", list(window.latencies))
         self._tools.clear()
-        values.update({"bus/dead_letters": float(self._dead_letters), "bus/samples": float(self._step_samples),
-                       "bus/rewards": float(self._step_rewards)})  # fmt: skip
+        values.update(
+            {
+                "bus/dead_letters": float(self._dead_letters),
+                "bus/samples": float(self._step_samples),
+                "bus/rewards": float(self._step_rewards),
+            }
+        )
         self._step_samples = self._step_rewards = 0
         self._put("scalars", step, values)
         hist = m.values.get("staleness_hist")
@@ -226,8 +250,10 @@ class Tracker:
         rows = []
         for s, rewards in reversed(self._complete):
             status, score = combined_reward(rewards)
-            tools = ", ".join(f"{r.tool} v{r.tool_version}={'-' if r.score is None else round(r.score, 4)} "
-                              f"({r.status})" for r in rewards)  # fmt: skip
+            tools = ", ".join(
+                f"{r.tool} v{r.tool_version}={'-' if r.score is None else round(r.score, 4)} ({r.status})"
+                for r in rewards
+            )
             rows.append([step, s.task, s.query, s.response, score, status, tools, s.policy_version])
         return rows
 
@@ -236,21 +262,51 @@ class Tracker:
 
     def _on_decision(self, d: Any) -> None:
         tools = ", ".join(f"{t.tool} v{t.version} ×{t.weight:g}" for t in d.tools) or "(none)"
-        self._put("row", self.step, "routing/decisions", DECISION_COLUMNS,
-                  [self.step, self._stamp(d.at), d.task, tools, d.backend, d.model, round(float(d.confidence), 4),
-                   bool(d.fallback), d.reason, d.signature])  # fmt: skip
+        self._put(
+            "row",
+            self.step,
+            "routing/decisions",
+            DECISION_COLUMNS,
+            [
+                self.step,
+                self._stamp(d.at),
+                d.task,
+                tools,
+                d.backend,
+                d.model,
+                round(float(d.confidence), 4),
+                bool(d.fallback),
+                d.reason,
+                d.signature,
+            ],
+        )
 
     def _on_registered(self, t: Any) -> None:
-        self._put("row", self.step, "tools/registered", REGISTERED_COLUMNS,
-                  [self.step, self._stamp(t.at), t.name, int(t.version), t.kind, t.action, t.by])  # fmt: skip
+        self._put(
+            "row",
+            self.step,
+            "tools/registered",
+            REGISTERED_COLUMNS,
+            [self.step, self._stamp(t.at), t.name, int(t.version), t.kind, t.action, t.by],
+        )
 
     def _on_tool_request(self, r: Any) -> None:
-        self._put("row", self.step, "tools/requests", REQUEST_COLUMNS,
-                  [self.step, self._stamp(r.at), r.task, r.request_id, r.description])  # fmt: skip
+        self._put(
+            "row",
+            self.step,
+            "tools/requests",
+            REQUEST_COLUMNS,
+            [self.step, self._stamp(r.at), r.task, r.request_id, r.description],
+        )
 
     def _on_event(self, e: Any) -> None:
-        self._put("row", self.step, "events", EVENT_COLUMNS,
-                  [self.step, self._stamp(e.at), e.actor, e.kind, e.level, e.message])  # fmt: skip
+        self._put(
+            "row",
+            self.step,
+            "events",
+            EVENT_COLUMNS,
+            [self.step, self._stamp(e.at), e.actor, e.kind, e.level, e.message],
+        )
 
     def _on_dead_letter(self, d: Any) -> None:
         self._dead_letters += 1

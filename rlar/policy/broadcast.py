@@ -103,15 +103,25 @@ def pack(named: Iterable[tuple[str, torch.Tensor]]) -> tuple[list[dict[str, Any]
         buf = list(groups).index(t.dtype) if t.dtype in groups else len(groups)
         groups.setdefault(t.dtype, []).append(flat)
         off = offsets.get(t.dtype, 0)
-        manifest.append({"name": name, "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
-                         "buffer": buf, "offset": off, "numel": flat.numel()})  # fmt: skip
+        manifest.append(
+            {
+                "name": name,
+                "dtype": str(t.dtype).removeprefix("torch."),
+                "shape": list(t.shape),
+                "buffer": buf,
+                "offset": off,
+                "numel": flat.numel(),
+            }
+        )
         offsets[t.dtype] = off + flat.numel()
     return manifest, [torch.cat(parts) for parts in groups.values()]
 
 
 def unpack(manifest: list[dict[str, Any]], buffers: list[torch.Tensor]) -> list[tuple[str, torch.Tensor]]:
-    return [(m["name"], buffers[m["buffer"]][m["offset"] : m["offset"] + m["numel"]].view(m["shape"]))
-            for m in manifest]  # fmt: skip
+    return [
+        (m["name"], buffers[m["buffer"]][m["offset"] : m["offset"] + m["numel"]].view(m["shape"]))
+        for m in manifest
+    ]
 
 
 class WeightSender:
@@ -122,8 +132,14 @@ class WeightSender:
 
         self.cfg = cfg
         host, port = cfg.address.rsplit(":", 1)
-        self.store = TCPStore(host, int(port), cfg.receivers + 1, is_master=True,
-                              timeout=datetime.timedelta(seconds=cfg.timeout_s), wait_for_workers=False)  # fmt: skip
+        self.store = TCPStore(
+            host,
+            int(port),
+            cfg.receivers + 1,
+            is_master=True,
+            timeout=datetime.timedelta(seconds=cfg.timeout_s),
+            wait_for_workers=False,
+        )
         self.epoch = -1
         self.session = uuid.uuid4().hex[:12]  # a restarted learner's epochs are new to the receivers
         self.pg: Any = None
@@ -300,8 +316,12 @@ def main() -> None:
         seen = version
         nbytes = sum(t.numel() * t.element_size() for _, t in tensors)
         dtypes = sorted({str(t.dtype).removeprefix("torch.") for _, t in tensors})
-        sys.stdout.write(json.dumps({"version": version, "sha256": sha, "bytes": nbytes, "dtypes": dtypes,
-                                     "at": time.time()}) + "\n")  # fmt: skip
+        sys.stdout.write(
+            json.dumps(
+                {"version": version, "sha256": sha, "bytes": nbytes, "dtypes": dtypes, "at": time.time()}
+            )
+            + "\n"
+        )
         sys.stdout.flush()
 
 

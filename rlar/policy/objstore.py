@@ -131,8 +131,14 @@ async def prepare_blob(js: JetStreamContext, bucket: str, name: str, data: Blob)
     the sha256, hashed off the event loop. The buffers must not change until :func:`write_blob` returns."""
     parts = _views(data)
     digest = await asyncio.to_thread(_sha256, parts) if parts else hashlib.sha256().digest()
-    return BlobPlan(bucket=bucket, name=name, nuid=js._nc._nuid.next().decode(),
-                    size=sum(p.nbytes for p in parts), sha256=digest.hex(), parts=parts)  # fmt: skip
+    return BlobPlan(
+        bucket=bucket,
+        name=name,
+        nuid=js._nc._nuid.next().decode(),
+        size=sum(p.nbytes for p in parts),
+        sha256=digest.hex(),
+        parts=parts,
+    )
 
 
 async def write_blob(
@@ -156,11 +162,15 @@ async def write_blob(
     try:
         await asyncio.gather(*(send(p) for p in pieces))
         info = ObjectInfo(
-            name=name, bucket=bucket, nuid=plan.nuid, size=plan.size, chunks=len(pieces),
+            name=name,
+            bucket=bucket,
+            nuid=plan.nuid,
+            size=plan.size,
+            chunks=len(pieces),
             mtime=datetime.now(UTC).isoformat(),
             digest="SHA-256=" + base64.urlsafe_b64encode(bytes.fromhex(plan.sha256)).decode(),
             options=ObjectMetaOptions(max_chunk_size=chunk_size),
-        )  # fmt: skip
+        )
         await js.publish(
             _meta_subject(bucket, name), json.dumps(info.as_dict()).encode(), headers={"Nats-Rollup": "sub"}
         )
@@ -225,9 +235,15 @@ async def get_blob(
 
 
 async def _read_chunks(
-    js: JetStreamContext, bucket: str, name: str, nuid: str, size: int, complete: bool,
-    timeout_s: float, stall_s: float,
-) -> tuple[list[bytes], bytes]:  # fmt: skip
+    js: JetStreamContext,
+    bucket: str,
+    name: str,
+    nuid: str,
+    size: int,
+    complete: bool,
+    timeout_s: float,
+    stall_s: float,
+) -> tuple[list[bytes], bytes]:
     h = hashlib.sha256()
     if size == 0:
         return [b""], h.digest()
@@ -259,9 +275,12 @@ async def _read_chunks(
             fail(BlobIntegrityError(f"object {name!r}: got {got} of {size} bytes"))
 
     sub = await js.subscribe(
-        _chunk_subject(bucket, nuid), cb=on_chunk, ordered_consumer=True,
-        pending_bytes_limit=256 * 2**20, pending_msgs_limit=4096,
-    )  # fmt: skip
+        _chunk_subject(bucket, nuid),
+        cb=on_chunk,
+        ordered_consumer=True,
+        pending_bytes_limit=256 * 2**20,
+        pending_msgs_limit=4096,
+    )
     deadline = loop.time() + timeout_s
     try:
         while not done.done():

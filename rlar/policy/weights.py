@@ -170,10 +170,19 @@ def state_dict_to_safetensors_bytes(
 
 #: safetensors' dtype names (its format spec) of the torch dtypes :func:`safetensors_parts` writes.
 _SAFETENSORS_DTYPES = {
-    "float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64", "int32": "I32",
-    "int16": "I16", "int8": "I8", "uint8": "U8", "bool": "BOOL", "float8_e4m3fn": "F8_E4M3",
+    "float64": "F64",
+    "float32": "F32",
+    "float16": "F16",
+    "bfloat16": "BF16",
+    "int64": "I64",
+    "int32": "I32",
+    "int16": "I16",
+    "int8": "I8",
+    "uint8": "U8",
+    "bool": "BOOL",
+    "float8_e4m3fn": "F8_E4M3",
     "float8_e5m2": "F8_E5M2",
-}  # fmt: skip
+}
 
 
 def safetensors_parts(named_tensors: NamedTensors) -> list[memoryview]:

@@ -184,5 +184,13 @@ def render(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["CATALOGUES", "BenchCase", "CaseResult", "bench_config", "load_cases", "run_cases", "score_record",
-           "summary"]  # fmt: skip
+__all__ = [
+    "CATALOGUES",
+    "BenchCase",
+    "CaseResult",
+    "bench_config",
+    "load_cases",
+    "run_cases",
+    "score_record",
+    "summary",
+]

@@ -33,8 +33,16 @@ DEFAULT_LICENCES: tuple[str, ...] = (
 )
 
 
-_PARAM_UNITS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9, "t": 1e12,
-                "trillion": 1e12}  # fmt: skip
+_PARAM_UNITS = {
+    "k": 1e3,
+    "thousand": 1e3,
+    "m": 1e6,
+    "million": 1e6,
+    "b": 1e9,
+    "billion": 1e9,
+    "t": 1e12,
+    "trillion": 1e12,
+}
 MIN_BARE_PARAMS = 1_000_000
 
 
@@ -49,8 +57,10 @@ def parse_param_count(value: Any) -> float | None:
         raise ValueError("max_params must be a parameter count such as 1B, 500M or 7000000000")
     unit = 1.0
     if isinstance(value, str):
-        m = re.fullmatch(r"\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:e[0-9]+)?)\s*([a-z]*)\s*(?:params|parameters)?\s*",
-                         value.lower())  # fmt: skip
+        m = re.fullmatch(
+            r"\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:e[0-9]+)?)\s*([a-z]*)\s*(?:params|parameters)?\s*",
+            value.lower(),
+        )
         if m is None or (m.group(2) and m.group(2) not in _PARAM_UNITS):
             raise ValueError(
                 f"max_params {value!r}: write a count with a unit (1B, 500M, 150K) or a full count"

@@ -87,10 +87,35 @@ class Refused(Exception):
 
 
 # Label names of the good class of a two-label safety/toxicity classifier, and of its bad class.
-_GOOD_LABELS = frozenset({"safe", "benign", "harmless", "non-toxic", "non_toxic", "not_toxic", "nontoxic",
-                          "not toxic", "non toxic", "acceptable", "ok"})  # fmt: skip
-_BAD_LABELS = frozenset({"unsafe", "harmful", "toxic", "not_safe", "not safe", "unacceptable", "offensive",
-                         "hate", "jailbreak", "injection"})  # fmt: skip
+_GOOD_LABELS = frozenset(
+    {
+        "safe",
+        "benign",
+        "harmless",
+        "non-toxic",
+        "non_toxic",
+        "not_toxic",
+        "nontoxic",
+        "not toxic",
+        "non toxic",
+        "acceptable",
+        "ok",
+    }
+)
+_BAD_LABELS = frozenset(
+    {
+        "unsafe",
+        "harmful",
+        "toxic",
+        "not_safe",
+        "not safe",
+        "unacceptable",
+        "offensive",
+        "hate",
+        "jailbreak",
+        "injection",
+    }
+)
 
 
 def vet_config(config: dict[str, Any]) -> int:
@@ -316,13 +341,17 @@ class WeightFetcher:
                 meta = self.client.head(model_id, name, rev)
             except HubStatusError as exc:
                 if exc.status in (405, 501):
-                    notes.append(f"the file server answers HEAD with {exc.status}: sizes from the API only, "
-                                 "capped while streaming")  # fmt: skip
+                    notes.append(
+                        f"the file server answers HEAD with {exc.status}: sizes from the API only, "
+                        "capped while streaming"
+                    )
                     break
                 if exc.status != 404 or exc.code == "EntryNotFound" or rev == self.cfg.revision:
                     raise
-                notes.append(f"the file server does not resolve commit ids ({rev[:12]}…): files fetched "
-                             f"from {self.cfg.revision!r}, checked against X-Repo-Commit")  # fmt: skip
+                notes.append(
+                    f"the file server does not resolve commit ids ({rev[:12]}…): files fetched "
+                    f"from {self.cfg.revision!r}, checked against X-Repo-Commit"
+                )
                 rev = self.cfg.revision  # a server that resolves branch names only
                 meta = self.client.head(model_id, name, rev)
             if meta.commit and _COMMIT.fullmatch(meta.commit):
@@ -379,11 +408,23 @@ class WeightFetcher:
             size, digest = self._hf_hub_file(model_id, rev, p, staging, target)
         else:
             size, digest = self.client.download(
-                model_id, name, rev, target, max_bytes=max(0, allowance), expect_size=p["size"],
-                expect_sha256=p["sha256"], expect_commit=sha, deadline_s=self.cfg.file_deadline_s,
-            )  # fmt: skip
-        return {"name": name, "size": size, "sha256": digest, "size_source": p["size_source"],
-                "sha_source": p["sha_source"]}  # fmt: skip
+                model_id,
+                name,
+                rev,
+                target,
+                max_bytes=max(0, allowance),
+                expect_size=p["size"],
+                expect_sha256=p["sha256"],
+                expect_commit=sha,
+                deadline_s=self.cfg.file_deadline_s,
+            )
+        return {
+            "name": name,
+            "size": size,
+            "sha256": digest,
+            "size_source": p["size_source"],
+            "sha_source": p["sha_source"],
+        }
 
     def _hf_hub_file(
         self, model_id: str, sha: str, p: dict[str, Any], staging: Path, target: Path
@@ -397,12 +438,17 @@ class WeightFetcher:
             raise Refused(f"{name}: size unknown, and the hf_hub backend cannot stop a download at the cap")
         try:
             got = hf_hub_download(
-                repo_id=model_id, filename=name, revision=sha, endpoint=self.client.base_url,
-                local_dir=str(staging), etag_timeout=self.cfg.timeout_s,
-            )  # fmt: skip
+                repo_id=model_id,
+                filename=name,
+                revision=sha,
+                endpoint=self.client.base_url,
+                local_dir=str(staging),
+                etag_timeout=self.cfg.timeout_s,
+            )
         except Exception as exc:  # the remote side's failure, in huggingface_hub's many error types
-            raise HubStatusError(name, self.client.resolve_url(model_id, name, sha), 0, type(exc).__name__,
-                                 str(exc)) from exc  # fmt: skip
+            raise HubStatusError(
+                name, self.client.resolve_url(model_id, name, sha), 0, type(exc).__name__, str(exc)
+            ) from exc
         if Path(got).resolve() != target.resolve():
             shutil.copyfile(got, target)
         size, digest = target.stat().st_size, _sha256(target)

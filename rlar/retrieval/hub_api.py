@@ -216,8 +216,14 @@ class HubClient:
                 if r.status_code >= 400:
                     r.read()
                     raise _status_error(filename, url, r)
-                commit = next((x.headers.get("X-Repo-Commit") for x in [*r.history, r]
-                               if x.headers.get("X-Repo-Commit")), None)  # fmt: skip
+                commit = next(
+                    (
+                        x.headers.get("X-Repo-Commit")
+                        for x in [*r.history, r]
+                        if x.headers.get("X-Repo-Commit")
+                    ),
+                    None,
+                )
                 if commit and expect_commit and commit != expect_commit:
                     raise BadFile(
                         f"{filename}: served from commit {commit}, expected {expect_commit} ({url})"

@@ -267,8 +267,12 @@ class RetrievalPipeline:
             if register is None:
                 c.decision, c.reason = "validated", "passed validation (no registry given)"
                 record.outcome = "validated"
-                record.tool = {"name": spec.name, "version": 0, "content_hash": spec.content_hash,
-                               "spec": spec.to_dict()}  # fmt: skip
+                record.tool = {
+                    "name": spec.name,
+                    "version": 0,
+                    "content_hash": spec.content_hash,
+                    "spec": spec.to_dict(),
+                }
             else:
                 stored = await register(spec)
                 c.decision, c.reason = (
@@ -276,8 +280,12 @@ class RetrievalPipeline:
                     f"passed validation; registered as {stored.name} v{stored.version}",
                 )
                 record.outcome = "registered"
-                record.tool = {"name": stored.name, "version": stored.version,
-                               "content_hash": stored.content_hash, "spec": stored.to_dict()}  # fmt: skip
+                record.tool = {
+                    "name": stored.name,
+                    "version": stored.version,
+                    "content_hash": stored.content_hash,
+                    "spec": stored.to_dict(),
+                }
             record.reason = f"{c.model_id}: {c.reason}"
 
     # -- steps ---------------------------------------------------------------------------------------
@@ -328,8 +336,12 @@ class RetrievalPipeline:
                 ev.reason = "; ".join(table.problems)[:500]
             for mid in table.rows:
                 c = self._candidate(record, mid, lb.url)
-                c.leaderboard = {"url": lb.url, "column": table.score_column,
-                                 "score": table.score(mid), "scores": table.scores_of(mid)}  # fmt: skip
+                c.leaderboard = {
+                    "url": lb.url,
+                    "column": table.score_column,
+                    "score": table.score(mid),
+                    "scores": table.scores_of(mid),
+                }
 
     async def _read(self, record: RetrievalRecord, rdir: Path) -> None:
         searches = [p.url for p in record.pages if p.purpose == "search"]
@@ -445,8 +457,11 @@ class RetrievalPipeline:
         types = [t for t in (req.task_type, req.domain, "learned_judge") if t]
         head: dict[str, Any]
         if label_index is None:
-            head = {"transform": "sigmoid", "shift": report.calibration["shift"],
-                    "temperature": report.calibration["temperature"]}  # fmt: skip
+            head = {
+                "transform": "sigmoid",
+                "shift": report.calibration["shift"],
+                "temperature": report.calibration["temperature"],
+            }
         else:
             head = {"transform": "softmax", "label_index": label_index}
         return ToolSpec(

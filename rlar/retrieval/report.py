@@ -48,8 +48,10 @@ def render(record: dict[str, Any], *, width: int = 110) -> str:
     out: list[str] = []
     req = record.get("request") or {}
     out.append(f"retrieval {record['request_id']}: {req.get('description', '')[: width - 30]}")
-    out.append(f"  hub {record.get('config', {}).get('hub_url', '?')} · matcher {record.get('matcher', '?')}"
-               f" · queries: {' | '.join(record.get('queries') or [])}")  # fmt: skip
+    out.append(
+        f"  hub {record.get('config', {}).get('hub_url', '?')} · matcher {record.get('matcher', '?')}"
+        f" · queries: {' | '.join(record.get('queries') or [])}"
+    )
     out.append("pages read:")
     for p in record.get("pages") or []:
         shot = f"  [{p['screenshot']}]" if p.get("screenshot") else ""
@@ -59,8 +61,10 @@ def render(record: dict[str, Any], *, width: int = 110) -> str:
     ranked = [c for c in cands if c.get("rank") is not None]
     if ranked:
         out.append("ranked candidates (eligible):")
-        out.append(f"  {'#':>2} {'model':<42} {'total':>5} {'fit':>5} {'gate':>5} {'board':>5} {'dl':>5} "
-                   f"{'likes':>5} {'new':>5}  decision")  # fmt: skip
+        out.append(
+            f"  {'#':>2} {'model':<42} {'total':>5} {'fit':>5} {'gate':>5} {'board':>5} {'dl':>5} "
+            f"{'likes':>5} {'new':>5}  decision"
+        )
         for c in ranked:
             s = c.get("scores") or {}
             out.append(
@@ -100,6 +104,8 @@ def render(record: dict[str, Any], *, width: int = 110) -> str:
     out.append(head)
     if record.get("reason"):
         out.append(f"  {record['reason']}")
-    out.append(f"  {len(record.get('screenshots') or [])} screenshots · {record.get('duration_s', 0):.1f}s · "
-               f"timings {record.get('timings', {})}")  # fmt: skip
+    out.append(
+        f"  {len(record.get('screenshots') or [])} screenshots · {record.get('duration_s', 0):.1f}s · "
+        f"timings {record.get('timings', {})}"
+    )
     return "\n".join(out)

@@ -127,8 +127,16 @@ class ExemplarBank:
         exemplars = []
         for i, rec in enumerate(records):
             q = RoutingQuery.from_record(rec)
-            exemplars.append(Exemplar(str(rec.get("id", i)), group_of(rec), q, tuple(rec["acceptable"]),
-                                      q.matching_text(), q.features().routing_shape))  # fmt: skip
+            exemplars.append(
+                Exemplar(
+                    str(rec.get("id", i)),
+                    group_of(rec),
+                    q,
+                    tuple(rec["acceptable"]),
+                    q.matching_text(),
+                    q.features().routing_shape,
+                )
+            )
         texts = [e.text for e in exemplars]
         vectors = cached_vectors(texts, embed, model_id) if texts else np.zeros((0, 1), dtype=np.float32)
         return cls(exemplars, vectors)

@@ -178,13 +178,25 @@ def fall_back(d: Decision, why: str, tools: Sequence[ToolRef], policy: Policy, n
     else:
         outcome = "no fallback declared"
     return Decision(
-        signature=d.signature, task=d.task, state=state, tools=tools,
-        reason=f"{why}; {outcome} ({d.reason})"[:500], confidence=0.0, backend=d.backend, model=d.model,
-        prompt_hash=d.prompt_hash, cost=d.cost, constraints=d.constraints, request_id=d.request_id,
-        requested_at=d.requested_at, decided_at=now,
+        signature=d.signature,
+        task=d.task,
+        state=state,
+        tools=tools,
+        reason=f"{why}; {outcome} ({d.reason})"[:500],
+        confidence=0.0,
+        backend=d.backend,
+        model=d.model,
+        prompt_hash=d.prompt_hash,
+        cost=d.cost,
+        constraints=d.constraints,
+        request_id=d.request_id,
+        requested_at=d.requested_at,
+        decided_at=now,
         # Without any tool, ask again later (a new request may succeed where this one did not).
-        expires_at=0.0 if tools or refused else now + policy.wait_s, fields=d.fields, probes=d.probes,
-    )  # fmt: skip
+        expires_at=0.0 if tools or refused else now + policy.wait_s,
+        fields=d.fields,
+        probes=d.probes,
+    )
 
 
 def needs_fallback(ans: RouteAnswer, policy: Policy) -> bool:
@@ -209,24 +221,41 @@ def on_agent_answer(
     resolved fallback tools, needed only when :func:`needs_fallback`. Raises :class:`NoFallback` when the
     agent failed and there is none."""
     base: dict[str, Any] = dict(
-        signature=signature, task=task, backend=reply.backend, model=reply.model, prompt_hash=reply.prompt_hash,
-        cost=ans.provenance.get("cost", {}), decided_at=now, fields=dict(fields), probes=[dict(p) for p in probes],
-    )  # fmt: skip
+        signature=signature,
+        task=task,
+        backend=reply.backend,
+        model=reply.model,
+        prompt_hash=reply.prompt_hash,
+        cost=ans.provenance.get("cost", {}),
+        decided_at=now,
+        fields=dict(fields),
+        probes=[dict(p) for p in probes],
+    )
     if not ans.ok:
         if not fallback:
             raise NoFallback(f"agent failed and task {task!r} declares no fallback: {ans.reason}")
         # Memory only, and it expires: the agent is asked again later.
-        d = Decision(**base, state="fallback", tools=list(fallback), reason=f"agent failed ({ans.reason}); fallback",
-                     expires_at=now + policy.agent_retry_s)  # fmt: skip
+        d = Decision(
+            **base,
+            state="fallback",
+            tools=list(fallback),
+            reason=f"agent failed ({ans.reason}); fallback",
+            expires_at=now + policy.agent_retry_s,
+        )
         return Transition(d, store=False)
     if not ans.none_fit:
         d = Decision(**base, state="routed", tools=ans.tools, reason=ans.reason, confidence=ans.confidence)
         return Transition(d, count="decisions")
     if policy.request_tools:
         d = Decision(
-            **base, state="pending", reason=ans.reason, confidence=ans.confidence, constraints=ans.constraints,
-            request_id=f"{signature}.{int(now)}", requested_at=now,
-        )  # fmt: skip
+            **base,
+            state="pending",
+            reason=ans.reason,
+            confidence=ans.confidence,
+            constraints=ans.constraints,
+            request_id=f"{signature}.{int(now)}",
+            requested_at=now,
+        )
         return Transition(d, count="decisions", request_tool=True)
     pending = Decision(**base, state="pending", reason=ans.reason, confidence=ans.confidence)
     return Transition(
@@ -273,14 +302,25 @@ def on_tool_made(
     else:
         state, tools = "canary", [*shadow_beside, spec.ref(0.0)]
     new = Decision(
-        signature=d.signature, task=d.task, state=state, tools=tools,
-        reason=f"tool {spec.name} v{spec.version} made for request {d.request_id}: {validation.get('reason', '')}"[:500],
+        signature=d.signature,
+        task=d.task,
+        state=state,
+        tools=tools,
+        reason=f"tool {spec.name} v{spec.version} made for request {d.request_id}: {validation.get('reason', '')}"[
+            :500
+        ],
         confidence=float(validation.get("pairwise") or 0.0),
-        backend=str(spec.provenance.get("author", d.backend)), model=str(spec.provenance.get("model", d.model)),
-        prompt_hash=str(spec.provenance.get("prompt_hash", d.prompt_hash)), cost=d.cost,
-        constraints=d.constraints, request_id=d.request_id, requested_at=d.requested_at,
-        decided_at=now, fields=d.fields, probes=d.probes,
-    )  # fmt: skip
+        backend=str(spec.provenance.get("author", d.backend)),
+        model=str(spec.provenance.get("model", d.model)),
+        prompt_hash=str(spec.provenance.get("prompt_hash", d.prompt_hash)),
+        cost=d.cost,
+        constraints=d.constraints,
+        request_id=d.request_id,
+        requested_at=d.requested_at,
+        decided_at=now,
+        fields=d.fields,
+        probes=d.probes,
+    )
     return Transition(new, count="synthesized_routes", release=True)
 
 
@@ -289,10 +329,18 @@ def announcement(d: Decision) -> RouteDecision:
     """The ``RouteDecision`` announcing ``d`` on ``rlar.tools.decisions`` (its reason prefixed with the
     state)."""
     return RouteDecision(
-        signature=d.signature, task=d.task, tools=list(d.tools), backend=d.backend, confidence=d.confidence,
-        model=d.model, prompt_hash=d.prompt_hash, cost=dict(d.cost), reason=f"[{d.state}] {d.reason}"[:500],
-        fallback=d.state == "fallback", probes=list(d.probes),
-    )  # fmt: skip
+        signature=d.signature,
+        task=d.task,
+        tools=list(d.tools),
+        backend=d.backend,
+        confidence=d.confidence,
+        model=d.model,
+        prompt_hash=d.prompt_hash,
+        cost=dict(d.cost),
+        reason=f"[{d.state}] {d.reason}"[:500],
+        fallback=d.state == "fallback",
+        probes=list(d.probes),
+    )
 
 
 def tool_request(d: Decision, q: RoutingQuery, held: Sequence[RoutingQuery]) -> ToolRequest:
@@ -301,10 +349,16 @@ def tool_request(d: Decision, q: RoutingQuery, held: Sequence[RoutingQuery]) -> 
     is held)."""
     examples = [{"query": ex.query, "reference": ex.reference, "metadata": ex.metadata} for ex in held or [q]]
     return ToolRequest(
-        request_id=d.request_id, signature=d.signature, task=q.task, description=q.description or q.query,
-        domain=q.domain, task_type=q.task_type, answer_format=q.answer_format, examples=examples,
+        request_id=d.request_id,
+        signature=d.signature,
+        task=q.task,
+        description=q.description or q.query,
+        domain=q.domain,
+        task_type=q.task_type,
+        answer_format=q.answer_format,
+        examples=examples,
         constraints={"rules": d.constraints, "reason": d.reason, "data_source": q.data_source},
-    )  # fmt: skip
+    )
 
 
 # -- the quarantine policy ------------------------------------------------------------------------------

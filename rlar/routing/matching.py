@@ -216,10 +216,16 @@ class OfflineRouter:
         conf = model.confidence(float(p_top))
         runner = f", then {ranked[1][1].name} ({ranked[1][0]:.2f})" if len(ranked) > 1 else ""
         return Match(
-            [{"name": best.name, "weight": 1.0}], False, round(conf, 4),
-            f"{best.name} ({p_top:.2f}{runner}); reference shape {f.reference_shape}", "scorer", float(p_top),
-            constraints=cons, scores={s.name: round(float(p), 4) for p, s in ranked}, excluded=excluded,
-        )  # fmt: skip
+            [{"name": best.name, "weight": 1.0}],
+            False,
+            round(conf, 4),
+            f"{best.name} ({p_top:.2f}{runner}); reference shape {f.reference_shape}",
+            "scorer",
+            float(p_top),
+            constraints=cons,
+            scores={s.name: round(float(p), 4) for p, s in ranked},
+            excluded=excluded,
+        )
 
     def _probabilities(
         self,

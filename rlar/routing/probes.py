@@ -131,8 +131,13 @@ class ProbeScore:
     """Which of the signature's records the probe was built from (0: the first)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"probe": self.probe, "status": self.status, "score": self.score, "reason": self.reason[:160],
-                "record": self.record}  # fmt: skip
+        return {
+            "probe": self.probe,
+            "status": self.status,
+            "score": self.score,
+            "reason": self.reason[:160],
+            "record": self.record,
+        }
 
 
 @dataclass(slots=True)
@@ -461,8 +466,13 @@ class Prober:
         if hit is not None:
             return hit
         if str(spec.kind) not in self.policy.kinds:
-            report = ProbeReport(spec.name, spec.version, "skipped", spec.score_range[1],
-                                 reason=f"{spec.kind} tools are not probed (probes.kinds)")  # fmt: skip
+            report = ProbeReport(
+                spec.name,
+                spec.version,
+                "skipped",
+                spec.score_range[1],
+                reason=f"{spec.kind} tools are not probed (probes.kinds)",
+            )
         else:
             records = [q] if isinstance(q, RoutingQuery) else list(q)
             extra = list(others)

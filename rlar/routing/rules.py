@@ -71,8 +71,15 @@ _NOT_MATH = {
     "quantity": "a quantity with a unit needs a unit-aware comparison (math equivalence drops the unit)",
 }
 MATH_FORMATS = frozenset({"number", "latex", "boxed", "expression", "fraction"})
-_FORMAT_RULE_PARAMS = ("required_patterns", "forbidden_patterns", "forbidden_phrases", "min_words", "max_words",
-                       "min_chars", "max_chars")  # fmt: skip
+_FORMAT_RULE_PARAMS = (
+    "required_patterns",
+    "forbidden_patterns",
+    "forbidden_phrases",
+    "min_words",
+    "max_words",
+    "min_chars",
+    "max_chars",
+)
 
 
 def _has_alphanumerics(reference: object) -> bool:
@@ -232,8 +239,10 @@ def eligibility(spec: ToolSpec, q: RoutingQuery, f: QueryFeatures) -> str:
         return _NOT_MATH[kind]
     if kind == "quantity" and need == "text" and reads is None:
         return "a quantity with a unit needs a unit-aware comparison, not a string or text metric"
-    if kind in EXACT_KINDS and (spec.impl_name in ("chrf", "bleu2", "embedding_similarity", "contains_match")
-                                or spec.kind in (ToolKind.JUDGE, ToolKind.MODEL)):  # fmt: skip
+    if kind in EXACT_KINDS and (
+        spec.impl_name in ("chrf", "bleu2", "embedding_similarity", "contains_match")
+        or spec.kind in (ToolKind.JUDGE, ToolKind.MODEL)
+    ):
         return "the reference is one exact answer: partial credit or a model's opinion is not a right reward"
     if kind == "form" and spec.kind == ToolKind.MODEL:
         return "a reward model scores preference; it cannot check a stated form (rhyme scheme, meter)"

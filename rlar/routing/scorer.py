@@ -63,8 +63,15 @@ __all__ = [
 K_NEIGHBOURS = 12
 TEMPERATURE = 0.05
 KINDS = tuple(k.value for k in ToolKind)
-FEATURES = ("knn", "new_tool", "description", "new_tool_x_description", "answer_format_fit", "compares_reference",
-            *(f"kind:{k}" for k in KINDS))  # fmt: skip
+FEATURES = (
+    "knn",
+    "new_tool",
+    "description",
+    "new_tool_x_description",
+    "answer_format_fit",
+    "compares_reference",
+    *(f"kind:{k}" for k in KINDS),
+)
 RELATIONS = ("extractive", "overlap", "language_shift", "length_ratio", "edit_similarity")
 L2 = 1e-3
 STEPS = 300
@@ -346,8 +353,14 @@ class ScorerModel:
         return (right + 1) / (total + 2)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"features": feature_names(self.tools), "weights": list(self.weights), "tools": list(self.tools),
-                "platt": list(self.platt), "path_rates": dict(self.path_rates), "info": dict(self.info)}  # fmt: skip
+        return {
+            "features": feature_names(self.tools),
+            "weights": list(self.weights),
+            "tools": list(self.tools),
+            "platt": list(self.platt),
+            "path_rates": dict(self.path_rates),
+            "info": dict(self.info),
+        }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ScorerModel:
@@ -357,5 +370,10 @@ class ScorerModel:
         ):
             raise ValueError("scorer model was fitted with other features")
         a, b = d.get("platt", (1.0, 0.0))
-        return cls([float(w) for w in d["weights"]], tools, (float(a), float(b)), dict(d.get("path_rates", {})),
-                   dict(d.get("info", {})))  # fmt: skip
+        return cls(
+            [float(w) for w in d["weights"]],
+            tools,
+            (float(a), float(b)),
+            dict(d.get("path_rates", {})),
+            dict(d.get("info", {})),
+        )

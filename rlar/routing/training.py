@@ -163,8 +163,13 @@ class Trainer:
     def router(self, exclude: set[str], model: ScorerModel) -> OfflineRouter:
         keep = [g not in exclude for g in self.groups]
         known = {e.text: self.bank.vectors[i] for i, e in enumerate(self.bank.exemplars)}
-        return OfflineRouter(self.embed, bank=self.bank.subset(keep), model=model, known_vectors=known,
-                             tool_vectors=self.tool_vectors)  # fmt: skip
+        return OfflineRouter(
+            self.embed,
+            bank=self.bank.subset(keep),
+            model=model,
+            known_vectors=known,
+            tool_vectors=self.tool_vectors,
+        )
 
     def _route(self, router: OfflineRouter, i: int, acceptable: Sequence[str] | None = None) -> HeldOutRoute:
         e = self.bank.exemplars[i]
@@ -193,8 +198,13 @@ class Trainer:
         out = []
         for i in range(len(self.bank)):
             keep = [j != i for j in range(len(self.bank))]
-            router = OfflineRouter(self.embed, bank=self.bank.subset(keep), model=model, known_vectors=known,
-                                   tool_vectors=self.tool_vectors)  # fmt: skip
+            router = OfflineRouter(
+                self.embed,
+                bank=self.bank.subset(keep),
+                model=model,
+                known_vectors=known,
+                tool_vectors=self.tool_vectors,
+            )
             out.append(self._route(router, i))
         return out
 
@@ -224,17 +234,27 @@ class Trainer:
             if name not in e.acceptable or j not in self.eligible[i] or len(self.eligible[i]) < 2:
                 continue
             keep = [k != i for k in range(len(self.bank))]
-            router = OfflineRouter(self.embed, bank=clone.bank.subset(keep), model=model, known_vectors=known,
-                                   tool_vectors=self.tool_vectors)  # fmt: skip
+            router = OfflineRouter(
+                self.embed,
+                bank=clone.bank.subset(keep),
+                model=model,
+                known_vectors=known,
+                tool_vectors=self.tool_vectors,
+            )
             out.append(clone._route(router, i, acceptable=e.acceptable))
         return out
 
     def _rows(self, i: int, tools: Sequence[str], new: str = "") -> np.ndarray:
         el = self.eligible[i]
         return candidate_rows(
-            np.zeros(len(el)), self.desc[i, el], [self.specs[j] for j in el], [self.names[j] == new for j in el],
-            self.features[i].reference_shape, self.features[i].relation, tools,
-        )  # fmt: skip
+            np.zeros(len(el)),
+            self.desc[i, el],
+            [self.specs[j] for j in el],
+            [self.names[j] == new for j in el],
+            self.features[i].reference_shape,
+            self.features[i].relation,
+            tools,
+        )
 
 
 def fingerprint(bank: ExemplarBank, specs: Sequence[ToolSpec]) -> str:
@@ -276,9 +296,12 @@ def shipped_model_path() -> Path:
 def build_model(trainer: Trainer, routes: Sequence[HeldOutRoute]) -> ScorerModel:
     """Weights fitted on the whole bank, calibrated on its held-out ``routes``."""
     model = calibrate(ScorerModel([float(w) for w in trainer.weights(set())], trainer.tools), routes)
-    model.info = {"fingerprint": fingerprint(trainer.bank, trainer.specs), "exemplars": len(trainer.bank),
-                  "groups": len(set(trainer.groups.tolist())),
-                  "held_out_accuracy": round(sum(r.correct for r in routes) / max(1, len(routes)), 4)}  # fmt: skip
+    model.info = {
+        "fingerprint": fingerprint(trainer.bank, trainer.specs),
+        "exemplars": len(trainer.bank),
+        "groups": len(set(trainer.groups.tolist())),
+        "held_out_accuracy": round(sum(r.correct for r in routes) / max(1, len(routes)), 4),
+    }
     return model
 
 

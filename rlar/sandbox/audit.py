@@ -29,12 +29,30 @@ _READ_DENIED = (
 )
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _WRITE_EVENTS = {
-    "os.remove": (0,), "os.rename": (0, 1), "os.mkdir": (0,), "os.rmdir": (0,), "os.symlink": (1,),
-    "os.link": (1,), "os.chmod": (0,), "os.chown": (0,), "os.truncate": (0,), "os.utime": (0,),
-    "shutil.rmtree": (0,), "shutil.move": (1,), "shutil.copyfile": (1,),
-}  # fmt: skip
-_NET_EVENTS = ("socket.connect", "socket.bind", "socket.sendto", "socket.getaddrinfo", "socket.gethostbyname",
-               "socket.gethostbyaddr", "socket.getnameinfo", "socket.sendmsg")  # fmt: skip
+    "os.remove": (0,),
+    "os.rename": (0, 1),
+    "os.mkdir": (0,),
+    "os.rmdir": (0,),
+    "os.symlink": (1,),
+    "os.link": (1,),
+    "os.chmod": (0,),
+    "os.chown": (0,),
+    "os.truncate": (0,),
+    "os.utime": (0,),
+    "shutil.rmtree": (0,),
+    "shutil.move": (1,),
+    "shutil.copyfile": (1,),
+}
+_NET_EVENTS = (
+    "socket.connect",
+    "socket.bind",
+    "socket.sendto",
+    "socket.getaddrinfo",
+    "socket.gethostbyname",
+    "socket.gethostbyaddr",
+    "socket.getnameinfo",
+    "socket.sendmsg",
+)
 
 
 def install_audit(fd: int, writable: tuple[str, ...]) -> None:

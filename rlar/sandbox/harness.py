@@ -239,8 +239,11 @@ class _Zygote:
                     pass
                 sock.send(b"k")  # type: ignore[attr-defined]
                 continue
-            fds = [int.from_bytes(data[i : i + 4], sys.byteorder, signed=True)
-                   for _, _, data in ancillary for i in range(0, len(data) - len(data) % 4, 4)]  # fmt: skip
+            fds = [
+                int.from_bytes(data[i : i + 4], sys.byteorder, signed=True)
+                for _, _, data in ancillary
+                for i in range(0, len(data) - len(data) % 4, 4)
+            ]
             read_pid, write_pid = os.pipe()
             middle = os.fork()
             if middle == 0:  # a double fork, so the candidate becomes the driver's child (it can wait4 it)

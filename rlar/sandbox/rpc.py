@@ -348,9 +348,14 @@ class _Channel:
 
     def call(self, target: object, attr: str | None, args: tuple, kwargs: dict) -> object:
         reply = self.ask(
-            ["call", target, attr, [encode(a, self.ref) for a in args],
-             [[k, encode(v, self.ref)] for k, v in kwargs.items()]]
-        )  # fmt: skip
+            [
+                "call",
+                target,
+                attr,
+                [encode(a, self.ref) for a in args],
+                [[k, encode(v, self.ref)] for k, v in kwargs.items()],
+            ]
+        )
         if reply[0] == "ok" and len(reply) == 3:
             for key, value in reply[2]:
                 original = args[key] if type(key) is int and key < len(args) else kwargs.get(key)

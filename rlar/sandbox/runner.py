@@ -115,8 +115,12 @@ def _prepare_tests(
     limits, config = limits or Limits(), config or SandboxConfig()
     kind, jobs = _jobs_for(tests)
     nonce = secrets.token_hex(16)
-    shared = {"prompt": tests.prompt, "entry": tests.entry_point, "compare": tests.compare,
-              "stubs": prompt_stubs(tests.prompt) if tests.prompt else []}  # fmt: skip
+    shared = {
+        "prompt": tests.prompt,
+        "entry": tests.entry_point,
+        "compare": tests.compare,
+        "stubs": prompt_stubs(tests.prompt) if tests.prompt else [],
+    }
     visible, hidden = _payloads(kind, program, jobs, limits, config, nonce, shared)
     jail = Jail(config, limits, visible, hidden, nonce, len(jobs))
     return jail, lambda done: _tests_result(tests, limits, done)

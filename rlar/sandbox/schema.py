@@ -215,9 +215,12 @@ class CodeTests:
 
     @classmethod
     def call_cases(
-        cls, pairs: list[tuple[Any, Any]] | tuple[tuple[Any, Any], ...], entry_point: str,
-        compare: Compare = "apps", prompt: str = "",
-    ) -> CodeTests:  # fmt: skip
+        cls,
+        pairs: list[tuple[Any, Any]] | tuple[tuple[Any, Any], ...],
+        entry_point: str,
+        compare: Compare = "apps",
+        prompt: str = "",
+    ) -> CodeTests:
         return cls(style="calls", calls=tuple(pairs), entry_point=entry_point, compare=compare, prompt=prompt)
 
     def __len__(self) -> int:

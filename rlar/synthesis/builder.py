@@ -57,13 +57,27 @@ _SCRIPT_WORDS = {
 _OTHER_LANGUAGE = {"en": "de"}
 _STRUCTURES = ("bullets", "numbered", "items", "lines", "paragraphs", "sentences")
 _TYPE_VALUES: dict[str, Any] = {
-    "string": "sample text", "integer": 7, "number": 2.5, "boolean": True, "list": ["a", "b"],
-    "list_of_strings": ["alpha", "beta"], "list_of_numbers": [1, 2], "object": {"k": "v"}, "null": None,
-}  # fmt: skip
+    "string": "sample text",
+    "integer": 7,
+    "number": 2.5,
+    "boolean": True,
+    "list": ["a", "b"],
+    "list_of_strings": ["alpha", "beta"],
+    "list_of_numbers": [1, 2],
+    "object": {"k": "v"},
+    "null": None,
+}
 _WRONG_TYPE: dict[str, Any] = {
-    "string": 7, "integer": "seven", "number": "2.5", "boolean": "yes", "list": "a", "list_of_strings": [1, 2],
-    "list_of_numbers": ["a"], "object": "v", "null": "none",
-}  # fmt: skip
+    "string": 7,
+    "integer": "seven",
+    "number": "2.5",
+    "boolean": "yes",
+    "list": "a",
+    "list_of_strings": [1, 2],
+    "list_of_numbers": ["a"],
+    "object": "v",
+    "null": "none",
+}
 
 
 def _key(c: Mapping[str, Any]) -> str:
@@ -190,8 +204,15 @@ def _terminal(rules: Mapping[str, dict[str, Any]]) -> dict[str, Any] | None:
     if "only" in rules:
         what = rules["only"]["what"]
         n = _pick(*_bounds(rules, "capitals" if what == "capitals" else "letters"), 3)
-        text = {"number": "42", "integer": "7", "digits": "123", "word": "stone", "letters": "abc"[:1] * 0 + "stone"[: max(1, n)],
-                "lowercase_letters": "stone"[: max(1, n)], "capitals": "ABCDEFGHIJ"[: max(1, n)] if n <= 10 else "A" * n}[what]  # fmt: skip
+        text = {
+            "number": "42",
+            "integer": "7",
+            "digits": "123",
+            "word": "stone",
+            "letters": "abc"[:1] * 0 + "stone"[: max(1, n)],
+            "lowercase_letters": "stone"[: max(1, n)],
+            "capitals": "ABCDEFGHIJ"[: max(1, n)] if n <= 10 else "A" * n,
+        }[what]
         return {"text": text}
     return None
 

@@ -66,9 +66,16 @@ LANGUAGE_LETTERS = {
     "nl": "ĳ",
 }
 SCRIPTS = {
-    "ru": ("CYRILLIC",), "el": ("GREEK",), "ar": ("ARABIC",), "he": ("HEBREW",), "hi": ("DEVANAGARI",),
-    "ja": ("HIRAGANA", "KATAKANA"), "ko": ("HANGUL",), "zh": ("CJK",), "th": ("THAI",),
-}  # fmt: skip
+    "ru": ("CYRILLIC",),
+    "el": ("GREEK",),
+    "ar": ("ARABIC",),
+    "he": ("HEBREW",),
+    "hi": ("DEVANAGARI",),
+    "ja": ("HIRAGANA", "KATAKANA"),
+    "ko": ("HANGUL",),
+    "zh": ("CJK",),
+    "th": ("THAI",),
+}
 
 
 def unmarked(text):
@@ -186,10 +193,28 @@ def count(unit, text, c=None):
 
 
 COUNT_UNITS = (
-    "words", "sentences", "paragraphs", "lines", "bullets", "numbered", "items", "chars", "letters", "capitals",
-    "syllables", "numbers", "commas", "exclamations", "questions", "punctuation", "capital_words",
-    "highlights", "placeholders", "sections", "hashtags",
-)  # fmt: skip
+    "words",
+    "sentences",
+    "paragraphs",
+    "lines",
+    "bullets",
+    "numbered",
+    "items",
+    "chars",
+    "letters",
+    "capitals",
+    "syllables",
+    "numbers",
+    "commas",
+    "exclamations",
+    "questions",
+    "punctuation",
+    "capital_words",
+    "highlights",
+    "placeholders",
+    "sections",
+    "hashtags",
+)
 
 
 def within(n, c):

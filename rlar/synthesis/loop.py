@@ -159,9 +159,13 @@ async def synthesize(
                 "refused_unvouched",
             )
     probes = make_probes(
-        task.examples, constraints, description=task.description, reference_based=task.reference_based,
-        independent=independent, labelled=task.labelled,
-    )  # fmt: skip
+        task.examples,
+        constraints,
+        description=task.description,
+        reference_based=task.reference_based,
+        independent=independent,
+        labelled=task.labelled,
+    )
     if not probes.usable:
         reason = "cannot build probes: " + ("; ".join(probes.problems) or "no examples")
         return done(None, reason, "no_probes")

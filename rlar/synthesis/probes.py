@@ -235,17 +235,32 @@ def make_probes(
     for p in independent:
         src = str(p.get("source", "second_route"))
         out.probes.append(
-            Probe(str(p.get("query") or first.get("query") or description), str(p["response"]), first.get("reference"),
-                  dict(first.get("metadata") or {}), str(p["label"]), str(p.get("why", "")), 0, src)
-        )  # fmt: skip
+            Probe(
+                str(p.get("query") or first.get("query") or description),
+                str(p["response"]),
+                first.get("reference"),
+                dict(first.get("metadata") or {}),
+                str(p["label"]),
+                str(p.get("why", "")),
+                0,
+                src,
+            )
+        )
     for n, ex in enumerate(labelled):
         text = ex.get("response", ex.get("text"))
         if not isinstance(text, str):
             continue
         why = str(ex.get("why") or f"labelled example {n + 1}")[:120]
         out.probes.append(
-            Probe(str(ex.get("query") or first.get("query") or description), text,
-                  ex.get("reference", first.get("reference")), dict(first.get("metadata") or {}),
-                  "good" if ex.get("ok") else "bad", f"user example {n + 1}: {why}", 0, "user")
-        )  # fmt: skip
+            Probe(
+                str(ex.get("query") or first.get("query") or description),
+                text,
+                ex.get("reference", first.get("reference")),
+                dict(first.get("metadata") or {}),
+                "good" if ex.get("ok") else "bad",
+                f"user example {n + 1}: {why}",
+                0,
+                "user",
+            )
+        )
     return out

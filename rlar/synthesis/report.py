@@ -186,8 +186,10 @@ def unvouched(rows: Iterable[Mapping[str, Any]], decisions: Iterable[Any] = ()) 
         thens = list(dict.fromkeys(where_to(r, decisions) for r in refused))
         unread = list(dict.fromkeys(u for r in refused for u in r.get("unread") or []))
         cats = ", ".join(sorted({str(r.get("category")) for r in refused}))
-        dest = "; ".join("its samples ABSTAIN (masked, no reward)" if t == "abstain" else f"its samples go to {t}"
-                         for t in thens)  # fmt: skip
+        dest = "; ".join(
+            "its samples ABSTAIN (masked, no reward)" if t == "abstain" else f"its samples go to {t}"
+            for t in thens
+        )
         shown = "; ".join(repr(u) for u in unread[:8]) + (
             f" (+{len(unread) - 8} more)" if len(unread) > 8 else ""
         )

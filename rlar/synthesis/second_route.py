@@ -42,24 +42,90 @@ __all__ = [
 ]
 
 _NUMS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-    "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
-    "hundred": 100, "once": 1, "twice": 2, "thrice": 3, "single": 1, "dozen": 12,
-}  # fmt: skip
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "hundred": 100,
+    "once": 1,
+    "twice": 2,
+    "thrice": 3,
+    "single": 1,
+    "dozen": 12,
+}
 _UNIT = {
-    "word": "words", "sentence": "sentences", "paragraph": "paragraphs", "line": "lines", "bullet": "bullets",
-    "character": "chars", "letter": "letters", "syllable": "syllables", "comma": "commas",
-    "placeholder": "placeholders", "section": "sections", "item": "items", "point": "items", "step": "items",
-}  # fmt: skip
-_SCOPE = {"sentence": "sentence", "bullet": "item", "item": "item", "point": "item", "step": "item", "line": "line",
-          "paragraph": "paragraph", "word": "word"}  # fmt: skip
-_UP = {"most", "max", "maximum", "fewer", "less", "under", "below", "exceed", "exceeding", "up", "limit", "within",
-       "shorter", "cap", "keep"}  # fmt: skip
+    "word": "words",
+    "sentence": "sentences",
+    "paragraph": "paragraphs",
+    "line": "lines",
+    "bullet": "bullets",
+    "character": "chars",
+    "letter": "letters",
+    "syllable": "syllables",
+    "comma": "commas",
+    "placeholder": "placeholders",
+    "section": "sections",
+    "item": "items",
+    "point": "items",
+    "step": "items",
+}
+_SCOPE = {
+    "sentence": "sentence",
+    "bullet": "item",
+    "item": "item",
+    "point": "item",
+    "step": "item",
+    "line": "line",
+    "paragraph": "paragraph",
+    "word": "word",
+}
+_UP = {
+    "most",
+    "max",
+    "maximum",
+    "fewer",
+    "less",
+    "under",
+    "below",
+    "exceed",
+    "exceeding",
+    "up",
+    "limit",
+    "within",
+    "shorter",
+    "cap",
+    "keep",
+}
 _DOWN = {"least", "minimum", "more", "over", "above", "longer", "min"}
 _STRICT = {"fewer", "less", "under", "below", "shorter", "more", "over", "above", "longer"}
 _NOT = {"no", "not", "never", "don't", "none", "nor", "cannot", "mustn't", "shouldn't"}
-_LANG = {"english": "en", "german": "de", "french": "fr", "spanish": "es", "italian": "it", "portuguese": "pt",
-         "dutch": "nl", "russian": "ru", "japanese": "ja", "chinese": "zh", "korean": "ko", "greek": "el"}  # fmt: skip
+_LANG = {
+    "english": "en",
+    "german": "de",
+    "french": "fr",
+    "spanish": "es",
+    "italian": "it",
+    "portuguese": "pt",
+    "dutch": "nl",
+    "russian": "ru",
+    "japanese": "ja",
+    "chinese": "zh",
+    "korean": "ko",
+    "greek": "el",
+}
 _INCLUDE = {"include", "use", "mention", "contain", "with", "feature", "incorporate"}
 _EXCLUDE = {"avoid", "without", "never", "not", "don't", "no", "refrain"}
 
@@ -112,8 +178,20 @@ def _bounded(rule: str, n: int, kind: str, strict: bool) -> dict[str, Any]:
     return {"rule": rule, "min": n, "max": n}
 
 
-_SMALL = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-          "ten": 10, "a": 1, "single": 1}  # fmt: skip
+_SMALL = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "a": 1,
+    "single": 1,
+}
 
 
 def _num(tok: str) -> int | None:
@@ -264,8 +342,11 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
         n_ = int(_num(wl.group(2)) or 0)
         low = (wl.group(1) or "") == "at least" or (wl.group(3) or "").endswith("more")
         exact = (wl.group(1) or "") == "exactly" or not (wl.group(1) or wl.group(3))
-        out.append({"rule": "letters", "per": "word", "min": n_, "max": n_} if exact else
-                   {"rule": "letters", "per": "word", **({"min": n_} if low else {"max": n_})})  # fmt: skip
+        out.append(
+            {"rule": "letters", "per": "word", "min": n_, "max": n_}
+            if exact
+            else {"rule": "letters", "per": "word", **({"min": n_} if low else {"max": n_})}
+        )
         blank.append(wl.group(0))
         sentence = _blanked(sentence, [wl.group(0)])
     negation = bool(ws & {"no", "not", "none", "never", "without", "avoid", "nor"}) or "n't" in sentence
@@ -433,9 +514,25 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
     return out, _blanked(sentence, blank)
 
 
-_ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
-            "fifth": 5, "5th": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "last": -1,
-            "final": -1}  # fmt: skip
+_ORDINAL = {
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+    "fifth": 5,
+    "5th": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "last": -1,
+    "final": -1,
+}
 _PER = {"paragraph": "paragraph", "line": "line", "sentence": "sentence", "bullet": "item", "item": "item"}
 
 
@@ -467,9 +564,13 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
         word = q[1:-1]
         if "each" in toks[:i] or "every" in toks[:i]:
             continue
-        out.append({"rule": "starts_with", "text": word} if k == 1 else
-                   {"rule": "ends_with", "text": word} if k == -1 else
-                   {"rule": "at", "unit": "word", "index": k, "text": word})  # fmt: skip
+        out.append(
+            {"rule": "starts_with", "text": word}
+            if k == 1
+            else {"rule": "ends_with", "text": word}
+            if k == -1
+            else {"rule": "at", "unit": "word", "index": k, "text": word}
+        )
         sentence = sentence.replace(q, " ", 1)
     ends = {"end", "ends", "ending", "finish", "finishes", "finishing", "conclude", "concludes"}
     if set(toks) & ends and set(toks) & {"each", "every", "all"} and not neg:
@@ -528,8 +629,10 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
             sentence = sentence[: listed.start(1)] + " " + sentence[listed.end(1) :]
     hyph = re.search(r"\b(\d+)-word\s+sentence\b", sentence)
     if hyph:
-        out += [{"rule": "sentences", "min": 1, "max": 1},
-                {"rule": "words", "min": int(hyph.group(1)), "max": int(hyph.group(1))}]  # fmt: skip
+        out += [
+            {"rule": "sentences", "min": 1, "max": 1},
+            {"rule": "words", "min": int(hyph.group(1)), "max": int(hyph.group(1))},
+        ]
         sentence = sentence.replace(hyph.group(0), " ")
     elif re.search(
         r"(?:^|\band\s+)\s*(?:write|give|compose|reply with|answer with|use)\b[^,]{0,12}?\ba (?:single )?sentence\b(?! or\b| and\b)",
@@ -718,10 +821,13 @@ def second_reading(text: str) -> list[dict[str, Any]]:
                 out.append({"rule": "include", "words": [q]})
         # a list form without a count of its own: "use bullet points", "as numbered steps"
         listed = {
-            "bullets": bool(re.search(r"(?<!each )(?<!every )\b(?:bullet(?:ed)?[- ]?(?:points|list|form)|bullets)\b",
-                                      sentence)),
+            "bullets": bool(
+                re.search(
+                    r"(?<!each )(?<!every )\b(?:bullet(?:ed)?[- ]?(?:points|list|form)|bullets)\b", sentence
+                )
+            ),
             "numbered": bool(re.search(r"\bnumbered (?:list|steps|items|points|lines)\b", sentence)),
-        }  # fmt: skip
+        }
         for unit, named in listed.items():
             if named and not any(c["rule"] in ("bullets", "numbered", "items") for c in out[first:]):
                 no = bool(set(words) & {"no", "not", "without", "avoid", "never", "don't", "refrain"})
@@ -797,8 +903,13 @@ def second_reading(text: str) -> list[dict[str, Any]]:
             )
             if typed:
                 names = {"list of strings": "list_of_strings"}
-                out.append({"rule": "json_keys", "keys": [k for k, _ in typed],
-                            "types": {k: names.get(t, t) for k, t in typed}})  # fmt: skip
+                out.append(
+                    {
+                        "rule": "json_keys",
+                        "keys": [k for k, _ in typed],
+                        "types": {k: names.get(t, t) for k, t in typed},
+                    }
+                )
         if "json" in low and re.search(r"\bkeys?\b|\bfields?\b", sentence):
             keys = [q for q in quoted if re.fullmatch(r"[\w ]+", q)]
             bare = re.search(
@@ -815,8 +926,14 @@ def second_reading(text: str) -> list[dict[str, Any]]:
         ) in single:
             c.pop("per")
     toks = _tokens(low)
-    windows = {("one", "per", "line"), ("on", "each", "line"), ("its", "own", "line"), ("a", "separate", "line"),
-               ("on", "separate", "lines"), ("their", "own", "line")}  # fmt: skip
+    windows = {
+        ("one", "per", "line"),
+        ("on", "each", "line"),
+        ("its", "own", "line"),
+        ("a", "separate", "line"),
+        ("on", "separate", "lines"),
+        ("their", "own", "line"),
+    }
     per_line = any(tuple(toks[i : i + 3]) in windows for i in range(len(toks)))
     exact_words = [
         c for c in out if c["rule"] == "words" and not c.get("per") and c.get("min") == c.get("max")
@@ -992,6 +1109,12 @@ def parse_probes(reply: AgentReply) -> list[dict[str, Any]]:
             and isinstance(p.get("response"), str)
             and p.get("label") in ("good", "bad")
         ):
-            out.append({"query": str(p.get("query", "")), "response": p["response"], "label": p["label"],
-                        "why": str(p.get("why", ""))[:200]})  # fmt: skip
+            out.append(
+                {
+                    "query": str(p.get("query", "")),
+                    "response": p["response"],
+                    "label": p["label"],
+                    "why": str(p.get("why", ""))[:200],
+                }
+            )
     return out

@@ -350,10 +350,26 @@ def _table(c: Mapping[str, Any]) -> str:
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in body])
 
 
-_YAML_VALUES = {"string": "sample text", "integer": "7", "number": "2.5", "boolean": "true", "list": None,
-                "list_of_strings": None, "list_of_numbers": "[1, 2]", "null": "null"}  # fmt: skip
-_YAML_WRONG = {"string": "[1, 2]", "integer": "seven", "number": "many", "boolean": "maybe", "list": "one",
-               "list_of_strings": "one", "list_of_numbers": "one", "null": "x"}  # fmt: skip
+_YAML_VALUES = {
+    "string": "sample text",
+    "integer": "7",
+    "number": "2.5",
+    "boolean": "true",
+    "list": None,
+    "list_of_strings": None,
+    "list_of_numbers": "[1, 2]",
+    "null": "null",
+}
+_YAML_WRONG = {
+    "string": "[1, 2]",
+    "integer": "seven",
+    "number": "many",
+    "boolean": "maybe",
+    "list": "one",
+    "list_of_strings": "one",
+    "list_of_numbers": "one",
+    "null": "x",
+}
 
 
 def _yaml(

@@ -48,8 +48,15 @@ from rlar.synthesis.runner import RunCode, as_run_result
 __all__ = ["ValidationPolicy", "ValidationRecord", "static_check", "validate"]
 
 CHECKS = (
-    "static", "executes", "in_range", "deterministic", "within_budget", "separates", "independent", "examples",
-)  # fmt: skip
+    "static",
+    "executes",
+    "in_range",
+    "deterministic",
+    "within_budget",
+    "separates",
+    "independent",
+    "examples",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,9 +175,13 @@ def _separation(items: list[Probe], score: list[float], idx: Any) -> dict[str, A
     goods_all = [score[i] for i in chosen if items[i].label == "good"] or [0.0]
     bads_all = [score[i] for i in chosen if items[i].label == "bad"] or [0.0]
     return {
-        "pairs": pairs, "wins": wins, "pairwise": round(wins / pairs, 6) if pairs else 0.0, "worst": worst,
-        "good_mean": round(sum(goods_all) / len(goods_all), 6), "bad_mean": round(sum(bads_all) / len(bads_all), 6),
-    }  # fmt: skip
+        "pairs": pairs,
+        "wins": wins,
+        "pairwise": round(wins / pairs, 6) if pairs else 0.0,
+        "worst": worst,
+        "good_mean": round(sum(goods_all) / len(goods_all), 6),
+        "bad_mean": round(sum(bads_all) / len(bads_all), 6),
+    }
 
 
 def _worst(items: list[Probe], score: list[float], sep: dict[str, Any]) -> str:
@@ -296,9 +307,14 @@ async def validate(
     ][:64]
     user = [i for i, p in enumerate(items) if p.source == "user"]
     wrong = [i for i in user if (score[i] >= hi - tol) != (items[i].label == "good")]
-    rec.examples = {"labelled": len(user), "agree": len(user) - len(wrong),
-                    "disagree": [{"response": items[i].response[:200], "ok": items[i].label == "good",
-                                  "score": round(score[i], 6)} for i in wrong]}  # fmt: skip
+    rec.examples = {
+        "labelled": len(user),
+        "agree": len(user) - len(wrong),
+        "disagree": [
+            {"response": items[i].response[:200], "ok": items[i].label == "good", "score": round(score[i], 6)}
+            for i in wrong
+        ],
+    }
     if wrong:
         shown = "; ".join(
             f"{items[i].response[:80]!r} labelled {'ok' if items[i].label == 'good' else 'not ok'} scored "
@@ -333,8 +349,14 @@ async def validate(
         isep = _separation(items, score, ind)
         igap = round((isep["good_mean"] - isep["bad_mean"]) / width, 6)
         igood = round((isep["good_mean"] - lo) / width, 6)
-        rec.independent = {"probes": len(ind), "usable": True, "pairwise": isep["pairwise"], "gap": igap,
-                           "good_share": igood, "sources": sorted({items[i].source for i in ind})}  # fmt: skip
+        rec.independent = {
+            "probes": len(ind),
+            "usable": True,
+            "pairwise": isep["pairwise"],
+            "gap": igap,
+            "good_share": igood,
+            "sources": sorted({items[i].source for i in ind}),
+        }
         if (
             isep["pairwise"] < policy.min_pairwise
             or igap < policy.min_gap

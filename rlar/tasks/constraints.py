@@ -67,14 +67,40 @@ __all__ = [
 ]
 
 COUNT_RULES = (
-    "words", "sentences", "paragraphs", "lines", "bullets", "numbered", "items", "chars", "letters", "capitals",
-    "syllables", "numbers", "commas", "exclamations", "questions", "punctuation", "capital_words",
-    "highlights", "placeholders", "sections", "hashtags",
-)  # fmt: skip
+    "words",
+    "sentences",
+    "paragraphs",
+    "lines",
+    "bullets",
+    "numbered",
+    "items",
+    "chars",
+    "letters",
+    "capitals",
+    "syllables",
+    "numbers",
+    "commas",
+    "exclamations",
+    "questions",
+    "punctuation",
+    "capital_words",
+    "highlights",
+    "placeholders",
+    "sections",
+    "hashtags",
+)
 SCOPES = ("sentence", "item", "paragraph", "line", "word")
 JSON_TYPES = (
-    "string", "integer", "number", "boolean", "list", "list_of_strings", "list_of_numbers", "object", "null",
-)  # fmt: skip
+    "string",
+    "integer",
+    "number",
+    "boolean",
+    "list",
+    "list_of_strings",
+    "list_of_numbers",
+    "object",
+    "null",
+)
 ONLY_KINDS = ("number", "integer", "letters", "capitals", "lowercase_letters", "digits", "word", "numbers")
 COMPOSED_RULES = ("each", "order", "total", "spell", "table", "yaml_keys")
 POSITION_RULES = ("at",)
@@ -238,13 +264,28 @@ def from_metadata(metadata: Mapping[str, Any] | None) -> list[dict[str, Any]]:
 
 
 _UNIT_WORDS = {
-    "words": "words", "sentences": "sentences", "paragraphs": "paragraphs", "lines": "lines",
-    "bullets": "bullet points", "numbered": "numbered items", "items": "list items", "chars": "characters", "letters": "letters",
-    "capitals": "capital letters", "syllables": "syllables", "numbers": "numbers", "commas": "commas",
-    "exclamations": "exclamation marks", "questions": "question marks", "punctuation": "punctuation marks",
-    "capital_words": "words in capitals", "highlights": "highlighted sections", "placeholders": "placeholders",
-    "sections": "sections", "hashtags": "hashtags",
-}  # fmt: skip
+    "words": "words",
+    "sentences": "sentences",
+    "paragraphs": "paragraphs",
+    "lines": "lines",
+    "bullets": "bullet points",
+    "numbered": "numbered items",
+    "items": "list items",
+    "chars": "characters",
+    "letters": "letters",
+    "capitals": "capital letters",
+    "syllables": "syllables",
+    "numbers": "numbers",
+    "commas": "commas",
+    "exclamations": "exclamation marks",
+    "questions": "question marks",
+    "punctuation": "punctuation marks",
+    "capital_words": "words in capitals",
+    "highlights": "highlighted sections",
+    "placeholders": "placeholders",
+    "sections": "sections",
+    "hashtags": "hashtags",
+}
 
 
 def _bounds_text(c: Mapping[str, Any]) -> str:

@@ -233,8 +233,16 @@ def _ifeval(row: Mapping[str, Any], opts: dict[str, Any]) -> tuple[Any, Any, dic
 # ---------------------------------------------------------------------------------------------------------
 # chat
 
-_SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
-                   "chatgpt": "assistant", "bing": "assistant", "bard": "assistant", "system": "system"}  # fmt: skip
+_SHAREGPT_ROLES = {
+    "human": "user",
+    "user": "user",
+    "gpt": "assistant",
+    "assistant": "assistant",
+    "chatgpt": "assistant",
+    "bing": "assistant",
+    "bard": "assistant",
+    "system": "system",
+}
 
 
 def _chat(row: Mapping[str, Any], opts: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
@@ -274,10 +282,14 @@ def _alpaca(row: Mapping[str, Any], opts: dict[str, Any]) -> tuple[Any, Any, dic
 # the table
 
 _CHAT_SPEC = TaskSpec(
-    name="chat", domain="chat", task_type="open_chat", answer_format="text", default_tools=(("llm_judge", 1.0),),
+    name="chat",
+    domain="chat",
+    task_type="open_chat",
+    answer_format="text",
+    default_tools=(("llm_judge", 1.0),),
     description="Reply to the user as a helpful, honest assistant. A good answer is correct, complete, on topic "
     "and well written; the reference answer, when present, is one good answer, not the only one.",
-)  # fmt: skip
+)
 
 
 def _has(*cols: str) -> Callable[[Mapping[str, Any]], bool]:
@@ -287,63 +299,121 @@ def _has(*cols: str) -> Callable[[Mapping[str, Any]], bool]:
 def _build_formats() -> dict[str, DataFormat]:
     formats = [
         DataFormat(
-            "gsm8k", "question, answer ('... #### N')",
-            lambda r: "question" in r and "####" in str(r.get("answer", "")), _gsm8k,
-            TaskSpec(name="gsm8k", domain="math", task_type="word_problem", answer_format="number",
-                     default_tools=(("math_verify", 1.0),), data_source="GSM8K",
-                     description="Grade-school math word problems. A good answer reasons step by step and ends "
-                     "with the final number, which must equal the reference."),
+            "gsm8k",
+            "question, answer ('... #### N')",
+            lambda r: "question" in r and "####" in str(r.get("answer", "")),
+            _gsm8k,
+            TaskSpec(
+                name="gsm8k",
+                domain="math",
+                task_type="word_problem",
+                answer_format="number",
+                default_tools=(("math_verify", 1.0),),
+                data_source="GSM8K",
+                description="Grade-school math word problems. A good answer reasons step by step and ends "
+                "with the final number, which must equal the reference.",
+            ),
             {"instruction": GSM8K_INSTRUCTION},
         ),
         DataFormat(
-            "math", "problem, solution (\\boxed{}) or answer, level, type",
-            lambda r: "problem" in r and ("solution" in r or "answer" in r), _math,
-            TaskSpec(name="math", domain="math", task_type="competition_math", answer_format="latex",
-                     default_tools=(("math_verify", 1.0),), data_source="MATH",
-                     description="Competition mathematics. A good answer reasons step by step and puts the "
-                     "final answer in \\boxed{}; it must be mathematically equal to the reference "
-                     "(fractions, radicals, intervals, expressions)."),
+            "math",
+            "problem, solution (\\boxed{}) or answer, level, type",
+            lambda r: "problem" in r and ("solution" in r or "answer" in r),
+            _math,
+            TaskSpec(
+                name="math",
+                domain="math",
+                task_type="competition_math",
+                answer_format="latex",
+                default_tools=(("math_verify", 1.0),),
+                data_source="MATH",
+                description="Competition mathematics. A good answer reasons step by step and puts the "
+                "final answer in \\boxed{}; it must be mathematically equal to the reference "
+                "(fractions, radicals, intervals, expressions).",
+            ),
             {"instruction": MATH_INSTRUCTION},
         ),
         DataFormat(
-            "humaneval", "task_id, prompt, canonical_solution, test, entry_point",
-            _has("task_id", "prompt", "test", "entry_point"), _humaneval,
-            TaskSpec(name="humaneval", domain="code", task_type="code_unit_tests", answer_format="code",
-                     default_tools=(("code_tests", 1.0),), data_source="HumanEval",
-                     description="Complete the Python function whose signature and docstring are given. A good "
-                     "answer makes the hidden unit tests (check(candidate)) pass."),
+            "humaneval",
+            "task_id, prompt, canonical_solution, test, entry_point",
+            _has("task_id", "prompt", "test", "entry_point"),
+            _humaneval,
+            TaskSpec(
+                name="humaneval",
+                domain="code",
+                task_type="code_unit_tests",
+                answer_format="code",
+                default_tools=(("code_tests", 1.0),),
+                data_source="HumanEval",
+                description="Complete the Python function whose signature and docstring are given. A good "
+                "answer makes the hidden unit tests (check(candidate)) pass.",
+            ),
         ),
         DataFormat(
-            "mbpp", "task_id, text (or prompt), code, test_list, test_setup_code (or test_imports)",
-            lambda r: "test_list" in r and ("text" in r or "prompt" in r), _mbpp,
-            TaskSpec(name="mbpp", domain="code", task_type="code_unit_tests", answer_format="code",
-                     default_tools=(("code_tests", 1.0),), data_source="MBPP",
-                     description="Write a Python function for the task described. A good answer is a complete "
-                     "function that passes the assert tests shown in the prompt."),
+            "mbpp",
+            "task_id, text (or prompt), code, test_list, test_setup_code (or test_imports)",
+            lambda r: "test_list" in r and ("text" in r or "prompt" in r),
+            _mbpp,
+            TaskSpec(
+                name="mbpp",
+                domain="code",
+                task_type="code_unit_tests",
+                answer_format="code",
+                default_tools=(("code_tests", 1.0),),
+                data_source="MBPP",
+                description="Write a Python function for the task described. A good answer is a complete "
+                "function that passes the assert tests shown in the prompt.",
+            ),
             {"include_tests": True, "challenge_tests": False},
         ),
         DataFormat(
-            "ifeval", "key, prompt, instruction_id_list, kwargs",
-            _has("prompt", "instruction_id_list"), _ifeval,
-            TaskSpec(name="ifeval", domain="instruction_following", task_type="instruction_following",
-                     answer_format="text", default_tools=(("ifeval", 1.0),), data_source="IFEval",
-                     description="Follow every verifiable instruction in the prompt (length, format, keywords, "
-                     "case, punctuation, sections) while answering it."),
+            "ifeval",
+            "key, prompt, instruction_id_list, kwargs",
+            _has("prompt", "instruction_id_list"),
+            _ifeval,
+            TaskSpec(
+                name="ifeval",
+                domain="instruction_following",
+                task_type="instruction_following",
+                answer_format="text",
+                default_tools=(("ifeval", 1.0),),
+                data_source="IFEval",
+                description="Follow every verifiable instruction in the prompt (length, format, keywords, "
+                "case, punctuation, sections) while answering it.",
+            ),
         ),
         DataFormat(
-            "chat", "messages [{role, content}] or conversations [{from, value}]",
+            "chat",
+            "messages [{role, content}] or conversations [{from, value}]",
             lambda r: isinstance(r.get("messages", r.get("conversations")), list | tuple),
-            _chat, _CHAT_SPEC,
+            _chat,
+            _CHAT_SPEC,
         ),
         DataFormat(
-            "alpaca", "instruction, input?, output", _has("instruction", "output"), _alpaca, _CHAT_SPEC,
+            "alpaca",
+            "instruction, input?, output",
+            _has("instruction", "output"),
+            _alpaca,
+            _CHAT_SPEC,
         ),
-        DataFormat("wmt", "translation {lang: sentence, ...}", parallel.is_wmt, parallel.wmt_row,
-                   parallel.SPEC.with_overrides(data_source="WMT"), dict(parallel.OPTIONS)),
-        DataFormat("flores", "sentence_<xxx_Yyyy> columns, or per-language files (sentence / text / plain lines)",
-                   parallel.is_flores, parallel.flores_pair_row, parallel.SPEC.with_overrides(data_source="FLORES"),
-                   dict(parallel.OPTIONS), reader=parallel.read_flores),
-    ]  # fmt: skip
+        DataFormat(
+            "wmt",
+            "translation {lang: sentence, ...}",
+            parallel.is_wmt,
+            parallel.wmt_row,
+            parallel.SPEC.with_overrides(data_source="WMT"),
+            dict(parallel.OPTIONS),
+        ),
+        DataFormat(
+            "flores",
+            "sentence_<xxx_Yyyy> columns, or per-language files (sentence / text / plain lines)",
+            parallel.is_flores,
+            parallel.flores_pair_row,
+            parallel.SPEC.with_overrides(data_source="FLORES"),
+            dict(parallel.OPTIONS),
+            reader=parallel.read_flores,
+        ),
+    ]
     return {f.name: f for f in formats}
 
 
@@ -389,10 +459,18 @@ def detect_format(paths: PathLike | Sequence[PathLike], base_dir: PathLike | Non
         return found[0]
     if not found:
         known = "; ".join(f"{f.name}: {f.columns}" for f in FORMATS.values())
-        raise TaskDataError(first, None, f"no known dataset format has columns {columns}; set the task's "
-                            f"source (known: {known}; or jsonl/parquet with a fields mapping)")  # fmt: skip
-    raise TaskDataError(first, None, f"ambiguous format: the columns {columns} fit {' and '.join(found)}; "
-                        f"set the task's source to one of them")  # fmt: skip
+        raise TaskDataError(
+            first,
+            None,
+            f"no known dataset format has columns {columns}; set the task's "
+            f"source (known: {known}; or jsonl/parquet with a fields mapping)",
+        )
+    raise TaskDataError(
+        first,
+        None,
+        f"ambiguous format: the columns {columns} fit {' and '.join(found)}; "
+        f"set the task's source to one of them",
+    )
 
 
 def _resolved_options(fmt: DataFormat, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -438,8 +516,9 @@ def load_format(
             spec, paths, convert, options=opts, split_field=split_field, limit=limit, base_dir=base_dir
         )
     files = expand_paths(paths, base_dir)
-    return collect_rows(files, None, spec.with_overrides(data_source=", ".join(map(str, files))), convert,
-                        split_field, limit)  # fmt: skip
+    return collect_rows(
+        files, None, spec.with_overrides(data_source=", ".join(map(str, files))), convert, split_field, limit
+    )
 
 
 def make_converter(

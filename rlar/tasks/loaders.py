@@ -271,18 +271,26 @@ def load_records(
     """Load JSONL (optionally gzipped) or parquet file(s) into one dataset with ``spec``, each row's fields
     mapped by ``fields``; ``fmt=None`` reads each file by its suffix."""
     fm = fields or FieldMap()
-    return collect_rows(expand_paths(paths, base_dir), fmt, spec,
-                        lambda p, loc, pos, row: _mapped_record(p, loc, pos, row, fm), split_field, limit)  # fmt: skip
+    return collect_rows(
+        expand_paths(paths, base_dir),
+        fmt,
+        spec,
+        lambda p, loc, pos, row: _mapped_record(p, loc, pos, row, fm),
+        split_field,
+        limit,
+    )
 
 
-def load_jsonl(paths: PathLike | Sequence[PathLike], spec: TaskSpec, fields: FieldMap | None = None,
-               **kw: Any) -> TaskDataset:  # fmt: skip
+def load_jsonl(
+    paths: PathLike | Sequence[PathLike], spec: TaskSpec, fields: FieldMap | None = None, **kw: Any
+) -> TaskDataset:
     """:func:`load_records` of JSONL file(s) (optionally gzipped)."""
     return load_records(paths, spec, fields, fmt="jsonl", **kw)
 
 
-def load_parquet(paths: PathLike | Sequence[PathLike], spec: TaskSpec, fields: FieldMap | None = None,
-                 **kw: Any) -> TaskDataset:  # fmt: skip
+def load_parquet(
+    paths: PathLike | Sequence[PathLike], spec: TaskSpec, fields: FieldMap | None = None, **kw: Any
+) -> TaskDataset:
     """:func:`load_records` of parquet file(s)."""
     return load_records(paths, spec, fields, fmt="parquet", **kw)
 

@@ -48,20 +48,46 @@ TEMPLATE = "Translate the following {source_name} text into {target_name}. Reply
 
 # ISO 639-1 -> (English name, FLORES-200 code)
 LANGUAGES: dict[str, tuple[str, str]] = {
-    "en": ("English", "eng_Latn"), "de": ("German", "deu_Latn"), "fr": ("French", "fra_Latn"),
-    "es": ("Spanish", "spa_Latn"), "it": ("Italian", "ita_Latn"), "pt": ("Portuguese", "por_Latn"),
-    "nl": ("Dutch", "nld_Latn"), "ru": ("Russian", "rus_Cyrl"), "zh": ("Chinese", "zho_Hans"),
-    "ja": ("Japanese", "jpn_Jpan"), "ko": ("Korean", "kor_Hang"), "cs": ("Czech", "ces_Latn"),
-    "pl": ("Polish", "pol_Latn"), "tr": ("Turkish", "tur_Latn"), "ar": ("Arabic", "arb_Arab"),
-    "hi": ("Hindi", "hin_Deva"), "fi": ("Finnish", "fin_Latn"), "et": ("Estonian", "est_Latn"),
-    "lv": ("Latvian", "lvs_Latn"), "lt": ("Lithuanian", "lit_Latn"), "ro": ("Romanian", "ron_Latn"),
-    "gu": ("Gujarati", "guj_Gujr"), "kk": ("Kazakh", "kaz_Cyrl"), "uk": ("Ukrainian", "ukr_Cyrl"),
-    "sv": ("Swedish", "swe_Latn"), "da": ("Danish", "dan_Latn"), "hu": ("Hungarian", "hun_Latn"),
-    "el": ("Greek", "ell_Grek"), "he": ("Hebrew", "heb_Hebr"), "vi": ("Vietnamese", "vie_Latn"),
-    "id": ("Indonesian", "ind_Latn"), "th": ("Thai", "tha_Thai"), "is": ("Icelandic", "isl_Latn"),
-    "ps": ("Pashto", "pbt_Arab"), "km": ("Khmer", "khm_Khmr"), "ne": ("Nepali", "npi_Deva"),
-    "bn": ("Bengali", "ben_Beng"), "ta": ("Tamil", "tam_Taml"), "ha": ("Hausa", "hau_Latn"),
-}  # fmt: skip
+    "en": ("English", "eng_Latn"),
+    "de": ("German", "deu_Latn"),
+    "fr": ("French", "fra_Latn"),
+    "es": ("Spanish", "spa_Latn"),
+    "it": ("Italian", "ita_Latn"),
+    "pt": ("Portuguese", "por_Latn"),
+    "nl": ("Dutch", "nld_Latn"),
+    "ru": ("Russian", "rus_Cyrl"),
+    "zh": ("Chinese", "zho_Hans"),
+    "ja": ("Japanese", "jpn_Jpan"),
+    "ko": ("Korean", "kor_Hang"),
+    "cs": ("Czech", "ces_Latn"),
+    "pl": ("Polish", "pol_Latn"),
+    "tr": ("Turkish", "tur_Latn"),
+    "ar": ("Arabic", "arb_Arab"),
+    "hi": ("Hindi", "hin_Deva"),
+    "fi": ("Finnish", "fin_Latn"),
+    "et": ("Estonian", "est_Latn"),
+    "lv": ("Latvian", "lvs_Latn"),
+    "lt": ("Lithuanian", "lit_Latn"),
+    "ro": ("Romanian", "ron_Latn"),
+    "gu": ("Gujarati", "guj_Gujr"),
+    "kk": ("Kazakh", "kaz_Cyrl"),
+    "uk": ("Ukrainian", "ukr_Cyrl"),
+    "sv": ("Swedish", "swe_Latn"),
+    "da": ("Danish", "dan_Latn"),
+    "hu": ("Hungarian", "hun_Latn"),
+    "el": ("Greek", "ell_Grek"),
+    "he": ("Hebrew", "heb_Hebr"),
+    "vi": ("Vietnamese", "vie_Latn"),
+    "id": ("Indonesian", "ind_Latn"),
+    "th": ("Thai", "tha_Thai"),
+    "is": ("Icelandic", "isl_Latn"),
+    "ps": ("Pashto", "pbt_Arab"),
+    "km": ("Khmer", "khm_Khmr"),
+    "ne": ("Nepali", "npi_Deva"),
+    "bn": ("Bengali", "ben_Beng"),
+    "ta": ("Tamil", "tam_Taml"),
+    "ha": ("Hausa", "hau_Latn"),
+}
 _BY_FLORES = {code: (iso, name) for iso, (name, code) in LANGUAGES.items()}
 _FLORES_CODE = re.compile(r"(?<![A-Za-z])([a-z]{3}_[A-Z][a-z]{3})(?![A-Za-z])")
 _PAIR_COLUMN = re.compile(r"^sentence_([a-z]{3}_[A-Z][a-z]{3})$")
@@ -108,8 +134,10 @@ def _parse_direction(direction: str, available: Sequence[str], where: str) -> tu
     if len(available) == 2 and len(english) == 1:
         other = next(c for c in available if c != english[0])
         return english[0], other
-    raise ValueError(f"{where}: languages {sorted(available)}: set the direction (e.g. options.direction = "
-                     f"'{available[0] if available else 'de'}-en' or `--direction`)")  # fmt: skip
+    raise ValueError(
+        f"{where}: languages {sorted(available)}: set the direction (e.g. options.direction = "
+        f"'{available[0] if available else 'de'}-en' or `--direction`)"
+    )
 
 
 def _prompt(template: str, src: str, tgt: str, text: str) -> str:
@@ -183,9 +211,15 @@ def _sentences(path: Path) -> list[tuple[str, str | None, str]]:
 
 
 def read_flores(
-    spec: TaskSpec, paths: PathLike | Sequence[PathLike], pair_rows: Callable[[Path, str, str, Mapping[str, Any]], TaskRecord],
-    *, options: dict[str, Any], split_field: str | None, limit: int | None, base_dir: PathLike | None,
-) -> TaskDataset:  # fmt: skip
+    spec: TaskSpec,
+    paths: PathLike | Sequence[PathLike],
+    pair_rows: Callable[[Path, str, str, Mapping[str, Any]], TaskRecord],
+    *,
+    options: dict[str, Any],
+    split_field: str | None,
+    limit: int | None,
+    base_dir: PathLike | None,
+) -> TaskDataset:
     """FLORES in either layout (module docstring); ``pair_rows`` converts pair rows (``sentence_<code>``)."""
     files = expand(paths, base_dir)
     spec = spec.with_overrides(data_source=", ".join(map(str, files)))
@@ -230,11 +264,14 @@ def read_flores(
 
 
 SPEC = TaskSpec(
-    name="translation", domain="translation", task_type="translation", answer_format="text",
+    name="translation",
+    domain="translation",
+    task_type="translation",
+    answer_format="text",
     default_tools=(("chrf", 0.6), ("bleu2", 0.4)),
     description="Translate the given text into the language the prompt names. A good answer is only the "
     "translation: the same meaning, fluent and grammatical; other wordings than the reference are acceptable.",
-)  # fmt: skip
+)
 OPTIONS = {"direction": "", "template": TEMPLATE}
 
 

@@ -336,9 +336,12 @@ def read_language(cl: ClauseText) -> None:
 
 
 _PUNCT_NOUNS = {
-    r"commas?": "commas", r"exclamation (?:marks?|points?)": "exclamations", r"question marks?": "questions",
-    r"punctuation(?: marks?)?": "punctuation", r"(?:digits?|numbers?|numerals?)": "numbers",
-}  # fmt: skip
+    r"commas?": "commas",
+    r"exclamation (?:marks?|points?)": "exclamations",
+    r"question marks?": "questions",
+    r"punctuation(?: marks?)?": "punctuation",
+    r"(?:digits?|numbers?|numerals?)": "numbers",
+}
 
 
 _LETTER_CLASSES = {"vowels?": "aeiou", "consonants?": "bcdfghjklmnpqrstvwxyz"}
@@ -474,9 +477,11 @@ def read_only(cl: ClauseText) -> None:
 
 
 _ONLY_CLASSES = {
-    r"capital letters|uppercase letters|capitals": "capitals", r"lowercase letters|small letters": "lowercase_letters",
-    r"letters": "letters", r"digits|numerals": "digits",
-}  # fmt: skip
+    r"capital letters|uppercase letters|capitals": "capitals",
+    r"lowercase letters|small letters": "lowercase_letters",
+    r"letters": "letters",
+    r"digits|numerals": "digits",
+}
 
 
 def read_only_class(cl: ClauseText) -> None:

@@ -26,10 +26,27 @@ QUOTE_RX = re.compile(
     r"|(?<![\w'])'([^'\n]{1,120}?)'(?![\w'])"
 )
 _ONES = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
-}  # fmt: skip
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
 _TENS = {
     "twenty": 20,
     "thirty": 30,
@@ -41,11 +58,20 @@ _TENS = {
     "ninety": 90,
 }
 _FIXED_NUMBERS = [
-    (r"\bhalf a dozen\b", "6"), (r"\ba dozen\b", "12"), (r"\bdozen\b", "12"), (r"\ba couple of\b", "2"),
-    (r"\ba pair of\b", "2"), (r"\ba single\b", "1"), (r"\bsingle\b", "1"), (r"\bonce\b", "1 times"),
-    (r"\btwice\b", "2 times"), (r"\bthrice\b", "3 times"), (r"\bone hundred\b", "100"), (r"\ba hundred\b", "100"),
+    (r"\bhalf a dozen\b", "6"),
+    (r"\ba dozen\b", "12"),
+    (r"\bdozen\b", "12"),
+    (r"\ba couple of\b", "2"),
+    (r"\ba pair of\b", "2"),
+    (r"\ba single\b", "1"),
+    (r"\bsingle\b", "1"),
+    (r"\bonce\b", "1 times"),
+    (r"\btwice\b", "2 times"),
+    (r"\bthrice\b", "3 times"),
+    (r"\bone hundred\b", "100"),
+    (r"\ba hundred\b", "100"),
     (r"\ba thousand\b", "1000"),
-]  # fmt: skip
+]
 _ONES_RX = "|".join(sorted(_ONES, key=len, reverse=True))
 _NUMWORD_RX = re.compile(
     rf"\b(?:(?P<h>{_ONES_RX})\s+hundred(?:\s+and)?\s+)?"
@@ -139,14 +165,35 @@ _UNIT_SIZE = {
     "paragraphs": 3,
 }
 _LENGTH_UNITS = {"words", "chars", "letters", "syllables"}
-_CONTAINERS = {"bullets": "item", "numbered": "item", "items": "item", "sentences": "sentence", "lines": "line",
-               "paragraphs": "paragraph"}  # fmt: skip
+_CONTAINERS = {
+    "bullets": "item",
+    "numbered": "item",
+    "items": "item",
+    "sentences": "sentence",
+    "lines": "line",
+    "paragraphs": "paragraph",
+}
 NEG = r"(?:\bnot\b|\bno\b|n't\b|\bnever\b|\bnone of\b|\bnor\b|\bwithout\b)"
 LANGS = {
-    "english": "en", "german": "de", "deutsch": "de", "french": "fr", "spanish": "es", "italian": "it",
-    "portuguese": "pt", "dutch": "nl", "russian": "ru", "greek": "el", "arabic": "ar", "hebrew": "he",
-    "hindi": "hi", "japanese": "ja", "korean": "ko", "chinese": "zh", "mandarin": "zh", "thai": "th",
-}  # fmt: skip
+    "english": "en",
+    "german": "de",
+    "deutsch": "de",
+    "french": "fr",
+    "spanish": "es",
+    "italian": "it",
+    "portuguese": "pt",
+    "dutch": "nl",
+    "russian": "ru",
+    "greek": "el",
+    "arabic": "ar",
+    "hebrew": "he",
+    "hindi": "hi",
+    "japanese": "ja",
+    "korean": "ko",
+    "chinese": "zh",
+    "mandarin": "zh",
+    "thai": "th",
+}
 OTHER_LANGS = (
     "swahili|finnish|klingon|polish|turkish|swedish|danish|norwegian|czech|hungarian|romanian|vietnamese|"
     "indonesian|malay|tagalog|bengali|urdu|persian|farsi|tamil|telugu|marathi|gujarati|punjabi|ukrainian|"

@@ -142,8 +142,14 @@ class Reading:
 
 
 # -- clause splitting -----------------------------------------------------------------------------------------
-_ABBREV = [(r"\bi\.\s?e\.", "ie"), (r"\be\.\s?g\.", "eg"), (r"\betc\.", "etc"), (r"\bvs\.", "vs"),
-           (r"\bp\.\s?p\.\s?s\b\.?", PPS), (r"\bp\.\s?s\b\.?", PS)]  # fmt: skip
+_ABBREV = [
+    (r"\bi\.\s?e\.", "ie"),
+    (r"\be\.\s?g\.", "eg"),
+    (r"\betc\.", "etc"),
+    (r"\bvs\.", "vs"),
+    (r"\bp\.\s?p\.\s?s\b\.?", PPS),
+    (r"\bp\.\s?s\b\.?", PS),
+]
 _START_CUE = (
     r"(?:do not|don't|never|use|include|end|start|begin|open|make|keep|write|wrap|put|avoid|mention|each|every|"
     r"no|all|separate|highlight|add|limit|finish|conclude|close|without|respond|reply|answer|give|provide|stay|"

@@ -44,13 +44,39 @@ from rlar.tasks.phrasings import STOP_WORDS, ClauseText, Q
 __all__ = ["ORDINALS", "read_composed"]
 
 ORDINALS = {
-    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5,
-    "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8, "ninth": 9, "9th": 9,
-    "tenth": 10, "10th": 10, "last": -1, "final": -1,
-}  # fmt: skip
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+    "fifth": 5,
+    "5th": 5,
+    "sixth": 6,
+    "6th": 6,
+    "seventh": 7,
+    "7th": 7,
+    "eighth": 8,
+    "8th": 8,
+    "ninth": 9,
+    "9th": 9,
+    "tenth": 10,
+    "10th": 10,
+    "last": -1,
+    "final": -1,
+}
 _ORD_RX = "|".join(sorted(ORDINALS, key=len, reverse=True))
-_SCOPES = {"paragraph": "paragraph", "sentence": "sentence", "line": "line", "bullet": "item", "bullet point": "item",
-           "item": "item", "point": "item"}  # fmt: skip
+_SCOPES = {
+    "paragraph": "paragraph",
+    "sentence": "sentence",
+    "line": "line",
+    "bullet": "item",
+    "bullet point": "item",
+    "item": "item",
+    "point": "item",
+}
 _SCOPE_RX = r"bullet\s+points?|bullets?|paragraphs?|sentences?|lines?|items?|points?"
 _BE = r"(?:must|should|has\s+to|needs\s+to|will|shall|is\s+to)?\s*(?:be|is)"
 _OF_ANSWER = r"(?:of\s+(?:your|the|this)\s+(?:entire\s+|whole\s+)?(?:answer|response|reply|text|output|sentence|message)\s+)?"

@@ -40,10 +40,13 @@ from rlar.tasks.phrasings import ClauseText, Q
 __all__ = ["read_shapes"]
 
 _UNIT_NOUNS = [
-    (r"dates?", "line"), (r"(?:hex(?:adecimal)?\s+)?colou?r\s+codes?|hex\s+codes?|colou?rs", "line"),
-    (r"words?", "word"), (r"lines?", "line"), (r"sentences?", "sentence"),
+    (r"dates?", "line"),
+    (r"(?:hex(?:adecimal)?\s+)?colou?r\s+codes?|hex\s+codes?|colou?rs", "line"),
+    (r"words?", "word"),
+    (r"lines?", "line"),
+    (r"sentences?", "sentence"),
     (r"(?:whole\s+|prime\s+|even\s+|odd\s+)?(?:numbers?|integers?)", "number"),
-]  # fmt: skip
+]
 _UNIT_RX = "|".join(p for p, _ in _UNIT_NOUNS)
 _ONE = r"(?:one|1)"
 _LINE_FORM = (
@@ -79,13 +82,25 @@ def _list(text: str) -> list[str]:
 
 
 def _types(text: str, names: list[str]) -> dict[str, str]:
-    kinds = {"integer": "integer", "whole number": "integer", "number": "number", "string": "string",
-             "text": "string", "list": "list", "boolean": "boolean", "true or false": "boolean"}  # fmt: skip
+    kinds = {
+        "integer": "integer",
+        "whole number": "integer",
+        "number": "number",
+        "string": "string",
+        "text": "string",
+        "list": "list",
+        "boolean": "boolean",
+        "true or false": "boolean",
+    }
     out: dict[str, str] = {}
     for name in names:
         n = re.escape(name.lower())
-        m = re.search(rf"\b{n}\s*\((?:an?\s+)?(integer|whole number|number|string|text|list|boolean)\)", text) or \
-            re.search(rf"\b{n}\s+(?:is|must be|should be|as)\s+(?:an?\s+)?(integer|whole number|number|string|text|list|boolean|true or false)\b", text)  # fmt: skip
+        m = re.search(
+            rf"\b{n}\s*\((?:an?\s+)?(integer|whole number|number|string|text|list|boolean)\)", text
+        ) or re.search(
+            rf"\b{n}\s+(?:is|must be|should be|as)\s+(?:an?\s+)?(integer|whole number|number|string|text|list|boolean|true or false)\b",
+            text,
+        )
         if m:
             out[name] = kinds[m.group(1)]
     return out
@@ -570,10 +585,16 @@ def _read_layout(cl: ClauseText, sentence: str) -> None:
     shaped = rules & {"each", "order", "total", "spell", "table", "yaml_keys", "lines"}
     cl.each(
         r"\b(?:whose|with a|with)\s+sum\s+(?:is|of|equal to)\s+(?P<n>\d+)\b|\b(?:that\s+|which\s+)?(?:add|adds|sum|sums)\s+up\s+to\s+(?P<n2>\d+)\b|\bwhose\s+sum\s+is\s+(?P<n3>\d+)\b",
-        lambda m: cl.add({"rule": "total", "unit": "number", "agg": "sum",
-                          "min": int(m.group("n") or m.group("n2") or m.group("n3")),
-                          "max": int(m.group("n") or m.group("n2") or m.group("n3"))}),
-    )  # fmt: skip
+        lambda m: cl.add(
+            {
+                "rule": "total",
+                "unit": "number",
+                "agg": "sum",
+                "min": int(m.group("n") or m.group("n2") or m.group("n3")),
+                "max": int(m.group("n") or m.group("n2") or m.group("n3")),
+            }
+        ),
+    )
     if shaped or re.search(r"\b(?:numbers?|integers?|words?)\b", cl.w):
         cl.each(
             r",?\s*\b(?:(?:and\s+)?(?:separated|separate)\s+by\s+(?:commas|spaces|a\s+comma|a\s+space)|comma[- ]separated|space[- ]separated)\b",

@@ -62,8 +62,16 @@ def load_task(config: TaskConfig | Mapping[str, Any], base_dir: str | Path | Non
         if source in ("jsonl", "parquet", "verl") and cfg.options:
             raise ValueError(f"task {cfg.name!r}: options do not apply to the detected {source} layout")
     if source in FORMATS:
-        ds = load_format(source, cfg.paths, name=cfg.name, split=cfg.split, options=cfg.options,
-                         split_field=cfg.split_field, limit=cfg.limit, base_dir=base_dir)  # fmt: skip
+        ds = load_format(
+            source,
+            cfg.paths,
+            name=cfg.name,
+            split=cfg.split,
+            options=cfg.options,
+            split_field=cfg.split_field,
+            limit=cfg.limit,
+            base_dir=base_dir,
+        )
         return ds.with_spec(ds.spec.with_overrides(**overrides))
     if source == "verl":
         ds = load_verl(

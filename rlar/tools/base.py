@@ -159,8 +159,13 @@ class ToolSpec:
 
     def ref(self, weight: float = 1.0) -> ToolRef:
         """This tool version as an entry of a prompt's reward route."""
-        return ToolRef(tool=self.name, kind=self.kind, version=self.version, weight=float(weight),
-                       needs_reference=self.reference_need != "none")  # fmt: skip
+        return ToolRef(
+            tool=self.name,
+            kind=self.kind,
+            version=self.version,
+            weight=float(weight),
+            needs_reference=self.reference_need != "none",
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -309,8 +314,10 @@ class ToolResult:
 def _score_type_problem(raw: Any) -> str:
     """Why ``raw`` is not a score by its type ("" when it is one); see ``check_score``."""
     if isinstance(raw, bool) or (type(raw).__module__ == "numpy" and type(raw).__name__ in ("bool", "bool_")):
-        return (f"score is a bool ({raw!r}), not a number: a check's True/False is refused so that a "
-                "forgotten comparison is not trained as a grade; return float(...) for 1.0/0.0")  # fmt: skip
+        return (
+            f"score is a bool ({raw!r}), not a number: a check's True/False is refused so that a "
+            "forgotten comparison is not trained as a grade; return float(...) for 1.0/0.0"
+        )
     if isinstance(raw, str):
         return f"score is a str ({raw!r:.60}), not a number: strings are never parsed; return a float"
     if isinstance(raw, bytes | bytearray):

@@ -170,58 +170,113 @@ Checker = Callable[[str, dict[str, Any]], bool]
 # id -> (checker(response, typed kwargs), required kwargs)
 INSTRUCTIONS: dict[str, tuple[Checker, tuple[str, ...]]] = {
     "keywords:existence": (
-        lambda t, k: all(re.search(re.escape(w), t, flags=re.IGNORECASE) for w in k["keywords"]), ("keywords",)),
+        lambda t, k: all(re.search(re.escape(w), t, flags=re.IGNORECASE) for w in k["keywords"]),
+        ("keywords",),
+    ),
     "keywords:frequency": (
         lambda t, k: _compare(_keyword_count(t, k["keyword"]), k["relation"], k["frequency"]),
-        ("keyword", "frequency", "relation")),
+        ("keyword", "frequency", "relation"),
+    ),
     "keywords:forbidden_words": (
-        lambda t, k: not any(re.search(r"\b" + re.escape(w) + r"\b", t, flags=re.IGNORECASE)
-                             for w in k["forbidden_words"]), ("forbidden_words",)),
+        lambda t, k: (
+            not any(
+                re.search(r"\b" + re.escape(w) + r"\b", t, flags=re.IGNORECASE) for w in k["forbidden_words"]
+            )
+        ),
+        ("forbidden_words",),
+    ),
     "keywords:letter_frequency": (
         lambda t, k: _compare(Counter(t.lower())[k["letter"].lower()], k["let_relation"], k["let_frequency"]),
-        ("letter", "let_frequency", "let_relation")),
+        ("letter", "let_frequency", "let_relation"),
+    ),
     "language:response_language": (
-        lambda t, k: (lang := _detect_language(t)) is None or lang == k["language"], ("language",)),
+        lambda t, k: (lang := _detect_language(t)) is None or lang == k["language"],
+        ("language",),
+    ),
     "length_constraints:number_sentences": (
-        lambda t, k: _compare(count_sentences(t), k["relation"], k["num_sentences"]), ("num_sentences", "relation")),
+        lambda t, k: _compare(count_sentences(t), k["relation"], k["num_sentences"]),
+        ("num_sentences", "relation"),
+    ),
     "length_constraints:number_paragraphs": (
-        lambda t, k: _paragraphs_divided(t, k["num_paragraphs"]), ("num_paragraphs",)),
+        lambda t, k: _paragraphs_divided(t, k["num_paragraphs"]),
+        ("num_paragraphs",),
+    ),
     "length_constraints:number_words": (
-        lambda t, k: _compare(len(_words(t)), k["relation"], k["num_words"]), ("num_words", "relation")),
+        lambda t, k: _compare(len(_words(t)), k["relation"], k["num_words"]),
+        ("num_words", "relation"),
+    ),
     "length_constraints:nth_paragraph_first_word": (
         lambda t, k: _nth_paragraph_first_word(t, k["num_paragraphs"], k["nth_paragraph"], k["first_word"]),
-        ("num_paragraphs", "nth_paragraph", "first_word")),
+        ("num_paragraphs", "nth_paragraph", "first_word"),
+    ),
     "detectable_content:number_placeholders": (
-        lambda t, k: len(re.findall(r"\[.*?\]", t)) >= k["num_placeholders"], ("num_placeholders",)),
-    "detectable_content:postscript": (lambda t, k: _postscript(t, k["postscript_marker"]), ("postscript_marker",)),
+        lambda t, k: len(re.findall(r"\[.*?\]", t)) >= k["num_placeholders"],
+        ("num_placeholders",),
+    ),
+    "detectable_content:postscript": (
+        lambda t, k: _postscript(t, k["postscript_marker"]),
+        ("postscript_marker",),
+    ),
     "detectable_format:number_bullet_lists": (
-        lambda t, k: len(re.findall(r"^\s*\*[^\*].*$", t, flags=re.MULTILINE))
-        + len(re.findall(r"^\s*-.*$", t, flags=re.MULTILINE)) == k["num_bullets"], ("num_bullets",)),
+        lambda t, k: (
+            len(re.findall(r"^\s*\*[^\*].*$", t, flags=re.MULTILINE))
+            + len(re.findall(r"^\s*-.*$", t, flags=re.MULTILINE))
+            == k["num_bullets"]
+        ),
+        ("num_bullets",),
+    ),
     "detectable_format:constrained_response": (
-        lambda t, k: any(o in t.strip() for o in ("My answer is yes.", "My answer is no.", "My answer is maybe.")),
-        ()),
+        lambda t, k: any(
+            o in t.strip() for o in ("My answer is yes.", "My answer is no.", "My answer is maybe.")
+        ),
+        (),
+    ),
     "detectable_format:number_highlighted_sections": (
-        lambda t, k: _highlights(t) >= k["num_highlights"], ("num_highlights",)),
+        lambda t, k: _highlights(t) >= k["num_highlights"],
+        ("num_highlights",),
+    ),
     "detectable_format:multiple_sections": (
-        lambda t, k: _sections(t, k["section_spliter"], k["num_sections"]), ("section_spliter", "num_sections")),
+        lambda t, k: _sections(t, k["section_spliter"], k["num_sections"]),
+        ("section_spliter", "num_sections"),
+    ),
     "detectable_format:json_format": (lambda t, k: _json(t), ()),
     "detectable_format:title": (
-        lambda t, k: any(x.lstrip("<").rstrip(">").strip() for x in re.findall(r"<<[^\n]+>>", t)), ()),
+        lambda t, k: any(x.lstrip("<").rstrip(">").strip() for x in re.findall(r"<<[^\n]+>>", t)),
+        (),
+    ),
     "combination:two_responses": (lambda t, k: _two_responses(t), ()),
     "combination:repeat_prompt": (
-        lambda t, k: t.strip().lower().startswith(k["prompt_to_repeat"].strip().lower()), ("prompt_to_repeat",)),
+        lambda t, k: t.strip().lower().startswith(k["prompt_to_repeat"].strip().lower()),
+        ("prompt_to_repeat",),
+    ),
     "startend:end_checker": (
-        lambda t, k: t.strip().strip('"').lower().endswith(k["end_phrase"].strip().lower()), ("end_phrase",)),
+        lambda t, k: t.strip().strip('"').lower().endswith(k["end_phrase"].strip().lower()),
+        ("end_phrase",),
+    ),
     "startend:quotation": (lambda t, k: len(t.strip()) > 1 and t.strip()[0] == t.strip()[-1] == '"', ()),
     "change_case:capital_word_frequency": (
-        lambda t, k: _compare(sum(1 for w in _words(t) if w.isupper()), k["capital_relation"], k["capital_frequency"]),
-        ("capital_frequency", "capital_relation")),
+        lambda t, k: _compare(
+            sum(1 for w in _words(t) if w.isupper()), k["capital_relation"], k["capital_frequency"]
+        ),
+        ("capital_frequency", "capital_relation"),
+    ),
     "change_case:english_capital": (lambda t, k: _english_case(t, True), ()),
     "change_case:english_lowercase": (lambda t, k: _english_case(t, False), ()),
     "punctuation:no_comma": (lambda t, k: "," not in t, ()),
-}  # fmt: skip
-_INTEGER = {"frequency", "let_frequency", "num_sentences", "num_paragraphs", "num_words", "nth_paragraph",
-            "num_placeholders", "num_bullets", "num_highlights", "num_sections", "capital_frequency"}  # fmt: skip
+}
+_INTEGER = {
+    "frequency",
+    "let_frequency",
+    "num_sentences",
+    "num_paragraphs",
+    "num_words",
+    "nth_paragraph",
+    "num_placeholders",
+    "num_bullets",
+    "num_highlights",
+    "num_sections",
+    "capital_frequency",
+}
 _RELATION = {"relation", "let_relation", "capital_relation"}
 _LISTS = {"keywords", "forbidden_words"}
 

@@ -236,12 +236,24 @@ def python_tool_spec(cfg: PythonToolConfig, *, base_dir: str | Path | None = Non
         from rlar.tools.synthesized import IMPL as SANDBOX_IMPL
 
         return ToolSpec(
-            name=cfg.name, kind=ToolKind.SANDBOX, description=cfg.description, task_types=list(cfg.task_types),
-            answer_formats=list(cfg.answer_formats), score_range=cfg.score_range, impl=SANDBOX_IMPL, code=code,
-            params={"needs_reference": cfg.needs_reference, "case_timeout_s": cfg.deadline_s or 1.0,
-                    "limits": None, "max_batch": 256, "function": cfg.python, "style": style},
+            name=cfg.name,
+            kind=ToolKind.SANDBOX,
+            description=cfg.description,
+            task_types=list(cfg.task_types),
+            answer_formats=list(cfg.answer_formats),
+            score_range=cfg.score_range,
+            impl=SANDBOX_IMPL,
+            code=code,
+            params={
+                "needs_reference": cfg.needs_reference,
+                "case_timeout_s": cfg.deadline_s or 1.0,
+                "limits": None,
+                "max_batch": 256,
+                "function": cfg.python,
+                "style": style,
+            },
             provenance={**provenance, "source_file": str(src)},
-        ).sealed()  # fmt: skip
+        ).sealed()
     fn, file = _import_function(cfg.module, cfg.function, path)
     style = cfg.style if cfg.style != "auto" else detect_style(fn)
     params: dict[str, Any] = {
@@ -256,11 +268,16 @@ def python_tool_spec(cfg: PythonToolConfig, *, base_dir: str | Path | None = Non
     if style == "trl":
         params.update(reference_kwarg=cfg.reference_kwarg, conversational=cfg.conversational)
     return ToolSpec(
-        name=cfg.name, kind=ToolKind(cfg.kind), description=cfg.description, task_types=list(cfg.task_types),
-        answer_formats=list(cfg.answer_formats), score_range=cfg.score_range,
-        impl=IMPL_SAMPLE if style == "sample" else IMPL_BATCHED, params=params,
+        name=cfg.name,
+        kind=ToolKind(cfg.kind),
+        description=cfg.description,
+        task_types=list(cfg.task_types),
+        answer_formats=list(cfg.answer_formats),
+        score_range=cfg.score_range,
+        impl=IMPL_SAMPLE if style == "sample" else IMPL_BATCHED,
+        params=params,
         provenance={**provenance, "source_file": str(file), "python_path": str(path)},
-    ).sealed()  # fmt: skip
+    ).sealed()
 
 
 def _sha256_file(path: str | Path) -> str:
@@ -375,10 +392,11 @@ class BatchedPythonFunctionTool(PythonFunctionTool):
                 return [ToolResult.error(why) for _ in inputs]
         it = iter(outs)
         return [
-            ToolResult.abstain("no reference") if self.needs_reference and x.reference is None
+            ToolResult.abstain("no reference")
+            if self.needs_reference and x.reference is None
             else _outcome(self, next(it))
             for x in inputs
-        ]  # fmt: skip
+        ]
 
     async def _call_lists(self, xs: Sequence[ToolInput]) -> Any:
         """The function's raw return value for ``xs`` (checked by ``_score_batch``)."""

@@ -46,8 +46,14 @@ from rlar.tools.base import Outcome, RewardTool, ToolInput, ToolKind, ToolSpec
 __all__ = ["RewardModelTool", "build_tiny_reward_model", "resolve_device", "resolve_dtype", "token_batches"]
 
 _TRANSFORMS = ("sigmoid", "tanh01", "softmax", "identity")
-_DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp16": "float16", "float16": "float16",
-           "fp32": "float32", "float32": "float32"}  # fmt: skip
+_DTYPES = {
+    "bf16": "bfloat16",
+    "bfloat16": "bfloat16",
+    "fp16": "float16",
+    "float16": "float16",
+    "fp32": "float32",
+    "float32": "float32",
+}
 _BACKENDS = ("auto", "transformers", "vllm")
 
 
@@ -239,17 +245,24 @@ class RewardModelTool(RewardTool):
             # On a GPU the weights load straight onto it (device_map, with accelerate), not via host memory.
             direct = self.device.startswith("cuda") and importlib.util.find_spec("accelerate") is not None
             self.model = AutoModelForSequenceClassification.from_pretrained(
-                path, dtype=getattr(torch, self.dtype), local_files_only=True,
+                path,
+                dtype=getattr(torch, self.dtype),
+                local_files_only=True,
                 **({"device_map": self.device} if direct else {}),
-            )  # fmt: skip
+            )
             self.model = self.model.to(self.device).eval()
             if self.model.config.pad_token_id is None and self.tok.pad_token_id is not None:
                 self.model.config.pad_token_id = self.tok.pad_token_id
 
     def info(self) -> dict[str, Any]:
         """Where and how the model runs (for logs and tests)."""
-        return {"device": self.device, "dtype": self.dtype, "backend": self.backend,
-                "max_batch_tokens": self.max_batch_tokens, "batch_size": self.batch_size}  # fmt: skip
+        return {
+            "device": self.device,
+            "dtype": self.dtype,
+            "backend": self.backend,
+            "max_batch_tokens": self.max_batch_tokens,
+            "batch_size": self.batch_size,
+        }
 
     def token_ids(self, inputs: Sequence[ToolInput]) -> list[list[int]]:
         """Token ids of each (query, response) in the configured format, truncated to ``max_length``."""

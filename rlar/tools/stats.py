@@ -183,9 +183,18 @@ class ThroughputWatch:
     """
 
     def __init__(
-        self, name: str, version: int, *, concurrency: int | None, deadline_s: float, streak_warn: int = 3,
-        backlog_warn_s: float = 30.0, every_s: float = 60.0, window: int = 64, per_call: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        name: str,
+        version: int,
+        *,
+        concurrency: int | None,
+        deadline_s: float,
+        streak_warn: int = 3,
+        backlog_warn_s: float = 30.0,
+        every_s: float = 60.0,
+        window: int = 64,
+        per_call: bool = False,
+    ) -> None:
         self.tool = f"{name} v{version}"
         self.per_call = per_call
         self.unit = "calls" if per_call else "samples"
@@ -231,7 +240,7 @@ class ThroughputWatch:
                     f"the whole deadline, so reward throughput is down to at most {c} {self.unit} per "
                     f"{self.deadline_s:g}s ({c / self.deadline_s:.2g}/s); make it faster, or raise its deadline_s "
                     "or concurrency"
-                )  # fmt: skip
+                )
         return out + self._backlog(time.monotonic() if now is None else now)
 
     def _backlog(self, now: float) -> list[str]:
@@ -247,4 +256,4 @@ class ThroughputWatch:
             f"{self.tool} limits reward throughput: {self.inflight} {self.unit} in flight at concurrency {c} with "
             f"a p50 latency of {p50:.2g}s take ~{backlog:.0f}s to score (at most {c / p50:.2g} {self.unit}/s); "
             "raise its concurrency or make it faster"
-        ]  # fmt: skip
+        ]

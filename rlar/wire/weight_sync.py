@@ -108,8 +108,9 @@ async def _announce(
     adapter: dict[str, Any] | None,
 ) -> WeightsAnnounce:
     """Publish a stored version's announcement on ``rlar.weights`` (de-duplicated by version and digest)."""
-    announce = WeightsAnnounce(version=version, uri=uri, sha256=sha256, size_bytes=size, step=step, format=fmt,
-                               adapter=adapter)  # fmt: skip
+    announce = WeightsAnnounce(
+        version=version, uri=uri, sha256=sha256, size_bytes=size, step=step, format=fmt, adapter=adapter
+    )
     await bus.js_publish(subjects.WEIGHTS, announce, msg_id=f"weights-{version}-{sha256[:16]}")
     return announce
 
@@ -126,8 +127,16 @@ async def _publish_objstore(
     while rollouts already read; older versions are deleted last."""
     name = f"policy/v{version:08d}.safetensors"
     plan = await prepare_blob(bus.js, OBJECTS_BUCKET, name, safetensors_parts(named_tensors))
-    announce = await _announce(bus, version, objstore_uri(OBJECTS_BUCKET, name, plan.nuid), plan.sha256,
-                               plan.size, step, "safetensors", adapter)  # fmt: skip
+    announce = await _announce(
+        bus,
+        version,
+        objstore_uri(OBJECTS_BUCKET, name, plan.nuid),
+        plan.sha256,
+        plan.size,
+        step,
+        "safetensors",
+        adapter,
+    )
     await write_blob(bus.js, plan, chunk_size=bus.max_payload)
     if version - keep_last >= 0:
         with contextlib.suppress(Exception):
@@ -187,8 +196,9 @@ async def fetch_weights(
             if nuid is None:  # announced before writes were streamed: the object is complete
                 data, sha = await get_blob(bus.js, bucket, name)
             else:
-                data, sha = await get_blob(bus.js, bucket, name, nuid=nuid, size=ref.size_bytes,
-                                           sha256=ref.sha256, stall_s=stall_s)  # fmt: skip
+                data, sha = await get_blob(
+                    bus.js, bucket, name, nuid=nuid, size=ref.size_bytes, sha256=ref.sha256, stall_s=stall_s
+                )
         except (KeyError, BlobStalled) as exc:
             raise WeightsUnavailable(f"v{announce.version} at {ref.uri}: {exc}") from exc
         if len(data) != ref.size_bytes or sha != ref.sha256:

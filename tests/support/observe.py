@@ -28,8 +28,11 @@ from bus.messages import (
 )
 
 TASKS = ("arith", "copy", "translate")
-TOOLS = {"arith": ("math_verify", ToolKind.RULE), "copy": ("exact_match", ToolKind.RULE),
-         "translate": ("chrf", ToolKind.METRIC)}  # fmt: skip
+TOOLS = {
+    "arith": ("math_verify", ToolKind.RULE),
+    "copy": ("exact_match", ToolKind.RULE),
+    "translate": ("chrf", ToolKind.METRIC),
+}
 
 
 def sample_messages(task: str, prompt_id: str, version: int, responses: list[str]) -> list[SampleGroup]:
@@ -38,9 +41,19 @@ def sample_messages(task: str, prompt_id: str, version: int, responses: list[str
     completions = [
         Completion(index=i, token_ids=[1, 2], logprobs=[-0.1, -0.2], text=r) for i, r in enumerate(responses)
     ]
-    return [SampleGroup(prompt_id=prompt_id, generation="g0", task=task, group_size=len(responses),
-                        prompt_token_ids=[5, 6], completions=completions, policy_version=version,
-                        tools=[ToolRef(tool=tool, kind=kind, version=1)], query=f"{task} prompt {prompt_id}")]  # fmt: skip
+    return [
+        SampleGroup(
+            prompt_id=prompt_id,
+            generation="g0",
+            task=task,
+            group_size=len(responses),
+            prompt_token_ids=[5, 6],
+            completions=completions,
+            policy_version=version,
+            tools=[ToolRef(tool=tool, kind=kind, version=1)],
+            query=f"{task} prompt {prompt_id}",
+        )
+    ]
 
 
 def reward_messages(
@@ -50,8 +63,11 @@ def reward_messages(
     items = [
         ScoredItem(index=i, status=st, score=sc, latency_s=lat) for i, (st, sc, lat) in enumerate(results)
     ]
-    return [RewardGroup(prompt_id=prompt_id, generation="g0", task=task, tool=TOOLS[task][0], tool_version=1,
-                        items=items)]  # fmt: skip
+    return [
+        RewardGroup(
+            prompt_id=prompt_id, generation="g0", task=task, tool=TOOLS[task][0], tool_version=1, items=items
+        )
+    ]
 
 
 async def publish_run(
@@ -67,9 +83,17 @@ async def publish_run(
     await bus.publish(
         subjects.TOOLS_REGISTERED, ToolRegistered(name="chrf", version=1, kind="metric", by="test")
     )
-    await bus.publish(subjects.TOOLS_DECISIONS, RouteDecision(
-        signature="sig-translate", task="translate", tools=[ToolRef(tool="chrf", kind=ToolKind.METRIC, version=1)],
-        backend="offline", confidence=0.82, reason="reference translations: a chrF match"))  # fmt: skip
+    await bus.publish(
+        subjects.TOOLS_DECISIONS,
+        RouteDecision(
+            signature="sig-translate",
+            task="translate",
+            tools=[ToolRef(tool="chrf", kind=ToolKind.METRIC, version=1)],
+            backend="offline",
+            confidence=0.82,
+            reason="reference translations: a chrF match",
+        ),
+    )
     for step in range(1, steps + 1):
         per_task: dict[str, list[float]] = {}
         for task in TASKS:
@@ -91,12 +115,19 @@ async def publish_run(
             sent["latency"].setdefault(TOOLS[task][0], []).extend(lat for st, _, lat in results if st == "ok")
             per_task[task] = [s for st, s, _ in results if st == "ok" and s is not None]
         values: dict[str, Any] = {
-            "version": step, "samples": group * len(TASKS), "step_s": 0.5 + rng.random(), "loss": 1.0 / step,
-            "reward_mean": sum(sum(v) for v in per_task.values()) / max(1, sum(len(v) for v in per_task.values())),
-            "staleness_hist": {"0": 8, "1": 4}, "staleness_max": 1, "t_start": 1.0, "t_end": 2.0,
+            "version": step,
+            "samples": group * len(TASKS),
+            "step_s": 0.5 + rng.random(),
+            "loss": 1.0 / step,
+            "reward_mean": sum(sum(v) for v in per_task.values())
+            / max(1, sum(len(v) for v in per_task.values())),
+            "staleness_hist": {"0": 8, "1": 4},
+            "staleness_max": 1,
+            "t_start": 1.0,
+            "t_end": 2.0,
             **{f"reward/{t}": sum(v) / len(v) for t, v in per_task.items() if v},
             "tools": {t: [f"{TOOLS[t][0]} v1"] for t in TASKS},
-        }  # fmt: skip
+        }
         for t in TASKS:
             if f"reward/{t}" in values:
                 sent["rewards"][t][step] = values[f"reward/{t}"]
@@ -105,11 +136,19 @@ async def publish_run(
             await settle(sent["views"])
         await bus.publish(subjects.metrics("learner"), Metrics(actor="learner", step=step, values=values))
         if step == 2:
-            await bus.publish(subjects.events("supervisor"), Event(actor="supervisor", kind="crash", level="error",
-                                                                   message="rollout-0 exited with 1"))  # fmt: skip
-            await bus.publish(subjects.dlq(subjects.samples("arith")),
-                              DeadLetter(subject=subjects.samples("arith"), reason="not valid MessagePack",
-                                         payload=b"\xc1garbage", actor="learner"))  # fmt: skip
+            await bus.publish(
+                subjects.events("supervisor"),
+                Event(actor="supervisor", kind="crash", level="error", message="rollout-0 exited with 1"),
+            )
+            await bus.publish(
+                subjects.dlq(subjects.samples("arith")),
+                DeadLetter(
+                    subject=subjects.samples("arith"),
+                    reason="not valid MessagePack",
+                    payload=b"\xc1garbage",
+                    actor="learner",
+                ),
+            )
     await bus.nc.flush()
     return sent
 
@@ -159,5 +198,14 @@ def score_messages(
 ) -> list[ScoreGroup]:
     """The score request for ``responses`` of one prompt with one tool."""
     items = [ScoreItem(index=i, response=r) for i, r in enumerate(responses)]
-    return [ScoreGroup(prompt_id=prompt_id, generation="g0", task=task, tools=[ToolRef(tool=tool, kind=kind, version=0)],
-                       query="q", items=items, reference=reference)]  # fmt: skip
+    return [
+        ScoreGroup(
+            prompt_id=prompt_id,
+            generation="g0",
+            task=task,
+            tools=[ToolRef(tool=tool, kind=kind, version=0)],
+            query="q",
+            items=items,
+            reference=reference,
+        )
+    ]

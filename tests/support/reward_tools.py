@@ -90,8 +90,9 @@ def sleepy_reward(query: str, response: str, reference: Any, metadata: dict[str,
 
 
 def spec(name: str, cls: str, kind: str = "rule", **params: Any) -> ToolSpec:
-    return ToolSpec(name=name, kind=ToolKind(kind), description=f"test tool {cls}", impl=f"{PREFIX}:{cls}",
-                    params=params)  # fmt: skip
+    return ToolSpec(
+        name=name, kind=ToolKind(kind), description=f"test tool {cls}", impl=f"{PREFIX}:{cls}", params=params
+    )
 
 
 @contextlib.asynccontextmanager

@@ -28,8 +28,15 @@ def router_config(nats_url: str, tmp_path: Path, **fields: Any) -> RouterConfig:
 def prompt(
     task: str, i: int, *, query: str, reference: Any = None, description: str = "", **fields: Any
 ) -> Prompt:
-    return Prompt(prompt_id=f"{task}/e0/{i}", task=task, prompt=query, reference=reference, description=description,
-                  index=i, **fields)  # fmt: skip
+    return Prompt(
+        prompt_id=f"{task}/e0/{i}",
+        task=task,
+        prompt=query,
+        reference=reference,
+        description=description,
+        index=i,
+        **fields,
+    )
 
 
 class Inbox:

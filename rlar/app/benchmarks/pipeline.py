@@ -109,8 +109,14 @@ def tiny_policy_spec() -> Any:
     """The comparison's default policy: hidden 64, 2 layers, 1 head, ByT5 vocabulary, untied head, seed 0."""
     from rlar.policy.model import TinyPolicySpec
 
-    return TinyPolicySpec(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=1,
-                          tie_word_embeddings=False, seed=0)  # fmt: skip
+    return TinyPolicySpec(
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=1,
+        tie_word_embeddings=False,
+        seed=0,
+    )
 
 
 TINY_POLICY = (
@@ -130,10 +136,14 @@ def _engine_cfg(model: str, s: PipelineSettings) -> dict[str, Any]:
 
 def _trainer_cfg(model_dir: Path, s: PipelineSettings) -> dict[str, Any]:
     return {
-        "model_dir": str(model_dir), "lr": s.lr, "zero_stage": 1, "micro_batch_size": s.prompts * s.group_size,
-        "torch_threads": 1, "seed": s.seed,
+        "model_dir": str(model_dir),
+        "lr": s.lr,
+        "zero_stage": 1,
+        "micro_batch_size": s.prompts * s.group_size,
+        "torch_threads": 1,
+        "seed": s.seed,
         "grpo": {"group_size": s.group_size, "max_staleness": 2, "kl_coef": 0.0, "loss_agg": "token-mean"},
-    }  # fmt: skip
+    }
 
 
 def _records(s: PipelineSettings) -> list[Any]:
@@ -154,8 +164,14 @@ def _tool_spec(s: PipelineSettings, judge_url: str | None) -> Any:
             raise ValueError(f"rule_tool {s.rule_tool!r} is not a built-in rule tool")
         return spec
     base = specs["llm_judge"]
-    params = {**base.params, "base_url": judge_url, "max_concurrency": s.judge_concurrency, "timeout_s": 30.0,
-              "cache": False, "deadline_s": 120.0}  # fmt: skip
+    params = {
+        **base.params,
+        "base_url": judge_url,
+        "max_concurrency": s.judge_concurrency,
+        "timeout_s": 30.0,
+        "cache": False,
+        "deadline_s": 120.0,
+    }
     return base.replace(name=JUDGE_TOOL, impl="llm_judge", params=params).sealed()
 
 
@@ -220,11 +236,19 @@ def _trl(model_dir: Path, s: PipelineSettings, spec: Any, work: Path) -> dict[st
         raise RuntimeError("--baseline trl needs TRL: pip install 'rlar[bench]'") from None
     records = _records(s)
     settings = {
-        "model_dir": str(model_dir), "prompts": [str(r.prompt) for r in records],
-        "references": [r.reference for r in records], "group_size": s.group_size, "prompts_per_step": s.prompts,
-        "max_new_tokens": s.max_new_tokens, "steps": s.steps, "warmup_steps": s.warmup_steps, "lr": s.lr,
-        "seed": s.seed, "torch_threads": s.trl_threads, "tool_spec": spec.to_dict(),
-    }  # fmt: skip
+        "model_dir": str(model_dir),
+        "prompts": [str(r.prompt) for r in records],
+        "references": [r.reference for r in records],
+        "group_size": s.group_size,
+        "prompts_per_step": s.prompts,
+        "max_new_tokens": s.max_new_tokens,
+        "steps": s.steps,
+        "warmup_steps": s.warmup_steps,
+        "lr": s.lr,
+        "seed": s.seed,
+        "torch_threads": s.trl_threads,
+        "tool_spec": spec.to_dict(),
+    }
     path = work / "trl.json"
     path.write_text(json.dumps(settings))
     env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "ACCELERATE_USE_CPU": "true"}
@@ -232,8 +256,13 @@ def _trl(model_dir: Path, s: PipelineSettings, spec: Any, work: Path) -> dict[st
         env.pop(k, None)
     log_path = work / "trl.log"
     with open(log_path, "wb") as logf:
-        proc = subprocess.run([sys.executable, "-m", "rlar.benchmarks.trl_peer", str(path)], env=env,
-                              stdout=subprocess.PIPE, stderr=logf, timeout=s.trl_timeout_s)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "rlar.benchmarks.trl_peer", str(path)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=logf,
+            timeout=s.trl_timeout_s,
+        )
     lines = [x for x in proc.stdout.decode().splitlines() if x.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = log_path.read_text(errors="replace")[-3000:]
@@ -267,24 +296,39 @@ async def _sync(model_dir: Path, s: PipelineSettings, spec: Any, judge_pid: int 
             ids = [engine.render_prompt(r.prompt) for r in batch]
             outs = engine.generate(ids, n=s.group_size, max_new_tokens=s.max_new_tokens, temperature=1.0)
             t1 = time.perf_counter()
-            inputs = [ToolInput(query=query_text(r.prompt), response=c.text, reference=r.reference)
-                      for r, group in zip(batch, outs, strict=True) for c in group]  # fmt: skip
+            inputs = [
+                ToolInput(query=query_text(r.prompt), response=c.text, reference=r.reference)
+                for r, group in zip(batch, outs, strict=True)
+                for c in group
+            ]
             results = await ex.score_batch(spec, inputs)
             t2 = time.perf_counter()
             scores = torch.tensor([float(r.score or 0.0) for r in results]).view(s.prompts, s.group_size)
             mask = torch.tensor([r.ok for r in results]).view(s.prompts, s.group_size)
             adv = torch.cat([group_advantages(scores[i], mask[i]) for i in range(s.prompts)]).tolist()
             rows = [(p, c) for p, group in zip(ids, outs, strict=True) for c in group]
-            pb = PolicyBatch.from_samples([p for p, _ in rows], [c.token_ids for _, c in rows],
-                                          [c.logprobs for _, c in rows], adv, None, pad_id=0)  # fmt: skip
+            pb = PolicyBatch.from_samples(
+                [p for p, _ in rows],
+                [c.token_ids for _, c in rows],
+                [c.logprobs for _, c in rows],
+                adv,
+                None,
+                pad_id=0,
+            )
             trainer.step(pb)
             tensors = list(trainer.export_named_tensors())
             t3 = time.perf_counter()
             engine.load_weights(tensors, step + 1)
             t4 = time.perf_counter()
             if step >= s.warmup_steps:
-                for k, v in (("gen", t1 - t0), ("reward", t2 - t1), ("train", t3 - t2), ("sync", t4 - t3),
-                             ("step", t4 - t0), ("cpu", _cpu_s(judge_pid) - c0)):  # fmt: skip
+                for k, v in (
+                    ("gen", t1 - t0),
+                    ("reward", t2 - t1),
+                    ("train", t3 - t2),
+                    ("sync", t4 - t3),
+                    ("step", t4 - t0),
+                    ("cpu", _cpu_s(judge_pid) - c0),
+                ):
                     times[k].append(v)
                 samples += len(rows)
     engine.close()
@@ -293,27 +337,44 @@ async def _sync(model_dir: Path, s: PipelineSettings, spec: Any, judge_pid: int 
     # The stages of a pipeline: the rollout generates and loads weights, the learner updates and exports.
     stages = {"rollout": med["gen"] + med["sync"], "reward": med["reward"], "learner": med["train"]}
     return {
-        "samples_per_s": samples / wall, "learner_idle_frac": 1 - sum(times["train"]) / wall,
+        "samples_per_s": samples / wall,
+        "learner_idle_frac": 1 - sum(times["train"]) / wall,
         "stage_median_s": {k: round(v, 4) for k, v in med.items()},
         "pipeline_stage_s": {k: round(v, 4) for k, v in stages.items()},
         "cpu_s_per_step": round(sum(times["cpu"]) / len(times["cpu"]), 4),  # this process and its tool worker
-        "steps": len(times["step"]), "samples": samples, "wall_s": round(wall, 4),
-    }  # fmt: skip
+        "steps": len(times["step"]),
+        "samples": samples,
+        "wall_s": round(wall, 4),
+    }
 
 
 # --------------------------------------------------------------------------------------------- async
 def _async_doc(s: PipelineSettings, run_dir: Path, tool: str, kind: str) -> dict[str, Any]:
     return {
         "run": {"dir": str(run_dir)},
-        "feeder": {"seed": s.seed, "routing": "static", "reward_mode": f"static:{tool}",
-                   "tasks": [{"name": "arith", "weight": 1.0}]},
-        "rollout": {"group_size": s.group_size, "batch_prompts": s.prompts, "max_new_tokens": s.max_new_tokens,
-                    "temperature": 1.0, "engine": _engine_cfg("{run_dir}/policy/init", s)},
+        "feeder": {
+            "seed": s.seed,
+            "routing": "static",
+            "reward_mode": f"static:{tool}",
+            "tasks": [{"name": "arith", "weight": 1.0}],
+        },
+        "rollout": {
+            "group_size": s.group_size,
+            "batch_prompts": s.prompts,
+            "max_new_tokens": s.max_new_tokens,
+            "temperature": 1.0,
+            "engine": _engine_cfg("{run_dir}/policy/init", s),
+        },
         "reward": {"kinds": [kind]},
-        "learner": {"prompts_per_step": s.prompts, "max_steps": s.warmup_steps + s.steps,
-                    "checkpoint_every": 10_000, "weight_sync": s.weight_sync, "skip_zero_advantage": False,
-                    "trainer": _trainer_cfg(run_dir / "policy" / "init", s)},
-    }  # fmt: skip
+        "learner": {
+            "prompts_per_step": s.prompts,
+            "max_steps": s.warmup_steps + s.steps,
+            "checkpoint_every": 10_000,
+            "weight_sync": s.weight_sync,
+            "skip_zero_advantage": False,
+            "trainer": _trainer_cfg(run_dir / "policy" / "init", s),
+        },
+    }
 
 
 async def _async(
@@ -384,8 +445,10 @@ async def _async(
     records = read_metrics(run_dir / "metrics.jsonl")
     measured = records[s.warmup_steps :]
     if len(records) <= s.warmup_steps or not measured:
-        raise RuntimeError(f"async pipeline made only {len(records)} learner steps in {s.async_timeout_s}s; "
-                           f"logs under {run_dir / 'logs'}")  # fmt: skip
+        raise RuntimeError(
+            f"async pipeline made only {len(records)} learner steps in {s.async_timeout_s}s; "
+            f"logs under {run_dir / 'logs'}"
+        )
     start = records[s.warmup_steps - 1]["t_end"] if s.warmup_steps else records[0]["t_start"]
     wall = measured[-1]["t_end"] - start
     busy = sum(r["step_s"] for r in measured)
@@ -399,9 +462,14 @@ async def _async(
             k: round((v - first.get(k, 0.0)) / (last - s.warmup_steps), 4) for k, v in cpu[last].items()
         }
     return {
-        "samples_per_s": samples / wall, "learner_idle_frac": max(0.0, 1 - busy / wall),
-        "steps": len(measured), "samples": samples, "wall_s": round(wall, 4), "crashes": sup.crashes,
-        "complete": len(records) >= s.warmup_steps + s.steps, "seconds_incl_startup": round(startup_to_end, 1),
+        "samples_per_s": samples / wall,
+        "learner_idle_frac": max(0.0, 1 - busy / wall),
+        "steps": len(measured),
+        "samples": samples,
+        "wall_s": round(wall, 4),
+        "crashes": sup.crashes,
+        "complete": len(records) >= s.warmup_steps + s.steps,
+        "seconds_incl_startup": round(startup_to_end, 1),
         "staleness_max": max((r.get("staleness_max", 0) for r in measured), default=0),
         "learner_step_s_median": round(statistics.median(r["step_s"] for r in measured), 4),
         # the DeepSpeed update alone (the learner's record keeps tokens and tokens/s of the update)
@@ -410,8 +478,9 @@ async def _async(
         "cpu_s_per_step": round(sum(per_process.values()), 4) if per_process else None,
         "cpu_s_per_step_by_process": per_process or None,
         # versions the learner announced, by the scheme of their uri, and versions the rollout loaded
-        "weights_announced": routes, "rollout_weight_loads": _rollout_loads(run_dir),
-    }  # fmt: skip
+        "weights_announced": routes,
+        "rollout_weight_loads": _rollout_loads(run_dir),
+    }
 
 
 async def _announced_routes(bus: Any) -> dict[str, int]:
@@ -434,8 +503,10 @@ async def _announced_routes(bus: Any) -> dict[str, int]:
 
 def _rollout_loads(run_dir: Path) -> int:
     """Versions the rollout replicas loaded (their logs' "now serving policy vN" lines)."""
-    return sum(log_file.read_text(errors="replace").count("now serving policy v")
-               for log_file in (run_dir / "logs").glob("rollout-*.log"))  # fmt: skip
+    return sum(
+        log_file.read_text(errors="replace").count("now serving policy v")
+        for log_file in (run_dir / "logs").glob("rollout-*.log")
+    )
 
 
 # --------------------------------------------------------------------------------------------- run
@@ -487,24 +558,36 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
     machine_limit = n / max(max(stages.values()), sync["cpu_s_per_step"] / cores)
     a, y = asyn["samples_per_s"], sync["samples_per_s"]
     doc: dict[str, Any] = {
-        "bench": "pipeline", "settings": asdict(s), "policy": s.model_dir or TINY_POLICY,
-        "reward_tool": spec.name, "samples_per_step": n,
+        "bench": "pipeline",
+        "settings": asdict(s),
+        "policy": s.model_dir or TINY_POLICY,
+        "reward_tool": spec.name,
+        "samples_per_step": n,
         "trl_samples_per_s": round(trl_doc["samples_per_s"], 2) if trl_doc else None,
-        "sync_samples_per_s": round(y, 2), "async_samples_per_s": round(a, 2),
-        "limit_samples_per_s": round(limit, 2), "limit_stage": max(stages, key=lambda k: stages[k]),
+        "sync_samples_per_s": round(y, 2),
+        "async_samples_per_s": round(a, 2),
+        "limit_samples_per_s": round(limit, 2),
+        "limit_stage": max(stages, key=lambda k: stages[k]),
         "async_over_trl": round(a / trl_doc["samples_per_s"], 3) if trl_doc else None,
-        "async_over_sync": round(a / y, 3), "async_over_limit": round(a / limit, 3),
-        "machine_limit_samples_per_s": round(machine_limit, 2), "async_over_machine_limit": round(a / machine_limit, 3),
+        "async_over_sync": round(a / y, 3),
+        "async_over_limit": round(a / limit, 3),
+        "machine_limit_samples_per_s": round(machine_limit, 2),
+        "async_over_machine_limit": round(a / machine_limit, 3),
         "sync_learner_idle_frac": round(sync["learner_idle_frac"], 3),
         "async_learner_idle_frac": round(asyn["learner_idle_frac"], 3),
-        "cpu_s_per_step": {"trl": trl_doc["cpu_s_per_step"] if trl_doc else None,
-                           "sync": sync["cpu_s_per_step"], "async": asyn["cpu_s_per_step"]},
+        "cpu_s_per_step": {
+            "trl": trl_doc["cpu_s_per_step"] if trl_doc else None,
+            "sync": sync["cpu_s_per_step"],
+            "async": asyn["cpu_s_per_step"],
+        },
         "judge_seen": seen if s.reward == "judge" else None,
         "trl": trl_doc,
         "sync": {k: v for k, v in sync.items() if k not in ("samples_per_s", "learner_idle_frac")},
         "async": {k: v for k, v in asyn.items() if k not in ("samples_per_s", "learner_idle_frac")},
-        "cores": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2), "seconds": round(time.time() - t0, 1),
-    }  # fmt: skip
+        "cores": os.cpu_count(),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+        "seconds": round(time.time() - t0, 1),
+    }
     return doc
 
 

@@ -60,8 +60,17 @@ async def _sandbox_rate(bus: Bus, url: str, run_dir: Path, workers: int, n: int,
     from actors.sandbox import SandboxActor, SandboxActorConfig
     from rlar.sandbox_client import sandbox_run
 
-    actors = [SandboxActor(SandboxActorConfig(nats=NatsConfig(url=url), run_dir=str(run_dir), mode=mode,  # type: ignore[arg-type]
-                                              concurrency=1)) for _ in range(workers)]  # fmt: skip
+    actors = [
+        SandboxActor(
+            SandboxActorConfig(
+                nats=NatsConfig(url=url),
+                run_dir=str(run_dir),
+                mode=mode,  # type: ignore[arg-type]
+                concurrency=1,
+            )
+        )
+        for _ in range(workers)
+    ]
     async with in_process(*actors, timeout_s=START_TIMEOUT_S, check=False):
 
         def req() -> SandboxRequest:
@@ -81,8 +90,15 @@ async def _sandbox_rate(bus: Bus, url: str, run_dir: Path, workers: int, n: int,
 
 def _request(tok: str, i: int | str, tool: ToolRef, query: str, response: str, reference: str) -> ScoreGroup:
     """A request of one response (so requests/s = scores/s, as the worker's concurrency counts requests)."""
-    return ScoreGroup(prompt_id=f"{tok}-{i}", generation="g", task=tok, tools=[tool], query=query,
-                      items=[ScoreItem(index=0, response=response)], reference=reference)  # fmt: skip
+    return ScoreGroup(
+        prompt_id=f"{tok}-{i}",
+        generation="g",
+        task=tok,
+        tools=[tool],
+        query=query,
+        items=[ScoreItem(index=0, response=response)],
+        reference=reference,
+    )
 
 
 async def collect_rewards(
@@ -102,8 +118,12 @@ async def collect_rewards(
 
     sub = await bus.subscribe(subjects.rewards(task), RewardGroup, on_reward)
     t0 = time.perf_counter()
-    acks = [bus.js.publish(subjects.score(r.tools[0].kind), _encode(r), headers={"Nats-Msg-Id": f"{r.prompt_id}/q"})
-            for r in reqs]  # fmt: skip
+    acks = [
+        bus.js.publish(
+            subjects.score(r.tools[0].kind), _encode(r), headers={"Nats-Msg-Id": f"{r.prompt_id}/q"}
+        )
+        for r in reqs
+    ]
     await asyncio.gather(*acks)
     try:
         await asyncio.wait_for(done.wait(), timeout_s)
@@ -129,8 +149,15 @@ async def _rule_rate(bus: Bus, url: str, run_dir: Path, n: int) -> float:
     from actors.reward import RewardConfig, RewardWorker
     from actors.runtime import in_process
 
-    worker = RewardWorker(RewardConfig(nats=NatsConfig(url=url), run_dir=str(run_dir), kinds=["rule"],
-                                       concurrency={"rule": 32}, fetch={"rule": 64}))  # fmt: skip
+    worker = RewardWorker(
+        RewardConfig(
+            nats=NatsConfig(url=url),
+            run_dir=str(run_dir),
+            kinds=["rule"],
+            concurrency={"rule": 32},
+            fetch={"rule": 64},
+        )
+    )
     async with in_process(worker, timeout_s=START_TIMEOUT_S, check=False):
         tok = f"bench_rule_{uuid.uuid4().hex[:6]}"
 
@@ -152,12 +179,33 @@ def _spawn_judge_worker(url: str, run_dir: Path, instance: str, concurrency: int
     logf = open(run_dir / f"{instance}.log", "wb")
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "actors", "reward-judge", "--nats", url, "--instance", instance,
-             "--set", f"run.dir={run_dir}", "--set", f"reward.concurrency.judge={concurrency}",
-             "--set", f"reward.fetch.judge={concurrency}", "--set", "reward.heartbeat_s=0.25",
-             "--set", "reward.register_builtins=false", "--log-level", "WARNING"],
-            env=env, cwd=REPO, stdout=logf, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "actors",
+                "reward-judge",
+                "--nats",
+                url,
+                "--instance",
+                instance,
+                "--set",
+                f"run.dir={run_dir}",
+                "--set",
+                f"reward.concurrency.judge={concurrency}",
+                "--set",
+                f"reward.fetch.judge={concurrency}",
+                "--set",
+                "reward.heartbeat_s=0.25",
+                "--set",
+                "reward.register_builtins=false",
+                "--log-level",
+                "WARNING",
+            ],
+            env=env,
+            cwd=REPO,
+            stdout=logf,
+            stderr=subprocess.STDOUT,
+        )
     finally:
         logf.close()
 
@@ -240,8 +288,11 @@ async def run(
                 n_sb = 24 if quick else 80
                 s1 = await _sandbox_rate(bus, url, run_dir, 1, n_sb, mode)
                 s2 = await _sandbox_rate(bus, url, run_dir, 2, n_sb, mode)
-                doc.update(sandbox_exec_per_s_1_worker=round(s1, 1), sandbox_exec_per_s_2_workers=round(s2, 1),
-                           sandbox_scaling_2_vs_linear=round(s2 / (2 * s1), 3))  # fmt: skip
+                doc.update(
+                    sandbox_exec_per_s_1_worker=round(s1, 1),
+                    sandbox_exec_per_s_2_workers=round(s2, 1),
+                    sandbox_scaling_2_vs_linear=round(s2 / (2 * s1), 3),
+                )
 
                 n_rule = 300 if quick else 3000
                 doc["rule_scores_per_s"] = round(await _rule_rate(bus, url, run_dir, n_rule), 1)
@@ -249,12 +300,22 @@ async def run(
 
                 base = next(s for s in builtin_specs() if s.name == "llm_judge")
                 tool = await reg.register(
-                    base.replace(name="bench_judge", impl="llm_judge", params={
-                        **base.params, "model": "bench-judge", "base_url": judge.url, "api_key_env": "RLAR_BENCH_NO_KEY",
-                        "max_concurrency": judge_concurrency, "max_retries": 0, "timeout_s": 30, "deadline_s": 60,
-                    }),
+                    base.replace(
+                        name="bench_judge",
+                        impl="llm_judge",
+                        params={
+                            **base.params,
+                            "model": "bench-judge",
+                            "base_url": judge.url,
+                            "api_key_env": "RLAR_BENCH_NO_KEY",
+                            "max_concurrency": judge_concurrency,
+                            "max_retries": 0,
+                            "timeout_s": 30,
+                            "deadline_s": 60,
+                        },
+                    ),
                     by="bench",
-                )  # fmt: skip
+                )
                 per_slot_s = 1.0 if quick else 3.0  # seconds of ideal work per worker in the timed batch
                 per_worker = max(4, int(per_slot_s * judge_concurrency / judge_latency_s))
                 counts = (1, 2) if quick else (1, 2, 4, 8)

@@ -13,9 +13,15 @@ def cmd_up(a: argparse.Namespace) -> int:
     from rlar.app.up import up
 
     return up(
-        a.actors, nats=a.nats, config=a.config, overrides=a.set, run_dir=a.run_dir, creds_dir=a.creds_dir,
-        crash_limit=a.crash_limit or None, crash_window_s=a.crash_window,
-    )  # fmt: skip
+        a.actors,
+        nats=a.nats,
+        config=a.config,
+        overrides=a.set,
+        run_dir=a.run_dir,
+        creds_dir=a.creds_dir,
+        crash_limit=a.crash_limit or None,
+        crash_window_s=a.crash_window,
+    )
 
 
 def cmd_tail(a: argparse.Namespace) -> int:
@@ -23,8 +29,11 @@ def cmd_tail(a: argparse.Namespace) -> int:
     from rlar.app.tail import tail
 
     if a.nats == "embedded":
-        print("rlar tail: --nats embedded would start an empty bus that nothing publishes to; "
-              "attach to a run with --run DIR (or leave --nats out for the newest live run)", file=sys.stderr)  # fmt: skip
+        print(
+            "rlar tail: --nats embedded would start an empty bus that nothing publishes to; "
+            "attach to a run with --run DIR (or leave --nats out for the newest live run)",
+            file=sys.stderr,
+        )
         return 2
     try:
         with attach(a.nats, a.run) as bus:
@@ -59,17 +68,30 @@ def register(sub: Any, bench: Any) -> None:
     p.add_argument("--actors", required=True, help="e.g. reward=4,sandbox=2,feeder")
     p.add_argument("--nats", help="nats://host:4222[,nats://…] or 'embedded' (default: config or embedded)")
     p.add_argument("--config", help="run config TOML")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key (repeatable; default: none)")  # fmt: skip
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key (repeatable; default: none)",
+    )
     p.add_argument("--run-dir", help="where logs go (default: the config's [run] dir, else runs/up)")
     p.add_argument(
         "--creds-dir", help="per-role NATS passwords (<role>.password; default $RLAR_NATS_CREDS_DIR)"
     )
-    p.add_argument("--crash-limit", type=int, default=5,
-                   help="stop everything when one replica crashed this many times with the same error within "
-                        "--crash-window; 0 restarts forever (default: 5)")  # fmt: skip
-    p.add_argument("--crash-window", type=float, default=600.0,
-                   help="seconds over which --crash-limit counts crashes (default: 600)")  # fmt: skip
+    p.add_argument(
+        "--crash-limit",
+        type=int,
+        default=5,
+        help="stop everything when one replica crashed this many times with the same error within "
+        "--crash-window; 0 restarts forever (default: 5)",
+    )
+    p.add_argument(
+        "--crash-window",
+        type=float,
+        default=600.0,
+        help="seconds over which --crash-limit counts crashes (default: 600)",
+    )
     p.set_defaults(fn=cmd_up)
 
     p = sub.add_parser("tail", help="print live bus traffic, decoded")

@@ -103,8 +103,13 @@ def register(sub: Any, bench: Any) -> None:
     q = d.add_parser("bootstrap", help="create the declared topology (and the built-in tools) on a bus")
     q.add_argument("--nats", help="nats://host:4222[,…] (default: the config's [nats].url)")
     q.add_argument("--config", help="run config TOML ([nats], [topology])")
-    q.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key (repeatable; default: none)")  # fmt: skip
+    q.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key (repeatable; default: none)",
+    )
     q.add_argument("--builtins", action="store_true", help="also register the built-in reward tools (admin)")
     q.set_defaults(fn=cmd_bootstrap)
 

@@ -16,8 +16,10 @@ def _config_policy(config: str | None) -> str:
         raise ValueError("give --checkpoint (a run directory or a Hugging Face checkpoint directory)")
     policy = tomllib.loads(Path(config).read_text()).get("policy", {}) if Path(config).is_file() else {}
     if policy.get("source") != "path" or not policy.get("path"):
-        raise ValueError(f"{config} builds its policy ([policy] source = {policy.get('source', 'tiny')!r}): give "
-                         "--checkpoint RUN_DIR, the run whose weights to evaluate")  # fmt: skip
+        raise ValueError(
+            f"{config} builds its policy ([policy] source = {policy.get('source', 'tiny')!r}): give "
+            "--checkpoint RUN_DIR, the run whose weights to evaluate"
+        )
     path = Path(policy["path"]).expanduser()
     return str(path if path.is_absolute() else Path(config).absolute().parent / path)
 
@@ -32,9 +34,24 @@ def cmd_eval(a: argparse.Namespace) -> int:
     overrides = {"max_new_tokens": a.max_new_tokens, "n_samples": a.samples, "temperature": a.temperature}
     try:
         checkpoint = a.checkpoint or _config_policy(a.config)
-        doc = run_eval(checkpoint, a.suite, compare=a.compare, out=a.out, limit=a.limit, tasks=tasks, seed=a.seed,
-                       judge_url=a.judge_url, device=a.device, data=a.data, config=a.config, split=a.split,
-                       engine=a.engine, dtype=a.dtype, options=options, overrides=overrides)  # fmt: skip
+        doc = run_eval(
+            checkpoint,
+            a.suite,
+            compare=a.compare,
+            out=a.out,
+            limit=a.limit,
+            tasks=tasks,
+            seed=a.seed,
+            judge_url=a.judge_url,
+            device=a.device,
+            data=a.data,
+            config=a.config,
+            split=a.split,
+            engine=a.engine,
+            dtype=a.dtype,
+            options=options,
+            overrides=overrides,
+        )
     except (ValueError, FileNotFoundError) as exc:
         print(f"rlar eval: error: {exc}", file=sys.stderr)
         return 2
@@ -50,9 +67,17 @@ def cmd_ablate(a: argparse.Namespace) -> int:
     from rlar.app.ablate import ablate
 
     seeds = [int(x) for x in a.seeds.split(",")] if a.seeds else None
-    doc = ablate(a.config, modes=a.modes.split(",") if a.modes else None, overrides=a.set, max_steps=a.max_steps,
-                 max_minutes=a.max_minutes, out=a.out, eval_suite=a.eval_suite, eval_limit=a.eval_limit,
-                 seeds=seeds)  # fmt: skip
+    doc = ablate(
+        a.config,
+        modes=a.modes.split(",") if a.modes else None,
+        overrides=a.set,
+        max_steps=a.max_steps,
+        max_minutes=a.max_minutes,
+        out=a.out,
+        eval_suite=a.eval_suite,
+        eval_limit=a.eval_limit,
+        seeds=seeds,
+    )
     print(doc["budget"]["note"])
     print(doc["table"])
     print(json.dumps({k: v for k, v in doc.items() if k != "table"}), flush=True)
@@ -62,12 +87,24 @@ def cmd_ablate(a: argparse.Namespace) -> int:
 def cmd_bench_pipeline(a: argparse.Namespace) -> int:
     from rlar.app.benchmarks.pipeline import PipelineSettings, run
 
-    settings = PipelineSettings(steps=a.steps, warmup_steps=a.warmup, prompts=a.prompts, group_size=a.group_size,
-                                max_new_tokens=a.max_new_tokens, reward=a.reward, rule_tool=a.rule_tool,
-                                judge_latency_ms=a.judge_latency_ms, judge_concurrency=a.judge_concurrency,
-                                baseline=a.baseline, trl_threads=a.trl_threads, quick=a.quick,
-                                model_dir=a.model_dir, engine=a.engine, device=a.device,
-                                weight_sync=a.weight_sync)  # fmt: skip
+    settings = PipelineSettings(
+        steps=a.steps,
+        warmup_steps=a.warmup,
+        prompts=a.prompts,
+        group_size=a.group_size,
+        max_new_tokens=a.max_new_tokens,
+        reward=a.reward,
+        rule_tool=a.rule_tool,
+        judge_latency_ms=a.judge_latency_ms,
+        judge_concurrency=a.judge_concurrency,
+        baseline=a.baseline,
+        trl_threads=a.trl_threads,
+        quick=a.quick,
+        model_dir=a.model_dir,
+        engine=a.engine,
+        device=a.device,
+        weight_sync=a.weight_sync,
+    )
     doc = run(settings)
     if not a.json:
         for k, v in doc.items():
@@ -80,8 +117,13 @@ def cmd_bench_preference(a: argparse.Namespace) -> int:
     from rlar.benchmarks.preference import run
     from rlar.resources import packaged
 
-    doc = run(str(packaged(a.data)), limit=a.limit, seed=a.seed, judge_url=a.judge_url,
-              tools=a.tools.split(",") if a.tools else None)  # fmt: skip
+    doc = run(
+        str(packaged(a.data)),
+        limit=a.limit,
+        seed=a.seed,
+        judge_url=a.judge_url,
+        tools=a.tools.split(",") if a.tools else None,
+    )
     if not a.json:
         print(doc.pop("table"))
     else:
@@ -94,24 +136,42 @@ def register(sub: Any, bench: Any) -> None:
     p = sub.add_parser(
         "eval", help="evaluate a checkpoint on held-out splits or data files (the paper's metrics)"
     )
-    p.add_argument("--checkpoint", help="run directory (newest weights) or HF checkpoint dir (default with "
-                   "--config: its [policy] path)")  # fmt: skip
+    p.add_argument(
+        "--checkpoint",
+        help="run directory (newest weights) or HF checkpoint dir (default with --config: its [policy] path)",
+    )
     p.add_argument(
         "--compare", help="baseline run directory or HF dir: prints deltas (checkpoint - baseline)"
     )
-    p.add_argument("--suite", help="built-in: demo (default) | humaneval | math | learnable; with --data: gsm8k | "
-                   "math | humaneval | mbpp | ifeval | wmt | chat")  # fmt: skip
-    p.add_argument("--data", help="a dataset file (JSONL/parquet as published; FLORES: files or their directory): "
-                   "evaluated in the --suite's format, or the format detected")  # fmt: skip
-    p.add_argument("--task", "--tasks", dest="task", action="append", default=[], metavar="NAME[,NAME]",
-                   help="tasks of the run's config (--config, or the checkpoint run's config.toml) on their "
-                   "held-out split or on --data; with a built-in --suite: that subset of the suite")  # fmt: skip
+    p.add_argument(
+        "--suite",
+        help="built-in: demo (default) | humaneval | math | learnable; with --data: gsm8k | "
+        "math | humaneval | mbpp | ifeval | wmt | chat",
+    )
+    p.add_argument(
+        "--data",
+        help="a dataset file (JSONL/parquet as published; FLORES: files or their directory): "
+        "evaluated in the --suite's format, or the format detected",
+    )
+    p.add_argument(
+        "--task",
+        "--tasks",
+        dest="task",
+        action="append",
+        default=[],
+        metavar="NAME[,NAME]",
+        help="tasks of the run's config (--config, or the checkpoint run's config.toml) on their "
+        "held-out split or on --data; with a built-in --suite: that subset of the suite",
+    )
     p.add_argument(
         "--config", help="run config that defines the --task (default: <checkpoint run>/config.toml)"
     )
     p.add_argument("--split", default="test", help="held-out split of a --task (default: test)")
-    p.add_argument("--direction", help="translation direction SRC-TGT, e.g. de-en or eng_Latn-deu_Latn "
-                   "(default: English -> the other language)")  # fmt: skip
+    p.add_argument(
+        "--direction",
+        help="translation direction SRC-TGT, e.g. de-en or eng_Latn-deu_Latn "
+        "(default: English -> the other language)",
+    )
     p.add_argument("--limit", type=int, help="at most N records per task (default: all)")
     p.add_argument("--samples", type=int, help="samples per prompt (default: the suite's; code: 10)")
     p.add_argument(
@@ -122,10 +182,18 @@ def register(sub: Any, bench: Any) -> None:
     p.add_argument(
         "--judge-url", help="Messages-API base URL for the judge (default: ANTHROPIC_BASE_URL/key)"
     )
-    p.add_argument("--engine", default="transformers", choices=["transformers", "vllm"],
-                   help="generation engine (default: transformers)")  # fmt: skip
-    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
-                   help="compute dtype (default: float32; vLLM on CPU needs float32)")  # fmt: skip
+    p.add_argument(
+        "--engine",
+        default="transformers",
+        choices=["transformers", "vllm"],
+        help="generation engine (default: transformers)",
+    )
+    p.add_argument(
+        "--dtype",
+        default="float32",
+        choices=["float32", "bfloat16", "float16"],
+        help="compute dtype (default: float32; vLLM on CPU needs float32)",
+    )
     p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N (default: cpu)")
     p.add_argument("--out", help="output directory (default: <run dir>/eval)")
     p.add_argument("--json", action="store_true", help="print the result document as JSON")
@@ -135,36 +203,66 @@ def register(sub: Any, bench: Any) -> None:
     p.add_argument(
         "--config", default="deploy/configs/demo.toml", help="run config TOML the modes start from"
     )
-    p.add_argument("--modes", default=None,
-                   help="comma-separated: agentic, no-synthesis, random, static:<tool>, default (default: the "
-                   "config's [ablate] modes, else agentic,static:exact_match)")  # fmt: skip
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key for every mode (repeatable; default: none)")  # fmt: skip
-    p.add_argument("--max-steps", type=int, default=None,
-                   help="learner steps per mode (default: [ablate] max_steps, else [learner] max_steps, else 40)")  # fmt: skip
+    p.add_argument(
+        "--modes",
+        default=None,
+        help="comma-separated: agentic, no-synthesis, random, static:<tool>, default (default: the "
+        "config's [ablate] modes, else agentic,static:exact_match)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key for every mode (repeatable; default: none)",
+    )
+    p.add_argument(
+        "--max-steps",
+        type=int,
+        default=None,
+        help="learner steps per mode (default: [ablate] max_steps, else [learner] max_steps, else 40)",
+    )
     p.add_argument(
         "--max-minutes", type=float, default=None, help="per mode (default: [ablate] max_minutes, else 7)"
     )
-    p.add_argument("--seeds", default="", help="comma-separated seeds, one run per mode and seed (default: the "
-                   "config's [ablate] seeds, else its feeder seed); 3 or more give 95%% intervals")  # fmt: skip
-    p.add_argument("--eval-suite", default=None,
-                   help="suite evaluated after each run ('' to skip; 'tasks': the config's tasks' held-out splits with "
-                   "their true metrics and hack rates; default: [ablate] eval_suite, else 'tasks' with an [ablate] "
-                   "table, else 'agentic')")  # fmt: skip
+    p.add_argument(
+        "--seeds",
+        default="",
+        help="comma-separated seeds, one run per mode and seed (default: the "
+        "config's [ablate] seeds, else its feeder seed); 3 or more give 95%% intervals",
+    )
+    p.add_argument(
+        "--eval-suite",
+        default=None,
+        help="suite evaluated after each run ('' to skip; 'tasks': the config's tasks' held-out splits with "
+        "their true metrics and hack rates; default: [ablate] eval_suite, else 'tasks' with an [ablate] "
+        "table, else 'agentic')",
+    )
     p.add_argument(
         "--eval-limit", type=int, default=None, help="records per eval task (default: the suite's)"
     )
-    p.add_argument("--out", help="output directory (default runs/ablate-<timestamp>); an existing one is resumed: "
-                   "finished runs are kept, interrupted ones start over")  # fmt: skip
+    p.add_argument(
+        "--out",
+        help="output directory (default runs/ablate-<timestamp>); an existing one is resumed: "
+        "finished runs are kept, interrupted ones start over",
+    )
     p.set_defaults(fn=cmd_ablate)
 
     p = bench.add_parser(
         "pipeline", help="TRL vs sync (generate→score→train) vs async over the bus, same work"
     )
-    p.add_argument("--baseline", default="none", choices=["none", "trl"],
-                   help="trl: also run TRL's GRPOTrainer on the same work (pip install 'rlar[bench]')")  # fmt: skip
-    p.add_argument("--reward", default="judge", choices=["rule", "judge"],
-                   help="rule: a built-in rule tool (--rule-tool); judge: the local judge endpoint")  # fmt: skip
+    p.add_argument(
+        "--baseline",
+        default="none",
+        choices=["none", "trl"],
+        help="trl: also run TRL's GRPOTrainer on the same work (pip install 'rlar[bench]')",
+    )
+    p.add_argument(
+        "--reward",
+        default="judge",
+        choices=["rule", "judge"],
+        help="rule: a built-in rule tool (--rule-tool); judge: the local judge endpoint",
+    )
     p.add_argument("--rule-tool", default="contains_match", help="built-in rule tool for --reward rule")
     p.add_argument(
         "--judge-latency-ms", type=float, default=50.0, help="the judge endpoint's latency per call"
@@ -172,9 +270,13 @@ def register(sub: Any, bench: Any) -> None:
     p.add_argument("--judge-concurrency", type=int, default=64, help="judge calls in flight (every way)")
     p.add_argument("--trl-threads", type=int, default=2, help="torch threads of the TRL process")
     p.add_argument("--steps", type=int, default=12, help="measured steps per way")
-    p.add_argument("--warmup", type=int, default=4,
-                   help="steps left out of the measurement (>= max_staleness + 1, so the async way's initial "
-                        "buffer is used up before timing starts)")  # fmt: skip
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=4,
+        help="steps left out of the measurement (>= max_staleness + 1, so the async way's initial "
+        "buffer is used up before timing starts)",
+    )
     p.add_argument("--prompts", type=int, default=8, help="prompts per step")
     p.add_argument("--group-size", type=int, default=8, help="samples per prompt")
     p.add_argument("--max-new-tokens", type=int, default=16, help="tokens generated per sample")
@@ -184,8 +286,12 @@ def register(sub: Any, bench: Any) -> None:
         "--engine", default="transformers", choices=["transformers", "vllm"], help="generation engine"
     )
     p.add_argument("--device", default="cpu", help="cpu | cuda")
-    p.add_argument("--weight-sync", default="filesystem", choices=["filesystem", "objstore", "http"],
-                   help="the async way's weight route (learner.weight_sync)")  # fmt: skip
+    p.add_argument(
+        "--weight-sync",
+        default="filesystem",
+        choices=["filesystem", "objstore", "http"],
+        help="the async way's weight route (learner.weight_sync)",
+    )
     p.add_argument("--json", action="store_true", help="only the JSON line")
     p.set_defaults(fn=cmd_bench_pipeline)
 

@@ -12,8 +12,9 @@ TOKEN_ENV = "RLAR_DASHBOARD_TOKEN"
 
 def add_dashboard_flags(p: argparse.ArgumentParser) -> None:
     """``rlar train``'s flags for a dashboard beside the run."""
-    p.add_argument("--dashboard", action="store_true",
-                   help="serve the live dashboard beside the run and print its URL")  # fmt: skip
+    p.add_argument(
+        "--dashboard", action="store_true", help="serve the live dashboard beside the run and print its URL"
+    )
     p.add_argument("--dashboard-host", default="127.0.0.1", help="interface the dashboard binds")
     p.add_argument("--dashboard-port", type=int, default=0, help="dashboard port (0: a free one)")
 
@@ -35,8 +36,15 @@ def cmd_dashboard(a: argparse.Namespace) -> int:
     from rlar.observe.dashboard import serve
 
     with attach(a.nats, a.run) as target:
-        return asyncio.run(serve(target.url, describe=target.describe(), host=a.host, port=a.port,
-                                 token=a.token or os.environ.get(TOKEN_ENV) or None))  # fmt: skip
+        return asyncio.run(
+            serve(
+                target.url,
+                describe=target.describe(),
+                host=a.host,
+                port=a.port,
+                token=a.token or os.environ.get(TOKEN_ENV) or None,
+            )
+        )
 
 
 def cmd_report(a: argparse.Namespace) -> int:

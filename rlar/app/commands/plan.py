@@ -55,8 +55,10 @@ def cmd_plan(a: argparse.Namespace) -> int:
         engine = rollout.engine
         tp = getattr(engine, "tensor_parallel_size", 1)
         mem = estimate_rollout(ModelShape.from_config(rollout_dir), engine.dtype, tp)
-        print(f"rollout ({engine.kind}, {engine.dtype}, tensor parallel {tp}): weights {fmt_bytes(mem.weights)} "
-              f"per GPU, KV cache {fmt_bytes(mem.kv_per_token)} per token")  # fmt: skip
+        print(
+            f"rollout ({engine.kind}, {engine.dtype}, tensor parallel {tp}): weights {fmt_bytes(mem.weights)} "
+            f"per GPU, KV cache {fmt_bytes(mem.kv_per_token)} per token"
+        )
         out["rollout_weights_bytes_per_gpu"] = mem.weights
     if doc.get("placement"):  # the same plan, now against the GPUs present (PlacementError: exit 1)
         plan(PlacementSection.model_validate(doc["placement"]), actors, gpus)

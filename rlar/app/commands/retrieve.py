@@ -193,8 +193,12 @@ def register(sub: Any, bench: Any) -> None:
             'ranked candidate is an acceptable repo (or, for acceptable = "none", where nothing is ranked).'
         ),
     )
-    b.add_argument("--catalogue", choices=["heldout", "demo"], default="heldout",
-                   help="the site served: heldout (rlar.testing.hub.catalogue_heldout) or demo")  # fmt: skip
+    b.add_argument(
+        "--catalogue",
+        choices=["heldout", "demo"],
+        default="heldout",
+        help="the site served: heldout (rlar.testing.hub.catalogue_heldout) or demo",
+    )
     b.add_argument("--data", help="requests JSONL (default for heldout: data/retrieval/heldout.jsonl)")
     b.add_argument("--only", action="append", help="run only this request id (repeatable)")
     b.add_argument("--run-dir", default="runs/bench-retrieval", help="records and screenshots go here")
@@ -239,8 +243,11 @@ def register(sub: Any, bench: Any) -> None:
     )
     p.add_argument("--licence", "--license", action="append", help="allowed licence (repeatable)")
     p.add_argument("--allow-unknown-licence", action="store_true", help="accept models without a licence")
-    p.add_argument("--min-pass-share", type=float,
-                   help="share of probe pairs it must rank right (default: the config's, 0.75)")  # fmt: skip
+    p.add_argument(
+        "--min-pass-share",
+        type=float,
+        help="share of probe pairs it must rank right (default: the config's, 0.75)",
+    )
     p.add_argument("--max-candidates", type=int, help="candidates deployed and validated at most")
     p.add_argument("--page-timeout", type=float, help="seconds per page")
     p.add_argument("--pace", type=float, help="seconds between two pages of one host")

@@ -75,8 +75,9 @@ def user_tools(python: list[str], config: str | None) -> UserTools:
     entries: list[tuple[dict[str, Any], Path | None]] = []
     for target in python:
         name = target.partition(":")[2].rsplit(".", 1)[-1] or target
-        entries.append(({"name": name, "python": target, "description": f"{target} (rlar reward score --python)"},
-                        None))  # fmt: skip
+        entries.append(
+            ({"name": name, "python": target, "description": f"{target} (rlar reward score --python)"}, None)
+        )
         out.forced.append(name)
     if config is not None:
         path = Path(config)
@@ -149,8 +150,10 @@ def _check_record(rec: Any, line: int) -> dict[str, Any]:
     if not isinstance(rec, dict):
         raise ValueError(f"line {line}: a record must be a JSON object, got {type(rec).__name__}")
     if "response" not in rec:
-        raise ValueError(f"line {line}: the record has no 'response' (fields: {', '.join(sorted(rec)) or 'none'}; "
-                         "a record is {task, query, response, reference, metadata[, tools]})")  # fmt: skip
+        raise ValueError(
+            f"line {line}: the record has no 'response' (fields: {', '.join(sorted(rec)) or 'none'}; "
+            "a record is {task, query, response, reference, metadata[, tools]})"
+        )
     return rec
 
 
@@ -227,10 +230,16 @@ async def score_file(
                     pending.discard(key)
                     it = msg.items[0]
                     answers[key] = {
-                        "tool": msg.tool, "version": msg.tool_version, "status": it.status, "score": it.score,
-                        "weight": msg.weight, "reason": it.reason, "latency_s": it.latency_s,
-                        "cached": it.cached, "worker": msg.worker,
-                    }  # fmt: skip
+                        "tool": msg.tool,
+                        "version": msg.tool_version,
+                        "status": it.status,
+                        "score": it.score,
+                        "weight": msg.weight,
+                        "reason": it.reason,
+                        "latency_s": it.latency_s,
+                        "cached": it.cached,
+                        "worker": msg.worker,
+                    }
                     if not pending:
                         all_done.set()
 
@@ -265,16 +274,30 @@ async def score_file(
                     plan.append((name, weight, version, (pid, name)))
                     spec, why = await registry.resolve(name, version or None)
                     if spec is None or why:
-                        answers[(pid, name)] = {"tool": name, "version": spec.version if spec else version,
-                                                "status": "abstain", "score": None, "weight": weight, "reason": why}  # fmt: skip
+                        answers[(pid, name)] = {
+                            "tool": name,
+                            "version": spec.version if spec else version,
+                            "status": "abstain",
+                            "score": None,
+                            "weight": weight,
+                            "reason": why,
+                        }
                         continue
                     pending.add((pid, name))
                     by_kind.setdefault(spec.kind, []).append(spec.ref(weight))
-                requests += [ScoreGroup(
-                    prompt_id=pid, generation=run, task=task_token, tools=refs, query=_text(rec.get("query", "")),
-                    items=[ScoreItem(index=0, response=_text(rec["response"]))],
-                    reference=rec.get("reference"), metadata=dict(rec.get("metadata") or {}),
-                ) for refs in by_kind.values()]  # fmt: skip
+                requests += [
+                    ScoreGroup(
+                        prompt_id=pid,
+                        generation=run,
+                        task=task_token,
+                        tools=refs,
+                        query=_text(rec.get("query", "")),
+                        items=[ScoreItem(index=0, response=_text(rec["response"]))],
+                        reference=rec.get("reference"),
+                        metadata=dict(rec.get("metadata") or {}),
+                    )
+                    for refs in by_kind.values()
+                ]
                 plans.append(plan)
             await bus.js_publish_many(
                 [
@@ -298,8 +321,14 @@ async def score_file(
             ans = answers.get(key)
             if ans is None:
                 status = max(status, 1)
-                ans = {"tool": name, "version": version, "status": "timeout", "score": None, "weight": weight,
-                       "reason": f"no reward within {timeout_s:g}s (are reward workers for this kind running?)"}  # fmt: skip
+                ans = {
+                    "tool": name,
+                    "version": version,
+                    "status": "timeout",
+                    "score": None,
+                    "weight": weight,
+                    "reason": f"no reward within {timeout_s:g}s (are reward workers for this kind running?)",
+                }
             rewards.append(ans)
         if any(r["status"] == "timeout" for r in rewards):
             st, score = "timeout", None
@@ -311,10 +340,11 @@ async def score_file(
             score=rewards[0]["score"] if single else score,
             tool=rewards[0]["tool"] if single else [r["tool"] for r in rewards],
             version=rewards[0]["version"] if single else [r["version"] for r in rewards],
-            reason=rewards[0]["reason"] if single else "; ".join(
-                f"{r['tool']}: {r['reason']}" for r in rewards if r["reason"]),
+            reason=rewards[0]["reason"]
+            if single
+            else "; ".join(f"{r['tool']}: {r['reason']}" for r in rewards if r["reason"]),
             rewards=rewards,
-        )  # fmt: skip
+        )
     return status, outputs
 
 
@@ -328,8 +358,10 @@ def cmd_score(a: argparse.Namespace) -> int:
             raise UsageError(f"{a.file}: " + ("is a directory" if Path(a.file).is_dir() else "no such file"))
         user = user_tools(a.python, a.config)
         if user.specs and not embedded:
-            raise UsageError("--python and --config [[tools]] need --nats embedded: a running bus's reward workers "
-                             "import only modules they trust (see rlar tools register --python)")  # fmt: skip
+            raise UsageError(
+                "--python and --config [[tools]] need --nats embedded: a running bus's reward workers "
+                "import only modules they trust (see rlar tools register --python)"
+            )
     except UsageError as exc:
         print(f"rlar reward score: error: {exc}", file=sys.stderr, flush=True)
         return 2
@@ -383,16 +415,28 @@ def register(sub: Any, bench: Any) -> None:
     q = rsub.add_parser("score", help="score a JSONL file; one JSON line per record")
     q.add_argument("file", help="JSONL records {task, query, response, reference, metadata[, tools]}")
     q.add_argument("--tool", action="append", default=[], help="tool name (repeatable); default: per record")
-    q.add_argument("--python", action="append", default=[], metavar="MODULE:FUNCTION",
-                   help="score with your own reward function (imported from the working directory; repeatable; "
-                   "needs --nats embedded; default: none)")  # fmt: skip
-    q.add_argument("--config", help="a run config whose [[tools]] are registered and whose tasks' default_tools "
-                   "score records of those tasks (needs --nats embedded)")  # fmt: skip
+    q.add_argument(
+        "--python",
+        action="append",
+        default=[],
+        metavar="MODULE:FUNCTION",
+        help="score with your own reward function (imported from the working directory; repeatable; "
+        "needs --nats embedded; default: none)",
+    )
+    q.add_argument(
+        "--config",
+        help="a run config whose [[tools]] are registered and whose tasks' default_tools "
+        "score records of those tasks (needs --nats embedded)",
+    )
     q.add_argument("--nats", help="NATS URL or 'embedded' (a server, reward worker and sandbox in-process)")
     q.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for all rewards")
     q.add_argument("--run-dir", help="embedded: keep the bus's storage here (default: a temporary directory)")
-    q.add_argument("--sandbox-mode", choices=["bwrap", "rlimit-only"], default="bwrap",
-                   help="embedded: the sandbox actor's mode (rlimit-only is the weaker, explicit opt-in)")  # fmt: skip
+    q.add_argument(
+        "--sandbox-mode",
+        choices=["bwrap", "rlimit-only"],
+        default="bwrap",
+        help="embedded: the sandbox actor's mode (rlimit-only is the weaker, explicit opt-in)",
+    )
     q.set_defaults(fn=cmd_score)
 
     b = bench.add_parser("reward", help="sandbox executions/s, rule scores/s, judge scaling over 1-8 workers")

@@ -26,13 +26,20 @@ def _agent(a: argparse.Namespace) -> Any:
 
 
 def _agent_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", choices=("auto", "offline", "anthropic"), default="auto",
-                   help="auto: anthropic when ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL is set, else offline")  # fmt: skip
+    p.add_argument(
+        "--backend",
+        choices=("auto", "offline", "anthropic"),
+        default="auto",
+        help="auto: anthropic when ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL is set, else offline",
+    )
     p.add_argument("--model", help="model name for the anthropic backend")
     p.add_argument("--base-url", help="Messages API root for the anthropic backend")
-    p.add_argument("--require-ready", action="store_true",
-                   help="offer only tools that can score here, as the router does (default: every tool, the"
-                        " question being which fits)")  # fmt: skip
+    p.add_argument(
+        "--require-ready",
+        action="store_true",
+        help="offer only tools that can score here, as the router does (default: every tool, the"
+        " question being which fits)",
+    )
 
 
 async def _candidates(nats: str | None) -> list[Any]:
@@ -128,8 +135,10 @@ def cmd_decisions(a: argparse.Namespace) -> int:
     print(f"{'signature':<25} {'task':<16} {'state':<12} {'conf':>5} {'backend':<9} tools / reason")
     for r in rows:
         tools = ", ".join(f"{t['tool']} v{t['version']} x{t['weight']:g}" for t in r["tools"]) or "-"
-        print(f"{r['signature']:<25} {r['task'][:16]:<16} {r['state']:<12} {r['confidence']:5.2f} "
-              f"{r['backend'][:9]:<9} {tools} | {r['reason'][:80]}")  # fmt: skip
+        print(
+            f"{r['signature']:<25} {r['task'][:16]:<16} {r['state']:<12} {r['confidence']:5.2f} "
+            f"{r['backend'][:9]:<9} {tools} | {r['reason'][:80]}"
+        )
         for p in r.get("probes") or []:  # the hack probes each tool got for this signature, with their scores
             print(f"{'':<25} probes: {ProbeReport.from_dict(p).summary()}")
     return 0
@@ -151,8 +160,19 @@ def cmd_bench_routing(a: argparse.Namespace) -> int:
             print(f"  held out {len(done)} types ...", file=sys.stderr)
 
     try:
-        doc = asyncio.run(run(packaged(a.data) if a.data else None, agent, seed=a.seed, random_trials=a.trials, held_out=not a.no_held_out,
-                              tools_held_out=not a.no_held_out, save=a.save, candidates=specs, progress=progress))  # fmt: skip
+        doc = asyncio.run(
+            run(
+                packaged(a.data) if a.data else None,
+                agent,
+                seed=a.seed,
+                random_trials=a.trials,
+                held_out=not a.no_held_out,
+                tools_held_out=not a.no_held_out,
+                save=a.save,
+                candidates=specs,
+                progress=progress,
+            )
+        )
     finally:
         asyncio.run(agent.aclose())
     if not a.json:
@@ -168,13 +188,19 @@ def _print_summary(doc: dict[str, Any]) -> None:
         f"records {doc['records']} ({doc['types']} types, {doc['tasks']} tasks, {doc['signatures']} signatures)",
         file=out,
     )
-    print(f"{ag['backend']:>10} as deployed: {ag['accuracy']:.3f} (strict {ag['strict_accuracy']:.3f};"
-          f" {ag['bank_overlap']:.0%} of the records are its exemplars)", file=out)  # fmt: skip
+    print(
+        f"{ag['backend']:>10} as deployed: {ag['accuracy']:.3f} (strict {ag['strict_accuracy']:.3f};"
+        f" {ag['bank_overlap']:.0%} of the records are its exemplars)",
+        file=out,
+    )
     if "leave_one_type_out" in doc:
         lo, ind = doc["leave_one_type_out"], doc["in_distribution"]
         cal = lo["calibration"]
-        print(f"  leave-one-type-out: {lo['accuracy']:.3f} ({lo['correct']}/{lo['n']}); ECE {cal['ece']:.3f},"
-              f" Brier {cal['brier']:.3f}", file=out)  # fmt: skip
+        print(
+            f"  leave-one-type-out: {lo['accuracy']:.3f} ({lo['correct']}/{lo['n']}); ECE {cal['ece']:.3f},"
+            f" Brier {cal['brier']:.3f}",
+            file=out,
+        )
         print(f"  in-distribution (leave-one-record-out): {ind['accuracy']:.3f}", file=out)
         print(f"  descriptions only (no exemplars): {doc['descriptions_only']['accuracy']:.3f}", file=out)
         for name, t in doc.get("tool_held_out", {}).items():
@@ -185,12 +211,18 @@ def _print_summary(doc: dict[str, Any]) -> None:
         worst = sorted(lo["by_type"].items(), key=lambda kv: kv[1])[:8]
         print("  weakest held-out types: " + ", ".join(f"{k} {v:.2f}" for k, v in worst), file=out)
     for name, u in doc.get("unseen", {}).items():
-        print(f"  unseen formats ({name}, {u['records']} records, {u['types']} types): strict"
-              f" {u['strict_accuracy']:.3f} ({u['correct']}/{u['records']})", file=out)  # fmt: skip
-    print(f"{'random':>10}: {rnd['expected_accuracy']:.3f} expected, {rnd['sampled_accuracy_mean']:.3f}"
-          f" ± {rnd['sampled_accuracy_std']:.3f} sampled; random among eligible"
-          f" {doc['random_eligible']['expected_accuracy']:.3f}; majority among eligible"
-          f" {doc['majority_eligible']['accuracy']:.3f}", file=out)  # fmt: skip
+        print(
+            f"  unseen formats ({name}, {u['records']} records, {u['types']} types): strict"
+            f" {u['strict_accuracy']:.3f} ({u['correct']}/{u['records']})",
+            file=out,
+        )
+    print(
+        f"{'random':>10}: {rnd['expected_accuracy']:.3f} expected, {rnd['sampled_accuracy_mean']:.3f}"
+        f" ± {rnd['sampled_accuracy_std']:.3f} sampled; random among eligible"
+        f" {doc['random_eligible']['expected_accuracy']:.3f}; majority among eligible"
+        f" {doc['majority_eligible']['accuracy']:.3f}",
+        file=out,
+    )
 
 
 def add_tools_subcommands(tools_sub: Any) -> None:
@@ -222,8 +254,11 @@ def register(sub: Any, bench: Any) -> None:
     p.add_argument(
         "--no-held-out", action="store_true", help="only the backend as deployed and the baselines"
     )
-    p.add_argument("--save", action="store_true",
-                   help="write the shipped set's vectors and fitted model (data/routing/vectors.npz, model.json)")  # fmt: skip
+    p.add_argument(
+        "--save",
+        action="store_true",
+        help="write the shipped set's vectors and fitted model (data/routing/vectors.npz, model.json)",
+    )
     p.add_argument("--json", action="store_true", help="only the JSON line")
     p.add_argument("--seed", type=int, default=0, help="seed of the random baseline")
     p.add_argument("--trials", type=int, default=200, help="sampled runs of the random baseline")

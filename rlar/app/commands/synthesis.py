@@ -16,13 +16,23 @@ from typing import Any
 
 
 def add_synthesize_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--synthesize", action="store_true",
-                   help="synthesise and validate a verifier (local sandbox) for each kind of record no tool fits")  # fmt: skip
-    p.add_argument("--out", default="synthesized-tools.jsonl",
-                   help="with --synthesize: where the validated verifiers go (import with `rlar tools import`)")  # fmt: skip
-    p.add_argument("--partial", choices=("register", "refuse"), default="refuse",
-                   help="with --synthesize: refuse a verifier that leaves clauses unchecked or that no independent "
-                        "route vouches for (default), or keep it marked partial")  # fmt: skip
+    p.add_argument(
+        "--synthesize",
+        action="store_true",
+        help="synthesise and validate a verifier (local sandbox) for each kind of record no tool fits",
+    )
+    p.add_argument(
+        "--out",
+        default="synthesized-tools.jsonl",
+        help="with --synthesize: where the validated verifiers go (import with `rlar tools import`)",
+    )
+    p.add_argument(
+        "--partial",
+        choices=("register", "refuse"),
+        default="refuse",
+        help="with --synthesize: refuse a verifier that leaves clauses unchecked or that no independent "
+        "route vouches for (default), or keep it marked partial",
+    )
     p.add_argument("--max-attempts", type=int, default=3, help="with --synthesize: candidates per kind")
 
 
@@ -58,8 +68,17 @@ async def synthesize_unfit(a: argparse.Namespace, kinds: dict[str, list[dict[str
         print(f"kind {r['signature']} ({r['records']} records): {head}", file=sys.stderr)
         for line in _clause_lines(r):
             print(line, file=sys.stderr)
-        print(json.dumps({"synthesized": {k: v for k, v in r.items() if k != "spec"} | {"tool": spec["name"] if spec else None}},
-                         ensure_ascii=False, default=str), flush=True)  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "synthesized": {k: v for k, v in r.items() if k != "spec"}
+                    | {"tool": spec["name"] if spec else None}
+                },
+                ensure_ascii=False,
+                default=str,
+            ),
+            flush=True,
+        )
     n = write_export(results, a.out)
     print(
         f"{n} of {len(results)} verifiers validated; written to {a.out} (rlar tools import {a.out})",
@@ -94,8 +113,10 @@ def cmd_bench(a: argparse.Namespace) -> int:
     if not a.json:
         for name, s in doc["splits"].items():
             c = s["claims"]
-            print(f"== {name}: {s['instructions']} instructions, {s['answers']} labelled answers ({s['judged']} judged)",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"== {name}: {s['instructions']} instructions, {s['answers']} labelled answers ({s['judged']} judged)",
+                file=sys.stderr,
+            )
             for key in ("full", "partial", "all_judged"):
                 acc = s[key]
                 shown = "-" if acc["accuracy"] is None else f"{acc['accuracy']:.3f}"
@@ -103,19 +124,27 @@ def cmd_bench(a: argparse.Namespace) -> int:
                     f"   label accuracy, {key:<10} {shown} ({acc['correct']}/{acc['answers']})",
                     file=sys.stderr,
                 )
-            print(f"   claimed full {c['claimed_full']}: checkable {c['claimed_full_and_checkable']}, NOT checkable "
-                  f"{c['claimed_full_not_checkable']}; checkable but partial {c['checkable_not_claimed_full']} of "
-                  f"{c['checkable']}", file=sys.stderr)  # fmt: skip
+            print(
+                f"   claimed full {c['claimed_full']}: checkable {c['claimed_full_and_checkable']}, NOT checkable "
+                f"{c['claimed_full_not_checkable']}; checkable but partial {c['checkable_not_claimed_full']} of "
+                f"{c['checkable']}",
+                file=sys.stderr,
+            )
             o = s["overall"]
             prec = "-" if o["precision"] is None else f"{o['precision']:.3f}"
-            print(f"   tasks {o['tasks']}: with a verifier for every prompt {o['tasks_with_verifier']:.0%}, whole "
-                  f"{o['tasks_whole']:.0%}; precision {prec} ({o['right']}/{o['scored']} labels right among scored)",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"   tasks {o['tasks']}: with a verifier for every prompt {o['tasks_with_verifier']:.0%}, whole "
+                f"{o['tasks_whole']:.0%}; precision {prec} ({o['right']}/{o['scored']} labels right among scored)",
+                file=sys.stderr,
+            )
             for tname, t in s["tasks"].items():
-                print(f"     {tname:<28} verifier {'yes' if t['has_verifier'] else 'no ':<3} ({t['verifier']}/"
-                      f"{t['prompts']})  whole {'yes' if t['has_whole'] else 'no ':<3} ({t['whole']}/{t['prompts']})"
-                      f"  labels right {t['right']}/{t['scored']}"
-                      + (f"  unread: {'; '.join(t['unread'])[:120]}" if t["unread"] else ""), file=sys.stderr)  # fmt: skip
+                print(
+                    f"     {tname:<28} verifier {'yes' if t['has_verifier'] else 'no ':<3} ({t['verifier']}/"
+                    f"{t['prompts']})  whole {'yes' if t['has_whole'] else 'no ':<3} ({t['whole']}/{t['prompts']})"
+                    f"  labels right {t['right']}/{t['scored']}"
+                    + (f"  unread: {'; '.join(t['unread'])[:120]}" if t["unread"] else ""),
+                    file=sys.stderr,
+                )
             print(to_markdown(s["synthesis"], title=f"synthesis ({name})"), file=sys.stderr)
     print(
         json.dumps({k: v for k, v in doc.items() if k != "instructions" or a.details}, ensure_ascii=False),
@@ -140,11 +169,19 @@ def register(sub: Any, bench: Any) -> None:
         "--data", default="data/instructions_labelled.jsonl", help="labelled instruction set (JSONL)"
     )
     p.add_argument("--split", default="all", help="dev | heldout | all")
-    p.add_argument("--backend", choices=("auto", "offline"), default="offline",
-                   help="offline (default): the building-block composer; auto: the Messages API when configured")  # fmt: skip
+    p.add_argument(
+        "--backend",
+        choices=("auto", "offline"),
+        default="offline",
+        help="offline (default): the building-block composer; auto: the Messages API when configured",
+    )
     p.add_argument("--max-attempts", type=int, default=3, help="candidates per instruction")
-    p.add_argument("--partial", choices=("register", "refuse"), default="refuse",
-                   help="refuse (default) verifiers that leave clauses unchecked or unvouched, or register them as partial")  # fmt: skip
+    p.add_argument(
+        "--partial",
+        choices=("register", "refuse"),
+        default="refuse",
+        help="refuse (default) verifiers that leave clauses unchecked or unvouched, or register them as partial",
+    )
     p.add_argument("--json", action="store_true", help="only the JSON line")
     p.add_argument("--details", action="store_true", help="include every instruction's result in the JSON")
     p.set_defaults(fn=cmd_bench)

@@ -45,18 +45,20 @@ async def _rows(reg: Any, include_disabled: bool) -> list[dict[str, Any]]:
     for spec in await reg.list(include_disabled=include_disabled):
         st = await reg.status(spec.name)
         stats = await reg.stats(spec.name, spec.version)
-        rows.append({
-            "name": spec.name,
-            "version": spec.version,
-            "kind": str(spec.kind),
-            "state": st["state"],
-            "reason": st["reason"],
-            "description": spec.description,
-            "task_types": list(spec.task_types),
-            "origin": spec.provenance.get("origin", ""),
-            "content_hash": spec.content_hash,
-            "stats": stats,
-        })  # fmt: skip
+        rows.append(
+            {
+                "name": spec.name,
+                "version": spec.version,
+                "kind": str(spec.kind),
+                "state": st["state"],
+                "reason": st["reason"],
+                "description": spec.description,
+                "task_types": list(spec.task_types),
+                "origin": spec.provenance.get("origin", ""),
+                "content_hash": spec.content_hash,
+                "stats": stats,
+            }
+        )
     return rows
 
 
@@ -74,8 +76,10 @@ def cmd_list(a: argparse.Namespace) -> int:
         s = r["stats"]
         calls = s["calls"]
         pct = {k: f"{100 * s[k] / calls:5.1f}" if calls else "    -" for k in ("ok", "abstain", "error")}
-        print(f"{r['name'][:28]:<28} {r['version']:>3} {r['kind']:<8} {r['state']:<11} {calls:>7} {pct['ok']} "
-              f"{pct['abstain']} {pct['error']} {1000 * s['mean_latency_s']:7.1f}")  # fmt: skip
+        print(
+            f"{r['name'][:28]:<28} {r['version']:>3} {r['kind']:<8} {r['state']:<11} {calls:>7} {pct['ok']} "
+            f"{pct['abstain']} {pct['error']} {1000 * s['mean_latency_s']:7.1f}"
+        )
     return 0
 
 
@@ -93,12 +97,15 @@ async def _show(reg: Any, name: str, version: int | None) -> dict[str, Any] | No
         "status": await reg.status(name, spec.version),
         "stats": await reg.stats(name, spec.version),
         "versions": [
-            {"version": s.version, "content_hash": s.content_hash,
-             "registered_by": s.provenance.get("registered_by", ""),
-             "registered_at": s.provenance.get("registered_at")}
+            {
+                "version": s.version,
+                "content_hash": s.content_hash,
+                "registered_by": s.provenance.get("registered_by", ""),
+                "registered_at": s.provenance.get("registered_at"),
+            }
             for s in await reg.versions(name)
         ],
-    }  # fmt: skip
+    }
 
 
 def cmd_show(a: argparse.Namespace) -> int:
@@ -145,19 +152,29 @@ def cmd_register(a: argparse.Namespace) -> int:
     from rlar.tools.pyfunc import PythonToolConfig, PythonToolError, python_tool_spec
 
     fields: dict[str, Any] = {
-        "name": a.name or a.python.partition(":")[2].rsplit(".", 1)[-1], "python": a.python, "kind": a.kind,
-        "description": a.description, "style": a.style, "path": a.path, "needs_reference": a.needs_reference,
-        "task_types": _csv(a.task_types), "answer_formats": _csv(a.answer_formats),
-        "score_range": tuple(float(x) for x in a.score_range.split(",")), "deadline_s": a.deadline,
-        "reference_kwarg": a.reference_kwarg, "conversational": a.conversational,
-    }  # fmt: skip
+        "name": a.name or a.python.partition(":")[2].rsplit(".", 1)[-1],
+        "python": a.python,
+        "kind": a.kind,
+        "description": a.description,
+        "style": a.style,
+        "path": a.path,
+        "needs_reference": a.needs_reference,
+        "task_types": _csv(a.task_types),
+        "answer_formats": _csv(a.answer_formats),
+        "score_range": tuple(float(x) for x in a.score_range.split(",")),
+        "deadline_s": a.deadline,
+        "reference_kwarg": a.reference_kwarg,
+        "conversational": a.conversational,
+    }
     try:
         spec = python_tool_spec(PythonToolConfig.model_validate(fields))
     except (ValueError, PythonToolError) as exc:  # pydantic's ValidationError is a ValueError
         raise ConfigError(f"rlar tools register: {exc}") from None
     got = _run(a, lambda reg: reg.register(spec, by="rlar tools register"))
-    print(f"registered {got.name} v{got.version} ({got.kind}, {got.params.get('style', '')} style, "
-          f"{got.content_hash[:12]})")  # fmt: skip
+    print(
+        f"registered {got.name} v{got.version} ({got.kind}, {got.params.get('style', '')} style, "
+        f"{got.content_hash[:12]})"
+    )
     if str(got.kind) == "sandbox":
         print("it runs in the sandbox actor's jail (stdlib only)")
     else:

@@ -116,8 +116,10 @@ class VLLMEngineConfig(_EngineConfigBase):
         if self.device.startswith("cpu") and self.dtype != "float32":
             raise ValueError("vLLM on CPU needs dtype='float32'")
         if self.tensor_parallel_size > 1 and (self.in_process or self.device.startswith("cpu")):
-            raise ValueError("tensor_parallel_size > 1 needs GPUs and in_process = false (vLLM's 'uni' "
-                             "in-process executor drives one device)")  # fmt: skip
+            raise ValueError(
+                "tensor_parallel_size > 1 needs GPUs and in_process = false (vLLM's 'uni' "
+                "in-process executor drives one device)"
+            )
         return self
 
 
@@ -270,8 +272,10 @@ class GenerationEngine(ABC):
             if shape is None or len(shape) != 2:
                 raise ValueError(f"adapter targets {weight!r}, which is not a matrix of this model")
             if tuple(tensors[a].shape) != (r, shape[1]) or tuple(tensors[b].shape) != (shape[0], r):
-                raise ValueError(f"adapter for {weight} {shape}: A {tuple(tensors[a].shape)}, B "
-                                 f"{tuple(tensors[b].shape)} do not fit rank {r}")  # fmt: skip
+                raise ValueError(
+                    f"adapter for {weight} {shape}: A {tuple(tensors[a].shape)}, B "
+                    f"{tuple(tensors[b].shape)} do not fit rank {r}"
+                )
         return tensors
 
     def _normalize_weights(self, weights: WeightsInput) -> list[tuple[str, torch.Tensor]]:

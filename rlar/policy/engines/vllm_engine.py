@@ -208,8 +208,10 @@ class VLLMEngine(GenerationEngine):
 
         rank = int(adapter["r"])
         if self.cfg.max_lora_rank is None or rank > self.cfg.max_lora_rank:
-            raise ValueError(f"a LoRA adapter of rank {rank} arrived, but this vLLM engine serves adapters up to rank "
-                             f"{self.cfg.max_lora_rank}: set the rollout's engine.max_lora_rank >= {rank}")  # fmt: skip
+            raise ValueError(
+                f"a LoRA adapter of rank {rank} arrived, but this vLLM engine serves adapters up to rank "
+                f"{self.cfg.max_lora_rank}: set the rollout's engine.max_lora_rank >= {rank}"
+            )
         tensors = self._normalize_adapter(weights, adapter)
         if self._lora_dir is None:
             self._lora_dir = Path(tempfile.mkdtemp(prefix="rlar-lora-"))

@@ -164,8 +164,11 @@ _PROSE = [
         re.I,
     ),
 ]
-_NOT_A_SCORE = re.compile(r"^\s*(?:[kKmMbBtT]\b|billion|million|thousand|params|parameters|steps|epochs|"
-                          r"samples|examples|pairs|tokens|layers|gb|mb|languages|hours|days|x\b)", re.I)  # fmt: skip
+_NOT_A_SCORE = re.compile(
+    r"^\s*(?:[kKmMbBtT]\b|billion|million|thousand|params|parameters|steps|epochs|"
+    r"samples|examples|pairs|tokens|layers|gb|mb|languages|hours|days|x\b)",
+    re.I,
+)
 _NAME_STOP = re.compile(r"^(?:the|a|an|our|its|their|this|these)\s+", re.I)
 
 

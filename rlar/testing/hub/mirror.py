@@ -262,8 +262,14 @@ class MirrorSite:
         self, h: BaseHTTPRequestHandler, status: int, code: str, message: str, head: bool, **headers: str
     ) -> None:
         body = json.dumps({"error": message}).encode()
-        self._send(h, status, body, "application/json; charset=utf-8", head,
-                   {"X-Error-Code": code, "X-Error-Message": message, **headers})  # fmt: skip
+        self._send(
+            h,
+            status,
+            body,
+            "application/json; charset=utf-8",
+            head,
+            {"X-Error-Code": code, "X-Error-Message": message, **headers},
+        )
 
     def _repo_or_error(self, h: BaseHTTPRequestHandler, rid: str, head: bool) -> Repo | None:
         repo = self.repos.get(rid.lower())
@@ -400,8 +406,11 @@ class MirrorSite:
             if "size" in s:
                 e["size"] = s["size"]
             if "lfs" in s:
-                e["lfs"] = {"oid": s["lfs"]["sha256"], "size": s["lfs"]["size"],
-                            "pointerSize": s["lfs"]["pointerSize"]}  # fmt: skip
+                e["lfs"] = {
+                    "oid": s["lfs"]["sha256"],
+                    "size": s["lfs"]["size"],
+                    "pointerSize": s["lfs"]["pointerSize"],
+                }
             out.append(e)
         return out
 
