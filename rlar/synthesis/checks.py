@@ -19,8 +19,9 @@ dictionary. Composed rules (``each``, ``order``, ``total``, ``spell``: issue 25)
 ``answer`` (the whole response); ``each`` and ``order`` give the fraction of units (of consecutive pairs) that
 hold. Tables are a Markdown pipe table (header, ``---`` separator, rows) or CSV (comma-separated lines, the
 first the header); YAML is the subset of a flat mapping (``key: value``, a list as ``- item`` lines under the
-key or ``[a, b]``; ``true``/``false`` are booleans, digits an integer). Languages are told apart by frequent function words and letters (Latin-script languages listed
-in ``LANGUAGES``) or by script (the others); texts under three words are not judged (the rule fails).
+key or ``[a, b]``; ``true``/``false`` are booleans, digits an integer). Languages are told apart by frequent
+function words and letters (Latin-script languages listed in ``LANGUAGES``) or by script (the others); texts
+under three words are not judged (the rule fails).
 """
 
 import json

@@ -129,7 +129,10 @@ def synthesis_request(
                         "type": "tool_result",
                         "tool_use_id": call_id,
                         "is_error": True,
-                        "content": f"Rejected by validation: {past.reason}\nFix it and call submit_reward_function again.",
+                        "content": (
+                            f"Rejected by validation: {past.reason}\n"
+                            "Fix it and call submit_reward_function again."
+                        ),
                     }
                 ],
             }

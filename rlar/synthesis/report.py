@@ -104,13 +104,15 @@ def to_markdown(summary: Mapping[str, Any], title: str = "Synthesis") -> str:
         f"| {title} | value |",
         "|---|---|",
         f"| requests | {summary['requests']} |",
-        f"| valid (registered) | {summary['valid']} (full {summary['valid_full']}, partial {summary['valid_partial']}) |",
+        f"| valid (registered) | {summary['valid']} (full {summary['valid_full']}, "
+        f"partial {summary['valid_partial']}) |",
         f"| refused (no verifier checks every clause, or none vouched for), then | {summary.get('refused', 0)}"
         f" ({', '.join(f'{k} {v}' for k, v in summary.get('refused_then', {}).items()) or '-'}) |",
         f"| failed, by final reason | {fail} |",
         f"| rejected attempts, by check | {rej} |",
         f"| attempts (total / mean per request / per valid tool) | {summary['attempts_total']} / "
-        f"{summary['attempts_mean']} / {summary['attempts_per_valid'] if summary['attempts_per_valid'] is not None else '-'} |",
+        f"{summary['attempts_mean']} / "
+        f"{summary['attempts_per_valid'] if summary['attempts_per_valid'] is not None else '-'} |",
         f"| time per request, s (mean / median / max) | {summary['time_s_mean']} / {summary['time_s_median']} / "
         f"{summary['time_s_max']} |",
         f"| coverage of valid tools (mean share of clauses checked) | "

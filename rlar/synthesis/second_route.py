@@ -263,7 +263,8 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
     if "table" in ws or "csv" in ws:
         c = {"rule": "table", "format": "markdown" if "markdown" in ws else "csv"}
         m = re.search(
-            r"\b(?:columns?|header)\b\s*(?:are|named)?\s*:?\s*([a-z_][\w ,]*?)(?=,?\s+(?:and\s+)?(?:exactly\s+)?\d|\s+and\s+\w+\s+rows|,\s*(?:where|with)|[.]|$)",
+            r"\b(?:columns?|header)\b\s*(?:are|named)?\s*:?\s*([a-z_][\w ,]*?)(?=,?\s+(?:and\s+)?(?:exactly"
+            r"\s+)?\d|\s+and\s+\w+\s+rows|,\s*(?:where|with)|[.]|$)",
             sentence,
         )
         if m:
@@ -322,7 +323,8 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
         each("line" if ws & {"line", "lines"} else "sentence", "ends_punct")
         blank.append("punctuation mark")
     mark = re.search(
-        r"\bend\w*\s+(?:with|in)\s+an?\s+(question|exclamation) mark\b|\bend\w*\s+(?:with|in)\s+an?\s+(period|full stop)\b",
+        r"\bend\w*\s+(?:with|in)\s+an?\s+(question|exclamation) mark\b|\bend\w*\s+(?:with|"
+        r"in)\s+an?\s+(period|full stop)\b",
         sentence,
     )
     if mark and ws & {"every", "each", "all"} and ws & {"line", "lines", "sentence", "sentences"}:
@@ -501,7 +503,8 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
     ints = re.search(
         r"\b(\d+|"
         + "|".join(_SMALL)
-        + r") (?:even |odd |prime |positive |square |perfect )?(?:integers|whole numbers|numbers|squares|primes|multiples)\b",
+        + r") (?:even |odd |prime |positive |square |perfect )?(?:integers|whole numbers|numbers|squares|"
+        r"primes|multiples)\b",
         sentence,
     )
     if ints and _num(ints.group(1)):
@@ -635,7 +638,8 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
         ]
         sentence = sentence.replace(hyph.group(0), " ")
     elif re.search(
-        r"(?:^|\band\s+)\s*(?:write|give|compose|reply with|answer with|use)\b[^,]{0,12}?\ba (?:single )?sentence\b(?! or\b| and\b)",
+        r"(?:^|\band\s+)\s*(?:write|give|compose|reply with|answer with|"
+        r"use)\b[^,]{0,12}?\ba (?:single )?sentence\b(?! or\b| and\b)",
         sentence,
     ):
         out.append({"rule": "sentences", "min": 1, "max": 1})
@@ -669,14 +673,16 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
         if neg or re.search(r"\b(?:different|distinct|unique)\b", sentence):
             out.append({"rule": "order", "unit": "word", "rel": "distinct"})
     whole_caps = re.search(
-        r"^\s*(?:write|give|list|reply with|answer with)\s+(?:me\s+)?(?:exactly\s+)?(\d+)\s+words\s+(?:all\s+)?(?:written\s+)?in\s+(?:all\s+)?(?:capital letters|capitals|caps|upper\s?case)\b",
+        r"^\s*(?:write|give|list|reply with|answer with)\s+(?:me\s+)?(?:exactly\s+)?(\d+)\s+words\s+(?:all"
+        r"\s+)?(?:written\s+)?in\s+(?:all\s+)?(?:capital letters|capitals|caps|upper\s?case)\b",
         sentence,
     )
     if whole_caps:
         out.append({"rule": "uppercase"})
         sentence = sentence[: whole_caps.end(1)] + " words" + sentence[whole_caps.end() :]
     ends_mark = re.search(
-        r"\b(?:each|every|all)\b[^.]*?\b(?:end|ends|ending|finish\w*)\s+(?:with|in)\s+an?\s+(period|full stop|question mark|exclamation (?:mark|point))\b",
+        r"\b(?:each|every|all)\b[^.]*?\b(?:end|ends|ending|finish\w*)\s+(?:with|in)\s+an?\s+(period|"
+        r"full stop|question mark|exclamation (?:mark|point))\b",
         sentence,
     )
     if ends_mark and not neg:
@@ -687,7 +693,8 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
             mark = {"period": ".", "full stop": ".", "question mark": "?"}.get(ends_mark.group(1), "!")
             out.append({"rule": "ends_with", "text": mark, "per": scope})
     caps = re.search(
-        r"\b(?:exactly\s+)?(\d+|two|three|four|five)\s+words?\s+(?:are\s+|is\s+)?(?:written\s+)?(?:in\s+)?(?:all\s+)?(?:capital letters|capitals|caps|upper\s?case)\b",
+        r"\b(?:exactly\s+)?(\d+|two|three|four|five)\s+words?\s+(?:are\s+|"
+        r"is\s+)?(?:written\s+)?(?:in\s+)?(?:all\s+)?(?:capital letters|capitals|caps|upper\s?case)\b",
         sentence,
     )
     if caps:

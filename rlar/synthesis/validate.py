@@ -23,10 +23,10 @@ the candidate's behaviour). Checks, in order; the first that fails is the reason
    least ``min_independent_good`` of the range on average. With ``require_independent`` a candidate without
    such probes is rejected: probes built from the reading the verifier was composed from cannot show that the
    reading was right.
-6a. examples (checked before 6): the user's labelled examples (source ``user``, from ``[[tasks]] examples``) are scored exactly as
-   labelled: an example marked ``ok`` gets the top of the range, one marked not ok scores below it. One
-   disagreement rejects the candidate, and the reason shows each disagreement (the example, its label, the
-   score).
+6a. examples (checked before 6): the user's labelled examples (source ``user``, from ``[[tasks]] examples``)
+   are scored exactly as labelled: an example marked ``ok`` gets the top of the range, one marked not ok
+   scores below it. One disagreement rejects the candidate, and the reason shows each disagreement (the
+   example, its label, the score).
 
 A sandbox that could not run anything (``rejected``) gives ``infrastructure=True``: not the candidate's fault,
 so callers should not count it as a rejected attempt.
@@ -154,7 +154,10 @@ def static_check(code: str, score_range: tuple[float, float] | list[float]) -> s
             n = len(node.args.posonlyargs) + len(node.args.args)
             if n >= 4 or node.args.vararg is not None:
                 return None
-            return f"reward() takes {n} positional parameters; the signature is reward(query, response, reference, metadata)"
+            return (
+                f"reward() takes {n} positional parameters; the signature is reward(query, response, "
+                f"reference, metadata)"
+            )
     return "defines no top-level reward(query, response, reference, metadata)"
 
 

@@ -28,10 +28,10 @@ bounds ``min`` / ``max``; what each rule means exactly is :mod:`rlar.synthesis.c
   (consecutive units keep ``rel``: increasing, decreasing, alphabetical, chronological, step (``arg`` the
   difference), alternating_case, word_growth (``arg`` words more per unit), one_letter, word_counts (``arg``
   the list of words per unit), chain (each unit starts with the last letter of the one before), distinct (no
-  unit repeated: over all units, not only consecutive ones)), ``total`` (``agg`` = sum | first | last of the numbers within ``min`` /
-  ``max``), ``spell`` (the units' first letters spell ``text``), ``table`` (``format`` markdown | csv,
-  ``columns``, optional ``types`` column → integer | number | string, rows within ``min`` / ``max``) and
-  ``yaml_keys`` (as ``json_keys``, for a YAML mapping);
+  unit repeated: over all units, not only consecutive ones)), ``total`` (``agg`` = sum | first | last of
+  the numbers within ``min`` / ``max``), ``spell`` (the units' first letters spell ``text``), ``table``
+  (``format`` markdown | csv, ``columns``, optional ``types`` column → integer | number | string, rows
+  within ``min`` / ``max``) and ``yaml_keys`` (as ``json_keys``, for a YAML mapping);
 - position (issue 25, third round): ``at`` (the ``index``-th ``unit`` — word | letter, 1-based, -1 the last —
   is ``text``, case and surrounding punctuation aside).
 
@@ -331,7 +331,10 @@ def describe(c: Mapping[str, Any]) -> str:
     if rule in ("each", "order"):
         what = str(c.get("test") or c.get("rel")).replace("_", " ")
         arg = f" {c['arg']}" if c.get("arg") is not None else ""
-        return f"{'every' if rule == 'each' else 'consecutive'} {c.get('unit')}{'' if rule == 'each' else 's'}: {what}{arg}"
+        return (
+            f"{'every' if rule == 'each' else 'consecutive'} {c.get('unit')}{'' if rule == 'each' else 's'}"
+            f": {what}{arg}"
+        )
     if rule == "at":
         k = int(c.get("index", 0))
         return f"{'the last' if k == -1 else f'{k}th'} {c.get('unit')} is {c.get('text')!r}"

@@ -3,16 +3,25 @@
 Each format reads JSONL (``.jsonl``, ``.jsonl.gz``) or parquet rows with the columns its dataset publishes
 and knows the task's spec (domain, answer format, default reward tools):
 
-| format | columns | prompt | reference | default tools |
-|---|---|---|---|---|
-| ``gsm8k`` | ``question``, ``answer`` (ends ``#### N``) | question + instruction | N (commas dropped) | math_verify |
-| ``math`` | ``problem``, ``solution`` (``\\boxed{}``), ``level``, ``type``; or ``answer`` (MATH-500) | problem + instruction | ``$answer$``: ``answer``, else the last ``\\boxed{}`` of the solution | math_verify |
-| ``humaneval`` | ``task_id``, ``prompt``, ``canonical_solution``, ``test``, ``entry_point`` | prompt | ``{prompt, test, entry_point}`` | code_tests |
-| ``mbpp`` | ``task_id``, ``text`` (sanitized: ``prompt``), ``code``, ``test_list``, ``test_setup_code`` (sanitized: ``test_imports``), ``challenge_test_list`` | task + its tests (Austin et al. 2021) | ``{test_list, test_setup_code?, test_imports?}`` | code_tests |
-| ``ifeval`` | ``key``, ``prompt``, ``instruction_id_list``, ``kwargs`` | prompt | ``{instruction_id_list, kwargs}`` | ifeval |
-| ``chat`` | ``messages`` (``{role, content}``) or ``conversations`` (ShareGPT ``{from, value}``) | turns before the last assistant turn | last assistant turn, if any | llm_judge |
-| ``alpaca`` | ``instruction``, ``input``?, ``output`` (Alpaca, AlpacaEval) | instruction (+ input) | output | llm_judge |
-| ``wmt``, ``flores`` | see :mod:`rlar.tasks.parallel` | | | chrf, bleu2 |
+- ``gsm8k``: columns ``question``, ``answer`` (ends ``#### N``); prompt: question + instruction;
+  reference: N (commas dropped); default tools: math_verify.
+- ``math``: columns ``problem``, ``solution`` (``\\boxed{}``), ``level``, ``type``; or ``answer`` (MATH-500);
+  prompt: problem + instruction; reference: ``$answer$``: ``answer``, else the last ``\\boxed{}`` of the
+  solution; default tools: math_verify.
+- ``humaneval``: columns ``task_id``, ``prompt``, ``canonical_solution``, ``test``, ``entry_point``; prompt:
+  prompt; reference: ``{prompt, test, entry_point}``; default tools: code_tests.
+- ``mbpp``: columns ``task_id``, ``text`` (sanitized: ``prompt``), ``code``, ``test_list``,
+  ``test_setup_code`` (sanitized: ``test_imports``), ``challenge_test_list``; prompt: task + its tests
+  (Austin et al. 2021); reference: ``{test_list, test_setup_code?, test_imports?}``; default tools:
+  code_tests.
+- ``ifeval``: columns ``key``, ``prompt``, ``instruction_id_list``, ``kwargs``; prompt: prompt; reference:
+  ``{instruction_id_list, kwargs}``; default tools: ifeval.
+- ``chat``: columns ``messages`` (``{role, content}``) or ``conversations`` (ShareGPT ``{from, value}``);
+  prompt: turns before the last assistant turn; reference: last assistant turn, if any; default tools:
+  llm_judge.
+- ``alpaca``: columns ``instruction``, ``input``?, ``output`` (Alpaca, AlpacaEval); prompt: instruction
+  (+ input); reference: output; default tools: llm_judge.
+- ``wmt``, ``flores``: see :mod:`rlar.tasks.parallel`; default tools: chrf, bleu2.
 
 Code references keep the dataset's own fields; the one converter (``rlar.sandbox.parse_code_tests``) turns
 them into sandbox tests when they are scored, and is called here at load time so a broken row fails
@@ -59,7 +68,10 @@ __all__ = [
 
 GSM8K_INSTRUCTION = 'Let\'s think step by step and output the final answer after "####".'
 MATH_INSTRUCTION = "Let's think step by step and output the final answer within \\boxed{}."
-MBPP_TEMPLATE = "You are an expert Python programmer, and here is your task: {text} Your code should pass these tests:\n\n{tests}"
+MBPP_TEMPLATE = (
+    "You are an expert Python programmer, and here is your task: {text} Your code should pass these "
+    "tests:\n\n{tests}"
+)
 _ID_COLUMNS = ("task_id", "key", "unique_id", "prompt_id", "id", "idx", "index")
 
 RowFn = Callable[[Mapping[str, Any], dict[str, Any]], tuple[Any, Any, dict[str, Any]]]

@@ -70,7 +70,10 @@ def read_words(cl: ClauseText) -> None:
         rf"be included|be repeated|feature|be written)\w*\s+(?:in (?:your|the) (?:answer|response|reply)\s+)?{counted}",
         occurs,
     )
-    neg = r"(?:do not|don't|never|must not|should not|shouldn't|cannot|can't|may not|avoid|avoiding|without|refrain from|no)"
+    neg = (
+        r"(?:do not|don't|never|must not|should not|shouldn't|cannot|can't|may not|avoid|avoiding|without|"
+        r"refrain from|no)"
+    )
     cl.each(
         rf"\b{neg}\s+(?:ever\s+)?(?:(?:use|using|say|saying|mention|mentioning|include|including|write|writing|"
         rf"contain|containing|mention of)\s+)?(?:the\s+|any\s+(?:of\s+the\s+)?)?"
@@ -83,7 +86,8 @@ def read_words(cl: ClauseText) -> None:
         lambda m: add_words(cl, "exclude", [m.group("w")], m.group(0)),
     )
     cl.each(
-        rf"(?:{QLIST})\s+(?:must|should|may|can|shall)\s*(?:not|never)\s+(?:appear|be used|be mentioned|be included|occur)",
+        rf"(?:{QLIST})\s+(?:must|should|may|can|shall)\s*(?:not|never)\s+(?:appear|be used|be mentioned|"
+        rf"be included|occur)",
         lambda m: add_words(cl, "exclude", targets(cl, m.group(0)), m.group(0)),
     )
     inc_verb = (
@@ -113,7 +117,10 @@ def read_words(cl: ClauseText) -> None:
 
 
 def read_position(cl: ClauseText) -> None:
-    subject = r"(?:(?:your|the|this)\s+)?(?:(?:entire|whole)\s+)?(?:answer|response|reply|message|output|text|letter|email|essay|story|poem|it|list)?"
+    subject = (
+        r"(?:(?:your|the|this)\s+)?(?:(?:entire|whole)\s+)?(?:answer|response|reply|message|output|text|"
+        r"letter|email|essay|story|poem|it|list)?"
+    )
     what = r"(?:(?:the|this|these|that)\s+(?:exact\s+)?(?:word|phrase|greeting|sentence|words|question|salutation)\s+)?"
     marks = {
         "a question(?: mark)?": "?",
@@ -130,7 +137,10 @@ def read_position(cl: ClauseText) -> None:
             c["per"] = "sentence"
         cl.add(c)
 
-    neg = r"(?:never|do not|don't|must not|should not|shouldn't|avoid|no\s+(?:\w+\s+)?(?:may|should|can|must|will)?|not)"
+    neg = (
+        r"(?:never|do not|don't|must not|should not|shouldn't|avoid|no\s+(?:\w+\s+)?(?:may|should|can|must|"
+        r"will)?|not)"
+    )
     cl.each(
         rf"\b{neg}\s+(?:\w+\s+){{0,2}}?(?:start|begin|open)\w*\s+(?:(?:a|any|each|every|your|the|of the)\s+)?"
         rf"(?:(?:{SCOPE_RX})\s+)?with\s+{what}{Q}",
@@ -166,7 +176,8 @@ def read_position(cl: ClauseText) -> None:
 
     mark_rx = "|".join(marks)
     cl.each(
-        rf"(?P<head>\b(?:end|ends|finish|close|conclude|wrap up)\w*\s+(?:(?:each|every|all)\s+(?:{SCOPE_RX})\s+|{subject}\s*)"
+        rf"(?P<head>\b(?:end|ends|finish|close|conclude|wrap up)\w*\s+(?:(?:each|every|"
+        rf"all)\s+(?:{SCOPE_RX})\s+|{subject}\s*)"
         rf"(?:with|by saying|by writing|on)\s+){what}(?:{Q}|{mark_rx})"
         rf"|(?P<last>\b(?:your|the)\s+(?:very\s+)?last (?:word|sentence|line)\s+(?:\w+\s+){{0,2}}?be\s+){what}{Q}",
         lambda m: (
@@ -324,7 +335,8 @@ def read_language(cl: ClauseText) -> None:
 
     cl.each(
         rf"\b(?:(?:in|into|using)\s+(?:only\s+)?(?:the\s+)?(?:(?:plain|simple|natural|fluent|formal|proper|correct|good|standard|modern)\s+)?(?P<lang>{names})(?:\s+language)?(?:\s+only)?"
-        rf"|{subject}\s+(?:should|must|has to|needs to)\s+be\s+(?:written\s+)?(?:entirely\s+)?in\s+(?P<lang2>{names}))\b",
+        rf"|{subject}\s+(?:should|must|has to|needs to)\s+be\s+(?:written\s+)?(?:entirely\s+)?in"
+        rf"\s+(?P<lang2>{names}))\b",
         lambda m: (
             lang(m) if m.group("lang") else cl.add({"rule": "language", "lang": LANGS[m.group("lang2")]})
         ),
@@ -393,7 +405,10 @@ def read_json(cl: ClauseText, whole: str) -> None:
             )
     if not (has_json or re.search(r"\b(?:object|dictionary)\b", whole)):
         return
-    type_rx = rf"(?:\s*\(\s*(?:a|an)?\s*(?P<t1>{TYPE_RX})\s*\)|\s*:\s*(?P<t2>{TYPE_RX})\b|\s+as\s+(?:a|an)?\s*(?P<t3>{TYPE_RX})\b|\s+of type\s+(?P<t4>{TYPE_RX})\b)?"
+    type_rx = (
+        rf"(?:\s*\(\s*(?:a|an)?\s*(?P<t1>{TYPE_RX})\s*\)|\s*:\s*(?P<t2>{TYPE_RX})\b|\s+as\s+(?:a|"
+        rf"an)?\s*(?P<t3>{TYPE_RX})\b|\s+of type\s+(?P<t4>{TYPE_RX})\b)?"
+    )
     key = rf"(?:the\s+(?:key|field)\s+)?(?:(?P<q>{Q})|(?P<b>[a-z_][a-z0-9_]*))"
     head = r"\b(?:keys?|fields?|properties|attributes|entries)\b"
     m = re.search(head, cl.w)
@@ -437,7 +452,8 @@ def read_json(cl: ClauseText, whole: str) -> None:
         c["exact"] = True
     cl.add(c)
     cl.each(
-        r"\b(?:exactly|only|precisely|just)\s+(?:the\s+)?(?:\d+\s+)?(?:keys?|fields?)\b|\bno (?:other|extra|additional) (?:keys|fields)\b",
+        r"\b(?:exactly|only|precisely|just)\s+(?:the\s+)?(?:\d+\s+)?(?:keys?|fields?)\b|\bno (?:other|"
+        r"extra|additional) (?:keys|fields)\b",
         lambda m: True,
     )
     cl.blank(m.start(), pos)
@@ -449,9 +465,11 @@ def read_choices(cl: ClauseText) -> None:
         cl.add({"rule": "one_of", "options": targets(cl, m.group(0))})
 
     cl.each(
-        rf"\b(?:(?:exactly\s+)?(?:1|one) of|either|from)\s*(?:the following|these)?\s*(?:options|choices|answers|phrases|words|values)?"
+        rf"\b(?:(?:exactly\s+)?(?:1|one) of|either|from)\s*(?:the following|these)?\s*(?:options|choices|"
+        rf"answers|phrases|words|values)?"
         rf"\s*:?\s*\(?\s*{Q}(?:\s*(?:,|\bor\b|\band\b|/)\s*(?:or\s+)?{Q})+\s*\)?"
-        rf"|\b(?:must be|should be|has to be|answer with|reply with|respond with|answer|say)\s+(?:either\s+)?{Q}\s+or\s+{Q}",
+        rf"|\b(?:must be|should be|has to be|answer with|reply with|respond with|answer|"
+        rf"say)\s+(?:either\s+)?{Q}\s+or\s+{Q}",
         opts,
     )
     cl.each(
@@ -498,7 +516,10 @@ def read_only_class(cl: ClauseText) -> None:
 
 
 def read_nothing_else(cl: ClauseText) -> None:
-    nothing = r"\b(?:and\s+)?(?:nothing else|nothing more|no other (?:text|words|characters)|without (?:any )?(?:other text|explanation|commentary)|no explanation)\b"
+    nothing = (
+        r"\b(?:and\s+)?(?:nothing else|nothing more|no other (?:text|words|characters)|"
+        r"without (?:any )?(?:other text|explanation|commentary)|no explanation)\b"
+    )
     rules = {c["rule"] for c in cl.found}
     classes = {"capitals": "capitals", "letters": "letters", "letter": "letters", "numbers": "digits"}
     cls = next((classes[r] for r in classes if r in rules), None)

@@ -339,7 +339,8 @@ def read_lists(cl: ClauseText) -> None:
     rules = {c["rule"] for c in cl.found}
     if rules & {"bullets", "numbered", "items", "lines"}:
         cl.each(
-            r"\b(?:a\s+)?(?:numbered|bulleted|bullet(?:ed)?[- ]point|markdown)?\s*list(?:\s+of)?\b|\bas a\b|\bone per line\b",
+            r"\b(?:a\s+)?(?:numbered|bulleted|bullet(?:ed)?[- ]point|markdown)?\s*list(?:\s+of)?\b|"
+            r"\bas a\b|\bone per line\b",
             lambda m: True,
         )
         return

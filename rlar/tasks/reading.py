@@ -75,7 +75,8 @@ _EXAMPLES = re.compile(
 )
 _DESCRIBES = re.compile(r"\b(?:is|are|was|were|states|describes|shows|gives|comes|means|holds)\b")
 _MODAL = re.compile(
-    r"\b(?:must|should|shall|need|needs|have to|has to|may|can|cannot|can't|do not|don't|never|avoid|please|make sure|ensure)\b"
+    r"\b(?:must|should|shall|need|needs|have to|has to|may|can|cannot|can't|do not|don't|never|avoid|"
+    r"please|make sure|ensure)\b"
 )
 
 

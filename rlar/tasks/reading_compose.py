@@ -79,7 +79,10 @@ _SCOPES = {
 }
 _SCOPE_RX = r"bullet\s+points?|bullets?|paragraphs?|sentences?|lines?|items?|points?"
 _BE = r"(?:must|should|has\s+to|needs\s+to|will|shall|is\s+to)?\s*(?:be|is)"
-_OF_ANSWER = r"(?:of\s+(?:your|the|this)\s+(?:entire\s+|whole\s+)?(?:answer|response|reply|text|output|sentence|message)\s+)?"
+_OF_ANSWER = (
+    r"(?:of\s+(?:your|the|this)\s+(?:entire\s+|whole\s+)?(?:answer|response|reply|text|output|sentence|"
+    r"message)\s+)?"
+)
 
 
 def _scope(word: str) -> str:
@@ -230,7 +233,8 @@ def _read_unit_marks(cl: ClauseText, sentence: str) -> None:
 
     cl.each(
         rf"\b(?:with\s+)?(?:each|every|all)\s+(?:of\s+them\s+)?(?:(?P<scope>{_SCOPE_RX})\s+)?(?:must\s+|should\s+)?"
-        rf"(?:end|ends|ending|finish|finishes|finishing)\s+(?:with|in)\s+an?\s+(?P<mark>period|full stop|question mark|exclamation mark|exclamation point)\b",
+        rf"(?:end|ends|ending|finish|finishes|finishing)\s+(?:with|in)\s+an?\s+(?P<mark>period|full stop|"
+        rf"question mark|exclamation mark|exclamation point)\b",
         mark,
     )
 
@@ -317,7 +321,10 @@ def _read_word_lists(cl: ClauseText) -> None:
         cl.add({"rule": "include", "words": items})
         return True
 
-    verb = r"(?:uses?|using|includes?|including|contains?|containing|mentions?|mentioning|features?|featuring|incorporates?|incorporating)"
+    verb = (
+        r"(?:uses?|using|includes?|including|contains?|containing|mentions?|mentioning|features?|featuring|"
+        r"incorporates?|incorporating)"
+    )
     det = r"(?:(?:all|each|every\s+one|both)\s+(?:of\s+)?)?(?:the|these|those)?\s*(?:following\s+|given\s+)?"
     cl.each(
         rf"\b(?:{verb}\s+)?{det}(?:words|concepts|terms)\s*:?\s+(?P<list>[a-z][\w'-]*(?:\s*,\s*[a-z][\w'-]*)*\s*(?:,\s*)?(?:and|&)\s+[a-z][\w'-]*|[a-z][\w'-]*(?:\s*,\s*[a-z][\w'-]*){{2,}})\b",
@@ -326,7 +333,10 @@ def _read_word_lists(cl: ClauseText) -> None:
 
 
 def _read_one_sentence(cl: ClauseText) -> None:
-    sized = r"\s+(?:of|with|containing|having)\s+(?:exactly\s+|at\s+least\s+|at\s+most\s+|no\s+more\s+than\s+|between\s+)?\d"
+    sized = (
+        r"\s+(?:of|with|containing|having)\s+(?:exactly\s+|at\s+least\s+|at\s+most\s+|no\s+more\s+than\s+|"
+        r"between\s+)?\d"
+    )
     m = re.search(
         r"^\s*(?:please\s+)?(?:write|give|compose|produce|create|reply\s+with|answer\s+with|respond\s+with|use)\s+(?:me\s+)?"
         r"(?:(?:them|it)\s+in\s+)?(?:a|one|a\s+single|only\s+one)\s+(?:(?P<n>\d+)-word\s+)?sentence\b(?!\s+(?:for|per|about\s+each|or|and)\b)(?!s)",

@@ -98,7 +98,8 @@ def _types(text: str, names: list[str]) -> dict[str, str]:
         m = re.search(
             rf"\b{n}\s*\((?:an?\s+)?(integer|whole number|number|string|text|list|boolean)\)", text
         ) or re.search(
-            rf"\b{n}\s+(?:is|must be|should be|as)\s+(?:an?\s+)?(integer|whole number|number|string|text|list|boolean|true or false)\b",
+            rf"\b{n}\s+(?:is|must be|should be|as)\s+(?:an?\s+)?(integer|whole number|number|string|text|"
+            rf"list|boolean|true or false)\b",
             text,
         )
         if m:
@@ -134,8 +135,11 @@ def _read_tables(cl: ClauseText, whole: str) -> None:
         return
     c: dict[str, Any] = {"rule": "table", "format": fmt}
     cols = re.search(
-        r"\b(?:(?:with|whose|has|having)\s+)?(?:exactly\s+)?(?:the\s+)?(?:columns?|header(?: row)?)\s*(?:are|is|named|called|of)?\s*:?\s*"
-        r"((?:[a-z_][\w ]*?|[a-z_]\w*)(?:\s*,\s*(?:and\s+)?[a-z_][\w ]*?)*(?:\s*(?:,\s*)?and\s+[a-z_]\w*)?)(?=\s*(?:,\s*(?:and|with|where)\b|\band\s+\d|\bwith\b|[.;]|$|\s+and\s+(?:exactly\s+)?\d))",
+        r"\b(?:(?:with|whose|has|having)\s+)?(?:exactly\s+)?(?:the\s+)?(?:columns?|"
+        r"header(?: row)?)\s*(?:are|is|named|called|of)?\s*:?\s*"
+        r"((?:[a-z_][\w ]*?|[a-z_]\w*)(?:\s*,\s*(?:and\s+)?[a-z_][\w ]*?)*(?:\s*(?:,\s*)?and"
+        r"\s+[a-z_]\w*)?)(?=\s*(?:,\s*(?:and|with|where)\b|\band\s+\d|\bwith\b|[.;]|$|"
+        r"\s+and\s+(?:exactly\s+)?\d))",
         cl.w,
     )
     if cols:
@@ -164,7 +168,9 @@ def _read_yaml(cl: ClauseText, whole: str) -> None:
     if not re.search(r"\byaml\b", whole):
         return
     keys = re.search(
-        r"\b(?:(?:with|mapping|maps?|mapping of)\s+)?(?:exactly\s+)?(?:the\s+)?keys?\s*:?\s*((?:[a-z_]\w*(?:\s*\((?:an?\s+)?\w+\))?)(?:\s*,\s*(?:and\s+)?[a-z_]\w*(?:\s*\((?:an?\s+)?\w+\))?)*(?:\s*,?\s*and\s+[a-z_]\w*(?:\s*\((?:an?\s+)?\w+\))?)?)",
+        r"\b(?:(?:with|mapping|maps?|mapping of)\s+)?(?:exactly\s+)?(?:the\s+)?keys?\s*:?\s*((?:[a-z_]\w*"
+        r"(?:\s*\((?:an?\s+)?\w+\))?)(?:\s*,\s*(?:and\s+)?[a-z_]\w*(?:\s*\((?:an?\s+)?\w+\))?)*(?:\s*,?"
+        r"\s*and\s+[a-z_]\w*(?:\s*\((?:an?\s+)?\w+\))?)?)",
         cl.w,
     )
     if not keys:
@@ -190,7 +196,8 @@ def _read_yaml(cl: ClauseText, whole: str) -> None:
     )
     for name in names:
         cl.each(
-            rf"\b(?:where\s+|and\s+)?{re.escape(name)}\s+is\s+an?\s+(?:integer|whole number|number|string|list|boolean)\b",
+            rf"\b(?:where\s+|and\s+)?{re.escape(name)}\s+is\s+an?\s+(?:integer|whole number|number|string|"
+            rf"list|boolean)\b",
             lambda m: True,
         )
     cl.each(r"\b(?:and\s+)?(?:with\s+)?no other keys\b|\bwhere\b", lambda m: True)
@@ -383,7 +390,8 @@ def _read_tests(cl: ClauseText, sentence: str) -> None:
         return True
 
     cl.each(
-        r"\b(?:must\s+|should\s+)?(?:ends?|ending|finish(?:es)?)\s+(?:with|in)\s+an?\s+(?P<mark>question mark|exclamation mark|period|full stop)\b",
+        r"\b(?:must\s+|should\s+)?(?:ends?|ending|finish(?:es)?)\s+(?:with|"
+        r"in)\s+an?\s+(?P<mark>question mark|exclamation mark|period|full stop)\b",
         ends_mark,
     )
     cl.each(
@@ -399,7 +407,8 @@ def _read_tests(cl: ClauseText, sentence: str) -> None:
         lambda m: add("number", "divisible", int(m.group("n"))),
     )
     cl.each(
-        r"\b(?:whose\s+|with\s+|its\s+|the\s+)?(?:digits\s+(?:sum|add up)\s+to|digit\s+sum\s+(?:is|of)|sum of (?:its|the) digits is)\s+(?P<n>\d+)\b",
+        r"\b(?:whose\s+|with\s+|its\s+|the\s+)?(?:digits\s+(?:sum|add up)\s+to|digit\s+sum\s+(?:is|of)|"
+        r"sum of (?:its|the) digits is)\s+(?P<n>\d+)\b",
         lambda m: add("number", "digit_sum", int(m.group("n"))),
     )
     cl.each(
@@ -447,7 +456,9 @@ def _read_relations(cl: ClauseText, sentence: str) -> None:
         lambda m: add(unit_here(m, "word"), "alphabetical"),
     )
     cl.each(
-        r"\b(?:sorted\s+|ordered\s+|listed\s+)?(?:in\s+)?chronological(?:ly)?(?:\s+order)?\b|\b(?:ordered\s+|sorted\s+)?from\s+(?:the\s+)?(?:earliest|oldest)\s+to\s+(?:the\s+)?(?:latest|newest|most recent)\b",
+        r"\b(?:sorted\s+|ordered\s+|listed\s+)?(?:in\s+)?chronological(?:ly)?(?:\s+order)?\b|"
+        r"\b(?:ordered\s+|sorted\s+)?from\s+(?:the\s+)?(?:earliest|oldest)\s+to\s+(?:the\s+)?(?:latest|"
+        r"newest|most recent)\b",
         lambda m: add("line", "chronological"),
     )
 
@@ -513,7 +524,8 @@ def _read_relations(cl: ClauseText, sentence: str) -> None:
         add("word", "alternating_case", start)
 
     cl.each(
-        r"\b(?:that\s+|which\s+)?(?:alternate|alternates|alternating)\s+(?:between\s+)?(?:all[- ])?lower\s?case\s+and\s+(?:all[- ])?upper\s?case\b"
+        r"\b(?:that\s+|which\s+)?(?:alternate|alternates|alternating)\s+(?:between\s+)?(?:all[- ])?lower"
+        r"\s?case\s+and\s+(?:all[- ])?upper\s?case\b"
         r"|\b(?:alternate|alternating)\s+(?:the\s+)?case\b|\bwhose\s+case\s+alternates\b|\bcase\s+alternates\b",
         alternating,
     )
@@ -584,7 +596,8 @@ def _read_layout(cl: ClauseText, sentence: str) -> None:
     rules = {c["rule"] for c in cl.found}
     shaped = rules & {"each", "order", "total", "spell", "table", "yaml_keys", "lines"}
     cl.each(
-        r"\b(?:whose|with a|with)\s+sum\s+(?:is|of|equal to)\s+(?P<n>\d+)\b|\b(?:that\s+|which\s+)?(?:add|adds|sum|sums)\s+up\s+to\s+(?P<n2>\d+)\b|\bwhose\s+sum\s+is\s+(?P<n3>\d+)\b",
+        r"\b(?:whose|with a|with)\s+sum\s+(?:is|of|equal to)\s+(?P<n>\d+)\b|\b(?:that\s+|which\s+)?(?:add|"
+        r"adds|sum|sums)\s+up\s+to\s+(?P<n2>\d+)\b|\bwhose\s+sum\s+is\s+(?P<n3>\d+)\b",
         lambda m: cl.add(
             {
                 "rule": "total",
@@ -597,7 +610,8 @@ def _read_layout(cl: ClauseText, sentence: str) -> None:
     )
     if shaped or re.search(r"\b(?:numbers?|integers?|words?)\b", cl.w):
         cl.each(
-            r",?\s*\b(?:(?:and\s+)?(?:separated|separate)\s+by\s+(?:commas|spaces|a\s+comma|a\s+space)|comma[- ]separated|space[- ]separated)\b",
+            r",?\s*\b(?:(?:and\s+)?(?:separated|separate)\s+by\s+(?:commas|spaces|a\s+comma|a\s+space)|"
+            r"comma[- ]separated|space[- ]separated)\b",
             lambda m: True,
         )
         cl.each(rf"{_LINE_FORM}|\b(?:each\s+)?on\s+one\s+line\b", lambda m: True)
