@@ -22,8 +22,9 @@ Flow per prompt (durable ``router`` on ``rlar.prompts.>``, explicit acks, ``conc
 3. No tool fits: the decision is ``pending``; once ``examples`` prompts of the kind are held, or after
    ``request_delay_s``, a ``ToolRequest`` (description, those prompts as examples, the constraints the agent
    read) goes to ``rlar.tools.request.synthesize`` (and ``…retrieve`` with ``retrieval``), de-duplicated by
-   request id (sent again, and dropped as a duplicate, when a restarted router adopts the pending decision). Prompts of that signature are held unacked, kept alive with
-   ``in_progress()``, until a tool made for the request is registered (``ToolRegistered`` on
+   request id (sent again, and dropped as a duplicate, when a restarted router adopts the pending decision).
+   Prompts of that signature are held unacked, kept alive with ``in_progress()``, until a tool made for the
+   request is registered (``ToolRegistered`` on
    ``rlar.tools.registered``; the tool's provenance names the request) — then they are routed to it — or
    until ``wait_s`` passes or the synthesizer reports failure (``Event`` kind ``synthesis_failed``), when
    they go to the task's declared ``fallback`` tools (replaced by the new tool if it arrives later); with no

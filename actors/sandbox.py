@@ -8,8 +8,9 @@ share the load); the reply is a ``SandboxReply`` whose ``result`` is ``rlar.sand
 Request forms: ``tests`` None → ``run_code(code, stdin)`` (the program's exit status and output);
 otherwise ``run_tests`` with ``tests`` in any shape ``rlar.sandbox.parse_code_tests`` accepts (a
 ``CodeTests`` dict, HumanEval, MBPP, APPS, ... records), or raw with ``style`` = ``humaneval`` (the check
-source, with ``entry_point``), ``asserts`` (statements) or ``stdio`` (a list of [input, expected] pairs). ``limits`` are ``Limits`` fields; each is capped by the operator's
-``max_limits`` and missing ones come from ``default_limits`` — the request cannot buy more than the
+source, with ``entry_point``), ``asserts`` (statements) or ``stdio`` (a list of [input, expected] pairs).
+``limits`` are ``Limits`` fields; each is capped by the operator's ``max_limits`` and missing ones come from
+``default_limits`` — the request cannot buy more than the
 operator allows. A malformed request is answered ``rejected`` with the reason.
 
 Isolation: ``mode = "bwrap"`` (default) runs every request in the bubblewrap jail described in

@@ -29,8 +29,9 @@ start again.
 
 Every request ends as a row of ``<run dir>/synthesis/outcomes.jsonl`` (the synthesis report,
 ``rlar synthesis report``), every canary verdict as a row of ``canaries.jsonl``. Every candidate — kept or
-not — is appended with its code, reason and validation record to ``<run dir>/synthesis/<request id>.jsonl``; each rejection is also an ``Event`` (``candidate_rejected``) on
-``rlar.events.synthesizer``; a request that ends without a tool is an ``Event`` ``synthesis_failed`` (the router
+not — is appended with its code, reason and validation record to ``<run dir>/synthesis/<request id>.jsonl``;
+each rejection is also an ``Event`` (``candidate_rejected``) on ``rlar.events.synthesizer``; a request that
+ends without a tool is an ``Event`` ``synthesis_failed`` (the router
 then falls back at once instead of waiting).
 
 Candidate code runs only in the sandbox: the sandbox actor over the bus (``sandbox = "bus"``, default) or a
@@ -319,7 +320,10 @@ class Synthesizer(Actor[SynthesizerConfig]):
                     )
                     self._start_canary(spec, req.task)
                 return outcome
-            why = f"separates (in training): identical verifier {spec.name} v{spec.version} is {status['state']}: {status['reason']}"
+            why = (
+                f"separates (in training): identical verifier {spec.name} v{spec.version} is "
+                f"{status['state']}: {status['reason']}"
+            )
             prior = [*prior, Attempt(draft={"code": spec.code}, reason=why)]
             outcome = SynthesisOutcome(
                 None,

@@ -1,5 +1,6 @@
 """A rollout's side of ``bench/weight_sync.py``, in its own process: hear each weights announcement on the
-bus (but a broadcast's), fetch and verify that version (:func:`rlar.wire.weight_sync.fetch_weights`), print one JSON line.
+bus (but a broadcast's), fetch and verify that version (:func:`rlar.wire.weight_sync.fetch_weights`),
+print one JSON line.
 
     python bench/weight_reader.py --url nats://127.0.0.1:4222
 

@@ -3,7 +3,8 @@
 A row (:class:`ActorKind`) names the kind (``rlar up --actors NAME=N``, ``python -m actors NAME``), its class
 and config model by dotted path (imported lazily, and only by the layers above: ``actors`` and ``rlar.app``;
 this module imports no actor), its run-document section, the NATS role it runs as, its workload (Kubernetes
-Deployment and Compose service), whether ``[placement]`` may give it GPUs and how many replicas ``rlar train`` starts by default. Derived:
+Deployment and Compose service), whether ``[placement]`` may give it GPUs and
+how many replicas ``rlar train`` starts by default. Derived:
 
 - ``actors.KINDS`` / ``actors.resolve`` — name → (class, section, implied config fields);
 - ``rlar.app.runconfig.SECTIONS`` — the actor sections of the run document (and the config reference);

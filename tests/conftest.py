@@ -53,7 +53,8 @@ TIERS = ("unit", "bus", "e2e")
 BUS_FIXTURES = frozenset({"nats_server", "nats_url", "bus"})
 BUS_MARKS = ("sandbox", "browser", "vllm", "netns")
 # Modules whose tests start servers, child processes, real models or sweeps (whole data sets, hypothesis
-# properties of every wire type) themselves (not through the fixtures); a single such test elsewhere says so with ``@pytest.mark.bus``.
+# properties of every wire type) themselves (not through the fixtures);
+# a single such test elsewhere says so with ``@pytest.mark.bus``.
 BUS_MODULES = frozenset(
     {
         "test_ablate",

@@ -111,7 +111,8 @@ prompts_per_step = 4
 max_steps = {max_steps}
 checkpoint_every = {ckpt}
 keepalive_s = 5.0
-trainer = {{ model_dir = "{{run_dir}}/policy/init", lr = 1e-4, micro_batch_size = 32, grpo = {{ group_size = {group}, max_staleness = 2 }} }}
+trainer = {{ model_dir = "{{run_dir}}/policy/init", lr = 1e-4, micro_batch_size = 32, \
+grpo = {{ group_size = {group}, max_staleness = 2 }} }}
 """
 
 

@@ -61,7 +61,8 @@ engine = { kind = "transformers", model = "{run_dir}/policy/init" }
 prompts_per_step = 2
 max_steps = 500
 checkpoint_every = 1000
-trainer = { model_dir = "{run_dir}/policy/init", lr = 1e-4, micro_batch_size = 32, grpo = { group_size = 4, max_staleness = 2 } }
+trainer = { model_dir = "{run_dir}/policy/init", lr = 1e-4, micro_batch_size = 32, \
+grpo = { group_size = 4, max_staleness = 2 } }
 """
 
 
@@ -192,7 +193,8 @@ async def test_the_dashboard_follows_a_real_run_in_chromium(tmp_path: Path) -> N
                         DeadLetter(subject="rlar.probe", reason=reason, payload=b"x", actor="test"),
                     )
                     await page.wait_for_function(
-                        f"() => [...document.querySelectorAll('#dlq td.reason')].some(td => td.textContent === '{reason}')",
+                        "() => [...document.querySelectorAll('#dlq td.reason')]"
+                        f".some(td => td.textContent === '{reason}')",
                         timeout=60_000,
                         polling="raf",
                     )

@@ -334,7 +334,8 @@ def test_engine_config_picks_the_backend_by_kind_and_imports_vllm_lazily(policy_
     code = (
         "import sys; from pydantic import TypeAdapter; "
         "from rlar.policy.engines import EngineConfig, make_engine; "
-        f"e = make_engine(TypeAdapter(EngineConfig).validate_python({{'kind': 'transformers', 'model': {str(policy_dir)!r}}})); "
+        "e = make_engine(TypeAdapter(EngineConfig).validate_python("
+        f"{{'kind': 'transformers', 'model': {str(policy_dir)!r}}})); "
         "print(type(e).__name__, 'vllm' in sys.modules)"
     )
     out = subprocess.run(

@@ -56,7 +56,8 @@ prompts_per_step = 4
 max_steps = {max_steps}
 checkpoint_every = 4
 keepalive_s = 5.0
-trainer = {{ model_dir = "{{run_dir}}/policy/init", lr = 1e-4, micro_batch_size = 32, grpo = {{ group_size = 4, max_staleness = {MAX_STALENESS} }} }}
+trainer = {{ model_dir = "{{run_dir}}/policy/init", lr = 1e-4, micro_batch_size = 32, \
+grpo = {{ group_size = 4, max_staleness = {MAX_STALENESS} }} }}
 {extra}
 """
     path = tmp / "cfg.toml"

@@ -2,8 +2,8 @@
 
 Each recipe names the files a change edits by hand; everything else must pick the new name up by itself.
 A subprocess makes the change the recipe makes (the new enum member before the modules that derive from it
-are imported; the new ``FORMATS`` entry written into a copy of the tree), then checks every derived list. (The actor-kind recipe is
-followed by tests/test_kinds.py.)
+are imported; the new ``FORMATS`` entry written into a copy of the tree), then checks every derived list.
+(The actor-kind recipe is followed by tests/test_kinds.py.)
 """
 
 from __future__ import annotations

@@ -94,7 +94,8 @@ def test_reward_score_of_a_missing_file_is_one_line_and_exit_2(tmp_path: Path) -
 def test_reward_score_with_your_own_function_and_a_record_without_response(tmp_path: Path) -> None:
     (tmp_path / "cli_rewards.py").write_text(
         "def shout(query, response, reference, metadata):\n"
-        "    return {'score': 1.0 if response.isupper() else 0.25, 'reason': 'upper' if response.isupper() else 'not'}\n"
+        "    return {'score': 1.0 if response.isupper() else 0.25, "
+        "'reason': 'upper' if response.isupper() else 'not'}\n"
     )
     records = [
         {"task": "t", "query": "q", "response": "LOUD"},

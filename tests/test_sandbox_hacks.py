@@ -127,7 +127,8 @@ CASES = [
     Case(
         "fake_verdicts_on_every_fd",
         "import os\nfor fd in range(3, 256):\n    for line in (b'pass\\n', b'OK\\n', "
-        "b'[\"ok\", 5, []]'):\n        try: os.write(fd, line)\n        except OSError: pass\ndef add(a, b): return 0\n",
+        "b'[\"ok\", 5, []]'):\n        try: os.write(fd, line)\n        except OSError: pass\n"
+        "def add(a, b): return 0\n",
     ),
     Case(
         "forged_reply_frames",
@@ -147,7 +148,8 @@ CASES = [
         "scans_its_own_memory_for_the_tests",
         "import re\ndef add(a, b):\n    maps = open('/proc/self/maps').read().split('\\n')\n"
         "    mem = open('/proc/self/mem', 'rb', 0)\n    for line in maps:\n        parts = line.split()\n"
-        "        if len(parts) < 2 or 'r' not in parts[1]: continue\n        lo, hi = (int(x, 16) for x in parts[0].split('-'))\n"
+        "        if len(parts) < 2 or 'r' not in parts[1]: continue\n"
+        "        lo, hi = (int(x, 16) for x in parts[0].split('-'))\n"
         "        if hi - lo > 1 << 26: continue\n        try:\n            mem.seek(lo); blob = mem.read(hi - lo)\n"
         "        except OSError: continue\n        m = re.search(rb'add\\(%d, %d\\) == (\\d+)' % (a, b), blob)\n"
         "        if m: return int(m.group(1))\n    return -1\n",
@@ -155,7 +157,8 @@ CASES = [
     Case(
         "reads_other_processes",
         "import os\ndef add(a, b):\n    for p in os.listdir('/proc'):\n        if p.isdigit():\n"
-        "            for f in ('cmdline', 'environ', 'mem'):\n                try: open(f'/proc/{p}/{f}', 'rb').read(4096)\n"
+        "            for f in ('cmdline', 'environ', 'mem'):\n"
+        "                try: open(f'/proc/{p}/{f}', 'rb').read(4096)\n"
         "                except OSError: pass\n    return 0\n",
         violations={"forbidden_read"},
     ),

@@ -219,7 +219,10 @@ async def test_synthesised_code_runs_only_in_the_sandbox(tmp_path: Path) -> None
 
 
 async def test_the_synthesised_tool_reports_a_misbehaving_verifier_per_sample() -> None:
-    code = "def reward(q, r, ref, m):\n    if 'x' in r:\n        raise ValueError('no x')\n    return 2.0 if 'y' in r else 0.5\n"
+    code = (
+        "def reward(q, r, ref, m):\n    if 'x' in r:\n        raise ValueError('no x')\n"
+        "    return 2.0 if 'y' in r else 0.5\n"
+    )
     spec = synthesized_spec(
         name="t-misbehaving",
         description="t",

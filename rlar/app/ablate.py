@@ -174,7 +174,10 @@ def budget_note(rows: list[dict[str, Any]], max_steps: int, max_minutes: float) 
     steps = {f"{r['mode']} s{r['seed']}": r.get("steps") for r in rows}
     equal = bool(rows) and all(v == max_steps for v in steps.values())
     if equal:
-        note = f"Equal steps: every run trained all {max_steps} learner steps (the {max_minutes}-minute bound never cut in)."
+        note = (
+            f"Equal steps: every run trained all {max_steps} learner steps "
+            f"(the {max_minutes}-minute bound never cut in)."
+        )
     else:
         short = ", ".join(f"{k}: {v}" for k, v in steps.items() if v != max_steps)
         note = (

@@ -1,7 +1,8 @@
 """``rlar train --config FILE``: the main job — bus, all actors, progress, metrics, curves, one command.
 
-1. The config (:mod:`rlar.runconfig`, :mod:`rlar.app.runconfig`): relative paths resolve against the config file's directory, every
-   section and key is validated, and every task's data is opened (:mod:`rlar.preflight`) before anything
+1. The config (:mod:`rlar.runconfig`, :mod:`rlar.app.runconfig`):
+   relative paths resolve against the config file's directory, every section and key is validated, and every
+   task's data is opened (:mod:`rlar.preflight`) before anything
    starts; a problem is one line on stderr and exit code 1.
 2. A fresh run directory ``runs/<name>-<timestamp>``, or ``--run-dir DIR``: an existing run resumes with its
    own ``config.toml`` (``--config`` may only repeat its task mix) plus any ``--set``; without ``--config``, a

@@ -43,7 +43,10 @@ def write_gsm8k(path: str | Path, n: int = 512, seed: int = 0) -> Path:
             a, b, c = rng.randint(2, 40), rng.randint(2, 9), rng.randint(2, 12)
             total = a + b * c
             q = f"{who} has {a} {item}. {who} buys {b} packs with {c} {item} each. How many {item} does {who} have now?"
-            ans = f"{who} buys {b} * {c} = <<{b}*{c}={b * c}>>{b * c} {item}.\n{a} + {b * c} = <<{a}+{b * c}={total}>>{total}.\n#### {total}"
+            ans = (
+                f"{who} buys {b} * {c} = <<{b}*{c}={b * c}>>{b * c} {item}.\n"
+                f"{a} + {b * c} = <<{a}+{b * c}={total}>>{total}.\n#### {total}"
+            )
             f.write(json.dumps({"question": q, "answer": ans}) + "\n")
     return out
 

@@ -35,7 +35,8 @@ PANELS: list[tuple[str, str, list[tuple[str, str]]]] = [
         "percentunit",
         [
             (
-                'sum by (tool) (rate(rlar_rewards_total{status="abstain"}[5m])) / sum by (tool) (rate(rlar_rewards_total[5m]))',
+                'sum by (tool) (rate(rlar_rewards_total{status="abstain"}[5m])) '
+                "/ sum by (tool) (rate(rlar_rewards_total[5m]))",
                 "{{tool}}",
             )
         ],

@@ -54,14 +54,21 @@ LEARNER_CURVES = [
 ]
 
 CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d232b;margin:24px auto;max-width:1200px;padding:0 16px}
-h1{font-size:22px;margin-bottom:4px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #e3e6ea;padding-bottom:4px}
-table{border-collapse:collapse;margin:6px 0 12px;width:100%}th,td{text-align:left;padding:3px 8px;border-bottom:1px solid #e3e6ea;vertical-align:top}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d232b;\
+margin:24px auto;max-width:1200px;padding:0 16px}
+h1{font-size:22px;margin-bottom:4px}\
+h2{font-size:17px;margin-top:28px;border-bottom:1px solid #e3e6ea;padding-bottom:4px}
+table{border-collapse:collapse;margin:6px 0 12px;width:100%}\
+th,td{text-align:left;padding:3px 8px;border-bottom:1px solid #e3e6ea;vertical-align:top}
 th{color:#6b7480;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums}
-.muted{color:#6b7480}.ok{color:#2f8a4c}.bad{color:#c2362f}.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(360px,1fr));gap:12px}
-.card{border:1px solid #e3e6ea;border-radius:6px;padding:8px}.kpi{display:flex;flex-wrap:wrap;gap:24px}.kpi b{display:block;font-size:20px}
-pre{background:#f6f7f9;padding:10px;overflow:auto;font-size:12px}svg{width:100%;height:auto}svg text{font-size:10px;fill:#6b7480}
-.legend span{margin-right:14px;font-size:12px}.legend i{display:inline-block;width:12px;height:3px;margin-right:4px;vertical-align:middle}
+.muted{color:#6b7480}.ok{color:#2f8a4c}.bad{color:#c2362f}\
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(360px,1fr));gap:12px}
+.card{border:1px solid #e3e6ea;border-radius:6px;padding:8px}\
+.kpi{display:flex;flex-wrap:wrap;gap:24px}.kpi b{display:block;font-size:20px}
+pre{background:#f6f7f9;padding:10px;overflow:auto;font-size:12px}\
+svg{width:100%;height:auto}svg text{font-size:10px;fill:#6b7480}
+.legend span{margin-right:14px;font-size:12px}\
+.legend i{display:inline-block;width:12px;height:3px;margin-right:4px;vertical-align:middle}
 """
 
 

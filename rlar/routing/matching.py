@@ -64,8 +64,8 @@ class Match:
     reason: str
     path: str
     """Which step decided: ``scorer``, or a rule (``rule:named``, ``rule:covering``,
-    ``rule:uncovered_constraints``, ``rule:target_only``, ``rule:reads_reference``, ``rule:no_eligible``, ``rule:only_tool``,
-    ``rule:no_tools``)."""
+    ``rule:uncovered_constraints``, ``rule:target_only``, ``rule:reads_reference``, ``rule:no_eligible``,
+    ``rule:only_tool``, ``rule:no_tools``)."""
     p_top: float = 1.0
     constraints: list[dict[str, Any]] = field(default_factory=list)
     scores: dict[str, float] = field(default_factory=dict)

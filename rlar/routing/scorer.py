@@ -20,8 +20,9 @@ For a query and each tool the rules leave eligible, a row of features (:data:`FE
   (:data:`rlar.routing.query.RELATION_SHAPES`); for numbers, letters, labels and LaTeX these are zero.
 
 The score is ``weights · row``; probabilities are its softmax over the eligible tools. The weights are fitted
-(:func:`fit_weights`: maximum likelihood that the choice is an acceptable tool, L2-penalised, deterministic) on exemplars whose neighbours exclude their own benchmark type, so the fit sees the situation
-of a new kind of task; each exemplar also appears with one eligible tool hidden from the labels, as a new tool
+(:func:`fit_weights`: maximum likelihood that the choice is an acceptable tool, L2-penalised, deterministic)
+on exemplars whose neighbours exclude their own benchmark type, so the fit sees the situation of a new kind of
+task; each exemplar also appears with one eligible tool hidden from the labels, as a new tool
 would be. Nothing here is set by hand except ``K_NEIGHBOURS``, ``TEMPERATURE`` and the fitting constants,
 fixed before any evaluation.
 

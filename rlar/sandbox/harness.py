@@ -1,8 +1,9 @@
 """In-jail driver of the rlar sandbox: runs untrusted code in child processes and reports what happened.
 
 The host starts it inside the jail as ``python3 -I -B -c <bootstrap> IMAGE_FD PROGRAM_FD PAYLOAD_FD RESULTS_FD``;
-the image holds ``rpc.py``, ``audit.py`` and this file compiled as one program (see ``rlar.sandbox.jail``). PROGRAM_FD and PAYLOAD_FD are memfds holding ``marshal`` data: the program (and the
-limits) in the first, the tests in the second. The driver reads the program, and for function tests forks the
+the image holds ``rpc.py``, ``audit.py`` and this file compiled as one program (see ``rlar.sandbox.jail``).
+PROGRAM_FD and PAYLOAD_FD are memfds holding ``marshal`` data: the program (and the limits) in the first, the
+tests in the second. The driver reads the program, and for function tests forks the
 *candidate host* (a zygote) before it reads the tests, so no process that runs candidate code ever had the tests
 in its memory. It then reads the tests, runs each job in its own processes, one job at a time, and writes one
 record per job to RESULTS_FD (a pipe the host drains). The driver never executes untrusted code itself.

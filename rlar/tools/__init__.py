@@ -1,8 +1,9 @@
 """Reward tools: the contract (``base``), built-ins, and safe execution (``executor``).
 
 Built-ins (``builtin_specs()``): ``math_verify``, ``exact_match``, ``normalized_match``, ``contains_match``,
-``format_rules`` (rules.py); ``ifeval`` (instructions.py); ``bleu2``, ``chrf``, ``embedding_similarity`` (metrics.py); ``code_tests``
-(code.py); ``reward_model`` (reward_model.py); ``llm_judge`` (judge.py). Heavy libraries (torch,
+``format_rules`` (rules.py); ``ifeval`` (instructions.py);
+``bleu2``, ``chrf``, ``embedding_similarity`` (metrics.py); ``code_tests`` (code.py); ``reward_model``
+(reward_model.py); ``llm_judge`` (judge.py). Heavy libraries (torch,
 transformers, sacrebleu, math-verify, anthropic) are imported only when a tool is built.
 """
 

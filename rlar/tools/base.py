@@ -542,7 +542,8 @@ BUILTIN_IMPLS: dict[str, str] = {
 }
 
 # What each built-in implementation needs as a reference: "text" (any comparable answer), "tests" (code
-# tests), "instructions" (IFEval's {instruction_id_list, kwargs}), "none" (reference-free; a reference is optional). Synthesised tools say it in params["needs_reference"].
+# tests), "instructions" (IFEval's {instruction_id_list, kwargs}), "none" (reference-free; a reference is optional).
+# Synthesised tools say it in params["needs_reference"].
 BUILTIN_REFERENCE: dict[str, ReferenceNeed] = {
     "math_verify": "text",
     "exact_match": "text",

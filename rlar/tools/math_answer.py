@@ -337,7 +337,8 @@ def last_value(span: str) -> tuple[Fraction, bool] | None:
 
 
 _GIVEN_BEFORE = re.compile(
-    r"\b(?:for|(?<!total )(?<!sum )of|in|after|from|with|by|per|each|on|at|among|over|into|than|every|across|within|during)\s+"
+    r"\b(?:for|(?<!total )(?<!sum )of|in|after|from|with|by|per|each|on|at|among|over|into|than|every"
+    r"|across|within|during)\s+"
     r"(?:(?:the|a|an|his|her|their|its|our|my|your|all|original|first|other|remaining|those|these)\s+)*\$?\s*$",
     re.IGNORECASE,
 )

@@ -8,8 +8,9 @@ Math equivalence reads final answers the same way on references and responses (`
 numbers, percent rule, choice letters, hedging), then the canonical forms of ``rlar.tools.math_forms`` (sets of
 reals from inequalities and intervals, solution lists, named components, ``\\pm``, repeating decimals, matrices with
 a scalar factor, refusal of several answers where one is asked), and math-verify (``parse`` + ``verify(gold,
-answer)``; the order matters) for the rest. Its time limits use ``signal.alarm``, which only works in a process's main thread: here they are enabled when the
-tool runs in the main thread (as in the executor's worker process) and disabled otherwise, where the
+answer)``; the order matters) for the rest. Its time limits use ``signal.alarm``,
+which only works in a process's main thread: here they are enabled when the tool runs in the main thread (as
+in the executor's worker process) and disabled otherwise, where the
 caller must bound the time (the executor kills the worker process).
 """
 

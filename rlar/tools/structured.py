@@ -3,8 +3,9 @@
 
 - ``set_f1``: the reference is a set of items the answer must give — DROP's ``{"spans", "types"}`` (or its
   ``{"number", "date", "spans"}`` answer), KP20k/Inspec keyphrase lists, WebQuestions' answer lists, CoQA's
-  ``{"input_text", ...}``, QuAC's ``{"texts", ...}`` (alternatives), Qasper's ``extractive_spans``, a ``;``-separated string. The response's
-  items (a JSON list, lines, bullets, ``;``, ``,`` or ``and`` separated) are compared with the reference's after
+  ``{"input_text", ...}``, QuAC's ``{"texts", ...}`` (alternatives), Qasper's ``extractive_spans``, a
+  ``;``-separated string. The response's items (a JSON list, lines, bullets, ``;``, ``,`` or ``and``
+  separated) are compared with the reference's after
   SQuAD-style normalisation (case, punctuation, articles, whitespace); the score is the F1 of the two sets
   (duplicates count once), the best over the reference's alternatives where its shape lists alternatives
   (SQuAD ``{"text": [...]}`` and QuAC ``{"texts": [...]}`` are annotators' alternatives, TriviaQA's

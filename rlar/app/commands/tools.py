@@ -70,7 +70,10 @@ def cmd_list(a: argparse.Namespace) -> int:
     if not rows:
         print("no tools registered (reward workers register the built-ins when they start)")
         return 0
-    head = f"{'name':<28} {'v':>3} {'kind':<8} {'state':<11} {'calls':>7} {'ok%':>5} {'abst%':>5} {'err%':>5} {'lat ms':>7}"
+    head = (
+        f"{'name':<28} {'v':>3} {'kind':<8} {'state':<11} {'calls':>7} "
+        f"{'ok%':>5} {'abst%':>5} {'err%':>5} {'lat ms':>7}"
+    )
     print(head)
     for r in rows:
         s = r["stats"]

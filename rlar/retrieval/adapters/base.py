@@ -140,7 +140,11 @@ def looks_like_model_id(text: str) -> bool:
 
 # -- benchmark scores written in prose on a model card ------------------------------------------------
 _VAL = r"(?<![\w.])(?P<value>\d{1,3}(?:\.\d+)?|0?\.\d+)\s*(?P<pct>%|percent\b)?"
-_BENCH = r"(?P<name>(?:the\s+)?[\w][\w\-\.+]*(?:[ \t]+(?!(?:and|with|while|which|but|for|when|after|using|by|at|is|was|of|to|than|compared)\b)[\w\(\)][\w\-\.+\)]*){0,4})"
+_BENCH = (
+    r"(?P<name>(?:the\s+)?[\w][\w\-\.+]*(?:[ \t]+"
+    r"(?!(?:and|with|while|which|but|for|when|after|using|by|at|is|was|of|to|than|compared)\b)"
+    r"[\w\(\)][\w\-\.+\)]*){0,4})"
+)
 _METRIC = (
     r"(?:(?:overall|average|mean|total|final)\s+)?(?:accuracy|acc\.?|score|agreement|win[- ]rate|pass@1|f1)"
 )
