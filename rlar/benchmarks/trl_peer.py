@@ -108,9 +108,9 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
         model = AutoModelForCausalLM.from_pretrained(s["model_dir"], dtype=torch.float32)
         trainer = GRPOTrainer(
             model=model,
-            reward_funcs=[project_reward],
+            reward_funcs=[project_reward],  # type: ignore[list-item]
             args=cfg,
-            train_dataset=data,  # type: ignore[list-item]
+            train_dataset=data,
             processing_class=tok,
             callbacks=[_Clock()],
         )
