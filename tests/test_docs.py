@@ -190,13 +190,13 @@ BLOCKS = collect()
 
 
 def _params() -> list[object]:
-    """A page's blocks build on each other: they run on one xdist worker, in page order (``xdist_group``), and
-    in one tier (e2e for every block of a page with a slow block, so ``make test-e2e`` runs its earlier steps)."""
+    """A page's blocks build on each other: they run on one xdist worker, in page order (``make`` runs xdist
+    with ``--dist loadfile``: this file's tests stay on one worker, in order), and in one tier (e2e for every
+    block of a page with a slow block, so ``make test-e2e`` runs its earlier steps)."""
     out = []
     slow_pages = {b.path for b in BLOCKS if SLOW.search(b.text)}
     for b in BLOCKS:
         marks = [pytest.mark.slow, pytest.mark.timeout(COMMAND_TIMEOUT_S * 2)] if SLOW.search(b.text) else []
-        marks.append(pytest.mark.xdist_group(f"doc-page-{b.path}"))
         if b.path in slow_pages:
             marks.append(pytest.mark.e2e)
         if b.skip:
