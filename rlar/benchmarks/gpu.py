@@ -126,7 +126,18 @@ def summarize(out: str | Path, model_dir: str | Path, peak: float | None = None)
         "gpu": gpu,
         "params": params,
         "pipeline": {
-            k: pipe.get(k) for k in ("sync_samples_per_s", "async_samples_per_s", "async_over_sync")
+            **{
+                k: pipe.get(k)
+                for k in (
+                    "sync_samples_per_s",
+                    "async_samples_per_s",
+                    "async_over_sync",
+                    "trl_async_samples_per_s",
+                    "async_over_trl_async",
+                )
+            },
+            # where TRL's AsyncGRPOTrainer could not run (one GPU: its server and trainer need one each), why
+            "trl_async_skipped": (pipe.get("trl_async") or {}).get("reason"),
         },
         "train_steps": train.get("steps"),
         "train_minutes": train.get("minutes"),

@@ -16,6 +16,13 @@ The ways, one after the other:
 
 1. **trl** (with ``baseline = "trl"``): TRL's ``GRPOTrainer`` in a child process (:mod:`.trl_peer`), with
    ``trl_threads`` torch threads; the reward tool is called from an async reward function.
+   **trl-async** (with ``baseline = "trl-async"``, or ``"trl,trl-async"`` for both): TRL's
+   ``AsyncGRPOTrainer`` (``trl.experimental.async_grpo``) with its vLLM server, launched as TRL documents it, in a
+   child process (:mod:`rlar.benchmarks.trl_async_peer`): the server on one CUDA device, the trainer on another,
+   weights sent over NCCL. Before any way runs, the bench checks what it needs (two CUDA devices, NCCL, vLLM,
+   ``kernels``); where something is missing — any CPU machine — the report's ``trl_async`` is ``{"skipped": true,
+   "reason": ...}`` naming it and ``async_over_trl_async`` is null. Where it runs, the project's ways must run on
+   the GPU too (``engine = "vllm"``, ``device = "cuda"``; otherwise ValueError).
 2. **sync** (the project's components in TRL's order, in this process, one torch thread): generate
    (``rlar.policy.engines``) → score (``ToolExecutor``) → GRPO step (``DeepSpeedPolicyTrainer``) → export the
    weights and load them into the engine. Each stage's time is recorded; nothing overlaps.
@@ -33,10 +40,11 @@ machine the stages compete for the same cores, so it stays below 1). The **machi
 a perfect pipeline can go no faster than the slowest stage, nor than this machine's cores can do all the stages'
 work — ``machine_limit = n / max(max(stage), cpu_s_per_step(sync) / cores)`` — and
 ``async_over_machine_limit`` is measured against it. Ratios reported: ``async_over_trl``,
-``async_over_sync``, ``async_over_limit`` — each from figures of the same run. ``cpu_s_per_step`` per way:
-CPU seconds (user + system) of all the way's processes over the measured steps / steps — trl: its process;
-sync: this process and its tool worker; async: every actor, nats-server and this process — never the judge
-endpoint's (it stands in for a remote service). On a machine the ways do not have to themselves, it tells
+``async_over_sync``, ``async_over_limit`` (and ``async_over_trl_async`` where that peer ran) — each from figures
+of the same run. ``cpu_s_per_step`` per way: CPU seconds (user + system) of all the way's processes over the
+measured steps / steps — trl: its process; trl_async: its trainer, TRL's rollout worker and the vLLM server's
+processes; sync: this process and its tool worker; async: every actor, nats-server and this process — never the
+judge endpoint's (it stands in for a remote service). On a machine the ways do not have to themselves, it tells
 work from waiting: samples/s moves with the load, CPU per step much less.
 
 Not covered: vLLM on GPU (``--engine vllm --device cuda``, see bench/gpu.sh), several rollout or learner
@@ -59,7 +67,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["TINY_POLICY", "PipelineSettings", "run"]
+__all__ = [
+    "BASELINES",
+    "TINY_POLICY",
+    "PipelineSettings",
+    "baselines",
+    "run",
+    "trl_async_skip_reason",
+    "validate",
+]
+
+BASELINES = ("trl", "trl-async")
+"""The TRL peers ``baseline`` can name."""
 
 log = logging.getLogger("rlar.bench.pipeline")
 
@@ -85,13 +104,19 @@ class PipelineSettings:
     """The judge endpoint's fixed latency per call."""
     judge_concurrency: int = 64
     """Judge calls in flight (the tool's ``max_concurrency``; the same in every way)."""
-    baseline: Literal["none", "trl"] = "none"
-    """``trl``: also run TRL's GRPOTrainer on the same work (needs the ``bench`` extra)."""
+    baseline: str = "none"
+    """TRL peers to run on the same work, comma-separated (:data:`BASELINES`): ``trl`` (TRL's GRPOTrainer, needs
+    the ``bench`` extra), ``trl-async`` (TRL's AsyncGRPOTrainer with its vLLM server: GPUs only — where this
+    machine lacks what it needs, the report says what and skips it), ``trl,trl-async``, or ``none``."""
     trl_threads: int = 2
     """torch threads of the TRL process (it runs alone: both cores of the dev machine)."""
     lr: float = 1e-4
     async_timeout_s: float = 300.0
     trl_timeout_s: float = 900.0
+    trl_async_timeout_s: float = 900.0
+    """The whole trl-async peer: its vLLM server's start-up, the trainer's, and the steps."""
+    trl_async_gpu_memory_utilization: float = 0.5
+    """The trl-async vLLM server's share of its own device (it has one to itself)."""
     quick: bool = False
     """Fewer steps (tests): 2 measured after 1 warm-up."""
     seed: int = 0
@@ -268,6 +293,76 @@ def _trl(model_dir: Path, s: PipelineSettings, spec: Any, work: Path) -> dict[st
         tail = log_path.read_text(errors="replace")[-3000:]
         raise RuntimeError(f"TRL run failed (exit {proc.returncode}):\n{tail}")
     return dict(json.loads(lines[-1]))
+
+
+# --------------------------------------------------------------------------------------------- trl-async
+def trl_async_skip_reason(s: PipelineSettings) -> str | None:
+    """Why TRL's AsyncGRPOTrainer cannot run on this machine (what it lacks, checked: CUDA devices, NCCL, vLLM,
+    kernels — :func:`rlar.benchmarks.trl_async_peer.missing`), or None when it can. Where it can, the project's
+    ways must run on the GPU too (``--engine vllm --device cuda``): a GPU peer against CPU ways measures nothing."""
+    from rlar.benchmarks.trl_async_peer import missing
+
+    lacking = missing()
+    if lacking:
+        return "; ".join(lacking)
+    if not s.device.startswith("cuda") or s.engine != "vllm":
+        raise ValueError(
+            "--baseline trl-async runs TRL's AsyncGRPOTrainer on GPUs: run the project's ways there too "
+            "(--engine vllm --device cuda)"
+        )
+    return None
+
+
+def _trl_async(
+    model_dir: Path, s: PipelineSettings, spec: Any, work: Path, reason: str | None
+) -> dict[str, Any]:
+    """TRL's AsyncGRPOTrainer and its vLLM server on the same work, in a child process
+    (:mod:`rlar.benchmarks.trl_async_peer`); ``{"skipped": true, "reason": ...}`` where this machine cannot run it."""
+    if reason is not None:
+        return {"skipped": True, "reason": reason}
+    from rlar.benchmarks.trl_async_peer import devices
+
+    server_dev, trainer_dev = devices()
+    records = _records(s)
+    settings = {
+        "model_dir": str(model_dir.absolute()),
+        "prompts": [str(r.prompt) for r in records],
+        "references": [r.reference for r in records],
+        "group_size": s.group_size,
+        "prompts_per_step": s.prompts,
+        "max_new_tokens": s.max_new_tokens,
+        "steps": s.steps,
+        "warmup_steps": s.warmup_steps,
+        "lr": s.lr,
+        "seed": s.seed,
+        "tool_spec": spec.to_dict(),
+        "dtype": "bfloat16",  # the project's vLLM engine's dtype on CUDA (_engine_cfg)
+        "max_model_len": 512,
+        "gpu_memory_utilization": s.trl_async_gpu_memory_utilization,
+        "server_timeout_s": min(600.0, s.trl_async_timeout_s),
+        "server_device": server_dev,
+        "trainer_device": trainer_dev,
+        "work_dir": str(work),
+    }
+    path = work / "trl_async.json"
+    path.write_text(json.dumps(settings))
+    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "CUDA_VISIBLE_DEVICES": trainer_dev}
+    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "DS_ACCELERATOR"):
+        env.pop(k, None)
+    log_path = work / "trl_async.log"
+    with open(log_path, "wb") as logf:
+        proc = subprocess.run(
+            [sys.executable, "-m", "rlar.benchmarks.trl_async_peer", str(path)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=logf,
+            timeout=s.trl_async_timeout_s,
+        )
+    lines = [x for x in proc.stdout.decode().splitlines() if x.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = log_path.read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"TRL async run failed (exit {proc.returncode}):\n{tail}")
+    return {"skipped": False, **json.loads(lines[-1])}
 
 
 # --------------------------------------------------------------------------------------------- sync
@@ -515,6 +610,8 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
     from rlar.policy.model import build_tiny_policy
 
     t0 = time.time()
+    peers = baselines(s)
+    skip = trl_async_skip_reason(s) if "trl-async" in peers else None  # before any way runs: it may refuse
     work = Path(tempfile.mkdtemp(prefix="rlar-bench-pipeline-"))
     cleanup = True
     seen: dict[str, Any] = {}
@@ -526,12 +623,18 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
         try:
             spec = _tool_spec(s, judge.url if judge is not None else None)
             judge_pid = judge.proc.pid if judge is not None else None
-            trl_doc = None
-            if s.baseline == "trl":
+            trl_doc = trl_async_doc = None
+            if "trl" in peers:
                 log.info("pipeline bench: trl (%d + %d steps)", s.warmup_steps, s.steps)
                 _reset(judge)
                 trl_doc = await asyncio.to_thread(_trl, model_dir, s, spec, work)
                 seen["trl"] = _judge_seen(judge)
+            if "trl-async" in peers:
+                log.info("pipeline bench: trl-async (%s)", "skipped: " + skip if skip else "running")
+                _reset(judge)
+                trl_async_doc = await asyncio.to_thread(_trl_async, model_dir, s, spec, work, skip)
+                if not trl_async_doc["skipped"]:
+                    seen["trl_async"] = _judge_seen(judge)
             log.info("pipeline bench: sync way (%d + %d steps)", s.warmup_steps, s.steps)
             _reset(judge)
             sync = await _sync(model_dir, s, spec, judge_pid)
@@ -557,6 +660,7 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
     cores = os.cpu_count() or 1
     machine_limit = n / max(max(stages.values()), sync["cpu_s_per_step"] / cores)
     a, y = asyn["samples_per_s"], sync["samples_per_s"]
+    ta = trl_async_doc if trl_async_doc is not None and not trl_async_doc["skipped"] else None
     doc: dict[str, Any] = {
         "bench": "pipeline",
         "settings": asdict(s),
@@ -569,6 +673,8 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
         "limit_samples_per_s": round(limit, 2),
         "limit_stage": max(stages, key=lambda k: stages[k]),
         "async_over_trl": round(a / trl_doc["samples_per_s"], 3) if trl_doc else None,
+        "trl_async_samples_per_s": round(ta["samples_per_s"], 2) if ta else None,
+        "async_over_trl_async": round(a / ta["samples_per_s"], 3) if ta else None,
         "async_over_sync": round(a / y, 3),
         "async_over_limit": round(a / limit, 3),
         "machine_limit_samples_per_s": round(machine_limit, 2),
@@ -577,11 +683,13 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
         "async_learner_idle_frac": round(asyn["learner_idle_frac"], 3),
         "cpu_s_per_step": {
             "trl": trl_doc["cpu_s_per_step"] if trl_doc else None,
+            "trl_async": ta["cpu_s_per_step"] if ta else None,
             "sync": sync["cpu_s_per_step"],
             "async": asyn["cpu_s_per_step"],
         },
         "judge_seen": seen if s.reward == "judge" else None,
         "trl": trl_doc,
+        "trl_async": trl_async_doc,
         "sync": {k: v for k, v in sync.items() if k not in ("samples_per_s", "learner_idle_frac")},
         "async": {k: v for k, v in asyn.items() if k not in ("samples_per_s", "learner_idle_frac")},
         "cores": os.cpu_count(),
@@ -591,11 +699,30 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
     return doc
 
 
-def run(settings: PipelineSettings | None = None) -> dict[str, Any]:
-    """Run the ways and return the figures (see the module docstring)."""
+def baselines(s: PipelineSettings) -> frozenset[str]:
+    """The peers ``s.baseline`` names (``none``: none); ValueError for a name not in :data:`BASELINES`."""
+    names = {b.strip() for b in s.baseline.split(",") if b.strip()} - {"none"}
+    unknown = names - set(BASELINES)
+    if unknown:
+        raise ValueError(f"unknown baseline {sorted(unknown)}: choose from none, {', '.join(BASELINES)}")
+    return frozenset(names)
+
+
+def validate(settings: PipelineSettings | None = None) -> PipelineSettings:
+    """The settings a run uses (``quick``: 2 measured steps after 1 warm-up), or ValueError for ones it cannot."""
     s = settings or PipelineSettings()
     if s.quick:
         s = PipelineSettings(**{**asdict(s), "steps": 2, "warmup_steps": 1, "quick": True})
-    if s.steps < 1 or s.prompts < 1 or s.group_size < 1 or s.judge_concurrency < 1:
-        raise ValueError("steps, prompts, group_size and judge_concurrency must be >= 1")
-    return asyncio.run(_run(s))
+    if s.steps < 1 or s.prompts < 1 or s.group_size < 1 or s.judge_concurrency < 1 or s.max_new_tokens < 1:
+        raise ValueError("steps, prompts, group_size, max_new_tokens and judge_concurrency must be >= 1")
+    if s.warmup_steps < 0:
+        raise ValueError("warmup_steps must be >= 0")
+    if not 0.0 < s.trl_async_gpu_memory_utilization <= 1.0:
+        raise ValueError("trl_async_gpu_memory_utilization must be in (0, 1]")
+    baselines(s)
+    return s
+
+
+def run(settings: PipelineSettings | None = None) -> dict[str, Any]:
+    """Run the ways and return the figures (see the module docstring)."""
+    return asyncio.run(_run(validate(settings)))

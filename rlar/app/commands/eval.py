@@ -254,8 +254,10 @@ def register(sub: Any, bench: Any) -> None:
     p.add_argument(
         "--baseline",
         default="none",
-        choices=["none", "trl"],
-        help="trl: also run TRL's GRPOTrainer on the same work (pip install 'rlar[bench]')",
+        choices=["none", "trl", "trl-async", "trl,trl-async"],
+        help="trl: also run TRL's GRPOTrainer on the same work (pip install 'rlar[bench]'); trl-async: TRL's "
+        "AsyncGRPOTrainer with its vLLM server (GPUs only: on a machine without them the report says what is "
+        "missing and skips it)",
     )
     p.add_argument(
         "--reward",
