@@ -170,10 +170,12 @@ class _WireSpec:
         return None
 
     def build(self, obj: dict[str, Any]) -> Any:
-        if self.field_set.issuperset(obj):
-            kwargs = dict(obj)
-        else:
-            kwargs = {f: obj[f] for f in self.fields if f in obj}
+        kwargs = dict(obj)
+        if TYPE_KEY in kwargs:  # a message's map: its tag and version are no fields
+            del kwargs[TYPE_KEY]
+            kwargs.pop(VERSION_KEY, None)
+        if not self.field_set.issuperset(kwargs):  # unknown extra fields (a newer sender's) are ignored
+            kwargs = {f: kwargs[f] for f in self.fields if f in kwargs}
         for f in self.floats:
             if type(kwargs.get(f)) is int:
                 kwargs[f] = float(kwargs[f])
@@ -359,8 +361,8 @@ def from_dict(obj: dict[str, Any], expected: type[T] | None = None) -> T:
         )
     if expected is not None and spec.cls is not expected:
         raise WrongMessageType(f"got {spec.name}, expected {expected.__name__}", type_name=spec.name)
-    missing = spec.required.difference(obj)
-    if missing:
+    if not spec.required.issubset(obj):  # the set of what is missing built only when something is
+        missing = spec.required.difference(obj)
         raise FieldError(f"{spec.name}: missing field(s) {', '.join(sorted(missing))}", type_name=spec.name)
     f = spec.bad_field(obj)
     if f is not None:

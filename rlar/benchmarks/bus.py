@@ -3,11 +3,12 @@
 Measured in one run, on separate publisher and subscriber connections:
 - publish: small wire messages encoded and published with core NATS (msgs/s, flushed at the end);
 - pub->sub: messages published and decoded by a subscriber on another connection (msgs/s, end to end);
-- request/reply: sequential requests to a responder in another process that decodes and answers
-  (p50/p99 µs);
+- request/reply: sequential :meth:`Bus.request` calls to a :meth:`Bus.subscribe` responder in another process
+  that decodes and answers (p50/p99 µs), alternating request by request with the raw client's requests of the
+  same bytes to an echo on the same responder (``raw_req_reply_*``);
 - JetStream: publishes acknowledged by a file-backed stream, pipelined (acked msgs/s);
-- the same publish and request/reply loops on pre-encoded bytes (``raw_*``), so the codec's share is a
-  ratio measured in the same run.
+- the same publish loop on pre-encoded bytes (``raw_publish_*``), so the codec's share is a ratio measured in
+  the same run.
 """
 
 from __future__ import annotations
@@ -19,9 +20,7 @@ import tempfile
 import time
 from typing import Any
 
-import nats.errors
-
-from bus.client import Bus
+from bus.client import Bus, RequestTimeout
 from bus.codec import decode, encode
 from bus.config import NatsConfig
 from bus.embedded import serve
@@ -73,17 +72,18 @@ async def _pub_sub(pub: Bus, sub: Bus, n: int) -> float:
 
 
 async def _serve_requests(url: str) -> None:
-    """The responder of the request/reply figure: its own process, as a worker on the bus would be."""
+    """The responder of the request/reply figure: its own process, as a worker on the bus would be. On
+    ``bench.rpc`` a :meth:`Bus.subscribe` handler (the payload decoded and checked, the reply encoded); on
+    ``bench.raw`` the raw client's callback echoing the bytes."""
     bus = await Bus.connect(NatsConfig(url=url), "bench-responder")
 
-    async def respond(raw: Any) -> None:
-        req = decode(raw.data, RewardGroup)
+    async def respond(req: RewardGroup, raw: Any) -> None:
         await raw.respond(encode(req))
 
     async def echo(raw: Any) -> None:
         await raw.respond(raw.data)
 
-    await bus.nc.subscribe("bench.rpc", cb=respond)
+    await bus.subscribe("bench.rpc", RewardGroup, respond)
     await bus.nc.subscribe("bench.raw", cb=echo)
     await bus.nc.flush()
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)  # until the parent closes stdin
@@ -91,12 +91,15 @@ async def _serve_requests(url: str) -> None:
 
 
 async def _req_reply(client: Bus, url: str, n: int) -> tuple[tuple[float, float], tuple[float, float]]:
-    """(p50, p99) with the codec on both sides, then (p50, p99) of raw bytes echoed, in the same run."""
+    """(p50, p99) of :meth:`Bus.request` (the codec on both sides), then (p50, p99) of raw bytes echoed by the
+    raw client, in the same run: the two kinds alternate request by request (which goes first alternates
+    too), so both see the same machine — measured one loop after the other, a shared machine's load moved
+    between the two loops by more than the codec costs."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "rlar.benchmarks.bus", "--respond", url, stdin=asyncio.subprocess.PIPE
     )
     try:
-        return await _measure_requests(client, n), await _measure_raw_requests(client, n)
+        return await _measure_interleaved(client, n)
     finally:
         assert proc.stdin is not None
         proc.stdin.close()
@@ -107,17 +110,39 @@ async def _req_reply(client: Bus, url: str, n: int) -> tuple[tuple[float, float]
             await proc.wait()
 
 
-async def _measure_raw_requests(client: Bus, n: int) -> tuple[float, float]:
-    payload = encode(_small(1))
-    for _ in range(200):
+async def _measure_interleaved(client: Bus, n: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    msg = _small(1)  # the message is the caller's; what is timed is the bus: encode, request, decode
+    payload = encode(msg)
+    deadline = time.monotonic() + 10
+    while True:  # the server may still be routing the earlier flood when interest registers
+        try:
+            await client.request("bench.rpc", msg, RewardGroup, timeout_s=5)
+            break
+        except RequestTimeout:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.05)
+    for _ in range(200):  # warm-up, both kinds
+        await client.request("bench.rpc", msg, RewardGroup, timeout_s=5)
         await client.nc.request("bench.raw", payload, timeout=5)
-    lat = []
-    for _ in range(n):
+    bus_lat, raw_lat = [], []
+
+    async def bus_one() -> None:
+        t0 = time.perf_counter()
+        await client.request("bench.rpc", msg, RewardGroup, timeout_s=5)
+        bus_lat.append((time.perf_counter() - t0) * 1e6)
+
+    async def raw_one() -> None:
         t0 = time.perf_counter()
         await client.nc.request("bench.raw", payload, timeout=5)
-        lat.append((time.perf_counter() - t0) * 1e6)
-    q = statistics.quantiles(lat, n=100)
-    return q[49], q[98]
+        raw_lat.append((time.perf_counter() - t0) * 1e6)
+
+    for i in range(n):
+        first, second = (bus_one, raw_one) if i % 2 == 0 else (raw_one, bus_one)
+        await first()
+        await second()
+    qb, qr = statistics.quantiles(bus_lat, n=100), statistics.quantiles(raw_lat, n=100)
+    return (qb[49], qb[98]), (qr[49], qr[98])
 
 
 async def _publish_raw(bus: Bus, n: int) -> float:
@@ -127,29 +152,6 @@ async def _publish_raw(bus: Bus, n: int) -> float:
         await bus.nc.publish("bench.pub", payload)
     await bus.nc.flush()
     return n / (time.perf_counter() - t0)
-
-
-async def _measure_requests(client: Bus, n: int) -> tuple[float, float]:
-    msg = encode(_small(0))
-    deadline = time.monotonic() + 10
-    while True:  # the server may still be routing the earlier flood when interest registers
-        try:
-            await client.nc.request("bench.rpc", msg, timeout=5)
-            break
-        except nats.errors.NoRespondersError:
-            if time.monotonic() > deadline:
-                raise
-            await asyncio.sleep(0.05)
-    for _ in range(200):  # warm-up
-        await client.nc.request("bench.rpc", msg, timeout=5)
-    lat = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        reply = await client.nc.request("bench.rpc", encode(_small(1)), timeout=5)
-        decode(reply.data, RewardGroup)
-        lat.append((time.perf_counter() - t0) * 1e6)
-    q = statistics.quantiles(lat, n=100)
-    return q[49], q[98]
 
 
 async def _jetstream(bus: Bus, n: int, window: int = 512) -> float:
