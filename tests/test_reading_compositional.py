@@ -109,6 +109,85 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
         "Give exactly 3 sentences and finish the response with the word Done.",
         [{"rule": "ends_with", "text": "done"}, {"rule": "sentences", "min": 3, "max": 3}],
     ),
+    # fourth round: the wordings of the train additions (t25d-*)
+    (
+        "Write 4 bullet points, each at most 6 words, none of them containing the word 'really'.",
+        [
+            {"rule": "bullets", "min": 4, "max": 4},
+            {"rule": "exclude", "words": ["really"]},
+            {"rule": "words", "per": "item", "max": 6},
+        ],
+    ),
+    (
+        "Write one sentence using every one of the words lamp, desk and chair.",
+        [{"rule": "include", "words": ["lamp", "desk", "chair"]}, {"rule": "sentences", "min": 1, "max": 1}],
+    ),
+    (
+        "Write 7 words, with no word being used more than once.",
+        [{"rule": "order", "unit": "word", "rel": "distinct"}, {"rule": "words", "min": 7, "max": 7}],
+    ),
+    (
+        "Write 5 words, each beginning with the letter that ended the previous word.",
+        [{"rule": "order", "unit": "word", "rel": "chain"}, {"rule": "words", "min": 5, "max": 5}],
+    ),
+    (
+        "Write a sentence between 20 and 40 characters long.",
+        [{"rule": "chars", "min": 20, "max": 40}, {"rule": "sentences", "min": 1, "max": 1}],
+    ),
+    ("Answer with no fewer than 10 and no more than 20 words.", [{"rule": "words", "min": 10, "max": 20}]),
+    (
+        "Write one sentence with exactly two fully capitalized words.",
+        [{"rule": "capital_words", "min": 2, "max": 2}, {"rule": "sentences", "min": 1, "max": 1}],
+    ),
+    (
+        "Write two sentences using the word 'blue' exactly 3 times.",
+        [{"rule": "occurs", "text": "blue", "min": 3, "max": 3}, {"rule": "sentences", "min": 2, "max": 2}],
+    ),
+    (
+        "Give one word of exactly 7 letters that begins with 're'.",
+        [
+            {"rule": "at", "unit": "letter", "index": 1, "text": "r"},
+            {"rule": "at", "unit": "letter", "index": 2, "text": "e"},
+            {"rule": "letters", "min": 7, "max": 7},
+            {"rule": "words", "min": 1, "max": 1},
+        ],
+    ),
+    (
+        "Reply with one word of 8 letters that ends in 'ness'.",
+        [
+            {"rule": "ends_with", "text": "ness"},
+            {"rule": "letters", "min": 8, "max": 8},
+            {"rule": "words", "min": 1, "max": 1},
+        ],
+    ),
+    (
+        "Write a countdown of 5 numbers starting at 9, one per line.",
+        [
+            {"rule": "numbers", "min": 5, "max": 5},
+            {"rule": "order", "unit": "number", "rel": "step", "arg": -1},
+            {"rule": "total", "unit": "number", "agg": "first", "min": 9, "max": 9},
+        ],
+    ),
+    (
+        "Count down from 8 to 4 with one number per line.",
+        [
+            {"rule": "numbers", "per": "line", "min": 1, "max": 1},
+            {"rule": "order", "unit": "number", "rel": "step", "arg": -1},
+            {"rule": "total", "unit": "number", "agg": "first", "min": 8, "max": 8},
+            {"rule": "total", "unit": "number", "agg": "last", "min": 4, "max": 4},
+        ],
+    ),
+    (
+        "Write 4 words that alternate between lowercase and uppercase, starting with a lowercase word.",
+        [
+            {"rule": "order", "unit": "word", "rel": "alternating_case", "arg": "lower"},
+            {"rule": "words", "min": 4, "max": 4},
+        ],
+    ),
+    (
+        "Write in lowercase with no commas, and use at least 8 words.",
+        [{"rule": "commas", "max": 0}, {"rule": "lowercase"}, {"rule": "words", "min": 8}],
+    ),
 ]
 
 
@@ -184,3 +263,75 @@ def test_a_word_count_one_per_line_is_checked_as_lines() -> None:
     cons = reading.constraints
     assert all(holds(c, "tree\nrock\nlake\nhill\nsand") for c in cons)
     assert not all(holds(c, "tree rock lake hill sand") for c in cons)
+
+
+def test_none_of_them_using_a_word_is_a_ban_in_both_readers() -> None:
+    text = "Answer in 3 bullet points, each under 9 words, none using the word 'maybe'."
+    for cons in (read_instruction(text).constraints, second_reading(text)):
+        assert {"rule": "exclude", "words": ["maybe"]} in cons
+        assert not any(c["rule"] == "include" for c in cons)  # it used to be read as a required word
+
+
+def test_a_negation_turns_around_only_the_counts_of_its_own_part() -> None:
+    # "no commas" must not make "at most 10 words" at least 11 in the second reading
+    cons = second_reading("Reply in lowercase with no commas, in at most 10 words.")
+    assert {"rule": "words", "max": 10} in cons and {"rule": "commas", "max": 0} in cons
+    assert {"rule": "words", "min": 11} in second_reading("Do not write fewer than 11 words.")
+
+
+def test_a_quoted_word_at_most_once_is_not_a_rule_on_every_word() -> None:
+    text = "Say the word 'milk' no more than once, and write exactly 3 sentences."
+    for cons in (read_instruction(text).constraints, second_reading(text)):
+        assert {"rule": "occurs", "text": "milk", "max": 1} in cons
+        assert not any(c.get("rel") == "distinct" for c in cons)
+
+
+def test_only_lowercase_letters_beside_sentences_is_the_case_of_the_letters() -> None:
+    cons = second_reading("Use only lowercase letters; write exactly 2 sentences.")
+    assert {"rule": "lowercase"} in cons and not any(c["rule"] == "only" for c in cons)
+    assert {"rule": "only", "what": "lowercase_letters"} in second_reading(
+        "Answer with lowercase letters only."
+    )
+
+
+def test_fully_capitalized_words_are_counted_not_a_capital_initial() -> None:
+    text = "Give a sentence with at most one fully capitalized word."
+    for cons in (read_instruction(text).constraints, second_reading(text)):
+        assert {"rule": "capital_words", "max": 1} in cons
+        assert not any(c.get("test") == "capitalized" or c["rule"] == "words" for c in cons)
+    assert read_instruction(text).full
+
+
+def test_one_number_per_line_is_a_layout_not_a_required_number() -> None:
+    for text in (
+        "Count down from 6 to 2 with one number per line.",
+        "Count down from 6 to 2, one number per line.",
+    ):
+        cons = read_instruction(text).constraints
+        assert {"rule": "numbers", "per": "line", "min": 1, "max": 1} in cons, text
+        assert {"rule": "numbers", "min": 1} not in cons
+        good = build(cons)
+        assert good.splitlines() == ["6", "5", "4", "3", "2"]
+        assert not all(holds(c, "6 5 4 3 2") for c in cons)
+
+
+def test_a_one_word_prefix_is_its_letters_not_a_start_word() -> None:
+    text = "Give one word that has at least 8 letters and starts with 'dis'."
+    cons = read_instruction(text).constraints
+    assert not any(c["rule"] == "starts_with" for c in cons)  # the word 'dis' is not asked for
+    assert all(holds(c, "disappear") for c in cons)
+    assert not all(holds(c, "disarm") for c in cons) and not all(holds(c, "misplaced") for c in cons)
+    good = build(cons)
+    assert good.lower().startswith("dis") and all(holds(c, good) for c in cons)
+
+
+def test_a_closing_sentence_counts_among_the_sentences_the_builder_writes() -> None:
+    cons = [{"rule": "ends_with", "text": "Any questions?"}, {"rule": "sentences", "min": 1, "max": 2}]
+    good = build(cons)
+    assert all(holds(c, good) for c in cons), good
+
+
+def test_between_two_words_joined_by_and_stays_one_clause() -> None:
+    reading = read_instruction("Write 6 words that alternate between lowercase and uppercase.")
+    assert reading.full and len(reading.requirements) == 1
+    assert {"rule": "order", "unit": "word", "rel": "alternating_case", "arg": "lower"} in reading.constraints

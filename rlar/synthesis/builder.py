@@ -172,6 +172,28 @@ def _letters_only(rules: Mapping[str, dict[str, Any]]) -> str | None:
     return word.upper() if "capitals" in rules or "uppercase" in rules else word
 
 
+def _affixed_word(rules: Mapping[str, dict[str, Any]]) -> str | None:
+    """A one-word answer with a given beginning or ending and a letter count ("one word of 6 letters that ends in
+    'ing'", "a word of at least 9 letters starting with 'un'"): the affixes with filler letters between them."""
+    one = rules.get("words", {})
+    if one.get("min") != 1 or one.get("max") != 1 or ("letters" not in rules and "letters/word" not in rules):
+        return None
+    sized = {"words", "letters", "letters/word"}
+    if any(k.split("/")[0] in COUNT_RULES and k not in sized for k in rules):
+        return None
+    pre = str(rules.get("starts_with", {}).get("text", ""))
+    suf = str(rules.get("ends_with", {}).get("text", ""))
+    if not (pre or suf) or not re.fullmatch(r"[A-Za-z]*", pre + suf):
+        return None
+    c = rules.get("letters") or rules["letters/word"]
+    n = _pick(c.get("min"), c.get("max"), max(c.get("min") or 0, len(pre) + len(suf) + 2))
+    fill = _allowed_letters(rules).replace("x", "").replace("q", "") or "t"
+    if n < len(pre) + len(suf):
+        return None
+    middle = (fill * (n // len(fill) + 1))[: n - len(pre) - len(suf)]
+    return pre + middle + suf
+
+
 def _bounds(rules: Mapping[str, dict[str, Any]], key: str) -> tuple[int | None, int | None]:
     c = rules.get(key, {})
     return c.get("min"), c.get("max")
@@ -291,7 +313,7 @@ def _build(
             if params is not None:
                 cons.append(dict(rules[key]))
         return build_shaped(cons, query)
-    word = _letters_only(rules)
+    word = _letters_only(rules) or _affixed_word(rules)
     if word is not None:
         return word
     term = _terminal(rules)
@@ -342,7 +364,8 @@ def _build(
     # The plan missed (interacting bounds: characters vs words, ...): search nearby sizes.
     fixed_n = structure in rules or "sentences" in rules
     for kk in [*range(k + 1, k + 41), *range(k - 1, 0, -1)]:
-        for nn in [n] if fixed_n else [n, n + 1, n + 2, max(1, n - 1)]:
+        # a fixed count still tries one unit fewer: a closing (opening) phrase may be a sentence of its own
+        for nn in [n, max(1, n - 1)] if fixed_n else [n, n + 1, n + 2, max(1, n - 1)]:
             text = _compose(vocab, rules, structure, nn, per_unit, kk)
             if all(holds(c, text) for c in cons):
                 return text

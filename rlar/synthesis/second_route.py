@@ -463,7 +463,7 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
         named = re.findall(r"\b(\d+) lines\b", sentence)
         if len(nums) >= 2:
             order("line", "word_counts", nums)
-            blank.append(r"\d+")
+            blank.append(r"\b\d+\b(?! lines)")
         del named
     if (
         "acrostic" in ws
@@ -510,6 +510,9 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
     if ints and _num(ints.group(1)):
         out.append({"rule": "numbers", "min": _num(ints.group(1)), "max": _num(ints.group(1))})
         blank.append(ints.group(0))
+    if re.search(r"\b(?:one|1|a single) number (?:per|on each|on a|a) line\b", sentence):
+        out.append({"rule": "numbers", "per": "line", "min": 1, "max": 1})
+        blank.append(r"(?:one|1|a single) number (?:per|on each|on a|a) line")
     if per_line:
         blank.append(r"(?:one|1) (?:per|on each|a) line")
     if "json" in ws:
@@ -542,7 +545,9 @@ _PER = {"paragraph": "paragraph", "line": "line", "sentence": "sentence", "bulle
 def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
     """Positions, per-unit word endings, absent letters, word lists, one sentence, one word per line and words
     in capitals (issue 25, third round), read by token windows apart from :mod:`rlar.tasks.reading_compose`;
-    what is read is blanked so the general windows below do not read it again."""
+    what is read is blanked so the general windows below do not read it again. Fourth round: a one-word answer's
+    first letters (``starts with 'un'``), ``none using the word 'x'`` (a ban), ``the letter that ended the
+    previous word`` (a chain), ``N fully capitalized words`` (a count of words in capitals)."""
     out: list[dict[str, Any]] = []
     toks = _tokens(sentence)
     neg = bool(set(toks) & _NOT)
@@ -575,6 +580,15 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
             else {"rule": "at", "unit": "word", "index": k, "text": word}
         )
         sentence = sentence.replace(q, " ", 1)
+    one_word = re.search(r"\b(?:a|one|single) word\b", whole) and not re.search(r"\beach|\bevery", whole)
+    pre = re.search(
+        r"\b(?:start|starts|starting|begin|begins|beginning) with (?:the letters )?'([a-z]{2,6})'", sentence
+    )
+    if one_word and pre and not neg:  # one word's beginning: its first letters, one by one
+        out += [
+            {"rule": "at", "unit": "letter", "index": i + 1, "text": ch} for i, ch in enumerate(pre.group(1))
+        ]
+        sentence = sentence.replace(pre.group(0), " ", 1)
     ends = {"end", "ends", "ending", "finish", "finishes", "finishing", "conclude", "concludes"}
     if set(toks) & ends and set(toks) & {"each", "every", "all"} and not neg:
         scope = next((_PER[t.rstrip("s")] for t in toks if t.rstrip("s") in _PER), None)
@@ -601,6 +615,16 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
         for q in [t for t in toks if t[:1] in "\"'" and len(t) > 2]:
             out.append({"rule": "exclude", "words": [q[1:-1]]})
             sentence = sentence.replace(q, " ", 1)
+    for m in re.finditer(
+        r"\bnone(?: of (?:them|these|those|the \w+))? (?:may |should |can |must )?(?:using|containing|including|"
+        r"mentioning|with|uses?|contains?|includes?|mentions?|has|have) (?:the )?(?:words? |phrases? )?"
+        r"((?:'[^']+'|\"[^\"]+\")(?:\s*(?:,|or|and)\s*(?:'[^']+'|\"[^\"]+\"))*)",
+        sentence,
+    ):
+        out.append(
+            {"rule": "exclude", "words": [w[1:-1] for w in re.findall(r"'[^']+'|\"[^\"]+\"", m.group(1))]}
+        )
+        sentence = sentence.replace(m.group(0), " ", 1)
     for m in re.finditer(
         r"\b(?:no|without\s+(?:using\s+)?(?:the|any))\s+(?:letter\s+)?(?:'([a-z])'|(?<=letter )([a-z]))(?=\W|$)",
         sentence,
@@ -664,12 +688,29 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
         sentence,
     ):
         out.append({"rule": "words", "min": 1, "max": 1})
-    if "letter" in toks and set(toks) & {"previous", "preceding", "before"} and set(toks) & {"last", "final"}:
+    ended = bool(
+        re.search(
+            r"\bletter (?:that|which) (?:ended|ends) the (?:previous|preceding|prior|last) word\b", sentence
+        )
+    )
+    if (
+        "letter" in toks
+        and set(toks) & {"previous", "preceding", "before"}
+        and (set(toks) & {"last", "final"} or ended)
+    ):
         if set(toks) & {"start", "starts", "begin", "begins", "starting", "beginning"}:
             out.append({"rule": "order", "unit": "word", "rel": "chain"})
-    if re.search(
-        r"\b(?:repeated|repeating|duplicate)\b|\bmore than once\b|\b(?:different|distinct|unique)\b", sentence
-    ) and ("word" in toks or "words" in toks):
+    one_quoted = any(t[:1] in "\"'" for t in toks) and not re.search(
+        r"\b(?:no|every|each|any) words?\b", sentence
+    )
+    if (
+        re.search(
+            r"\b(?:repeated|repeating|duplicate)\b|\bmore than once\b|\b(?:different|distinct|unique)\b",
+            sentence,
+        )
+        and ("word" in toks or "words" in toks)
+        and not one_quoted
+    ):
         if neg or re.search(r"\b(?:different|distinct|unique)\b", sentence):
             out.append({"rule": "order", "unit": "word", "rel": "distinct"})
     whole_caps = re.search(
@@ -692,6 +733,16 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
         if scope:
             mark = {"period": ".", "full stop": ".", "question mark": "?"}.get(ends_mark.group(1), "!")
             out.append({"rule": "ends_with", "text": mark, "per": scope})
+    fully = re.search(
+        r"\b(\d+|one|two|three|four|five)\s+(?:fully|entirely|completely|wholly)[- ]capitali[sz]ed\s+words?\b",
+        sentence,
+    )
+    if fully:
+        n = _value(fully.group(1))
+        kind, strict = _direction(sentence[: fully.start()].split()[-3:], [])
+        if n is not None:
+            out.append(_bounded("capital_words", n, kind, strict))
+            sentence = sentence.replace(fully.group(0), " ")
     caps = re.search(
         r"\b(?:exactly\s+)?(\d+|two|three|four|five)\s+words?\s+(?:are\s+|"
         r"is\s+)?(?:written\s+)?(?:in\s+)?(?:all\s+)?(?:capital letters|capitals|caps|upper\s?case)\b",
@@ -727,6 +778,12 @@ def second_reading(text: str) -> list[dict[str, Any]]:
     # "(counts, lowercase, json keys, ...)" lists examples of rules, it does not require them.
     low = re.sub(r"\([^()]*,[^()]*,[^()]*\)", " ", low)
     low = low.replace("“", '"').replace("”", '"').replace("‘", "'").replace("’", "'")
+    low = re.sub(
+        r"\b(?:no|not) (?:fewer|less) than (\w+) (?:and|but) (?:no|not) more than (\w+)\b"
+        r"|\bat least (\w+) (?:and|but) (?:at most|no more than) (\w+)\b",
+        lambda m: f"between {m.group(1) or m.group(3)} and {m.group(2) or m.group(4)}",
+        low,
+    )
     caps = [
         w.lower()
         for w in re.findall(r"\b[A-Z]{2,}\b", text)
@@ -741,11 +798,23 @@ def second_reading(text: str) -> list[dict[str, Any]]:
         toks = _tokens(sentence)
         quoted = [t[1:-1] for t in toks if t[:1] in "\"'" and len(t) > 2]
         words = [t for t in toks if t[:1] not in "\"'"]
+        # where each comma-separated part of the sentence starts: a negation turns around the counts of its own
+        # part only ("in all lowercase with no commas, in at most 12 words" is at most 12)
+        part_starts: list[int] = []
+        k0 = 0
+        for part in sentence.split(","):
+            part_starts.append(k0)
+            k0 += len([t for t in _tokens(part) if t[:1] not in "\"'"])
         used: set[int] = set()
         for i, tok in enumerate(words):
             n = _value(tok)
             if n is None or i in used or tok in ("once", "twice", "thrice"):
                 continue
+            if tok == "one" and i + 1 < len(words) and words[i + 1] == "of":  # "every one of the words"
+                continue
+            if i + 1 < len(words) and words[i + 1] in ("st", "nd", "rd", "th"):  # "the 1st word": a position
+                continue
+            part0 = max((k for k in part_starts if k <= i), default=0)
             j = next((j for j in range(i + 1, min(len(words), i + 4)) if _unit(words[j])), None)
             if j is None:
                 continue
@@ -759,7 +828,7 @@ def second_reading(text: str) -> list[dict[str, Any]]:
                 used.add(i + 2)
                 c: dict[str, Any] = {"rule": unit, "min": n, "max": n2}
             else:
-                c = _bounded(unit, n, *_direction(words[:i], words[i + 1 :]))
+                c = _bounded(unit, n, *_direction(words[part0:i], words[i + 1 :]))
             scope_words = [w for w in words if w.rstrip("s") in _SCOPE]
             scopes = [_SCOPE[w.rstrip("s")] for w in scope_words if _UNIT.get(w.rstrip("s")) != unit]
             if set(words) & {"each", "every", "per", "none", "any", "no", "all"} and scopes:
@@ -890,8 +959,11 @@ def second_reading(text: str) -> list[dict[str, Any]]:
             r" (?:(capital |uppercase |lowercase )?letters|digits)\b(?! or)",
             sentence,
         )
-        if cls and not re.search(r"\bonly \d", sentence[cls.start() : cls.end()]):
-            head = (cls.group(1) or cls.group(2) or "").strip()
+        head = ((cls.group(1) or cls.group(2) or "").strip() if cls else "") or ""
+        if cls and head and re.search(r"\b(?:sentences?|words|commas?|paragraphs?|lines)\b", low):
+            # "use only lowercase letters ... write 3 sentences": the case of the letters, not letters alone
+            out.append({"rule": "lowercase"} if head == "lowercase" else {"rule": "uppercase"})
+        elif cls and not re.search(r"\bonly \d", sentence[cls.start() : cls.end()]):
             what = (
                 "digits"
                 if "digits" in cls.group(0)
@@ -928,8 +1000,8 @@ def second_reading(text: str) -> list[dict[str, Any]]:
                 out.append({"rule": "json_keys", "keys": keys})
     single = {c["rule"] for c in out if not c.get("per") and c.get("min") == c.get("max") == 1}
     for c in out:  # one sentence: its words are the answer's (one word: its letters)
-        if (c["rule"], c.get("per")) in (("words", "sentence"), ("letters", "word")) and (
-            "sentences" if c["rule"] == "words" else "words"
+        if (c["rule"], c.get("per")) in (("words", "sentence"), ("letters", "word"), ("chars", "line")) and (
+            {"words": "sentences", "letters": "words", "chars": "lines"}[c["rule"]]
         ) in single:
             c.pop("per")
     toks = _tokens(low)

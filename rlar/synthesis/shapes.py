@@ -412,7 +412,9 @@ def _joiner(constraints: Sequence[Mapping[str, Any]], unit: str) -> str:
         return "\n"
     if unit == "sentence":
         return " "
-    one_per_line = any(c.get("rule") == "lines" and not c.get("per") for c in constraints)
+    one_per_line = any(c.get("rule") == "lines" and not c.get("per") for c in constraints) or any(
+        c.get("rule") == "numbers" and c.get("per") == "line" for c in constraints
+    )
     if unit == "number":
         return "\n" if one_per_line else ", "
     many_lines = any(

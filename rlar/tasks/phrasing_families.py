@@ -43,7 +43,10 @@ __all__ = ["read_clause_constraints"]
 
 def read_words(cl: ClauseText) -> None:
     counted = rf"(?:{CMP_ALL})?\s*(?P<n>\d+)\s+times\b"
-    verb = r"(?:use|include|mention|say|write|repeat|contain|have|feature|put)"
+    verb = (
+        r"(?:us(?:e|es|ing)|includ(?:e|es|ing)|mention(?:s|ing)?|say(?:s|ing)?|write|repeat(?:s|ing)?|"
+        r"contain(?:s|ing)?|have|has|feature|put)"
+    )
     bare = r"(?:(?:key)?words?|letters?|terms?)\s+(?P<bare>[a-z#@][\w'-]*)"
 
     def occurs(m: re.Match[str]) -> bool:
@@ -390,7 +393,8 @@ def read_marks(cl: ClauseText) -> None:
         )
     cl.each(
         r"\b(?:include|contain|contains|use|have|has|mention|with)\s+(?:at least\s+)?(?:1|a|some|any)?\s*"
-        r"(?:numbers?|digits?|numerals?)\b(?:\s*\(\s*0\s*-\s*9\s*\))?",
+        r"(?:numbers?|digits?|numerals?)\b(?:\s*\(\s*0\s*-\s*9\s*\))?"
+        r"(?!\s+(?:per|on\s+each|on\s+a|a)\s+line)",  # "with one number per line" is a layout: the quantities'
         lambda m: cl.add({"rule": "numbers", "min": 1}),
     )
 

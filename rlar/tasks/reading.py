@@ -178,12 +178,18 @@ def _restore(text: str, quotes: list[str]) -> str:
     return text.replace(PS, "P.S.").replace(PPS, "P.P.S.")
 
 
+_AND = "\ue004"  # an "and" inside "between X and Y", which joins two words and does not start a clause
+
+
 def _split(text: str) -> list[str]:
     out: list[str] = []
     for sentence in re.split(r"(?<=[.!?;])\s+|\n+|;\s*", text):
         if not sentence.strip():
             continue
-        out += [p.strip(" ,") for p in _CLAUSE_SPLIT.split(sentence) if p and p.strip(" ,.")]
+        sentence = re.sub(r"(?i)\b(between\s+[\w-]+)\s+and\s+(?=[a-z][\w-]*\b)", rf"\1 {_AND} ", sentence)
+        out += [
+            p.strip(" ,").replace(_AND, "and") for p in _CLAUSE_SPLIT.split(sentence) if p and p.strip(" ,.")
+        ]
     return out
 
 
@@ -240,6 +246,13 @@ def read_instruction(text: str) -> Reading:
     # A parenthesised list of examples ("(sentence or word counts, lowercase, JSON keys, ...)") names kinds of
     # rules, it does not require them; a short parenthesis such as "(a string)" is kept.
     work = _EXAMPLES.sub(" ", work)
+    # "no fewer than 25 and no more than 35 characters" is one range (the clause splitter would cut it at "and no")
+    work = re.sub(
+        r"\b(?:no|not)\s+(?:fewer|less)\s+than\s+([\w-]+)\s+(?:and|but)\s+(?:no|not)\s+more\s+than\s+([\w-]+)",
+        r"between \1 and \2",
+        work,
+        flags=re.IGNORECASE,
+    )
     work, quotes = _protect(work)
     whole = numbers(work.lower())
     memory: dict[str, Any] = {}

@@ -31,6 +31,13 @@ letter, uses every listed word) rather than fixed sentences:
   ``separate the paragraphs with a blank line``, ``(blank line between them)``) are used up when a paragraph
   count is read.
 
+Fourth round: ``none (of them) using the word 'very'`` is a ban (it was read as a required word), ``every one
+of the words ...`` a list to use, ``no word used more than once`` (``once`` written ``1 times``) no repeats,
+``each starting with the letter that ended the previous word`` a chain (and ``a chain of`` is used up when the
+instruction states one), ``between 30 and 50 characters long`` the count alone, ``no more than one fully
+capitalized word`` a count of words in capitals, and a one-word answer's beginning (``one word ... that starts
+with 'un'``) its letters at their places (``at``), since a start rule would ask for the word ``un``.
+
 Negated forms (``the last word must not be``) are left unread, so the clause stays partial: nothing is read
 the other way round. English only; it never invents a number that is not written.
 """
@@ -39,7 +46,7 @@ from __future__ import annotations
 
 import re
 
-from rlar.tasks.phrasings import STOP_WORDS, ClauseText, Q
+from rlar.tasks.phrasings import CMP_ALL, STOP_WORDS, ClauseText, Q, cmp_kind, to_bounds
 
 __all__ = ["ORDINALS", "read_composed"]
 
@@ -109,11 +116,11 @@ def read_composed(cl: ClauseText, sentence: str, whole: str) -> None:
     _read_word_affixes(cl, whole)
     _read_no_letter(cl)
     _read_word_lists(cl)
+    _read_caps_words(cl)  # before the one sentence: "a sentence with no more than one fully capitalized word"
     _read_one_sentence(cl)
-    _read_caps_words(cl)
     _read_one_word(cl)
     _read_lengths(cl)
-    _read_word_relations(cl, sentence)
+    _read_word_relations(cl, sentence, whole)
     _read_bare_end_word(cl)
     _read_paragraph_layout(cl, whole)
 
@@ -262,6 +269,14 @@ def _read_unit_bans(cl: ClauseText) -> None:
         rf"(?:the\s+(?:words?|phrases?)\s+)?(?P<q>{Q}(?:\s*(?:,|or|and)\s*{Q})*)",
         lambda m: cl.add({"rule": "exclude", "words": [cl.q(t) for t in re.findall(Q, m.group("q"))]}),
     )
+    # "each under 8 words, none using the word 'very'": the pronoun is the units named before; none of them
+    # holds the word exactly when the answer does not
+    cl.each(
+        rf"\bnone\s+(?:of\s+(?:them|these|those|the\s+(?:{_SCOPE_RX}|words))\s+)?(?:may\s+|should\s+|can\s+|must\s+)?"
+        rf"(?:using|containing|including|mentioning|with|uses?|contains?|includes?|mentions?|has|have)\s+"
+        rf"(?:the\s+(?:words?|phrases?)\s+)?(?P<q>{Q}(?:\s*(?:,|or|and)\s*{Q})*)",
+        lambda m: cl.add({"rule": "exclude", "words": [cl.q(t) for t in re.findall(Q, m.group("q"))]}),
+    )
     cl.each(
         r"\b(?:must|should|do|does|may|can)\s+not\s+(?:contain|include|use|have)\s+(?:any\s+)?commas\b",
         lambda m: cl.add({"rule": "commas", "max": 0}),
@@ -284,10 +299,25 @@ def _read_word_affixes(cl: ClauseText, whole: str) -> None:
         return True
 
     cl.each(rf"\b(?:that\s+|which\s+)?(?:ends?|ending|finishes|finishing)\s+(?:in|with)\s+(?P<q>{Q})", ends)
+
+    def starts(m: re.Match[str]) -> bool:
+        """``one word ... that starts with 'un'``: a prefix, read as its letters at their places (a start word
+        rule would ask for the word 'un')."""
+        text = cl.q(m.group("q")).lower()
+        if not re.fullmatch(r"[a-z]{2,6}", text) or _negated(cl, m):
+            return False
+        for i, ch in enumerate(text, 1):
+            cl.add({"rule": "at", "unit": "letter", "index": i, "text": ch})
+        return True
+
+    cl.each(
+        rf"\b(?:that\s+|which\s+|and\s+)?(?:starts?|starting|begins?|beginning)\s+with\s+(?:the\s+letters\s+)?(?P<q>{Q})",
+        starts,
+    )
     cl.each(
         r"\b(?:give|write)\s+(?:me\s+)?(?:a|one|1)[- ]word\s+(?=(?:answer|reply|response)\b)", lambda m: True
     )
-    if any(c["rule"] == "ends_with" for c in cl.found):
+    if any(c["rule"] in ("ends_with", "at") for c in cl.found):
         cl.each(r"\b(?:answer|reply|response)\b", lambda m: True)
 
 
@@ -325,7 +355,7 @@ def _read_word_lists(cl: ClauseText) -> None:
         r"(?:uses?|using|includes?|including|contains?|containing|mentions?|mentioning|features?|featuring|"
         r"incorporates?|incorporating)"
     )
-    det = r"(?:(?:all|each|every\s+one|both)\s+(?:of\s+)?)?(?:the|these|those)?\s*(?:following\s+|given\s+)?"
+    det = r"(?:(?:all|each|every\s+(?:one|1)|both)\s+(?:of\s+)?)?(?:the|these|those)?\s*(?:following\s+|given\s+)?"
     cl.each(
         rf"\b(?:{verb}\s+)?{det}(?:words|concepts|terms)\s*:?\s+(?P<list>[a-z][\w'-]*(?:\s*,\s*[a-z][\w'-]*)*\s*(?:,\s*)?(?:and|&)\s+[a-z][\w'-]*|[a-z][\w'-]*(?:\s*,\s*[a-z][\w'-]*){{2,}})\b",
         listed,
@@ -353,7 +383,13 @@ def _read_one_sentence(cl: ClauseText) -> None:
     cl.blank(m.start(), end)
 
 
-def _read_word_relations(cl: ClauseText, sentence: str) -> None:
+_CHAIN = re.compile(
+    r"\b(?:begins|starts|begin|start|beginning|starting)\s+with\s+the\s+(?:(?:last|final|ending)\s+letter\s+of\s+the\s+"
+    r"(?:previous|preceding|prior|word\s+before|one\s+before)|letter\s+(?:that|which)\s+(?:ended|ends)\s+the\s+(?:previous|preceding))"
+)
+
+
+def _read_word_relations(cl: ClauseText, sentence: str, whole: str) -> None:
     """Relations between the words: a chain (``each word starts with the last letter of the previous word``)
     and no repeats (``no word repeated``, ``with no word used more than once``, ``every word is different``,
     ``N different words``)."""
@@ -367,14 +403,16 @@ def _read_word_relations(cl: ClauseText, sentence: str) -> None:
     cl.each(
         r"\b(?:where\s+|in\s+which\s+|so\s+that\s+)?(?:each|every)\s+(?:word\s+|(?:one|1)\s+)?(?:begins|starts|begin|start|beginning|starting)\s+"
         r"with\s+the\s+(?:last|final|ending)\s+letter\s+of\s+the\s+(?:previous|preceding|prior)(?:\s+(?:word|one|1))?\b"
-        r"|\b(?:where\s+|in\s+which\s+)?(?:each|every)\s+(?:word\s+|(?:one|1)\s+)?(?:begins|starts|beginning|starting)\s+with\s+the\s+(?:last|final)\s+letter\s+of\s+the\s+(?:word|one|1)\s+before(?:\s+it)?\b",
+        r"|\b(?:where\s+|in\s+which\s+)?(?:each|every)\s+(?:word\s+|(?:one|1)\s+)?(?:begins|starts|beginning|starting)\s+with\s+the\s+(?:last|final)\s+letter\s+of\s+the\s+(?:word|one|1)\s+before(?:\s+it)?\b"
+        r"|\b(?:where\s+|in\s+which\s+)?(?:each|every)\s+(?:word\s+|(?:one|1)\s+)?(?:begins|starts|beginning|starting)\s+with\s+the\s+letter\s+"
+        r"(?:that|which)\s+(?:ended|ends|finished|closed)\s+the\s+(?:previous|preceding|prior|last)\s+(?:word|one|1)\b",
         lambda m: add("chain"),
     )
-    if any(c.get("rel") == "chain" for c in cl.found):
+    if any(c.get("rel") == "chain" for c in cl.found) or _CHAIN.search(whole):
         cl.each(r"\b(?:a\s+)?(?:word\s+)?chain(?:\s+of)?\b", lambda m: True)
     cl.each(
         r"\b(?:with\s+|and\s+|having\s+)?(?:no|without)\s+(?:any\s+)?(?:repeated|repeating|duplicate)\s+words?\b"
-        r"|\b(?:with\s+|and\s+)?(?:no|without\s+any|without\s+a)\s+word\s+(?:being\s+)?(?:used|repeated|appearing|occurring)\s+(?:more\s+than\s+once|twice)\b"
+        r"|\b(?:with\s+|and\s+)?(?:no|without\s+any|without\s+a)\s+word\s+(?:being\s+)?(?:used|repeated|appearing|occurring)\s+(?:more\s+than\s+(?:once|1\s+times?)|twice|2\s+times)\b"
         r"|\b(?:with\s+|and\s+)?no\s+word\s+(?:is\s+)?repeated\b|\bwithout\s+repeating\s+(?:any\s+)?words?\b"
         r"|\b(?:in\s+which\s+|where\s+)?(?:every|each)\s+word\s+(?:is|must\s+be)\s+(?:different|unique|distinct)\b"
         r"|\ball\s+(?:the\s+|of\s+the\s+)?words\s+(?:are|must\s+be)\s+(?:different|unique|distinct)\b"
@@ -384,9 +422,12 @@ def _read_word_relations(cl: ClauseText, sentence: str) -> None:
 
 
 def _read_lengths(cl: ClauseText) -> None:
-    """``4 words long`` / ``at least 6 words long``: the count is read with the quantities, ``long`` says
-    nothing more."""
-    cl.each(r"(?<=\d words)\s+(?:long|in\s+length)\b", lambda m: True)
+    """``4 words long`` / ``at least 6 words long`` / ``between 30 and 50 characters long``: the count is read
+    with the quantities, ``long`` says nothing more (``N letters long`` is the shapes reader's, per word)."""
+    cl.each(
+        r"(?:(?<=\d words)|(?<=\d characters)|(?<=\d chars))\s+(?:long|in\s+length)\b",
+        lambda m: True,
+    )
 
 
 def _read_bare_end_word(cl: ClauseText) -> None:
@@ -416,7 +457,20 @@ def _read_one_word(cl: ClauseText) -> None:
 
 
 def _read_caps_words(cl: ClauseText) -> None:
-    """``4 uppercase words``: every word in capitals (the count is read with the quantities)."""
+    """``4 uppercase words``: every word in capitals (the count is read with the quantities); ``no more than one
+    fully capitalized word``: a count of words in capitals (not a capital initial)."""
+
+    def counted(m: re.Match[str]) -> bool:
+        b = to_bounds(cmp_kind(m), int(m.group("n")), None, False)
+        if b is None:
+            return False
+        cl.add({"rule": "capital_words", **b})
+        return True
+
+    cl.each(
+        rf"(?:(?:{CMP_ALL})\s+)?(?P<n>\d+)\s+(?:fully|entirely|completely|wholly)[- ]capitali[sz]ed\s+words?\b",
+        counted,
+    )
     cl.each(
         r"(?<=\d\s)(?:upper\s?case|upper-case|all[- ]caps|all[- ]capital)\s+(?=words\b)",
         lambda m: cl.add({"rule": "uppercase"}),

@@ -167,6 +167,10 @@ def _read_tables(cl: ClauseText, whole: str) -> None:
 def _read_yaml(cl: ClauseText, whole: str) -> None:
     if not re.search(r"\byaml\b", whole):
         return
+    # "..., and no other keys": said where the keys are read (``exact``); a clause of its own here
+    cl.each(
+        r"^\s*(?:and\s+)?(?:with\s+)?no\s+(?:other|extra|additional|further)\s+keys\s*\.?\s*$", lambda m: True
+    )
     keys = re.search(
         r"\b(?:(?:with|mapping|maps?|mapping of)\s+)?(?:exactly\s+)?(?:the\s+)?keys?\s*:?\s*((?:[a-z_]\w*"
         r"(?:\s*\((?:an?\s+)?\w+\))?)(?:\s*,\s*(?:and\s+)?[a-z_]\w*(?:\s*\((?:an?\s+)?\w+\))?)*(?:\s*,?"
@@ -176,7 +180,7 @@ def _read_yaml(cl: ClauseText, whole: str) -> None:
     if not keys:
         if re.search(r"\byaml\b", cl.w):
             cl.each(
-                r"\b(?:reply|answer|respond|write|produce)?\s*(?:in|as)?\s*(?:a\s+)?yaml(?:\s+(?:mapping|document))?\b",
+                r"\b(?:reply|answer|respond|write|produce)?\s*(?:in|as)?\s*(?:a\s+)?yaml(?:\s*:?\s*(?:an?\s+)?(?:mapping|document|object))?\b",
                 lambda m: True,
             )
         return
@@ -191,7 +195,7 @@ def _read_yaml(cl: ClauseText, whole: str) -> None:
         c["exact"] = True
     cl.consume(keys)
     cl.each(
-        r"\b(?:reply|answer|respond|write|produce)?\s*(?:in|as)?\s*(?:a\s+)?yaml(?:\s+(?:mapping|document))?\b",
+        r"\b(?:reply|answer|respond|write|produce)?\s*(?:in|as)?\s*(?:a\s+)?yaml(?:\s*:?\s*(?:an?\s+)?(?:mapping|document|object))?\b",
         lambda m: True,
     )
     for name in names:
@@ -503,10 +507,12 @@ def _read_relations(cl: ClauseText, sentence: str) -> None:
         if not re.search(r"\b(?:numbers?|count|countdown|integers?)\b", sentence):
             return False
         countdown(m)
+        if m.group("cnt"):  # "a countdown of 4 numbers starting at 20": how many too
+            cl.add({"rule": "numbers", "min": int(m.group("cnt")), "max": int(m.group("cnt"))})
         return True
 
     cl.each(
-        r"\b(?:(?P<down>count(?:ing)?\s+down|a\s+countdown(?:\s+of\s+\d+\s+numbers)?)\s+)?(?:starting\s+)?(?:from|at)\s+(?P<a>\d+)(?:\s+(?:down\s+)?to\s+(?P<b>\d+))?\b"
+        r"\b(?:(?P<down>count(?:ing)?\s+down|a\s+countdown(?:\s+of\s+(?P<cnt>\d+)\s+numbers)?)\s+)?(?:starting\s+)?(?:from|at)\s+(?P<a>\d+)(?:\s+(?:down\s+)?to\s+(?P<b>\d+))?\b"
         r"|\b(?:the\s+numbers\s+)?from\s+(?P<a2>\d+)\s+(?P<down2>down\s+)?to\s+(?P<b2>\d+)\b",
         lambda m: countdown_any(m),
     )
