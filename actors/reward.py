@@ -199,6 +199,8 @@ class RewardWorker(Actor[RewardConfig]):
         self._errors_seen: dict[tuple[str, int, str], int] = {}
         self._ack_wait: dict[str, float] = {}
         self._inflight: dict[str, int] = dict.fromkeys(config.kinds, 0)
+        self._busy_s = 0.0
+        self._busy_since: float | None = None
 
     def _per_kind(self, table: dict[str, int], defaults: dict[str, int], kind: str) -> int:
         return max(1, int(table.get(kind, defaults[kind])))
@@ -266,6 +268,10 @@ class RewardWorker(Actor[RewardConfig]):
             "inflight": dict(self._inflight),
             "executors": {k: ex.stats.to_dict() for k, ex in self.executors.items()},
             "batches": sum(b.batches for b in self._batchers.values()),
+            # wall time with at least one request in flight (the stage's occupancy; over the counters' requests)
+            "busy_s": round(
+                self._busy_s + (time.perf_counter() - self._busy_since if self._busy_since else 0.0), 4
+            ),
         }
 
     # -- tools ------------------------------------------------------------------------------------
@@ -315,6 +321,8 @@ class RewardWorker(Actor[RewardConfig]):
 
     # -- requests ---------------------------------------------------------------------------------
     async def _handle(self, kind: str, req: ScoreGroup, raw: Msg) -> None:
+        if self._busy_since is None:
+            self._busy_since = time.perf_counter()
         self._inflight[kind] += 1
         try:
             # Tell the server we are still working, so a slow tool is not handed to a second worker.
@@ -333,6 +341,9 @@ class RewardWorker(Actor[RewardConfig]):
                 )
         finally:
             self._inflight[kind] -= 1
+            if self._busy_since is not None and not any(self._inflight.values()):
+                self._busy_s += time.perf_counter() - self._busy_since
+                self._busy_since = None
         self.counters["requests"] += 1
 
     async def _score_tool(self, kind: str, req: ScoreGroup, tool: ToolRef) -> RewardGroup:

@@ -107,11 +107,18 @@ class Rollout(Actor[RolloutConfig]):
         self.version = 0
         self._pending: WeightsAnnounce | None = None
         self.gen_seconds = 0.0
+        self.load_seconds = 0.0  # fetching and loading weight versions
         self.receiver: WeightReceiver | None = None
         self._sampling = config.sampling()
 
     def info(self) -> dict[str, Any]:
-        return {"policy_version": self.version}
+        # Time spent generating and loading weights so far (with the counters' batches and weight_loads: the
+        # stage's time per batch, e.g. for the pipeline bench's per-stage figures).
+        return {
+            "policy_version": self.version,
+            "gen_s": round(self.gen_seconds, 4),
+            "load_s": round(self.load_seconds, 4),
+        }
 
     async def setup(self) -> None:
         engine_cfg = self.config.engine.model_copy(
@@ -153,6 +160,7 @@ class Rollout(Actor[RolloutConfig]):
         await asyncio.to_thread(self.engine.load_weights, data, announce.version, announce.adapter)
         self.version = announce.version
         self.counters["weight_loads"] += 1
+        self.load_seconds += time.perf_counter() - t0
         self.metrics.weights_loaded(time.perf_counter() - t0)
         log.info("rollout: now serving policy v%d (%.3fs)", self.version, time.perf_counter() - t0)
 

@@ -89,5 +89,15 @@ def test_trl_sync_and_async_ways_do_the_same_work_and_the_judge_sees_the_configu
     assert doc["async_over_machine_limit"] == pytest.approx(
         doc["async_samples_per_s"] / doc["machine_limit_samples_per_s"], rel=0.02
     )
+    # per-stage times of every way: 16 judge calls of 0.3 s, 8 at a time, are two waves: >= 0.6 s a step
+    assert set(doc["stage_s_per_step"]["trl"]) == {"generate", "reward", "train"}
+    assert {"rollout", "generate", "reward", "learner"} <= set(doc["stage_s_per_step"]["async"])
+    for way, key in (("trl", "reward"), ("sync", "reward"), ("async", "reward")):
+        assert doc["stage_s_per_step"][way][key] >= 0.55, (way, doc["stage_s_per_step"][way])
+    assert doc["bound_stage"]["trl"] in ("generate", "reward", "train")
+    assert doc["bound_stage"]["sync"] in ("rollout", "reward", "learner")
+    assert doc["bound_stage"]["async"] == max(
+        doc["async"]["stage_s_per_step"], key=doc["async"]["stage_s_per_step"].get
+    )
     stages = doc["sync"]["pipeline_stage_s"]
     assert doc["limit_samples_per_s"] == pytest.approx(n / max(stages.values()), rel=0.02)

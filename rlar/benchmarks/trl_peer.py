@@ -2,8 +2,10 @@
 
 ``python -m rlar.benchmarks.trl_peer SETTINGS.json`` trains ``warmup_steps + steps`` steps and prints one JSON
 line: step times (from one ``on_step_end`` to the next; the first ``warmup_steps`` left out), samples/s over
-the measured steps, and the mean reward. A child process keeps TRL's and accelerate's global state (and its
-torch threads) away from the project's DeepSpeed trainer in the benchmark's own process.
+the measured steps, the mean reward, and each stage's median time per step (generate, reward, train: TRL's
+generate-and-score phase timed, the reward function inside it timed, the rest of the step is training). A
+child process keeps TRL's and accelerate's global state (and its torch threads) away from the project's DeepSpeed
+trainer in the benchmark's own process.
 
 Same work as the project's ways: the same model directory, the same prompt texts and references in the same
 order, ``prompts`` × ``group_size`` completions of at most ``max_new_tokens`` tokens per step at temperature 1,
@@ -58,10 +60,13 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
     data = Dataset.from_dict({"prompt": prompts, "reference": s["references"]})
     tool = make_tool(ToolSpec.from_dict(s["tool_spec"]))
     rewards: list[float] = []
+    reward_s: list[float] = []  # per step: the reward function's wall time
+    gen_score_s: list[float] = []  # per step: generate + score (TRL's _generate_and_score_completions)
 
     async def project_reward(
         prompts: list[Any], completions: list[Any], reference: list[Any], **kw: Any
     ) -> list[float]:
+        t0 = time.perf_counter()
         texts = [c if isinstance(c, str) else c[-1]["content"] for c in completions]
         queries = [p if isinstance(p, str) else p[-1]["content"] for p in prompts]
         results = await tool.score_batch(
@@ -72,7 +77,18 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
         )
         out = [float(r.score) if r.ok and r.score is not None else 0.0 for r in results]
         rewards.extend(out)
+        reward_s.append(time.perf_counter() - t0)
         return out
+
+    class _TimedGRPO(GRPOTrainer):  # type: ignore[misc]
+        """TRL's trainer, its generate-and-score phase timed (one per step: steps_per_generation = 1)."""
+
+        def _generate_and_score_completions(self, *a: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return super()._generate_and_score_completions(*a, **kw)
+            finally:
+                gen_score_s.append(time.perf_counter() - t0)
 
     stamps: list[tuple[float, float]] = []  # (wall, process cpu)
 
@@ -106,7 +122,7 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
             dataloader_num_workers=0,
         )
         model = AutoModelForCausalLM.from_pretrained(s["model_dir"], dtype=torch.float32)
-        trainer = GRPOTrainer(
+        trainer = _TimedGRPO(
             model=model,
             reward_funcs=[project_reward],  # type: ignore[list-item]
             args=cfg,
@@ -124,7 +140,20 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
     if not measured:
         raise RuntimeError(f"TRL ran {len(stamps)} steps; need more than the {warm} warm-up steps")
     wall = sum(measured)
+    # Per measured step: generate = generate-and-score minus the reward function; train = the rest of the step
+    # (TRL's order: nothing overlaps, so the largest stage is the one that bounds it).
+    k = range(warm, min(len(stamps) - 1, len(gen_score_s), len(reward_s)))
+    stage = {
+        "generate": statistics.median(gen_score_s[i] - reward_s[i] for i in k) if k else None,
+        "reward": statistics.median(reward_s[i] for i in k) if k else None,
+        "train": statistics.median(stamps[i + 1][0] - stamps[i][0] - gen_score_s[i] for i in k)
+        if k
+        else None,
+    }
+    timed = {name: v for name, v in stage.items() if v is not None}
     return {
+        "stage_median_s": {name: round(v, 4) for name, v in timed.items()},
+        "bound_stage": max(timed, key=lambda name: timed[name]) if timed else None,
         "samples_per_s": n * len(measured) / wall,
         "steps": len(measured),
         "samples": n * len(measured),

@@ -436,6 +436,8 @@ async def _sync(model_dir: Path, s: PipelineSettings, spec: Any, judge_pid: int 
         "learner_idle_frac": 1 - sum(times["train"]) / wall,
         "stage_median_s": {k: round(v, 4) for k, v in med.items()},
         "pipeline_stage_s": {k: round(v, 4) for k, v in stages.items()},
+        # nothing overlaps: every stage is on the step's path; the largest is the one that bounds it
+        "bound_stage": max(stages, key=lambda k: stages[k]),
         "cpu_s_per_step": round(sum(times["cpu"]) / len(times["cpu"]), 4),  # this process and its tool worker
         "steps": len(times["step"]),
         "samples": samples,
@@ -482,7 +484,7 @@ async def _async(
     from bus.client import Bus
     from bus.config import NatsConfig
     from bus.embedded import serve
-    from bus.messages import Event, Metrics
+    from bus.messages import Event, Heartbeat, Metrics
     from bus.topology import TopologyConfig, declare, ensure_topology
     from rlar.registry import ToolRegistry
 
@@ -519,6 +521,12 @@ async def _async(
                 last_metrics.set()
 
         await bus.subscribe(subjects.metrics("learner"), Metrics, on_metrics)
+        beats: dict[str, Heartbeat] = {}  # each actor kind's last heartbeat (the last one says "stopped")
+
+        async def on_heartbeat(msg: Heartbeat, raw: Any) -> None:
+            beats[msg.actor] = msg
+
+        await bus.subscribe(subjects.HEARTBEAT_ALL, Heartbeat, on_heartbeat)
         env = {"DS_ACCELERATOR": os.environ.get("DS_ACCELERATOR", "cpu"), "TOKENIZERS_PARALLELISM": "false"}
         actors = [("feeder", 1), ("rollout", 1), ("reward", 1), ("learner", 1)]
         sup = Supervisor(actors, nats_url=url, run_dir=run_dir, config_path=str(cfg), bus=bus, extra_env=env)
@@ -549,6 +557,8 @@ async def _async(
     busy = sum(r["step_s"] for r in measured)
     samples = sum(int(r["samples"]) for r in measured)
     updates = [r["tokens"] / r["tokens_per_s"] for r in measured if r.get("tokens_per_s")]
+    stage_s = _async_stages(beats, s, statistics.median(r["step_s"] for r in measured))
+    wall_per_step = wall / len(measured)
     last = max(cpu, default=0)
     per_process: dict[str, float] = {}
     if s.warmup_steps in cpu and last > s.warmup_steps:
@@ -567,6 +577,12 @@ async def _async(
         "seconds_incl_startup": round(startup_to_end, 1),
         "staleness_max": max((r.get("staleness_max", 0) for r in measured), default=0),
         "learner_step_s_median": round(statistics.median(r["step_s"] for r in measured), 4),
+        # each stage's time per step (rollout: generate + load weights, per batch; reward: wall time with a
+        # request in flight, per batch; learner: its step) and the share of a measured step it is busy: the
+        # stage closest to 1 bounds the pipeline
+        "stage_s_per_step": stage_s,
+        "stage_busy_frac": {k: round(v / wall_per_step, 3) for k, v in stage_s.items()},
+        "bound_stage": max(stage_s, key=lambda k: stage_s[k]) if stage_s else None,
         # the DeepSpeed update alone (the learner's record keeps tokens and tokens/s of the update)
         "learner_update_s_median": round(statistics.median(updates), 4) if updates else None,
         # every process of the way (actors, nats-server, this one) from the end of the warm-up to the last step
@@ -576,6 +592,23 @@ async def _async(
         "weights_announced": routes,
         "rollout_weight_loads": _rollout_loads(run_dir),
     }
+
+
+def _async_stages(beats: dict[str, Any], s: PipelineSettings, learner_step_s: float) -> dict[str, float]:
+    """The async way's stage times per step from the actors' last heartbeats (whole run: every batch the
+    rollout generated and the reward worker scored, warm-up included) and the learner's measured steps."""
+    out: dict[str, float] = {}
+    roll = beats.get("rollout")
+    if roll is not None and roll.counters.get("batches"):
+        batches = roll.counters["batches"]
+        out["rollout"] = round((roll.info.get("gen_s", 0.0) + roll.info.get("load_s", 0.0)) / batches, 4)
+        out["generate"] = round(roll.info.get("gen_s", 0.0) / batches, 4)
+    rew = beats.get("reward")
+    if rew is not None and rew.counters.get("requests"):
+        # one request per prompt group (one tool kind): a step's batch is s.prompts requests
+        out["reward"] = round(rew.info.get("busy_s", 0.0) / rew.counters["requests"] * s.prompts, 4)
+    out["learner"] = round(learner_step_s, 4)
+    return out
 
 
 async def _announced_routes(bus: Any) -> dict[str, int]:
@@ -686,6 +719,18 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
             "trl_async": ta["cpu_s_per_step"] if ta else None,
             "sync": sync["cpu_s_per_step"],
             "async": asyn["cpu_s_per_step"],
+        },
+        # each way's stage times per step and the stage that bounds it (trl and sync: the largest, nothing
+        # overlaps; async: the busiest, see async.stage_busy_frac)
+        "stage_s_per_step": {
+            "trl": trl_doc.get("stage_median_s") if trl_doc else None,
+            "sync": sync["stage_median_s"],
+            "async": asyn["stage_s_per_step"],
+        },
+        "bound_stage": {
+            "trl": trl_doc.get("bound_stage") if trl_doc else None,
+            "sync": sync["bound_stage"],
+            "async": asyn["bound_stage"],
         },
         "judge_seen": seen if s.reward == "judge" else None,
         "trl": trl_doc,
