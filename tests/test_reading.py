@@ -356,3 +356,15 @@ def test_the_new_unit_tests_judge_units() -> None:
     assert unit_test("ends_with", "y", "happy,") and not unit_test(
         "ends_with", "y", "yes,"
     )  # a letter: the last
+
+
+def test_the_number_words_are_one_table_that_both_readers_read_alike() -> None:
+    from rlar.tasks.numbers import NUMBER_WORDS
+    from rlar.tasks.phrasings import numbers
+
+    for word, n in NUMBER_WORDS.items():
+        assert numbers(f"write {word} words") == f"write {n} words"
+        if n:  # "zero words" is no count the second reading takes
+            want = {"rule": "words", "min": n, "max": n}
+            assert read_instruction(f"Write {word} words.").constraints == [want], word
+            assert second_reading(f"Write {word} words.") == [want], word

@@ -29,6 +29,7 @@ from rlar.agent.base import AgentReply, AgentRequest, AgentTool
 from rlar.synthesis.builder import build, violations
 from rlar.synthesis.checks import holds
 from rlar.tasks.constraints import canonical
+from rlar.tasks.numbers import NUMBER_WORDS
 
 __all__ = [
     "PROBES_TOOL",
@@ -42,23 +43,7 @@ __all__ = [
 ]
 
 _NUMS = {
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "fifteen": 15,
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
+    **{w: n for w, n in NUMBER_WORDS.items() if n},  # "zero" is left to the count words ("no commas")
     "hundred": 100,
     "once": 1,
     "twice": 2,
@@ -178,20 +163,7 @@ def _bounded(rule: str, n: int, kind: str, strict: bool) -> dict[str, Any]:
     return {"rule": rule, "min": n, "max": n}
 
 
-_SMALL = {
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "a": 1,
-    "single": 1,
-}
+_SMALL = {**{w: n for w, n in NUMBER_WORDS.items() if 1 <= n <= 10}, "a": 1, "single": 1}
 
 
 def _num(tok: str) -> int | None:

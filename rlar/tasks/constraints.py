@@ -51,6 +51,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from rlar.synthesis.checks import COUNT_UNITS
+
 __all__ = [
     "COMPOSED_RULES",
     "COUNT_RULES",
@@ -66,29 +68,7 @@ __all__ = [
     "valid_only",
 ]
 
-COUNT_RULES = (
-    "words",
-    "sentences",
-    "paragraphs",
-    "lines",
-    "bullets",
-    "numbered",
-    "items",
-    "chars",
-    "letters",
-    "capitals",
-    "syllables",
-    "numbers",
-    "commas",
-    "exclamations",
-    "questions",
-    "punctuation",
-    "capital_words",
-    "highlights",
-    "placeholders",
-    "sections",
-    "hashtags",
-)
+COUNT_RULES = COUNT_UNITS  # the count units of the checks every verifier embeds: one list
 SCOPES = ("sentence", "item", "paragraph", "line", "word")
 JSON_TYPES = (
     "string",
@@ -263,29 +243,19 @@ def from_metadata(metadata: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return canonical(out)
 
 
-_UNIT_WORDS = {
-    "words": "words",
-    "sentences": "sentences",
-    "paragraphs": "paragraphs",
-    "lines": "lines",
+_UNIT_NAMES = {  # how describe() names a count unit where its rule name is not the English word
     "bullets": "bullet points",
     "numbered": "numbered items",
     "items": "list items",
     "chars": "characters",
-    "letters": "letters",
     "capitals": "capital letters",
-    "syllables": "syllables",
-    "numbers": "numbers",
-    "commas": "commas",
     "exclamations": "exclamation marks",
     "questions": "question marks",
     "punctuation": "punctuation marks",
     "capital_words": "words in capitals",
     "highlights": "highlighted sections",
-    "placeholders": "placeholders",
-    "sections": "sections",
-    "hashtags": "hashtags",
 }
+_UNIT_WORDS = {u: _UNIT_NAMES.get(u, u) for u in COUNT_RULES}
 
 
 def _bounds_text(c: Mapping[str, Any]) -> str:

@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from rlar.tasks.numbers import ONES, TENS
+
 # -- normalisation --------------------------------------------------------------------------------------------
 Q0, Q1 = "\ue000", "\ue001"  # quote placeholder: Q0 + chr(0xE100 + i) + Q1
 PS = "\ue002"  # "P.S."
@@ -25,38 +27,8 @@ QUOTE_RX = re.compile(
     r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|‘([^’\n]{1,200})’|`([^`\n]{1,120})`"
     r"|(?<![\w'])'([^'\n]{1,120}?)'(?![\w'])"
 )
-_ONES = {
-    "zero": 0,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "thirteen": 13,
-    "fourteen": 14,
-    "fifteen": 15,
-    "sixteen": 16,
-    "seventeen": 17,
-    "eighteen": 18,
-    "nineteen": 19,
-}
-_TENS = {
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
-    "sixty": 60,
-    "seventy": 70,
-    "eighty": 80,
-    "ninety": 90,
-}
+_ONES = ONES
+_TENS = TENS
 _FIXED_NUMBERS = [
     (r"\bhalf a dozen\b", "6"),
     (r"\ba dozen\b", "12"),

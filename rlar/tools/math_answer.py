@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from rlar.tasks.numbers import NUMBER_WORDS
 from rlar.tools.math_forms import repeating_to_fraction
 
 __all__ = [
@@ -48,36 +49,7 @@ __all__ = [
     "stated_value",
 ]
 
-_WORDS = {
-    "zero": 0,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "thirteen": 13,
-    "fourteen": 14,
-    "fifteen": 15,
-    "sixteen": 16,
-    "seventeen": 17,
-    "eighteen": 18,
-    "nineteen": 19,
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
-    "sixty": 60,
-    "seventy": 70,
-    "eighty": 80,
-    "ninety": 90,
-}
+_WORDS = NUMBER_WORDS
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
 _WORD_ALTERNATIVES = "|".join(sorted([*_WORDS, *_SCALES], key=len, reverse=True))
 _WORD_RUN = re.compile(r"\b(?:(?:" + _WORD_ALTERNATIVES + r")(?:[\s-]+(?:and[\s-]+)?)?)+\b", re.IGNORECASE)
