@@ -335,3 +335,22 @@ def test_between_two_words_joined_by_and_stays_one_clause() -> None:
     reading = read_instruction("Write 6 words that alternate between lowercase and uppercase.")
     assert reading.full and len(reading.requirements) == 1
     assert {"rule": "order", "unit": "word", "rel": "alternating_case", "arg": "lower"} in reading.constraints
+
+
+def test_every_sentence_a_question_is_a_final_mark_per_sentence_in_both_readers() -> None:
+    text = "Write 3 sentences. Every sentence must be a question."
+    want = {"rule": "each", "unit": "sentence", "test": "ends_with", "arg": "?"}
+    assert want in read_instruction(text).constraints and want in second_reading(text)
+    cons = read_instruction(text).constraints
+    good = build(cons)
+    assert all(holds(c, good) for c in cons), good
+    assert not all(holds(c, "Where are you? When will you come? I can help.") for c in cons)
+
+
+def test_the_second_reading_reads_a_final_mark_and_an_unquoted_letter_count() -> None:
+    assert {"rule": "ends_with", "text": "!"} in second_reading(
+        "Answer in 2 sentences. End with an exclamation mark."
+    )
+    assert {"rule": "letter", "letter": "q", "min": 2} in second_reading("Use the letter q at least twice.")
+    each = second_reading("Write 3 lines, each ending with a question mark.")
+    assert {"rule": "ends_with", "text": "?"} not in each  # per line, not the answer's alone

@@ -299,6 +299,14 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
         r"in)\s+an?\s+(period|full stop)\b",
         sentence,
     )
+    question = re.search(
+        r"\b(?:each|every|all) (?:of the )?(sentences?|lines?) (?:must |should |has to |have to |needs to |will )?"
+        r"(?:be|is|are) (?:an? )?questions?\b",
+        sentence,
+    )
+    if question and not ws & {"no", "not", "never"}:  # "every sentence must be a question"
+        each("line" if question.group(1).startswith("line") else "sentence", "ends_with", "?")
+        blank.append(question.group(0))
     if mark and ws & {"every", "each", "all"} and ws & {"line", "lines", "sentence", "sentences"}:
         each(
             "line" if ws & {"line", "lines"} else "sentence",
@@ -693,6 +701,20 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
     if whole_caps:
         out.append({"rule": "uppercase"})
         sentence = sentence[: whole_caps.end(1)] + " words" + sentence[whole_caps.end() :]
+    whole_mark = re.search(
+        r"\b(?:end|ends|finish|finishes|conclude|concludes|close)\s+(?:(?:your|the)\s+(?:entire\s+|whole\s+)?"
+        r"(?:answer|response|reply|text|message)\s+)?with\s+an?\s+(exclamation (?:mark|point)|question mark|"
+        r"period|full stop)\b",
+        sentence,
+    )
+    if whole_mark and not neg and not set(toks) & {"each", "every", "all"}:  # "End with an exclamation mark."
+        out.append(
+            {
+                "rule": "ends_with",
+                "text": {"question mark": "?", "period": ".", "full stop": "."}.get(whole_mark.group(1), "!"),
+            }
+        )
+        sentence = sentence.replace(whole_mark.group(0), " ", 1)
     ends_mark = re.search(
         r"\b(?:each|every|all)\b[^.]*?\b(?:end|ends|ending|finish\w*)\s+(?:with|in)\s+an?\s+(period|"
         r"full stop|question mark|exclamation (?:mark|point))\b",
@@ -827,6 +849,9 @@ def second_reading(text: str) -> list[dict[str, Any]]:
                 c["per"] = "word"  # "words of at most 3 letters"
             out.append(c)
         times = re.search(r"\b(\w+)\s+times\b|\b(once|twice|thrice)\b", sentence)
+        bare_letter = re.search(r"\bletter ([a-z])\b(?! *')", sentence)
+        if bare_letter and times and not quoted:  # "use the letter q at least twice": an unquoted letter
+            quoted = [bare_letter.group(1)]
         if re.search(r"\b(?:one of|either)\b", sentence) and len(quoted) >= 2:
             out.append({"rule": "one_of", "options": quoted})
             continue

@@ -322,11 +322,20 @@ def _sentences(constraints: Sequence[Mapping[str, Any]], n: int) -> list[str]:
     rels = _rels(constraints, "sentence")
     grow = int(rels["word_growth"]) if "word_growth" in rels and rels["word_growth"] is not None else None
     pool = [w for w in _WORDS if _letter_ok(w, constraints)]
+    # a final mark every sentence must end with ("every sentence must be a question"), else a period
+    mark = next(
+        (
+            str(a)
+            for t, a in _tests(constraints, "sentence")
+            if t == "ends_with" and str(a) in ("?", "!", ".")
+        ),
+        ".",
+    )
     out = []
     for i in range(n):
         k = 2 + (grow * i if grow is not None else 2)
         words = (pool[(i * 7) % len(pool) :] + pool)[:k]
-        out.append(" ".join(words).capitalize() + ".")
+        out.append(" ".join(words).capitalize() + mark)
     return out
 
 
@@ -461,6 +470,8 @@ def _failing_unit(constraints: Sequence[Mapping[str, Any]], c: Mapping[str, Any]
         candidates = [good.upper(), good.lower(), good.capitalize()]
     elif test == "ends_punct":
         candidates = [good.rstrip(".!?,;:") or "word"]
+    elif test == "ends_with" and str(arg) in ("?", "!", "."):  # another final mark: still a unit of its own
+        candidates = [(good.rstrip(".!?") or "Word") + ("!" if str(arg) == "." else ".")]
     else:
         candidates = [w for w in (*_WORDS, *_PALINDROMES, "stone word") if w != good]
     return next((u for u in candidates if not unit_test(test, arg, u)), None)

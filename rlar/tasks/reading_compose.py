@@ -112,6 +112,7 @@ def read_composed(cl: ClauseText, sentence: str, whole: str) -> None:
     _read_unit_starts(cl, sentence)
     _read_unit_bans(cl)
     _read_unit_marks(cl, sentence)
+    _read_unit_questions(cl)
     _read_caps_answer(cl)
     _read_word_affixes(cl, whole)
     _read_no_letter(cl)
@@ -212,6 +213,24 @@ def _read_unit_starts(cl: ClauseText, sentence: str) -> None:
         rf"(?:must\s+|should\s+|has\s+to\s+|needs\s+to\s+)?(?:start|starts|starting|begin|begins|beginning|open|opens|opening)\s+"
         rf"with\s+(?:the\s+(?:word|phrase)\s+)?(?P<q>{Q})",
         starting,
+    )
+
+
+def _read_unit_questions(cl: ClauseText) -> None:
+    """``every sentence must be a question``: each unit ends with a question mark (the form the shapes reader
+    gives ``each ending with a question mark``)."""
+
+    def question(m: re.Match[str]) -> bool:
+        unit = {"sentence": "sentence", "line": "line"}.get(_scope(m.group("scope")), "")
+        if not unit or _negated(cl, m):
+            return False
+        cl.add({"rule": "each", "unit": unit, "test": "ends_with", "arg": "?"})
+        return True
+
+    cl.each(
+        r"\b(?:each|every|all)\s+(?:of\s+the\s+|of\s+your\s+)?(?P<scope>sentences?|lines?)\s+"
+        r"(?:must|should|has\s+to|have\s+to|needs\s+to|need\s+to|will)?\s*(?:be|is|are)\s+(?:an?\s+)?questions?\b",
+        question,
     )
 
 
