@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -164,3 +166,31 @@ def test_the_bench_reads_any_labelled_file(data: st.DataObject) -> None:
     assert 0.0 <= lo["mean_confidence"] <= 1.0 and 0.0 <= lo["calibration"]["ece"] <= 1.0
     base = _baselines(records, specs, 0, 5)
     assert 0.0 <= base["random"]["expected_accuracy"] <= 1.0
+
+
+def test_the_features_cache_reads_back_what_the_reader_computes_and_keys_on_every_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exemplar bank's features come from disk on the second load: equal to a fresh reading, and a query
+    that changes is read again (its own key), not served the old features."""
+    from rlar.routing import exemplars
+    from rlar.routing.query import RoutingQuery
+
+    monkeypatch.setenv("RLAR_CACHE_DIR", str(tmp_path))
+    records = exemplars.load_labelled(exemplars.default_path())[::25]
+    queries = [RoutingQuery.from_record(r) for r in records]
+    first = exemplars.cached_features(queries)
+    assert first == [q.features() for q in queries]
+    files = list((tmp_path / "routing").glob("features-*.json"))
+    assert len(files) == 1
+    calls = []
+    real = RoutingQuery.features
+    monkeypatch.setattr(RoutingQuery, "features", lambda self: calls.append(1) or real(self))
+    assert exemplars.cached_features(queries) == first and not calls  # read back, nothing recomputed
+    changed = [
+        RoutingQuery.from_record({**records[0], "reference": None, "description": "Answer in 3 words."})
+    ]
+    (f,) = exemplars.cached_features(changed)
+    assert calls and f.reference_free and f == real(changed[0])
+    files[0].write_text("[not json")  # a damaged file is read again, not trusted
+    assert exemplars.cached_features(queries) == first

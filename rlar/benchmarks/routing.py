@@ -40,7 +40,7 @@ from typing import Any
 
 from rlar.agent.base import Agent
 from rlar.routing import RoutingQuery, parse_route, routing_request
-from rlar.routing.exemplars import default_path, group_of, load_labelled
+from rlar.routing.exemplars import cached_features, default_path, group_of, load_labelled
 from rlar.routing.rules import eligibility
 from rlar.tools.base import ToolSpec, builtin_specs
 
@@ -142,9 +142,8 @@ def _baselines(
     std = math.sqrt(sum((x - mean) ** 2 for x in samples) / max(1, len(samples) - 1))
     # The rules alone: eligible tools per record (no eligible tool, or uncovered constraints: "none fits").
     eligible = []
-    for rec in records:
-        q = RoutingQuery.from_record(rec)
-        f = q.features()
+    queries = [RoutingQuery.from_record(rec) for rec in records]
+    for q, f in zip(queries, cached_features(queries), strict=True):
         elig = [s.name for s in specs if not eligibility(s, q, f)]
         uncovered = f.reference_free and f.constraints and f.reference_kind != "form"
         eligible.append([] if uncovered or f.reference_kind == "target" else elig)
@@ -240,7 +239,7 @@ def _held_out_figures(
     desc_router = trainer.router(set(groups), weights)  # every exemplar left out
     desc_only = []
     for e in bank.exemplars:
-        m = desc_router.decide(e.query, specs)
+        m = desc_router.decide(e.query, specs, features=e.features)
         desc_only.append(_correct([t["name"] for t in m.tools], m.none_fit, e.acceptable)[0])
     doc: dict[str, Any] = {
         "leave_one_type_out": loto,

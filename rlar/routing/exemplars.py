@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlar import resources
 from rlar.resources import data_dir
-from rlar.routing.query import RoutingQuery
+from rlar.routing.query import QueryFeatures, RoutingQuery
 
 if TYPE_CHECKING:
     import numpy as np
@@ -34,6 +34,7 @@ __all__ = [
     "Exemplar",
     "ExemplarBank",
     "cache_dir",
+    "cached_features",
     "cached_vectors",
     "default_path",
     "load_labelled",
@@ -82,6 +83,7 @@ class Exemplar:
     acceptable: tuple[str, ...]
     text: str
     shape: str
+    features: QueryFeatures
 
 
 def group_of(rec: dict[str, Any]) -> str:
@@ -124,19 +126,19 @@ class ExemplarBank:
         """Embed ``records`` (cached on disk under ``model_id``; no disk cache without one)."""
         import numpy as np
 
-        exemplars = []
-        for i, rec in enumerate(records):
-            q = RoutingQuery.from_record(rec)
-            exemplars.append(
-                Exemplar(
-                    str(rec.get("id", i)),
-                    group_of(rec),
-                    q,
-                    tuple(rec["acceptable"]),
-                    q.matching_text(),
-                    q.features().routing_shape,
-                )
+        queries = [RoutingQuery.from_record(rec) for rec in records]
+        exemplars = [
+            Exemplar(
+                str(rec.get("id", i)),
+                group_of(rec),
+                q,
+                tuple(rec["acceptable"]),
+                q.matching_text(),
+                f.routing_shape,
+                f,
             )
+            for i, (rec, q, f) in enumerate(zip(records, queries, cached_features(queries), strict=True))
+        ]
         texts = [e.text for e in exemplars]
         vectors = cached_vectors(texts, embed, model_id) if texts else np.zeros((0, 1), dtype=np.float32)
         return cls(exemplars, vectors)
@@ -149,6 +151,53 @@ class ExemplarBank:
     def subset(self, keep: Sequence[bool]) -> ExemplarBank:
         idx = [i for i, k in enumerate(keep) if k]
         return ExemplarBank([self.exemplars[i] for i in idx], self.vectors[idx])
+
+
+# The packages whose code computes QueryFeatures: a change to any of their files is a new cache key.
+_FEATURE_PACKAGES = ("routing", "tasks", "tools", "synthesis")
+
+
+def features_code_key() -> str:
+    """A hash of the source of :data:`_FEATURE_PACKAGES` (what :meth:`RoutingQuery.features` runs)."""
+    h = hashlib.sha256()
+    pkg = Path(__file__).resolve().parents[1]
+    for sub in _FEATURE_PACKAGES:
+        for f in sorted((pkg / sub).rglob("*.py")):
+            h.update(str(f.relative_to(pkg)).encode("utf-8") + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def cached_features(queries: Sequence[RoutingQuery]) -> list[QueryFeatures]:
+    """``[q.features() for q in queries]``, from the disk cache (``routing/features-<key>.json``) when the key —
+    the code that reads them (:func:`features_code_key`) and every query — matches, else computed and cached.
+    Reading an instruction set's queries is seconds of CPU per process (the router, ``rlar tools route``, the
+    routing bench all load the shipped bank); features that would not read back equal are never cached."""
+    if not queries:
+        return []
+    doc = json.dumps([q.to_dict() for q in queries], sort_keys=True, default=str)
+    key = hashlib.sha256(f"{features_code_key()}\x1e{doc}".encode()).hexdigest()[:32]
+    path = cache_dir() / f"features-{key}.json"
+    if path.is_file():
+        try:
+            rows = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(rows, list) and len(rows) == len(queries):
+                return [QueryFeatures.from_dict(r) for r in rows]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("routing: unreadable features cache %s (%s); recomputing", path, exc)
+    feats = [q.features() for q in queries]
+    rows = [f.to_dict() for f in feats]
+    text = json.dumps(rows)
+    if [QueryFeatures.from_dict(r) for r in json.loads(text)] != feats:
+        log.debug("routing: features do not round-trip through JSON; not cached")
+        return feats
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:  # a read-only home: work without the cache
+        log.warning("routing: could not cache features at %s: %s", path, exc)
+    return feats
 
 
 def vectors_key(model_id: str, texts: Sequence[str]) -> str:

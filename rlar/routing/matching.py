@@ -144,11 +144,14 @@ class OfflineRouter:
         return np.stack([self._tool_vecs[t] for t in texts])
 
     # -- deciding ----------------------------------------------------------------------------------
-    def decide(self, q: RoutingQuery, candidates: Sequence[ToolSpec]) -> Match:
+    def decide(
+        self, q: RoutingQuery, candidates: Sequence[ToolSpec], *, features: QueryFeatures | None = None
+    ) -> Match:
+        """The tools for ``q`` among ``candidates`` (``features``: ``q.features()`` when already computed)."""
         specs = list(candidates)
         if not specs:
             return Match([], True, 1.0, "no tools are registered", "rule:no_tools")
-        f = q.features()
+        f = q.features() if features is None else features
         cons = list(f.constraints) if f.reference_free else []
         excluded: dict[str, str] = {}
         eligible: list[ToolSpec] = []

@@ -28,9 +28,12 @@ agree on all of it share one. ``QueryFeatures.describe()`` says the same facts i
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import hashlib
 import json
 import re
+import threading
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -52,6 +55,9 @@ __all__ = [
 RELATION_SHAPES = frozenset({"short_text", "text", "program"})
 """The reference shapes (answer texts) whose relation to the query the router reads."""
 
+_MEMO_SIZE = 4096
+_MEMO: collections.OrderedDict[str, QueryFeatures] = collections.OrderedDict()
+_MEMO_LOCK = threading.Lock()
 _OPTION = re.compile(r"(?m)(?:^|\s)(?:\([A-E]\)|[A-E][).:])\s*\S")
 _OPTION_HEADER = re.compile(r"\b(?:options|choices|answer choices)\s*:", re.IGNORECASE)
 _CODE = re.compile(
@@ -294,6 +300,27 @@ class QueryFeatures:
             "relation": [self.relation.extractive, self.relation.language_shift] if answer_text else [],
         }
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (:meth:`from_dict` reads them back)."""
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}  # type: ignore[attr-defined]
+        d["relation"] = dataclasses.asdict(self.relation)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> QueryFeatures:
+        return cls(
+            reference_shape=str(d["reference_shape"]),
+            constraints=tuple(dict(c) for c in d["constraints"]),
+            has_choices=bool(d["has_choices"]),
+            has_code=bool(d["has_code"]),
+            turns=int(d["turns"]),
+            system=bool(d["system"]),
+            scripts=tuple(d["scripts"]),
+            metadata_keys=tuple(d["metadata_keys"]),
+            relation=Relation(**d["relation"]),
+            reference_kind=str(d.get("reference_kind", "")),
+        )
+
     def describe(self) -> str:
         """The features in words (the model backend's prompt carries them)."""
         form = [
@@ -396,7 +423,24 @@ class RoutingQuery:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})  # type: ignore[attr-defined]
 
     def features(self) -> QueryFeatures:
-        """What the router reads from this query (see the module docstring)."""
+        """What the router reads from this query (see the module docstring). Reading is pure and costs
+        milliseconds; the last :data:`_MEMO_SIZE` readings of this process are remembered by the query's fields
+        (a routing pass reads one query in several places)."""
+        key = json.dumps(self.to_dict(), sort_keys=True, default=str)
+        with _MEMO_LOCK:
+            f = _MEMO.get(key)
+            if f is not None:
+                _MEMO.move_to_end(key)
+        if f is None:
+            f = self._read_features()
+            with _MEMO_LOCK:
+                _MEMO[key] = f
+                while len(_MEMO) > _MEMO_SIZE:
+                    _MEMO.popitem(last=False)
+        # The constraint dicts are the caller's own (the memo's stay as read).
+        return dataclasses.replace(f, constraints=tuple(dict(c) for c in f.constraints))
+
+    def _read_features(self) -> QueryFeatures:
         text = self.query
         roles = [str(m.get("role", "")) for m in self.messages or [] if isinstance(m, Mapping)]
         turns = roles.count("user") if roles else max(1, len(re.findall(r"(?m)^\s*Human:", text)))

@@ -85,7 +85,7 @@ class Trainer:
         v = bank.vectors
         self.sims = v @ v.T
         np.fill_diagonal(self.sims, -np.inf)  # an exemplar is never its own neighbour
-        self.features = [e.query.features() for e in bank.exemplars]
+        self.features = [e.features for e in bank.exemplars]
         shapes = np.array([f.routing_shape for f in self.features])
         self.order = neighbour_order(self.sims, shapes[:, None] == shapes[None, :])
         self.desc = v @ tool_vecs.T
@@ -174,7 +174,7 @@ class Trainer:
     def _route(self, router: OfflineRouter, i: int, acceptable: Sequence[str] | None = None) -> HeldOutRoute:
         e = self.bank.exemplars[i]
         acc = e.acceptable if acceptable is None else tuple(acceptable)
-        m = router.decide(e.query, self.specs)
+        m = router.decide(e.query, self.specs, features=e.features)
         tools = [t["name"] for t in m.tools]
         ok = (not acc and m.none_fit) or (bool(tools) and tools[0] in acc)
         return HeldOutRoute(i, e.group, tools, m.none_fit, m.path, m.p_top, ok)
