@@ -64,12 +64,13 @@ typecheck: venv
 # pytest with its arguments; exit code 5 (no tests collected) fails, in every target that runs tests.
 PYTEST = $(PY) -m pytest -q -p no:cacheprovider $(1); rc=$$?; \
 	if [ $$rc = 5 ]; then echo "error: pytest collected no tests ($(1))"; rc=1; fi; exit $$rc
-# Tests run in parallel, one pytest-xdist worker per core (JOBS=1: in series). Each worker has its own
-# nats-server and temp dirs. `--dist loadfile`: a file's tests run on one worker, in file order (a docs page's
-# blocks build on each other; test_sandbox's process census must not see another worker's jails). xdist_group
-# marks are not used: with pytest 9.2 and xdist 3.8 they do not keep tests together (measured).
+# Tests run in parallel in pytest-xdist workers (JOBS=1: in series). Each worker has its own nats-server and
+# temp dirs. `--dist loadscope`: a file's test functions run on one worker, in file order (test_sandbox's process
+# census must not see another worker's jails), and so do a test class's tests (tests/test_docs.py makes one class
+# per docs page: a page's blocks build on each other, while pages spread over the workers). xdist_group marks are
+# not used: with pytest 9.2 and xdist 3.8 they do not keep tests together (measured).
 JOBS ?= auto
-XDIST = -n $(JOBS) --dist loadfile
+XDIST = -n $(JOBS) --dist loadscope
 # The tiers (tests/conftest.py gives each test one): unit, bus (integration), e2e (slow and chaos runs).
 PYTEST_ALL = $(call PYTEST,$(XDIST) tests)
 

@@ -190,9 +190,10 @@ BLOCKS = collect()
 
 
 def _params() -> list[object]:
-    """A page's blocks build on each other: they run on one xdist worker, in page order (``make`` runs xdist
-    with ``--dist loadfile``: this file's tests stay on one worker, in order), and in one tier (e2e for every
-    block of a page with a slow block, so ``make test-e2e`` runs its earlier steps)."""
+    """A page's blocks build on each other: they run on one xdist worker, in page order (each page is a test
+    class below, and ``make`` runs xdist with ``--dist loadscope``: a class's tests stay on one worker, in order,
+    while different pages spread over the workers), and in one tier (e2e for every block of a page with a slow
+    block, so ``make test-e2e`` runs its earlier steps)."""
     out = []
     slow_pages = {b.path for b in BLOCKS if SLOW.search(b.text)}
     for b in BLOCKS:
@@ -207,7 +208,14 @@ def _params() -> list[object]:
 
 @pytest.fixture(scope="session")
 def doc_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("doc-cache")
+    """One cache for the session's pages, shared by its xdist workers (``<base>/popen-gwN`` is a worker's own
+    base): the demo's warmed-up policy and the routing caches are built once (``rlar train`` locks its cache)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    cache = base / "doc-cache"
+    cache.mkdir(exist_ok=True)
+    return cache
 
 
 def _env(cache: Path, url: str | None) -> dict[str, str]:
@@ -321,16 +329,32 @@ def _run(block: Block, page: Page, tmp: Path, cache: Path) -> None:
         _run_bash(block, work, cache, None)
 
 
-@pytest.mark.parametrize("block", _params())
-def test_doc_block_runs_as_written(
-    block: Block, pages: dict[Path, Page], tmp_path_factory: pytest.TempPathFactory, doc_cache: Path
-) -> None:
-    """Blocks of one page share a working directory, in page order (a walk-through builds on its earlier
-    steps, so run a page's blocks together)."""
-    page = pages.get(block.path)
-    if page is None:
-        page = pages[block.path] = Page(tmp_path_factory.mktemp(f"doc-{block.path.stem}"))
-    _run(block, page, tmp_path_factory.mktemp("block"), doc_cache)
+class _PageBlocks:
+    """The blocks of one page (a class per page, made below: ``TestPage_README_md``, ...)."""
+
+    def test_doc_block_runs_as_written(
+        self, block: Block, pages: dict[Path, Page], tmp_path_factory: pytest.TempPathFactory, doc_cache: Path
+    ) -> None:
+        """Blocks of one page share a working directory, in page order (a walk-through builds on its earlier
+        steps, so a page's blocks run together)."""
+        page = pages.get(block.path)
+        if page is None:
+            page = pages[block.path] = Page(tmp_path_factory.mktemp(f"doc-{block.path.stem}"))
+        _run(block, page, tmp_path_factory.mktemp("block"), doc_cache)
+
+
+def _page_classes() -> dict[str, type]:
+    params = _params()
+    out: dict[str, type] = {}
+    for path in DOCS:
+        mine = [p for p in params if p.values[0].path == path]  # type: ignore[attr-defined]
+        if mine:
+            name = "TestPage_" + re.sub(r"\W", "_", str(path.relative_to(REPO)))
+            out[name] = pytest.mark.parametrize("block", mine)(type(name, (_PageBlocks,), {}))
+    return out
+
+
+globals().update(_page_classes())
 
 
 def test_the_docs_hold_runnable_blocks_and_few_skips() -> None:

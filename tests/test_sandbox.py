@@ -35,7 +35,7 @@ from rlar.sandbox import (
 BWRAP = "/usr/bin/bwrap"
 # One worker runs this module's tests in turn (pytest-xdist): its process census counts orphaned jail
 # processes, and an rlimit-only daemon of a concurrent run here would be one for a moment.
-pytestmark = [pytest.mark.sandbox]  # one worker runs this file (make: --dist loadfile)
+pytestmark = [pytest.mark.sandbox]  # one worker runs this file (make: --dist loadscope)
 needs_bwrap = pytest.mark.skipif(
     not os.access(BWRAP, os.X_OK),
     reason=f"bubblewrap is not installed at {BWRAP} (apt-get install bubblewrap)",

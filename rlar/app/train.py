@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+import fcntl
 import hashlib
 import importlib
 import json
@@ -134,6 +135,14 @@ def prepare_policy(section: PolicySection, run_dir: Path, cache_root: Path) -> P
         target.symlink_to(Path(section.path).resolve())
         return target
     cached = cache_root / f"tiny-{_cache_key(section)}"
+    cached.mkdir(parents=True, exist_ok=True)
+    # Two runs started at once with one cache: the second waits for the first's warm-up, then copies it.
+    with open(cache_root / f"{cached.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _cached_policy(section, cached, target)
+
+
+def _cached_policy(section: PolicySection, cached: Path, target: Path) -> Path:
     if not (cached / "init" / "config.json").exists():
         from rlar.learn.sft import sft_warmup
         from rlar.policy.model import TinyPolicySpec, build_tiny_policy
