@@ -368,3 +368,119 @@ def test_the_number_words_are_one_table_that_both_readers_read_alike() -> None:
             want = {"rule": "words", "min": n, "max": n}
             assert read_instruction(f"Write {word} words.").constraints == [want], word
             assert second_reading(f"Write {word} words.") == [want], word
+
+
+# Issue 25, fifth round: clause checks that checked less than the instruction says. Each fixed check has an
+# answer that keeps it and a near miss a lenient check passed.
+@pytest.mark.parametrize(
+    ("c", "good", "near_miss"),
+    [
+        # postscript: the marker as written (not a variant) ...
+        (
+            {"rule": "postscript", "text": "P.S."},
+            "We met at six.\n\nP.S. The cake was great.",
+            "We met at six.\n\nPS: The cake was great.",
+        ),
+        (
+            {"rule": "postscript", "text": "P.S."},
+            "We met at six.\nP.S. Thanks.",
+            "We met at six.\np.s. Thanks.",
+        ),
+        ({"rule": "postscript", "text": "P.P.S"}, "We met.\nP.P.S Thanks.", "We met.\nP.S. Thanks."),
+        ({"rule": "postscript", "text": "P.S."}, "We met.\nP.S. Thanks.", "We met.\nP.P.S. Thanks."),
+        # ... at the end: after the body, and no paragraph after it
+        (
+            {"rule": "postscript", "text": "P.S."},
+            "Lunch is at one.\n\nP.S. Bring a hat.",
+            "P.S. Bring a hat.\n\nLunch is at one.",
+        ),
+        ({"rule": "postscript", "text": "P.S."}, "Lunch is at one.\nP.S. Bring a hat.", "P.S. Bring a hat."),
+        (
+            {"rule": "postscript", "text": "P.S."},
+            "Lunch is at one.\nP.S. Bring a hat.",
+            "Lunch is at one. P.S. bring a hat.",
+        ),
+        # no marker named: any postscript mark, still at the end
+        (
+            {"rule": "postscript"},
+            "Lunch is at one.\n\nPS: bring a hat.",
+            "PS: bring a hat.\n\nLunch is at one.",
+        ),
+        # sections: a marker that was given keeps its case; numbered 1..N in order
+        (
+            {"rule": "sections", "marker": "PART", "min": 2, "max": 2},
+            "PART 1\nSoup.\nPART 2\nBread.",
+            "Part 1\nSoup.\nPart 2\nBread.",
+        ),
+        (
+            {"rule": "sections", "marker": "PART", "min": 2, "max": 2},
+            "PART 1\nSoup.\nPART 2\nBread.",
+            "PART 1\nSoup.\nPART 1\nBread.",
+        ),
+        (
+            {"rule": "sections", "marker": "PART", "min": 2, "max": 2},
+            "PART I\nSoup.\nPART II\nBread.",
+            "PART 2\nSoup.\nPART 1\nBread.",
+        ),
+        (
+            {"rule": "sections", "min": 2, "max": 2},
+            "## section 1\nSoup.\n## section 2\nBread.",
+            "Section 2\nSoup.\nSection 3\nBread.",
+        ),
+        # numbered items: 1..N in order, not N lines that each carry a number
+        (
+            {"rule": "numbered", "min": 3, "max": 3},
+            "1. Oats\n2. Milk\n3. Honey",
+            "1. Oats\n1. Milk\n1. Honey",
+        ),
+        (
+            {"rule": "numbered", "min": 3, "max": 3},
+            "1) Oats\n2) Milk\n3) Honey",
+            "2. Oats\n3. Milk\n4. Honey",
+        ),
+        # a start or an end quoted in capitals is that literal; one in lower case is a word in any case
+        ({"rule": "starts_with", "text": "NOTE:"}, "NOTE: the shop is shut.", "Note: the shop is shut."),
+        (
+            {"rule": "ends_with", "text": "OVER AND OUT"},
+            "We are done here. OVER AND OUT.",
+            "We are done here. Over and out.",
+        ),
+        ({"rule": "starts_with", "text": "sure"}, "Sure, here it is.", "Surely, here it is."),
+    ],
+)
+def test_a_fixed_check_keeps_what_was_asked_and_fails_its_near_miss(
+    c: dict[str, Any], good: str, near_miss: str
+) -> None:
+    assert holds(c, good), (c, good)
+    assert not holds(c, near_miss), (c, near_miss)
+
+
+def test_an_option_in_capitals_is_that_literal_and_one_in_lower_case_any_case() -> None:
+    caps = {"rule": "one_of", "options": ["AGREE", "DISAGREE"]}
+    assert holds(caps, "AGREE.") and not holds(caps, "Agree.")
+    assert holds({"rule": "one_of", "options": ["agree", "disagree"]}, "Agree.")
+
+
+def test_a_ban_on_a_start_in_capitals_still_matches_any_case() -> None:
+    ban = {"rule": "not_starts_with", "text": "NOTE"}
+    assert holds(ban, "The shop is shut.") and not holds(ban, "Note the shop is shut.")
+
+
+def test_a_bare_postscript_names_no_marker_in_either_reading() -> None:
+    text = "Write two sentences and add a postscript."
+    main = [c for c in read_instruction(text).constraints if c["rule"] == "postscript"]
+    second = [c for c in second_reading(text) if c["rule"] == "postscript"]
+    assert main == second == [{"rule": "postscript"}]
+    named = [
+        c
+        for c in read_instruction("Close with a P.S. for the reader.").constraints
+        if c["rule"] == "postscript"
+    ]
+    assert named == [{"rule": "postscript", "text": "P.S."}]
+
+
+def test_an_order_whose_requirement_words_are_not_read_is_unread_not_context() -> None:
+    reading = read_instruction("Label every part with PIECE N, where N counts up from one.")
+    assert [c.status for c in reading.clauses] == ["unchecked"], reading.clauses
+    described = read_instruction("Strings of letters in a format that each prompt states.")
+    assert [c.status for c in described.clauses] == ["context"]

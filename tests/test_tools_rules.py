@@ -207,3 +207,18 @@ async def test_whole_answer_tools_never_match_a_list_and_lists_can_be_allowed():
     base = next(s for s in builtin_specs() if s.name == "contains_match")
     lenient = make_tool(base.replace(params={**base.params, "allow_lists": True}).sealed())
     assert (await lenient.score(ToolInput("q", listing, "13"))).score == 1.0
+
+
+def test_record_rules_read_included_words_as_words_and_numbered_items_in_order() -> None:
+    from rlar.tools.rules import record_rule_checks
+
+    def ok(text: str, rule: dict[str, object]) -> bool:
+        return all(record_rule_checks(text, [rule]).values())
+
+    include = {"rule": "include", "words": ["cat"]}
+    assert ok("The cat sat.", include) and not ok("A category of things.", include)
+    exclude = {"rule": "exclude", "words": ["cat"]}
+    assert ok("A category of things.", exclude) and not ok("The Cat sat.", exclude)
+    three = {"rule": "numbered", "min": 3, "max": 3}
+    assert ok("1. a\n2. b\n3. c", three) and not ok("1. a\n1. b\n1. c", three)
+    assert not ok("1. a\n2. b", three)

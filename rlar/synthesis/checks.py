@@ -22,6 +22,11 @@ first the header); YAML is the subset of a flat mapping (``key: value``, a list 
 key or ``[a, b]``; ``true``/``false`` are booleans, digits an integer). Languages are told apart by frequent
 function words and letters (Latin-script languages listed in ``LANGUAGES``) or by script (the others); texts
 under three words are not judged (the rule fails).
+
+What an instruction quotes is checked as written (issue 25, fifth round): a postscript marker exactly ("PS:" is
+not "P.S.") on a line after the body, with no paragraph after it; a section marker that was given in its case,
+and sections, like numbered items, numbered 1..N in order; a start, an end or an option quoted in capitals
+("NOTE:", "YES") in its case (a word in lower or sentence case matches in any case, a ban in any case).
 """
 
 import json
@@ -188,8 +193,7 @@ def count(unit, text, c=None):
     if unit == "hashtags":
         return len(re.findall(r"(?<![\w#])#\w+", text))
     if unit == "sections":
-        marker = re.escape(str(c.get("marker") or "Section"))
-        return len(re.findall(r"(?im)^\W*" + marker + r"\s*(?:\d+|[ivx]+)\b", text))
+        return len(section_numbers(text, c))
     raise ValueError(f"unknown unit {unit!r}")
 
 
@@ -218,6 +222,55 @@ COUNT_UNITS = (
 )
 
 
+ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
+NUMBERED_NUM_RX = re.compile(r"^[ \t]*(\d{1,3})[.)][ \t]+\S", re.M)
+
+
+def section_numbers(text, c=None):
+    """The numbers of the section markers a text holds, in order (a Roman numeral as its value; None where it is
+    not one): lines starting (after any markup, "## ") with the rule's ``marker`` and a number. A marker the
+    instruction gave is a literal: its case must match ("SECTION 1" is not "Section 1"); without one the marker
+    is "Section", any case."""
+    c = c or {}
+    given = c.get("marker")
+    flags = re.M if given else re.M | re.I
+    marker = re.escape(str(given or "Section"))
+    found = re.findall(r"^\W*" + marker + r"\s*(\d+|[IVXivx]+)\b", text, flags)
+    return [int(n) if n.isdigit() else ROMAN.get(n.lower()) for n in found]
+
+
+def numbered_in_order(numbers):
+    """Whether numbered pieces are numbered 1..N in order (three sections all numbered 1 are not numbered)."""
+    return numbers == list(range(1, len(numbers) + 1))
+
+
+def literal_case(quote):
+    """Whether a quoted literal's case is part of what was asked: it holds two or more letters, all capitals
+    ("SECTION", "P.S.", "ANSWER:"). A word in lower or sentence case ("hello", "Dear") is matched in any case."""
+    letters = [ch for ch in str(quote) if ch.isalpha()]
+    return len(letters) >= 2 and all(ch.isupper() for ch in letters)
+
+
+POSTSCRIPT_ANY = r"(?:p\.\s?s\b\.?|ps\b:?|post-?script\b:?)"
+
+
+def postscript_ok(text, marker=None):
+    """Whether ``text`` ends with a postscript: a line starting with ``marker`` (exactly as given: "PS:" is not
+    "P.S.", "P.S." is not "P.P.S"; with no marker, any of P.S. / PS / Postscript in any case) that follows the
+    body (there is text before it) and starts the answer's final paragraph run (no blank line after it: a P.S. at
+    the start, or one followed by another paragraph, is not at the end)."""
+    if marker:
+        rx = re.compile(r"^[ \t>*_]*" + re.escape(str(marker).strip()) + r"(?![A-Za-z0-9])", re.M)
+    else:
+        rx = re.compile(r"^[ \t>*_]*" + POSTSCRIPT_ANY, re.M | re.I)
+    found = list(rx.finditer(text))
+    if not found:
+        return False
+    last = found[-1]
+    before, after = text[: last.start()], text[last.end() :]
+    return bool(before.strip()) and re.search(r"\n[ \t]*\n[ \t]*\S", after) is None
+
+
 def within(n, c):
     lo, hi = c.get("min"), c.get("max")
     return (lo is None or n >= lo) and (hi is None or n <= hi)
@@ -241,21 +294,21 @@ def phrase_count(text, phrase):
     return len(re.findall(left + p + right, text.lower()))
 
 
-def _starts(unit, prefix):
-    u = unit.strip().lower()
-    p = str(prefix).strip().lower()
+def _starts(unit, prefix, exact_case=False):
+    u = unit.strip() if exact_case else unit.strip().lower()
+    p = str(prefix).strip() if exact_case else str(prefix).strip().lower()
     if not u.startswith(p):
         return False
     rest = u[len(p) :]
     return not (re.search(r"\w$", p) and rest[:1].isalnum())
 
 
-def ends_ok(unit, end):
+def ends_ok(unit, end, exact_case=False):
     """Whether ``unit`` ends with ``end`` (a suffix: a one-word answer "happily" ends in "ly"); an end whose last
     character is a letter or digit may be followed by closing punctuation ("... the night." ends with the word
-    night), one ending in a mark must match exactly."""
-    u = unit.strip().lower()
-    e = str(end).strip().lower()
+    night), one ending in a mark must match exactly; ``exact_case``: the case too."""
+    u = unit.strip() if exact_case else unit.strip().lower()
+    e = str(end).strip() if exact_case else str(end).strip().lower()
     if re.search(r"\w$", e):
         u = re.sub(r"[.!?,;:\"'\u201d\u2019)\]*]+$", "", u)
     return u.endswith(e)
@@ -644,6 +697,11 @@ def check(c, text):
     rule = c["rule"]
     text = str(text or "")
     if rule in COUNT_UNITS:
+        if rule == "sections" and not c.get("per") and not numbered_in_order(section_numbers(text, c)):
+            return 0.0
+        if rule == "numbered" and not c.get("per"):
+            if not numbered_in_order([int(n) for n in NUMBERED_NUM_RX.findall(text)]):
+                return 0.0
         if c.get("per"):
             return _per(c, text, lambda p: within(count(rule, p, c), c))
         return near(count(rule, text, c), c)
@@ -667,13 +725,15 @@ def check(c, text):
         return 1.0 if ws and all(w[0].isupper() for w in ws) else 0.0
     if rule in ("starts_with", "not_starts_with"):
         want = rule == "starts_with"
+        exact = want and literal_case(c["text"])  # a ban matches in any case (stricter)
         if c.get("per"):
-            return _per(c, text, lambda p: _starts(p, c["text"]) == want)
-        return 1.0 if _starts(text, c["text"]) == want else 0.0
+            return _per(c, text, lambda p: _starts(p, c["text"], exact) == want)
+        return 1.0 if _starts(text, c["text"], exact) == want else 0.0
     if rule == "ends_with":
+        exact = literal_case(c["text"])
         if c.get("per"):
-            return _per(c, text, lambda p: ends_ok(p, c["text"]))
-        return 1.0 if ends_ok(text, c["text"]) else 0.0
+            return _per(c, text, lambda p: ends_ok(p, c["text"], exact))
+        return 1.0 if ends_ok(text, c["text"], exact) else 0.0
     if rule == "at":
         return 1.0 if at_ok(c, text) else 0.0
     if rule in ("json", "json_keys"):
@@ -688,15 +748,24 @@ def check(c, text):
     if rule == "title":
         return 1.0 if TITLE_RX.search(text) else 0.0
     if rule == "postscript":
-        marker = re.escape(str(c.get("text") or "P.S.").lower()).replace(r"\.", r"\.?\s?")
-        return 1.0 if re.search(r"(?:^|\s)" + marker, text.lower()) and text.strip() else 0.0
+        return 1.0 if postscript_ok(text, c.get("text")) else 0.0
     if rule == "code_block":
         t = text.strip()
         return 1.0 if t.startswith("```") and t.endswith("```") and len(t) > 6 else 0.0
     if rule == "language":
         return 1.0 if detect_language(text) == c["lang"] else 0.0
     if rule == "one_of":
-        return 1.0 if _norm_option(text) in {_norm_option(o) for o in c["options"]} else 0.0
+        # an option in capitals ("YES", "NOT SURE") is that literal: its case must match; others any case
+        said = _norm_option(text)
+        got = unicodedata.normalize("NFKC", text).strip().strip(" .!\"'`")
+        return (
+            1.0
+            if any(
+                said == _norm_option(o) and (not literal_case(o) or got == str(o).strip(" .!\"'`"))
+                for o in c["options"]
+            )
+            else 0.0
+        )
     if rule == "only":
         return 1.0 if only_ok(text, c["what"]) else 0.0
     if rule == "each":

@@ -943,7 +943,9 @@ def second_reading(text: str) -> list[dict[str, Any]]:
         if "<<" in sentence or re.search(r"\bang(?:ular|le) brackets\b", sentence):
             out.append({"rule": "title"})
         if re.search(r"\bpostscript\b|\bp\.\s?s\b", sentence) and not re.search(r"\bp\.\s?p\.\s?s", sentence):
-            out.append({"rule": "postscript", "text": "P.S."})
+            # "P.S." only where the mark is named; a bare "postscript" names no marker (any one counts)
+            ps_named = re.search(r"\bp\.\s?s\b", sentence) is not None
+            out.append({"rule": "postscript", **({"text": "P.S."} if ps_named else {})})
         for noun, mark in (("exclamation", "exclamations"), ("question mark", "questions")):
             if noun in sentence and negated and not re.search(r"\d+\s+" + noun, sentence):
                 out.append({"rule": mark, "max": 0})

@@ -16,7 +16,8 @@ bounds ``min`` / ``max``; what each rule means exactly is :mod:`rlar.synthesis.c
 - position: ``starts_with``, ``not_starts_with``, ``ends_with`` (``text``, optional ``per``);
 - structure: ``json`` (the whole answer is JSON), ``json_keys`` (``keys``, optional ``types`` key → string |
   integer | number | boolean | list | list_of_strings | list_of_numbers | object | null, optional ``exact``: no
-  other keys), ``quoted``, ``title`` (``<<title>>``), ``postscript`` (``text``, default ``P.S.``),
+  other keys), ``quoted``, ``title`` (``<<title>>``), ``postscript`` (``text``: the marker as written; none: any
+  postscript mark),
   ``code_block``, ``one_of`` (``options``: the whole answer is one of them), ``only`` (``what``: number |
   integer | letters | capitals | lowercase_letters | digits | word: the whole answer is only that);
 - ``language`` (``lang``: en, de, fr, es, it, pt, nl by vocabulary; ru, el, ar, he, hi, ja, ko, zh, th by
@@ -297,7 +298,11 @@ def describe(c: Mapping[str, Any]) -> str:
     if rule == "language":
         return f"written in language {c['lang']}"
     if rule == "postscript":
-        return f"ends with a postscript {c.get('text') or 'P.S.'}"
+        return (
+            f"ends with a postscript {c['text']}"
+            if c.get("text")
+            else "ends with a postscript (P.S., PS, Postscript)"
+        )
     if rule in ("each", "order"):
         what = str(c.get("test") or c.get("rel")).replace("_", " ")
         arg = f" {c['arg']}" if c.get("arg") is not None else ""

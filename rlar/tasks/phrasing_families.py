@@ -261,8 +261,14 @@ def read_markup(cl: ClauseText) -> None:
 
     def ps(m: re.Match[str]) -> None:
         quoted = targets(cl, m.group(0))
-        text = "P.P.S." if PPS in m.group(0) else "P.S."
-        cl.add({"rule": "postscript", "text": quoted[-1] if quoted else text})
+        # The marker named (quoted, or the P.S. / P.P.S. mark); a bare "postscript" names none, and any
+        # postscript mark then counts (checks.postscript_ok), rather than a guessed "P.S.".
+        text = (
+            quoted[-1]
+            if quoted
+            else ("P.P.S." if PPS in m.group(0) else "P.S." if PS in m.group(0) else None)
+        )
+        cl.add({"rule": "postscript", **({"text": text} if text else {})})
 
     marks = f"{PS}|{PPS}"
     cl.each(

@@ -73,6 +73,13 @@ _TASK_VERBS = re.compile(
 _EXAMPLES = re.compile(
     r"\((?:[^()]*,){2,}[^()]*\)|\((?:eg|ie|such as|for example|for instance|like)\b[^()]*\)", re.I
 )
+# A clause that opens with one of these verbs gives an order ("Mark the beginning of each section with ...,
+# where X is ..."), so requirement words left unread in it are unread, never a description ("is") or context.
+_ORDER_VERBS = re.compile(
+    r"^\W*(?:(?:please|also|and|then)\s+)*(?:mark|label|number|head|title|start|begin|end|finish|close|open|"
+    r"prefix|precede|follow|separate|divide|split|organi[sz]e|format|put|place|wrap|enclose|surround|add|append|"
+    r"insert|include|use|keep|make|ensure|highlight|bold|indent|capitali[sz]e|repeat|sign)\b"
+)
 _DESCRIBES = re.compile(r"\b(?:is|are|was|were|states|describes|shows|gives|comes|means|holds)\b")
 _MODAL = re.compile(
     r"\b(?:must|should|shall|need|needs|have to|has to|may|can|cannot|can't|do not|don't|never|avoid|"
@@ -225,7 +232,14 @@ def _read_clause(text: str, quotes: list[str], memory: dict[str, Any], whole: st
         return Clause(shown, "checked", canonical(cl.found))
     if cl.found:
         return Clause(shown, "partial", canonical(cl.found), unread, "; ".join(unread))
-    if unread and _DESCRIBES.search(raw_lower) and not task_like and not _MODAL.search(raw_lower):
+    order = _ORDER_VERBS.search(raw_lower) is not None
+    if (
+        unread
+        and _DESCRIBES.search(raw_lower)
+        and not task_like
+        and not _MODAL.search(raw_lower)
+        and not order
+    ):
         # "Strings of letters in a format that each prompt states": a description of the data, not an order.
         return Clause(shown, "context", note="describes, does not require")
     if unread:

@@ -447,6 +447,17 @@ class MathVerifyTool(RewardTool):
 _SENTENCE_END = re.compile(r"[.!?]+(?:\s|$)")
 
 
+def _phrase_in(phrase: str, low: str) -> bool:
+    """Whether ``phrase`` occurs in the lower-cased text ``low`` as a word or phrase (word boundaries where the
+    phrase starts or ends with a letter or digit), as :func:`rlar.synthesis.checks.phrase_count` reads it."""
+    p = phrase.strip().lower()
+    if not p:
+        return True
+    left = r"(?<!\w)" if re.match(r"\w", p) else ""
+    right = r"(?!\w)" if re.search(r"\w$", p) else ""
+    return re.search(left + re.escape(p) + right, low) is not None
+
+
 def record_rule_checks(text: str, rules: Any) -> dict[str, bool]:
     """Checks for per-record rules in the task vocabulary (``rlar.tasks.FORMAT_RULES``): a list of
     ``{"rule": name, ...params}`` such as ``{"rule": "bullets", "min": 3, "max": 3}``. Unknown rule names
@@ -468,12 +479,16 @@ def record_rule_checks(text: str, rules: Any) -> dict[str, bool]:
             continue
         name = str(rule.get("rule"))
         label = "record rule " + json.dumps(rule, sort_keys=True)
-        if name in counts:
+        if name in counts and name != "numbered":
             out[label] = int(rule.get("min", 0)) <= counts[name] <= int(rule.get("max", 10**9))
-        elif name == "include":
-            out[label] = all(str(w).lower() in low for w in rule.get("words", []))
+        elif name == "numbered":  # and numbered 1..N in order: "1. 1. 1." is not a numbered list of three
+            nums = [int(n) for n in re.findall(r"(?m)^\s*(\d+)[.)]\s", text)]
+            bounds = int(rule.get("min", 0)) <= counts[name] <= int(rule.get("max", 10**9))
+            out[label] = bounds and nums == list(range(1, len(nums) + 1))
+        elif name == "include":  # as words or phrases, not inside other words ("cat" is not in "category")
+            out[label] = all(_phrase_in(str(w), low) for w in rule.get("words", []))
         elif name == "exclude":
-            out[label] = not any(str(w).lower() in low for w in rule.get("words", []))
+            out[label] = not any(_phrase_in(str(w), low) for w in rule.get("words", []))
         elif name == "lowercase":
             out[label] = text == low
         elif name == "no_commas":
