@@ -426,9 +426,21 @@ class Router(Actor[RouterConfig]):
         enough = self._enough.setdefault(d.signature, asyncio.Event())
         if len(self.held.get(d.signature, [])) >= self.config.examples:
             enough.set()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(enough.wait(), self.config.request_delay_s)
+        waits = [asyncio.ensure_future(e.wait()) for e in (enough, self.stopping)]
+        try:
+            await asyncio.wait(
+                waits, timeout=self.config.request_delay_s, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            for w in waits:
+                w.cancel()
         self._enough.pop(d.signature, None)
+        if self.stopping.is_set():
+            # The decision stays pending in the bucket and its prompts unacked: the next router adopts it and
+            # sends the request (the bus drops a duplicate). Sent now, it would reach a synthesizer and sandbox
+            # that are stopping too, and its failure would dead-letter the prompts.
+            log.info("router: stopping; the tool request %s is left to the next router", d.request_id)
+            return
         try:
             await self._request_tool(d, q)
         except Exception as exc:  # the bus may be briefly unreachable: the wait_s deadline still applies
@@ -603,8 +615,8 @@ class Router(Actor[RouterConfig]):
         return len(gone)
 
     async def _on_synth_event(self, msg: Event, raw: Msg) -> None:
-        if msg.kind != "synthesis_failed":
-            return
+        if msg.kind != "synthesis_failed" or self.stopping.is_set():
+            return  # stopping: the held prompts stay unacked for the next router, which decides again
         sig = str(msg.data.get("signature", ""))
         d = self.decisions.get(sig)
         if d is not None and lifecycle.synthesis_failed(d, msg.data.get("request_id")):

@@ -238,6 +238,59 @@ async def test_without_a_tool_the_prompts_wait_then_take_the_declared_fallback(
     await drop_requests(bus, topology.SYNTHESIZER, {req.request_id})
 
 
+async def test_a_stopping_router_leaves_its_tool_request_to_the_next_router(
+    bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent, registry: ToolRegistry, task_name: str
+) -> None:
+    """A request still waiting for examples when the router stops is not sent (it would reach a synthesizer and a
+    sandbox that are stopping too, and its failure would dead-letter the prompts): the decision stays pending
+    and the prompt unacked, and the next router adopts the decision and sends the request."""
+    requests = await inbox(bus, subjects.TOOLS_REQUEST_SYNTH, ToolRequest)
+    first = Router(
+        router_config(nats_url, tmp_path, wait_s=600, examples=3, request_delay_s=600), agent=agent
+    )
+    p = prompt(task_name, 0, query="Tips for the garden?", description=f"{BULLETS} ({task_name})")
+    await bus.js_publish(subjects.prompts(task_name), p, msg_id=p.prompt_id)
+    async with running(first, bus):
+        for _ in range(1200):
+            if first.counters["held"]:
+                break
+            await asyncio.sleep(0.05)
+        assert first.counters["held"] == 1, "the prompt waits for a tool"
+        (d,) = [d for d in first.decisions.values() if d.task == task_name]
+    # Stopped (its connection drained): a request it had published would be on the server before this marker.
+    marker = ToolRequest(request_id=f"marker-{task_name}", signature="", task=task_name, description="")
+    await bus.publish(subjects.TOOLS_REQUEST_SYNTH, marker)
+    await requests.wait(1)
+    assert [r.request_id for r in requests.items if r.task == task_name] == [marker.request_id]
+    assert first.counters["tool_requests"] == 0
+    kv = await bus.js.key_value(topology.DECISIONS_BUCKET)
+    assert Decision.from_json((await kv.get(d.signature)).value or b"").state == "pending"
+    # The next router gets the prompt redelivered after the ack-wait, adopts the pending decision, and asks.
+    routed = await inbox(bus, subjects.routed(task_name), Prompt)
+    cfg = router_config(
+        nats_url,
+        tmp_path,
+        wait_s=600,
+        examples=3,
+        request_delay_s=0.2,
+        fallback={task_name: [{"tool": "exact_match", "weight": 1}]},
+    )
+    second = Router(cfg, agent=agent)
+    async with running(second, bus):
+        await requests.wait(2, timeout_s=120)
+        assert [r.request_id for r in requests.items if r.task == task_name][1] == d.request_id
+        # A running router takes a failure report: the prompt falls back and is acked (no later test's router
+        # gets it redelivered).
+        failed = {"request_id": d.request_id, "signature": d.signature, "task": task_name}
+        await bus.publish(
+            subjects.events("synthesizer"),
+            Event(actor="synthesizer", kind="synthesis_failed", message="test: no verifier", data=failed),
+        )
+        (got,) = await routed.wait(1, timeout_s=120)
+    assert got.route["state"] == "fallback" and "synthesis failed" in got.route["reason"]
+    await drop_requests(bus, topology.SYNTHESIZER, {d.request_id, marker.request_id})
+
+
 async def test_unroutable_prompts_are_dead_lettered_with_the_reason(
     bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent, registry: ToolRegistry, task_name: str
 ) -> None:
