@@ -99,5 +99,9 @@ def test_trl_sync_and_async_ways_do_the_same_work_and_the_judge_sees_the_configu
     assert doc["bound_stage"]["async"] == max(
         doc["async"]["stage_s_per_step"], key=doc["async"]["stage_s_per_step"].get
     )
+    for way in ("trl", "sync", "async"):  # CPU seconds per step over seconds per step
+        assert doc["cores_busy"][way] == pytest.approx(
+            doc["cpu_s_per_step"][way] * doc[f"{way}_samples_per_s"] / n, rel=0.01, abs=0.002
+        )
     stages = doc["sync"]["pipeline_stage_s"]
     assert doc["limit_samples_per_s"] == pytest.approx(n / max(stages.values()), rel=0.02)

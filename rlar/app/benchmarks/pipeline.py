@@ -732,6 +732,14 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
             "sync": sync["bound_stage"],
             "async": asyn["bound_stage"],
         },
+        # the cores each way kept busy: its CPU seconds per step over its seconds per step. A pipeline can only
+        # overlap stages on cores it gets: on a machine other jobs load, async near 1 means it had one core
+        "cores_busy": {
+            "trl": _cores(trl_doc["cpu_s_per_step"], n / trl_doc["samples_per_s"]) if trl_doc else None,
+            "trl_async": _cores(ta["cpu_s_per_step"], n / ta["samples_per_s"]) if ta else None,
+            "sync": _cores(sync["cpu_s_per_step"], n / y),
+            "async": _cores(asyn["cpu_s_per_step"], n / a),
+        },
         "judge_seen": seen if s.reward == "judge" else None,
         "trl": trl_doc,
         "trl_async": trl_async_doc,
@@ -742,6 +750,10 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
         "seconds": round(time.time() - t0, 1),
     }
     return doc
+
+
+def _cores(cpu_s_per_step: float | None, s_per_step: float) -> float | None:
+    return round(cpu_s_per_step / s_per_step, 3) if cpu_s_per_step is not None and s_per_step > 0 else None
 
 
 def baselines(s: PipelineSettings) -> frozenset[str]:
