@@ -15,7 +15,8 @@ is exactly that many samples: ``token_budget = 0`` batches a fixed count), the s
 ``max_staleness = 2`` as the project's async way, and the same reward: the project's own tool (its spec in the
 settings), in a picklable async reward (:class:`ProjectReward`), since TRL scores in a spawned child process. A
 tokenizer without a chat template (the tiny ByT5 model) gets one that renders the prompt text as it is, as the
-project's engines render it. TRL's defaults are kept otherwise.
+project's engines render it, and a response template that reads a completion as its text (:func:`plain_chat`).
+TRL's defaults are kept otherwise.
 
 What it needs, checked by :func:`missing` before anything starts (the bench reports the list and skips the peer
 when it is not empty): CUDA with at least two devices, torch's NCCL backend (the weight transfer), vLLM, and the
@@ -28,6 +29,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -38,11 +40,28 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ProjectReward", "devices", "missing", "run"]
+__all__ = ["ProjectReward", "devices", "missing", "plain_chat", "run"]
 
 PLAIN_CHAT_TEMPLATE = "{{ messages | map(attribute='content') | join('\n') }}"
 """The template given to a tokenizer that has none: the messages' contents, nothing added (the project's engines
 render such a prompt as its text)."""
+
+
+def plain_chat(tok: Any) -> Any:
+    """``tok`` given what TRL's rollout worker needs of a tokenizer that has no chat template (the tiny ByT5
+    model): :data:`PLAIN_CHAT_TEMPLATE`, and a response template that reads a completion as plain text up to EOS
+    (TRL parses every completion with one, and refuses a chat template it does not know). A tokenizer with a chat
+    template is returned as it is."""
+    if getattr(tok, "chat_template", None):
+        return tok
+    tok.chat_template = PLAIN_CHAT_TEMPLATE
+    if getattr(tok, "response_template", None) is None and getattr(tok, "response_schema", None) is None:
+        eos = re.escape(tok.eos_token) + r"\s*|$" if tok.eos_token else "$"
+        tok.response_template = {
+            "defaults": {"role": "assistant"},
+            "fields": {"content": {"close_pattern": eos, "content": "text"}},
+        }
+    return tok
 
 
 def missing() -> list[str]:
@@ -216,9 +235,7 @@ def _train(s: dict[str, Any], url: str) -> dict[str, Any]:
     from trl.experimental.async_grpo import AsyncGRPOConfig, AsyncGRPOTrainer
 
     torch.manual_seed(int(s["seed"]))
-    tok = AutoTokenizer.from_pretrained(s["model_dir"])
-    if not getattr(tok, "chat_template", None):
-        tok.chat_template = PLAIN_CHAT_TEMPLATE
+    tok = plain_chat(AutoTokenizer.from_pretrained(s["model_dir"]))
     tok.padding_side = "left"
     data = Dataset.from_dict(
         {"prompt": [[{"role": "user", "content": p}] for p in s["prompts"]], "reference": s["references"]}
