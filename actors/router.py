@@ -520,7 +520,15 @@ class Router(Actor[RouterConfig]):
             d = await self.decision_for(q)
         action = lifecycle.prompt_action(d, time.time(), self.policy)
         if action == "hold":
-            self.held.setdefault(d.signature, []).append((prompt, raw))
+            held = self.held.setdefault(d.signature, [])
+            again = [i for i, (p, _) in enumerate(held) if p.prompt_id == prompt.prompt_id]
+            if (
+                again
+            ):  # redelivered while held (a late keep-alive on a loaded host): hold the live delivery once
+                held[again[0]] = (prompt, raw)
+                self.counters["redelivered_held"] += 1
+                return
+            held.append((prompt, raw))
             self.counters["held"] += 1
             enough = self._enough.get(d.signature)
             if enough is not None and len(self.held[d.signature]) >= self.config.examples:
