@@ -50,6 +50,7 @@ settings.load_profile(os.environ.get("RLAR_HYPOTHESIS_PROFILE", "rlar"))
 # A test or module marked with a tier keeps it; else slow/chaos -> e2e; else the nats fixtures, the sandbox
 # or browser markers, or a module in BUS_MODULES -> bus; else unit.
 TIERS = ("unit", "bus", "e2e")
+LONGEST_FIRST = ("e2e", "bus", "unit")
 BUS_FIXTURES = frozenset({"nats_server", "nats_url", "bus"})
 BUS_MARKS = ("sandbox", "browser", "vllm", "netns")
 # Modules whose tests start servers, child processes, real models or sweeps (whole data sets, hypothesis
@@ -129,11 +130,25 @@ def tier_of(item: pytest.Item) -> str:
     return "unit"
 
 
+def _scope(item: pytest.Item) -> str:
+    """What ``--dist loadscope`` keeps on one worker: the test class, else the module."""
+    module, _, rest = item.nodeid.partition("::")
+    return f"{module}::{rest.split('::')[0]}" if "::" in rest else module
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank: dict[str, int] = {}
     for item in items:
         tier = tier_of(item)
         if item.get_closest_marker(tier) is None:
             item.add_marker(tier)
+        scope = _scope(item)
+        rank[scope] = min(rank.get(scope, len(TIERS)), LONGEST_FIRST.index(tier))
+    # The longest scopes first (those holding an e2e test, then bus, then unit): xdist hands scopes out in this
+    # order, so the end of a parallel run is short tests filling in, not one worker on a long run while the
+    # others idle. A scope's own tests keep their order (a docs page's blocks build on each other).
+    first_seen = {s: i for i, s in reversed(list(enumerate(map(_scope, items))))}
+    items.sort(key=lambda it: (rank[_scope(it)], first_seen[_scope(it)]))
 
 
 @pytest.fixture(autouse=True)
