@@ -68,9 +68,10 @@ PYTEST = $(PY) -m pytest -q -p no:cacheprovider $(1); rc=$$?; \
 # temp dirs. `--dist loadscope`: a file's test functions run on one worker, in file order (test_sandbox's process
 # census must not see another worker's jails), and so do a test class's tests (tests/test_docs.py makes one class
 # per docs page: a page's blocks build on each other, while pages spread over the workers). xdist_group marks are
-# not used: with pytest 9.2 and xdist 3.8 they do not keep tests together (measured).
+# not used: with pytest 9.2 and xdist 3.8 they do not keep tests together (measured). `--no-loadscope-reorder`: the
+# scopes go out in tests/conftest.py's order (e2e first, longest-first), not xdist's default of most tests first.
 JOBS ?= auto
-XDIST = -n $(JOBS) --dist loadscope
+XDIST = -n $(JOBS) --dist loadscope --no-loadscope-reorder
 # The tiers (tests/conftest.py gives each test one): unit, bus (integration), e2e (slow and chaos runs).
 PYTEST_ALL = $(call PYTEST,$(XDIST) tests)
 

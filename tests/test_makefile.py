@@ -61,6 +61,8 @@ def test_a_target_runs_pytest_in_xdist_workers_that_keep_each_file_and_class_on_
     tmp_path: Path, target: str
 ) -> None:
     assert _make(target, _fake_python(tmp_path, 0)).returncode == 0
-    assert " -n auto --dist loadscope " in (tmp_path / "calls").read_text()
+    assert " -n auto --dist loadscope --no-loadscope-reorder " in (tmp_path / "calls").read_text()
     assert _make(target, _fake_python(tmp_path, 0), "JOBS=1").returncode == 0
-    assert " -n 1 --dist loadscope " in (tmp_path / "calls").read_text().splitlines()[-1]
+    assert (
+        " -n 1 --dist loadscope --no-loadscope-reorder " in (tmp_path / "calls").read_text().splitlines()[-1]
+    )
