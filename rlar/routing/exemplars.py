@@ -82,8 +82,12 @@ class Exemplar:
     query: RoutingQuery
     acceptable: tuple[str, ...]
     text: str
-    shape: str
     features: QueryFeatures
+
+    @property
+    def shape(self) -> str:
+        """The shape neighbours are matched on (:attr:`QueryFeatures.routing_shape`)."""
+        return self.features.routing_shape
 
 
 def group_of(rec: dict[str, Any]) -> str:
@@ -134,7 +138,6 @@ class ExemplarBank:
                 q,
                 tuple(rec["acceptable"]),
                 q.matching_text(),
-                f.routing_shape,
                 f,
             )
             for i, (rec, q, f) in enumerate(zip(records, queries, cached_features(queries), strict=True))

@@ -86,8 +86,7 @@ class Trainer:
         self.sims = v @ v.T
         np.fill_diagonal(self.sims, -np.inf)  # an exemplar is never its own neighbour
         self.features = [e.features for e in bank.exemplars]
-        shapes = np.array([f.routing_shape for f in self.features])
-        self.order = neighbour_order(self.sims, shapes[:, None] == shapes[None, :])
+        self.order = neighbour_order(self.sims, bank.shapes[:, None] == bank.shapes[None, :])
         self.desc = v @ tool_vecs.T
         self.groups = np.array([e.group for e in bank.exemplars])
         self.labels = np.array([[n in e.acceptable for n in self.names] for e in bank.exemplars], dtype=bool)
