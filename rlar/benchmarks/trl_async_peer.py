@@ -31,7 +31,6 @@ import json
 import os
 import re
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,6 +38,8 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from rlar.benchmarks.trl_peer import step_figures
 
 __all__ = ["ProjectReward", "devices", "missing", "plain_chat", "run"]
 
@@ -288,19 +289,8 @@ def _train(s: dict[str, Any], url: str) -> dict[str, Any]:
         t0 = time.perf_counter()
         trainer.train()
         wall_all = time.perf_counter() - t0
-    warm = int(s["warmup_steps"])
-    measured = [stamps[k + 1][0] - stamps[k][0] for k in range(warm, len(stamps) - 1)]
-    cpu = [stamps[k + 1][1] - stamps[k][1] for k in range(warm, len(stamps) - 1)]
-    if not measured:
-        raise RuntimeError(f"TRL async ran {len(stamps) - 1} steps; need more than the {warm} warm-up steps")
-    wall = sum(measured)
     return {
-        "samples_per_s": n * len(measured) / wall,
-        "steps": len(measured),
-        "samples": n * len(measured),
-        "wall_s": round(wall, 4),
-        "step_median_s": round(statistics.median(measured), 4),
-        "cpu_s_per_step": round(sum(cpu) / len(cpu), 4),
+        **step_figures(stamps, int(s["warmup_steps"]), n, "TRL async"),
         "seconds_incl_startup": round(wall_all, 1),
         "reward_mean": sum(rewards) / len(rewards) if rewards else None,
         "max_staleness": 2,

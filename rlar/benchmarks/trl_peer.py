@@ -135,11 +135,7 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
         wall_all = time.perf_counter() - t0
     asyncio.run(tool.aclose())
     warm = int(s["warmup_steps"])
-    measured = [stamps[k + 1][0] - stamps[k][0] for k in range(warm, len(stamps) - 1)]
-    cpu = [stamps[k + 1][1] - stamps[k][1] for k in range(warm, len(stamps) - 1)]
-    if not measured:
-        raise RuntimeError(f"TRL ran {len(stamps)} steps; need more than the {warm} warm-up steps")
-    wall = sum(measured)
+    steps = step_figures(stamps, warm, n, "TRL")
     # Per measured step: generate = generate-and-score minus the reward function; train = the rest of the step
     # (TRL's order: nothing overlaps, so the largest stage is the one that bounds it).
     k = range(warm, min(len(stamps) - 1, len(gen_score_s), len(reward_s)))
@@ -154,15 +150,30 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
     return {
         "stage_median_s": {name: round(v, 4) for name, v in timed.items()},
         "bound_stage": max(timed, key=lambda name: timed[name]) if timed else None,
-        "samples_per_s": n * len(measured) / wall,
-        "steps": len(measured),
-        "samples": n * len(measured),
-        "wall_s": round(wall, 4),
-        "step_median_s": round(statistics.median(measured), 4),
-        "cpu_s_per_step": round(sum(cpu) / len(cpu), 4),
+        **steps,
         "seconds_incl_startup": round(wall_all, 1),
         "reward_mean": sum(rewards) / len(rewards) if rewards else None,
         "torch_threads": int(s["torch_threads"]),
+    }
+
+
+def step_figures(
+    stamps: list[tuple[float, float]], warm: int, samples_per_step: int, what: str
+) -> dict[str, Any]:
+    """Throughput over the steps after ``warm``, from ``stamps`` ((wall, CPU) at training start, then at each
+    step's end): samples/s, steps, samples, wall, median step and CPU-s per step."""
+    measured = [stamps[k + 1][0] - stamps[k][0] for k in range(warm, len(stamps) - 1)]
+    cpu = [stamps[k + 1][1] - stamps[k][1] for k in range(warm, len(stamps) - 1)]
+    if not measured:
+        raise RuntimeError(f"{what} ran {len(stamps) - 1} steps; need more than the {warm} warm-up steps")
+    wall = sum(measured)
+    return {
+        "samples_per_s": samples_per_step * len(measured) / wall,
+        "steps": len(measured),
+        "samples": samples_per_step * len(measured),
+        "wall_s": round(wall, 4),
+        "step_median_s": round(statistics.median(measured), 4),
+        "cpu_s_per_step": round(sum(cpu) / len(cpu), 4),
     }
 
 

@@ -274,24 +274,41 @@ def _trl(model_dir: Path, s: PipelineSettings, spec: Any, work: Path) -> dict[st
         "torch_threads": s.trl_threads,
         "tool_spec": spec.to_dict(),
     }
-    path = work / "trl.json"
+    env = {"TOKENIZERS_PARALLELISM": "false", "ACCELERATE_USE_CPU": "true"}
+    return _run_peer("trl_peer", settings, work / "trl", env, (), s.trl_timeout_s, "TRL run")
+
+
+_LAUNCHER_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+
+
+def _run_peer(
+    module: str,
+    settings: dict[str, Any],
+    stem: Path,
+    env_set: dict[str, str],
+    env_drop: tuple[str, ...],
+    timeout_s: float,
+    what: str,
+) -> dict[str, Any]:
+    """Run ``rlar.benchmarks.<module>`` on ``<stem>.json`` (its settings) in a child process without the
+    launcher's rank variables, stderr to ``<stem>.log``; its result is the last JSON line it prints."""
+    path, log_path = stem.with_suffix(".json"), stem.with_suffix(".log")
     path.write_text(json.dumps(settings))
-    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "ACCELERATE_USE_CPU": "true"}
-    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+    env = {**os.environ, **env_set}
+    for k in (*_LAUNCHER_VARS, *env_drop):
         env.pop(k, None)
-    log_path = work / "trl.log"
     with open(log_path, "wb") as logf:
         proc = subprocess.run(
-            [sys.executable, "-m", "rlar.benchmarks.trl_peer", str(path)],
+            [sys.executable, "-m", f"rlar.benchmarks.{module}", str(path)],
             env=env,
             stdout=subprocess.PIPE,
             stderr=logf,
-            timeout=s.trl_timeout_s,
+            timeout=timeout_s,
         )
     lines = [x for x in proc.stdout.decode().splitlines() if x.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = log_path.read_text(errors="replace")[-3000:]
-        raise RuntimeError(f"TRL run failed (exit {proc.returncode}):\n{tail}")
+        raise RuntimeError(f"{what} failed (exit {proc.returncode}):\n{tail}")
     return dict(json.loads(lines[-1]))
 
 
@@ -344,25 +361,17 @@ def _trl_async(
         "trainer_device": trainer_dev,
         "work_dir": str(work),
     }
-    path = work / "trl_async.json"
-    path.write_text(json.dumps(settings))
-    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "CUDA_VISIBLE_DEVICES": trainer_dev}
-    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "DS_ACCELERATOR"):
-        env.pop(k, None)
-    log_path = work / "trl_async.log"
-    with open(log_path, "wb") as logf:
-        proc = subprocess.run(
-            [sys.executable, "-m", "rlar.benchmarks.trl_async_peer", str(path)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=logf,
-            timeout=s.trl_async_timeout_s,
-        )
-    lines = [x for x in proc.stdout.decode().splitlines() if x.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        tail = log_path.read_text(errors="replace")[-3000:]
-        raise RuntimeError(f"TRL async run failed (exit {proc.returncode}):\n{tail}")
-    return {"skipped": False, **json.loads(lines[-1])}
+    env = {"TOKENIZERS_PARALLELISM": "false", "CUDA_VISIBLE_DEVICES": trainer_dev}
+    doc = _run_peer(
+        "trl_async_peer",
+        settings,
+        work / "trl_async",
+        env,
+        ("DS_ACCELERATOR",),
+        s.trl_async_timeout_s,
+        "TRL async run",
+    )
+    return {"skipped": False, **doc}
 
 
 # --------------------------------------------------------------------------------------------- sync
