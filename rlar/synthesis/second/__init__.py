@@ -1,0 +1,14 @@
+"""A second reading of an instruction, written apart from the main reader (:mod:`rlar.tasks.reading`).
+
+It reads by token windows around numbers and quoted strings, with its own vocabulary and comparator lists, and
+shares no pattern with :mod:`rlar.tasks.phrasings` and the modules beside it; it may share only the checks
+(:mod:`rlar.synthesis.checks`), the constraint vocabulary (:mod:`rlar.tasks.constraints`) and the number-word
+table (:mod:`rlar.tasks.numbers`). :mod:`rlar.synthesis.second_route` turns what it reads into labelled probes.
+Modules: ``vocab`` (number words, units, comparators, windows), ``positional`` (positions, per-unit ends and
+starts, bans, lists), ``composed`` (per-unit tests, relations, totals, tables, YAML), ``reading`` (the entry
+point and the counts).
+"""
+
+from rlar.synthesis.second.reading import second_reading
+
+__all__ = ["second_reading"]

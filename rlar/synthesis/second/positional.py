@@ -1,0 +1,268 @@
+"""The second reading's positions (issue 25, third and fourth rounds): words and letters at a place, per-unit
+ends and starts, bans, word lists, one sentence, words in capitals, read by token windows apart from
+:mod:`rlar.tasks.reading_compose`."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rlar.synthesis.second.vocab import _NOT, _bounded, _direction, _tokens, _value
+
+_ORDINAL = {
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+    "fifth": 5,
+    "5th": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "last": -1,
+    "final": -1,
+}
+_PER = {"paragraph": "paragraph", "line": "line", "sentence": "sentence", "bullet": "item", "item": "item"}
+
+
+def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
+    """Positions, per-unit word endings, absent letters, word lists, one sentence, one word per line and words
+    in capitals (issue 25, third round), read by token windows apart from :mod:`rlar.tasks.reading_compose`;
+    what is read is blanked so the general windows below do not read it again. Fourth round: a one-word answer's
+    first letters (``starts with 'un'``), ``none using the word 'x'`` (a ban), ``the letter that ended the
+    previous word`` (a chain), ``N fully capitalized words`` (a count of words in capitals)."""
+    out: list[dict[str, Any]] = []
+    toks = _tokens(sentence)
+    neg = bool(set(toks) & _NOT)
+    for i, tok in enumerate(toks[:-1]):
+        k = _ORDINAL.get(tok)
+        if k is None or toks[i + 1] not in ("word", "letter") or neg:
+            continue
+        q = next((t for t in toks[i + 2 : i + 9] if t[:1] in "\"'" and len(t) > 2), None)
+        if toks[i + 1] == "letter":
+            single = next((t for t in toks[i + 2 : i + 6] if len(t) == 1 and t.isalpha()), None)
+            letter = q[1:-1] if q and len(q) == 3 else single
+            if (
+                letter
+                and re.search(r"\b(?:a|one|single)\s+word\b", whole)
+                and not re.search(r"\beach|\bevery", whole)
+            ):
+                out.append({"rule": "at", "unit": "letter", "index": k, "text": letter})
+                sentence = sentence.replace(q or f" {letter}", " ", 1)
+            continue
+        if q is None or not re.fullmatch(r"[a-z][\w'-]*", q[1:-1]):
+            continue
+        word = q[1:-1]
+        if "each" in toks[:i] or "every" in toks[:i]:
+            continue
+        out.append(
+            {"rule": "starts_with", "text": word}
+            if k == 1
+            else {"rule": "ends_with", "text": word}
+            if k == -1
+            else {"rule": "at", "unit": "word", "index": k, "text": word}
+        )
+        sentence = sentence.replace(q, " ", 1)
+    one_word = re.search(r"\b(?:a|one|single) word\b", whole) and not re.search(r"\beach|\bevery", whole)
+    pre = re.search(
+        r"\b(?:start|starts|starting|begin|begins|beginning) with (?:the letters )?'([a-z]{2,6})'", sentence
+    )
+    if one_word and pre and not neg:  # one word's beginning: its first letters, one by one
+        out += [
+            {"rule": "at", "unit": "letter", "index": i + 1, "text": ch} for i, ch in enumerate(pre.group(1))
+        ]
+        sentence = sentence.replace(pre.group(0), " ", 1)
+    ends = {"end", "ends", "ending", "finish", "finishes", "finishing", "conclude", "concludes"}
+    if set(toks) & ends and set(toks) & {"each", "every", "all"} and not neg:
+        scope = next((_PER[t.rstrip("s")] for t in toks if t.rstrip("s") in _PER), None)
+        q = next((t for t in toks if t[:1] in "\"'" and len(t) > 3), None)
+        if scope and q and re.fullmatch(r"[a-z][\w'-]*", q[1:-1]):
+            out.append({"rule": "ends_with", "text": q[1:-1], "per": scope})
+            sentence = sentence.replace(q, " ", 1)
+    begins = {"start", "starts", "starting", "begin", "begins", "beginning", "open", "opens"}
+    if set(toks) & begins and set(toks) & {"each", "every", "all"} and not neg:
+        scope = next((_PER[t.rstrip("s")] for t in toks if t.rstrip("s") in _PER), None)
+        q = next((t for t in toks if t[:1] in "\"'" and len(t) > 2), None)
+        if scope and q and re.fullmatch(r"[a-z][\w'-]*", q[1:-1]) and not (len(q) == 3 and "letter" in toks):
+            out.append({"rule": "starts_with", "text": q[1:-1], "per": scope})
+            sentence = sentence.replace(q, " ", 1)
+    if re.search(r"\bno (?:bullet|line|sentence|paragraph|item)s?\b", sentence) and set(toks) & {
+        "contain",
+        "contains",
+        "include",
+        "includes",
+        "use",
+        "uses",
+        "mention",
+    }:
+        for q in [t for t in toks if t[:1] in "\"'" and len(t) > 2]:
+            out.append({"rule": "exclude", "words": [q[1:-1]]})
+            sentence = sentence.replace(q, " ", 1)
+    for m in re.finditer(
+        r"\bnone(?: of (?:them|these|those|the \w+))? (?:may |should |can |must )?(?:using|containing|including|"
+        r"mentioning|with|uses?|contains?|includes?|mentions?|has|have) (?:the )?(?:words? |phrases? )?"
+        r"((?:'[^']+'|\"[^\"]+\")(?:\s*(?:,|or|and)\s*(?:'[^']+'|\"[^\"]+\"))*)",
+        sentence,
+    ):
+        out.append(
+            {"rule": "exclude", "words": [w[1:-1] for w in re.findall(r"'[^']+'|\"[^\"]+\"", m.group(1))]}
+        )
+        sentence = sentence.replace(m.group(0), " ", 1)
+    for m in re.finditer(
+        r"\b(?:no|without\s+(?:using\s+)?(?:the|any))\s+(?:letter\s+)?(?:'([a-z])'|(?<=letter )([a-z]))(?=\W|$)",
+        sentence,
+    ):
+        out.append({"rule": "letter", "letter": m.group(1) or m.group(2), "max": 0})
+    if out and any(c["rule"] == "letter" for c in out):
+        sentence = re.sub(
+            r"\b(?:no|without\s+(?:using\s+)?(?:the|any))\s+(?:letter\s+)?(?:'[a-z]'|(?<=letter )[a-z])(?=\W|$)",
+            " ",
+            sentence,
+        )
+    listed = next(
+        (
+            m
+            for m in re.finditer(
+                r"\b(?:words|concepts|terms)\b\s*:?\s*([a-z]+(?:\s*,\s*[a-z]+)*(?:\s*,?\s*(?:and|&)\s+[a-z]+)?)\b",
+                sentence,
+            )
+            if re.search(r",|\band\b|&", m.group(1))
+        ),
+        None,
+    )
+    if listed and re.search(
+        r"\b(?:use|uses|using|include|includes|including|contain|contains|containing|mention|all)\b", sentence
+    ):
+        names = [w for w in re.split(r"\s*,\s*|\s+(?:and|&)\s+|,?\s*and\s+", listed.group(1)) if w]
+        if len(names) >= 2 and not set(names) & {"a", "an", "the", "in", "of", "to", "your", "it"}:
+            out.append({"rule": "include", "words": names})
+            sentence = sentence[: listed.start(1)] + " " + sentence[listed.end(1) :]
+    hyph = re.search(r"\b(\d+)-word\s+sentence\b", sentence)
+    if hyph:
+        out += [
+            {"rule": "sentences", "min": 1, "max": 1},
+            {"rule": "words", "min": int(hyph.group(1)), "max": int(hyph.group(1))},
+        ]
+        sentence = sentence.replace(hyph.group(0), " ")
+    elif re.search(
+        r"(?:^|\band\s+)\s*(?:write|give|compose|reply with|answer with|"
+        r"use)\b[^,]{0,12}?\ba (?:single )?sentence\b(?! or\b| and\b)",
+        sentence,
+    ):
+        out.append({"rule": "sentences", "min": 1, "max": 1})
+    bare_end = re.search(
+        r"\b(end|finish|conclude|start|begin)\w*\s+(?:your|the)\s+(?:answer|response|reply)\s+with\s+the\s+word\s+([a-z][\w'-]*)\s*$",
+        sentence,
+    )
+    if bare_end and not neg:
+        rule = "starts_with" if bare_end.group(1) in ("start", "begin") else "ends_with"
+        out.append({"rule": rule, "text": bare_end.group(2)})
+        sentence = sentence[: bare_end.start()]
+    if re.search(r"\b(?:smallest|lowest) to (?:the )?(?:largest|highest)\b", sentence):
+        out.append({"rule": "order", "unit": "number", "rel": "increasing"})
+    elif re.search(r"\b(?:largest|highest) to (?:the )?(?:smallest|lowest)\b", sentence):
+        out.append({"rule": "order", "unit": "number", "rel": "decreasing"})
+    if re.search(
+        r"\b(?:all|written|entirely) in (?:capital letters|capitals|upper\s?case)\b", sentence
+    ) and not re.search(r"\d+\s+words?\s+(?:\w+\s+){0,2}(?:all|written|entirely) in", sentence):
+        out.append({"rule": "uppercase"})
+    if re.search(
+        r"^\s*(?:write|give|reply with|answer with)\s+(?:me\s+)?a\s+word\s+(?:of|with|that|which|whose)\b",
+        sentence,
+    ):
+        out.append({"rule": "words", "min": 1, "max": 1})
+    ended = bool(
+        re.search(
+            r"\bletter (?:that|which) (?:ended|ends) the (?:previous|preceding|prior|last) word\b", sentence
+        )
+    )
+    if (
+        "letter" in toks
+        and set(toks) & {"previous", "preceding", "before"}
+        and (set(toks) & {"last", "final"} or ended)
+    ):
+        if set(toks) & {"start", "starts", "begin", "begins", "starting", "beginning"}:
+            out.append({"rule": "order", "unit": "word", "rel": "chain"})
+    one_quoted = any(t[:1] in "\"'" for t in toks) and not re.search(
+        r"\b(?:no|every|each|any) words?\b", sentence
+    )
+    if (
+        re.search(
+            r"\b(?:repeated|repeating|duplicate)\b|\bmore than once\b|\b(?:different|distinct|unique)\b",
+            sentence,
+        )
+        and ("word" in toks or "words" in toks)
+        and not one_quoted
+    ):
+        if neg or re.search(r"\b(?:different|distinct|unique)\b", sentence):
+            out.append({"rule": "order", "unit": "word", "rel": "distinct"})
+    whole_caps = re.search(
+        r"^\s*(?:write|give|list|reply with|answer with)\s+(?:me\s+)?(?:exactly\s+)?(\d+)\s+words\s+(?:all"
+        r"\s+)?(?:written\s+)?in\s+(?:all\s+)?(?:capital letters|capitals|caps|upper\s?case)\b",
+        sentence,
+    )
+    if whole_caps:
+        out.append({"rule": "uppercase"})
+        sentence = sentence[: whole_caps.end(1)] + " words" + sentence[whole_caps.end() :]
+    whole_mark = re.search(
+        r"\b(?:end|ends|finish|finishes|conclude|concludes|close)\s+(?:(?:your|the)\s+(?:entire\s+|whole\s+)?"
+        r"(?:answer|response|reply|text|message)\s+)?with\s+an?\s+(exclamation (?:mark|point)|question mark|"
+        r"period|full stop)\b",
+        sentence,
+    )
+    if whole_mark and not neg and not set(toks) & {"each", "every", "all"}:  # "End with an exclamation mark."
+        out.append(
+            {
+                "rule": "ends_with",
+                "text": {"question mark": "?", "period": ".", "full stop": "."}.get(whole_mark.group(1), "!"),
+            }
+        )
+        sentence = sentence.replace(whole_mark.group(0), " ", 1)
+    ends_mark = re.search(
+        r"\b(?:each|every|all)\b[^.]*?\b(?:end|ends|ending|finish\w*)\s+(?:with|in)\s+an?\s+(period|"
+        r"full stop|question mark|exclamation (?:mark|point))\b",
+        sentence,
+    )
+    if ends_mark and not neg:
+        scope = next(
+            (_PER[t.rstrip("s")] for t in toks if t.rstrip("s") in ("bullet", "item", "paragraph")), None
+        )
+        if scope:
+            mark = {"period": ".", "full stop": ".", "question mark": "?"}.get(ends_mark.group(1), "!")
+            out.append({"rule": "ends_with", "text": mark, "per": scope})
+    fully = re.search(
+        r"\b(\d+|one|two|three|four|five)\s+(?:fully|entirely|completely|wholly)[- ]capitali[sz]ed\s+words?\b",
+        sentence,
+    )
+    if fully:
+        n = _value(fully.group(1))
+        kind, strict = _direction(sentence[: fully.start()].split()[-3:], [])
+        if n is not None:
+            out.append(_bounded("capital_words", n, kind, strict))
+            sentence = sentence.replace(fully.group(0), " ")
+    caps = re.search(
+        r"\b(?:exactly\s+)?(\d+|two|three|four|five)\s+words?\s+(?:are\s+|"
+        r"is\s+)?(?:written\s+)?(?:in\s+)?(?:all\s+)?(?:capital letters|capitals|caps|upper\s?case)\b",
+        sentence,
+    )
+    if caps:
+        n = _value(caps.group(1))
+        before = sentence[: caps.start()].split()[-3:]
+        kind, strict = _direction(before, [])
+        if n is not None:
+            out.append(_bounded("capital_words", n, kind, strict))
+            sentence = sentence.replace(caps.group(0), " ")
+    upper = re.search(
+        r"\b(\d+|two|three|four|five|six|seven|eight)\s+(?:upper\s?case|all-caps)\s+words\b",
+        sentence,
+    )
+    if upper:
+        out.append({"rule": "uppercase"})
+        sentence = sentence.replace(upper.group(0), f"{upper.group(1)} words")
+    return out, sentence
