@@ -10,9 +10,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import msgpack
 import pytest
 
-from bus import subjects, topology
+from bus import codec, subjects, topology
 from bus.client import Bus, BusUnreachable, RequestTimeout, wait_for
 from bus.codec import decode, encode
 from bus.config import NatsConfig
@@ -63,6 +64,34 @@ async def test_a_core_subscriber_dead_letters_garbage_and_processes_the_next_goo
     assert len(dead) == 2
     assert "MessagePack" in dead[0].reason and dead[0].payload.startswith(b"\xc1")
     assert "expected RewardGroup" in dead[1].reason
+
+
+async def test_a_request_with_a_missing_or_mistyped_field_is_dead_lettered_and_the_responder_goes_on(
+    bus: Bus,
+) -> None:
+    """The responder's decode (the codec's compiled path for well-formed payloads) still checks required
+    fields and field types: a payload that fails is dead-lettered with the field named, the next request is
+    answered typed."""
+    subject = "rlar.test.rpc"
+    dead = await _collect_dlq(bus, subject)
+
+    async def respond(msg: RewardGroup, raw: Any) -> None:
+        await raw.respond(encode(msg))
+
+    await bus.subscribe(subject, RewardGroup, respond)
+    good = RewardGroup(prompt_id="s", generation="g", task="t", tool="x", tool_version=1, items=[])
+    missing = codec.to_dict(good)
+    del missing["tool_version"]
+    mistyped = codec.to_dict(good)
+    mistyped["items"] = [{"index": 0, "status": "ok", "score": "high"}]  # a nested item's float as a string
+    for payload in (missing, mistyped):
+        await bus.publish_raw(subject, msgpack.packb(payload, use_bin_type=True))
+    reply = await bus.request(subject, good, RewardGroup, timeout_s=10)
+    assert reply == good and isinstance(reply.items, list)
+    assert await wait_for(lambda: len(dead) >= 2, 60), dead
+    assert "missing field(s) tool_version" in dead[0].reason
+    assert "RewardGroup.items" in dead[1].reason
+    assert msgpack.unpackb(dead[1].payload)["items"][0]["score"] == "high"
 
 
 async def test_a_work_consumer_dead_letters_garbage_and_keeps_consuming(bus: Bus) -> None:

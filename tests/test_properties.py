@@ -13,6 +13,7 @@ import re
 import types
 import typing
 from typing import Any, Literal
+from unittest import mock
 
 import msgpack
 import pytest
@@ -153,6 +154,64 @@ def test_a_field_of_the_wrong_type_is_named_in_the_error(msg: Any, data: st.Data
 def test_arbitrary_maps_give_a_typed_error(obj: dict[str, Any], name: str) -> None:
     obj = {codec.TYPE_KEY: name, codec.VERSION_KEY: codec.SCHEMA_VERSION, **obj}
     decodes_or_typed_error(msgpack.packb(obj, use_bin_type=True), codec.registered_types()[name])
+
+
+def _maps_in(obj: Any) -> list[dict[str, Any]]:
+    """Every map of a payload: the message's own and those of its nested structs (and of its dict fields)."""
+    found: list[dict[str, Any]] = []
+    if isinstance(obj, dict):
+        found.append(obj)
+        for v in obj.values():
+            found += _maps_in(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            found += _maps_in(v)
+    return found
+
+
+def _outcome(build: Any) -> tuple[str, str]:
+    """What a decode gave, with every value's type (1 and 1.0 differ): the message, or the error and reason."""
+    try:
+        msg = build()
+    except codec.DecodeError as exc:
+        return type(exc).__name__, exc.reason
+    return "ok", repr(codec.to_dict(msg))
+
+
+@settings(max_examples=300)
+@given(ANY_MESSAGE, st.data())
+def test_the_compiled_decoder_decides_as_the_generic_path(msg: Any, data: st.DataObject) -> None:
+    """One change anywhere in a payload map (a value replaced, a field dropped, a field added): decoding
+    gives what the generic checks and build give, the same message or the same error and reason."""
+    obj = codec.unpack(codec.encode(msg))
+    target = data.draw(st.sampled_from(_maps_in(obj)))
+    keys = [k for k in target if k not in (codec.TYPE_KEY, codec.VERSION_KEY)]
+    change = data.draw(st.sampled_from(["set", "drop", "add"] if keys else ["add"]))
+    if change == "add":
+        target[data.draw(st.text(max_size=6))] = data.draw(NATIVE)
+    else:
+        key = data.draw(st.sampled_from(keys))
+        if change == "drop":
+            del target[key]
+        else:
+            target[key] = data.draw(NATIVE)
+    obj = codec.unpack(msgpack.packb(obj, use_bin_type=True))
+    spec = codec._BY_NAME[type(msg).__name__]
+    with mock.patch("time.time", return_value=1.0):  # a dropped timestamp takes the same default both ways
+        fast = _outcome(lambda: codec.from_dict(obj, type(msg)))
+        assert fast == _outcome(lambda: codec._build_checked(spec, obj))
+
+
+@given(ANY_MESSAGE)
+def test_the_compiled_decoder_and_encoder_match_the_generic_ones(msg: Any) -> None:
+    spec = codec._BY_NAME[type(msg).__name__]
+    generic = {codec.TYPE_KEY: spec.name, codec.VERSION_KEY: codec.SCHEMA_VERSION, **spec.dump(msg)}
+    assert codec.to_dict(msg) == generic
+    assert codec.encode(msg) == msgpack.packb(generic, use_bin_type=True)
+    obj = codec.unpack(codec.encode(msg))
+    decoded = spec.fast_load(obj)  # a payload as senders write it takes the compiled path, not the fallback
+    assert decoded is not None
+    assert repr(codec.to_dict(decoded)) == repr(codec.to_dict(spec.build(obj)))
 
 
 @given(ANY_MESSAGE, st.integers(0, 127), st.binary(max_size=8))
