@@ -168,18 +168,33 @@ def _lit(value: Any) -> str:
 
 
 def _checks_source() -> str:
-    """The source of :mod:`rlar.synthesis.checks` (stdlib only), embedded in every composed verifier."""
+    """The source of :mod:`rlar.synthesis.checks` and the stdlib modules it is made of (units, language,
+    structured answers), embedded in every composed verifier as one namespace: each module without its docstring,
+    its stdlib imports (the prelude has them) and its imports of the other parts."""
+    import ast
     import inspect
 
-    from rlar.synthesis import checks
+    from rlar.synthesis import checks, checks_language, checks_structured, checks_units
 
-    src = inspect.getsource(checks)
-    body = src[src.index('"""', 3) + 3 :] if src.lstrip().startswith('"""') else src
-    return "\n".join(
-        line
-        for line in body.splitlines()
-        if not line.startswith(("import json", "import re", "import unicodedata"))
-    )
+    out = []
+    for mod in (checks_units, checks_language, checks_structured, checks):
+        src = inspect.getsource(mod)
+        drop: set[int] = set()
+        body = ast.parse(src).body
+        for k, node in enumerate(body):
+            doc = k == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            if (
+                isinstance(node, ast.Import)
+                or (isinstance(node, ast.ImportFrom) and str(node.module or "").startswith("rlar."))
+                or doc
+                or (
+                    isinstance(node, ast.Assign)
+                    and any(getattr(t, "id", "") == "__all__" for t in node.targets)
+                )
+            ):
+                drop |= set(range(node.lineno, int(node.end_lineno or node.lineno) + 1))
+        out.append("\n".join(line for i, line in enumerate(src.splitlines(), 1) if i not in drop))
+    return "\n\n".join(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,219 +29,40 @@ and sections, like numbered items, numbered 1..N in order; a start, an end or an
 ("NOTE:", "YES") in its case (a word in lower or sentence case matches in any case, a ban in any case).
 """
 
-import json
 import re
 import unicodedata
 
-BULLET_RX = re.compile(r"^[ \t]*[-*\u2022][ \t]+(\S.*)$", re.M)
-NUMBERED_RX = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+(\S.*)$", re.M)
-NUMBER_RX = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?![\w])")
-HIGHLIGHT_RX = re.compile(r"\*\*?[^\s*\n][^*\n]*?\*?\*")
-PLACEHOLDER_RX = re.compile(r"\[[^\[\]\n]+\]")
-TITLE_RX = re.compile(r"<<[^<>\n]+>>")
-
-LANGUAGES = {
-    "en": "the a an and or but is are was were be been am i you he she it we they me him her us them my your his its"
-    " our their this that these those of to in on at by for with from about not no do does did have has had will"
-    " would can could should what which who when where how there here all some any very also just today",
-    "de": "der die das den dem des ein eine einer eines einem und oder aber ist sind war waren bin bist hat haben"
-    " habe nicht kein keine ich du er sie es wir ihr mit von zu auf für bei nach aus über unter auch noch schon"
-    " sehr heute morgen gut wie was wer wo dass wenn weil so doch mal nur leider zeit",
-    "fr": "le la les l un une des du de d et est sont suis es être avoir ai as a ont je j tu il elle on nous vous"
-    " ils elles ne n pas plus que qu qui quoi où dans pour par sur avec sans sous ce c cette ces mon ma mes ton ta"
-    " son sa ses leur mais ou donc car très bien tout tous aussi comme y en au aux",
-    "es": "el la los las un una unos unas y o pero es son está están estoy soy era de del al en con por para sin"
-    " sobre que qué como cuando donde muy más no sí se lo le les me te nos mi tu su yo tú él ella hay ser estar"
-    " tiene tengo hoy mañana bien también ya",
-    "it": "il lo la i gli le un uno una e o ma è sono sei siamo era di del della dei delle al alla in con per su"
-    " da tra fra che chi come quando dove molto più non sì si mi ti ci vi io tu lui lei noi voi loro ho ha hanno"
-    " oggi domani bene anche già questo questa",
-    "pt": "o a os as um uma uns umas e ou mas é são está estão sou era de do da dos das ao à em no na nos nas com"
-    " por para sem sobre que como quando onde muito mais não sim se me te eu tu ele ela nós você vocês tem tenho"
-    " hoje amanhã bem também já isso esta este",
-    "nl": "de het een en is van ik je jij u niet dat die met op te zijn voor er maar ook naar wat hij zij wij we"
-    " ze hem haar ons mijn jouw geen nog al als bij door om uit over dan dit deze wel heel veel kan moet wil"
-    " gaat heb hebben heeft was waren worden wordt morgen",
-}
-LANGUAGE_LETTERS = {
-    "de": "äöüß",
-    "fr": "çêèàâîôûœ",
-    "es": "ñ¿¡áíóú",
-    "it": "àèìòù",
-    "pt": "ãõçâêô",
-    "nl": "ĳ",
-}
-SCRIPTS = {
-    "ru": ("CYRILLIC",),
-    "el": ("GREEK",),
-    "ar": ("ARABIC",),
-    "he": ("HEBREW",),
-    "hi": ("DEVANAGARI",),
-    "ja": ("HIRAGANA", "KATAKANA"),
-    "ko": ("HANGUL",),
-    "zh": ("CJK",),
-    "th": ("THAI",),
-}
-
-
-def unmarked(text):
-    """The text without list markers ("- ", "* ", "1. "), which are not words."""
-    return "\n".join(BULLET_RX.sub(r"\1", NUMBERED_RX.sub(r"\1", line)) for line in text.splitlines())
-
-
-def words(text):
-    return [w for w in unmarked(text).split() if any(ch.isalnum() for ch in w)]
-
-
-def sentences(text):
-    out = []
-    for line in unmarked(text).splitlines():
-        out += [p for p in re.split(r"(?<=[.!?])\s+", line.strip()) if re.search(r"\w", p)]
-    return out
-
-
-def paragraphs(text, separator=None):
-    if separator:
-        parts = re.split(r"\n[ \t]*" + re.escape(separator) + r"[ \t]*\n", text.strip())
-    else:
-        parts = re.split(r"\n[ \t]*\n", text.strip())
-    return [p for p in parts if p.strip()]
-
-
-def lines(text):
-    return [line for line in text.splitlines() if line.strip()]
-
-
-def bullets(text):
-    return BULLET_RX.findall(text)
-
-
-def numbered(text):
-    return NUMBERED_RX.findall(text)
-
-
-def items(text):
-    return bullets(text) or numbered(text) or lines(text)
-
-
-def syllables(word):
-    w = re.sub(r"[^a-z]", "", word.lower())
-    if not w:
-        return 0
-    n = len(re.findall(r"[aeiouy]+", w))
-    if w.endswith("e") and not w.endswith(("le", "ee", "ye")) and n > 1:
-        n -= 1
-    return max(1, n)
-
-
-def units(scope, text, separator=None):
-    """The pieces a ``per`` scope names."""
-    if scope == "sentence":
-        return sentences(text)
-    if scope == "item":
-        return items(text)
-    if scope == "paragraph":
-        return paragraphs(text, separator)
-    if scope == "line":
-        return lines(text)
-    if scope == "word":
-        return words(text)
-    raise ValueError(f"unknown scope {scope!r}")
-
-
-def count(unit, text, c=None):
-    """How many ``unit`` a text holds (the count rules of the vocabulary)."""
-    c = c or {}
-    if unit == "words":
-        return len(words(text))
-    if unit == "sentences":
-        return len(sentences(text))
-    if unit == "paragraphs":
-        return len(paragraphs(text, c.get("separator")))
-    if unit == "lines":
-        return len(lines(text))
-    if unit == "bullets":
-        return len(bullets(text))
-    if unit == "numbered":
-        return len(numbered(text))
-    if unit == "items":
-        return len(items(text))
-    if unit == "chars":
-        return len(text.strip())
-    if unit == "letters":
-        return sum(1 for ch in text if ch.isalpha())
-    if unit == "capitals":
-        return sum(1 for ch in text if ch.isalpha() and ch.isupper())
-    if unit == "syllables":
-        return sum(syllables(w) for w in words(text))
-    if unit == "numbers":
-        return len(NUMBER_RX.findall(text))
-    if unit == "commas":
-        return text.count(",") + text.count("\uff0c")
-    if unit == "exclamations":
-        return text.count("!")
-    if unit == "questions":
-        return text.count("?")
-    if unit == "punctuation":
-        return sum(1 for ch in text if unicodedata.category(ch).startswith("P"))
-    if unit == "capital_words":
-        return sum(1 for w in words(text) if len(re.sub(r"[^A-Za-z]", "", w)) >= 2 and w.upper() == w)
-    if unit == "highlights":
-        return len(HIGHLIGHT_RX.findall(text))
-    if unit == "placeholders":
-        return len(PLACEHOLDER_RX.findall(text))
-    if unit == "hashtags":
-        return len(re.findall(r"(?<![\w#])#\w+", text))
-    if unit == "sections":
-        return len(section_numbers(text, c))
-    raise ValueError(f"unknown unit {unit!r}")
-
-
-COUNT_UNITS = (
-    "words",
-    "sentences",
-    "paragraphs",
-    "lines",
-    "bullets",
-    "numbered",
-    "items",
-    "chars",
-    "letters",
-    "capitals",
-    "syllables",
-    "numbers",
-    "commas",
-    "exclamations",
-    "questions",
-    "punctuation",
-    "capital_words",
-    "highlights",
-    "placeholders",
-    "sections",
-    "hashtags",
+from rlar.synthesis.checks_language import LANGUAGES, detect_language
+from rlar.synthesis.checks_structured import (
+    keys_score,
+    load_json,
+    load_yaml,
+    table_score,
+)
+from rlar.synthesis.checks_units import (
+    COUNT_UNITS,
+    NUMBERED_NUM_RX,
+    TITLE_RX,
+    count,
+    near,
+    numbered_in_order,
+    section_numbers,
+    syllables,
+    units,
+    within,
+    words,
 )
 
-
-ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
-NUMBERED_NUM_RX = re.compile(r"^[ \t]*(\d{1,3})[.)][ \t]+\S", re.M)
-
-
-def section_numbers(text, c=None):
-    """The numbers of the section markers a text holds, in order (a Roman numeral as its value; None where it is
-    not one): lines starting (after any markup, "## ") with the rule's ``marker`` and a number. A marker the
-    instruction gave is a literal: its case must match ("SECTION 1" is not "Section 1"); without one the marker
-    is "Section", any case."""
-    c = c or {}
-    given = c.get("marker")
-    flags = re.M if given else re.M | re.I
-    marker = re.escape(str(given or "Section"))
-    found = re.findall(r"^\W*" + marker + r"\s*(\d+|[IVXivx]+)\b", text, flags)
-    return [int(n) if n.isdigit() else ROMAN.get(n.lower()) for n in found]
-
-
-def numbered_in_order(numbers):
-    """Whether numbered pieces are numbered 1..N in order (three sections all numbered 1 are not numbered)."""
-    return numbers == list(range(1, len(numbers) + 1))
+# Names the rest of the library reads from here (the embedded source defines them all in one namespace).
+__all__ = [
+    "COUNT_UNITS",
+    "LANGUAGES",
+    "check",
+    "detect_language",
+    "holds",
+    "syllables",
+    "unit_test",
+]
 
 
 def literal_case(quote):
@@ -269,22 +90,6 @@ def postscript_ok(text, marker=None):
     last = found[-1]
     before, after = text[: last.start()], text[last.end() :]
     return bool(before.strip()) and re.search(r"\n[ \t]*\n[ \t]*\S", after) is None
-
-
-def within(n, c):
-    lo, hi = c.get("min"), c.get("max")
-    return (lo is None or n >= lo) and (hi is None or n <= hi)
-
-
-def near(n, c):
-    """1.0 inside the bounds; outside, at most 0.5, falling to 0 at one bound's width away (a count that is
-    close earns a little, so a policy learning a length has something to climb)."""
-    if within(n, c):
-        return 1.0
-    lo, hi = c.get("min"), c.get("max")
-    bound = lo if lo is not None and n < lo else hi
-    distance = abs(n - bound)
-    return 0.5 * max(0.0, 1.0 - distance / max(2.0, float(bound)))
 
 
 def phrase_count(text, phrase):
@@ -329,72 +134,6 @@ def at_ok(c, text):
 def _norm_option(text):
     text = unicodedata.normalize("NFKC", str(text)).strip().lower()
     return " ".join(text.strip(" .!\"'`").split())
-
-
-def load_json(text):
-    """The JSON value a response holds (whole, or in one fenced block); raises ValueError."""
-    t = text.strip()
-    fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", t, re.S)
-    return json.loads(fence.group(1) if fence else t)
-
-
-def json_type_ok(value, kind):
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind == "list":
-        return isinstance(value, list)
-    if kind == "list_of_strings":
-        return isinstance(value, list) and all(isinstance(v, str) for v in value)
-    if kind == "list_of_numbers":
-        return isinstance(value, list) and all(json_type_ok(v, "number") for v in value)
-    if kind == "object":
-        return isinstance(value, dict)
-    if kind == "null":
-        return value is None
-    return True
-
-
-def detect_language(text):
-    """A language code, or None when the text is too short or unclear."""
-    counts: dict[str, int] = {}
-    for ch in text:
-        if ch.isalpha():
-            name = unicodedata.name(ch, "")
-            for code, scripts in SCRIPTS.items():
-                if any(name.startswith(s) for s in scripts):
-                    counts[code] = counts.get(code, 0) + 1
-    letters = sum(1 for ch in text if ch.isalpha())
-    if letters and counts:
-        code, n = max(counts.items(), key=lambda kv: kv[1])
-        if n >= 0.5 * letters:
-            if code == "zh" and (counts.get("ja", 0) > 0):
-                return "ja"
-            return code
-    toks = re.findall(r"[^\W\d_]+", text.lower())
-    if len(toks) < 3:
-        return None
-    owners: dict[str, set[str]] = {}
-    for code, vocab in LANGUAGES.items():
-        for w in vocab.split():
-            owners.setdefault(w, set()).add(code)
-    # A function word shared by k languages counts 1/k for each of them.
-    scores = dict.fromkeys(LANGUAGES, 0.0)
-    for t in toks:
-        for code in owners.get(t, ()):
-            scores[code] += 1.0 / len(owners[t])
-    for code in scores:
-        extra = sum(1 for ch in text.lower() if ch in LANGUAGE_LETTERS.get(code, ""))
-        scores[code] = scores[code] / len(toks) + 0.1 * min(extra, 3)
-    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
-    if ranked[0][1] < 0.1 or ranked[0][1] - ranked[1][1] < 0.03:
-        return None
-    return ranked[0][0]
 
 
 def only_ok(text, what):
@@ -584,105 +323,6 @@ def order_score(c, text):
     if len(us) < 2:
         return 0.0
     return sum(1 for i in range(len(us) - 1) if pair_holds(rel, arg, us[i], us[i + 1], i)) / (len(us) - 1)
-
-
-def read_table(text, fmt):
-    """(header, rows) of a Markdown or CSV table, or None."""
-    ls = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    if fmt == "markdown":
-        if len(ls) < 2 or not all(line.startswith("|") and line.endswith("|") for line in ls):
-            return None
-        cells = [[x.strip() for x in line.strip("|").split("|")] for line in ls]
-        if not all(re.fullmatch(r":?-{3,}:?", x) for x in cells[1]):
-            return None
-        return cells[0], cells[2:]
-    if not ls or any("|" in line for line in ls):
-        return None
-    cells = [[x.strip() for x in line.split(",")] for line in ls]
-    return cells[0], cells[1:]
-
-
-def cell_ok(kind, v):
-    if kind == "integer":
-        return re.fullmatch(r"[-+]?\d+", v) is not None
-    if kind == "number":
-        return re.fullmatch(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)", v) is not None
-    return bool(v)
-
-
-def table_score(c, text):
-    got = read_table(text, c.get("format", "markdown"))
-    if got is None:
-        return 0.0
-    header, rows = got
-    cols = list(c.get("columns") or [])
-    if cols and [h.lower() for h in header] != [x.lower() for x in cols]:
-        return 0.0
-    if any(len(r) != len(header) for r in rows):
-        return 0.0
-    types = c.get("types") or {}
-    index = {h.lower(): i for i, h in enumerate(header)}
-    cells = [cell_ok(t, r[index[k.lower()]]) for k, t in types.items() if k.lower() in index for r in rows]
-    if cells and not all(cells):
-        return 0.5 * sum(cells) / len(cells)
-    return near(len(rows), c)
-
-
-def load_yaml(text):
-    """A flat YAML mapping as a dict (the subset in the module docstring); raises ValueError."""
-    t = text.strip()
-    fence = re.fullmatch(r"```(?:ya?ml)?\s*(.*?)\s*```", t, re.S)
-    t = fence.group(1) if fence else t
-    out: dict = {}
-    key = None
-    for line in t.splitlines():
-        if not line.strip() or line.strip() == "---" or line.lstrip().startswith("#"):
-            continue
-        item = re.fullmatch(r"\s+-\s+(.*)|-\s+(.*)", line)
-        if item and key is not None and isinstance(out[key], list):
-            out[key].append(_yaml_scalar(item.group(1) or item.group(2)))
-            continue
-        m = re.fullmatch(r"([A-Za-z_][\w -]*?)\s*:\s*(.*)", line)
-        if not m or line[:1].isspace():
-            raise ValueError(f"not a flat YAML mapping line: {line!r}")
-        key, value = m.group(1).strip(), m.group(2).strip()
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        if value == "":
-            out[key] = []
-        elif value.startswith("[") and value.endswith("]"):
-            out[key] = [_yaml_scalar(v) for v in value[1:-1].split(",") if v.strip()]
-        else:
-            out[key] = _yaml_scalar(value)
-    if not out:
-        raise ValueError("empty")
-    return out
-
-
-def _yaml_scalar(v):
-    v = v.strip()
-    if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
-        return v[1:-1]
-    if v in ("true", "True", "false", "False"):
-        return v.lower() == "true"
-    if re.fullmatch(r"[-+]?\d+", v):
-        return int(v)
-    if re.fullmatch(r"[-+]?\d*\.\d+", v):
-        return float(v)
-    if v in ("null", "~"):
-        return None
-    return v
-
-
-def keys_score(c, obj):
-    if not isinstance(obj, dict):
-        return 0.0
-    keys = list(c["keys"])
-    types = c.get("types") or {}
-    good = sum(1 for k in keys if k in obj and json_type_ok(obj[k], types.get(k, "any")))
-    if c.get("exact") and set(obj) - set(keys):
-        return 0.0
-    return good / len(keys) if keys else 1.0
 
 
 def _per(c, text, test):

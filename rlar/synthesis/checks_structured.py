@@ -1,0 +1,135 @@
+"""Structured answers, as standard-library Python (part of the source every composed verifier embeds): JSON
+values and their types, the keys of a JSON or YAML mapping, Markdown and CSV tables, flat YAML mappings."""
+
+import json
+import re
+
+from rlar.synthesis.checks_units import near
+
+
+def load_json(text):
+    """The JSON value a response holds (whole, or in one fenced block); raises ValueError."""
+    t = text.strip()
+    fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", t, re.S)
+    return json.loads(fence.group(1) if fence else t)
+
+
+def json_type_ok(value, kind):
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "list":
+        return isinstance(value, list)
+    if kind == "list_of_strings":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if kind == "list_of_numbers":
+        return isinstance(value, list) and all(json_type_ok(v, "number") for v in value)
+    if kind == "object":
+        return isinstance(value, dict)
+    if kind == "null":
+        return value is None
+    return True
+
+
+def read_table(text, fmt):
+    """(header, rows) of a Markdown or CSV table, or None."""
+    ls = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if fmt == "markdown":
+        if len(ls) < 2 or not all(line.startswith("|") and line.endswith("|") for line in ls):
+            return None
+        cells = [[x.strip() for x in line.strip("|").split("|")] for line in ls]
+        if not all(re.fullmatch(r":?-{3,}:?", x) for x in cells[1]):
+            return None
+        return cells[0], cells[2:]
+    if not ls or any("|" in line for line in ls):
+        return None
+    cells = [[x.strip() for x in line.split(",")] for line in ls]
+    return cells[0], cells[1:]
+
+
+def cell_ok(kind, v):
+    if kind == "integer":
+        return re.fullmatch(r"[-+]?\d+", v) is not None
+    if kind == "number":
+        return re.fullmatch(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)", v) is not None
+    return bool(v)
+
+
+def table_score(c, text):
+    got = read_table(text, c.get("format", "markdown"))
+    if got is None:
+        return 0.0
+    header, rows = got
+    cols = list(c.get("columns") or [])
+    if cols and [h.lower() for h in header] != [x.lower() for x in cols]:
+        return 0.0
+    if any(len(r) != len(header) for r in rows):
+        return 0.0
+    types = c.get("types") or {}
+    index = {h.lower(): i for i, h in enumerate(header)}
+    cells = [cell_ok(t, r[index[k.lower()]]) for k, t in types.items() if k.lower() in index for r in rows]
+    if cells and not all(cells):
+        return 0.5 * sum(cells) / len(cells)
+    return near(len(rows), c)
+
+
+def load_yaml(text):
+    """A flat YAML mapping as a dict (the subset in the module docstring); raises ValueError."""
+    t = text.strip()
+    fence = re.fullmatch(r"```(?:ya?ml)?\s*(.*?)\s*```", t, re.S)
+    t = fence.group(1) if fence else t
+    out: dict = {}
+    key = None
+    for line in t.splitlines():
+        if not line.strip() or line.strip() == "---" or line.lstrip().startswith("#"):
+            continue
+        item = re.fullmatch(r"\s+-\s+(.*)|-\s+(.*)", line)
+        if item and key is not None and isinstance(out[key], list):
+            out[key].append(_yaml_scalar(item.group(1) or item.group(2)))
+            continue
+        m = re.fullmatch(r"([A-Za-z_][\w -]*?)\s*:\s*(.*)", line)
+        if not m or line[:1].isspace():
+            raise ValueError(f"not a flat YAML mapping line: {line!r}")
+        key, value = m.group(1).strip(), m.group(2).strip()
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        if value == "":
+            out[key] = []
+        elif value.startswith("[") and value.endswith("]"):
+            out[key] = [_yaml_scalar(v) for v in value[1:-1].split(",") if v.strip()]
+        else:
+            out[key] = _yaml_scalar(value)
+    if not out:
+        raise ValueError("empty")
+    return out
+
+
+def _yaml_scalar(v):
+    v = v.strip()
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
+        return v[1:-1]
+    if v in ("true", "True", "false", "False"):
+        return v.lower() == "true"
+    if re.fullmatch(r"[-+]?\d+", v):
+        return int(v)
+    if re.fullmatch(r"[-+]?\d*\.\d+", v):
+        return float(v)
+    if v in ("null", "~"):
+        return None
+    return v
+
+
+def keys_score(c, obj):
+    if not isinstance(obj, dict):
+        return 0.0
+    keys = list(c["keys"])
+    types = c.get("types") or {}
+    good = sum(1 for k in keys if k in obj and json_type_ok(obj[k], types.get(k, "any")))
+    if c.get("exact") and set(obj) - set(keys):
+        return 0.0
+    return good / len(keys) if keys else 1.0
