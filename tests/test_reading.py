@@ -295,7 +295,12 @@ UNIT_LETTER_PHRASINGS: list[tuple[str, list[dict[str, Any]]]] = [
     ),
     (
         "Give 4 prime numbers, each on its own line.",
-        [{"rule": "each", "unit": "number", "test": "prime"}, {"rule": "numbers", "min": 4, "max": 4}],
+        [
+            {"rule": "each", "unit": "number", "test": "prime"},
+            {"rule": "lines", "min": 4, "max": 4},  # sixth round: the layout is checked, not dropped
+            {"rule": "numbers", "min": 4, "max": 4},
+            {"rule": "numbers", "per": "line", "min": 1, "max": 1},
+        ],
     ),
     (
         "Write 3 words, each exactly 6 letters long.",
@@ -480,7 +485,10 @@ def test_a_bare_postscript_names_no_marker_in_either_reading() -> None:
 
 
 def test_an_order_whose_requirement_words_are_not_read_is_unread_not_context() -> None:
-    reading = read_instruction("Label every part with PIECE N, where N counts up from one.")
+    reading = read_instruction("Label every part with a short heading.")
     assert [c.status for c in reading.clauses] == ["unchecked"], reading.clauses
+    # a marker in capitals with its number is read (sixth round): sections marked PIECE 1, PIECE 2, ...
+    marked = read_instruction("Label every part with PIECE N, where N counts up from one.")
+    assert marked.full and marked.constraints == [{"rule": "sections", "min": 1, "marker": "PIECE"}]
     described = read_instruction("Strings of letters in a format that each prompt states.")
     assert [c.status for c in described.clauses] == ["context"]

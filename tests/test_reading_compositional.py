@@ -60,7 +60,11 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
     ),
     (
         "Give 4 uppercase words separated by spaces.",
-        [{"rule": "uppercase"}, {"rule": "words", "min": 4, "max": 4}],
+        [
+            {"rule": "delimited", "text": " ", "unit": "word"},  # sixth round: the separator is checked
+            {"rule": "uppercase"},
+            {"rule": "words", "min": 4, "max": 4},
+        ],
     ),
     (
         "Write 5 words, one on each line.",
@@ -163,7 +167,9 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
     (
         "Write a countdown of 5 numbers starting at 9, one per line.",
         [
+            {"rule": "lines", "min": 5, "max": 5},
             {"rule": "numbers", "min": 5, "max": 5},
+            {"rule": "numbers", "per": "line", "min": 1, "max": 1},
             {"rule": "order", "unit": "number", "rel": "step", "arg": -1},
             {"rule": "total", "unit": "number", "agg": "first", "min": 9, "max": 9},
         ],

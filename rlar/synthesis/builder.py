@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rlar.synthesis.checks import LANGUAGES, holds, syllables
+from rlar.synthesis.forms import FORM_RULES, apply_forms, form_hints, form_violations, json_array_text
 from rlar.synthesis.shapes import build_shaped, is_shaped, shaped_violations
 from rlar.tasks.constraints import COUNT_RULES, canonical
 
@@ -110,6 +111,8 @@ def _vocab(rules: Mapping[str, dict[str, Any]], query: str) -> list[str]:
     elif lang != "en":
         fw, content = _function_words(lang), _CONTENT.get(lang, [])
         words = [w for pair in zip(fw, content * 3, strict=False) for w in pair]
+    elif "language" in rules:  # English asked for: its function words, so the detector knows it
+        words = [w for pair in zip(_function_words("en"), _EN, strict=False) for w in pair]
     else:
         words = list(_EN)
     banned = {w.lower() for c in rules.values() if c["rule"] == "exclude" for w in c["words"]}
@@ -215,6 +218,8 @@ def _terminal(rules: Mapping[str, dict[str, Any]]) -> dict[str, Any] | None:
     """A response for rules that fix the whole answer (JSON, options, 'only ...'), else None."""
     if "one_of" in rules:
         return {"text": str(rules["one_of"]["options"][0])}
+    if "json_array" in rules:
+        return {"text": json_array_text(rules["json_array"])}
     if "json_keys" in rules or "json" in rules:
         jk = rules.get("json_keys")
         obj = (
@@ -244,9 +249,11 @@ def build(
 ) -> str:
     """A response meant to satisfy ``constraints`` (check it with ``holds``). ``overrides`` maps a rule key
     (``rule`` or ``rule/per``) to replacement parameters, or None to drop the rule. Words or letters at a
-    position (``at``) are put in place last."""
+    position (``at``) are put in place last, then the forms of the whole answer (:mod:`rlar.synthesis.forms`)."""
     cons = canonical(constraints)
     placed = [c for c in cons if c["rule"] == "at"]
+    forms = [c for c in cons if c["rule"] in FORM_RULES and (overrides or {}).get(c["rule"], 0) is not None]
+    cons = [c for c in cons if c["rule"] not in FORM_RULES] + form_hints(forms)
     one_word = any(
         c["rule"] == "words" and not c.get("per") and c.get("min") == c.get("max") == 1 for c in cons
     )
@@ -256,7 +263,7 @@ def build(
     text = _build([c for c in cons if c["rule"] != "at"], query, overrides=overrides)
     for c in placed:
         text = _place(text, c)
-    return text
+    return apply_forms(text, forms)
 
 
 def _place(text: str, c: Mapping[str, Any]) -> str:
@@ -307,6 +314,10 @@ def _build(
                 **params,
             }
     cons = canonical(constraints)
+    if "json_array" in rules:  # the whole answer, whatever order its numbers keep
+        down = any(c["rule"] == "order" and c.get("rel") == "decreasing" for c in cons)
+        text = json_array_text(rules["json_array"])
+        return json.dumps(json.loads(text)[::-1]) if down else text
     if is_shaped(cons):  # composed rules share a key per rule: keep the list (several ``each`` tests)
         for key, params in (overrides or {}).items():
             cons = [c for c in cons if _key(c) != key]
@@ -343,6 +354,11 @@ def _build(
     if structure != "sentences" and "sentences" in rules and structure != "paragraphs":
         n = max(n, 1)
     per_unit = _pick(*_bounds(rules, f"sentences/{scope}"), 2 if structure == "paragraphs" else 1)
+    if structure == "paragraphs" and "lines/paragraph" in rules:  # a stanza: one sentence per line
+        per_unit = _pick(*_bounds(rules, "lines/paragraph"), per_unit)
+    elif structure == "paragraphs" and "sentences" in rules and "sentences/paragraph" not in rules:
+        # sentences counted over the whole answer: spread over the paragraphs
+        per_unit = max(1, -(-_pick(*_bounds(rules, "sentences"), n * per_unit) // max(1, n)))
     k = _sentence_words(rules, scope, 5)
     if "words" in rules:  # total words: spread over the units
         total = _pick(*_bounds(rules, "words"), n * per_unit * k)
@@ -359,6 +375,9 @@ def _build(
                 k -= 1
     planned = _compose(vocab, rules, structure, n, per_unit, k)
     cons = list(rules.values())
+    exact = rules.get("chars", {})
+    if exact.get("min") is not None and exact.get("min") == exact.get("max"):  # a length in characters
+        planned = _fit_chars(planned, int(exact["min"]), vocab)
     if all(holds(c, planned) for c in cons):
         return planned
     # The plan missed (interacting bounds: characters vs words, ...): search nearby sizes.
@@ -370,6 +389,23 @@ def _build(
             if all(holds(c, text) for c in cons):
                 return text
     return planned
+
+
+def _fit_chars(text: str, n: int, vocab: list[str]) -> str:
+    """``text`` grown or cut by whole words, then its last word stretched or shortened, to ``n`` characters (its
+    final mark kept)."""
+    body, mark = (text[:-1], text[-1]) if text[-1:] in ".!?" else (text, "")
+    words = body.split()
+    i = 0
+    while len(" ".join(words)) + len(mark) < n:
+        words.append(vocab[i % len(vocab)].lower())
+        i += 1
+    while len(words) > 1 and len(" ".join(words[:-1])) + len(mark) + 2 > n:
+        words.pop()
+    head = " ".join(words[:-1])
+    room = n - len(mark) - (len(head) + 1 if head else 0)
+    last = (words[-1] * (room // max(1, len(words[-1])) + 1))[: max(1, room)]
+    return (f"{head} {last}" if head else last) + mark
 
 
 def _compose(
@@ -464,6 +500,17 @@ def _render(units: list[list[list[str]]], rules: Mapping[str, dict[str, Any]], s
             if todo > 0:
                 s[j] += ","
                 todo -= 1
+    for rule, mark in (("semicolons", ";"), ("colons", ":")):
+        want = rules.get(rule, {})
+        left = (
+            _pick(want.get("min"), want.get("max"), want.get("min") or 0)
+            if want and not want.get("per")
+            else 0
+        )
+        for s in _flat(units):
+            if left > 0 and len(s) > 1 and not s[0].endswith((",", ";", ":")):
+                s[0] += mark
+                left -= 1
     i = 0
     rendered: list[str] = []
     for u in units:
@@ -471,7 +518,9 @@ def _render(units: list[list[list[str]]], rules: Mapping[str, dict[str, Any]], s
         for s in u:
             parts.append(_sentence(s, ends[i]))
             i += 1
-        rendered.append(" ".join(parts))
+        rendered.append(
+            ("\n" if "lines/paragraph" in rules and structure == "paragraphs" else " ").join(parts)
+        )
     for scope in ("item", "line", "paragraph"):
         en = rules.get(f"ends_with/{scope}")
         if en and re.search(r"\w$", str(en["text"])):
@@ -495,7 +544,12 @@ def _render(units: list[list[list[str]]], rules: Mapping[str, dict[str, Any]], s
     if sections and not sections.get("per"):
         marker = sections.get("marker") or "Section"
         count = _pick(sections.get("min"), sections.get("max"), sections.get("min") or 1)
-        body = "\n".join(f"{marker} {j + 1}\n{body}" for j in range(count))
+        suffix = sections.get("suffix") or ""
+        body = "\n".join(f"{marker} {j + 1}{suffix}\n{body}" for j in range(count))
+    headings = rules.get("headings")
+    if headings and not headings.get("per"):
+        count = _pick(headings.get("min"), headings.get("max"), headings.get("min") or 1)
+        body = "\n\n".join(f"## Part {j + 1}\n{body}" for j in range(count))
     start = rules.get("starts_with")
     if start:
         body = f"{start['text']} {body}"
@@ -556,6 +610,7 @@ def violations(constraints: Sequence[Mapping[str, Any]], query: str = "") -> lis
     if is_shaped(cons):
         out += shaped_violations(cons, query)
     good = build(cons, query)
+    out += form_violations(cons, good, lambda cs: build(cs, query))
     for c in cons:
         rule, key = str(c["rule"]), _key(c)
         if rule in COUNT_RULES:

@@ -23,6 +23,17 @@ key or ``[a, b]``; ``true``/``false`` are booleans, digits an integer). Language
 function words and letters (Latin-script languages listed in ``LANGUAGES``) or by script (the others); texts
 under three words are not judged (the rule fails).
 
+Sixth round: markup tags ("<answer>") are not words; ``wrap`` (the whole answer is one element, tags as
+written), ``nth`` (the k-th paragraph / sentence / line / item starts or ends with a text), ``delimited`` (the
+answer is a list of one-word / one-number / one-line pieces split by a given mark and nothing else),
+``json_array`` (typed items, counted), ``trailing`` (hashtags that close the answer), ``repeat`` (the request
+first, then more), ``paragraphs`` with ``distinct`` parts and a ``separator`` line held exactly ("*****" is not
+"******"), sections with a ``suffix`` after the number ("Part 1:") and a marker in Markdown ("## Section"),
+counts of ``semicolons``, ``colons`` and Markdown ``headings``, ``body`` counts (a final postscript aside),
+per-unit tests ``starts_in`` / ``ends_in`` (a letter class), ``double_letter``, ``integer``, ``range``, and the
+relations ``ratio`` and ``distinct_initials``; a number unit may be a decimal ("201.5" is not a whole number)
+and "3,6,12" is three numbers.
+
 What an instruction quotes is checked as written (issue 25, fifth round): a postscript marker exactly ("PS:" is
 not "P.S.") on a line after the body, with no paragraph after it; a section marker that was given in its case,
 and sections, like numbered items, numbered 1..N in order; a start, an end or an option quoted in capitals
@@ -34,10 +45,13 @@ import unicodedata
 
 from rlar.synthesis.checks_language import LANGUAGES, detect_language
 from rlar.synthesis.checks_structured import (
+    delimited_score,
+    json_array_score,
     keys_score,
     load_json,
     load_yaml,
     table_score,
+    wrap_ok,
 )
 from rlar.synthesis.checks_units import (
     COUNT_UNITS,
@@ -46,6 +60,7 @@ from rlar.synthesis.checks_units import (
     count,
     near,
     numbered_in_order,
+    paragraphs,
     section_numbers,
     syllables,
     units,
@@ -158,6 +173,9 @@ def only_ok(text, what):
 
 
 INT_RX = re.compile(r"(?<![\w.-])-?\d+(?![\w.])")
+# a number as a unit: an integer or a decimal ("201.5" is one number, not an integer); a final period is the
+# sentence's, "1.2.3" is no number
+NUM_RX = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?!\w|\.\d)")
 DATE_RX = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 HEX_RX = re.compile(r"#[0-9a-fA-F]{6}")
 
@@ -165,7 +183,7 @@ HEX_RX = re.compile(r"#[0-9a-fA-F]{6}")
 def unit_list(unit, text):
     """The pieces a composed rule's ``unit`` names (see the module docstring)."""
     if unit == "number":
-        return INT_RX.findall(text)
+        return NUM_RX.findall(text)
     if unit == "answer":
         return [text.strip()] if text.strip() else []
     return units(unit, text)
@@ -184,6 +202,24 @@ def _int(u):
         return int(str(u).strip().rstrip(".,;"))
     except ValueError:
         return None
+
+
+def _value(u):
+    """A number unit's value: an int, a float for a decimal, None for anything else."""
+    t = str(u).strip().rstrip(",;")
+    if re.fullmatch(r"-?\d+\.?", t):
+        return int(t.rstrip("."))
+    if re.fullmatch(r"-?\d+\.\d+", t):
+        return float(t)
+    return None
+
+
+VOWELS = "aeiou"
+
+
+def has_double_letter(u):
+    """Whether a word holds the same letter twice in a row ("book", "letter"; not "banana")."""
+    return re.search(r"([^\W\d_])\1", _bare(u).lower()) is not None
 
 
 def _date(u):
@@ -264,6 +300,20 @@ def unit_test(test, arg, u):
     if test == "square":
         n = _int(w) if w.isdigit() else None
         return n is not None and int(n**0.5 + 0.5) ** 2 == n
+    if test == "starts_in":  # the first letter is one of the letters of ``arg`` ("aeiou": a vowel)
+        first = next((ch for ch in w if ch.isalpha()), "")
+        return bool(first) and w[:1].isalpha() and first.lower() in str(arg).lower()
+    if test == "ends_in":
+        last = _letters(w)[-1:]
+        return bool(last) and w[-1:].isalpha() and last.lower() in str(arg).lower()
+    if test == "double_letter":
+        return has_double_letter(u)
+    if test == "integer":
+        return re.fullmatch(r"-?\d+", w) is not None and _value(u) is not None
+    if test == "range":  # a number within [lo, hi] (either may be None: no bound)
+        v = _value(u)
+        lo, hi = [*list(arg), None, None][:2] if isinstance(arg, list) else (None, None)
+        return v is not None and (lo is None or v >= lo) and (hi is None or v <= hi)
     raise ValueError(f"unknown unit test {test!r}")
 
 
@@ -272,7 +322,7 @@ def _key(rel, u):
         return _date(u)
     if rel == "alphabetical":
         return _bare(u).lower()
-    value = _int(_bare(u))
+    value = _value(u) if re.fullmatch(r"-?\d+(?:\.\d+)?\.?", str(u).strip().rstrip(",;")) else _int(_bare(u))
     if value is None:
         d = _date(u)
         return d
@@ -300,6 +350,9 @@ def pair_holds(rel, arg, a, b, i):
     if rel == "one_letter":
         x, y = _bare(a).lower(), _bare(b).lower()
         return len(x) == len(y) and sum(1 for p, q in zip(x, y, strict=True) if p != q) == 1
+    if rel == "ratio":  # each number is ``arg`` times the one before
+        x, y = _value(a), _value(b)
+        return x is not None and y is not None and y == x * arg
     raise ValueError(f"unknown relation {rel!r}")
 
 
@@ -314,6 +367,9 @@ def order_score(c, text):
     if rel == "distinct":  # no unit repeated (case and punctuation aside)
         keys = [_bare(u).lower() for u in us]
         return len(set(keys)) / len(keys) if keys else 0.0
+    if rel == "distinct_initials":  # no two units start with the same letter (case aside)
+        keys = [_bare(u)[:1].lower() for u in us]
+        return len(set(keys)) / len(keys) if keys else 0.0
     if (
         rel == "alternating_case"
         and us
@@ -323,6 +379,46 @@ def order_score(c, text):
     if len(us) < 2:
         return 0.0
     return sum(1 for i in range(len(us) - 1) if pair_holds(rel, arg, us[i], us[i + 1], i)) / (len(us) - 1)
+
+
+def nth_ok(c, text):
+    """Whether the ``index``-th ``unit`` (paragraph, sentence, line, item; 1-based, -1 the last) starts (``side``
+    start) or ends (end) with the rule's text, as a start or an end of the whole answer is checked; there must be
+    that many units."""
+    pieces = units(c["unit"], text, c.get("separator"))
+    k = int(c["index"])
+    i = k - 1 if k > 0 else len(pieces) + k
+    if not 0 <= i < len(pieces):
+        return False
+    exact = literal_case(c["text"])
+    if c.get("side", "start") == "end":
+        return ends_ok(pieces[i], c["text"], exact)
+    return _starts(_bare_start(pieces[i]), c["text"], exact)
+
+
+def _bare_start(unit):
+    """A unit without the markup that may open it ("## ", "**", a quote)."""
+    return re.sub(r"^[\s#>*_\"'\u201c]+(?=\w)", "", unit)
+
+
+HASHTAG_RX = re.compile(r"(?<![\w#])#\w+")
+
+
+def trailing_count(text, what):
+    """How many ``what`` (hashtags) end the answer, with nothing after them."""
+    toks = text.split()
+    n = 0
+    while toks and what == "hashtags" and HASHTAG_RX.fullmatch(toks[-1]):
+        n += 1
+        toks.pop()
+    return n
+
+
+def repeat_ok(text, request):
+    """Whether the answer starts with the request, word for word (case and white space aside), and goes on."""
+    said = " ".join(text.split()).lower()
+    want = " ".join(str(request).split()).lower()
+    return bool(want) and said.startswith(want) and bool(said[len(want) :].strip())
 
 
 def _per(c, text, test):
@@ -339,6 +435,10 @@ def check(c, text):
     if rule in COUNT_UNITS:
         if rule == "sections" and not c.get("per") and not numbered_in_order(section_numbers(text, c)):
             return 0.0
+        if rule == "paragraphs" and c.get("distinct") and not c.get("per"):
+            parts = [" ".join(p.split()).lower() for p in paragraphs(text, c.get("separator"))]
+            if len(set(parts)) < len(parts):
+                return 0.0
         if rule == "numbered" and not c.get("per"):
             if not numbered_in_order([int(n) for n in NUMBERED_NUM_RX.findall(text)]):
                 return 0.0
@@ -414,8 +514,8 @@ def check(c, text):
     if rule == "order":
         return order_score(c, text)
     if rule == "total":
-        ns = [int(n) for n in unit_list("number", text)]
-        if not ns:
+        ns = [_value(n) for n in unit_list("number", text)]
+        if not ns or any(n is None for n in ns):
             return 0.0
         value = {"sum": sum(ns), "first": ns[0], "last": ns[-1]}[c["agg"]]
         return 1.0 if within(value, c) else 0.0
@@ -425,6 +525,18 @@ def check(c, text):
         return 1.0 if got == str(c["text"]).lower() else 0.0
     if rule == "table":
         return table_score(c, text)
+    if rule == "nth":
+        return 1.0 if nth_ok(c, text) else 0.0
+    if rule == "wrap":
+        return 1.0 if wrap_ok(text, c["open"], c["close"]) else 0.0
+    if rule == "delimited":
+        return delimited_score(c, text)
+    if rule == "json_array":
+        return json_array_score(c, text)
+    if rule == "trailing":
+        return 1.0 if within(trailing_count(text, c.get("what", "hashtags")), c) else 0.0
+    if rule == "repeat":
+        return 1.0 if repeat_ok(text, c["text"]) else 0.0
     if rule == "yaml_keys":
         try:
             return keys_score(c, load_yaml(text))

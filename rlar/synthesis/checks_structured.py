@@ -4,7 +4,7 @@ values and their types, the keys of a JSON or YAML mapping, Markdown and CSV tab
 import json
 import re
 
-from rlar.synthesis.checks_units import near
+from rlar.synthesis.checks_units import near, within, words
 
 
 def load_json(text):
@@ -133,3 +133,75 @@ def keys_score(c, obj):
     if c.get("exact") and set(obj) - set(keys):
         return 0.0
     return good / len(keys) if keys else 1.0
+
+
+def json_array_score(c, text):
+    """A JSON array (the whole answer, or one fenced block) of ``min``..``max`` items, each of ``type`` when one
+    is given: 1.0 when all hold; items of the wrong type give at most 0.5, a wrong count ``near``."""
+    try:
+        value = load_json(text)
+    except ValueError:
+        return 0.0
+    if not isinstance(value, list):
+        return 0.0
+    kind = c.get("type")
+    if kind and value and not all(json_type_ok(v, kind) for v in value):
+        return 0.5 * sum(1 for v in value if json_type_ok(v, kind)) / len(value)
+    return near(len(value), c)
+
+
+def wrap_ok(text, opening, closing):
+    """Whether the whole answer is one element ``opening ... closing`` with something in it: nothing before or
+    after, the tags as written (``<Summary>`` is not ``<summary>``), a markup tag once each."""
+    t = text.strip()
+    if not (t.startswith(opening) and t.endswith(closing) and len(t) > len(opening) + len(closing)):
+        return False
+    inner = t[len(opening) : len(t) - len(closing)]
+    if opening.startswith("<") and (opening in inner or closing in inner):
+        return False
+    return bool(inner.strip())
+
+
+_DELIMITERS = {" ": r"[ \t]+", "\n": r"[ \t]*\n[ \t]*"}
+_LIST_MARKS = ",;|/"
+
+
+def delimited_parts(text, sep):
+    """The pieces of a list the answer is, split at ``sep`` (a space: runs of spaces; a mark: the mark alone,
+    "*****" is not "******")."""
+    t = text.strip()
+    if sep in _DELIMITERS:
+        return re.split(_DELIMITERS[sep], t)
+    s = str(sep).strip() or str(sep)
+    left = r"(?<!" + re.escape(s[0]) + r")" if len(set(s)) == 1 else ""
+    right = r"(?!" + re.escape(s[-1]) + r")" if len(set(s)) == 1 else ""
+    return [p.strip() for p in re.split(left + re.escape(s) + right, t)]
+
+
+def delimited_score(c, text):
+    """The answer is a list of ``unit`` (word: one word; number: one number; item: one line of text) separated
+    by ``text`` and nothing else: each piece one unit, no other list mark in it, ``min``..``max`` pieces."""
+    sep = c["text"]
+    parts = delimited_parts(text, sep)
+    if len(parts) < 2 and c.get("min", 2) >= 2:
+        return 0.0
+    unit = c.get("unit", "item")
+    others = "".join(ch for ch in _LIST_MARKS if ch not in sep)
+
+    def ok(i, p):
+        if not p or (sep != "\n" and "\n" in p):
+            return False
+        last = i == len(parts) - 1
+        core = p[:-1] if last and p.endswith(".") and unit != "item" else p
+        if any(ch in core for ch in others) and unit != "item":
+            return False
+        if unit == "word":
+            return len(words(core)) == 1 and re.fullmatch(r"[^\W_][\w'\u2019-]*", core) is not None
+        if unit == "number":
+            return re.fullmatch(r"[-+]?\d+(?:\.\d+)?", core) is not None
+        return bool(p.strip())
+
+    good = sum(1 for i, p in enumerate(parts) if ok(i, p))
+    if good < len(parts):
+        return 0.5 * good / len(parts)
+    return 1.0 if within(len(parts), c) else near(len(parts), c)

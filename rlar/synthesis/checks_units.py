@@ -7,14 +7,20 @@ import unicodedata
 
 BULLET_RX = re.compile(r"^[ \t]*[-*\u2022][ \t]+(\S.*)$", re.M)
 NUMBERED_RX = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+(\S.*)$", re.M)
-NUMBER_RX = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?![\w])")
+# a number: digits with an optional decimal part, or thousands written with commas ("1,000"); "3,6,12" is three
+NUMBER_RX = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+PS_LINE_RX = re.compile(r"^[ \t>*_]*(?:p\.\s?p\.\s?s\b\.?|p\.\s?s\b\.?|ps\b:?|post-?script\b:?)", re.M | re.I)
 HIGHLIGHT_RX = re.compile(r"\*\*?[^\s*\n][^*\n]*?\*?\*")
 PLACEHOLDER_RX = re.compile(r"\[[^\[\]\n]+\]")
 TITLE_RX = re.compile(r"<<[^<>\n]+>>")
+TAG_RX = re.compile(r"(?<!<)</?[A-Za-z][\w.:-]*>(?!>)")
+HEADING_RX = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+\S", re.M)
 
 
 def unmarked(text):
-    """The text without list markers ("- ", "* ", "1. "), which are not words."""
+    """The text without list markers ("- ", "* ", "1. ") and markup tags ("<answer>", "</note>"), which are not
+    words."""
+    text = TAG_RX.sub(" ", text)
     return "\n".join(BULLET_RX.sub(r"\1", NUMBERED_RX.sub(r"\1", line)) for line in text.splitlines())
 
 
@@ -78,9 +84,19 @@ def units(scope, text, separator=None):
     raise ValueError(f"unknown scope {scope!r}")
 
 
+def body(text):
+    """The answer without a final postscript (from the last line that opens with P.S., P.P.S., PS or Postscript
+    after some text): what a count stated beside a postscript counts ("2 sentences, followed by a P.S.")."""
+    found = [m for m in PS_LINE_RX.finditer(text) if text[: m.start()].strip()]
+    return text[: found[-1].start()].rstrip() if found else text
+
+
 def count(unit, text, c=None):
-    """How many ``unit`` a text holds (the count rules of the vocabulary)."""
+    """How many ``unit`` a text holds (the count rules of the vocabulary); with ``body`` the count is the
+    body's, a final postscript aside."""
     c = c or {}
+    if c.get("body"):
+        text = body(text)
     if unit == "words":
         return len(words(text))
     if unit == "sentences":
@@ -121,6 +137,12 @@ def count(unit, text, c=None):
         return len(PLACEHOLDER_RX.findall(text))
     if unit == "hashtags":
         return len(re.findall(r"(?<![\w#])#\w+", text))
+    if unit == "semicolons":
+        return text.count(";")
+    if unit == "colons":
+        return text.count(":")
+    if unit == "headings":
+        return len(HEADING_RX.findall(text))
     if unit == "sections":
         return len(section_numbers(text, c))
     raise ValueError(f"unknown unit {unit!r}")
@@ -148,6 +170,9 @@ COUNT_UNITS = (
     "placeholders",
     "sections",
     "hashtags",
+    "semicolons",
+    "colons",
+    "headings",
 )
 
 
@@ -157,14 +182,17 @@ NUMBERED_NUM_RX = re.compile(r"^[ \t]*(\d{1,3})[.)][ \t]+\S", re.M)
 
 def section_numbers(text, c=None):
     """The numbers of the section markers a text holds, in order (a Roman numeral as its value; None where it is
-    not one): lines starting (after any markup, "## ") with the rule's ``marker`` and a number. A marker the
-    instruction gave is a literal: its case must match ("SECTION 1" is not "Section 1"); without one the marker
-    is "Section", any case."""
+    not one): lines starting with the rule's ``marker`` and a number, followed by its ``suffix`` when one was
+    given ("Part 1:"). A marker the instruction gave is a literal: its case must match ("SECTION 1" is not
+    "Section 1"); without one the marker is "Section", any case. A marker that starts with a word may follow
+    markup ("## Section 1", "**Section 1**"); one that starts with a mark ("## Section") starts the line."""
     c = c or {}
     given = c.get("marker")
     flags = re.M if given else re.M | re.I
-    marker = re.escape(str(given or "Section"))
-    found = re.findall(r"^\W*" + marker + r"\s*(\d+|[IVXivx]+)\b", text, flags)
+    marker = str(given or "Section")
+    lead = r"^[ \t]*" if re.match(r"[^\w\s]", marker) else r"^\W*"
+    end = re.escape(str(c["suffix"])) if c.get("suffix") else r"\b"
+    found = re.findall(lead + re.escape(marker) + r"\s*(\d+|[IVXivx]+)" + end, text, flags)
     return [int(n) if n.isdigit() else ROMAN.get(n.lower()) for n in found]
 
 

@@ -75,7 +75,7 @@ def _by(constraints: Sequence[Mapping[str, Any]], rule: str) -> list[dict[str, A
 def _unit(constraints: Sequence[Mapping[str, Any]]) -> str:
     if any(_fixed_width(c) is not None for c in constraints):
         return "line"
-    for rule in ("spell", "order", "each", "total"):
+    for rule in ("spell", "order", "each", "total", "delimited"):
         for c in _by(constraints, rule):
             if c.get("unit"):
                 return str(c["unit"])
@@ -105,6 +105,9 @@ def _count(constraints: Sequence[Mapping[str, Any]], unit: str, default: int = 4
     name = _UNIT_COUNT.get(unit)
     for k in constraints:
         if k.get("rule") == name and not k.get("per"):
+            return _pick(k.get("min"), k.get("max"), default)
+    for k in _by(constraints, "delimited"):
+        if k.get("min") is not None or k.get("max") is not None:
             return _pick(k.get("min"), k.get("max"), default)
     if unit == "line":
         for k in constraints:
@@ -151,6 +154,10 @@ def _numbers(constraints: Sequence[Mapping[str, Any]], n: int) -> list[int]:
 
     first = totals.get("first", (None, None))[0]
     last = totals.get("last", (None, None))[0]
+    if "ratio" in rels:
+        k = int(rels["ratio"])
+        start = first if first is not None else 1
+        return [start * k**i for i in range(max(1, n))]
     if "step" in rels:
         step = int(rels["step"])
         if first is None and last is not None:
@@ -161,7 +168,8 @@ def _numbers(constraints: Sequence[Mapping[str, Any]], n: int) -> list[int]:
         if step < 0 and first is None:
             start = abs(step) * n + 1
         return [start + step * i for i in range(max(1, n))]
-    pool = [v for v in range(1, 5000) if ok(v)][: max(n * 4, 40)]
+    low = max([int(a[0]) for t, a in tests if t == "range" and a and a[0] is not None] or [1])
+    pool = [v for v in range(max(1, low), max(1, low) + 5000) if ok(v)][: max(n * 4, 40)]
     if "sum" in totals and totals["sum"][0] is not None:
         target = int(totals["sum"][0])
         chosen = _sum_to(pool, n, target)
@@ -225,6 +233,12 @@ def _words(constraints: Sequence[Mapping[str, Any]], n: int, unit: str = "word")
         pool = pool[:n] if len(pool) >= n else (pool * n)[:n]
     if "alphabetical" in rels:
         pool = sorted(pool)
+    if "distinct_initials" in rels:
+        seen: list[str] = []
+        for w in kept or list(_WORDS):
+            if w[0] not in {x[0] for x in seen}:
+                seen.append(w)
+        pool = seen[:n]
     if "chain" in rels:
         pool = _chain(kept or list(_WORDS), n)
     cases = [t for t, _ in tests if t in ("lowercase", "uppercase", "capitalized")]
@@ -404,6 +418,8 @@ def _yaml(
 def _units(constraints: Sequence[Mapping[str, Any]], unit: str, n: int) -> list[str]:
     if unit == "number":
         return [str(v) for v in _numbers(constraints, n)]
+    if unit == "item" and _by(constraints, "delimited"):  # short pieces on one line
+        return [f"{_WORDS[3 * i].capitalize()} {_WORDS[3 * i + 1]}" for i in range(n)]
     if unit == "line" or unit == "item":
         return _lines([{**c, "unit": "line"} if c.get("unit") == "item" else c for c in constraints], n)
     if unit == "sentence":
@@ -416,7 +432,13 @@ def _units(constraints: Sequence[Mapping[str, Any]], unit: str, n: int) -> list[
     return _words(constraints, n, unit)
 
 
+_JOINS = {",": ", ", ";": "; ", "|": " | ", "/": " / ", " ": " "}
+
+
 def _joiner(constraints: Sequence[Mapping[str, Any]], unit: str) -> str:
+    for c in _by(constraints, "delimited"):
+        sep = str(c["text"])
+        return _JOINS.get(sep, f" {sep} " if sep.strip() else sep)
     if unit in ("line", "item"):
         return "\n"
     if unit == "sentence":
@@ -460,6 +482,8 @@ def _failing_unit(constraints: Sequence[Mapping[str, Any]], c: Mapping[str, Any]
     candidates: list[str]
     if c["unit"] == "number" or test in ("prime", "even", "odd", "divisible", "digit_sum"):
         candidates = [str(v) for v in range(1, 400)]
+    elif test == "integer":
+        candidates = ["2.5", "7.25"]
     elif test == "date":
         candidates = ["14/03/2001", "2001/03/14"]
     elif test == "hex_colour":
@@ -539,6 +563,14 @@ def shaped_violations(constraints: Sequence[Mapping[str, Any]], query: str = "")
             elif c.get("rel") == "chain" and len(units) >= 2:
                 off = next(w for w in _WORDS if w[0] != units[-2][-1] and w not in units)
                 out.append(("order: the chain breaks", _render(constraints, [*units[:-1], off], unit)))
+            elif c.get("rel") == "distinct_initials" and len(units) >= 2:
+                twin = next(
+                    (w for w in _WORDS if w[0] == units[0][0].lower() and w != units[0].lower()), None
+                )
+                if twin is not None:
+                    out.append(
+                        ("order: two words with one initial", _render(constraints, [*units[:-1], twin], unit))
+                    )
             elif c.get("rel") == "distinct" and len(units) >= 2:
                 out.append(("order: a unit repeated", _render(constraints, [*units[:-1], units[0]], unit)))
             elif c.get("rel") == "word_growth" and len(units) >= 2:
@@ -572,4 +604,19 @@ def shaped_violations(constraints: Sequence[Mapping[str, Any]], query: str = "")
                 out.append((f"{rule}: {n + 2} (max {c.get('max')})", _render(constraints, more, unit)))
             if n >= 2:
                 out.append((f"{rule}: {n - 1} (min {c.get('min')})", _render(constraints, units[:-1], unit)))
+    for c in _by(constraints, "delimited"):
+        if len(units) >= 2:
+            other = " ; " if str(c["text"]) != ";" else " , "
+            out.append(
+                (
+                    "delimited: another separator",
+                    other.strip(" ").join(units) if c["text"] == " " else other.join(units),
+                )
+            )
+            out.append(
+                (
+                    "delimited: one piece of two",
+                    _render(constraints, [f"{units[0]} {units[1]}", *units[2:]], unit),
+                )
+            )
     return [(why, text) for why, text in out if text.strip()]

@@ -34,7 +34,16 @@ bounds ``min`` / ``max``; what each rule means exactly is :mod:`rlar.synthesis.c
   (``format`` markdown | csv, ``columns``, optional ``types`` column → integer | number | string, rows
   within ``min`` / ``max``) and ``yaml_keys`` (as ``json_keys``, for a YAML mapping);
 - position (issue 25, third round): ``at`` (the ``index``-th ``unit`` — word | letter, 1-based, -1 the last —
-  is ``text``, case and surrounding punctuation aside).
+  is ``text``, case and surrounding punctuation aside);
+- forms (issue 25, sixth round): ``nth`` (the ``index``-th ``unit`` — paragraph | sentence | line | item —
+  starts or ends, ``side``, with ``text``; optional ``separator`` of the paragraphs), ``wrap`` (the whole answer
+  is ``open`` ... ``close``), ``delimited`` (pieces of ``unit`` word | number | item separated by ``text``,
+  ``min`` / ``max`` pieces), ``json_array`` (``type`` of every item, ``min`` / ``max`` items), ``trailing``
+  (``what`` = hashtags closing the answer, counted), ``repeat`` (the answer opens with ``text``); count rules
+  take ``body`` (a final postscript aside) and ``separator``, ``paragraphs`` takes ``distinct``, ``sections``
+  a ``suffix``; the ``each`` tests ``starts_in`` / ``ends_in`` (a letter of ``arg``), ``double_letter``,
+  ``integer``, ``range`` (``arg`` [lo, hi]) and the ``order`` relations ``ratio`` (``arg`` the factor) and
+  ``distinct_initials``.
 
 The chat records' ``metadata["format_rules"]`` vocabulary (``rlar.tasks.FORMAT_RULES``) is a subset; its two
 spellings outside this vocabulary are rewritten: ``item_words`` → ``words`` per ``item``, ``no_commas`` →
@@ -83,15 +92,16 @@ JSON_TYPES = (
     "null",
 )
 ONLY_KINDS = ("number", "integer", "letters", "capitals", "lowercase_letters", "digits", "word", "numbers")
-COMPOSED_RULES = ("each", "order", "total", "spell", "table", "yaml_keys")
-POSITION_RULES = ("at",)
+COMPOSED_RULES = ("each", "order", "total", "spell", "table", "yaml_keys", "delimited")
+POSITION_RULES = ("at", "nth")
+NTH_UNITS = ("paragraph", "sentence", "line", "item")
 LANGS = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "el", "ar", "he", "hi", "ja", "ko", "zh", "th")
 
 _BOUNDS = frozenset({"min", "max"})
 RULES: dict[str, frozenset[str]] = {
-    **{u: _BOUNDS | {"per"} for u in COUNT_RULES},
-    "paragraphs": _BOUNDS | {"per", "separator"},
-    "sections": _BOUNDS | {"per", "marker"},
+    **{u: _BOUNDS | {"per", "separator", "body"} for u in COUNT_RULES},
+    "paragraphs": _BOUNDS | {"per", "separator", "distinct", "body"},
+    "sections": _BOUNDS | {"per", "marker", "suffix", "body"},
     "include": frozenset({"words"}),
     "exclude": frozenset({"words"}),
     "occurs": _BOUNDS | {"text"},
@@ -118,6 +128,12 @@ RULES: dict[str, frozenset[str]] = {
     "table": _BOUNDS | {"format", "columns", "types"},
     "yaml_keys": frozenset({"keys", "types", "exact"}),
     "at": frozenset({"unit", "index", "text"}),
+    "nth": frozenset({"unit", "index", "side", "text", "separator"}),
+    "wrap": frozenset({"open", "close"}),
+    "delimited": _BOUNDS | {"text", "unit"},
+    "json_array": _BOUNDS | {"type"},
+    "trailing": _BOUNDS | {"what"},
+    "repeat": frozenset({"text"}),
 }
 # Spellings of the chat records' format_rules vocabulary, rewritten into this one.
 _LEGACY: dict[str, tuple[str, dict[str, Any]]] = {
@@ -136,6 +152,8 @@ def _merge_key(c: Mapping[str, Any]) -> str:
         return f"letter|{str(c.get('letter', '')).lower()}"
     if rule == "at":
         return f"at|{c.get('unit', '')}|{c.get('index', '')}"
+    if rule == "nth":
+        return f"nth|{c.get('unit', '')}|{c.get('index', '')}|{c.get('side', 'start')}"
     if rule in ("each", "order", "total"):
         what = c.get("test", c.get("rel", c.get("agg", "")))
         return f"{rule}|{c.get('unit', '')}|{what}|{json.dumps(c.get('arg'), sort_keys=True)}"
@@ -170,6 +188,21 @@ def _validate(c: Mapping[str, Any]) -> None:
         raise ValueError(
             f"rule 'at' needs unit word|letter, a non-zero integer index and a text, got {dict(c)!r}"
         )
+    if rule == "nth" and (
+        not isinstance(c.get("index"), int)
+        or isinstance(c.get("index"), bool)
+        or c.get("index") == 0
+        or c.get("unit") not in NTH_UNITS
+        or c.get("side", "start") not in ("start", "end")
+        or not str(c.get("text") or "").strip()
+    ):
+        raise ValueError(
+            f"rule 'nth' needs unit {NTH_UNITS}, a non-zero index, side start|end and a text: {dict(c)!r}"
+        )
+    if rule == "wrap" and not (str(c.get("open") or "").strip() and str(c.get("close") or "").strip()):
+        raise ValueError(f"rule 'wrap' needs an opening and a closing text, got {dict(c)!r}")
+    if rule in ("delimited", "repeat") and not str(c.get("text") or ""):
+        raise ValueError(f"rule {rule!r} needs a text, got {dict(c)!r}")
     for key in ("min", "max"):
         if key in c and (not isinstance(c[key], int) or isinstance(c[key], bool) or c[key] < 0):
             raise ValueError(f"rule {rule!r}: {key} must be a non-negative integer, got {c[key]!r}")
@@ -255,6 +288,7 @@ _UNIT_NAMES = {  # how describe() names a count unit where its rule name is not 
     "punctuation": "punctuation marks",
     "capital_words": "words in capitals",
     "highlights": "highlighted sections",
+    "headings": "Markdown headings",
 }
 _UNIT_WORDS = {u: _UNIT_NAMES.get(u, u) for u in COUNT_RULES}
 
@@ -272,6 +306,8 @@ def describe(c: Mapping[str, Any]) -> str:
     """One constraint in words, e.g. ``each item: at most 10 words``."""
     rule = str(c["rule"])
     per = f"each {c['per']}: " if c.get("per") else ""
+    if rule == "sections" and (c.get("marker") or c.get("suffix")):
+        return f"{_bounds_text(c)} sections marked {c.get('marker') or 'Section'} N{c.get('suffix') or ''}"
     if rule in _UNIT_WORDS:
         return f"{per}{_bounds_text(c)} {_UNIT_WORDS[rule]}"
     if rule in ("include", "exclude"):
@@ -313,6 +349,22 @@ def describe(c: Mapping[str, Any]) -> str:
     if rule == "at":
         k = int(c.get("index", 0))
         return f"{'the last' if k == -1 else f'{k}th'} {c.get('unit')} is {c.get('text')!r}"
+    if rule == "nth":
+        k = int(c.get("index", 0))
+        side = "ends" if c.get("side") == "end" else "starts"
+        return f"{'the last' if k == -1 else f'the {k}th'} {c.get('unit')} {side} with {c.get('text')!r}"
+    if rule == "wrap":
+        return f"wrapped in {c.get('open')}...{c.get('close')}"
+    if rule == "delimited":
+        return f"{c.get('unit')}s separated by {c.get('text')!r}" + (
+            f" ({_bounds_text(c)})" if "min" in c or "max" in c else ""
+        )
+    if rule == "json_array":
+        return f"JSON array of {_bounds_text(c)} items" + (f" of type {c['type']}" if c.get("type") else "")
+    if rule == "trailing":
+        return f"ends with {_bounds_text(c)} {c.get('what', 'hashtags')}"
+    if rule == "repeat":
+        return f"repeats the request {str(c.get('text'))[:40]!r} first"
     if rule == "total":
         return f"{c.get('agg')} of the numbers {_bounds_text(c)}"
     if rule == "spell":

@@ -51,8 +51,8 @@ def read_words(cl: ClauseText) -> None:
 
     def occurs(m: re.Match[str]) -> bool:
         words = targets(cl, m.group(0)) or ([m.group("bare")] if m.groupdict().get("bare") else [])
-        if not words:
-            return False
+        if not words or (not targets(cl, m.group(0)) and words[0] in STOP_WORDS):
+            return False  # "letters should appear ...": "should" is no word to count
         kind = cmp_kind(m)
         negated = kind not in (None, "exact") and is_negated(cl.w[: m.start()])
         b = to_bounds(kind, int(m.group("n")), None, negated)
@@ -214,6 +214,12 @@ def read_case(cl: ClauseText) -> None:
         rf"(?:all[- ])?{caps}\s+words?\s+(?:\w+\s+){{0,3}}?(?:{CMP_ALL})?\s*(?P<n>\d+)\s+times",
         capital_words,
     )
+    # "words with all capital letters should appear at least 3 times"
+    cl.each(
+        rf"\bwords?\s+(?:with|in|written\s+in)\s+(?:all\s+)?{caps}\s+(?:should|must|need\s+to|have\s+to|are\s+to)?\s*"
+        rf"(?:appear|occur|be\s+used)\s+(?:(?:{CMP_ALL})\s+)?(?P<n>\d+)\s+times",
+        capital_words,
+    )
     cl.each(
         r"\bcapitali[sz]e\s+(?:the\s+first\s+letter\s+of\s+)?(?:each|every|all)\s+words?|\btitle[- ]case\b"
         r"|\b(?:each|every|all)\s+words?\s+(?:\w+\s+){0,3}?(?:with|start\w*\s+with|begin\w*\s+with)\s+(?:a|an)\s+"
@@ -254,7 +260,7 @@ def read_markup(cl: ClauseText) -> None:
         lambda m: cl.add({"rule": "quoted"}),
     )
     cl.each(
-        r"\b(?:a\s+)?title\b(?:\s+\w+){0,6}?\s+(?:<<[^>]*>>|double angular brackets|double angle brackets)"
+        r"\b(?:a\s+)?title\b,?(?:\s+\w+){0,6}?\s+(?:<<[^>]*>>|double angular brackets|double angle brackets)"
         r"(?:\s*,?\s*(?:such as|like|eg|ie|for example)?\s*<<[^>]*>>)?|<<[^>]*>>",
         lambda m: cl.add({"rule": "title"}),
     )
@@ -287,9 +293,16 @@ def read_markup(cl: ClauseText) -> None:
         rf"(?:\s+as highlighted)?(?:\s+(?:using|with)\s+markdown(?:\s+asterisks|\s+italics)?)?",
         hl,
     )
-    cl.each(r"\b(?:with|using|in)\s+markdown(?:\s+(?:asterisks|italics|bold))?\b", lambda m: True)
+    cl.each(
+        r"\b(?:with|using|in)\s+markdown(?:\s+(?:asterisks|italics|bold|format|formatting))?\b",
+        lambda m: True,
+    )
     cl.each(r"(?:such as|like|eg|ie|for example)\s*,?\s*(?:\[[^\]]*\]|\*[^*]+\*|<<[^>]*>>)", lambda m: True)
-    cl.each(r"\b(?:in|with|using|inside|within)\s+square brackets\b|\bin the form\b", lambda m: True)
+    cl.each(
+        r"\b(?:(?:represented|written|enclosed|shown|marked|denoted|given|put)\s+)?(?:by|in|with|using|inside|within)\s+"
+        r"square brackets\b|\bin the form\b",
+        lambda m: True,
+    )
 
     cl.each(
         r"\b(?:in|inside|within|as)\s+(?:a\s+)?(?:markdown\s+)?(?:code block|fenced block)|\btriple backticks\b",
@@ -309,7 +322,8 @@ def read_markup(cl: ClauseText) -> None:
     cl.each(
         rf"(?:\b(?:paragraphs?|sections?)\s+(?:are|should be|must be|will be)\s+)?"
         rf"\bseparat\w*\s+(?:(?:the|your|each|all)\s+)?(?:paragraphs?|sections?|parts?)?\s*(?:from each other\s+)?"
-        rf"(?:with|by|using)\s+(?:the\s+)?(?:markdown\s+)?(?:divider|separator)?\s*:?\s*(?:{Q}|(?P<stars>\*{{3,}}))",
+        rf"(?:with|by|using)\s+(?:the\s+)?(?:markdown\s+)?(?:divider|separator)?\s*:?\s*"
+        rf"(?:{Q}|(?P<stars>\*{{3,}}|\*(?: \*){{2,}}))",
         sep,
     )
     cl.each(
@@ -362,6 +376,8 @@ _PUNCT_NOUNS = {
     r"question marks?": "questions",
     r"punctuation(?: marks?)?": "punctuation",
     r"(?:digits?|numbers?|numerals?)": "numbers",
+    r"semicolons?": "semicolons",
+    r"colons?": "colons",
 }
 
 
@@ -476,7 +492,7 @@ def read_choices(cl: ClauseText) -> None:
 
     cl.each(
         rf"\b(?:(?:exactly\s+)?(?:1|one) of|either|from)\s*(?:the following|these)?\s*(?:options|choices|"
-        rf"answers|phrases|words|values)?"
+        rf"answers|phrases|words|values)?(?:\s+and\s+nothing\s+else)?"
         rf"\s*:?\s*\(?\s*{Q}(?:\s*(?:,|\bor\b|\band\b|/)\s*(?:or\s+)?{Q})+\s*\)?"
         rf"|\b(?:must be|should be|has to be|answer with|reply with|respond with|answer|"
         rf"say)\s+(?:either\s+)?{Q}\s+or\s+{Q}",

@@ -101,6 +101,8 @@ _UNITS: list[tuple[str, str]] = [
     (r"words?", "words"),
     (r"digits?|numbers?|numerals?", "numbers"),
     (r"commas?", "commas"),
+    (r"semicolons?", "semicolons"),
+    (r"colons?", "colons"),
     (r"hashtags?", "hashtags"),
 ]
 UNIT_RX = "|".join(f"(?:{p})" for p, _ in _UNITS)
@@ -197,7 +199,7 @@ CUES = set(
     acrostic alliteration tone style formal informal casual friendly polite persuasive funny humorous serious
     short shorter shortest brief briefly concise long longer lengthy detailed simple simply exactly least most
     more less fewer between under over maximum minimum limit always times length numbered dash dashes hyphen
-    hyphens colon semicolon emoji stanza stanzas verse verses vowel vowels consonant consonants
+    hyphens colon colons semicolon semicolons emoji stanza stanzas verse verses vowel vowels consonant consonants
     poem story essay tweet slogan riddle joke song lyrics dialogue outline summary abstract""".split()
 )
 STOP_WORDS = set(
@@ -207,6 +209,7 @@ STOP_WORDS = set(
     also just really very all any some answer answers response responses reply replies output text message
     write writing written give provide respond answering replying use using keep stay put include including
     entire whole full final overall total make made let each every one 1 time contain contains containing
+    add adding insert append passage
     consist consists consisting of comprise comprises have has having appear appears follow only also first
     then now explicitly always everything which whose where compose produce create generate""".split()
 )
@@ -442,7 +445,7 @@ def read_quantities(cl: ClauseText, sentence: str) -> None:
         if scope:
             c["per"] = scope
         cl.add(c)
-        if rule in _CONTAINERS and not scope:
+        if rule in _CONTAINERS:  # the units last counted: what a later "each" refers to
             cl.memory["container"] = _CONTAINERS[rule]
         if scope:
             cl.scoped = True
@@ -459,7 +462,8 @@ def read_quantities(cl: ClauseText, sentence: str) -> None:
     cl.each(rf"\b(?:a|an|1)\s+(?P<unit>{UNIT_RX})\s+or\s+(?P<n2>\d+)\b", one_or_n)
     cl.each(
         r"\b(?:write|in|with|as|give|using|answer with|reply with|respond with|respond in|answer in|reply in|"
-        r"respond using|answer using)\s+(?:only\s+|just\s+)?(?:a|an)\s+(?P<unit>sentence|paragraph|word|line)\b"
+        r"respond using|answer using|generate|produce|compose|create)\s+(?:only\s+|just\s+)?(?:a|an)\s+"
+        r"(?P<unit>sentence|paragraph|word|line)\b"
         r"(?!\s+(?:or|and|of|count|limit|that|which|who))",
         lambda m: cl.add({"rule": unit_rule(m.group("unit"), sentence), "min": 1, "max": 1}),
     )

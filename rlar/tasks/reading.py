@@ -58,7 +58,9 @@ from rlar.tasks.phrasings import (
     numbers,
 )
 from rlar.tasks.reading_compose import read_composed
+from rlar.tasks.reading_forms import read_forms
 from rlar.tasks.reading_shapes import read_shapes
+from rlar.tasks.reading_units import read_units
 
 __all__ = ["Clause", "Reading", "read_instruction"]
 
@@ -72,6 +74,10 @@ _TASK_VERBS = re.compile(
 
 _EXAMPLES = re.compile(
     r"\((?:[^()]*,){2,}[^()]*\)|\((?:eg|ie|such as|for example|for instance|like)\b[^()]*\)", re.I
+)
+# a parenthesised list that follows "options:" / "one of:" is the options, not examples
+_OPTIONS_BEFORE = re.compile(
+    r"(?:options?|choices?|answers?|one\s+of(?:\s+the\s+following)?(?:\s+\w+)?)\s*:?\s*$", re.I
 )
 # A clause that opens with one of these verbs gives an order ("Mark the beginning of each section with ...,
 # where X is ..."), so requirement words left unread in it are unread, never a description ("is") or context.
@@ -215,6 +221,10 @@ def _leftover(cl: ClauseText) -> tuple[list[str], bool]:
 def _read_clause(text: str, quotes: list[str], memory: dict[str, Any], whole: str, sentence: str) -> Clause:
     cl = ClauseText(text, quotes, memory)
     raw_lower = cl.w
+    read_forms(
+        cl, numbers(sentence.lower()), whole
+    )  # answer forms: wrappers, separators, markers, JSON arrays
+    read_units(cl, numbers(sentence.lower()), whole)  # letter classes and number ranges per unit
     read_composed(
         cl, numbers(sentence.lower()), whole
     )  # scope x predicate phrasings, then the composed rules
@@ -255,11 +265,10 @@ def read_instruction(text: str) -> Reading:
     if not text or not text.strip():
         return reading
     work = text.replace("\u2013", "-").replace("\u2014", " - ")
-    for rx, rep in _ABBREV:
-        work = re.sub(rx, rep, work, flags=re.IGNORECASE)
     # A parenthesised list of examples ("(sentence or word counts, lowercase, JSON keys, ...)") names kinds of
-    # rules, it does not require them; a short parenthesis such as "(a string)" is kept.
-    work = _EXAMPLES.sub(" ", work)
+    # rules, it does not require them; a short parenthesis such as "(a string)" is kept, and so is a list of
+    # options ("one of the following options: ('yes', 'no', 'maybe')").
+    work = _EXAMPLES.sub(lambda m: m.group(0) if _OPTIONS_BEFORE.search(work[: m.start()]) else " ", work)
     # "no fewer than 25 and no more than 35 characters" is one range (the clause splitter would cut it at "and no")
     work = re.sub(
         r"\b(?:no|not)\s+(?:fewer|less)\s+than\s+([\w-]+)\s+(?:and|but)\s+(?:no|not)\s+more\s+than\s+([\w-]+)",
@@ -267,9 +276,14 @@ def read_instruction(text: str) -> Reading:
         work,
         flags=re.IGNORECASE,
     )
+    # "Paragraphs and only paragraphs are separated ..." (IFEval): one subject, not two clauses
+    work = re.sub(r"(?i)\b(paragraphs|responses|sections)\s+and\s+only\s+\1\b", r"\1", work)
     work, quotes = _protect(work)
+    # abbreviations after the quotes are protected: a quoted marker ('P.P.S') stays as written
+    for rx, rep in _ABBREV:
+        work = re.sub(rx, rep, work, flags=re.IGNORECASE)
     whole = numbers(work.lower())
-    memory: dict[str, Any] = {}
+    memory: dict[str, Any] = {"before_repeat": _before_repeat(text)}
     for sentence in re.split(r"(?<=[.!?;])\s+|\n+", work):
         if not sentence.strip():
             continue
@@ -277,14 +291,95 @@ def read_instruction(text: str) -> Reading:
             reading.clauses.append(_read_clause(clause, quotes, memory, whole, sentence))
     _one_word_per_line(reading, whole)
     _single_unit(reading)
+    _joined_forms(reading)
     return reading
+
+
+_REPEAT = re.compile(
+    r"(?i)\b(?:first\s+)?(?:repeat|restate|copy|echo)\s+(?:the\s+|this\s+|my\s+|our\s+)?(?:request|question|prompt|"
+    r"instruction|task)\b"
+)
+
+
+def _before_repeat(text: str) -> str:
+    """The instruction's text before the sentence that asks to repeat the request (the request itself)."""
+    m = _REPEAT.search(text)
+    if m is None:
+        return ""
+    cut = max(text.rfind(ch, 0, m.start()) for ch in ".!?\n")
+    return text[: cut + 1].strip() if cut >= 0 else ""
+
+
+def _joined_forms(reading: Reading) -> None:
+    """Constraints of one form read in different clauses, joined: a count of items said apart from a JSON array
+    (``... a JSON array of booleans; it must have 2 items``) is the array's; a separator line given for the
+    paragraphs holds for every per-paragraph rule; a count beside a postscript is the body's (``2 sentences,
+    followed by a postscript``)."""
+    cons = reading.constraints
+    array = next((c for c in cons if c["rule"] == "json_array"), None)
+    items = next((c for c in cons if c["rule"] == "items" and not c.get("per")), None)
+    sep = next((c.get("separator") for c in cons if c["rule"] == "paragraphs" and c.get("separator")), None)
+    ps = any(c["rule"] == "postscript" for c in cons) or any(
+        c["rule"] == "nth" and c.get("unit") == "line" and c.get("index") == -1 for c in cons
+    )
+    for cl in reading.clauses:
+        new = []
+        for c in cl.constraints:
+            c = dict(c)
+            if (
+                array is not None
+                and items is not None
+                and c == items
+                and "min" not in array
+                and "max" not in array
+            ):
+                c = {"rule": "json_array", **{k: v for k, v in items.items() if k in ("min", "max")}}
+            if sep and (c.get("per") == "paragraph" or (c["rule"] == "nth" and c.get("unit") == "paragraph")):
+                c["separator"] = sep
+            if ps and c["rule"] in ("sentences", "paragraphs", "lines", "words") and not c.get("per"):
+                c["body"] = True
+            new.append(c)
+        cl.constraints = canonical(new)
+
+
+def _one_number_per_line(reading: Reading, cons: list[dict[str, Any]]) -> bool:
+    """A list of numbers laid out one per line: one number on each line, and as many lines as numbers when they
+    are counted. True when the instruction lists numbers (nothing else is laid out then)."""
+    numeric = any(c.get("unit") == "number" for c in cons) or any(
+        c["rule"] == "numbers" and not c.get("per") and c.get("min") == c.get("max") for c in cons
+    )
+    if not numeric or any(c["rule"] in ("lines", "items", "bullets", "numbered", "words") for c in cons):
+        return numeric
+    if any(c["rule"] == "numbers" and c.get("per") == "line" for c in cons):
+        return True
+    counted = next(
+        (c for c in cons if c["rule"] == "numbers" and not c.get("per") and c.get("min") == c.get("max")),
+        None,
+    )
+    home = next((cl for cl in reading.clauses if _PER_LINE.search(numbers(cl.text.lower()))), None)
+    home = home or next(cl for cl in reading.clauses if cl.constraints)
+    new = [{"rule": "numbers", "per": "line", "min": 1, "max": 1}]
+    if counted is not None:
+        new.append({"rule": "lines", "min": counted["min"], "max": counted["min"]})
+    home.constraints = canonical([*home.constraints, *new])
+    if home.status == "context":
+        home.status = "checked"
+    return True
 
 
 def _single_unit(reading: Reading) -> None:
     """With exactly one sentence (one word), a bound on each sentence's words (each word's letters) is a bound on
     the answer's: written as the answer's, the form both readers give it."""
     cons = reading.constraints
-    pairs = (("sentences", "words", "sentence"), ("words", "letters", "word"))
+    pairs = (
+        ("sentences", "words", "sentence"),
+        ("words", "letters", "word"),
+        ("sentences", "placeholders", "sentence"),
+        ("sentences", "hashtags", "sentence"),
+        ("sentences", "chars", "sentence"),
+        ("paragraphs", "sentences", "paragraph"),
+        ("paragraphs", "words", "paragraph"),
+    )
     for unit, rule, per in pairs:
         one = any(c["rule"] == unit and not c.get("per") and c.get("min") == c.get("max") == 1 for c in cons)
         if not one or any(c["rule"] == rule and not c.get("per") for c in cons):
@@ -308,10 +403,13 @@ _PER_LINE = re.compile(
 
 def _one_word_per_line(reading: Reading, whole: str) -> None:
     """``5 words, one per line``: the layout words are used up by the shapes reader; here they become what they
-    say — as many lines as words, one word on each — so an answer on one line does not pass."""
+    say — as many lines as words, one word on each — so an answer on one line does not pass. Numbers likewise
+    (``4 numbers, one per line``: 4 lines, one number on each)."""
     if not _PER_LINE.search(whole):
         return
     cons = reading.constraints
+    if _one_number_per_line(reading, cons):
+        return
     counted = [c for c in cons if c["rule"] == "words" and not c.get("per") and c.get("min") == c.get("max")]
     if not counted or any(c["rule"] in ("lines", "numbers", "items", "bullets", "numbered") for c in cons):
         return

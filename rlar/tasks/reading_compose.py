@@ -387,8 +387,8 @@ def _read_one_sentence(cl: ClauseText) -> None:
         r"between\s+)?\d"
     )
     m = re.search(
-        r"^\s*(?:please\s+)?(?:write|give|compose|produce|create|reply\s+with|answer\s+with|respond\s+with|use)\s+(?:me\s+)?"
-        r"(?:(?:them|it)\s+in\s+)?(?:a|one|a\s+single|only\s+one)\s+(?:(?P<n>\d+)-word\s+)?sentence\b(?!\s+(?:for|per|about\s+each|or|and)\b)(?!s)",
+        r"^\s*(?:please\s+)?(?:write|give|compose|produce|create|generate|reply\s+with|answer\s+with|respond\s+with|use)\s+(?:me\s+)?"
+        r"(?:(?:them|it)\s+in\s+)?(?:a|one|a\s+single|only\s+one)\s+(?:(?:template|complete|full|plain|simple|single)\s+)?(?:(?P<n>\d+)-word\s+)?sentence\b(?!\s+(?:for|per|about\s+each|or|and)\b)(?!s)",
         cl.w,
     )
     if m is None:
@@ -470,7 +470,8 @@ def _read_bare_end_word(cl: ClauseText) -> None:
 def _read_one_word(cl: ClauseText) -> None:
     """``give a word of 8 letters``: the answer is one word."""
     cl.each(
-        r"^\s*(?:please\s+)?(?:write|give|reply\s+with|answer\s+with|respond\s+with)\s+(?:me\s+)?a\s+(?=word\s+(?:of|with|that|which|whose)\b)",
+        r"^\s*(?:please\s+)?(?:write|give|generate|produce|reply\s+with|answer\s+with|respond\s+with)\s+(?:me\s+)?a\s+"
+        r"word(?=\s+(?:of|with|that|which|whose)\b)",
         lambda m: cl.add({"rule": "words", "min": 1, "max": 1}),
     )
 

@@ -4,9 +4,11 @@ It reads by token windows around numbers and quoted strings, with its own vocabu
 shares no pattern with :mod:`rlar.tasks.phrasings` and the modules beside it; it may share only the checks
 (:mod:`rlar.synthesis.checks`), the constraint vocabulary (:mod:`rlar.tasks.constraints`) and the number-word
 table (:mod:`rlar.tasks.numbers`). :mod:`rlar.synthesis.second_route` turns what it reads into labelled probes.
-Modules: ``vocab`` (number words, units, comparators, windows), ``positional`` (positions, per-unit ends and
-starts, bans, lists), ``composed`` (per-unit tests, relations, totals, tables, YAML), ``reading`` (the entry
-point and the counts).
+Modules: ``vocab`` (number words, units, comparators, windows), ``forms`` (wrappers, separators, lists on one
+line, JSON arrays, section markers, one unit's start or end, closing hashtags, a repeated request, unquoted
+options), ``units`` (letter classes, doubled letters, initials, number ranges and ratios, punctuation counts),
+``positional`` (positions, per-unit ends and starts, bans, lists), ``composed`` (per-unit tests, relations,
+totals, tables, YAML), ``reading`` (the entry point and the counts).
 """
 
 from rlar.synthesis.second.reading import second_reading

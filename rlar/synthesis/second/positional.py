@@ -79,15 +79,29 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
         ]
         sentence = sentence.replace(pre.group(0), " ", 1)
     ends = {"end", "ends", "ending", "finish", "finishes", "finishing", "conclude", "concludes"}
+    # the unit "each" names ("a paragraph where each sentence begins ..."), else the first one named
+    after_each = [
+        _PER[toks[i + 1].rstrip("s")]
+        for i in range(len(toks) - 1)
+        if toks[i] in ("each", "every", "all") and toks[i + 1].rstrip("s") in _PER
+    ]
     if set(toks) & ends and set(toks) & {"each", "every", "all"} and not neg:
-        scope = next((_PER[t.rstrip("s")] for t in toks if t.rstrip("s") in _PER), None)
+        scope = (
+            after_each[0]
+            if after_each
+            else next((_PER[t.rstrip("s")] for t in toks if t.rstrip("s") in _PER), None)
+        )
         q = next((t for t in toks if t[:1] in "\"'" and len(t) > 3), None)
         if scope and q and re.fullmatch(r"[a-z][\w'-]*", q[1:-1]):
             out.append({"rule": "ends_with", "text": q[1:-1], "per": scope})
             sentence = sentence.replace(q, " ", 1)
     begins = {"start", "starts", "starting", "begin", "begins", "beginning", "open", "opens"}
     if set(toks) & begins and set(toks) & {"each", "every", "all"} and not neg:
-        scope = next((_PER[t.rstrip("s")] for t in toks if t.rstrip("s") in _PER), None)
+        scope = (
+            after_each[0]
+            if after_each
+            else next((_PER[t.rstrip("s")] for t in toks if t.rstrip("s") in _PER), None)
+        )
         q = next((t for t in toks if t[:1] in "\"'" and len(t) > 2), None)
         if scope and q and re.fullmatch(r"[a-z][\w'-]*", q[1:-1]) and not (len(q) == 3 and "letter" in toks):
             out.append({"rule": "starts_with", "text": q[1:-1], "per": scope})
@@ -151,8 +165,8 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
         ]
         sentence = sentence.replace(hyph.group(0), " ")
     elif re.search(
-        r"(?:^|\band\s+)\s*(?:write|give|compose|reply with|answer with|"
-        r"use)\b[^,]{0,12}?\ba (?:single )?sentence\b(?! or\b| and\b)",
+        r"(?:^|\band\s+)\s*(?:please\s+)?(?:write|give|compose|generate|produce|create|reply with|answer with|"
+        r"use)\b[^,]{0,12}?\ba (?:single |template |complete |simple )?sentence\b(?! or\b| and\b)",
         sentence,
     ):
         out.append({"rule": "sentences", "min": 1, "max": 1})
@@ -173,7 +187,8 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
     ) and not re.search(r"\d+\s+words?\s+(?:\w+\s+){0,2}(?:all|written|entirely) in", sentence):
         out.append({"rule": "uppercase"})
     if re.search(
-        r"^\s*(?:write|give|reply with|answer with)\s+(?:me\s+)?a\s+word\s+(?:of|with|that|which|whose)\b",
+        r"^\s*(?:please\s+)?(?:write|give|generate|produce|reply with|answer with)\s+(?:me\s+)?a\s+word\s+"
+        r"(?:of|with|that|which|whose)\b",
         sentence,
     ):
         out.append({"rule": "words", "min": 1, "max": 1})

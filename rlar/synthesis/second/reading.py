@@ -8,7 +8,9 @@ import re
 from typing import Any
 
 from rlar.synthesis.second.composed import _composed
+from rlar.synthesis.second.forms import _forms
 from rlar.synthesis.second.positional import _positional
+from rlar.synthesis.second.units import _units
 from rlar.synthesis.second.vocab import (
     _EXCLUDE,
     _INCLUDE,
@@ -29,13 +31,27 @@ def second_reading(text: str) -> list[dict[str, Any]]:
     """Constraints read by token windows (see the module docstring); canonical order."""
     out: list[dict[str, Any]] = []
     low = re.sub(r"(\d+)\s*\+", r"\1 or more", text.lower())
-    # "(counts, lowercase, json keys, ...)" lists examples of rules, it does not require them.
-    low = re.sub(r"\([^()]*,[^()]*,[^()]*\)", " ", low)
+    # "(counts, lowercase, json keys, ...)" lists examples of rules, it does not require them; a list after
+    # "options:" is the options
+    low = re.sub(
+        r"\([^()]*,[^()]*,[^()]*\)",
+        lambda m: (
+            m.group(0) if re.search(r"(?:options?|choices?|one of[^.]*?)\s*:?\s*$", low[: m.start()]) else " "
+        ),
+        low,
+    )
     low = low.replace("“", '"').replace("”", '"').replace("‘", "'").replace("’", "'")
     low = re.sub(
         r"\b(?:no|not) (?:fewer|less) than (\w+) (?:and|but) (?:no|not) more than (\w+)\b"
         r"|\bat least (\w+) (?:and|but) (?:at most|no more than) (\w+)\b",
         lambda m: f"between {m.group(1) or m.group(3)} and {m.group(2) or m.group(4)}",
+        low,
+    )
+    # "(paragraphs and only paragraphs are) separated with each other by two new lines as if it was '\n\n' in
+    # python": the blank line that separates paragraphs anyway
+    low = re.sub(
+        r"\bseparated (?:with|from) each other by (?:two|2) new ?lines(?: as if it (?:was|were) '[^']*' in python)?",
+        " ",
         low,
     )
     caps = [
@@ -45,6 +61,10 @@ def second_reading(text: str) -> list[dict[str, Any]]:
     ]
     for sentence in re.split(r"[.;!?\n]+(?=\s|$)", low):
         first = len(out)
+        shaped, sentence = _forms(sentence, low, text)
+        out += shaped
+        per_unit, sentence = _units(sentence, low)
+        out += per_unit
         placed, sentence = _positional(sentence, low)
         out += placed
         found, sentence = _composed(sentence, caps)
@@ -96,8 +116,10 @@ def second_reading(text: str) -> list[dict[str, Any]]:
                     and words[k - 1] in ("each", "every", "per", "no", "any", "all")
                 ]
                 scope = marked[0] if marked else scopes[0]
-                if (scope == "word" and small) or (
-                    scope != "word" and unit in ("words", "chars", "letters", "syllables", "sentences")
+                if (
+                    (scope == "word" and small)
+                    or (scope != "word" and unit in ("words", "chars", "letters", "syllables", "sentences"))
+                    or (scope == "paragraph" and unit == "lines")  # "two stanzas of 2 lines each"
                 ):
                     if not (unit == "sentences" and scope == "sentence"):
                         c["per"] = scope
@@ -113,9 +135,13 @@ def second_reading(text: str) -> list[dict[str, Any]]:
         if bare_letter and times and not quoted:  # "use the letter q at least twice": an unquoted letter
             quoted = [bare_letter.group(1)]
         if re.search(r"\b(?:one of|either)\b", sentence) and len(quoted) >= 2:
-            out.append({"rule": "one_of", "options": quoted})
+            as_written = [
+                next((m.group(0) for m in [re.search(re.escape(q), text, re.I)] if m), q) for q in quoted
+            ]
+            out.append({"rule": "one_of", "options": as_written})
             continue
         for q in quoted:
+            said = _as_written(q, text)
             word = (times.group(1) or times.group(2)) if times else ""
             k = _value(word) if times else None
             if k is not None and word in words:
@@ -140,9 +166,9 @@ def second_reading(text: str) -> list[dict[str, Any]]:
                         else {"rule": "not_starts_with", "text": q}
                     )
                 else:
-                    out.append({"rule": "starts_with", "text": q})
+                    out.append({"rule": "starts_with", "text": said})
             elif {"end", "finish", "conclude", "close", "ends", "finishes", "ending"} & set(words):
-                out.append({"rule": "ends_with", "text": q})
+                out.append({"rule": "ends_with", "text": said})
             elif "json" in low or {"key", "keys", "field", "fields"} & set(words):
                 continue
             elif set(words) & _EXCLUDE:
@@ -219,7 +245,11 @@ def second_reading(text: str) -> list[dict[str, Any]]:
             sentence,
         )
         head = ((cls.group(1) or cls.group(2) or "").strip() if cls else "") or ""
-        if cls and head and re.search(r"\b(?:sentences?|words|commas?|paragraphs?|lines)\b", low):
+        if (
+            cls
+            and head
+            and re.search(r"\b(?:sentences?|words|commas?|paragraphs?|lines|english|response)\b", low)
+        ):
             # "use only lowercase letters ... write 3 sentences": the case of the letters, not letters alone
             out.append({"rule": "lowercase"} if head == "lowercase" else {"rule": "uppercase"})
         elif cls and not re.search(r"\bonly \d", sentence[cls.start() : cls.end()]):
@@ -258,11 +288,17 @@ def second_reading(text: str) -> list[dict[str, Any]]:
             if keys:
                 out.append({"rule": "json_keys", "keys": keys})
     single = {c["rule"] for c in out if not c.get("per") and c.get("min") == c.get("max") == 1}
+    whole_of = {"words": "sentences", "letters": "words", "chars": "lines", "placeholders": "sentences"}
     for c in out:  # one sentence: its words are the answer's (one word: its letters)
-        if (c["rule"], c.get("per")) in (("words", "sentence"), ("letters", "word"), ("chars", "line")) and (
-            {"words": "sentences", "letters": "words", "chars": "lines"}[c["rule"]]
-        ) in single:
+        pair = (c["rule"], c.get("per"))
+        if pair in (
+            ("words", "sentence"),
+            ("letters", "word"),
+            ("chars", "line"),
+            ("placeholders", "sentence"),
+        ) and (whole_of[c["rule"]] in single):
             c.pop("per")
+    out = _after(out, low)
     toks = _tokens(low)
     windows = {
         ("one", "per", "line"),
@@ -280,7 +316,45 @@ def second_reading(text: str) -> list[dict[str, Any]]:
     if per_line and exact_words and not any(c["rule"] in laid_out and c.get("unit") != "word" for c in out):
         n = exact_words[0]["min"]
         out += [{"rule": "lines", "min": n, "max": n}, {"rule": "words", "per": "line", "min": 1, "max": 1}]
+    numeric = [c for c in out if c.get("unit") == "number" or (c["rule"] == "numbers" and not c.get("per"))]
+    if per_line and numeric and not any(c["rule"] in ("lines", "words", "items", "bullets") for c in out):
+        if not any(c["rule"] == "numbers" and c.get("per") == "line" for c in out):
+            out.append({"rule": "numbers", "per": "line", "min": 1, "max": 1})
+        many = [
+            c for c in out if c["rule"] == "numbers" and not c.get("per") and c.get("min") == c.get("max")
+        ]
+        if many:
+            out.append({"rule": "lines", "min": many[0]["min"], "max": many[0]["min"]})
     try:
         return canonical(out)
     except ValueError:
         return []
+
+
+def _as_written(q: str, text: str) -> str:
+    """A quoted text as the instruction writes it (the reading lowercases)."""
+    found = re.search(re.escape(q), text, re.I)
+    return found.group(0) if found else q
+
+
+def _after(out: list[dict[str, Any]], low: str) -> list[dict[str, Any]]:
+    """What one sentence says of another's rules: a separator line between paragraphs holds for every rule per
+    paragraph; a count beside a postscript (or a closing line) counts the body; a count of items said of a JSON
+    array is the array's."""
+    sep = next((c["separator"] for c in out if c["rule"] == "paragraphs" and c.get("separator")), None)
+    closing = any(c["rule"] == "postscript" for c in out) or any(
+        c["rule"] == "nth" and c.get("unit") == "line" and c.get("index") == -1 for c in out
+    )
+    array = next((c for c in out if c["rule"] == "json_array"), None)
+    kept = []
+    for c in out:
+        if sep and (c.get("per") == "paragraph" or (c["rule"] == "nth" and c.get("unit") == "paragraph")):
+            c["separator"] = sep
+        if closing and c["rule"] in ("sentences", "paragraphs", "lines", "words") and not c.get("per"):
+            c["body"] = True
+        if array is not None and c["rule"] in ("items", "numbers") and not c.get("per"):
+            if "min" not in array and "max" not in array:
+                array.update({k: v for k, v in c.items() if k in ("min", "max")})
+            continue
+        kept.append(c)
+    return kept

@@ -23,6 +23,7 @@ _UNIT = {
     "word": "words",
     "sentence": "sentences",
     "paragraph": "paragraphs",
+    "stanza": "paragraphs",
     "line": "lines",
     "bullet": "bullets",
     "character": "chars",
@@ -43,6 +44,7 @@ _SCOPE = {
     "step": "item",
     "line": "line",
     "paragraph": "paragraph",
+    "stanza": "paragraph",
     "word": "word",
 }
 _UP = {
