@@ -26,7 +26,8 @@ from rlar.synthesis.loop import synthesize
 from rlar.synthesis.report import outcome_row, summarize, to_markdown, unvouched, where_to
 from rlar.synthesis.runner import local_runner
 from rlar.synthesis.second_route import second_reading
-from rlar.synthesis.shapes import build_shaped, shaped_violations
+from rlar.synthesis.shapes import build_shaped
+from rlar.synthesis.shapes_violations import shaped_violations
 from rlar.tasks.reading import read_instruction
 from rlar.testing.anthropic_server import MessagesServer
 
