@@ -201,6 +201,60 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
         "Please generate a sentence with exactly 40 characters.",
         [{"rule": "chars", "min": 40, "max": 40}, S(1)],
     ),
+    # more wordings (the train prompts t25e-*)
+    (
+        "Compose a 4-word sentence in which each word contains a pair of identical adjacent letters.",
+        [{"rule": "each", "unit": "word", "test": "double_letter"}, S(1), W(4)],
+    ),
+    (
+        "Write 6 words whose first letters are all different.",
+        [{"rule": "order", "unit": "word", "rel": "distinct_initials"}, W(6)],
+    ),
+    (
+        "Put five numbers on separate lines so that every number equals two times the previous number.",
+        [
+            {"rule": "lines", "min": 5, "max": 5},
+            {"rule": "numbers", "min": 5, "max": 5},
+            {"rule": "numbers", "per": "line", "min": 1, "max": 1},
+            {"rule": "order", "unit": "number", "rel": "ratio", "arg": 2},
+        ],
+    ),
+    (
+        "Using commas between them, list three integers that lie between 20 and 30.",
+        [
+            {"rule": "delimited", "text": ",", "unit": "number"},
+            {"rule": "each", "unit": "number", "test": "integer"},
+            {"rule": "each", "unit": "number", "test": "range", "arg": [20, 30]},
+            {"rule": "numbers", "min": 3, "max": 3},
+        ],
+    ),
+    (
+        "Compose two stanzas, 3 lines apiece, and separate the stanzas with a line containing only ---.",
+        [
+            {"rule": "lines", "per": "paragraph", "min": 3, "max": 3, "separator": "---"},
+            {"rule": "paragraphs", "min": 2, "max": 2, "separator": "---"},
+        ],
+    ),
+    (
+        "Your reply must end with exactly three hashtags, with nothing after the last one.",
+        [{"rule": "trailing", "what": "hashtags", "min": 3, "max": 3}],
+    ),
+    (
+        "Write one sentence, then add a postscript that starts with P.P.S at the end.",
+        [{"rule": "postscript", "text": "P.P.S"}, {**S(1), "body": True}],
+    ),
+    (
+        "Give me 4 words that all finish with a vowel.",
+        [{"rule": "each", "unit": "word", "test": "ends_in", "arg": "aeiou"}, W(4)],
+    ),
+    (
+        "Write an acrostic of 4 lines whose first letters spell RAIN, each line at most 25 characters long.",
+        [
+            {"rule": "chars", "per": "line", "max": 25},
+            {"rule": "lines", "min": 4, "max": 4},
+            {"rule": "spell", "unit": "line", "text": "rain"},
+        ],
+    ),
     (
         "Generate a paragraph with exactly 3 sentences, each with between 5 and 10 words.",
         [

@@ -14,10 +14,9 @@ from typing import Any
 from rlar.tasks.phrasings import (
     CMP_ALL,
     LANGS,
+    MARK_RX,
     NEG,
     OTHER_LANGS,
-    PPS,
-    PS,
     QLIST,
     SCOPE_RX,
     STOP_WORDS,
@@ -30,6 +29,7 @@ from rlar.tasks.phrasings import (
     bare_list,
     cmp_kind,
     is_negated,
+    mark_text,
     negation,
     read_lists,
     read_quantities,
@@ -269,14 +269,10 @@ def read_markup(cl: ClauseText) -> None:
         quoted = targets(cl, m.group(0))
         # The marker named (quoted, or the P.S. / P.P.S. mark); a bare "postscript" names none, and any
         # postscript mark then counts (checks.postscript_ok), rather than a guessed "P.S.".
-        text = (
-            quoted[-1]
-            if quoted
-            else ("P.P.S." if PPS in m.group(0) else "P.S." if PS in m.group(0) else None)
-        )
+        text = quoted[-1] if quoted else mark_text(m.group(0))
         cl.add({"rule": "postscript", **({"text": text} if text else {})})
 
-    marks = f"{PS}|{PPS}"
+    marks = MARK_RX
     cl.each(
         rf"\b(?:a\s+)?(?:postscript|{marks})(?:\s+(?:starting|beginning)\s+with\s+(?:{marks}|{Q}))?|{marks}",
         ps,
@@ -492,7 +488,7 @@ def read_choices(cl: ClauseText) -> None:
 
     cl.each(
         rf"\b(?:(?:exactly\s+)?(?:1|one) of|either|from)\s*(?:the following|these)?\s*(?:options|choices|"
-        rf"answers|phrases|words|values)?(?:\s+and\s+nothing\s+else)?"
+        rf"answers|phrases|words|values)?(?:\s+only)?(?:\s+and\s+nothing\s+else)?"
         rf"\s*:?\s*\(?\s*{Q}(?:\s*(?:,|\bor\b|\band\b|/)\s*(?:or\s+)?{Q})+\s*\)?"
         rf"|\b(?:must be|should be|has to be|answer with|reply with|respond with|answer|"
         rf"say)\s+(?:either\s+)?{Q}\s+or\s+{Q}",

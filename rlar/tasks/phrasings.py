@@ -22,6 +22,23 @@ from rlar.tasks.numbers import ONES, TENS
 Q0, Q1 = "\ue000", "\ue001"  # quote placeholder: Q0 + chr(0xE100 + i) + Q1
 PS = "\ue002"  # "P.S."
 PPS = "\ue003"  # "P.P.S."
+PS0 = "\ue005"  # "P.S" written without its last period
+PPS0 = "\ue006"  # "P.P.S" written without its last period
+MARKS = {
+    PS: "P.S.",
+    PPS: "P.P.S.",
+    PS0: "P.S",
+    PPS0: "P.P.S",
+}  # a postscript mark as the instruction writes it
+MARK_RX = f"[{PS}{PPS}{PS0}{PPS0}]"
+
+
+def mark_text(text: str) -> str | None:
+    """The postscript mark a text holds, as written (the last one named), or None."""
+    found = [ch for ch in text if ch in MARKS]
+    return MARKS[found[-1]] if found else None
+
+
 Q = f"{Q0}[\ue100-\ue1ff]{Q1}"
 QUOTE_RX = re.compile(
     r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|‘([^’\n]{1,200})’|`([^`\n]{1,120})`"
@@ -405,6 +422,10 @@ def read_quantities(cl: ClauseText, sentence: str) -> None:
     def one(m: re.Match[str]) -> bool:
         unit = m.group("unit")
         rule = unit_rule(unit, sentence)
+        if re.search(
+            r"\b(?:identical|same|matching|adjacent|consecutive|repeated|doubled?)\b", m.group("adj")
+        ):
+            return False  # "a pair of identical adjacent letters" names a doubled letter, not a count
         if re.search(r"\btimes?\b", cl.w[m.end() : m.end() + 8]):
             return False
         kind = cmp_kind(m)
@@ -464,7 +485,7 @@ def read_quantities(cl: ClauseText, sentence: str) -> None:
         r"\b(?:write|in|with|as|give|using|answer with|reply with|respond with|respond in|answer in|reply in|"
         r"respond using|answer using|generate|produce|compose|create)\s+(?:only\s+|just\s+)?(?:a|an)\s+"
         r"(?P<unit>sentence|paragraph|word|line)\b"
-        r"(?!\s+(?:or|and|of|count|limit|that|which|who))",
+        r"(?!\s+(?:or|and|of|count|limit|that|which|who|containing|holding|made))",
         lambda m: cl.add({"rule": unit_rule(m.group("unit"), sentence), "min": 1, "max": 1}),
     )
     cl.each(pattern, one)

@@ -46,9 +46,13 @@ from rlar.tasks.phrasing_families import read_clause_constraints
 from rlar.tasks.phrasings import (
     CUES,
     LANGS,
+    MARK_RX,
+    MARKS,
     OTHER_LANGS,
     PPS,
+    PPS0,
     PS,
+    PS0,
     Q0,
     Q1,
     QUOTE_RX,
@@ -161,8 +165,10 @@ _ABBREV = [
     (r"\be\.\s?g\.", "eg"),
     (r"\betc\.", "etc"),
     (r"\bvs\.", "vs"),
-    (r"\bp\.\s?p\.\s?s\b\.?", PPS),
-    (r"\bp\.\s?s\b\.?", PS),
+    (r"\bp\.\s?p\.\s?s\.", PPS),
+    (r"\bp\.\s?p\.\s?s\b", PPS0),
+    (r"\bp\.\s?s\.", PS),
+    (r"\bp\.\s?s\b", PS0),
 ]
 _START_CUE = (
     r"(?:do not|don't|never|use|include|end|start|begin|open|make|keep|write|wrap|put|avoid|mention|each|every|"
@@ -188,7 +194,9 @@ def _protect(text: str) -> tuple[str, list[str]]:
 
 def _restore(text: str, quotes: list[str]) -> str:
     text = re.sub(Q, lambda m: repr(quotes[ord(m.group(0)[1]) - 0xE100]), text)
-    return text.replace(PS, "P.S.").replace(PPS, "P.P.S.")
+    for ch, mark in MARKS.items():
+        text = text.replace(ch, mark)
+    return text
 
 
 _AND = "\ue004"  # an "and" inside "between X and Y", which joins two words and does not start a clause
@@ -209,7 +217,7 @@ def _split(text: str) -> list[str]:
 def _leftover(cl: ClauseText) -> tuple[list[str], bool]:
     """(requirement words left unread, whether content words are left)."""
     text = re.sub(Q, " «quoted» ", cl.w)
-    text = text.replace(PS, " ps ").replace(PPS, " ps ")
+    text = re.sub(MARK_RX, " ps ", text)
     tokens = re.findall(r"«quoted»|[a-z][a-z'-]*|\d+", text)
     cues = [t for t in tokens if t in CUES or t.isdigit() or t == "«quoted»" or t in LANGS]
     cues += [t for t in tokens if re.fullmatch(OTHER_LANGS, t)]

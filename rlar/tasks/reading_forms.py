@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rlar.tasks.phrasings import PPS, PS, ClauseText, Q
+from rlar.tasks.phrasings import MARK_RX, ClauseText, Q, mark_text
 from rlar.tasks.reading_parts import SUBJECT, read_parts
 
 __all__ = ["read_forms"]
@@ -54,6 +54,7 @@ def read_forms(cl: ClauseText, sentence: str, whole: str) -> None:
     read_parts(cl, sentence, whole)  # separators, lists, markers, headings, one unit's start or end
     _read_trailing(cl)
     _read_bare_options(cl)
+    _read_leading_verb(cl)
 
 
 # -- wrappers ------------------------------------------------------------------------------------------------
@@ -64,7 +65,8 @@ def _read_wrap(cl: ClauseText) -> None:
         "wrap"
     ):  # "... and write one sentence inside them": the element read before
         cl.each(
-            r"\b(?:inside|within|in\s+between|between)\s+(?:them|the\s+tags|the\s+element|it)\b|\bin\s+between\b",
+            r"\b(?:inside|within|in\s+between|between)\s+(?:them|the\s+tags|the\s+element|it)\b|\bin\s+between\b"
+            r"|\b(?:inside|within)(?=\s*[.,;]?\s*$)",
             lambda m: True,
         )
     if tags:  # "with no text outside it" says what a wrapper is
@@ -73,7 +75,11 @@ def _read_wrap(cl: ClauseText) -> None:
             r"(?:outside|before\s+or\s+after)(?:\s+(?:of\s+)?(?:it|them|the\s+tags?|the\s+element))?",
             lambda m: True,
         )
-    if not tags or re.search(r"\b(?:not|never|don't|no)\b", cl.w):
+    negated = re.search(
+        r"\b(?:not|never|don't|without)\b(?:\s+\w+){0,3}?\s+(?:wrap|enclos|surround|put|plac|use|includ|add)\w*|\bno\s+(?:xml\s+)?tags?\b",
+        cl.w,
+    )
+    if not tags or negated:
         return
     names = {m.group("name") for m in tags}
     if len(names) != 1 or not re.search(
@@ -104,15 +110,16 @@ def _read_postscript(cl: ClauseText) -> None:
     rule could take ``beginning with 'P.S.'`` for the answer's first words."""
 
     def ps(m: re.Match[str]) -> None:
-        marker = cl.q(m.group("q")) if m.group("q") else ("P.P.S." if m.group("mark") == PPS else "P.S.")
+        marker = cl.q(m.group("q")) if m.group("q") else mark_text(m.group("mark"))
         cl.add({"rule": "postscript", "text": marker})
 
     cl.each(
-        rf"\b(?:(?:followed\s+by|then\s+(?:add|write|include)|and\s+then|plus|and\s+add|add(?:ing)?|include|with|"
-        rf"(?:end|finish|close)\w*\s+(?:{SUBJECT}\s+)?with)\s+)?(?:an?\s+)?(?:postscript|(?P<m0>{PS}|{PPS}))\s+"
+        rf"\b(?:(?:followed\s+by|follow\s+(?:them|it|this|that)\s+(?:up\s+)?with|then\s+(?:add|write|include)|and\s+then|plus|and\s+add|"
+        rf"add(?:ing)?|include|with|"
+        rf"(?:end|finish|close)\w*\s+(?:{SUBJECT}\s+)?with)\s+)?(?:an?\s+)?(?:postscript|(?P<m0>{MARK_RX}))\s+"
         rf"(?:(?:at|to)\s+the\s+(?:end|bottom)\s+(?:of\s+(?:your|the)\s+\w+\s+)?)?"
         rf"(?:that\s+)?(?:starts|starting|begins|beginning|opening|opens)\s+with\s+(?:the\s+marker\s+)?"
-        rf"(?:(?P<q>{Q})|(?P<mark>{PS}|{PPS}))",
+        rf"(?:(?P<q>{Q})|(?P<mark>{MARK_RX}))",
         ps,
     )
 
@@ -180,6 +187,12 @@ def _read_json_array(cl: ClauseText, whole: str) -> None:
         cl.w,
     )
     if head is None:
+        if re.search(r"\bjson\s+(?:array|list)\b", whole):  # "...; the array must contain 3 elements."
+            cl.each(
+                r"\b(?:it|the\s+array|the\s+list)\s+(?:must|should|has\s+to|needs\s+to|will)\s+(?:have|hold|contain)\s+"
+                r"(?:exactly\s+)?(?P<n>\d+)\s+(?:items|elements|entries|values)\b",
+                lambda m: cl.add({"rule": "json_array", "min": int(m.group("n")), "max": int(m.group("n"))}),
+            )
         return
     c: dict[str, Any] = {"rule": "json_array"}
     cl.consume(head)
@@ -223,14 +236,19 @@ def _read_notes(cl: ClauseText, whole: str) -> None:
             r"(?:\s+such\s+as\s+```)?",
             lambda m: True,
         )
-    cl.each(  # "Name 5 numbers ...": the order, whose object the other readers read
-        r"^\s*(?:please\s+)?(?:name|provide|output|return)\b(?=\s+(?:me\s+)?(?:exactly\s+|at\s+least\s+|"
-        r"at\s+most\s+|only\s+)?(?:\d|an?\s))",
-        lambda m: True,
-    )
     cl.each(
         rf"\b(?:paragraphs\s+)?(?:are|is|should\s+be|must\s+be)?\s*separated\s+(?:with|from)\s+each\s+other\s+by\s+"
         rf"(?:2|two)\s+new\s*lines(?:\s+as\s+if\s+it\s+(?:was|were)\s+{Q}\s+in\s+python)?",
+        lambda m: True,
+    )
+
+
+def _read_leading_verb(cl: ClauseText) -> None:
+    """``Name 5 numbers ...``: the order, whose object the other readers read (run last: the readers above
+    match their own verbs)."""
+    cl.each(
+        r"^\s*(?:please\s+)?(?:name|provide|output|return)\b(?=\s+(?:me\s+)?(?:exactly\s+|at\s+least\s+|"
+        r"at\s+most\s+|only\s+)?(?:\d|an?\s))",
         lambda m: True,
     )
 
@@ -243,7 +261,7 @@ def _read_trailing(cl: ClauseText) -> None:
 
     cl.each(
         rf"\b(?:end|finish|close|conclude)\w*\s+(?:{SUBJECT}\s+)?with\s+(?:exactly\s+)?(?P<n>\d+)\s+hashtags\b"
-        r"(?:\s*(?:,|and)?\s*(?:with\s+)?nothing\s+(?:else\s+)?after\s+(?:them|those|it))?",
+        r"(?:\s*(?:,|and)?\s*(?:with\s+)?nothing\s+(?:else\s+)?after\s+(?:them|those|it|the\s+last\s+(?:one|1|hashtag)))?",
         tail,
     )
 

@@ -41,7 +41,7 @@ ORDINAL_WORDS = {
 _ORD = "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True))
 SUBJECT = (
     r"(?:(?:your|the|this)\s+)?(?:(?:entire|whole|full|complete)\s+)?(?:answer|response|reply|output|text|"
-    r"message)?"
+    r"message|note|letter|email|post|paragraph)?"
 )
 _PART_NOUNS = (
     r"responses?|answers?|replies|reply|alternatives?|options?|versions?|variants?|parts?|items?|entries|entry|"
@@ -68,7 +68,9 @@ def _read_parts_count(cl: ClauseText, whole: str) -> None:
     """``Give two different responses.`` in an instruction whose parts are separated by a line of marks: how
     many parts, and whether they must differ (the separator is read where it is named)."""
     if not re.search(
-        r"\bseparat\w*\b[^.]*?(?:\*{3,}|-{3,}|={3,}|~{3,}|\d+\s+(?:asterisk|dash|equals|tilde))", whole
+        r"\b(?:separat\w*|between)\b[^.]*?(?:\*{3,}|-{3,}|={3,}|~{3,}|\d+\s+(?:asterisk|dash|equals|tilde))"
+        r"|(?:\*{3,}|-{3,}|={3,}|~{3,})[^.]*?\bbetween\b",
+        whole,
     ):
         return
 
@@ -132,10 +134,10 @@ def _read_separator_lines(cl: ClauseText, sentence: str, whole: str) -> None:
 
     cl.each(
         rf"\b(?:(?:responses|parts|paragraphs|sections|stanzas|answers|them)\s+(?:and\s+only\s+(?:responses|paragraphs)\s+)?"
-        rf"(?:should|must|are\s+to|will)\s+be\s+)?(?:separated|separate\w*|divided|split)\s+(?:(?:them|the\s+\w+|each\s+\w+|"
-        rf"with\s+each\s+other)\s+)?(?:from\s+each\s+other\s+)?(?:by|with|using)\s+(?:a\s+line\s+of\s+)?"
+        rf"(?:should|must|are\s+to|will)\s+be\s+)?(?:separated|separate\w*|divided|split)\s+(?:(?:them|the\s+(?:\d+\s+)?\w+|each\s+\w+|"
+        rf"with\s+each\s+other)\s+)?(?:from\s+each\s+other\s+)?(?:by|with|using)\s+(?:a\s+line\s+(?:of|containing\s+only|with\s+only|made\s+of)\s+)?"
         rf"(?:(?P<n>\d+)\s+(?P<mark>{_MARKS})(?:\s+symbols?)?\s*:?\s*)?(?:\(?\s*{raw_marks}\s*\)?)?"
-        rf"|\b(?:put|place|add|insert|use)\s+(?:a\s+line\s+of\s+)?(?:(?P<n2>\d+)\s+(?P<mark2>{_MARKS})\s*)?"
+        rf"|\b(?:put|place|add|insert|use|with)\s+(?:a\s+line\s+(?:of|containing\s+only|with\s+only|made\s+of)\s+)?(?:(?P<n2>\d+)\s+(?P<mark2>{_MARKS})\s*)?"
         rf"\(?\s*(?P<line2>\*{{3,}}|-{{3,}}|={{3,}}|~{{3,}}|_{{3,}})\s*\)?(?:\s+on\s+its\s+own\s+line)?\s+between\s+"
         rf"(?:them|the\s+\w+|each\s+\w+(?:\s+and\s+the\s+next)?)",
         lambda m: found(m) if m.group("line") or m.group("n") else _put_between(cl, m),
@@ -220,7 +222,9 @@ def _read_delimiters(cl: ClauseText, sentence: str, whole: str) -> None:
     def delimited(m: re.Match[str]) -> bool:
         if re.search(r"\b(?:paragraphs?|sections?|responses|parts|stanzas)\b", m.group(0)):
             return False
-        sep = _SEPARATORS.get(m.group("sep") or "", "") or (cl.q(m.group("q")) if m.group("q") else "")
+        sep = _SEPARATORS.get(m.group("sep") or re.sub(r"\s+", " ", m.group("sep2") or ""), "") or (
+            cl.q(m.group("q")) if m.group("q") else ""
+        )
         if m.group("adj"):
             sep = {"comma": ",", "space": " ", "semicolon": ";", "pipe": "|"}[m.group("adj")]
         if m.group("raw"):
@@ -246,7 +250,9 @@ def _read_delimiters(cl: ClauseText, sentence: str, whole: str) -> None:
         rf",?\s*\b(?:(?:and|all|each|that\s+are|which\s+are)\s+)?(?:separated|delimited|divided)\s+(?:from\s+each\s+other\s+)?"
         rf"(?:only\s+)?(?:by|with|using)\s+(?:(?P<sep>{_SEP})(?:\s+characters?)?(?:\s*\(\s*(?P<raw>[|/;,])\s*\))?"
         rf"|(?:the\s+)?(?:(?:mark|character|symbol|separator)\s+)?(?P<q>{Q}))"
-        rf"|,?\s*\b(?:as\s+an?\s+|in\s+an?\s+)?(?P<adj>comma|space|semicolon|pipe)[- ]separated(?:\s+(?:list|line))?\b",
+        rf"|,?\s*\b(?:as\s+an?\s+|in\s+an?\s+)?(?P<adj>comma|space|semicolon|pipe)[- ]separated(?:\s+(?:list|line))?\b"
+        rf"|\b(?:using|with|putting|put)\s+(?P<sep2>commas|semicolons|spaces|single\s+spaces|slashes|pipes|vertical\s+bars)\s+"
+        rf"between\s+(?:them|the\s+\w+|each\s+\w+)",
         delimited,
     )
 
@@ -293,7 +299,8 @@ def _read_section_markers(cl: ClauseText, whole: str) -> None:
     fits = [(m, re.fullmatch(r"(?P<p>\S(?:.*\S)?)\s*(?P<n>\d+)(?P<s>[:.)]?)", q.strip())) for m, q in quoted]
     numbered = [(m, x) for m, x in fits if x is not None]
     if len(numbered) >= 2 and re.search(
-        r"\b(?:sections?|parts?|chapters?|headed|heading|start\w*\s+each|begin\w*\s+each|label\w*)\b", cl.w
+        r"\b(?:sections?|parts?|chapters?|headed|heading|(?:start|begin|open)\w*\s+(?:each|them)|label\w*|respectively)\b",
+        cl.w,
     ):
         prefixes = {x.group("p") for _, x in numbered}
         suffixes = {x.group("s") for _, x in numbered}

@@ -51,7 +51,7 @@ _UNIT_RX = "|".join(p for p, _ in _UNIT_NOUNS)
 _ONE = r"(?:one|1)"
 _LINE_FORM = (
     rf"\b(?:{_ONE} (?:per|on each|on its own|a) line|(?:each|every {_ONE})? ?on (?:its|their) own line|"
-    rf"{_ONE} on each line)\b"
+    rf"{_ONE} on each line|(?:each\s+)?on\s+(?:a\s+)?separate\s+lines?)\b"
 )
 
 
@@ -595,6 +595,13 @@ def _read_relations(cl: ClauseText, sentence: str) -> None:
         rf"(?:\s+with\s+the\s+first\s+letters\s+of\s+its\s+lines)?",
     ):
         cl.each(pattern, spell)
+    if re.search(r"\bacrostic\b", sentence):  # "an acrostic of 4 lines whose first letters spell RAIN"
+        cl.each(
+            rf"\b(?:whose|where\s+the|with\s+the|so\s+that\s+the|and\s+the)\s+(?:first|initial)\s+letters\s+spell(?:\s+out)?\s+{spelled}",
+            spell,
+        )
+        if any(c["rule"] == "spell" for c in cl.found):
+            cl.each(r"\b(?:an?\s+)?acrostic(?:\s+poem)?(?:\s+of)?\b", lambda m: True)
 
 
 # -- layout words that the checks already imply ----------------------------------------------------------------

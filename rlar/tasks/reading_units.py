@@ -71,6 +71,12 @@ def _unit(clause: str, at: int, whole: str) -> str | None:
     return max(found)[1] if len(found) and len({u for _, u in found}) == 1 else None
 
 
+def _unit_here(m: re.Match[str], clause: str, whole: str) -> str | None:
+    """The unit the phrase names itself (``each word contains ...``), else the one before it (:func:`_unit`)."""
+    named = re.search(r"\b(?:each|every|all)\s+(word|line|sentence)s?\b", m.group(0))
+    return named.group(1) if named else _unit(clause, m.start(), whole)
+
+
 def _each(cl: ClauseText, unit: str, test: str, arg: Any = None) -> None:
     c: dict[str, Any] = {"rule": "each", "unit": unit, "test": test}
     if arg is not None:
@@ -83,7 +89,7 @@ def _read_letter_classes(cl: ClauseText, clause: str, whole: str) -> None:
     def letters(m: re.Match[str]) -> bool:
         if _negated(m.group(0)) or _negated(clause[max(0, m.start() - 12) : m.start()]):
             return False
-        unit = _unit(clause, m.start(), whole)
+        unit = _unit_here(m, clause, whole)
         if unit is None:
             return False
         cls = _VOWELS if m.group("cls").startswith("vowel") else _CONSONANTS
@@ -103,7 +109,7 @@ def _read_double_letters(cl: ClauseText, clause: str, whole: str) -> None:
     def double(m: re.Match[str]) -> bool:
         if _negated(m.group(0)) or _negated(clause[max(0, m.start() - 12) : m.start()]):
             return False
-        unit = _unit(clause, m.start(), whole)
+        unit = _unit_here(m, clause, whole)
         if unit != "word":
             return False
         _each(cl, "word", "double_letter")
@@ -112,8 +118,9 @@ def _read_double_letters(cl: ClauseText, clause: str, whole: str) -> None:
     cl.each(
         r"\b(?:(?:each|every|all)\s+(?:(?:of\s+them|one|1|word)\s+)?)?(?:that\s+|which\s+)?(?:each\s+)?"
         r"(?:contain\w*|ha(?:s|ve|ving)|with|includ\w*|show\w*)\s+(?:at\s+least\s+(?:one|1)\s+|an?\s+|1\s+)?"
-        r"(?:double(?:d)?\s+letters?|repeated\s+letter\s+pair|(?:pair\s+of|2)\s+(?:identical|same|matching)\s+letters?\s+"
-        r"(?:side\s+by\s+side|next\s+to\s+each\s+other|in\s+a\s+row)|letter\s+(?:that\s+is\s+)?doubled)\b"
+        r"(?:double(?:d)?\s+letters?|repeated\s+letter\s+pair|(?:(?:a\s+)?pair\s+of|2)\s+(?:identical|same|matching)\s+"
+        r"(?:adjacent\s+|consecutive\s+)?letters?(?:\s+(?:side\s+by\s+side|next\s+to\s+each\s+other|in\s+a\s+row))?"
+        r"|(?:(?:a\s+)?pair\s+of\s+|2\s+)?(?:adjacent|consecutive)\s+(?:identical|matching)\s+letters|letter\s+(?:that\s+is\s+)?doubled)\b"
         r"(?:\s*\(?\s*(?:the\s+same\s+letter\s+(?:2\s+times|twice)\s+in\s+a\s+row|2\s+identical\s+letters\s+side\s+by\s+"
         r"side)(?:\s*,?\s*(?:as|like)\s+in\s+\S+)?\s*\)?)?",
         double,
@@ -122,7 +129,7 @@ def _read_double_letters(cl: ClauseText, clause: str, whole: str) -> None:
 
 def _read_initials(cl: ClauseText, clause: str, whole: str) -> None:
     def initials(m: re.Match[str]) -> bool:
-        unit = _unit(clause, m.start(), whole) or "word"
+        unit = _unit_here(m, clause, whole) or "word"
         if unit not in ("word", "line", "sentence"):
             return False
         cl.add({"rule": "order", "unit": unit, "rel": "distinct_initials"})
@@ -135,7 +142,9 @@ def _read_initials(cl: ClauseText, clause: str, whole: str) -> None:
         r"starting)\s+letter\b"
         r"|\b(?:(?:each|every|all)\s+(?:(?:of\s+them|one|1|word|line|sentence)\s+)?)?(?:that\s+|which\s+)?(?:must\s+)?"
         r"(?:start\w*|begin\w*)\s+with\s+a\s+different\s+letter\b"
-        r"|\b(?:all\s+)?with\s+different\s+(?:first|initial|starting)\s+letters\b",
+        r"|\b(?:all\s+)?with\s+different\s+(?:first|initial|starting)\s+letters\b"
+        r"|\b(?:whose|with|where\s+the|and\s+their)\s+(?:first|initial|starting)\s+letters\s+(?:are|must\s+be|should\s+be)\s+"
+        r"(?:all\s+)?(?:different|distinct)\b",
         initials,
     )
 
@@ -159,7 +168,8 @@ def _read_ratio(cl: ClauseText, sentence: str) -> None:
         r"(?:\s+(?:one|1|number|term))?|last\s+(?:one|1)|prior(?:\s+(?:one|1|number))?)"
     )
     cl.each(
-        rf"\b(?:in\s+which\s+|where\s+)?(?:(?:each|every)\s+(?:(?:number|term|value|one|1)\s+)?)?(?:(?:is|being|must\s+be|should\s+be)\s+)?"
+        rf"\b(?:in\s+which\s+|where\s+|so\s+that\s+)?(?:(?:each|every)\s+(?:(?:number|term|value|one|1)\s+)?)?"
+        rf"(?:(?:is|being|must\s+be|should\s+be|equals|is\s+equal\s+to|must\s+equal)\s+)?"
         rf"(?:(?P<w>double|twice|triple|thrice|quadruple)|(?P<k>\d+)\s+times)\s+{prev}\b"
         rf"|\b(?:(?:each|every)\s+(?:number|term|value|one|1)\s+)?(?:is\s+)?(?:the\s+)?{prev}\s+(?:multiplied|times)\s+by\s+(?P<k2>\d+)\b",
         lambda m: ratio(m) if not m.groupdict().get("k2") else _ratio_k2(cl, m),
@@ -219,8 +229,8 @@ def _read_ranges(cl: ClauseText, clause: str, sentence: str) -> None:
         return False  # the noun (and its count) stay for the count readers
 
     cl.each(
-        rf"(?P<count>\b\d+\s+(?:\w+\s+)?)?\b{_NUM}\s+(?P<rest>(?:(?:that\s+are|which\s+are|each|all|every\s+one)\s+)?"
-        rf"(?:(?:are|is|must\s+be|should\s+be|lying|falling|chosen)\s+)?"
+        rf"(?P<count>\b\d+\s+(?:\w+\s+)?)?\b{_NUM}\s+(?P<rest>(?:(?:that\s+are|which\s+are|that|which|each|all|every\s+one)\s+)?"
+        rf"(?:(?:are|is|must\s+be|should\s+be|lying|falling|chosen|lie|fall)\s+)?"
         rf"(?:between\s+(?P<a>\d+)\s+and\s+(?P<b>\d+)"
         rf"|from\s+(?P<a3>\d+)\s+to\s+(?P<b3>\d+)"
         rf"|in\s+the\s+range\s+(?:of\s+|from\s+)?(?P<a2>\d+)\s*(?:-|to|and)\s*(?P<b2>\d+)"

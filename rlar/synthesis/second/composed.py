@@ -181,6 +181,7 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
         blank.append(fin.group(0))
         sentence = _blanked(sentence, [fin.group(0)])
     has = re.search(
+        r"(?<!starting )(?<!beginning )(?<!ending )(?<!starts )(?<!begins )(?<!ends )(?<!start )(?<!begin )(?<!end )"
         r"\b(?:contain|contains|containing|include|includes|including|having|has|have|with)\s+"
         r"(?:at least one |one |an? )?(?:the )?letter\s+'?([a-z])'?(?:\s|$|[,.])",
         sentence,

@@ -97,6 +97,15 @@ def _raw_quote(q: str, raw: str) -> str:
     return found.group(0) if found else q
 
 
+def _mark_as_written(mark: str, low: str) -> str:
+    """ "P.S." or "P.S" (the last period kept where the instruction writes one; the sentence split drops it)."""
+    double = "p.p" in mark.replace(" ", "")
+    rx = r"p\.\s?p\.\s?s(\.?)" if double else r"(?<!p\.)(?<!p\. )p\.\s?s(\.?)"
+    found = re.search(rx, low)
+    dot = "." if found and found.group(1) else ""
+    return ("P.P.S" if double else "P.S") + dot
+
+
 def _count(tok: str) -> int | None:
     return _num(tok)
 
@@ -113,10 +122,16 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
 
     # a wrapping element: a tag named in the sentence with a word that wraps
     tags = {t.lower() for t in re.findall(r"(?<!<)</?([A-Za-z][\w.:-]*)>(?!>)", sentence)}
+    unwrapped = re.search(
+        r"\b(?:not|never|don't|without)\s+(?:\w+\s+){0,3}?(?:wrap|enclose|put|place|surround|use|include|add)\w*"
+        r"|\bno\s+tags?\b",
+        sentence,
+    )
     if (
         len(tags) == 1
-        and not neg
-        and words & {"wrap", "enclose", "inside", "within", "element", "tags", "tag", "between"}
+        and not unwrapped
+        and words
+        & {"wrap", "enclose", "inside", "within", "element", "tags", "tag", "between", "surround", "place"}
     ):
         name = tags.pop()
         raw_name = next(
@@ -134,7 +149,7 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
     )
     if ps and not neg:
         q = ps.group(1) or ps.group(2)
-        marker = _raw_quote(q, raw) if q else ("P.P.S." if "p.p" in ps.group(3).replace(" ", "") else "P.S.")
+        marker = _raw_quote(q, raw) if q else _mark_as_written(ps.group(3), low)
         out.append({"rule": "postscript", "text": marker})
         used.append(re.escape(ps.group(0)))
 
@@ -224,7 +239,9 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
 
     # closing hashtags
     tail = re.search(
-        r"\b(?:end|finish|close|conclude)\w*\s+(?:\w+\s+){0,2}?with\s+(" + _NUMWORD + r")\s+hashtags\b",
+        r"\b(?:end|finish|close|conclude)\w*\s+(?:\w+\s+){0,2}?with\s+(?:exactly\s+)?("
+        + _NUMWORD
+        + r")\s+hashtags\b",
         sentence,
     )
     if tail and not neg and _count(tail.group(1)):
@@ -301,12 +318,13 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
     sep_m = re.search(
         r"\b(?:separated|delimited)\s+(?:only\s+)?(?:by|with|using)\s+(?:a\s+|single\s+)?"
         r"(comma|semicolon|space|pipe|slash|vertical bar)(?:e?s)?\b"
-        r"|\b(comma|space|semicolon)[- ]separated\b",
+        r"|\b(comma|space|semicolon)[- ]separated\b"
+        r"|\b(?:using|with|putting|put)\s+(comma|semicolon|space|slash|pipe)(?:e?s)\s+between\s+(?:them|each)\b",
         sentence,
     )
     if sep_m and not re.search(r"\b(?:paragraphs?|sections?|stanzas?)\b", sentence[: sep_m.start()][-40:]):
-        sep = _SEPS[str(sep_m.group(1) or sep_m.group(2))]
-        before = re.findall(r"[a-z]+", sentence[: sep_m.start()])
+        sep = _SEPS[str(sep_m.group(1) or sep_m.group(2) or sep_m.group(3))]
+        before = re.findall(r"[a-z]+", sentence[: sep_m.start()]) or re.findall(r"[a-z]+", sentence)
         piece = next((u for w in reversed(before) for u, names in _PIECES.items() if w in names), None)
         if piece:
             c = {"rule": "delimited", "text": sep, "unit": piece}

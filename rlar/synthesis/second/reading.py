@@ -105,7 +105,7 @@ def second_reading(text: str) -> list[dict[str, Any]]:
                 c = _bounded(unit, n, *_direction(words[part0:i], words[i + 1 :]))
             scope_words = [w for w in words if w.rstrip("s") in _SCOPE]
             scopes = [_SCOPE[w.rstrip("s")] for w in scope_words if _UNIT.get(w.rstrip("s")) != unit]
-            if set(words) & {"each", "every", "per", "none", "any", "no", "all"} and scopes:
+            if set(words) & {"each", "every", "per", "none", "any", "no", "all", "apiece"} and scopes:
                 small = unit in ("letters", "chars", "syllables")
                 marked = [
                     _SCOPE[w.rstrip("s")]
@@ -231,7 +231,9 @@ def second_reading(text: str) -> list[dict[str, Any]]:
         if re.search(r"\bpostscript\b|\bp\.\s?s\b", sentence) and not re.search(r"\bp\.\s?p\.\s?s", sentence):
             # "P.S." only where the mark is named; a bare "postscript" names no marker (any one counts)
             ps_named = re.search(r"\bp\.\s?s\b", sentence) is not None
-            out.append({"rule": "postscript", **({"text": "P.S."} if ps_named else {})})
+            dot = re.search(r"(?<!p\.)(?<!p\. )\bp\.\s?s(\.?)", low)
+            mark = "P.S." if dot is None or dot.group(1) else "P.S"
+            out.append({"rule": "postscript", **({"text": mark} if ps_named else {})})
         for noun, mark in (("exclamation", "exclamations"), ("question mark", "questions")):
             if noun in sentence and negated and not re.search(r"\d+\s+" + noun, sentence):
                 out.append({"rule": mark, "max": 0})

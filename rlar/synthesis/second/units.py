@@ -48,14 +48,15 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
 
     # letter classes at a word's start or end
     cls = re.search(
-        r"\b(start|starts|starting|begin|begins|beginning|end|ends|ending)\s+(?:with|in)\s+an?\s+(vowel|consonant)\b",
+        r"\b(start|starts|starting|begin|begins|beginning|end|ends|ending|finish|finishes|finishing)\s+(?:with|in)\s+an?\s+"
+        r"(vowel|consonant)\b",
         sentence,
     )
     if cls and not neg:
         unit = _unit_of(sentence, low)
         if unit:
             letters = "aeiou" if cls.group(2) == "vowel" else "bcdfghjklmnpqrstvwxyz"
-            test = "ends_in" if cls.group(1).startswith("end") else "starts_in"
+            test = "ends_in" if cls.group(1).startswith(("end", "finish")) else "starts_in"
             out.append({"rule": "each", "unit": unit, "test": test, "arg": letters})
             used.append(re.escape(cls.group(0)))
 
@@ -68,6 +69,8 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
                 r"\b(?:two|2)\s+identical\s+letters\s+(?:side by side|next to each other|in a row)\b",
                 sentence,
             )
+            or re.search(r"\bpair of (?:identical|matching) (?:adjacent |consecutive )?letters\b", sentence)
+            or re.search(r"\b(?:adjacent|consecutive) (?:identical|matching) letters\b", sentence)
             or re.search(r"\bsame letter\s+(?:twice|two times|2 times)\s+in a row\b", sentence)
         )
         and _unit_of(sentence, low) == "word"
@@ -75,7 +78,8 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
         out.append({"rule": "each", "unit": "word", "test": "double_letter"})
         used += [
             r"\bdoubled?\s+letters?\b",
-            r"\bidentical\s+letters\b",
+            r"\b(?:pair of )?(?:identical|matching|adjacent|consecutive)\s+"
+            r"(?:(?:identical|matching|adjacent)\s+)?letters\b",
             r"\bsame letter\b.*?\bin a row\b",
             r"'book'",
         ]
@@ -83,11 +87,15 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
     # different initials
     if re.search(
         r"\bno (?:two|2)\b[^.]*\b(?:start|begin)\w*\s+with\s+the\s+same\s+letter\b"
-        r"|\b(?:start|begin)\w*\s+with\s+a\s+different\s+letter\b|\bdifferent\s+(?:first|initial)\s+letters\b",
+        r"|\b(?:start|begin)\w*\s+with\s+a\s+different\s+letter\b|\bdifferent\s+(?:first|initial)\s+letters\b"
+        r"|\b(?:first|initial) letters (?:are|must be|should be) (?:all )?(?:different|distinct)\b",
         sentence,
     ):
         unit = _unit_of(sentence, low) or "word"
         out.append({"rule": "order", "unit": unit, "rel": "distinct_initials"})
+        used.append(
+            r"\b(?:first|initial) letters (?:are|must be|should be) (?:all )?(?:different|distinct)\b"
+        )
         used += [
             r"\bno (?:two|2)\b",
             r"\bsame letter\b",
@@ -122,7 +130,7 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
         + _NUMWORD
         + r")\s+)?(?:whole\s+|positive\s+)?"
         + _NUMBERS
-        + r"\s+(?P<tail>(?:(?:that are|each|all)\s+)?"
+        + r"\s+(?P<tail>(?:(?:that are|that lie|which lie|lying|each|all)\s+)?"
         r"(?:between\s+(?P<a>\d+)\s+and\s+(?P<b>\d+)|from\s+(?P<f>\d+)\s+to\s+(?P<t>\d+)"
         r"|in\s+the\s+range\s+(?:of\s+|from\s+)?(?P<ra>\d+)\s*(?:-|to)\s*(?P<rb>\d+)"
         r"|(?:greater|larger|bigger|more|higher)\s+than\s+(?P<gt>\d+)|(?:less|smaller|lower|fewer)\s+than\s+(?P<lt>\d+)"
@@ -161,12 +169,14 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
 
     # words in capitals counted: "words with all capital letters should appear at least 3 times"
     capw = re.search(
-        r"\bwords?\s+(?:with|in)\s+(?:all\s+)?(?:capital letters|capitals|caps|upper\s?case letters)\s+\w+\s+"
-        r"(?:appear|occur|be used)\s+(at least|at most|less than|fewer than|more than|exactly)?\s*(\d+)\s+times\b",
+        r"\bwords?\s+(?:with|in)\s+(?:all\s+)?(?:capital letters|capitals|caps|upper\s?case letters)\s+(?:\w+\s+)?"
+        r"(?:appear|occur|be used)\s+(at least|at most|less than|fewer than|more than|exactly)?\s*("
+        + _NUMWORD
+        + r")\s+times\b",
         sentence,
     )
-    if capw:
-        n = int(capw.group(2))
+    if capw and _num(capw.group(2)) is not None:
+        n = int(_num(capw.group(2)) or 0)
         kind = capw.group(1) or "exactly"
         bounds = {
             "at least": {"min": n},
