@@ -66,3 +66,29 @@ def test_a_target_runs_pytest_in_xdist_workers_that_keep_each_file_and_class_on_
     assert (
         " -n 1 --dist loadscope --no-loadscope-reorder " in (tmp_path / "calls").read_text().splitlines()[-1]
     )
+
+
+def _fake_mypy(tmp_path: Path, rc: int) -> Path:
+    exe = tmp_path / f"mypy-exits-{rc}"
+    exe.write_text(
+        f'#!/bin/sh\necho "mypy ran" >> "{tmp_path}/calls"\necho "mypy says: exit {rc}"\nexit {rc}\n'
+    )
+    exe.chmod(0o755)
+    return exe
+
+
+@pytest.mark.parametrize(("pytest_rc", "mypy_rc"), [(0, 0), (0, 1), (1, 0), (5, 0), (2, 2)])
+def test_make_test_runs_the_type_check_beside_the_tests_and_fails_if_either_fails(
+    tmp_path: Path, pytest_rc: int, mypy_rc: int
+) -> None:
+    # -o lint: the format check and lint are not this recipe's business (they read the whole working tree)
+    done = _make(
+        "test", _fake_python(tmp_path, pytest_rc), f"MYPY={_fake_mypy(tmp_path, mypy_rc)}", "-o", "lint"
+    )
+    out = done.stdout + done.stderr
+    assert (done.returncode == 0) == (pytest_rc == 0 and mypy_rc == 0), out
+    calls = (tmp_path / "calls").read_text()
+    assert "mypy ran" in calls and "pytest -m pytest" in calls
+    assert f"mypy says: exit {mypy_rc}" in out  # its output is shown after the tests, pass or fail
+    assert ("the type check failed" in out) == (mypy_rc != 0)
+    assert ("collected no tests" in out) == (pytest_rc == 5)
