@@ -366,6 +366,22 @@ def test_the_docs_hold_runnable_blocks_and_few_skips() -> None:
     assert len(runnable) >= 8 and len(runnable) >= 3 * (len(BLOCKS) - len(runnable))
 
 
+def test_make_run_is_run_by_the_walkthrough_that_starts_with_its_recipe() -> None:
+    """README's ``make run`` block is not run a second time: its recipe (the Makefile's, as the docs run it) must
+    start a command of a README block that does run, with the same config (the walk-through's ``rlar train``)."""
+    (make_run,) = [b for b in BLOCKS if b.path.name == "README.md" and b.text.lstrip().startswith("make run")]
+    assert make_run.skip, "README's make run block runs: drop this test, or the skip"
+    recipe = _makefile_run().split()
+    assert recipe[:2] == ["rlar", "train"] and "--config" in recipe, recipe
+    runs = [
+        line.split("  #")[0].split()
+        for b in BLOCKS
+        if b.path.name == "README.md" and not b.skip and b.lang == "bash"
+        for line in b.text.splitlines()
+    ]
+    assert any(words[: len(recipe)] == recipe for words in runs), (recipe, "is in no README block that runs")
+
+
 # -- generated reference pages, tool pitfalls, CLI help -----------------------------------------------------
 
 
