@@ -456,6 +456,8 @@ def test_every_cli_flag_has_help_and_states_its_default() -> None:
 # -- the newcomer's path of docs/rewards.md, end to end -----------------------------------------------------
 
 WALK_STEP_TIMEOUT_S = 900
+TRAIN_CAP = ["rlar", "train", "--config", "cap.toml", "--run-dir", "runs/cap"]
+"""The first command of docs/rewards.md's train block, which the walk-through test runs (interrupted, resumed)."""
 
 
 def _page_setup_blocks(page: str, *needles: str) -> list[Block]:
@@ -486,10 +488,17 @@ def test_the_rewards_walkthrough_trains_is_interrupted_resumes_with_the_printed_
 ) -> None:
     """docs/rewards.md as a newcomer runs it, with a user reward function and the router: train, Ctrl-C (exit 130,
     the INTERRUPTED line prints the resume command), that very command from the same directory (the run's
-    config.toml must find the user's module; the summary's routing covers the whole run), then `rlar eval` of the
-    run scoring with the run's own tool. Steps shortened as in :data:`SHORT_TRAIN`."""
+    config.toml must find the user's module; the summary's routing covers the whole run), then the rest of the
+    page's train block (export, transformers loads it) and its eval block as written: `rlar eval` of the run scores
+    with the run's own tool. The page's class skips those two blocks: this is their run. Steps shortened as in
+    :data:`SHORT_TRAIN`."""
     work, env = tmp_path / "work", _env(doc_cache, None)
     work.mkdir()
+    train_block, eval_block = _page_setup_blocks(
+        "rewards.md", "rlar export runs/cap", "rlar eval --checkpoint runs/cap"
+    )
+    assert train_block.skip and eval_block.skip, "the page runs these blocks itself: drop their run here"
+    assert train_block.text.splitlines()[0].split("  #")[0].split() == TRAIN_CAP, train_block.text
     for block in _page_setup_blocks(
         "rewards.md", "> data/cap.jsonl", "cat > my_rewards.py", "cat > cap.toml"
     ):
@@ -517,10 +526,7 @@ def test_the_rewards_walkthrough_trains_is_interrupted_resumes_with_the_printed_
         work,
         env,
         log1,
-        "--config",
-        "cap.toml",
-        "--run-dir",
-        "runs/cap",
+        *TRAIN_CAP[2:],
         *short,
         "--set",
         "learner.max_steps=40",
@@ -567,29 +573,25 @@ def test_the_rewards_walkthrough_trains_is_interrupted_resumes_with_the_printed_
     )  # decided before the interruption: read back after the resume
     assert "capitalised" in {t["tool"] for t in cap["tools"]}, cap
 
-    # 3. eval of the run, scored with the tool the run used
-    r = subprocess.run(
-        [
-            "rlar",
-            "eval",
-            "--checkpoint",
-            "runs/cap",
-            "--task",
-            "capitalize",
-            "--split",
-            "train",
-            "--max-new-tokens",
-            "8",
-            "--limit",
-            "4",
-        ],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=WALK_STEP_TIMEOUT_S,
-    )
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    assert re.search(r"score of capitalize: capitalised v\d+ .*\(user\)", r.stdout + r.stderr), r.stdout[
-        -2000:
-    ]
+    # 3. the rest of the page's train block (export, load with transformers) and its eval block, as written (the
+    # page's own run of these blocks is skipped: this run is theirs)
+    out = {}
+    for block in (train_block, eval_block):
+        lines = block.text.splitlines()
+        script = "\n".join(lines[1:] if block is train_block else lines) + "\n"
+        r = subprocess.run(
+            ["bash", "-c", _script(script, block, None)],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=WALK_STEP_TIMEOUT_S,
+        )
+        assert r.returncode == 0, f"{block.id}: " + r.stdout[-2000:] + r.stderr[-2000:]
+        out[block.id] = r.stdout + r.stderr
+    # the export loads with transformers (the block prints its model type) ...
+    assert (work / "models" / "cap" / "model.safetensors").exists() and "llama" in out[train_block.id]
+    # ... and the eval scored with the tool the run used
+    assert re.search(r"score of capitalize: capitalised v\d+ .*\(user\)", out[eval_block.id]), out[
+        eval_block.id
+    ][-2000:]
