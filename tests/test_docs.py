@@ -39,6 +39,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.env import REPO, actor_env
+from tests.support.retrieval import session_cache
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 RUNNABLE = ("bash", "python", "toml")
@@ -210,12 +211,7 @@ def _params() -> list[object]:
 def doc_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One cache for the session's pages, shared by its xdist workers (``<base>/popen-gwN`` is a worker's own
     base): the demo's warmed-up policy and the routing caches are built once (``rlar train`` locks its cache)."""
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent
-    cache = base / "doc-cache"
-    cache.mkdir(exist_ok=True)
-    return cache
+    return session_cache(tmp_path_factory)
 
 
 def _env(cache: Path, url: str | None) -> dict[str, str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 from pathlib import Path
 
@@ -11,17 +10,23 @@ import pytest
 DEMO_STEPS = 300
 
 
-def trained_demo_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo checkpoints with the reward model trained (``steps=300``; 15-50 s on a busy core), built by
-    the first test that asks, in a cache under the session's base temp dir: with pytest-xdist the dir all
-    workers share (each worker's own is ``<base>/popen-gwN``), and the others wait on a lock, then reuse it."""
-    from rlar.testing.hub.models import build_demo_models
-
+def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test session's RLAR cache (``RLAR_CACHE_DIR`` of the docs' commands), under the session's base temp
+    dir: with pytest-xdist the dir all workers share (each worker's own is ``<base>/popen-gwN``)."""
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent
-    cache = base / "retrieval-demo-trained"
-    with open(base / "retrieval-demo-trained.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        build_demo_models(cache, steps=DEMO_STEPS)
+    cache = base / "rlar-cache"
+    cache.mkdir(exist_ok=True)
+    return cache
+
+
+def trained_demo_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo checkpoints with the reward model trained (``steps=300``; 15-50 s on a busy core), built by
+    the first test (or docs command: ``rlar retrieve --mirror`` builds them in ``<cache>/mirror-models``) that
+    asks, in the session cache; the others wait on the builder's lock, then reuse them."""
+    from rlar.testing.hub.models import build_demo_models
+
+    cache = session_cache(tmp_path_factory) / "mirror-models"
+    build_demo_models(cache, steps=DEMO_STEPS)
     return cache

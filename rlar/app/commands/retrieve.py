@@ -26,6 +26,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from rlar.resources import cache_dir
+
 EXIT_CODES = {
     "registered": 0,
     "validated": 0,
@@ -99,7 +101,7 @@ def cmd_retrieve(a: argparse.Namespace) -> int:
         if a.mirror:
             from rlar.testing.hub.catalogue import LEADERBOARD_NAME, demo_site
 
-            cache = Path(a.mirror_cache) if a.mirror_cache else run_dir / "mirror-models"
+            cache = Path(a.mirror_cache) if a.mirror_cache else cache_dir() / "mirror-models"
             print(f"building/reusing the demo mirror's models under {cache} …", flush=True)
             site = stack.enter_context(demo_site(cache, hang_s=60.0))
             doc["hub_url"] = site.url
@@ -164,7 +166,7 @@ def cmd_bench_retrieval(a: argparse.Namespace) -> int:
     apply_overrides(overrides, a.set)
     run_dir = Path(a.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    cache = Path(a.mirror_cache) if a.mirror_cache else run_dir / "mirror-models"
+    cache = Path(a.mirror_cache) if a.mirror_cache else cache_dir() / "mirror-models"
     with contextlib.ExitStack() as stack:
         if a.catalogue == "heldout":
             from rlar.testing.hub.catalogue_heldout import heldout_site
@@ -203,7 +205,9 @@ def register(sub: Any, bench: Any) -> None:
     b.add_argument("--only", action="append", help="run only this request id (repeatable)")
     b.add_argument("--run-dir", default="runs/bench-retrieval", help="records and screenshots go here")
     b.add_argument(
-        "--mirror-cache", help="where the stand-in checkpoints are built (default <run-dir>/mirror-models)"
+        "--mirror-cache",
+        help="where the stand-in checkpoints are built once and reused (default <cache>/mirror-models: "
+        "$RLAR_CACHE_DIR, else runs/.cache)",
     )
     b.add_argument("--out", help="write the full summary (every case) as JSON here")
     b.add_argument(
@@ -223,7 +227,9 @@ def register(sub: Any, bench: Any) -> None:
     )
     p.add_argument("--mirror", action="store_true", help="serve the local demo mirror and retrieve from it")
     p.add_argument(
-        "--mirror-cache", help="where the mirror's tiny models are built (default <run-dir>/mirror-models)"
+        "--mirror-cache",
+        help="where the mirror's tiny models are built once and reused (default <cache>/mirror-models: "
+        "$RLAR_CACHE_DIR, else runs/.cache)",
     )
     p.add_argument("--leaderboard", action="append", help="leaderboard page URL (repeatable)")
     p.add_argument("--task", help="task name (a builtin task supplies validation probes)")

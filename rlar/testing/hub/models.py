@@ -9,6 +9,7 @@ the demo site.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import shutil
 import time
@@ -111,9 +112,6 @@ def build_demo_models(cache_dir: str | Path, *, steps: int = 300) -> DemoModels:
     for tests that only read pages); ``random`` and ``dialogue``: untrained (≈0.5, they fail validation);
     ``three_class``: a 3-label classifier; ``legacy``: config and tokenizer with a pickle ``.bin`` only.
     """
-    from rlar.retrieval.probes import examples_from_task
-    from rlar.tools.reward_model import build_tiny_reward_model
-
     root = Path(cache_dir)
     marker = root / "demo-models.json"
     dirs = DemoModels(
@@ -123,13 +121,26 @@ def build_demo_models(cache_dir: str | Path, *, steps: int = 300) -> DemoModels:
         three_class=root / "three_class",
         legacy=root / "legacy",
     )
-    if marker.exists():
-        with contextlib.suppress(ValueError, KeyError):
-            meta = json.loads(marker.read_text())
-            if meta.get("recipe") == DEMO_RECIPE and meta.get("steps") == steps:
-                dirs.training = meta.get("training", {})
-                return dirs
     root.mkdir(parents=True, exist_ok=True)
+    # One builder at a time per cache (processes of a test session, two `rlar retrieve --mirror` sharing the user
+    # cache): the others wait, then find the marker and reuse what it built.
+    with open(root.parent / f".{root.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists():
+            with contextlib.suppress(ValueError, KeyError):
+                meta = json.loads(marker.read_text())
+                if meta.get("recipe") == DEMO_RECIPE and meta.get("steps") == steps:
+                    dirs.training = meta.get("training", {})
+                    return dirs
+        _build(dirs, marker, steps)
+    return dirs
+
+
+def _build(dirs: DemoModels, marker: Path, steps: int) -> None:
+    from rlar.retrieval.probes import examples_from_task
+    from rlar.tools.reward_model import build_tiny_reward_model
+
+    marker.unlink(missing_ok=True)
     for d in (dirs.good, dirs.random, dirs.dialogue, dirs.three_class, dirs.legacy):
         shutil.rmtree(d, ignore_errors=True)
     build_tiny_reward_model(dirs.good, seed=0)
@@ -145,7 +156,6 @@ def build_demo_models(cache_dir: str | Path, *, steps: int = 300) -> DemoModels:
     # Never a real pickle: the retriever must refuse the repo from its file list, before downloading.
     (dirs.legacy / "pytorch_model.bin").write_bytes(b"not a checkpoint: pickle weights are refused\n" * 64)
     marker.write_text(json.dumps({"recipe": DEMO_RECIPE, "steps": steps, "training": dirs.training}))
-    return dirs
 
 
 __all__ = ["DemoModels", "build_demo_models", "train_pairwise"]
