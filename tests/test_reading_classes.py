@@ -201,6 +201,36 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
         "Please generate a sentence with exactly 40 characters.",
         [{"rule": "chars", "min": 40, "max": 40}, S(1)],
     ),
+    # IFEval types in other wordings (misreadings both readers once shared are among them: "a single comma" read as
+    # exactly one comma, "two line breaks" as two lines)
+    ("Do not include a single comma in your reply.", [{"rule": "commas", "max": 0}]),
+    (
+        "Write 3 paragraphs separated by two line breaks; paragraph 3 must begin with the word 'Overall'.",
+        [
+            {"rule": "nth", "unit": "paragraph", "index": 3, "side": "start", "text": "Overall"},
+            {"rule": "paragraphs", "min": 3, "max": 3},
+        ],
+    ),
+    (
+        "Your response must contain at least 2 highlighted sections, such as *important*.",
+        [{"rule": "highlights", "min": 2}],
+    ),
+    ("Emphasize at least 2 parts with markdown italics, like *this*.", [{"rule": "highlights", "min": 2}]),
+    (
+        "Respond with 'Yes', 'No', or 'Not sure' and nothing else.",
+        [{"rule": "one_of", "options": ["Yes", "No", "Not sure"]}],
+    ),
+    ("Use fewer than 3 words written entirely in capitals.", [{"rule": "capital_words", "max": 2}]),
+    (
+        "Divide the response into 4 sections and mark each with 'Part N', where N is its number.",
+        [{"rule": "sections", "min": 4, "max": 4, "marker": "Part"}],
+    ),
+    ("End with a postscript marked 'PS:'.", [{"rule": "postscript", "text": "PS:"}]),
+    ("Your last words must be 'Thanks for reading.'", [{"rule": "ends_with", "text": "Thanks for reading."}]),
+    (
+        "Write five lines, and start every line with a dash.",
+        [{"rule": "lines", "min": 5, "max": 5}, {"rule": "starts_with", "text": "-", "per": "line"}],
+    ),
     # more wordings (the train prompts t25e-*)
     (
         "Compose a 4-word sentence in which each word contains a pair of identical adjacent letters.",

@@ -278,10 +278,13 @@ def read_markup(cl: ClauseText) -> None:
         ps,
     )
 
-    def hl(m: re.Match[str]) -> None:
+    def hl(m: re.Match[str]) -> bool:
+        if re.search(r"\d+\s*$", cl.w[: m.start()]) and m.group(0).startswith("highlighted"):
+            return False  # "at least 2 highlighted sections": a count, read with the quantities
         n = m.group("n")
         bounds = to_bounds(cmp_kind(m) or "min", int(n), None, False) if n else None
         cl.add({"rule": "highlights", **(bounds or {"min": 1})})
+        return True
 
     cl.each(
         rf"\b(?:highlight|emphasi[sz]e|mark)\w*\s+(?:(?:{CMP_ALL})\s+)?(?P<n>\d+)?\s*(?:\w+\s+)?"
@@ -406,7 +409,7 @@ def read_marks(cl: ClauseText) -> None:
         cl.each(
             rf"\b(?:no|without(?: any| using(?: any)?)?|avoid(?:ing)?(?: the use of| using)?(?: any)?|zero|"
             rf"(?:do not|don't|never|must not|should not|refrain from)\s+(?:use|using|include|including|add|adding|"
-            rf"put|putting|the use of)?\s*(?:any\s+)?)\s*{noun}\b(?:\s+at all)?|\b{noun}[- ]free\b",
+            rf"put|putting|the use of)?\s*(?:any\s+|1\s+|even\s+1\s+)?)\s*{noun}\b(?:\s+at all)?|\b{noun}[- ]free\b",
             adder(cl, {"rule": rule, "max": 0}),
         )
     cl.each(
@@ -491,7 +494,7 @@ def read_choices(cl: ClauseText) -> None:
         rf"answers|phrases|words|values)?(?:\s+only)?(?:\s+and\s+nothing\s+else)?"
         rf"\s*:?\s*\(?\s*{Q}(?:\s*(?:,|\bor\b|\band\b|/)\s*(?:or\s+)?{Q})+\s*\)?"
         rf"|\b(?:must be|should be|has to be|answer with|reply with|respond with|answer|"
-        rf"say)\s+(?:either\s+)?{Q}\s+or\s+{Q}",
+        rf"say)\s+(?:either\s+)?{Q}(?:\s*,\s*{Q})*\s*,?\s+or\s+{Q}(?:\s+and\s+nothing\s+else)?",
         opts,
     )
     cl.each(

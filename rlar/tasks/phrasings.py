@@ -455,7 +455,11 @@ def read_quantities(cl: ClauseText, sentence: str) -> None:
             negations.append(neg)
         if re.search(r"\blower[- ]?case\b", m.group("adj")):
             cl.add({"rule": "lowercase"})  # "3 lowercase letters": a count, and the case
-        vague = [w for w in m.group("adj").split() if w in CUES and not re.fullmatch(r"lower[- ]?case", w)]
+        vague = [
+            w
+            for w in m.group("adj").split()
+            if w in CUES and not re.fullmatch(r"lower[- ]?case|markdown|bulleted|numbered", w)
+        ]
         if vague:
             cl.unreadable.append(f"vague: {' '.join(vague)} {m.group('unit')}")
         c: dict[str, Any] = {"rule": rule, **b}

@@ -53,6 +53,7 @@ def read_forms(cl: ClauseText, sentence: str, whole: str) -> None:
     _read_notes(cl, whole)
     read_parts(cl, sentence, whole)  # separators, lists, markers, headings, one unit's start or end
     _read_trailing(cl)
+    _read_last_words(cl)
     _read_bare_options(cl)
     _read_leading_verb(cl)
 
@@ -118,7 +119,8 @@ def _read_postscript(cl: ClauseText) -> None:
         rf"add(?:ing)?|include|with|"
         rf"(?:end|finish|close)\w*\s+(?:{SUBJECT}\s+)?with)\s+)?(?:an?\s+)?(?:postscript|(?P<m0>{MARK_RX}))\s+"
         rf"(?:(?:at|to)\s+the\s+(?:end|bottom)\s+(?:of\s+(?:your|the)\s+\w+\s+)?)?"
-        rf"(?:that\s+)?(?:starts|starting|begins|beginning|opening|opens)\s+with\s+(?:the\s+marker\s+)?"
+        rf"(?:that\s+)?(?:(?:starts|starting|begins|beginning|opening|opens)\s+with|marked(?:\s+with)?|labell?ed(?:\s+with)?|"
+        rf"introduced\s+by)\s+(?:the\s+marker\s+)?"
         rf"(?:(?P<q>{Q})|(?P<mark>{MARK_RX}))",
         ps,
     )
@@ -236,10 +238,34 @@ def _read_notes(cl: ClauseText, whole: str) -> None:
             r"(?:\s+such\s+as\s+```)?",
             lambda m: True,
         )
+    # the paragraph separator said in other words: a blank line is what separates paragraphs anyway
+    cl.each(
+        r"\b(?:(?:each\s+)?separated|divided|split)\s+(?:from\s+each\s+other\s+)?(?:by|with)\s+(?:2|two|double)\s+(?:line\s+breaks|"
+        r"newlines|new\s+lines|returns)\b",
+        lambda m: re.search(r"\bparagraphs?\b", whole) is not None,
+    )
+    # what names the answer, no requirement: "somewhere in your reply", "throughout your answer", "present the
+    # answer as", "organize your reply in(to)"
+    cl.each(
+        r"\bsomewhere(?:\s+in\s+(?:your|the)\s+(?:reply|answer|response|text))?\b|\bthroughout(?:\s+(?:your|the)\s+"
+        r"(?:reply|answer|response|text))?\b|\b(?:present|format)\s+(?:your|the)\s+(?:reply|answer|response|text|output)\s+as\b"
+        r"|\b(?:organi[sz]e|arrange|structure|lay\s+out)\s+(?:your|the)\s+(?:reply|answer|response|text|output)\s+(?:in|into)"
+        r"(?=\s+\d+\s+(?:paragraphs|sentences|bullet|bullets|lines)\b)",
+        lambda m: True,
+    )
     cl.each(
         rf"\b(?:paragraphs\s+)?(?:are|is|should\s+be|must\s+be)?\s*separated\s+(?:with|from)\s+each\s+other\s+by\s+"
         rf"(?:2|two)\s+new\s*lines(?:\s+as\s+if\s+it\s+(?:was|were)\s+{Q}\s+in\s+python)?",
         lambda m: True,
+    )
+
+
+def _read_last_words(cl: ClauseText) -> None:
+    """``Your last words must be 'Thanks for reading.'``: how the answer ends."""
+    cl.each(
+        rf"\b(?:your|the)\s+(?:very\s+)?(?:last|final|closing)\s+words\s+(?:must|should|need\s+to|have\s+to|will)\s+be\s+"
+        rf"(?:the\s+(?:phrase|words)\s+)?(?P<q>{Q})",
+        lambda m: cl.add({"rule": "ends_with", "text": cl.q(m.group("q"))}),
     )
 
 

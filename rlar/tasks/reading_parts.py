@@ -294,6 +294,20 @@ def _read_section_markers(cl: ClauseText, whole: str) -> None:
                 rf",?\s*(?:such\s+as|like|eg|for\s+example)\s*:?\s*{low}\s+1{re.escape(raw.group('suf'))}",
                 lambda m: True,
             )
+    # a quoted marker with a letter for its number: "mark each with 'Part N', where N is its number"
+    for m in re.finditer(Q, cl.w):
+        said = re.fullmatch(r"(?P<p>[A-Za-z#][\w# ]*?)\s+(?P<x>[XN])(?P<s>[:.)]?)", cl.q(m.group(0)).strip())
+        if said is None:
+            continue
+        around = re.search(
+            rf"\b(?:mark|label|start|begin|head|open|prefix)\w*\s+(?:the\s+beginning\s+of\s+)?(?:each|every)\s*(?:\w+\s+)?"
+            rf"(?:with\s+)?{re.escape(m.group(0))}(?:\s*,?\s*(?:where|with)\s+[xn]\s+(?:is|being)\s+(?:its|the)\s+"
+            rf"(?:\w+\s+)?(?:number|index))?",
+            cl.w,
+        )
+        if around and re.search(r"\b(?:sections?|parts?|chapters?|steps?)\b", whole):
+            marker(said.group("p"), said.group("s"), None)
+            cl.consume(around)
     # quoted markers with their numbers: "'Part 1:' and 'Part 2:' respectively", "'## Section 1' to '## Section 4'"
     quoted = [(m, cl.q(m.group(0))) for m in re.finditer(Q, cl.w)]
     fits = [(m, re.fullmatch(r"(?P<p>\S(?:.*\S)?)\s*(?P<n>\d+)(?P<s>[:.)]?)", q.strip())) for m, q in quoted]

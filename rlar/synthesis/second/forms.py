@@ -142,8 +142,9 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
 
     # a postscript's marker, named after "postscript ... with"
     ps = re.search(
-        r"\bpostscript\s+(?:at the (?:end|bottom)\s+)?(?:that\s+)?(?:starting|beginning|starts|begins|opening)"
-        r"\s+with\s+"
+        r"\bpostscript\s+(?:at the (?:end|bottom)\s+)?(?:that\s+)?"
+        r"(?:(?:starting|beginning|starts|begins|opening)\s+with"
+        r"|marked(?: with)?|label+ed(?: with)?|introduced by)\s+"
         r"(?:'([^']+)'|\"([^\"]+)\"|(p\.\s?p\.\s?s\.?|p\.\s?s\.?))",
         sentence,
     )
@@ -262,6 +263,33 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         if request:
             out.append({"rule": "repeat", "text": request})
         used.append(r"\brepeat\b.*$")
+
+    # how the answer ends: "your last words must be 'thanks for reading.'"
+    last = re.search(
+        r"\b(?:last|final|closing) words (?:must|should|need to|have to|will) be '([^']+)'", sentence
+    )
+    if last and not neg:
+        out.append({"rule": "ends_with", "text": _raw_quote(last.group(1), raw)})
+        used.append(re.escape(last.group(0)))
+
+    # a dash at the start of every line
+    dash = re.search(
+        r"\b(?:start|begin)\w*\s+(?:each|every)\s+(line|bullet|item)\s+with\s+a\s+(?:dash|hyphen)\b", sentence
+    )
+    if dash and not neg:
+        out.append({"rule": "starts_with", "text": "-", "per": "line" if dash.group(1) == "line" else "item"})
+        used.append(re.escape(dash.group(0)))
+
+    # a quoted marker with a letter for its number: "mark each with 'part n', where n is its number"
+    letter_marker = re.search(r"\beach\b[^']*'([a-z#][\w# ]*?) ([xn])([:.)]?)'", sentence)
+    if letter_marker and re.search(r"\b(?:sections?|parts?|chapters?)\b", low):
+        said = _raw_quote(f"{letter_marker.group(1)} {letter_marker.group(2)}{letter_marker.group(3)}", raw)
+        prefix = re.sub(r"\s+[XNxn]\W?$", "", said)
+        suffix = {"suffix": letter_marker.group(3)} if letter_marker.group(3) else {}
+        out.append({"rule": "sections", "min": 1, "marker": prefix, **suffix})
+        used.append(
+            r"'[a-z#][\w# ]*? [xn][:.)]?'(?:\s*,?\s*where [xn] is (?:its|the) (?:\w+ )?(?:number|index))?"
+        )
 
     # a JSON array: its item type and how many
     if re.search(r"\bjson\s+(?:array|list)\b", sentence) or (

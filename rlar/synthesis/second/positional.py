@@ -263,7 +263,8 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
             sentence = sentence.replace(fully.group(0), " ")
     caps = re.search(
         r"\b(?:exactly\s+)?(\d+|two|three|four|five)\s+words?\s+(?:are\s+|"
-        r"is\s+)?(?:written\s+)?(?:in\s+)?(?:all\s+)?(?:capital letters|capitals|caps|upper\s?case)\b",
+        r"is\s+)?(?:written\s+)?(?:entirely\s+|fully\s+|completely\s+)?(?:in\s+)?(?:all\s+)?"
+        r"(?:capital letters|capitals|caps|upper\s?case)\b",
         sentence,
     )
     if caps:

@@ -50,7 +50,9 @@ def second_reading(text: str) -> list[dict[str, Any]]:
     # "(paragraphs and only paragraphs are) separated with each other by two new lines as if it was '\n\n' in
     # python": the blank line that separates paragraphs anyway
     low = re.sub(
-        r"\bseparated (?:with|from) each other by (?:two|2) new ?lines(?: as if it (?:was|were) '[^']*' in python)?",
+        r"\bseparated (?:with|from) each other by (?:two|2) new ?lines(?: as if it (?:was|were) '[^']*' in python)?"
+        r"|\b(?:separated|divided|split) (?:from each other )?(?:by|with) (?:two|2|double) "
+        r"(?:line breaks|new ?lines|returns)\b",
         " ",
         low,
     )
@@ -134,7 +136,10 @@ def second_reading(text: str) -> list[dict[str, Any]]:
         bare_letter = re.search(r"\bletter ([a-z])\b(?! *')", sentence)
         if bare_letter and times and not quoted:  # "use the letter q at least twice": an unquoted letter
             quoted = [bare_letter.group(1)]
-        if re.search(r"\b(?:one of|either)\b", sentence) and len(quoted) >= 2:
+        options_listed = re.search(
+            r"\b(?:respond|reply|answer|say)\s+with\s+'[^']+'(?:\s*,\s*'[^']+')*\s*,?\s+or\s+'", sentence
+        )
+        if (re.search(r"\b(?:one of|either)\b", sentence) or options_listed) and len(quoted) >= 2:
             as_written = [
                 next((m.group(0) for m in [re.search(re.escape(q), text, re.I)] if m), q) for q in quoted
             ]
@@ -250,7 +255,9 @@ def second_reading(text: str) -> list[dict[str, Any]]:
         if (
             cls
             and head
-            and re.search(r"\b(?:sentences?|words|commas?|paragraphs?|lines|english|response)\b", low)
+            and re.search(
+                r"\b(?:sentences?|words|commas?|paragraphs?|lines|english|response|throughout)\b", low
+            )
         ):
             # "use only lowercase letters ... write 3 sentences": the case of the letters, not letters alone
             out.append({"rule": "lowercase"} if head == "lowercase" else {"rule": "uppercase"})

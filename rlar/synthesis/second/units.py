@@ -24,6 +24,7 @@ _MARKS = {
     "exclamation mark": "exclamations",
     "exclamation point": "exclamations",
     "hashtag": "hashtags",
+    "comma": "commas",
 }
 
 
@@ -188,11 +189,32 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
         out.append({"rule": "capital_words", **bounds})
         used.append(re.escape(capw.group(0)))
 
+    # highlighted parts counted: "emphasize at least 2 parts with markdown italics"
+    hl = re.search(
+        r"\b(?:highlight|emphasi[sz]e|italici[sz]e|bold)\w*\s+(at least|at most|exactly|no more than)?\s*("
+        + _NUMWORD
+        + r")\s+(?:parts|part|sections?|phrases?|words?|passages?)\b",
+        sentence,
+    )
+    if hl and _num(hl.group(2)) is not None and not neg:
+        n = int(_num(hl.group(2)) or 0)
+        kind = hl.group(1) or "exactly"
+        hb = (
+            {"min": n}
+            if kind == "at least"
+            else {"max": n}
+            if kind in ("at most", "no more than")
+            else {"min": n, "max": n}
+        )
+        out.append({"rule": "highlights", **hb})
+        used.append(re.escape(hl.group(0)))
+
     # counts of one punctuation mark (or hashtags)
     for noun, rule in _MARKS.items():
         banned = re.search(
-            r"\b(?:(?:do not|don't|never)\s+(?:use|include)\s+(?:any\s+)?|without\s+(?:any\s+)?"
-            r"|avoid\s+(?:using\s+)?(?:any\s+)?)" + noun + r"s\b",
+            r"\b(?:(?:do not|don't|never)\s+(?:use|include|have)\s+(?:any\s+|a single\s+|one\s+|even one\s+)?"
+            r"|without\s+(?:using\s+)?(?:any\s+)?"
+            r"|avoid\s+(?:using\s+)?(?:any\s+)?)" + noun + r"s?\b",
             sentence,
         )
         if banned:
