@@ -14,7 +14,7 @@ from rlar.agent.base import OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
 from rlar.app.cli import main
 from rlar.benchmarks.routing import binomial_tail, run
-from rlar.routing.exemplars import default_path
+from rlar.routing.exemplars import default_path, group_of
 from tests.support.env import REPO, actor_env
 
 DATA = default_path()
@@ -92,12 +92,18 @@ async def test_the_held_out_figures_on_a_small_file(small: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)  # 77 refits and 863 leave-one-out routers: ~2.5 min of CPU, 7-15 min on a busy host
-async def test_the_shipped_set_held_out_by_type_beats_every_baseline() -> None:
-    agent = OfflineAgent(OfflineAgentConfig())
-    doc = await run(None, agent, random_trials=50, tools_held_out=False)
+@pytest.mark.timeout(900)  # 77 refits and 863 leave-one-out routers: ~1.5 min of CPU, 5-10 min on a busy host
+def test_the_shipped_set_held_out_by_type_beats_every_baseline() -> None:
+    from rlar.benchmarks.routing import held_out_figures
+    from rlar.routing.exemplars import load_labelled
+    from rlar.tools.base import builtin_specs
+
+    # The held-out figures alone: routing the set as deployed is the business of the tests above and below.
+    records = load_labelled(default_path())
+    embed = OfflineAgent(OfflineAgentConfig()).embedder
+    doc = held_out_figures(records, builtin_specs(), embed, random_trials=50, tools_held_out=False)
     lo = doc["leave_one_type_out"]
-    assert doc["records"] >= 600 and doc["types"] >= 40
+    assert len(records) >= 600 and len({group_of(r) for r in records}) >= 40
     assert (
         lo["accuracy"]
         > doc["majority_eligible"]["accuracy"] + 0.15

@@ -329,8 +329,16 @@ async def run(
     held_figures: dict[str, Any] = {}
     embed = getattr(agent, "embedder", None)
     if held_out and embed is not None:  # first: with ``save`` the deployed router then reads what was saved
-        ship = save and path == default_path()
-        held_figures = _held_out_figures(records, specs, embed, progress, tools_held_out, ship)
+        held_figures = held_out_figures(
+            records,
+            specs,
+            embed,
+            seed=seed,
+            random_trials=random_trials,
+            tools_held_out=tools_held_out,
+            save=save and path == default_path(),
+            progress=progress,
+        )
     t0 = time.perf_counter()
     routed = await route_records(records, agent, specs)
     wall = time.perf_counter() - t0
@@ -375,9 +383,30 @@ async def run(
         **base,
         "wall_s": round(wall, 3),
     }
-    doc.update(held_figures)
+    doc["p_value_vs_random"] = binomial_tail(len(records), int(ag["correct"]), p_random)
+    doc.update(held_figures)  # the same baselines (same seed); the p-value of the held-out routes
     if unseen and path == default_path():
         doc["unseen"] = await _unseen_figures(agent, specs)
-    scored = doc.get("leave_one_type_out", ag)
-    doc["p_value_vs_random"] = binomial_tail(len(records), int(scored["correct"]), p_random)
     return doc
+
+
+def held_out_figures(
+    records: Sequence[Mapping[str, Any]],
+    specs: Sequence[ToolSpec],
+    embed: Any,
+    *,
+    seed: int = 0,
+    random_trials: int = 200,
+    tools_held_out: bool = True,
+    save: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """The figures of :func:`run` that need no agent call: every record routed with its type held out of the
+    bank and the fit (``leave_one_type_out``, with the in-distribution and description-only routes, the
+    tools-held-out figures unless ``tools_held_out`` is false), the baselines, and the held-out routes'
+    p-value against random. ``embed``: the offline backend's embedding model."""
+    figures = _held_out_figures(records, specs, embed, progress, tools_held_out, save)
+    base = _baselines(records, specs, seed, random_trials)
+    p_random = base.pop("_p_random")
+    correct = int(figures["leave_one_type_out"]["correct"])
+    return {**base, **figures, "p_value_vs_random": binomial_tail(len(records), correct, p_random)}
