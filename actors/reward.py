@@ -4,7 +4,8 @@ One worker serves the tool kinds in ``kinds`` (``rlar up --actors reward-model=2
 workers for one kind each). For each kind it pulls from the durable ``reward-<kind>`` on the SCORE stream —
 the kind's queue group: every request goes to one worker, and one that dies without acking has its requests
 redelivered to the others after the consumer's ack-wait. While a request is being scored the worker tells
-the server it is still in progress, so a slow tool is not redelivered to a second worker.
+the server it is still in progress (one keep-alive per kind marks every request in hand), so a slow tool is not
+redelivered to a second worker.
 
 A request is one prompt generation's responses (or a part of them) and the prompt's tools of one kind. Per
 request, for each of its tools (concurrently):
@@ -13,11 +14,11 @@ request, for each of its tools (concurrently):
    usable one for version 0). Resolutions are cached for ``spec_ttl_s`` and dropped when a
    ``ToolRegistered`` announces a change. Unknown, disabled or quarantined tools, and a tool of another kind
    than the subject's, give ``abstain`` with the reason.
-2. Score all the request's responses in one call of a ``ToolExecutor`` per kind (rule tools too: one
-   round trip to their worker process per request): CPU tools in killable worker processes, with a hard deadline
-   per call (``params.deadline_s``, else ``timeout_s``; at most ``max_timeout_s``) enforced by killing the
-   process. A user's reward function (``params.concurrency``) has its own pool of that many processes, its
-   samples spread over them, each with its own deadline, so hung samples time out together. A timeout is
+2. Score all the request's responses in one call of a ``ToolExecutor`` per kind: CPU tools in killable worker
+   processes, with a hard deadline per call (``params.deadline_s``, else ``timeout_s``; at most
+   ``max_timeout_s``) enforced by killing the process. A user's reward function (``params.concurrency``)
+   has its own pool of that many processes, its samples spread over them, each with its own deadline, so
+   hung samples time out together. A timeout is
    ``abstain`` "timeout after Xs"; a tool that raises (``raised ValueError: boom (at f.py:3 in fn)``, the
    traceback's first lines in the item's details), returns a refused type (a str, a bool, None where None
    is not "abstain"), NaN/inf or a score outside its declared range is ``error`` with the reason; in-range
@@ -28,7 +29,10 @@ request, for each of its tools (concurrently):
 3. Batching: tools that batch for real in a worker process (reward models: ``batched`` and not
    ``in_process``) get the requests that arrive together (one fetch) collected for ``batch_wait_s`` into
    one call of up to ``max_batch``; the deadline scales with the number of model batches. A user's batched
-   or TRL function (``call_deadline``) gets one call per request, with one deadline per call.
+   or TRL function (``call_deadline``) gets one call per request, with one deadline per call. Tools scored
+   one response at a time in the shared worker processes (rule and metric tools) get the calls made in one
+   turn of the event loop — the requests of one fetch — merged into one executor call per tool: one round
+   trip to a worker process for all of them, each response still with its own deadline and result.
 4. Publish one ``RewardGroup`` per tool (per response: status ok | abstain | error, score, reason, latency,
    cached flag; the tool version actually used, the route's weight, worker id), split by response index if
    larger than the payload limit, with ``Nats-Msg-Id = <prompt>/<generation>/<tool>#<first index>`` — all
@@ -182,6 +186,60 @@ class _Batcher:
                 fut.set_result(res)
 
 
+class _Merger:
+    """Calls of tools scored one response at a time in the shared worker processes, made in one turn of the
+    event loop (the requests of one fetch start together), scored in one executor call per tool spec: one
+    round trip to a worker process instead of one per request. The executor's per-sample path gives each
+    response its own deadline and result, so a hung response still times out alone; a request's results
+    come back when its merged call ends."""
+
+    Call = tuple[ToolSpec, float, list[ToolInput], "asyncio.Future[list[ToolResult]]"]
+
+    def __init__(
+        self, run: Callable[[ToolSpec, list[ToolInput], float], Awaitable[list[ToolResult]]]
+    ) -> None:
+        self.run = run
+        self.pending: list[_Merger.Call] = []
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.calls = 0
+
+    async def score(self, spec: ToolSpec, inputs: list[ToolInput], deadline: float) -> list[ToolResult]:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[list[ToolResult]] = loop.create_future()
+        if not self.pending:
+            loop.call_soon(self._flush)  # after every handler started in this turn has made its call
+        self.pending.append((spec, deadline, inputs, fut))
+        return await fut
+
+    def _flush(self) -> None:
+        pending, self.pending = self.pending, []
+        by_spec: dict[tuple[int, float], list[_Merger.Call]] = {}
+        for call in pending:
+            by_spec.setdefault((id(call[0]), call[1]), []).append(call)
+        for calls in by_spec.values():
+            task = asyncio.create_task(self._run(calls))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    async def _run(self, calls: list[_Merger.Call]) -> None:
+        self.calls += 1
+        spec, deadline = calls[0][0], calls[0][1]
+        try:
+            results = await self.run(spec, [x for _, _, inputs, _ in calls for x in inputs], deadline)
+        except BaseException as exc:  # our bug (the executor never raises for a tool), or a cancel: fail them
+            for *_, fut in calls:
+                if not fut.done():
+                    fut.set_exception(exc if isinstance(exc, Exception) else asyncio.CancelledError())
+            if not isinstance(exc, Exception):
+                raise
+            return
+        start = 0
+        for _, _, inputs, fut in calls:
+            if not fut.done():
+                fut.set_result(results[start : start + len(inputs)])
+            start += len(inputs)
+
+
 class RewardWorker(Actor[RewardConfig]):
     """Scores requests of its kinds with registered tools; see the module docstring."""
 
@@ -194,6 +252,9 @@ class RewardWorker(Actor[RewardConfig]):
         self.executors: dict[str, ToolExecutor] = {}
         self._resolved: dict[tuple[str, int], tuple[float, ToolSpec | None, str]] = {}
         self._batchers: dict[tuple[str, str, int], _Batcher] = {}
+        self._mergers: dict[str, _Merger] = {}
+        # Per kind, the requests in hand: one keep-alive per kind marks them in progress while main() runs.
+        self._held: dict[str, dict[int, Msg]] = {k: {} for k in config.kinds}
         self._stats: dict[tuple[str, int], StatsDelta] = {}
         self._watches: dict[tuple[str, int], ThroughputWatch] = {}
         self._errors_seen: dict[tuple[str, int, str], int] = {}
@@ -248,9 +309,16 @@ class RewardWorker(Actor[RewardConfig]):
         ]
         flusher = asyncio.create_task(self._flush_loop())
         try:
-            await self.stopping.wait()
-            # The pull loops finish the requests in hand, then return.
-            await asyncio.gather(*loops, return_exceptions=True)
+            async with contextlib.AsyncExitStack() as held:
+                # Tell the server the requests in hand are still being worked on, so a slow tool is not handed
+                # to a second worker (every third of the kind's ack-wait, until the pull loops have ended).
+                for kind in cfg.kinds:
+                    await held.enter_async_context(
+                        keep_in_progress(self._held[kind].values, self._ack_wait.get(kind, 30.0))
+                    )
+                await self.stopping.wait()
+                # The pull loops finish the requests in hand, then return.
+                await asyncio.gather(*loops, return_exceptions=True)
         finally:
             flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -268,6 +336,8 @@ class RewardWorker(Actor[RewardConfig]):
             "inflight": dict(self._inflight),
             "executors": {k: ex.stats.to_dict() for k, ex in self.executors.items()},
             "batches": sum(b.batches for b in self._batchers.values()),
+            # executor calls made for merged requests of per-response tools (one per tool and fetch)
+            "merged_calls": sum(m.calls for m in self._mergers.values()),
             # wall time with at least one request in flight (the stage's occupancy; over the counters' requests)
             "busy_s": round(
                 self._busy_s + (time.perf_counter() - self._busy_since if self._busy_since else 0.0), 4
@@ -317,6 +387,13 @@ class RewardWorker(Actor[RewardConfig]):
                 batcher = _Batcher(run, self.config.max_batch, self.config.batch_wait_s)
                 self._batchers[key] = batcher
             return list(await asyncio.gather(*(batcher.submit(x) for x in inputs)))
+        if not cls.batched and not cls.in_process and ex.concurrency(spec) is None:
+            merger = self._mergers.get(kind)
+            if merger is None:
+                merger = self._mergers[kind] = _Merger(
+                    lambda spec, batch, limit: ex.score_batch(spec, batch, timeout_s=limit)
+                )
+            return await merger.score(spec, inputs, deadline)
         return await ex.score_batch(spec, inputs, timeout_s=deadline)
 
     # -- requests ---------------------------------------------------------------------------------
@@ -324,22 +401,23 @@ class RewardWorker(Actor[RewardConfig]):
         if self._busy_since is None:
             self._busy_since = time.perf_counter()
         self._inflight[kind] += 1
+        held = self._held[kind]
+        held[id(raw)] = raw  # marked in progress by main()'s keep-alive while it is in hand
         try:
-            # Tell the server we are still working, so a slow tool is not handed to a second worker.
-            async with keep_in_progress(raw, self._ack_wait.get(kind, 30.0)):
-                rewards = await asyncio.gather(*(self._score_tool(kind, req, tool) for tool in req.tools))
-                limit = self.bus.max_payload
-                key = f"{req.prompt_id}/{req.generation}"
-                task = subjects.rewards(subjects.safe_token(req.task))
-                await self.bus.js_publish_many(
-                    [
-                        (task, data, f"{key}/{part.tool}#{part.items[0].index}")
-                        for reward in rewards
-                        if reward.items
-                        for part, data in encode_parts(reward, "items", limit)
-                    ]
-                )
+            rewards = await asyncio.gather(*(self._score_tool(kind, req, tool) for tool in req.tools))
+            limit = self.bus.max_payload
+            key = f"{req.prompt_id}/{req.generation}"
+            task = subjects.rewards(subjects.safe_token(req.task))
+            await self.bus.js_publish_many(
+                [
+                    (task, data, f"{key}/{part.tool}#{part.items[0].index}")
+                    for reward in rewards
+                    if reward.items
+                    for part, data in encode_parts(reward, "items", limit)
+                ]
+            )
         finally:
+            held.pop(id(raw), None)
             self._inflight[kind] -= 1
             if self._busy_since is not None and not any(self._inflight.values()):
                 self._busy_s += time.perf_counter() - self._busy_since

@@ -20,7 +20,7 @@ import pytest
 
 from actors.reward import RewardConfig, RewardWorker
 from actors.sandbox import SandboxActor, SandboxActorConfig
-from bus import subjects, topology
+from bus import codec, subjects, topology
 from bus.client import Bus, wait_for
 from bus.config import NatsConfig
 from bus.messages import Event, Heartbeat, RewardGroup, ScoredItem, ScoreGroup, ScoreItem, ToolRef
@@ -183,6 +183,62 @@ async def test_a_group_is_scored_by_each_tool_of_its_kind_in_one_call_and_answer
     assert [it.score for it in by_tool["contains_match"].items] == [
         0.0 if r == "41" else 1.0 for r in responses
     ]
+
+
+async def test_requests_of_one_fetch_share_one_executor_call_per_tool_and_each_gets_its_own_results(
+    bus: Bus, nats_url: str, tmp_path: Path
+) -> None:
+    """Requests pulled together are scored in one executor call per tool (one round trip to the tool worker);
+    each request gets back exactly its own responses' results, and a hung response times out alone."""
+    uid = _uid()
+    hang = await ToolRegistry(bus).register(spec(f"hang_{uid}", "HangTool", deadline_s=1.0), by="test")
+    task = f"merge_{uid}"
+    reqs = [
+        ScoreGroup(
+            prompt_id=f"{task}-{i}",
+            generation="g",
+            task=task,
+            query="q",
+            reference=f"r{i}",
+            tools=[ToolRef(tool="exact_match", kind="rule")],
+            items=[
+                ScoreItem(index=j, response=r) for j, r in enumerate([f"r{i}", f"r{i + 1}", "x"][: 1 + i % 3])
+            ],
+        )
+        for i in range(6)
+    ]
+    reqs.append(
+        ScoreGroup(
+            prompt_id=f"{task}-hang",
+            generation="g",
+            task=task,
+            query="q",
+            tools=[ToolRef(tool=hang.name, kind="rule")],
+            items=[ScoreItem(index=j, response=r) for j, r in enumerate(["fine", "hang", "also fine"])],
+        )
+    )
+    got: dict[str, RewardGroup] = {}
+
+    async def on_reward(msg: RewardGroup, raw: object) -> None:
+        got[msg.prompt_id] = msg
+
+    await bus.subscribe(subjects.rewards(task), RewardGroup, on_reward)
+    # Published before the worker starts: its first fetch holds them all.
+    await bus.js_publish_many([(subjects.score("rule"), codec.encode(r), f"req/{r.prompt_id}") for r in reqs])
+    async with running(_worker(nats_url, tmp_path, kinds=["rule"], cache_size=0)) as worker:
+        assert await wait_for(lambda: len(got) == len(reqs), 60), sorted(got)
+        calls = worker.info()["merged_calls"]
+        assert 2 <= calls < len(reqs)  # two tools; fewer calls than requests
+        assert worker.executors["rule"].stats.requests == calls
+    for i, req in enumerate(reqs[:-1]):
+        reward = got[req.prompt_id]
+        assert [it.index for it in reward.items] == [it.index for it in req.items]
+        assert [(it.status, it.score) for it in reward.items] == [
+            ("ok", 1.0 if it.response == f"r{i}" else 0.0) for it in req.items
+        ]
+    hung = got[f"{task}-hang"].items
+    assert [(it.status, it.score) for it in hung[::2]] == [("ok", 1.0), ("ok", 1.0)]
+    assert (hung[1].status, hung[1].reason) == ("abstain", "timeout after 1s")
 
 
 async def test_hanging_throwing_nan_and_huge_tools_give_reasons_and_the_worker_keeps_serving(
@@ -436,11 +492,18 @@ async def test_killing_a_worker_mid_batch_loses_no_sample(bus: Bus, nats_url: st
     uid = _uid()
     n, free = 24, 3
     # Worker A scores the first three at once and holds the rest (its tool waits for a gate file) until it is
-    # killed: mid-batch by construction, not by timing. The gate opens for B. (Deadline: past the test's.)
+    # killed: mid-batch by construction, not by timing. The gate opens for B. (Deadline: past the test's.) The
+    # tool has its own pool of four processes, one per request in hand, so each request is scored and answered
+    # on its own (in the shared workers, the requests of one fetch share one call that the gated ones hold).
     gate = tmp_path / "gate"
     gated = await ToolRegistry(bus).register(
         spec(
-            f"gated_{uid}", "GatedTool", gate=str(gate), free=[f"r{i}" for i in range(free)], deadline_s=600
+            f"gated_{uid}",
+            "GatedTool",
+            gate=str(gate),
+            free=[f"r{i}" for i in range(free)],
+            deadline_s=600,
+            concurrency=4,
         ),
         by="test",
     )
