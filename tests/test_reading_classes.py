@@ -231,6 +231,56 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
         "Write five lines, and start every line with a dash.",
         [{"rule": "lines", "min": 5, "max": 5}, {"rule": "starts_with", "text": "-", "per": "line"}],
     ),
+    (
+        "Start each of your 3 paragraphs with the word 'First', 'Second' and 'Third' respectively.",
+        [
+            {"rule": "nth", "unit": "paragraph", "index": 1, "side": "start", "text": "First"},
+            {"rule": "nth", "unit": "paragraph", "index": 2, "side": "start", "text": "Second"},
+            {"rule": "nth", "unit": "paragraph", "index": 3, "side": "start", "text": "Third"},
+            {"rule": "paragraphs", "min": 3, "max": 3},
+        ],
+    ),
+    (
+        "Write exactly two paragraphs, and the first one must end with the word 'night'.",
+        [
+            {"rule": "nth", "unit": "paragraph", "index": 1, "side": "end", "text": "night"},
+            {"rule": "paragraphs", "min": 2, "max": 2},
+        ],
+    ),
+    (
+        "Your answer must start with 'Dear Sir' and end with 'Regards'.",
+        [{"rule": "ends_with", "text": "Regards"}, {"rule": "starts_with", "text": "Dear Sir"}],
+    ),
+    (
+        "Use the word 'because' at least once and at most twice.",
+        [{"rule": "occurs", "text": "because", "min": 1, "max": 2}],
+    ),
+    ("Wrap the entire response in square brackets.", [{"rule": "wrap", "open": "[", "close": "]"}]),
+    (
+        "Separate your three paragraphs with the marker '---'.",
+        [{"rule": "paragraphs", "min": 3, "max": 3, "separator": "---"}],
+    ),
+    ("Do not mention the word 'sun' or the word 'moon'.", [{"rule": "exclude", "words": ["sun", "moon"]}]),
+    (
+        "Give me three numbers that are all odd, separated by commas.",
+        [
+            {"rule": "delimited", "text": ",", "unit": "number"},
+            {"rule": "each", "unit": "number", "test": "odd"},
+            {"rule": "numbers", "min": 3, "max": 3},
+        ],
+    ),
+    (
+        "Write 5 words in which each word is longer than the previous one.",
+        [{"rule": "order", "unit": "word", "rel": "longer"}, W(5)],
+    ),
+    (
+        "Write a sentence in which the 5th word is 'blue' and no word has more than 6 letters.",
+        [
+            {"rule": "at", "unit": "word", "index": 5, "text": "blue"},
+            {"rule": "letters", "per": "word", "max": 6},
+            S(1),
+        ],
+    ),
     # more wordings (the train prompts t25e-*)
     (
         "Compose a 4-word sentence in which each word contains a pair of identical adjacent letters.",
@@ -419,6 +469,8 @@ NEAR: list[tuple[dict[str, Any], str, str]] = [
     ({"rule": "each", "unit": "number", "test": "integer"}, "150\n201\n999", "150\n201.5\n999"),
     ({"rule": "order", "unit": "number", "rel": "ratio", "arg": 2}, "3, 6, 12, 24, 48", "3, 6, 12, 24, 46"),
     ({"rule": "order", "unit": "number", "rel": "distinct"}, "1 4 6 8 9", "1 4 4 8 9"),
+    ({"rule": "order", "unit": "word", "rel": "longer"}, "ox ant bird stone", "ox ant bird cat"),
+    ({"rule": "wrap", "open": "[", "close": "]"}, "[Yes, it is.]", "Yes, [it] is."),
     (
         {"rule": "sections", "marker": "Part", "suffix": ":", "min": 2, "max": 2},
         "Part 1: Mix.\nPart 2: Bake.",

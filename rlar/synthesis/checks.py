@@ -350,6 +350,8 @@ def pair_holds(rel, arg, a, b, i):
     if rel == "one_letter":
         x, y = _bare(a).lower(), _bare(b).lower()
         return len(x) == len(y) and sum(1 for p, q in zip(x, y, strict=True) if p != q) == 1
+    if rel == "longer":  # each unit has more letters than the one before
+        return len(_letters(b)) > len(_letters(a))
     if rel == "ratio":  # each number is ``arg`` times the one before
         x, y = _value(a), _value(b)
         return x is not None and y is not None and y == x * arg

@@ -41,6 +41,18 @@ _WORDS = (
     "wolf wood wren yak yard yarn yew zinc zone"
 ).split()
 _PALINDROMES = ("level", "radar", "civic", "kayak", "refer", "rotor", "noon", "deed", "racecar", "madam")
+_LONGER = (
+    "ox",
+    "ant",
+    "bird",
+    "stone",
+    "forest",
+    "blanket",
+    "mountain",
+    "sunflower",
+    "waterfalls",
+    "wanderlusts",
+)
 _LADDER = ("cold", "cord", "card", "ward", "warm", "worm", "word", "wore", "core", "care", "dare", "date")
 _UNIT_COUNT = {
     "word": "words",
@@ -232,6 +244,10 @@ def _words(constraints: Sequence[Mapping[str, Any]], n: int, unit: str = "word")
         pool = pool[:n] if len(pool) >= n else (pool * n)[:n]
     if "alphabetical" in rels:
         pool = sorted(pool)
+    if "longer" in rels:  # one word of each length, shortest first
+        pool = [
+            w for w in _LONGER if _letter_ok(w, constraints) and all(unit_test(t, a, w) for t, a in shaped)
+        ][:n]
     if "distinct_initials" in rels:
         seen: list[str] = []
         for w in kept or list(_WORDS):

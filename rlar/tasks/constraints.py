@@ -42,8 +42,8 @@ bounds ``min`` / ``max``; what each rule means exactly is :mod:`rlar.synthesis.c
   (``what`` = hashtags closing the answer, counted), ``repeat`` (the answer opens with ``text``); count rules
   take ``body`` (a final postscript aside) and ``separator``, ``paragraphs`` takes ``distinct``, ``sections``
   a ``suffix``; the ``each`` tests ``starts_in`` / ``ends_in`` (a letter of ``arg``), ``double_letter``,
-  ``integer``, ``range`` (``arg`` [lo, hi]) and the ``order`` relations ``ratio`` (``arg`` the factor) and
-  ``distinct_initials``.
+  ``integer``, ``range`` (``arg`` [lo, hi]) and the ``order`` relations ``ratio`` (``arg`` the factor),
+  ``distinct_initials`` and ``longer`` (each word more letters than the one before).
 
 The chat records' ``metadata["format_rules"]`` vocabulary (``rlar.tasks.FORMAT_RULES``) is a subset; its two
 spellings outside this vocabulary are rewritten: ``item_words`` → ``words`` per ``item``, ``no_commas`` →

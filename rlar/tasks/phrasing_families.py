@@ -42,7 +42,7 @@ __all__ = ["read_clause_constraints"]
 
 
 def read_words(cl: ClauseText) -> None:
-    counted = rf"(?:{CMP_ALL})?\s*(?P<n>\d+)\s+times\b"
+    counted = rf"(?:between\s+(?P<a>\d+)\s+and\s+(?P<b>\d+)|(?:{CMP_ALL})?\s*(?P<n>\d+))\s+times\b"
     verb = (
         r"(?:us(?:e|es|ing)|includ(?:e|es|ing)|mention(?:s|ing)?|say(?:s|ing)?|write|repeat(?:s|ing)?|"
         r"contain(?:s|ing)?|have|has|feature|put)"
@@ -55,7 +55,10 @@ def read_words(cl: ClauseText) -> None:
             return False  # "letters should appear ...": "should" is no word to count
         kind = cmp_kind(m)
         negated = kind not in (None, "exact") and is_negated(cl.w[: m.start()])
-        b = to_bounds(kind, int(m.group("n")), None, negated)
+        if m.group("a"):  # "at least once and at most twice", said as a range
+            b: dict[str, int] | None = {"min": int(m.group("a")), "max": int(m.group("b"))}
+        else:
+            b = to_bounds(kind, int(m.group("n")), None, negated)
         if b is None:
             return False
         for w in words:
@@ -76,6 +79,11 @@ def read_words(cl: ClauseText) -> None:
     neg = (
         r"(?:do not|don't|never|must not|should not|shouldn't|cannot|can't|may not|avoid|avoiding|without|"
         r"refrain from|no)"
+    )
+    cl.each(  # "do not mention the word 'sun' or the word 'moon'"
+        rf"\b{neg}\s+(?:ever\s+)?(?:use|using|say|saying|mention|mentioning|include|including|write|writing)\s+"
+        rf"the\s+word\s+{Q}(?:\s*(?:,|\bor\b|\band\b|\bnor\b)\s*(?:the\s+word\s+)?{Q})+",
+        lambda m: add_words(cl, "exclude", targets(cl, m.group(0)), m.group(0)),
     )
     cl.each(
         rf"\b{neg}\s+(?:ever\s+)?(?:(?:use|using|say|saying|mention|mentioning|include|including|write|writing|"
@@ -315,13 +323,16 @@ def read_markup(cl: ClauseText) -> None:
         if c is None:
             c = {"rule": "paragraphs", "min": 1}
             cl.add(c)
+        if m.group("cnt"):  # "separate your three paragraphs with ...": how many too
+            c["min"] = c["max"] = int(m.group("cnt"))
         if text:
             c["separator"] = text
 
     cl.each(
         rf"(?:\b(?:paragraphs?|sections?)\s+(?:are|should be|must be|will be)\s+)?"
-        rf"\bseparat\w*\s+(?:(?:the|your|each|all)\s+)?(?:paragraphs?|sections?|parts?)?\s*(?:from each other\s+)?"
-        rf"(?:with|by|using)\s+(?:the\s+)?(?:markdown\s+)?(?:divider|separator)?\s*:?\s*"
+        rf"\bseparat\w*\s+(?:(?:the|your|each|all)\s+)?(?:(?P<cnt>\d+)\s+(?=paragraphs))?(?:paragraphs?|sections?|parts?)?\s*"
+        rf"(?:from each other\s+)?"
+        rf"(?:with|by|using)\s+(?:the\s+)?(?:markdown\s+)?(?:divider|separator|marker|line)?\s*:?\s*"
         rf"(?:{Q}|(?P<stars>\*{{3,}}|\*(?: \*){{2,}}))",
         sep,
     )

@@ -226,7 +226,7 @@ STOP_WORDS = set(
     also just really very all any some answer answers response responses reply replies output text message
     write writing written give provide respond answering replying use using keep stay put include including
     entire whole full final overall total make made let each every one 1 time contain contains containing
-    add adding insert append passage
+    add adding insert append passage followed entirely
     consist consists consisting of comprise comprises have has having appear appears follow only also first
     then now explicitly always everything which whose where compose produce create generate""".split()
 )

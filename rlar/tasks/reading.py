@@ -284,6 +284,13 @@ def read_instruction(text: str) -> Reading:
         work,
         flags=re.IGNORECASE,
     )
+    # "at least once and at most twice": one range of occurrences (the clause splitter would cut it at "and")
+    work = re.sub(
+        r"(?i)\bat\s+least\s+(once|twice|thrice|\w+)(?:\s+times)?\s*,?\s+(?:and|but)\s+(?:at\s+most|no\s+more\s+than|"
+        r"not\s+more\s+than)\s+(once|twice|thrice|\w+)(?:\s+times)?\b",
+        lambda m: f"between {_times(m.group(1))} and {_times(m.group(2))} times",
+        work,
+    )
     # "Paragraphs and only paragraphs are separated ..." (IFEval): one subject, not two clauses
     work = re.sub(r"(?i)\b(paragraphs|responses|sections)\s+and\s+only\s+\1\b", r"\1", work)
     work, quotes = _protect(work)
@@ -301,6 +308,10 @@ def read_instruction(text: str) -> Reading:
     _single_unit(reading)
     _joined_forms(reading)
     return reading
+
+
+def _times(word: str) -> str:
+    return {"once": "one", "twice": "two", "thrice": "three"}.get(word.lower(), word)
 
 
 _REPEAT = re.compile(

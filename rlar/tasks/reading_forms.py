@@ -46,6 +46,7 @@ def read_forms(cl: ClauseText, sentence: str, whole: str) -> None:
     sentence and the whole instruction, lowercased with digits)."""
     cl.memory["forms_clause"] = cl.w  # the clause before anything is blanked
     _read_wrap(cl)
+    _read_bracket_wrap(cl)
     _read_postscript(cl)
     _read_hashtag_notes(cl)
     _read_repeat(cl)
@@ -102,6 +103,31 @@ def _read_wrap(cl: ClauseText) -> None:
         r"\b(?:wrap|enclose|surround|put|place)\w*\b|\b(?:inside|within|in\s+between|between)\b"
         r"(?:\s+(?:them|the\s+tags|it|the\s+element))?|\belements?\b|\btags?(?:\s+pair)?\b|\bie\b|\beg\b",
         lambda m: True,
+    )
+
+
+_BRACKETS = {
+    "square brackets": ("[", "]"),
+    "brackets": ("[", "]"),
+    "parentheses": ("(", ")"),
+    "round brackets": ("(", ")"),
+    "curly braces": ("{", "}"),
+    "curly brackets": ("{", "}"),
+}
+
+
+def _read_bracket_wrap(cl: ClauseText) -> None:
+    """``Wrap the entire response in square brackets``: the whole answer between the marks."""
+
+    def wrap(m: re.Match[str]) -> None:
+        opening, closing = _BRACKETS[re.sub(r"\s+", " ", m.group("b"))]
+        cl.add({"rule": "wrap", "open": opening, "close": closing})
+
+    names = "|".join(k.replace(" ", r"\s+") for k in sorted(_BRACKETS, key=len, reverse=True))
+    cl.each(
+        rf"\b(?:wrap|enclose|put|place|surround)\w*\s+(?:(?:your|the|this)\s+)?(?:(?:entire|whole|full|complete)\s+)?"
+        rf"(?:response|answer|reply|output|text|message)\s+(?:in|inside|within|with|between)\s+(?:a\s+pair\s+of\s+)?(?P<b>{names})\b",
+        wrap,
     )
 
 

@@ -490,6 +490,47 @@ def _read_nth(cl: ClauseText, sentence: str, whole: str) -> None:
         rf"(?:the\s+(?:words?|phrases?)\s+)?(?P<qs>{Q}(?:\s*,?\s*(?:and\s+)?{Q})+)\s*,?\s+respectively\b",
         respectively_here,
     )
+
+    def each_of(m: re.Match[str]) -> bool:
+        """``Start each of your 3 paragraphs with the word 'First', 'Second' and 'Third' respectively``."""
+        qs = [cl.q(t).strip() for t in re.findall(Q, m.group("qs"))]
+        unit = _NTH_UNITS[m.group("unit")]
+        n = int(m.group("n")) if m.group("n") else None
+        if len(qs) < 2 or (n is not None and n != len(qs)) or not all(qs):
+            return False
+        side = "end" if re.match(end_v, m.group("verb")) else "start"
+        for i, q in enumerate(qs, 1):
+            add(unit, i, side, q)
+        if n is not None:
+            rule = {"paragraph": "paragraphs", "sentence": "sentences", "line": "lines", "item": "items"}[
+                unit
+            ]
+            cl.add({"rule": rule, "min": n, "max": n})
+        return True
+
+    cl.each(
+        rf"\b(?P<verb>{start_v}|{end_v})\s+(?:each|every\s+(?:one|1))\s+of\s+(?:your|the)\s+(?:(?P<n>\d+)\s+)?(?P<unit>{units})\s+"
+        rf"with\s+(?:the\s+(?:words?|phrases?)\s+)?(?P<qs>{Q}(?:\s*,?\s*(?:and\s+)?{Q})+)\s*,?\s+respectively\b",
+        each_of,
+    )
+
+    def pronoun(m: re.Match[str]) -> bool:
+        """``the first one must end with the word 'night'``: the unit named last before it."""
+        named = re.findall(rf"\b(?:{units})\b", sentence[: max(0, sentence.find(m.group(0).strip()[:14]))])
+        if not named or re.search(r"\b(?:not|never)\b|n't\b", m.group(0)):
+            return False
+        text = cl.q(m.group("q")).strip()
+        if not text:
+            return False
+        side = "end" if re.match(end_v, m.group("verb")) else "start"
+        add(_NTH_UNITS[named[-1]], ORDINAL_WORDS[m.group("ord")], side, text)
+        return True
+
+    cl.each(
+        rf"\b(?:and\s+)?(?:the\s+)?(?P<ord>{_ORD})\s+(?:one|1)\s+(?:(?:must|should|has\s+to|needs\s+to|will|shall)\s+)?"
+        rf"(?P<verb>{start_v}|{end_v})\s+(?:with\s+|in\s+)?(?:the\s+(?:exact\s+)?(?:word|phrase)\s+)?(?P<q>{Q})",
+        pronoun,
+    )
     cl.each(
         rf"\b(?:(?P<n>\d+)\s+)?(?P<unit>{units})\s*,?\s+(?:that\s+|which\s+)?(?:each\s+)?(?:\w+\s+)?(?P<verb>{start_v}|{end_v})"
         rf"\s+(?:with\s+|in\s+|on\s+)?(?:the\s+(?:words?|phrases?)\s+)?(?P<qs>{Q}(?:\s*,?\s*(?:and\s+)?{Q})+)\s*,?\s+"

@@ -42,6 +42,8 @@ def read_units(cl: ClauseText, sentence: str, whole: str) -> None:
     _read_double_letters(cl, clause, whole)
     _read_initials(cl, clause, whole)
     _read_ratio(cl, sentence)
+    _read_number_kinds(cl)
+    _read_longer(cl, clause, whole)
     _read_first_number(cl, whole)
     _read_ranges(cl, clause, sentence)
 
@@ -173,6 +175,39 @@ def _read_ratio(cl: ClauseText, sentence: str) -> None:
         rf"(?:(?P<w>double|twice|triple|thrice|quadruple)|(?P<k>\d+)\s+times)\s+{prev}\b"
         rf"|\b(?:(?:each|every)\s+(?:number|term|value|one|1)\s+)?(?:is\s+)?(?:the\s+)?{prev}\s+(?:multiplied|times)\s+by\s+(?P<k2>\d+)\b",
         lambda m: ratio(m) if not m.groupdict().get("k2") else _ratio_k2(cl, m),
+    )
+
+
+def _read_number_kinds(cl: ClauseText) -> None:
+    """``three numbers that are all odd``: the kind said after the noun."""
+
+    def kind(m: re.Match[str]) -> bool:
+        _each(cl, "number", m.group("k"))
+        cl.blank(m.start("rest"), m.end("rest"))
+        return False
+
+    cl.each(
+        rf"\b{_NUM}\s+(?P<rest>(?:that|which)\s+(?:are|must\s+be|should\s+be)\s+(?:all\s+)?(?P<k>odd|even|prime)(?:\s+numbers)?)\b",
+        kind,
+    )
+
+
+def _read_longer(cl: ClauseText, clause: str, whole: str) -> None:
+    """``each word is longer than the previous one``, ``words of increasing length``: every word has more
+    letters than the one before."""
+
+    def longer(m: re.Match[str]) -> bool:
+        unit = _unit_here(m, clause, whole) or "word"
+        if unit != "word":
+            return False
+        cl.add({"rule": "order", "unit": "word", "rel": "longer"})
+        return True
+
+    cl.each(
+        r"\b(?:in\s+which\s+|where\s+|so\s+that\s+)?(?:each|every)\s+(?:word\s+|(?:one|1)\s+)?(?:is|must\s+be|should\s+be)\s+longer\s+than\s+"
+        r"the\s+(?:previous(?:\s+(?:one|1|word))?|(?:one|1|word)\s+before(?:\s+it)?)\b"
+        r"|\b(?:of\s+)?(?:strictly\s+)?increasing\s+length\b",
+        longer,
     )
 
 

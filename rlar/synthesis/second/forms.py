@@ -190,6 +190,80 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         out.append({"rule": "nth", "unit": unit, "index": k, "side": side, "text": text})
         used.append(re.escape(m.group(0)))
 
+    # "start each of your 3 paragraphs with the word 'first', 'second' and 'third' respectively"
+    each_of = re.search(
+        r"\b(start|begin|end|finish)\w*\s+each\s+of\s+(?:your|the)\s+(?:("
+        + _NUMWORD
+        + r")\s+)?(paragraph|sentence|line)s\s+with\s+"
+        r"(?:the\s+words?\s+)?((?:'[^']+'\s*,?\s*(?:and\s+)?)+)respectively",
+        sentence,
+    )
+    if each_of and not neg:
+        qs = re.findall(r"'([^']+)'", each_of.group(4))
+        n = _count(each_of.group(2)) if each_of.group(2) else None
+        if len(qs) >= 2 and (n is None or n == len(qs)):
+            side = "end" if each_of.group(1) in ("end", "finish") else "start"
+            for i, q in enumerate(qs, 1):
+                out.append(
+                    {
+                        "rule": "nth",
+                        "unit": each_of.group(3),
+                        "index": i,
+                        "side": side,
+                        "text": _raw_quote(q, raw),
+                    }
+                )
+            if n is not None:
+                out.append({"rule": each_of.group(3) + "s", "min": n, "max": n})
+            used.append(re.escape(each_of.group(0)))
+    # "the first one must end with the word 'night'": the unit named before
+    one = re.search(
+        r"\b(first|second|third|fourth|fifth|last|final) one\s+(?:must |should |has to |will )?"
+        r"(start|begin|end|finish)\w*\s+"
+        r"with\s+(?:the\s+(?:word|phrase)\s+)?'([^']+)'",
+        sentence,
+    )
+    if one and not neg:
+        before = re.findall(r"\b(paragraph|sentence|line)s?\b", low[: low.find(one.group(0))])
+        if before:
+            side = "end" if one.group(2) in ("end", "finish") else "start"
+            out.append(
+                {
+                    "rule": "nth",
+                    "unit": before[-1],
+                    "index": _ORD[one.group(1)],
+                    "side": side,
+                    "text": _raw_quote(one.group(3), raw),
+                }
+            )
+            used.append(re.escape(one.group(0)))
+    # "... that ends with a question": the answer's last mark
+    asked = re.search(
+        r"\b(?:that\s+)?(?:ends|end|ending|finishes|finish)\s+(?:with|in)\s+a\s+question\b(?!\s+mark)",
+        sentence,
+    )
+    if asked and not neg and not re.search(r"\b(?:each|every|all)\b", sentence):
+        out.append({"rule": "ends_with", "text": "?"})
+        used.append(re.escape(asked.group(0)))
+    # the whole answer between brackets
+    brackets = re.search(
+        r"\b(?:wrap|enclose|put|place|surround)\w*\s+(?:your|the|this)?\s*(?:entire|whole|full|complete)?\s*"
+        r"(?:response|answer|reply|output|text)\s+(?:in|inside|within|between)\s+(?:a pair of\s+)?"
+        r"(square brackets|brackets|parentheses|round brackets|curly braces|curly brackets)\b",
+        sentence,
+    )
+    if brackets and not neg:
+        kind = brackets.group(1)
+        pair = (
+            ("[", "]")
+            if "square" in kind or kind == "brackets"
+            else ("{", "}")
+            if "curly" in kind
+            else ("(", ")")
+        )
+        out.append({"rule": "wrap", "open": pair[0], "close": pair[1]})
+        used.append(re.escape(brackets.group(0)))
+
     # "2 sentences that end in 'math' and 'road' respectively": the unit named last before the verb
     resp = re.search(
         r"\b(start|begin|end|finish)\w*\s+(?:with|in)\s+((?:'[^']+'\s*,?\s*(?:and\s+)?)+)respectively",
@@ -338,7 +412,11 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
                 if parts.group(2):
                     c["distinct"] = True
             out.append(c)
-            used += [re.escape(sep), r"\b\w+\s+(?:asterisk|star|dash|hyphen)s?(?:\s+symbols?)?"]
+            used += [
+                "'" + re.escape(sep) + "'",
+                re.escape(sep),
+                r"\b\w+\s+(?:asterisk|star|dash|hyphen)s?(?:\s+symbols?)?",
+            ]
             if named:
                 used.append(re.escape(named.group(0)))
 

@@ -28,6 +28,18 @@ _ORDINAL = {
     "last": -1,
     "final": -1,
 }
+_NTH_WORDS = {
+    1: "first",
+    2: "second",
+    3: "third",
+    4: "fourth",
+    5: "fifth",
+    6: "sixth",
+    7: "seventh",
+    8: "eighth",
+    9: "ninth",
+    10: "tenth",
+}
 _PER = {"paragraph": "paragraph", "line": "line", "sentence": "sentence", "bullet": "item", "item": "item"}
 
 
@@ -38,11 +50,12 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
     first letters (``starts with 'un'``), ``none using the word 'x'`` (a ban), ``the letter that ended the
     previous word`` (a chain), ``N fully capitalized words`` (a count of words in capitals)."""
     out: list[dict[str, Any]] = []
+    sentence = re.sub(r"\b(10|[1-9])(?:st|nd|rd|th)\b", lambda m: _NTH_WORDS[int(m.group(1))], sentence)
     toks = _tokens(sentence)
     neg = bool(set(toks) & _NOT)
     for i, tok in enumerate(toks[:-1]):
         k = _ORDINAL.get(tok)
-        if k is None or toks[i + 1] not in ("word", "letter") or neg:
+        if k is None or toks[i + 1] not in ("word", "letter") or set(toks[max(0, i - 4) : i]) & _NOT:
             continue
         q = next((t for t in toks[i + 2 : i + 9] if t[:1] in "\"'" and len(t) > 2), None)
         if toks[i + 1] == "letter":

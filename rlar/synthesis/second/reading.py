@@ -26,6 +26,8 @@ from rlar.synthesis.second.vocab import (
 )
 from rlar.tasks.constraints import canonical
 
+_ONCE = {"once": "one", "twice": "two", "thrice": "three"}
+
 
 def second_reading(text: str) -> list[dict[str, Any]]:
     """Constraints read by token windows (see the module docstring); canonical order."""
@@ -41,6 +43,15 @@ def second_reading(text: str) -> list[dict[str, Any]]:
         low,
     )
     low = low.replace("“", '"').replace("”", '"').replace("‘", "'").replace("’", "'")
+    low = re.sub(
+        r"\bat least (once|twice|thrice|\w+)(?: times)?,? (?:and|but) (?:at most|no more than|not more than) "
+        r"(once|twice|thrice|\w+)"
+        r"(?: times)?\b",
+        lambda m: (
+            f"between {_ONCE.get(m.group(1), m.group(1))} and {_ONCE.get(m.group(2), m.group(2))} times"
+        ),
+        low,
+    )
     low = re.sub(
         r"\b(?:no|not) (?:fewer|less) than (\w+) (?:and|but) (?:no|not) more than (\w+)\b"
         r"|\bat least (\w+) (?:and|but) (?:at most|no more than) (\w+)\b",
@@ -145,8 +156,17 @@ def second_reading(text: str) -> list[dict[str, Any]]:
             ]
             out.append({"rule": "one_of", "options": as_written})
             continue
+        span = re.search(r"\bbetween (\w+) and (\w+) times\b", sentence)
         for q in quoted:
             said = _as_written(q, text)
+            if span and _value(span.group(1)) is not None and _value(span.group(2)) is not None:
+                rule = (
+                    {"rule": "letter", "letter": q}
+                    if len(q) == 1 and "letter" in words
+                    else {"rule": "occurs", "text": q}
+                )
+                out.append({**rule, "min": _value(span.group(1)), "max": _value(span.group(2))})
+                continue
             word = (times.group(1) or times.group(2)) if times else ""
             k = _value(word) if times else None
             if k is not None and word in words:
@@ -161,7 +181,15 @@ def second_reading(text: str) -> list[dict[str, Any]]:
                 out.append({**rule, **{key: v for key, v in b.items() if key != "rule"}})
                 continue
             starts = ("start", "begin", "open", "starts", "begins", "opens", "starting", "beginning")
-            if set(starts) & set(words):
+            ending = {"end", "finish", "conclude", "close", "ends", "finishes", "ending"}
+            at_q = sentence.find(f"'{q}'")
+            verbs = [(v.start(), v.group(0)) for v in re.finditer(r"\b[a-z]+\b", sentence[: max(0, at_q)])]
+            last_verb = next((w for _, w in reversed(verbs) if w in starts or w in ending), "")
+            if last_verb in ending and set(starts) & set(
+                words
+            ):  # "start with 'dear sir' and end with 'regards'"
+                out.append({"rule": "ends_with", "text": said})
+            elif set(starts) & set(words):
                 at = next(k for k, w in enumerate(words) if w in starts)
                 neg = bool(_NOT & set(words[max(0, at - 4) : at]))
                 if neg:

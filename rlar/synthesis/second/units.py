@@ -116,6 +116,24 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
             out.append({"rule": "order", "unit": "number", "rel": "ratio", "arg": int(k)})
             used.append(re.escape(ratio.group(0)))
 
+    # the kind said after the noun: "three numbers that are all odd"
+    said_kind = re.search(
+        r"\b(?:numbers|integers) (?:that|which) (?:are|must be|should be) (?:all )?(odd|even|prime)\b",
+        sentence,
+    )
+    if said_kind and not neg:
+        out.append({"rule": "each", "unit": "number", "test": said_kind.group(1)})
+        used.append(r"\b(?:that|which) (?:are|must be|should be) (?:all )?(?:odd|even|prime)\b")
+
+    # each word longer than the one before
+    if re.search(
+        r"\b(?:each|every) word (?:is|must be|should be) longer than the (?:previous|one before)\b"
+        r"|\bincreasing length\b",
+        sentence,
+    ):
+        out.append({"rule": "order", "unit": "word", "rel": "longer"})
+        used.append(r"\blonger than the (?:previous|one before)(?: one| word)?\b|\bincreasing length\b")
+
     # the first number
     first = re.search(
         r"\b(?:beginning|starting|begin|start)\s+with\s+(\d+)\b(?!\s*(?:words?|lines?|letters?))", sentence
