@@ -281,6 +281,34 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
             S(1),
         ],
     ),
+    # the kinds in more wordings
+    (
+        "Make a word ladder of 4 words, each differing from the one before by exactly one letter.",
+        [{"rule": "order", "unit": "word", "rel": "one_letter"}, W(4)],
+    ),
+    (
+        "Give a palindrome word of 7 letters.",
+        [
+            {"rule": "each", "unit": "answer", "test": "palindrome"},
+            {"rule": "letters", "min": 7, "max": 7},
+            W(1),
+        ],
+    ),
+    (
+        "Compose an acrostic of 3 lines spelling CAT, with every line under 20 characters.",
+        [
+            {"rule": "chars", "per": "line", "max": 19},
+            {"rule": "lines", "min": 3, "max": 3},
+            {"rule": "spell", "unit": "line", "text": "cat"},
+        ],
+    ),
+    (
+        "Write 2 paragraphs separated by two line breaks, and the second one must start with the word 'Still'.",
+        [
+            {"rule": "nth", "unit": "paragraph", "index": 2, "side": "start", "text": "Still"},
+            {"rule": "paragraphs", "min": 2, "max": 2},
+        ],
+    ),
     # more wordings (the train prompts t25e-*)
     (
         "Compose a 4-word sentence in which each word contains a pair of identical adjacent letters.",

@@ -469,10 +469,16 @@ def _read_bare_end_word(cl: ClauseText) -> None:
 
 def _read_one_word(cl: ClauseText) -> None:
     """``give a word of 8 letters``: the answer is one word."""
+
+    def one(m: re.Match[str]) -> None:
+        cl.add({"rule": "words", "min": 1, "max": 1})
+        if m.group("pal"):  # "a palindrome word of 7 letters": the answer reads the same backwards
+            cl.add({"rule": "each", "unit": "answer", "test": "palindrome"})
+
     cl.each(
         r"^\s*(?:please\s+)?(?:write|give|generate|produce|reply\s+with|answer\s+with|respond\s+with)\s+(?:me\s+)?a\s+"
-        r"word(?=\s+(?:of|with|that|which|whose)\b)",
-        lambda m: cl.add({"rule": "words", "min": 1, "max": 1}),
+        r"(?:(?P<pal>palindrome|palindromic)\s+|single\s+)?word(?=\s+(?:of|with|that|which|whose)\b)",
+        one,
     )
 
 

@@ -516,7 +516,9 @@ def _read_nth(cl: ClauseText, sentence: str, whole: str) -> None:
 
     def pronoun(m: re.Match[str]) -> bool:
         """``the first one must end with the word 'night'``: the unit named last before it."""
-        named = re.findall(rf"\b(?:{units})\b", sentence[: max(0, sentence.find(m.group(0).strip()[:14]))])
+        named = re.findall(
+            rf"\b(?:{units})\b(?!\s+breaks?)", sentence[: max(0, sentence.find(m.group(0).strip()[:14]))]
+        )  # "two line breaks" names no line
         if not named or re.search(r"\b(?:not|never)\b|n't\b", m.group(0)):
             return False
         text = cl.q(m.group("q")).strip()

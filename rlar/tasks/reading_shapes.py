@@ -547,7 +547,7 @@ def _read_relations(cl: ClauseText, sentence: str) -> None:
         lambda m: add("sentence", "word_growth", int(m.group("d"))),
     )
     cl.each(
-        r"\b(?:where\s+)?(?:each|every)\s+(?:word\s+|(?:one|1)\s+|line\s+)?differs\s+from\s+the\s+(?:previous|(?:one|1)\s+before)(?:\s+(?:one|1|word|line))?\s+by\s+(?:exactly\s+)?(?:1|a\s+single)\s+letter\b"
+        r"\b(?:where\s+)?(?:each|every)\s+(?:word\s+|(?:one|1)\s+|line\s+)?differ(?:s|ing)?\s+from\s+the\s+(?:previous|(?:one|1)\s+before)(?:\s+(?:one|1|word|line))?\s+by\s+(?:exactly\s+)?(?:1|a\s+single)\s+letter\b"
         r"|\b(?:changing|change)\s+(?:exactly\s+)?(?:1|a\s+single)\s+letter\s+(?:at\s+a\s+time|each\s+(?:time|step))\b",
         lambda m: add(
             "word" if re.search(r"\bword", m.group(0) + " " + sentence) else unit_here(m, "word"),
@@ -600,6 +600,9 @@ def _read_relations(cl: ClauseText, sentence: str) -> None:
             rf"\b(?:whose|where\s+the|with\s+the|so\s+that\s+the|and\s+the)\s+(?:first|initial)\s+letters\s+spell(?:\s+out)?\s+{spelled}",
             spell,
         )
+        cl.each(
+            rf"(?<=lines\s)spelling(?:\s+out)?\s+{spelled}", spell
+        )  # "an acrostic of 3 lines spelling CAT"
         if any(c["rule"] == "spell" for c in cl.found):
             cl.each(r"\b(?:an?\s+)?acrostic(?:\s+poem)?(?:\s+of)?\b", lambda m: True)
 

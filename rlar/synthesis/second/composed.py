@@ -109,7 +109,7 @@ def _composed(sentence: str, caps: Sequence[str]) -> tuple[list[dict[str, Any]],
         k = _num_after(words, "by", within=1)
         if k is not None:
             each("number", "divisible", k)
-    if ws & {"digit", "digits"} and "sum" in ws:
+    if ws & {"digit", "digits"} and ("sum" in ws or re.search(r"\bdigits add up to\b", sentence)):
         k = _num_after(words, "to", "is", "of", within=2)
         if k is not None:
             each("number", "digit_sum", k)

@@ -224,7 +224,7 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         sentence,
     )
     if one and not neg:
-        before = re.findall(r"\b(paragraph|sentence|line)s?\b", low[: low.find(one.group(0))])
+        before = re.findall(r"\b(paragraph|sentence|line)s?\b(?! breaks?)", low[: low.find(one.group(0))])
         if before:
             side = "end" if one.group(2) in ("end", "finish") else "start"
             out.append(
@@ -394,7 +394,7 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         used += [r"\bjson\b", r"\b(?:array|list)\b", r"\bitems?\b"]
 
     # parts on separator lines: "separated by 6 asterisk symbols: ******", "a line of three dashes (---) between"
-    line = re.search(r"(\*{3,}|-{3,}|={3,}|~{3,}|\*(?: \*){2,})", sentence)
+    line = re.search(r"(\*{3,}|-{3,}|={3,}|~{3,}|#{3,}|\*(?: \*){2,})", sentence)
     if line and re.search(r"\b(?:separat\w*|between|divid\w*)\b", sentence) and not neg:
         sep = line.group(1)
         named = re.search(

@@ -200,7 +200,8 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
     ) and not re.search(r"\d+\s+words?\s+(?:\w+\s+){0,2}(?:all|written|entirely) in", sentence):
         out.append({"rule": "uppercase"})
     if re.search(
-        r"^\s*(?:please\s+)?(?:write|give|generate|produce|reply with|answer with)\s+(?:me\s+)?a\s+word\s+"
+        r"^\s*(?:please\s+)?(?:write|give|generate|produce|reply with|answer with)\s+(?:me\s+)?a\s+"
+        r"(?:palindrome |palindromic |single )?word\s+"
         r"(?:of|with|that|which|whose)\b",
         sentence,
     ):

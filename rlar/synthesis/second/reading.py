@@ -323,7 +323,8 @@ def second_reading(text: str) -> list[dict[str, Any]]:
             if not keys and bare:
                 keys = [k for k in re.split(r"\s*,\s*|\s+and\s+|\s+", bare.group(1)) if k and k != "and"]
             if keys:
-                out.append({"rule": "json_keys", "keys": keys})
+                exact = re.search(r"\bexactly (?:\w+ )?keys\b|\bno other keys\b|\bonly the keys\b", sentence)
+                out.append({"rule": "json_keys", "keys": keys, **({"exact": True} if exact else {})})
     single = {c["rule"] for c in out if not c.get("per") and c.get("min") == c.get("max") == 1}
     whole_of = {"words": "sentences", "letters": "words", "chars": "lines", "placeholders": "sentences"}
     for c in out:  # one sentence: its words are the answer's (one word: its letters)
