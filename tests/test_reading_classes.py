@@ -309,6 +309,11 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
             {"rule": "paragraphs", "min": 2, "max": 2},
         ],
     ),
+    (
+        "Add no fewer than two hashtags at the end of the text.",
+        [{"rule": "trailing", "what": "hashtags", "min": 2}],
+    ),
+    ("Use between 2 and 4 exclamation marks.", [{"rule": "exclamations", "min": 2, "max": 4}]),
     # more wordings (the train prompts t25e-*)
     (
         "Compose a 4-word sentence in which each word contains a pair of identical adjacent letters.",
@@ -402,6 +407,8 @@ def test_the_builder_writes_a_passing_response_and_near_misses(
 @pytest.mark.parametrize(
     "text",
     [
+        "Put two hashtags in the middle of the answer.",  # where "in the middle" is: no rule reads it
+        "Put a smiley at the end of the text.",  # "at the end" is a requirement word, not context
         "Write a social media post of at most 20 words with at least 2 hashtags.",  # what a post is: a judge
         "Do not wrap your answer in <x> tags.",  # a negated wrapper is not read the other way round
         "The second paragraph must not start with the word 'However'.",

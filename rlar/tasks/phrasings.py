@@ -216,7 +216,7 @@ CUES = set(
     acrostic alliteration tone style formal informal casual friendly polite persuasive funny humorous serious
     short shorter shortest brief briefly concise long longer lengthy detailed simple simply exactly least most
     more less fewer between under over maximum minimum limit always times length numbered dash dashes hyphen
-    hyphens colon colons semicolon semicolons emoji stanza stanzas verse verses vowel vowels consonant consonants
+    hyphens colon colons semicolon semicolons emoji end stanza stanzas verse verses vowel vowels consonant consonants
     poem story essay tweet slogan riddle joke song lyrics dialogue outline summary abstract""".split()
 )
 STOP_WORDS = set(

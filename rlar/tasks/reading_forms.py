@@ -54,6 +54,7 @@ def read_forms(cl: ClauseText, sentence: str, whole: str) -> None:
     _read_notes(cl, whole)
     read_parts(cl, sentence, whole)  # separators, lists, markers, headings, one unit's start or end
     _read_trailing(cl)
+    _read_at_the_end(cl, whole)
     _read_last_words(cl)
     _read_bare_options(cl)
     _read_leading_verb(cl)
@@ -283,6 +284,61 @@ def _read_notes(cl: ClauseText, whole: str) -> None:
         rf"\b(?:paragraphs\s+)?(?:are|is|should\s+be|must\s+be)?\s*separated\s+(?:with|from)\s+each\s+other\s+by\s+"
         rf"(?:2|two)\s+new\s*lines(?:\s+as\s+if\s+it\s+(?:was|were)\s+{Q}\s+in\s+python)?",
         lambda m: True,
+    )
+
+
+_AT_END = (
+    r"(?:at|to)\s+the\s+(?:very\s+)?(?:end|bottom)(?:\s+of\s+(?:your|the|this)\s+(?:entire\s+|whole\s+)?"
+    r"(?:answer|response|reply|text|message|output|post|note|letter|email))?"
+)
+
+
+def _read_at_the_end(cl: ClauseText, whole: str) -> None:
+    """``at the end`` where a rule puts something there: a postscript is at the end by what it is; hashtags at the
+    end close the answer (``trailing``); a mark at the end is how the answer ends. Anywhere else ``end`` is a
+    requirement word left unread (the clause is refused), not context."""
+    if any(c["rule"] == "postscript" for c in cl.found) or re.search(r"\bpostscript\b|" + MARK_RX, whole):
+        cl.each(
+            rf"\b{_AT_END}\b",
+            lambda m: (
+                any(c["rule"] == "postscript" for c in cl.found)
+                or "postscript" in cl.w
+                or re.search(MARK_RX, cl.raw) is not None
+            ),
+        )
+
+    def tags(m: re.Match[str]) -> None:
+        n = int(m.group("n"))
+        kind = (m.group("cmp") or "").strip()
+        bounds = (
+            {"min": n}
+            if kind in ("at least", "no fewer than", "no less than")
+            else {"max": n}
+            if kind in ("at most", "no more than")
+            else {"min": n, "max": n}
+        )
+        cl.add({"rule": "trailing", "what": "hashtags", **bounds})
+
+    cl.each(
+        rf"\b(?:(?:add|put|place|include|use|append|finish\s+with|end\s+with)\s+)?(?P<cmp>exactly\s+|at\s+least\s+|at\s+most\s+|no\s+fewer\s+than\s+|"
+        rf"no\s+less\s+than\s+|no\s+more\s+than\s+)?(?P<n>\d+)\s+hashtags\s+{_AT_END}\b",
+        tags,
+    )
+    marks = {
+        "question mark": "?",
+        "exclamation mark": "!",
+        "exclamation point": "!",
+        "period": ".",
+        "full stop": ".",
+    }
+
+    def mark(m: re.Match[str]) -> None:
+        cl.add({"rule": "ends_with", "text": marks[m.group("mark")]})
+
+    cl.each(
+        rf"\b(?:(?:put|place|add|use|include|have)\s+)?an?\s+(?P<mark>question mark|exclamation mark|exclamation point|"
+        rf"period|full stop)\s+{_AT_END}\b",
+        mark,
     )
 
 

@@ -240,7 +240,8 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
             used.append(re.escape(banned.group(0)))
             continue
         m = re.search(
-            r"\b(not\s+(?:use\s+)?more\s+than|no\s+more\s+than|at\s+most|at\s+least|exactly|more\s+than|fewer\s+than)?\s*("
+            r"\b(not\s+(?:use\s+)?more\s+than|no\s+more\s+than|at\s+most|at\s+least|exactly|no\s+(?:fewer|less)\s+than|"
+            r"not\s+(?:fewer|less)\s+than|more\s+than|fewer\s+than|between\s+\w+\s+and)?\s*("
             + _NUMWORD
             + r"|no|zero)\s+"
             + noun
@@ -259,14 +260,20 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
             c = {"rule": rule, "max": 0}
         elif re.match(r"(?:not\s+(?:use\s+)?more|no\s+more)\s+than|at\s+most", cmp):
             c = {"rule": rule, "max": n}
-        elif cmp.startswith("at least"):
+        elif cmp.startswith("at least") or re.match(r"(?:no|not)\s+(?:fewer|less)", cmp):
             c = {"rule": rule, "min": n}
+        elif cmp.startswith("between") and _num(cmp.split()[1]) is not None:
+            c = {"rule": rule, "min": int(_num(cmp.split()[1]) or 0), "max": n}
         elif cmp.startswith("more than"):
             c = {"rule": rule, "min": n + 1}
         elif cmp.startswith("fewer than"):
             c = {"rule": rule, "max": max(0, n - 1)}
         else:
             c = {"rule": rule, "min": n, "max": n}
+        if rule == "hashtags" and re.search(
+            r"\b(?:at|to) the (?:very )?(?:end|bottom)\b", sentence[m.end() : m.end() + 30]
+        ):  # "N hashtags at the end": they close the answer
+            c = {**c, "rule": "trailing", "what": "hashtags"}
         out.append(c)
         used.append(re.escape(m.group(0).strip()))
     for p in used:
