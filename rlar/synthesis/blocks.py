@@ -168,16 +168,23 @@ def _lit(value: Any) -> str:
 
 
 def _checks_source() -> str:
-    """The source of :mod:`rlar.synthesis.checks` and the stdlib modules it is made of (units, language,
-    structured answers), embedded in every composed verifier as one namespace: each module without its docstring,
-    its stdlib imports (the prelude has them) and its imports of the other parts."""
+    """The source of :mod:`rlar.synthesis.checks` and the stdlib modules it is made of (marks, units, language,
+    structured answers, layouts), embedded in every composed verifier as one namespace: each module without its
+    docstring, its stdlib imports (the prelude has them) and its imports of the other parts."""
     import ast
     import inspect
 
-    from rlar.synthesis import checks, checks_language, checks_structured, checks_units
+    from rlar.synthesis import (
+        checks,
+        checks_language,
+        checks_layout,
+        checks_marks,
+        checks_structured,
+        checks_units,
+    )
 
     out = []
-    for mod in (checks_units, checks_language, checks_structured, checks):
+    for mod in (checks_marks, checks_units, checks_language, checks_structured, checks_layout, checks):
         src = inspect.getsource(mod)
         drop: set[int] = set()
         body = ast.parse(src).body

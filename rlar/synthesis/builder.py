@@ -25,6 +25,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rlar.synthesis.builder_layouts import build_layout
+from rlar.synthesis.builder_marks import DECOR_UNITS, decorate, marked, word_hints
+from rlar.synthesis.builder_misses import layout_violations
 from rlar.synthesis.builder_words import (
     _EN,
     _OTHER_LANGUAGE,
@@ -32,6 +35,7 @@ from rlar.synthesis.builder_words import (
     _fit_chars,
     _letters_only,
     _pick,
+    _terminal,
     _vocab,
 )
 from rlar.synthesis.checks import holds
@@ -43,17 +47,6 @@ from rlar.tasks.constraints import COUNT_RULES, canonical
 __all__ = ["build", "violations"]
 
 _STRUCTURES = ("bullets", "numbered", "items", "lines", "paragraphs", "sentences")
-_TYPE_VALUES: dict[str, Any] = {
-    "string": "sample text",
-    "integer": 7,
-    "number": 2.5,
-    "boolean": True,
-    "list": ["a", "b"],
-    "list_of_strings": ["alpha", "beta"],
-    "list_of_numbers": [1, 2],
-    "object": {"k": "v"},
-    "null": None,
-}
 _WRONG_TYPE: dict[str, Any] = {
     "string": 7,
     "integer": "seven",
@@ -88,36 +81,6 @@ def _sentence_words(rules: Mapping[str, dict[str, Any]], scope: str, default: in
     return max(1, k)
 
 
-def _terminal(rules: Mapping[str, dict[str, Any]]) -> dict[str, Any] | None:
-    """A response for rules that fix the whole answer (JSON, options, 'only ...'), else None."""
-    if "one_of" in rules:
-        return {"text": str(rules["one_of"]["options"][0])}
-    if "json_array" in rules:
-        return {"text": json_array_text(rules["json_array"])}
-    if "json_keys" in rules or "json" in rules:
-        jk = rules.get("json_keys")
-        obj = (
-            {str(k): _TYPE_VALUES.get((jk.get("types") or {}).get(k, "string"), "x") for k in jk["keys"]}
-            if jk
-            else {"answer": "sample"}
-        )
-        return {"text": json.dumps(obj)}
-    if "only" in rules:
-        what = rules["only"]["what"]
-        n = _pick(*_bounds(rules, "capitals" if what == "capitals" else "letters"), 3)
-        text = {
-            "number": "42",
-            "integer": "7",
-            "digits": "123",
-            "word": "stone",
-            "letters": "abc"[:1] * 0 + "stone"[: max(1, n)],
-            "lowercase_letters": "stone"[: max(1, n)],
-            "capitals": "ABCDEFGHIJ"[: max(1, n)] if n <= 10 else "A" * n,
-        }[what]
-        return {"text": text}
-    return None
-
-
 def build(
     constraints: Sequence[Mapping[str, Any]], query: str = "", *, overrides: Mapping[str, Any] | None = None
 ) -> str:
@@ -128,16 +91,59 @@ def build(
     placed = [c for c in cons if c["rule"] == "at"]
     forms = [c for c in cons if c["rule"] in FORM_RULES and (overrides or {}).get(c["rule"], 0) is not None]
     cons = [c for c in cons if c["rule"] not in FORM_RULES] + form_hints(forms)
+    marks = [c for c in _overridden(cons, overrides) if marked(c)]
+    laid = build_layout(_overridden([c for c in cons if c["rule"] != "at"], overrides))
+    if laid is not None:  # a layout of the seventh round: the whole answer is laid out, then marked
+        text = decorate(laid, marks)
+        for c in placed:
+            text = _place(text, c)
+        return apply_forms(text, forms)
+    cons = [c for c in cons if not marked(c)]
+    if any(_title_word(c) for c in cons) and not any(
+        c["rule"] in ("order", "spell", "total") or (c["rule"] == "each" and not _title_word(c)) for c in cons
+    ):  # every word with a capital first, and nothing else composed: built as title case
+        cons = [c for c in cons if not _title_word(c)] + [{"rule": "title_case"}]
+    if marks:
+        cons += word_hints(marks)
     one_word = any(
         c["rule"] == "words" and not c.get("per") and c.get("min") == c.get("max") == 1 for c in cons
     )
     if one_word and not any(c["rule"] == "letters" and c.get("per") for c in cons):
         # one word: its letters are the answer's, which the word-length sizing below knows how to build
         cons += [{**c, "per": "word"} for c in cons if c["rule"] == "letters" and not c.get("per")]
-    text = _build([c for c in cons if c["rule"] != "at"], query, overrides=overrides)
+    text = decorate(
+        _build([c for c in cons if c["rule"] != "at"], query, overrides=_unmarked(overrides)), marks
+    )
     for c in placed:
         text = _place(text, c)
     return apply_forms(text, forms)
+
+
+def _overridden(
+    cons: Sequence[Mapping[str, Any]], overrides: Mapping[str, Any] | None
+) -> list[dict[str, Any]]:
+    """``cons`` with the ``overrides`` of :func:`build` applied (a rule key to new parameters, or None: dropped)."""
+    out = [dict(c) for c in cons if (overrides or {}).get(_key(c), 0) is not None]
+    for key, params in (overrides or {}).items():
+        if params is None:
+            continue
+        rule, _, per = key.partition("/")
+        out = [c for c in out if _key(c) != key]
+        out.append({"rule": rule, **({"per": per} if per else {}), **params})
+    return out
+
+
+def _title_word(c: Mapping[str, Any]) -> bool:
+    return (
+        c["rule"] == "each" and c.get("unit") == "word" and c.get("test") in ("starts_upper", "capitalized")
+    )
+
+
+def _unmarked(overrides: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The overrides the general builder applies (the counted marks are :func:`decorate`'s)."""
+    if overrides is None:
+        return None
+    return {k: v for k, v in overrides.items() if k.split("/")[0] not in DECOR_UNITS}
 
 
 def _place(text: str, c: Mapping[str, Any]) -> str:
@@ -464,10 +470,12 @@ def violations(constraints: Sequence[Mapping[str, Any]], query: str = "") -> lis
     """(why, response) pairs, each meant to break one constraint clearly (see the module docstring)."""
     cons = canonical(constraints)
     out: list[tuple[str, str]] = []
-    if is_shaped(cons):
+    laid = build_layout([c for c in cons if c["rule"] not in FORM_RULES and c["rule"] != "at"]) is not None
+    if is_shaped(cons) and not laid:
         out += shaped_violations(cons, query)
     good = build(cons, query)
     out += form_violations(cons, good, lambda cs: build(cs, query))
+    out += layout_violations(cons, good, lambda cs: build(cs, query))
     for c in cons:
         rule, key = str(c["rule"]), _key(c)
         if rule in COUNT_RULES:

@@ -1,14 +1,17 @@
 """The words a built response is made of (:mod:`rlar.synthesis.builder`): vocabularies by language (function
-words so the language detector knows the text), words that keep the letter and length rules, and the one-word
-answers (a letter count, a word with a given beginning or ending, a length in characters)."""
+words so the language detector knows the text), words that keep the letter and length rules, the one-word
+answers (a letter count, a word with a given beginning or ending, a length in characters) and the answers a rule
+fixes whole (JSON, one of several options, "only a number", an identifier in a style)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from rlar.synthesis.checks import LANGUAGES, syllables
+from rlar.synthesis.forms import json_array_text
 from rlar.tasks.constraints import COUNT_RULES
 
 _EN = (
@@ -164,3 +167,56 @@ def _fit_chars(text: str, n: int, vocab: list[str]) -> str:
     room = n - len(mark) - (len(head) + 1 if head else 0)
     last = (words[-1] * (room // max(1, len(words[-1])) + 1))[: max(1, room)]
     return (f"{head} {last}" if head else last) + mark
+
+
+_TYPE_VALUES: dict[str, Any] = {
+    "string": "sample text",
+    "integer": 7,
+    "number": 2.5,
+    "boolean": True,
+    "list": ["a", "b"],
+    "list_of_strings": ["alpha", "beta"],
+    "list_of_numbers": [1, 2],
+    "object": {"k": "v"},
+    "null": None,
+}
+
+
+def _terminal(rules: Mapping[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """A response for rules that fix the whole answer (JSON, options, 'only ...'), else None."""
+    if "one_of" in rules:
+        return {"text": str(rules["one_of"]["options"][0])}
+    if "json_array" in rules:
+        return {"text": json_array_text(rules["json_array"])}
+    if "json_keys" in rules or "json" in rules:
+        jk = rules.get("json_keys")
+        obj = (
+            {str(k): _TYPE_VALUES.get((jk.get("types") or {}).get(k, "string"), "x") for k in jk["keys"]}
+            if jk
+            else {"answer": "sample"}
+        )
+        return {"text": json.dumps(obj)}
+    if "only" in rules:
+        what = rules["only"]["what"]
+        bound = rules.get("capitals" if what == "capitals" else "letters", {})
+        n = _pick(bound.get("min"), bound.get("max"), 3)
+        styles = {
+            "snake_case": "quiet_river",
+            "screaming_snake": "QUIET_RIVER",
+            "camel_case": "quietRiver",
+            "pascal_case": "QuietRiver",
+            "kebab_case": "quiet-river",
+        }
+        if what in styles:
+            return {"text": styles[what]}
+        text = {
+            "number": "42",
+            "integer": "7",
+            "digits": "123",
+            "word": "stone",
+            "letters": "abc"[:1] * 0 + "stone"[: max(1, n)],
+            "lowercase_letters": "stone"[: max(1, n)],
+            "capitals": "ABCDEFGHIJ"[: max(1, n)] if n <= 10 else "A" * n,
+        }[what]
+        return {"text": text}
+    return None

@@ -44,6 +44,19 @@ import re
 import unicodedata
 
 from rlar.synthesis.checks_language import LANGUAGES, detect_language
+from rlar.synthesis.checks_layout import (
+    MEASURED_TESTS,
+    code_fence_ok,
+    count_ok,
+    indexed_count_ok,
+    layout_check,
+    layout_order,
+    layout_test,
+    layout_units,
+    layout_value,
+    measure_ok,
+    range_bound,
+)
 from rlar.synthesis.checks_structured import (
     delimited_score,
     json_array_score,
@@ -72,9 +85,11 @@ from rlar.synthesis.checks_units import (
 __all__ = [
     "COUNT_UNITS",
     "LANGUAGES",
+    "MEASURED_TESTS",
     "check",
     "detect_language",
     "holds",
+    "measure_ok",
     "syllables",
     "unit_test",
 ]
@@ -169,7 +184,7 @@ def only_ok(text, what):
         return len(words(t)) == 1
     if what == "numbers":
         return bool(re.search(r"\d", t)) and re.fullmatch(r"[-+]?\d+(?:[\s,;]+[-+]?\d+)*[.]?", t) is not None
-    raise ValueError(f"unknown only-kind {what!r}")
+    return layout_test(what, None, t)  # an identifier style: snake_case, camel_case, ...
 
 
 INT_RX = re.compile(r"(?<![\w.-])-?\d+(?![\w.])")
@@ -186,7 +201,8 @@ def unit_list(unit, text):
         return NUM_RX.findall(text)
     if unit == "answer":
         return [text.strip()] if text.strip() else []
-    return units(unit, text)
+    found = layout_units(unit, text)
+    return found if found is not None else units(unit, text)
 
 
 def _bare(u):
@@ -310,11 +326,14 @@ def unit_test(test, arg, u):
         return has_double_letter(u)
     if test == "integer":
         return re.fullmatch(r"-?\d+", w) is not None and _value(u) is not None
-    if test == "range":  # a number within [lo, hi] (either may be None: no bound)
-        v = _value(u)
-        lo, hi = [*list(arg), None, None][:2] if isinstance(arg, list) else (None, None)
+    if test == "range":  # a number, time or price within [lo, hi] (either may be None: no bound)
+        v = layout_value(u)
+        v = _value(u) if v is None else v
+        lo, hi = (
+            [range_bound(b) for b in [*list(arg), None, None][:2]] if isinstance(arg, list) else (None, None)
+        )
         return v is not None and (lo is None or v >= lo) and (hi is None or v <= hi)
-    raise ValueError(f"unknown unit test {test!r}")
+    return layout_test(test, arg, u)
 
 
 def _key(rel, u):
@@ -361,6 +380,15 @@ def pair_holds(rel, arg, a, b, i):
 def order_score(c, text):
     us = unit_list(c["unit"], text)
     rel, arg = c["rel"], c.get("arg")
+    if c.get("of") or rel in (
+        "same_first",
+        "sum_prev2",
+        "last_first",
+        "reversed",
+        "initials_differ",
+        "alphabet_next",
+    ):
+        return layout_order(c, us)
     if rel == "word_counts":
         want = [int(n) for n in arg]
         if len(us) != len(want):
@@ -444,9 +472,12 @@ def check(c, text):
         if rule == "numbered" and not c.get("per"):
             if not numbered_in_order([int(n) for n in NUMBERED_NUM_RX.findall(text)]):
                 return 0.0
+        if c.get("index") is not None:
+            return 1.0 if indexed_count_ok(c, text) else 0.0
         if c.get("per"):
-            return _per(c, text, lambda p: within(count(rule, p, c), c))
-        return near(count(rule, text, c), c)
+            return _per(c, text, lambda p: count_ok(rule, p, c))
+        n = count(rule, text, c)
+        return 0.0 if n < 0 else near(n, c)
     if rule == "include":
         ws = list(c["words"])
         return sum(1 for w in ws if phrase_count(text, w) > 0) / len(ws) if ws else 1.0
@@ -471,11 +502,12 @@ def check(c, text):
         if c.get("per"):
             return _per(c, text, lambda p: _starts(p, c["text"], exact) == want)
         return 1.0 if _starts(text, c["text"], exact) == want else 0.0
-    if rule == "ends_with":
-        exact = literal_case(c["text"])
+    if rule in ("ends_with", "not_ends_with"):
+        want = rule == "ends_with"
+        exact = want and literal_case(c["text"])  # a ban matches in any case (stricter)
         if c.get("per"):
-            return _per(c, text, lambda p: ends_ok(p, c["text"], exact))
-        return 1.0 if ends_ok(text, c["text"], exact) else 0.0
+            return _per(c, text, lambda p: ends_ok(p, c["text"], exact) == want)
+        return 1.0 if ends_ok(text, c["text"], exact) == want else 0.0
     if rule == "at":
         return 1.0 if at_ok(c, text) else 0.0
     if rule in ("json", "json_keys"):
@@ -492,6 +524,8 @@ def check(c, text):
     if rule == "postscript":
         return 1.0 if postscript_ok(text, c.get("text")) else 0.0
     if rule == "code_block":
+        if c.get("lang"):
+            return 1.0 if code_fence_ok(text, c["lang"]) else 0.0
         t = text.strip()
         return 1.0 if t.startswith("```") and t.endswith("```") and len(t) > 6 else 0.0
     if rule == "language":
@@ -512,7 +546,11 @@ def check(c, text):
         return 1.0 if only_ok(text, c["what"]) else 0.0
     if rule == "each":
         us = unit_list(c["unit"], text)
-        return sum(1 for u in us if unit_test(c["test"], c.get("arg"), u)) / len(us) if us else 0.0
+        if c.get("of"):  # a count measured per unit: "the number of words in each sentence is prime"
+            ok = [measure_ok(c["test"], c.get("arg"), count(c["of"], u)) for u in us]
+        else:
+            ok = [unit_test(c["test"], c.get("arg"), u) for u in us]
+        return sum(ok) / len(ok) if ok else 0.0
     if rule == "order":
         return order_score(c, text)
     if rule == "total":
@@ -544,7 +582,7 @@ def check(c, text):
             return keys_score(c, load_yaml(text))
         except ValueError:
             return 0.0
-    raise ValueError(f"unknown constraint rule {rule!r}")
+    return layout_check(c, text)
 
 
 def holds(c, text):

@@ -179,26 +179,33 @@ def delimited_parts(text, sep):
 
 
 def delimited_score(c, text):
-    """The answer is a list of ``unit`` (word: one word; number: one number; item: one line of text) separated
-    by ``text`` and nothing else: each piece one unit, no other list mark in it, ``min``..``max`` pieces."""
+    """The answer is a list of ``unit`` (word: one word; number: one number; time: one H:MM time; item: one line
+    of text) separated by ``text`` and nothing else: each piece one unit, no other list mark in it,
+    ``min``..``max`` pieces; with ``exact``, the separator exactly as written (``red; blue`` is not split by
+    ``;`` alone) and no mark after the last piece."""
     sep = c["text"]
-    parts = delimited_parts(text, sep)
+    exact = bool(c.get("exact"))  # the separator as written: no space around it, no final mark
+    parts = text.strip().split(sep) if exact else delimited_parts(text, sep)
     if len(parts) < 2 and c.get("min", 2) >= 2:
         return 0.0
     unit = c.get("unit", "item")
     others = "".join(ch for ch in _LIST_MARKS if ch not in sep)
 
     def ok(i, p):
-        if not p or (sep != "\n" and "\n" in p):
+        if not p or (sep != "\n" and "\n" in p) or (exact and p != p.strip()):
             return False
         last = i == len(parts) - 1
-        core = p[:-1] if last and p.endswith(".") and unit != "item" else p
+        core = p[:-1] if last and p.endswith(".") and unit != "item" and not exact else p
         if any(ch in core for ch in others) and unit != "item":
             return False
         if unit == "word":
             return len(words(core)) == 1 and re.fullmatch(r"[^\W_][\w'\u2019-]*", core) is not None
         if unit == "number":
             return re.fullmatch(r"[-+]?\d+(?:\.\d+)?", core) is not None
+        if unit == "time":
+            return re.fullmatch(r"\d{1,2}:\d{2}", core) is not None
+        if exact and re.search(r"[.,;:!?]$", core):
+            return False
         return bool(p.strip())
 
     good = sum(1 for i, p in enumerate(parts) if ok(i, p))

@@ -5,6 +5,8 @@ numbered items, syllables, the count of each count unit, section numbers, and th
 import re
 import unicodedata
 
+from rlar.synthesis.checks_marks import MARK_UNITS, mark_count
+
 BULLET_RX = re.compile(r"^[ \t]*[-*\u2022][ \t]+(\S.*)$", re.M)
 NUMBERED_RX = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+(\S.*)$", re.M)
 # a number: digits with an optional decimal part, or thousands written with commas ("1,000"); "3,6,12" is three
@@ -15,13 +17,17 @@ PLACEHOLDER_RX = re.compile(r"\[[^\[\]\n]+\]")
 TITLE_RX = re.compile(r"<<[^<>\n]+>>")
 TAG_RX = re.compile(r"(?<!<)</?[A-Za-z][\w.:-]*>(?!>)")
 HEADING_RX = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+\S", re.M)
+TASK_BOX_RX = re.compile(r"^\[[ xX]\][ \t]+")  # a task list's box is no word
+LI_RX = re.compile(r"<li>(.*?)</li>", re.S)
 
 
 def unmarked(text):
     """The text without list markers ("- ", "* ", "1. ") and markup tags ("<answer>", "</note>"), which are not
     words."""
     text = TAG_RX.sub(" ", text)
-    return "\n".join(BULLET_RX.sub(r"\1", NUMBERED_RX.sub(r"\1", line)) for line in text.splitlines())
+    return "\n".join(
+        TASK_BOX_RX.sub("", BULLET_RX.sub(r"\1", NUMBERED_RX.sub(r"\1", line))) for line in text.splitlines()
+    )
 
 
 def words(text):
@@ -56,7 +62,8 @@ def numbered(text):
 
 
 def items(text):
-    return bullets(text) or numbered(text) or lines(text)
+    """Bullets, else numbered items, else the texts of HTML ``<li>`` elements, else lines."""
+    return bullets(text) or numbered(text) or [x.strip() for x in LI_RX.findall(text)] or lines(text)
 
 
 def syllables(word):
@@ -145,7 +152,10 @@ def count(unit, text, c=None):
         return len(HEADING_RX.findall(text))
     if unit == "sections":
         return len(section_numbers(text, c))
-    raise ValueError(f"unknown unit {unit!r}")
+    found = mark_count(unit, text, words)
+    if found is None:
+        raise ValueError(f"unknown unit {unit!r}")
+    return found
 
 
 COUNT_UNITS = (
@@ -173,6 +183,7 @@ COUNT_UNITS = (
     "semicolons",
     "colons",
     "headings",
+    *MARK_UNITS,
 )
 
 

@@ -180,6 +180,8 @@ def _numbers(constraints: Sequence[Mapping[str, Any]], n: int) -> list[int]:
             start = abs(step) * n + 1
         return [start + step * i for i in range(max(1, n))]
     low = max([int(a[0]) for t, a in tests if t == "range" and a and a[0] is not None] or [1])
+    if first is not None and ("increasing" in rels or "decreasing" not in rels):
+        low = max(low, first)
     pool = [v for v in range(max(1, low), max(1, low) + 5000) if ok(v)][: max(n * 4, 40)]
     if "sum" in totals and totals["sum"][0] is not None:
         target = int(totals["sum"][0])

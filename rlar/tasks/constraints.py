@@ -43,7 +43,26 @@ bounds ``min`` / ``max``; what each rule means exactly is :mod:`rlar.synthesis.c
   take ``body`` (a final postscript aside) and ``separator``, ``paragraphs`` takes ``distinct``, ``sections``
   a ``suffix``; the ``each`` tests ``starts_in`` / ``ends_in`` (a letter of ``arg``), ``double_letter``,
   ``integer``, ``range`` (``arg`` [lo, hi]) and the ``order`` relations ``ratio`` (``arg`` the factor),
-  ``distinct_initials`` and ``longer`` (each word more letters than the one before).
+  ``distinct_initials`` and ``longer`` (each word more letters than the one before);
+- seventh round (``rlar.synthesis.checks_marks`` / ``checks_layout``): count units ``emojis``, ``bold``,
+  ``bold_words``, ``italics``, ``links``, ``distinct_words``, ``distinct_letters`` (26: a pangram),
+  ``number_words`` (numbers spelled out), ``pronouns``, ``spaces``, ``code_lines``, ``parens`` / ``paren_depth``
+  (unbalanced: the check fails), ``checked`` / ``unchecked`` (task boxes), ``indent`` (leading spaces); a count
+  with ``per`` takes ``index`` (the k-th unit only: "the first line has no leading spaces"); ``each`` and
+  ``order`` take ``of`` (a count unit measured per unit: ``{"rule": "each", "unit": "sentence", "test": "prime",
+  "of": "words"}``; ``order`` relations increasing, decreasing, step, equal over the measure); units
+  ``paragraph``, ``emoji``, ``link``, ``url``, ``link_text``, ``bold``, ``time``, ``price``, ``code``; tests
+  ``time24``, ``binary``, ``no_adjacent_repeat``, ``is_link``, ``starts_with_kind`` / ``ends_with_kind`` (``arg``
+  emoji | time | number | link), ``equals``, ``price`` (``arg`` a template, ``#`` the amount), ``snake_case``,
+  ``screaming_snake``, ``camel_case``, ``pascal_case``, ``kebab_case``, ``title``, ``consonant_cluster``,
+  ``bookended``; relations ``same_first``, ``last_first``, ``reversed``, ``sum_prev2``, ``initials_differ``,
+  ``alphabet_next``; rules ``same`` (the ``index``-th ``unit`` is the ``as``-th), ``outline`` (a nested list:
+  ``marker``, ``sub_marker``, ``indent``, top items ``min`` / ``max``, ``sub_min`` / ``sub_max`` under each),
+  ``figure`` (``shape`` right | inverted | pyramid of ``char``, rows ``min`` / ``max``), ``html_list`` (``tag``
+  ul | ol, items ``min`` / ``max``), ``pairs`` (lines ``first`` / ``second``, ``{n}`` numbered, ``first_end``),
+  ``task_list``, ``not_ends_with``, ``code_block`` with ``lang`` (one fenced block, its tag as written),
+  ``delimited`` with ``exact`` (the separator as written, nothing around it, no final mark) and ``only``
+  identifier styles.
 
 The chat records' ``metadata["format_rules"]`` vocabulary (``rlar.tasks.FORMAT_RULES``) is a subset; its two
 spellings outside this vocabulary are rewritten: ``item_words`` → ``words`` per ``item``, ``no_commas`` →
@@ -91,15 +110,30 @@ JSON_TYPES = (
     "object",
     "null",
 )
-ONLY_KINDS = ("number", "integer", "letters", "capitals", "lowercase_letters", "digits", "word", "numbers")
+ONLY_KINDS = (
+    "number",
+    "integer",
+    "letters",
+    "capitals",
+    "lowercase_letters",
+    "digits",
+    "word",
+    "numbers",
+    "snake_case",
+    "screaming_snake",
+    "camel_case",
+    "pascal_case",
+    "kebab_case",
+)
 COMPOSED_RULES = ("each", "order", "total", "spell", "table", "yaml_keys", "delimited")
+LAYOUT_RULES = ("same", "outline", "figure", "html_list", "pairs", "task_list", "not_ends_with")
 POSITION_RULES = ("at", "nth")
 NTH_UNITS = ("paragraph", "sentence", "line", "item")
 LANGS = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "el", "ar", "he", "hi", "ja", "ko", "zh", "th")
 
 _BOUNDS = frozenset({"min", "max"})
 RULES: dict[str, frozenset[str]] = {
-    **{u: _BOUNDS | {"per", "separator", "body"} for u in COUNT_RULES},
+    **{u: _BOUNDS | {"per", "separator", "body", "index"} for u in COUNT_RULES},
     "paragraphs": _BOUNDS | {"per", "separator", "distinct", "body"},
     "sections": _BOUNDS | {"per", "marker", "suffix", "body"},
     "include": frozenset({"words"}),
@@ -117,12 +151,12 @@ RULES: dict[str, frozenset[str]] = {
     "quoted": frozenset(),
     "title": frozenset(),
     "postscript": frozenset({"text"}),
-    "code_block": frozenset(),
+    "code_block": frozenset({"lang"}),
     "one_of": frozenset({"options"}),
     "only": frozenset({"what"}),
     "language": frozenset({"lang"}),
-    "each": frozenset({"unit", "test", "arg"}),
-    "order": frozenset({"unit", "rel", "arg"}),
+    "each": frozenset({"unit", "test", "arg", "of"}),
+    "order": frozenset({"unit", "rel", "arg", "of"}),
     "total": _BOUNDS | {"unit", "agg"},
     "spell": frozenset({"unit", "text"}),
     "table": _BOUNDS | {"format", "columns", "types"},
@@ -130,10 +164,17 @@ RULES: dict[str, frozenset[str]] = {
     "at": frozenset({"unit", "index", "text"}),
     "nth": frozenset({"unit", "index", "side", "text", "separator"}),
     "wrap": frozenset({"open", "close"}),
-    "delimited": _BOUNDS | {"text", "unit"},
+    "delimited": _BOUNDS | {"text", "unit", "exact"},
     "json_array": _BOUNDS | {"type"},
     "trailing": _BOUNDS | {"what"},
     "repeat": frozenset({"text"}),
+    "same": frozenset({"unit", "index", "as"}),
+    "outline": _BOUNDS | {"marker", "sub_marker", "indent", "sub_min", "sub_max"},
+    "figure": _BOUNDS | {"shape", "char"},
+    "html_list": _BOUNDS | {"tag"},
+    "pairs": _BOUNDS | {"first", "second", "first_end"},
+    "task_list": frozenset(),
+    "not_ends_with": frozenset({"text", "per"}),
 }
 # Spellings of the chat records' format_rules vocabulary, rewritten into this one.
 _LEGACY: dict[str, tuple[str, dict[str, Any]]] = {
@@ -146,8 +187,10 @@ _LIST_PARAMS = ("words", "keys", "options", "columns")
 def _merge_key(c: Mapping[str, Any]) -> str:
     """Constraints with equal keys are one constraint (bounds and lists merge)."""
     rule = str(c["rule"])
-    if rule in ("occurs", "not_starts_with"):
+    if rule in ("occurs", "not_starts_with", "not_ends_with"):
         return f"{rule}|{c.get('per', '')}|{str(c.get('text', '')).lower()}"
+    if rule == "same":
+        return f"same|{c.get('unit', '')}|{c.get('index', '')}|{c.get('as', '')}"
     if rule == "letter":
         return f"letter|{str(c.get('letter', '')).lower()}"
     if rule == "at":
@@ -156,7 +199,10 @@ def _merge_key(c: Mapping[str, Any]) -> str:
         return f"nth|{c.get('unit', '')}|{c.get('index', '')}|{c.get('side', 'start')}"
     if rule in ("each", "order", "total"):
         what = c.get("test", c.get("rel", c.get("agg", "")))
-        return f"{rule}|{c.get('unit', '')}|{what}|{json.dumps(c.get('arg'), sort_keys=True)}"
+        of = f"|{c['of']}" if c.get("of") else ""
+        return f"{rule}|{c.get('unit', '')}|{what}|{json.dumps(c.get('arg'), sort_keys=True)}{of}"
+    if c.get("index") is not None:
+        return f"{rule}|{c.get('per', '')}|{c['index']}"
     return f"{rule}|{c.get('per', '')}"
 
 
@@ -203,9 +249,34 @@ def _validate(c: Mapping[str, Any]) -> None:
         raise ValueError(f"rule 'wrap' needs an opening and a closing text, got {dict(c)!r}")
     if rule in ("delimited", "repeat") and not str(c.get("text") or ""):
         raise ValueError(f"rule {rule!r} needs a text, got {dict(c)!r}")
-    for key in ("min", "max"):
+    if c.get("index") is not None and rule in COUNT_RULES and (not per or not _nonzero_int(c["index"])):
+        raise ValueError(f"rule {rule!r}: index needs a per scope and a non-zero integer, got {dict(c)!r}")
+    if rule == "same" and not (
+        c.get("unit") in SCOPES and _nonzero_int(c.get("index")) and _nonzero_int(c.get("as"))
+    ):
+        raise ValueError(f"rule 'same' needs a unit {SCOPES} and two non-zero indexes, got {dict(c)!r}")
+    if rule == "figure" and (c.get("shape") not in FIGURES or len(str(c.get("char") or "")) != 1):
+        raise ValueError(f"rule 'figure' needs a shape {FIGURES} and one character, got {dict(c)!r}")
+    if rule == "html_list" and c.get("tag") not in ("ul", "ol"):
+        raise ValueError(f"rule 'html_list' needs a tag ul|ol, got {dict(c)!r}")
+    if rule == "pairs" and not (str(c.get("first") or "").strip() and str(c.get("second") or "").strip()):
+        raise ValueError(f"rule 'pairs' needs a first and a second marker, got {dict(c)!r}")
+    if rule == "not_ends_with" and not str(c.get("text") or ""):
+        raise ValueError(f"rule 'not_ends_with' needs a text, got {dict(c)!r}")
+    if rule in ("each", "order") and c.get("of") is not None and c["of"] not in COUNT_RULES:
+        raise ValueError(f"rule {rule!r}: of must be a count unit, got {c['of']!r}")
+    if rule == "only" and c.get("what") not in ONLY_KINDS:
+        raise ValueError(f"rule 'only': what must be one of {ONLY_KINDS}, got {c.get('what')!r}")
+    for key in ("min", "max", "sub_min", "sub_max", "indent"):
         if key in c and (not isinstance(c[key], int) or isinstance(c[key], bool) or c[key] < 0):
             raise ValueError(f"rule {rule!r}: {key} must be a non-negative integer, got {c[key]!r}")
+
+
+FIGURES = ("right", "inverted", "pyramid")
+
+
+def _nonzero_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v != 0
 
 
 def canonical(constraints: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -289,6 +360,19 @@ _UNIT_NAMES = {  # how describe() names a count unit where its rule name is not 
     "capital_words": "words in capitals",
     "highlights": "highlighted sections",
     "headings": "Markdown headings",
+    "bold": "bold phrases",
+    "bold_words": "words in bold",
+    "italics": "phrases in italics",
+    "links": "Markdown links",
+    "distinct_words": "different words",
+    "distinct_letters": "different letters",
+    "number_words": "numbers written as words",
+    "code_lines": "lines of code",
+    "parens": "pairs of parentheses",
+    "paren_depth": "levels of nested parentheses",
+    "checked": "checked task boxes",
+    "unchecked": "unchecked task boxes",
+    "indent": "leading spaces",
 }
 _UNIT_WORDS = {u: _UNIT_NAMES.get(u, u) for u in COUNT_RULES}
 
@@ -306,6 +390,9 @@ def describe(c: Mapping[str, Any]) -> str:
     """One constraint in words, e.g. ``each item: at most 10 words``."""
     rule = str(c["rule"])
     per = f"each {c['per']}: " if c.get("per") else ""
+    if c.get("per") and c.get("index") is not None:
+        k = int(c["index"])
+        per = f"{'the last' if k == -1 else f'the {k}th'} {c['per']}: "
     if rule == "sections" and (c.get("marker") or c.get("suffix")):
         return f"{_bounds_text(c)} sections marked {c.get('marker') or 'Section'} N{c.get('suffix') or ''}"
     if rule in _UNIT_WORDS:
@@ -317,11 +404,12 @@ def describe(c: Mapping[str, Any]) -> str:
     if rule == "letter":
         what = "vowels" if str(c["letter"]) == "aeiou" else f"letter {c['letter']!r}"
         return f"{what} {_bounds_text(c)} times"
-    if rule in ("starts_with", "not_starts_with", "ends_with"):
+    if rule in ("starts_with", "not_starts_with", "ends_with", "not_ends_with"):
         verb = {
             "starts_with": "starts with",
             "not_starts_with": "does not start with",
             "ends_with": "ends with",
+            "not_ends_with": "does not end with",
         }
         return f"{per}{verb[rule]} {c['text']!r}"
     if rule == "json_keys":
@@ -342,6 +430,8 @@ def describe(c: Mapping[str, Any]) -> str:
     if rule in ("each", "order"):
         what = str(c.get("test") or c.get("rel")).replace("_", " ")
         arg = f" {c['arg']}" if c.get("arg") is not None else ""
+        if c.get("of"):
+            what = f"its {_UNIT_WORDS.get(str(c['of']), c['of'])} {what}"
         return (
             f"{'every' if rule == 'each' else 'consecutive'} {c.get('unit')}{'' if rule == 'each' else 's'}"
             f": {what}{arg}"
@@ -356,8 +446,10 @@ def describe(c: Mapping[str, Any]) -> str:
     if rule == "wrap":
         return f"wrapped in {c.get('open')}...{c.get('close')}"
     if rule == "delimited":
-        return f"{c.get('unit')}s separated by {c.get('text')!r}" + (
-            f" ({_bounds_text(c)})" if "min" in c or "max" in c else ""
+        return (
+            f"{c.get('unit')}s separated by {c.get('text')!r}"
+            + (" exactly" if c.get("exact") else "")
+            + (f" ({_bounds_text(c)})" if "min" in c or "max" in c else "")
         )
     if rule == "json_array":
         return f"JSON array of {_bounds_text(c)} items" + (f" of type {c['type']}" if c.get("type") else "")
@@ -376,6 +468,29 @@ def describe(c: Mapping[str, Any]) -> str:
     if rule == "yaml_keys":
         keys = ", ".join(f"{k} ({(c.get('types') or {}).get(k, 'any')})" for k in c["keys"])
         return f"YAML mapping with keys {keys}" + (" and no others" if c.get("exact") else "")
+    return _describe_layout(c)
+
+
+def _describe_layout(c: Mapping[str, Any]) -> str:
+    rule = str(c["rule"])
+    if rule == "same":
+        return f"{c.get('unit')} {c.get('index')} is the same as {c.get('unit')} {c.get('as')}"
+    if rule == "outline":
+        sub = {k[4:]: c[k] for k in ("sub_min", "sub_max") if c.get(k) is not None}
+        subs = _bounds_text(sub) if sub else "any number of"
+        return (
+            f"a nested list of {_bounds_text(c)} {c.get('marker', '-')!r} items, each with {subs} sub-items"
+        )
+    if rule == "figure":
+        return f"a {c.get('shape')} triangle of {c.get('char')!r}, {_bounds_text(c)} rows"
+    if rule == "html_list":
+        return f"an HTML <{c.get('tag')}> list of {_bounds_text(c)} <li> items and nothing else"
+    if rule == "pairs":
+        return f"{_bounds_text(c)} line pairs {c.get('first')!r} / {c.get('second')!r}"
+    if rule == "task_list":
+        return "every line a Markdown task item ('- [ ] ' or '- [x] ')"
+    if rule == "code_block" and c.get("lang"):
+        return f"one fenced code block tagged {c['lang']!r} and nothing else"
     return rule.replace("_", " ")
 
 

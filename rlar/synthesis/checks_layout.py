@@ -1,0 +1,375 @@
+"""Layouts, unit kinds and measured relations, as standard-library Python (part of the source every composed
+verifier embeds; issue 25, seventh round; :mod:`rlar.synthesis.checks` calls these for the rules and tests it
+does not hold itself).
+
+- units of composed rules: paragraphs, emojis, Markdown links (whole, their URLs, their texts), bold spans,
+  times, prices, fenced code;
+- a count measured per unit (``of``): ``each`` sentence's word count is prime, ``order`` of lines by their
+  leading spaces (a staircase), all sentences of equal length;
+- per-unit tests: HH:MM times, bit strings, no two neighbouring characters alike, a unit that is one Markdown
+  link, a unit starting / ending with an emoji, time, number or link, a text as written, prices in a template
+  (``$#`` or ``# €``: digits, a point, two decimals), identifier styles (snake_case, camelCase, ...), title-cased
+  units, a consonant cluster, a unit that ends with the word it starts with;
+- relations: the same first word in every unit, the last word of each unit opening the next, a unit's words in
+  reverse order, each number the sum of the two before, consecutive words with different initials, initials in
+  alphabet order;
+- whole-answer layouts: two units the same (``same``), a nested list (``outline``), a figure of one character
+  (``figure``: right, inverted or centred triangle), an HTML list (``html_list``), question/answer line pairs
+  (``pairs``), a Markdown task list (``task_list``) and one fenced block with a language tag (``code_block`` with
+  ``lang``).
+
+Every check is strict about the form it names (a fence tag ``Python`` is not ``python``, ``- [X]`` is no task
+box, a trailing space breaks a triangle row, a sub-bullet indented by four spaces is not one indented by two).
+"""
+
+import re
+
+from rlar.synthesis.checks_marks import (
+    EMOJI_RX,
+    HHMM_RX,
+    LINK_RX,
+    PRICE_RX,
+    TASK_RX,
+    TIME_RX,
+    bare_word,
+    bold_spans,
+    emojis,
+    fenced,
+    links,
+    minutes,
+    price_value,
+)
+from rlar.synthesis.checks_units import count, paragraphs, units, within, words
+
+MEASURED_TESTS = ("prime", "even", "odd", "divisible", "square", "range", "digit_sum")
+
+
+def prime_number(n):
+    return n is not None and n > 1 and all(n % k for k in range(2, int(n**0.5) + 1))
+
+
+def measure_ok(test, arg, n):
+    """Whether a count ``n`` (a unit's words, letters, ...) passes a number test; a malformed count (-1) fails."""
+    if n is None or n < 0:
+        return False
+    if test == "prime":
+        return prime_number(n)
+    if test == "even":
+        return n % 2 == 0
+    if test == "odd":
+        return n % 2 == 1
+    if test == "divisible":
+        return int(arg) != 0 and n % int(arg) == 0
+    if test == "square":
+        return int(n**0.5 + 0.5) ** 2 == n
+    if test == "digit_sum":
+        return sum(int(ch) for ch in str(n)) == int(arg)
+    if test == "range":
+        lo, hi = [*list(arg), None, None][:2] if isinstance(arg, list) else (None, None)
+        return (lo is None or n >= lo) and (hi is None or n <= hi)
+    raise ValueError(f"unknown measured test {test!r}")
+
+
+def layout_units(unit, text):
+    """The pieces of the seventh round's units (None for a unit that is not one of them)."""
+    if unit == "paragraph":
+        return paragraphs(text)
+    if unit == "emoji":
+        return emojis(text)
+    if unit == "link":
+        return [m.group(0) for m in LINK_RX.finditer(text)]
+    if unit == "url":
+        return [u for _, u in links(text)]
+    if unit == "link_text":
+        return [t for t, _ in links(text)]
+    if unit == "bold":
+        return bold_spans(text)
+    if unit == "time":
+        return TIME_RX.findall(text)
+    if unit == "price":
+        return PRICE_RX.findall(text)
+    if unit == "code":
+        return [body for _, body in fenced(text)]
+    return None
+
+
+_KIND_RX = {
+    "emoji": EMOJI_RX.pattern,
+    "time": r"\d{1,2}:\d{2}",
+    "number": r"[-+]?\d+(?:\.\d+)?",
+    "link": LINK_RX.pattern,
+}
+_STYLES = {
+    "snake_case": r"[a-z0-9]+(?:_[a-z0-9]+)*",
+    "screaming_snake": r"[A-Z0-9]+(?:_[A-Z0-9]+)*",
+    "camel_case": r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)*",
+    "pascal_case": r"(?:[A-Z][a-z0-9]+)+",
+    "kebab_case": r"[a-z0-9]+(?:-[a-z0-9]+)*",
+}
+
+
+def price_form(template):
+    """The pattern of a price template: ``#`` is digits, a point and two decimals (``$#``, ``# €``)."""
+    return re.escape(str(template)).replace(r"\#", "#").replace("#", r"\d+\.\d{2}")
+
+
+def layout_test(test, arg, u):
+    """Whether one unit passes a seventh-round ``each`` test (module docstring); raises for an unknown test."""
+    t = u.strip()
+    if test == "time24":
+        return HHMM_RX.fullmatch(t) is not None
+    if test == "binary":
+        return re.fullmatch(r"[01]+", t) is not None
+    if test == "no_adjacent_repeat":
+        return bool(t) and all(t[i] != t[i + 1] for i in range(len(t) - 1))
+    if test == "is_link":
+        return LINK_RX.fullmatch(re.sub(r"^(?:[-*\u2022]|\d{1,3}[.)])[ \t]+", "", t)) is not None
+    if test == "ends_with_kind":
+        return re.search("(?:" + _KIND_RX[str(arg)] + r")$", t) is not None
+    if test == "starts_with_kind":
+        return re.match("(?:" + _KIND_RX[str(arg)] + r")(?=\s|$)", t) is not None
+    if test == "equals":
+        return t == str(arg).strip()
+    if test == "price":
+        return re.fullmatch(price_form(arg), t) is not None
+    if test in _STYLES:
+        return re.fullmatch(_STYLES[test], t) is not None
+    if test == "title":
+        ws = [re.sub(r"^[^\w]+", "", w) for w in words(t)]
+        ws = [w for w in ws if w[:1].isalpha()]
+        return bool(ws) and all(w[0].isupper() for w in ws)
+    if test == "consonant_cluster":
+        return re.search(r"[bcdfghjklmnpqrstvwxz]{2}", bare_word(t)) is not None
+    if test == "bookended":  # ends with the word it starts with
+        ws = [bare_word(w) for w in words(t)]
+        return len(ws) >= 2 and ws[0] == ws[-1]
+    raise ValueError(f"unknown unit test {test!r}")
+
+
+def layout_value(u):
+    """The value a range test compares for a time (minutes) or a price (its amount); None otherwise."""
+    t = str(u).strip()
+    if re.fullmatch(r"\d{1,2}:\d{2}", t):
+        return minutes(t)
+    if PRICE_RX.fullmatch(t):
+        return price_value(t)
+    return None
+
+
+def range_bound(b):
+    """A range bound as written: a number, or an ``HH:MM`` time (minutes after midnight)."""
+    if isinstance(b, str) and ":" in b:
+        return minutes(b)
+    return b
+
+
+def _first(u):
+    ws = [bare_word(w) for w in words(u)]
+    ws = [w for w in ws if w]
+    return ws[0] if ws else None
+
+
+def _last(u):
+    ws = [bare_word(w) for w in words(u)]
+    ws = [w for w in ws if w]
+    return ws[-1] if ws else None
+
+
+def _num(u):
+    t = str(u).strip().rstrip(".,;")
+    return int(t) if re.fullmatch(r"-?\d+", t) else None
+
+
+def layout_order(c, us):
+    """The score of a seventh-round ``order`` rule over units ``us`` (None when the relation is not one of
+    them): measured relations (``of``) and the relations of the module docstring."""
+    rel, arg = c["rel"], c.get("arg")
+    if c.get("of"):
+        keys = [count(c["of"], u) for u in us]
+        if len(keys) < 2 or any(k < 0 for k in keys):
+            return 0.0
+        pairs = [(keys[i], keys[i + 1]) for i in range(len(keys) - 1)]
+        if rel == "increasing":
+            good = [b > a for a, b in pairs]
+        elif rel == "decreasing":
+            good = [b < a for a, b in pairs]
+        elif rel == "step":
+            good = [b - a == int(arg) for a, b in pairs]
+        elif rel == "equal":
+            good = [b == a for a, b in pairs]
+        else:
+            raise ValueError(f"unknown measured relation {rel!r}")
+        return sum(good) / len(good)
+    if rel == "same_first":
+        firsts = [_first(u) for u in us]
+        if len(firsts) < 2 or firsts[0] is None:
+            return 0.0
+        return sum(1 for f in firsts if f == firsts[0]) / len(firsts)
+    if rel == "sum_prev2":
+        ns = [_num(u) for u in us]
+        if len(ns) < 3 or any(n is None for n in ns):
+            return 0.0
+        good = [ns[i] == ns[i - 1] + ns[i - 2] for i in range(2, len(ns))]
+        return sum(good) / len(good)
+    if len(us) < 2:
+        return 0.0
+    good = [layout_pair(rel, arg, us[i], us[i + 1]) for i in range(len(us) - 1)]
+    return sum(good) / len(good)
+
+
+def layout_pair(rel, arg, a, b):
+    if rel == "last_first":
+        return _last(a) is not None and _last(a) == _first(b)
+    if rel == "reversed":
+        x = [bare_word(w) for w in words(a)]
+        y = [bare_word(w) for w in words(b)]
+        return bool(x) and y == x[::-1]
+    if rel == "initials_differ":
+        return bool(_first(a)) and bool(_first(b)) and _first(a)[0] != _first(b)[0]
+    if rel == "alphabet_next":
+        x, y = _first(a), _first(b)
+        if not x or not y or not x[0].isalpha() or not y[0].isalpha():
+            return False
+        return (ord(x[0]) - ord("a") + 1) % 26 == ord(y[0]) - ord("a")
+    raise ValueError(f"unknown relation {rel!r}")
+
+
+def _rows(text):
+    return text.strip("\n").split("\n")
+
+
+def figure_ok(c, text):
+    """A figure of one character: ``right`` (row k holds k of them), ``inverted`` (one fewer each row, the last
+    row one) or ``pyramid`` (row k: 2k-1 of them after spaces that centre it over the bottom row); nothing else on
+    a row, no trailing space, ``min``..``max`` rows."""
+    rows = _rows(text)
+    n = len(rows)
+    ch = str(c.get("char") or "*")
+    if not within(n, c) or n == 0:
+        return False
+    shape = c.get("shape", "right")
+    for i, row in enumerate(rows, 1):
+        if shape == "right":
+            want = ch * i
+        elif shape == "inverted":
+            want = ch * (n - i + 1)
+        else:
+            want = " " * (n - i) + ch * (2 * i - 1)
+        if row != want:
+            return False
+    return True
+
+
+def outline_score(c, text):
+    """A nested list: every line a top item (``marker`` and a space at the line start) or a sub-item (``indent``
+    spaces — any indentation when none is given — then ``sub_marker`` and a space); the first line a top item;
+    ``min``..``max`` top items, each with ``sub_min``..``sub_max`` sub-items."""
+    top_rx = re.compile(re.escape(str(c.get("marker") or "-")) + r" (?=\S)")
+    sub = re.escape(str(c.get("sub_marker") or c.get("marker") or "-")) + r" (?=\S)"
+    indent = c.get("indent")
+    sub_rx = re.compile((" " * int(indent) if indent else r"[ ]+") + sub)
+    counts = []
+    for line in [x for x in text.split("\n") if x.strip()]:
+        if top_rx.match(line):
+            counts.append(0)
+        elif sub_rx.match(line) and counts:
+            counts[-1] += 1
+        else:
+            return 0.0
+    if not counts or not within(len(counts), c):
+        return 0.0
+    lo, hi = c.get("sub_min"), c.get("sub_max")
+    good = [(lo is None or k >= lo) and (hi is None or k <= hi) for k in counts]
+    return 1.0 if all(good) else 0.5 * sum(good) / len(good)
+
+
+def html_list_ok(c, text):
+    """The whole answer is one ``<ul>`` / ``<ol>`` element (lowercase, as named) holding only ``<li>`` elements
+    (white space between them), ``min``..``max`` of them."""
+    tag = str(c.get("tag") or "ul")
+    inner = r"(?:(?!</?(?:li|ul|ol)\b).)*"
+    m = re.fullmatch(rf"<{tag}>\s*((?:<li>{inner}</li>\s*)+)</{tag}>", text.strip(), re.S)
+    if m is None:
+        return False
+    return within(len(re.findall(r"<li>", m.group(1))), c)
+
+
+def _marker(template, n):
+    return str(template).replace("{n}", str(n))
+
+
+def pairs_score(c, text):
+    """Question/answer pairs on lines: line 2k-1 starts with ``first`` and line 2k with ``second`` (``{n}`` in a
+    marker is the pair's number), each followed by text, exactly as written; a ``first_end`` every first line
+    ends with; ``min``..``max`` pairs."""
+    ls = [x for x in text.split("\n") if x.strip()]
+    if not ls or len(ls) % 2:
+        return 0.0
+    for i, line in enumerate(ls):
+        k = i // 2 + 1
+        mark = _marker(c["first"] if i % 2 == 0 else c["second"], k)
+        if not line.startswith(mark):
+            return 0.0
+        rest = line[len(mark) :]
+        if not rest.strip() or (not mark.endswith(" ") and not rest.startswith(" ")) or rest.startswith("  "):
+            return 0.0
+        if mark.endswith(" ") and rest[:1].isspace():
+            return 0.0
+        if i % 2 == 0 and c.get("first_end") and not line.rstrip().endswith(str(c["first_end"])):
+            return 0.0
+    return 1.0 if within(len(ls) // 2, c) else 0.0
+
+
+def task_list_ok(text):
+    ls = [x for x in text.split("\n") if x.strip()]
+    return bool(ls) and all(TASK_RX.match(x) for x in ls)
+
+
+def code_fence_ok(text, lang):
+    """The whole answer is one fenced block whose tag is ``lang`` as written, closed, with code in it."""
+    m = re.fullmatch(r"```([^\n`]*)\n(.*?)\n```", text.strip(), re.S)
+    return m is not None and m.group(1) == str(lang) and "```" not in m.group(2) and bool(m.group(2).strip())
+
+
+def same_ok(c, text):
+    """The ``index``-th unit is the ``as``-th one, as written (white space around it aside)."""
+    pieces = units(c["unit"], text)
+
+    def at(k):
+        i = k - 1 if k > 0 else len(pieces) + k
+        return pieces[i].strip() if 0 <= i < len(pieces) else None
+
+    a, b = at(int(c["index"])), at(int(c["as"]))
+    return a is not None and b is not None and a == b
+
+
+def layout_check(c, text):
+    """The score of a seventh-round whole-answer rule (module docstring); raises for an unknown rule."""
+    rule = c["rule"]
+    if rule == "same":
+        return 1.0 if same_ok(c, text) else 0.0
+    if rule == "outline":
+        return outline_score(c, text)
+    if rule == "figure":
+        return 1.0 if figure_ok(c, text) else 0.0
+    if rule == "html_list":
+        return 1.0 if html_list_ok(c, text) else 0.0
+    if rule == "pairs":
+        return pairs_score(c, text)
+    if rule == "task_list":
+        return 1.0 if task_list_ok(text) else 0.0
+    raise ValueError(f"unknown constraint rule {rule!r}")
+
+
+def count_ok(rule, text, c):
+    """Whether a count holds its bounds (a malformed count, -1, never does)."""
+    n = count(rule, text, c)
+    return n >= 0 and within(n, c)
+
+
+def indexed_count_ok(c, text):
+    """A count of the ``index``-th ``per`` unit (1-based, -1 the last): the unit must exist."""
+    pieces = units(c["per"], text, c.get("separator"))
+    k = int(c["index"])
+    i = k - 1 if k > 0 else len(pieces) + k
+    return 0 <= i < len(pieces) and count_ok(c["rule"], pieces[i], c)
