@@ -553,6 +553,11 @@ def test_the_second_reading_imports_none_of_the_main_readers_modules() -> None:
         "rlar.tasks.reading_compose",
         "rlar.tasks.reading_forms",
         "rlar.tasks.reading_units",
+        "rlar.tasks.reading_layouts",
+        "rlar.tasks.reading_marks",
+        "rlar.tasks.reading_relations",
+        "rlar.tasks.reading_lists",
+        "rlar.tasks.reading_kinds",
     }
     root = pathlib.Path(__file__).resolve().parents[1] / "rlar" / "synthesis"
     for path in [*sorted((root / "second").glob("*.py")), root / "second_route.py"]:

@@ -44,7 +44,8 @@ __all__ = [
 
 def _merge_key(c: Mapping[str, Any]) -> str:
     return "|".join(
-        str(c.get(k, "")) for k in ("rule", "per", "text", "letter", "unit", "test", "rel", "agg")
+        str(c.get(k, ""))
+        for k in ("rule", "per", "text", "letter", "unit", "test", "rel", "agg", "of", "index", "as")
     )
 
 
@@ -135,8 +136,9 @@ def vouched_keys(reply: AgentReply) -> set[str] | None:
 def constraint_key(c: Mapping[str, Any]) -> str:
     """``rule`` or ``rule/per`` (composed rules: ``rule/unit/test``): what a constraint checks, without its
     parameters."""
-    if c.get("unit"):
-        return f"{c['rule']}/{c['unit']}/{c.get('test', c.get('rel', c.get('agg', '')))}"
+    if c.get("unit") and c["rule"] != "same":
+        of = f"/{c['of']}" if c.get("of") else ""
+        return f"{c['rule']}/{c['unit']}/{c.get('test', c.get('rel', c.get('agg', '')))}{of}"
     return str(c["rule"]) + (f"/{c['per']}" if c.get("per") else "")
 
 

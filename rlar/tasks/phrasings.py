@@ -99,6 +99,34 @@ POST = {
     "min": r"or (?:more|greater|longer|above)|at least|minimum|min",
 }
 _UNITS: list[tuple[str, str]] = [
+    # seventh round: marks and measures (before the plain nouns they end with)
+    (r"emojis?|emoji (?:icons?|characters?|symbols?)", "emojis"),
+    (r"bold(?:ed|face)? words?|words? (?:in|set in|written in|formatted in) bold(?:face)?", "bold_words"),
+    (
+        r"bold(?:ed|face)? (?:phrases?|terms?|key terms?|items?|parts?|spans?|sections?|expressions?)"
+        r"|(?:phrases?|terms?|key terms?|parts?|expressions?) (?:in|set in|formatted in) bold(?:face)?",
+        "bold",
+    ),
+    (
+        r"itali(?:c|cs|cized|cised) (?:words?|phrases?|terms?|parts?|spans?)"
+        r"|(?:words?|phrases?|terms?|parts?) (?:in|set in|formatted in) italics?",
+        "italics",
+    ),
+    (r"markdown (?:hyper)?links?|(?:hyper)?links?", "links"),
+    (r"(?:different|distinct|unique) words?", "distinct_words"),
+    (r"(?:different|distinct|unique) letters?(?: of the (?:english |latin )?alphabet)?", "distinct_letters"),
+    (r"(?:personal )?pronouns?", "pronouns"),
+    (r"lines? of (?:code|[a-z]+ code|python|javascript|js|bash|sql)|code lines?", "code_lines"),
+    (r"pairs? of (?:round )?(?:parentheses|brackets)|parenthes[ie]s pairs?", "parens"),
+    (r"leading spaces?|spaces? of indentation|spaces? of indent", "indent"),
+    (r"(?:checked|ticked|completed|done) (?:items?|tasks?|boxes?|checkboxes?|to-dos?)", "checked"),
+    (r"(?:unchecked|unticked|open|pending) (?:items?|tasks?|boxes?|checkboxes?|to-dos?)", "unchecked"),
+    (
+        r"numbers? (?:written|spelled|spelt) (?:out )?(?:as|in|with) (?:english )?words|spelled[- ]out numbers?"
+        r"|numbers? spelled out|number words",
+        "number_words",
+    ),
+    (r"numbers? (?:written )?(?:in|as|using|with) (?:digits|numerals|figures)", "numbers"),
     (r"capital letters?|uppercase letters?|upper[- ]case letters?|capitals", "capitals"),
     (r"bullet[- ]?points?|bullets?|bulleted (?:items?|points?|list items?)", "bullets"),
     (r"numbered (?:items?|steps?|points?|list items?|lines?)", "numbered"),
@@ -112,7 +140,7 @@ _UNITS: list[tuple[str, str]] = [
     (r"sentences?", "sentences"),
     (r"paragraphs?|stanzas?", "paragraphs"),
     (r"sections?", "sections"),
-    (r"lines?|verses?", "lines"),
+    (r"lines?|verses?|rows?", "lines"),
     (r"characters?|chars?", "chars"),
     (r"letters?", "letters"),
     (r"words?", "words"),
@@ -127,7 +155,7 @@ _SCOPES = {
     "sentence": r"sentences?",
     "item": r"bullet[- ]?points?|bullets?|list items?|items?|points?|steps?|numbered items?",
     "paragraph": r"paragraphs?|stanzas?",
-    "line": r"lines?|verses?",
+    "line": r"lines?|verses?|rows?",
     "word": r"words?",
 }
 SCOPE_RX = "|".join(f"(?:{v})" for v in _SCOPES.values())
@@ -217,18 +245,22 @@ CUES = set(
     short shorter shortest brief briefly concise long longer lengthy detailed simple simply exactly least most
     more less fewer between under over maximum minimum limit always times length numbered dash dashes hyphen
     hyphens colon colons semicolon semicolons emoji end stanza stanzas verse verses vowel vowels consonant consonants
-    poem story essay tweet slogan riddle joke song lyrics dialogue outline summary abstract""".split()
+    poem story essay tweet slogan riddle joke song lyrics dialogue outline summary abstract
+    link links url urls hyperlink hyperlinks pronoun pronouns indent indented indentation spaces space underscore
+    underscores parenthesis parentheses nested deep levels pangram alphabet triangle pyramid row rows code fence
+    fenced html checklist checked unchecked ticked reverse reversed backwards identical prime spelled spelt binary
+    bit bits decimal decimals dollar dollars euro euros currency snake_case camelcase""".split()
 )
 STOP_WORDS = set(
     """a an the and or but if then so to of in on at by for with from into onto about as is are be been being
     was were do does did done your you yours my me i we our us it its this that these those there here it's
     please kindly make sure ensure should must shall will would can could may might need needs have has had
     also just really very all any some answer answers response responses reply replies output text message
-    write writing written give provide respond answering replying use using keep stay put include including
+    write writing written give provide respond answering replying use uses using keep stay put include including
     entire whole full final overall total make made let each every one 1 time contain contains containing
     add adding insert append passage followed entirely
     consist consists consisting of comprise comprises have has having appear appears follow only also first
-    then now explicitly always everything which whose where compose produce create generate""".split()
+    then now explicitly always everything which whose where compose produce create generate yet holding holds""".split()
 )
 
 
@@ -239,6 +271,7 @@ class ClauseText:
     def __init__(self, text: str, quotes: list[str], memory: dict[str, Any]) -> None:
         self.raw = text
         self.w = numbers(text.lower())
+        self.orig = self.w  # the clause before anything is blanked
         self.quotes = quotes
         self.memory = memory
         self.found: list[dict[str, Any]] = []
@@ -262,6 +295,24 @@ class ClauseText:
 
     def add(self, c: dict[str, Any]) -> None:
         self.found.append(c)
+
+    def sentence_each(self, sentence: str, pattern: str, fn: Callable[[re.Match[str]], Any]) -> None:
+        """Like :meth:`each`, over the clause's whole ``sentence`` (lowercased, numbers as digits): a phrase the
+        clause splitter cut in two ("write the words of the first line, in reverse order") is read in each clause
+        that holds a part of it, and each blanks its own part. Without the clause in the sentence, :meth:`each`."""
+        stripped = self.orig.strip()
+        at = sentence.find(stripped) if stripped else -1
+        if at < 0:
+            self.each(pattern, fn)
+            return
+        lead = len(self.orig) - len(self.orig.lstrip())
+        end = at + len(stripped)
+        for m in list(re.finditer(pattern, sentence)):
+            a, b = max(m.start(), at), min(m.end(), end)
+            if a >= b or not self.w[a - at + lead : b - at + lead].strip():
+                continue
+            if fn(m) is not False:
+                self.blank(a - at + lead, b - at + lead)
 
 
 def to_bounds(kind: str | None, n: int, n2: int | None, negated: bool) -> dict[str, int] | None:

@@ -63,6 +63,11 @@ from rlar.tasks.phrasings import (
 )
 from rlar.tasks.reading_compose import read_composed
 from rlar.tasks.reading_forms import read_forms
+from rlar.tasks.reading_kinds import read_kinds
+from rlar.tasks.reading_layouts import read_layouts
+from rlar.tasks.reading_lists import read_lists
+from rlar.tasks.reading_marks import read_marks
+from rlar.tasks.reading_relations import read_relations
 from rlar.tasks.reading_shapes import read_shapes
 from rlar.tasks.reading_units import read_units
 
@@ -229,6 +234,11 @@ def _leftover(cl: ClauseText) -> tuple[list[str], bool]:
 def _read_clause(text: str, quotes: list[str], memory: dict[str, Any], whole: str, sentence: str) -> Clause:
     cl = ClauseText(text, quotes, memory)
     raw_lower = cl.w
+    read_layouts(cl, numbers(sentence.lower()), whole)  # fences, identifier styles, separators, times, prices
+    read_lists(cl, numbers(sentence.lower()), whole)  # HTML / task / nested lists, figures, pairs, repeats
+    read_relations(cl, numbers(sentence.lower()), whole)  # measures per unit, same starts, chains, reversals
+    read_kinds(cl, numbers(sentence.lower()), whole)  # a unit's start or end of a kind, IFBench word classes
+    read_marks(cl, numbers(sentence.lower()), whole)  # emojis, bold, links, parentheses, tolerances
     read_forms(
         cl, numbers(sentence.lower()), whole
     )  # answer forms: wrappers, separators, markers, JSON arrays
@@ -291,6 +301,14 @@ def read_instruction(text: str) -> Reading:
         lambda m: f"between {_times(m.group(1))} and {_times(m.group(2))} times",
         work,
     )
+    # "4 emojis (no more, no fewer)": the count said twice, not two clauses
+    work = re.sub(
+        r"(?i)(\b[\w-]+\s+[\w-]+)\s*\(\s*no\s+more\s*(?:,|and|or)\s*no\s+(?:fewer|less)\s*\)",
+        lambda m: m.group(1) if re.match(r"(?i)\s*(?:\d+|[a-z]+)\s", m.group(1) + " ") else m.group(0),
+        work,
+    )
+    # "every <li> text begins with ...": the list's items (the tag is no word of the reader's)
+    work = re.sub(r"(?i)\b(every|each|all)\s+<li>(?:\s+(?:text|element|item|content))?", r"\1 item", work)
     # "Paragraphs and only paragraphs are separated ..." (IFEval): one subject, not two clauses
     work = re.sub(r"(?i)\b(paragraphs|responses|sections)\s+and\s+only\s+\1\b", r"\1", work)
     work, quotes = _protect(work)
@@ -341,10 +359,25 @@ def _joined_forms(reading: Reading) -> None:
     ps = any(c["rule"] == "postscript" for c in cons) or any(
         c["rule"] == "nth" and c.get("unit") == "line" and c.get("index") == -1 for c in cons
     )
+    # "five words separated by semicolons": the words are the list's pieces ("oak;elm" is one whitespace token)
+    tight = next(
+        (
+            c
+            for c in cons
+            if c["rule"] == "delimited" and c.get("unit") == "word" and str(c.get("text", "")).strip()
+        ),
+        None,
+    )
+    counted = next((c for c in cons if c["rule"] == "words" and not c.get("per")), None)
     for cl in reading.clauses:
         new = []
         for c in cl.constraints:
             c = dict(c)
+            if tight is not None and counted is not None:
+                if c == counted:
+                    continue
+                if c["rule"] == "delimited" and c.get("text") == tight.get("text"):
+                    c.update({k: v for k, v in counted.items() if k in ("min", "max")})
             if (
                 array is not None
                 and items is not None
@@ -398,6 +431,8 @@ def _single_unit(reading: Reading) -> None:
         ("sentences", "chars", "sentence"),
         ("paragraphs", "sentences", "paragraph"),
         ("paragraphs", "words", "paragraph"),
+        *(("sentences", rule, "sentence") for rule in _MARK_COUNTS),
+        *(("paragraphs", rule, "paragraph") for rule in _MARK_COUNTS),
     )
     for unit, rule, per in pairs:
         one = any(c["rule"] == unit and not c.get("per") and c.get("min") == c.get("max") == 1 for c in cons)
@@ -413,6 +448,18 @@ def _single_unit(reading: Reading) -> None:
                 ]
             )
 
+
+_MARK_COUNTS = (
+    "emojis",
+    "bold",
+    "bold_words",
+    "italics",
+    "links",
+    "parens",
+    "paren_depth",
+    "pronouns",
+    "number_words",
+)
 
 _PER_LINE = re.compile(
     r"\b(?:one|1)\s+(?:word\s+)?(?:per|on\s+each|on\s+a)\s+line\b|\bon\s+(?:its|their)\s+own\s+line\b"

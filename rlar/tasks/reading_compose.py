@@ -436,7 +436,31 @@ def _read_word_relations(cl: ClauseText, sentence: str, whole: str) -> None:
         r"|\b(?:in\s+which\s+|where\s+)?(?:every|each)\s+word\s+(?:is|must\s+be)\s+(?:different|unique|distinct)\b"
         r"|\ball\s+(?:the\s+|of\s+the\s+)?words\s+(?:are|must\s+be)\s+(?:different|unique|distinct)\b"
         r"|(?<=\d\s)(?:different|distinct|unique)\s+(?=words\b)",
-        lambda m: add("distinct"),
+        lambda m: False if _counted_distinct(cl, m) else add("distinct"),
+    )
+
+
+def _counted_distinct(cl: ClauseText, m: re.Match[str]) -> bool:
+    """``at least 30 different words`` / ``uses 12 unique words`` / ``12 or more distinct words``: a count of
+    different words (read with the quantities, ``distinct_words``), not N words none repeated (``list 5 different
+    words``)."""
+    if not m.group(0).startswith(("different", "distinct", "unique")):
+        return False
+    before = cl.w[: m.start()]
+    after = cl.w[m.end() : m.end() + 20]
+    return bool(
+        re.search(
+            r"\b(?:at least|no fewer than|no less than|not fewer than|more than|over|a minimum of|minimum of|"
+            r"up to|at most|no more than|not more than|fewer than|less than|under|a maximum of)\s+\d+\s+$",
+            before,
+        )
+        or re.search(
+            r"\b(?:uses?|using|contains?|containing|includes?|including|with|has|have|having)\s+"
+            r"(?:exactly\s+|only\s+)?\d+\s+$",
+            before,
+        )
+        or re.search(r"\d+\s*\+\s*$|\d+\s+or\s+(?:more|fewer|less)\s+$", before)
+        or re.match(r"words?\s+or\s+(?:more|fewer|less)\b", after)
     )
 
 
@@ -504,10 +528,10 @@ def _read_caps_words(cl: ClauseText) -> None:
 
 
 def _read_paragraph_layout(cl: ClauseText, whole: str) -> None:
-    if not re.search(r"\b\d+\s+paragraphs\b", whole):
+    if not re.search(r"\b\d+\s+(?:of\s+(?:your|the)\s+)?paragraphs\b", whole):
         return
     cl.each(
         r",?\s*\(?(?:with\s+)?(?:an?\s+|one\s+)?(?:empty|blank)\s+lines?\s+between\s+(?:them|the\s+paragraphs|each\s+(?:of\s+them|paragraph)|paragraphs)\)?"
-        r"|\bseparate\s+(?:the|your|each\s+of\s+the)\s+paragraphs\s+(?:with|by)\s+(?:an?\s+|one\s+)?(?:empty|blank)\s+lines?\b",
+        r"|\bseparate\s+(?:the\s+|your\s+|each\s+of\s+the\s+)?(?:paragraphs|them)\s+(?:with|by)\s+(?:an?\s+|one\s+)?(?:empty|blank)\s+lines?\b",
         lambda m: True,
     )

@@ -90,6 +90,8 @@ def _read_wrap(cl: ClauseText) -> None:
     ):
         return  # two different tags are not one wrapper; a tag named with no wrapping word is not read
     name = names.pop()
+    if cl.memory.get("html_list") and name.lower() in ("ul", "ol", "li"):
+        return  # an HTML list's own tags: the list rule holds them (rlar.tasks.reading_layouts)
     low = re.escape(name.lower())
     cl.add({"rule": "wrap", "open": f"<{name}>", "close": f"</{name}>"})
     cl.memory["wrap"] = name

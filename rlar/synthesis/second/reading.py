@@ -9,7 +9,10 @@ from typing import Any
 
 from rlar.synthesis.second.composed import _composed
 from rlar.synthesis.second.forms import _forms
+from rlar.synthesis.second.layouts import _layouts
+from rlar.synthesis.second.marks import _marks
 from rlar.synthesis.second.positional import _positional
+from rlar.synthesis.second.relations import _relations
 from rlar.synthesis.second.units import _units
 from rlar.synthesis.second.vocab import (
     _EXCLUDE,
@@ -67,6 +70,8 @@ def second_reading(text: str) -> list[dict[str, Any]]:
         " ",
         low,
     )
+    # "4 emojis (no more, no fewer)": the count said twice
+    low = re.sub(r"\s*\(no more,? (?:and |or )?no (?:fewer|less)\)", "", low)
     caps = [
         w.lower()
         for w in re.findall(r"\b[A-Z]{2,}\b", text)
@@ -74,6 +79,12 @@ def second_reading(text: str) -> list[dict[str, Any]]:
     ]
     for sentence in re.split(r"[.;!?\n]+(?=\s|$)", low):
         first = len(out)
+        laid, sentence = _layouts(sentence, low, text)  # seventh round: layouts, relations, marks
+        out += laid
+        related, sentence = _relations(sentence, low, text)
+        out += related
+        marks_read, sentence = _marks(sentence, low)
+        out += marks_read
         shaped, sentence = _forms(sentence, low, text)
         out += shaped
         per_unit, sentence = _units(sentence, low)
@@ -384,6 +395,18 @@ def _after(out: list[dict[str, Any]], low: str) -> list[dict[str, Any]]:
         c["rule"] == "nth" and c.get("unit") == "line" and c.get("index") == -1 for c in out
     )
     array = next((c for c in out if c["rule"] == "json_array"), None)
+    tight = next(
+        (
+            c
+            for c in out
+            if c["rule"] == "delimited" and c.get("unit") == "word" and str(c.get("text", "")).strip()
+        ),
+        None,
+    )
+    counted = next((c for c in out if c["rule"] == "words" and not c.get("per")), None)
+    if tight is not None and counted is not None:  # the words are the list's pieces
+        tight.update({k: v for k, v in counted.items() if k in ("min", "max")})
+        out = [c for c in out if c is not counted]
     kept = []
     for c in out:
         if sep and (c.get("per") == "paragraph" or (c["rule"] == "nth" and c.get("unit") == "paragraph")):
