@@ -189,6 +189,31 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
         " for each bullet point.",
         [{"rule": "outline", "marker": "*", "sub_marker": "-", "sub_min": 1}],
     ),
+    # other wordings of the same classes
+    ("Nest round brackets to a depth of exactly 2.", [N("paren_depth", 2, 2)]),
+    (
+        "Make a to-do list in Markdown checkbox format with 4 entries, 3 of them ticked.",
+        [{"rule": "task_list"}, N("items", 4, 4), N("checked", 3, 3)],
+    ),
+    (
+        "Write 5 words on one line, with a semicolon and no space between neighbours (like a;b).",
+        [
+            {"rule": "delimited", "text": ";", "unit": "word", "exact": True, "min": 5, "max": 5},
+            N("lines", 1, 1),
+        ],
+    ),
+    (
+        "List four words separated by commas, and don't end with a period.",
+        [
+            {"rule": "delimited", "text": ",", "unit": "word", "min": 4, "max": 4},
+            {"rule": "not_ends_with", "text": "."},
+        ],
+    ),
+    ("Exactly three words of your reply must be in bold (**word**).", [N("bold_words", 3, 3)]),
+    (
+        "Give 4 clock times, one per line, in HH:MM 24-hour notation, all between 20:00 and 23:59.",
+        [N("lines", 4, 4), E("line", "time24"), E("time", "range", arg=["20:00", "23:59"])],
+    ),
     # lengths with a tolerance
     ("Write approximately 60 words, plus or minus 10 percent.", [N("words", 54, 66)]),
     ("Write roughly 200 characters, and no more than 10 characters off either way.", [N("chars", 190, 210)]),

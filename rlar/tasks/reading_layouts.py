@@ -40,7 +40,7 @@ def read_layouts(cl: ClauseText, sentence: str, whole: str) -> None:
     _read_styles(cl, whole)
     _read_exact_separators(cl, sentence, whole)
     _read_times(cl, whole)
-    _read_prices(cl, whole)
+    _read_prices(cl, sentence, whole)
     _read_bits(cl, whole)
 
 
@@ -216,6 +216,21 @@ def _read_exact_separators(cl: ClauseText, sentence: str, whole: str) -> None:
         quoted_sep,
     )
 
+    def no_space(m: re.Match[str]) -> bool:
+        mark = re.sub(r"\s+", " ", m.group("mark"))
+        sep = {"semicolon": ";", "comma": ",", "vertical bar": "|", "pipe": "|", "slash": "/"}[mark]
+        cl.add({"rule": "delimited", "text": sep, "unit": _piece(whole), "exact": True})
+        return True
+
+    cl.sentence_each(
+        sentence,
+        r",?\s*\b(?:with\s+)?an?\s+(?P<mark>semicolon|comma|vertical\s+bar|pipe"
+        r"|slash)\s+and\s+no\s+spaces?\s+between\s+"
+        r"(?:neighbours|neighbors|them|the\s+words|the\s+items|words|items)(?:\s*\(\s*(?:like|eg"
+        r"|e\.g\.)\s+[^()]{1,20}\))?",
+        no_space,
+    )
+
     def pair(m: re.Match[str]) -> bool:
         sep = ", " if m.group("mark") == "comma" else "; "
         for c in cl.found:
@@ -237,6 +252,11 @@ def _read_exact_separators(cl: ClauseText, sentence: str, whole: str) -> None:
         r"(?:each\s+pair|them|each\s+(?:word|item|one))\s*\)?"
         r"|,?\s*separated\s+by\s+(?:a|one)\s+(?P<mark2>comma|semicolon)\s+and\s+(?:a|one|1)\s+space\b",
         lambda m: pair(m) if m.group("mark") else _pair2(cl, m, whole),
+    )
+    cl.each(
+        r",?\s*\b(?:and\s+)?(?:do\s+not|don't|never)\s+end\s+(?:it\s+|the\s+(?:answer|reply|response|list|line)\s+"
+        r"|your\s+(?:answer|reply|response)\s+)?with\s+an?\s+(?P<a>full\s+stop|period|comma|semicolon)(?P<b>)",
+        lambda m: _no_end(cl, m),
     )
     if any(c["rule"] == "delimited" and c.get("exact") for c in cl.found) or re.search(
         r"\bseparated\s+by\b", whole
@@ -291,7 +311,9 @@ def _read_times(cl: ClauseText, whole: str) -> None:
         else "time"
     )
     hhmm = (
-        r",?\s*\(?\b(?:(?:written\s+)?in\s+)?(?:24|twenty-4)[- ]hour\s+(?:hh:mm\s+)?(?:format|form|clock|time)?"
+        r",?\s*\(?\b(?:in\s+)?hh:mm\s+(?:24|twenty-4)[- ]hour\s+(?:notation|format|form|clock|time)\b|"
+        r",?\s*\(?\b(?:(?:written\s+)?in\s+)?(?:24|twenty-4)[- ]hour\s+(?:hh:mm\s+)?(?:format|form|notation|clock"
+        r"|time)?"
         r"(?:\s+with\s+(?:2|two)-digit\s+hours)?(?:\s*\(\s*hh:mm\s*\))?\)?|\bin\s+hh:mm\s+(?:format|form)\b"
         r"|\(\s*hh:mm\s*\)"
     )
@@ -315,7 +337,8 @@ def _read_times(cl: ClauseText, whole: str) -> None:
 
         cl.each(
             r"\b(?:list\s+|give\s+(?:me\s+)?"
-            r"|write\s+)?(?:exactly\s+)?(?P<n>\d+)\s+times(?:\s+of\s+(?:the\s+)?day)?\b(?!\s+(?:the|as|more|in\s+a))",
+            r"|write\s+)?(?:exactly\s+)?(?P<n>\d+)\s+(?:clock\s+)?times(?:\s+of\s+(?:the\s+)?day)?\b(?!\s+(?:the|as"
+            r"|more|in\s+a))",
             counted,
         )
     t = r"(?P<{}>\d{{1,2}}:\d{{2}})"
@@ -347,7 +370,7 @@ def _read_times(cl: ClauseText, whole: str) -> None:
     )
 
 
-def _read_prices(cl: ClauseText, whole: str) -> None:
+def _read_prices(cl: ClauseText, sentence: str, whole: str) -> None:
     if not re.search(r"\bdollar|\$|\beuro|€|\bprices?\b|\bamounts?\b", whole):
         return
     unit = "line" if re.search(r"\b(?:1|one)\s+per\s+line\b", whole) else "answer"
@@ -357,13 +380,25 @@ def _read_prices(cl: ClauseText, whole: str) -> None:
         return True
 
     cl.each(
+        r",?\s*\b(?:each\s+)?(?:(?:written|formatted)\s+as\s+)?an?\s+(?:dollar|\$)\s+sign\s+(?:and\s+then|then)\s+"
+        r"(?:a\s+number|an\s+amount|digits)\s+with\s+(?:exactly\s+)?(?:2"
+        r"|two)\s+(?:digits\s+after\s+the\s+(?:decimal\s+)?point|decimals?)"
+        r"(?:\s*\(\s*(?:like|eg|e\.g\.|for\s+example|such\s+as)\s+\$\d+\.\d{2}\s*\))?|"
         r",?\s*\b(?:each\s+)?(?:written\s+as\s+)?a\s+dollar\s+sign\s+followed\s+by\s+(?:a\s+number|an\s+amount"
         r"|digits)\s+with\s+"
         r"(?:exactly\s+)?(?:2|two)\s+decimal(?:\s+places|s)?(?:\s*\(\s*(?:like|e\.?g\.?|eg"
         r"|such\s+as)\s+\$\d+\.\d{2}\s*\))?",
         dollars,
     )
-    if re.search(r"\bdollar\s+sign\s+followed\s+by\b", whole):
+    cl.sentence_each(
+        sentence,
+        r",?\s*\b(?:each\s+)?an?\s+(?:dollar|\$)\s+sign\s+(?:and\s+then|then|followed\s+by)\s+(?:a\s+number"
+        r"|an\s+amount|digits)\s+"
+        r"with\s+(?:exactly\s+)?(?:2|two)\s+(?:digits\s+after\s+the\s+(?:decimal\s+)?point|decimals?|decimal\s+places)"
+        r"(?:\s*\(\s*(?:like|eg|for\s+example|such\s+as)\s+\$\d+\.\d{2}\s*\))?",
+        dollars,
+    )
+    if re.search(r"(?:\bdollar|\$)\s+sign\s+(?:followed\s+by|and\s+then|then)\b", whole):
         cl.each(
             r"\b(?:list\s+)?\d+\s+prices(?:\s+in\s+us\s+dollars)?\b|\bin\s+us\s+dollars\b",
             lambda m: _price_count(cl, m, unit),

@@ -121,6 +121,15 @@ def _read_tasks(cl: ClauseText, whole: str) -> None:
     if not re.search(r"\btask\s+list|checklist|to-do|\[x\]|\[ \]", whole):
         return
     cl.each(
+        r"\b(?:make|write|give)?\s*an?\s+to-do\s+list\s+in\s+(?:github\s+)?markdown\s+(?:checkbox|task(?:\s+list)?)\s+"
+        r"(?:format|form|syntax)\b",
+        lambda m: cl.add({"rule": "task_list"}),
+    )
+    cl.each(
+        r",?\s*\b(?P<n>\d+)\s+of\s+them\s+(?:ticked|checked|done|completed)\b",
+        lambda m: cl.add({"rule": "checked", "min": int(m.group("n")), "max": int(m.group("n"))}),
+    )
+    cl.each(
         r"\b(?:write|give\s+me|produce|make)?\s*an?\s+(?:markdown\s+|github\s+markdown\s+)?(?:task\s+list"
         r"|to-do\s+checklist|checklist|completed\s+checklist)"
         r"(?:\s+in\s+github\s+markdown)?\b",
@@ -139,7 +148,9 @@ def _read_tasks(cl: ClauseText, whole: str) -> None:
         lambda m: cl.add({"rule": "checked", "max": 0}),
     )
     if any(c["rule"] == "task_list" for c in cl.found) or re.search(r"task\s+list|checklist", whole):
-        cl.each(r"\b(?:with\s+)?(?P<n>\d+)\s+tasks\b", lambda m: _task_count(cl, int(m.group("n"))))
+        cl.each(
+            r"\b(?:with\s+)?(?P<n>\d+)\s+(?:tasks|entries)\b", lambda m: _task_count(cl, int(m.group("n")))
+        )
 
 
 def _task_marks(cl: ClauseText, m: re.Match[str]) -> bool:
@@ -368,7 +379,7 @@ def _read_pairs(cl: ClauseText, whole: str) -> None:
 
     cl.each(
         rf"\b(?:put\s+|write\s+)?(?:each|every)\s+question\s+on\s+(?:a|its\s+own)\s+line\s+(?:starting"
-        rf"|beginning)\s+with\s+{Q}\s*,?\s*and\s+"
+        rf"|beginning)\s+with\s+{Q}\s*,?\s*(?:and|followed\s+by)\s+"
         rf"(?:its|each|the)\s+answer\s+on\s+the\s+(?:next|following)\s+line\s+(?:starting|beginning)\s+with\s+{Q}",
         markers,
     )
@@ -478,6 +489,11 @@ def _read_link_forms(cl: ClauseText, whole: str) -> None:
     cl.each(
         r",?\s*\b(?:and\s+)?(?:each|every|its|the|all|their)\s+urls?\s+(?:must|should|has\s+to|have\s+to)\s+(?:start"
         r"|begin)\s+with\s+(?P<s>https?://)",
+        url,
+    )
+    cl.each(
+        r",?\s*\b(?:pointing|linking|leading)\s+to\s+an?\s+(?:address|url|page)\s+(?:that\s+|which\s+)?(?:starts|begins)\s+with\s+"
+        r"(?P<s>https?://)",
         url,
     )
 

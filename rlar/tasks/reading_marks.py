@@ -156,7 +156,8 @@ def _read_mark_verbs(cl: ClauseText) -> None:
     )
     # "exactly one word is in bold", "two phrases should be in italics"
     cl.each(
-        rf"(?:(?:{CMP_ALL})\s+)?(?P<n>\d+)\s+(?P<what>words?|phrases?|terms?)\s+(?:is|are|should\s+be|must\s+be"
+        rf"(?:(?:{CMP_ALL})\s+)?(?P<n>\d+)\s+(?P<what>words?|phrases?|terms?)\s+"
+        rf"(?:of\s+(?:your|the)\s+(?:reply|answer|response|text)\s+)?(?:is|are|should\s+be|must\s+be"
         rf"|will\s+be)\s+"
         rf"(?:in|set\s+in|written\s+in|formatted\s+in)\s+(?P<v>bold|italics?)\b",
         said,
@@ -199,6 +200,7 @@ def _read_bans(cl: ClauseText, sentence: str, whole: str) -> None:
             r"|\b(?:and\s+)?(?:write|give|put)\s+(?:every|each|all(?:\s+the)?)\s+numbers?\s+(?:as|in)\s+(?:digits"
             r"|numerals)\b"
             r"|\b(?:do\s+not|don't|never)\s+spell\s+out\s+(?:any\s+)?numbers?\b"
+            r"|\b(?:and\s+)?spell\s+out\s+no\s+numbers?\b|\(\s*(?:in\s+)?digits\s*,\s*not\s+(?:in\s+)?words\s*\)"
             r"|\bno\s+numbers?\s+(?:may\s+be\s+|should\s+be\s+|is\s+)?(?:written|spelled|spelt)\s+(?:out\s+)?(?:as"
             r"|in)\s+words\b",
             lambda m: cl.add({"rule": "number_words", "max": 0}),
@@ -238,7 +240,7 @@ def _read_bans(cl: ClauseText, sentence: str, whole: str) -> None:
 
 
 def _read_parens(cl: ClauseText, whole: str) -> None:
-    if not re.search(r"\bparenthes[ie]s\b|\bbrackets\b", whole):
+    if not re.search(r"\bparenthes[ie]s\b|\bround\s+brackets\b", whole):
         return
 
     def depth(m: re.Match[str]) -> bool:
@@ -256,6 +258,11 @@ def _read_parens(cl: ClauseText, whole: str) -> None:
         depth,
     )
 
+    cl.each(
+        rf"\bnest\s+(?:the\s+)?(?:round\s+brackets"
+        rf"|parentheses)\s+to\s+a\s+depth\s+of\s+(?:(?:{CMP_ALL})\s+)?(?P<n>\d+)\b",
+        depth,
+    )
     cl.each(
         r",?\s*\b(?:with\s+)?(?:one|1)\s+(?:pair\s+)?(?:inside|within|nested\s+in)\s+the\s+other\b",
         lambda m: cl.add({"rule": "paren_depth", "min": 2, "max": 2}),
@@ -294,7 +301,7 @@ def _read_notes(cl: ClauseText, whole: str) -> None:
     ):
         cl.each(
             r",?\s*\(?\s*(?:capitali[sz]ation|case)\s+(?:does\s+not|doesn't)\s+matter(?:\s*,?\s*so\s+[^)]*)?\)?"
-            r"|;?\s*(?:capitali[sz]ation|case)\s+is\s+ignored\b"
+            r"|;?\s*(?:capitali[sz]ation|case)\s+is\s+ignored\b|\(\s*(?:capitali[sz]ation|case)\s+ignored\s*\)"
             r"|,?\s*\b(?:ignoring|regardless\s+of)\s+(?:capitali[sz]ation|case)\b|\bcase[- ]insensitive(?:ly)?\b",
             lambda m: True,
         )

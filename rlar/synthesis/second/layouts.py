@@ -67,7 +67,7 @@ def _underscores(sentence: str, low: str, out: list[dict[str, Any]]) -> str:
         return sentence
     m = re.search(
         rf"\b(?:exactly\s+)?(?P<n>{_N})?[- ]?(?:(?P<case>lowercase|uppercase)\s+)?(?:words?|word phrase)\s+(?:joined"
-        rf"|separated|connected)\s+(?:by|with)\s+(?:single\s+)?underscores\b"
+        rf"|separated|connected|linked)\s+(?:by|with)\s+(?:single\s+)?underscores\b"
         rf"|\b(?P<n2>{_N})[- ]word\s+phrase\s+where\s+the\s+words\s+are\s+connected\s+with\s+underscores\b"
         rf"|\b(?P<n3>{_N})\s+words\s+in\s+snake_case\b",
         sentence,
@@ -114,6 +114,21 @@ def _separators(sentence: str, low: str, raw: str, out: list[dict[str, Any]]) ->
     if tight:
         out.append({"rule": "delimited", "text": _MARK[tight.group(1)], "unit": piece, "exact": True})
         sentence = _blank(sentence, tight)
+    bare = re.search(
+        r"\ba (semicolon|comma|pipe) and no space between (?:neighbours|neighbors|them"
+        r"|the words)(?:\s*\(like [^)]{1,20}\))?",
+        sentence,
+    )
+    if bare:
+        out.append(
+            {
+                "rule": "delimited",
+                "text": {"semicolon": ";", "comma": ",", "pipe": "|"}[bare.group(1)],
+                "unit": piece,
+                "exact": True,
+            }
+        )
+        sentence = _blank(sentence, bare)
     quoted = re.search(r"\bseparated by '([^'a-z0-9]{1,5})'(?:\s*\([^)]*\))?", sentence)
     if quoted:
         written = re.search(re.escape("'" + quoted.group(1) + "'"), raw)
@@ -145,6 +160,13 @@ def _separators(sentence: str, low: str, raw: str, out: list[dict[str, Any]]) ->
         unit = "number" if re.search(r"\b(?:numbers|integers)\b", low) else piece
         out.append({"rule": "delimited", "text": sep, "unit": unit})
         sentence = _blank(sentence, hyphen)
+    dont = re.search(
+        r"\b(?:do not|don't|never) end (?:it |the list |your answer )?with a (period|full stop|comma)\b",
+        sentence,
+    )
+    if dont:
+        out.append({"rule": "not_ends_with", "text": "," if dont.group(1) == "comma" else "."})
+        sentence = _blank(sentence, dont)
     end = re.search(r"\bno (full stop|period|comma)(?: or (full stop|period|comma))? at the end\b", sentence)
     if end:
         for g in (end.group(1), end.group(2)):
@@ -174,7 +196,8 @@ def _times(sentence: str, low: str, out: list[dict[str, Any]]) -> str:
             sentence = _blank(sentence, count)
     fmt = re.search(
         r"\b(?:written\s+)?in\s+(?:24-hour|twenty-four-hour)\s+(?:hh:mm\s+)?(?:format"
-        r"|form)(?:\s+with two-digit hours)?(?:\s*\(hh:mm\))?",
+        r"|form|notation)(?:\s+with two-digit hours)?(?:\s*\(hh:mm\))?|\bin hh:mm (?:24-hour"
+        r"|twenty-four-hour) (?:notation|format)\b",
         sentence,
     )
     if fmt:
@@ -199,10 +222,12 @@ def _times(sentence: str, low: str, out: list[dict[str, Any]]) -> str:
 
 
 def _money(sentence: str, low: str, out: list[dict[str, Any]]) -> str:
-    if "dollar sign" not in low:
+    if "dollar sign" not in low and "$ sign" not in low:
         return sentence
     per_line = "one per line" in low
     fmt = re.search(
+        r"\beach an? (?:\$|dollar) sign and then an amount with exactly two digits after the decimal point"
+        r"(?:\s*\(e\.g\. \$[\d.]+\))?|"
         r"\b(?:each )?(?:written|formatted) as a dollar sign followed by (?:a number|an amount"
         r"|digits) with (?:exactly )?two decimal"
         r"(?: places|s)?(?:\s*\((?:like|for example|e\.g\.) \$[\d.]+\))?",
@@ -291,14 +316,16 @@ def _tasks(sentence: str, low: str, out: list[dict[str, Any]]) -> str:
     if not re.search(r"task list|checklist|to-do", low):
         return sentence
     form = re.search(
-        r"\b(?:markdown\s+)?task list\b|\b(?:to-do\s+|completed\s+)?checklist(?:\s+in\s+github\s+markdown)?\b",
+        r"\b(?:markdown\s+)?task list\b|\b(?:to-do\s+|completed\s+)?checklist(?:\s+in\s+github\s+markdown)?\b"
+        r"|\bto-do list in markdown checkbox format\b",
         sentence,
     )
     if form:
         out.append({"rule": "task_list"})
         sentence = _blank(sentence, form)
     checked = re.search(
-        rf"\b(?:exactly\s+)?(?P<n>{_N})\s+(?:of\s+them\s+)?(?:is|are)\s+(?:checked|ticked|done)\b", sentence
+        rf"\b(?:exactly\s+)?(?P<n>{_N})\s+(?:of\s+them\s+)?(?:(?:is|are)\s+)?(?:checked|ticked|done)\b",
+        sentence,
     )
     if checked and _n(checked.group("n")) is not None:
         k = _n(checked.group("n"))
@@ -308,7 +335,7 @@ def _tasks(sentence: str, low: str, out: list[dict[str, Any]]) -> str:
     if none:
         out.append({"rule": "checked", "max": 0})
         sentence = _blank(sentence, none)
-    items = re.search(rf"\b(?:of|with)\s+(?P<n>{_N})\s+(?:items|tasks)\b", sentence)
+    items = re.search(rf"\b(?:of|with)\s+(?P<n>{_N})\s+(?:items|tasks|entries)\b", sentence)
     if items and _n(items.group("n")):
         k = _n(items.group("n"))
         out.append({"rule": "items", "min": k, "max": k})
@@ -430,8 +457,9 @@ def _pairs(sentence: str, low: str, raw: str, out: list[dict[str, Any]]) -> str:
         sentence,
     )
     marks = re.search(
-        r"\bon a line (?:starting|beginning) with '([^']+)',? and its answer on the next line (?:starting"
-        r"|beginning) with '([^']+)'",
+        r"\bon (?:a|its own) line (?:starting|beginning) with '([^']+)',? (?:and"
+        r"|followed by) its answer on the (?:next|following) line"
+        r" (?:starting|beginning) with '([^']+)'",
         raw.lower().replace("’", "'"),
     )
     numbered = re.search(
@@ -440,7 +468,8 @@ def _pairs(sentence: str, low: str, raw: str, out: list[dict[str, Any]]) -> str:
     c: dict[str, Any] = {"rule": "pairs"}
     if marks:
         q = re.search(
-            r"(?:starting|beginning) with '([^']+)',? and its answer on the next line (?:starting"
+            r"(?:starting|beginning) with '([^']+)',? (?:and|followed by) its answer on the (?:next"
+            r"|following) line (?:starting"
             r"|beginning) with '([^']+)'",
             raw,
         )
@@ -506,6 +535,12 @@ def _links(sentence: str, raw: str, out: list[dict[str, Any]]) -> str:
     if url:
         out.append({"rule": "each", "unit": "url", "test": "starts_with", "arg": url.group(1)})
         sentence = _blank(sentence, url)
+    points = re.search(
+        r"\b(?:pointing|linking) to an? (?:address|url) that (?:begins|starts) with (https?://)", sentence
+    )
+    if points:
+        out.append({"rule": "each", "unit": "url", "test": "starts_with", "arg": points.group(1)})
+        sentence = _blank(sentence, points)
     text = re.search(r"\blink text is exactly the word '([^']+)'", sentence)
     if text:
         written = re.search(r"link text is exactly the word '([^']+)'", raw, re.I)

@@ -55,7 +55,7 @@ _COUNTED = [
     (r"(?:checked|ticked)\s+(?:items?|tasks?|boxes?)", "checked"),
     (r"(?:unchecked|unticked)\s+(?:items?|tasks?|boxes?)", "unchecked"),
     (r"numbers?\s+(?:written|spelled|spelt)\s+(?:out\s+)?(?:as|in)\s+words", "number_words"),
-    (r"numbers?\s+(?:written\s+)?(?:in|as|using|with)\s+(?:digits|numerals)", "numbers"),
+    (r"numbers?\s+(?:written\s+)?(?:in|as|using|with)\s+(?:digits|numerals)|numerals", "numbers"),
 ]
 _COMPARED_NUMBERS = (
     r"\b(?P<cmp>at least|at most|no more than|no fewer than|up to)\s+(?P<n>[a-z]+(?:-[a-z]+)?|\d+)\s+numbers\b"
@@ -145,7 +145,8 @@ def _counts(sentence: str) -> tuple[list[dict[str, Any]], str]:
         re.finditer(
             rf"\b(?:bold|italici[sz]e)\s+(?P<cmp>exactly\s+|at\s+least\s+|at\s+most\s+)?(?P<n>{_N})\s+(?P<w>words?"
             rf"|phrases?|terms?)\b"
-            rf"|(?P<cmp2>exactly\s+|at\s+least\s+|at\s+most\s+)?\b(?P<n2>{_N})\s+(?P<w2>words?|phrases?)\s+(?:is|are"
+            rf"|(?P<cmp2>exactly\s+|at\s+least\s+|at\s+most\s+)?\b(?P<n2>{_N})\s+(?P<w2>words?"
+            rf"|phrases?)\s+(?:of\s+your\s+(?:reply|answer)\s+)?(?:is|are"
             rf"|should\s+be|must\s+be)\s+in\s+(?P<v>bold|italics?)\b",
             sentence,
         )
@@ -174,7 +175,8 @@ def _bans(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
             r"\bnever\s+(?:as|in)\s+words\b|\b(?:do not|don't|never)\s+spell\s+out\s+(?:any\s+)?numbers?\b"
             r"|\b(?:every|each|all)\s+numbers?\s+(?:as|in)\s+(?:digits|numerals)\b"
             r"|\b(?:do not|don't|never)\s+(?:write|spell|give)\s+(?:out\s+)?(?:any|a"
-            r"|each)\s+numbers?\s+(?:out\s+)?(?:as|in)\s+(?:a\s+)?words?\b",
+            r"|each)\s+numbers?\s+(?:out\s+)?(?:as|in)\s+(?:a\s+)?words?\b"
+            r"|\bspell\s+out\s+no\s+numbers?\b|\(\s*digits,\s*not\s+words\s*\)",
             {"rule": "number_words", "max": 0},
         ),
         (
@@ -216,7 +218,7 @@ def _bans(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
 
 def _parens(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
     out: list[dict[str, Any]] = []
-    if "parenthes" not in low:
+    if "parenthes" not in low and "round brackets" not in low:
         return out, sentence
     deep = re.search(
         rf"\bnested\b.*?\b(?P<cmp>at least|at most|exactly)?\s*(?P<n>{_N})\s+(?:levels?|deep)\b", sentence
@@ -231,6 +233,27 @@ def _parens(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
     if inside:
         out.append({"rule": "paren_depth", "min": 2, "max": 2})
         sentence = _blank(sentence, inside.span())
+    nest = re.search(
+        rf"\bnest\s+(?:round\s+brackets|parentheses)\s+to\s+a\s+depth\s+of\s+(?P<cmp>exactly|at least"
+        rf"|at most)?\s*(?P<n>{_N})\b",
+        sentence,
+    )
+    if nest and _num(nest.group("n")) is not None:
+        n = int(_num(nest.group("n")) or 0)
+        kind = nest.group("cmp") or "exactly"
+        out.append(
+            {
+                "rule": "paren_depth",
+                **(
+                    {"min": n}
+                    if kind == "at least"
+                    else {"max": n}
+                    if kind == "at most"
+                    else {"min": n, "max": n}
+                ),
+            }
+        )
+        sentence = _blank(sentence, nest.span())
     closed = re.search(
         r"\bevery\s+opening\s+parenthesis\s+must\s+be\s+closed\b|\bnested\s+parentheses\b", sentence
     )
