@@ -1,4 +1,5 @@
-"""Number words: the one table of English cardinals the readers and the answer parsers share.
+"""Number words: the one table of English cardinals (and one of ordinals) the readers and the answer parsers
+share.
 
 ``NUMBER_WORDS`` maps ``zero`` … ``nineteen`` and the tens ``twenty`` … ``ninety`` to their values; compounds
 (``twenty-five``, ``three hundred``) are built from it by each user (:func:`rlar.tasks.phrasings.numbers`, the
@@ -8,7 +9,7 @@ their own (``once``, ``a dozen``, ``thousand``). Standard library only, no impor
 
 from __future__ import annotations
 
-__all__ = ["NUMBER_WORDS", "ONES", "TENS"]
+__all__ = ["NUMBER_WORDS", "ONES", "ORDINALS", "TENS"]
 
 ONES: dict[str, int] = {
     "zero": 0,
@@ -43,3 +44,12 @@ TENS: dict[str, int] = {
     "ninety": 90,
 }
 NUMBER_WORDS: dict[str, int] = {**ONES, **TENS}
+
+ORDINALS: dict[str, int] = {
+    **{w: i for i, w in enumerate(("first", "second", "third", "fourth", "fifth"), 1)},
+    **{w: i for i, w in enumerate(("sixth", "seventh", "eighth", "ninth", "tenth"), 6)},
+    **{f"{i}{'st' if i == 1 else 'nd' if i == 2 else 'rd' if i == 3 else 'th'}": i for i in range(1, 11)},
+    "last": -1,
+    "final": -1,
+}
+"""Ordinal words and numerals up to the tenth, and ``last``/``final`` as -1 (counted from the end)."""

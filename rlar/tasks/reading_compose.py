@@ -46,34 +46,11 @@ from __future__ import annotations
 
 import re
 
+from rlar.tasks.numbers import ORDINALS
 from rlar.tasks.phrasings import CMP_ALL, STOP_WORDS, ClauseText, Q, cmp_kind, to_bounds
 
-__all__ = ["ORDINALS", "read_composed"]
+__all__ = ["read_composed"]
 
-ORDINALS = {
-    "first": 1,
-    "1st": 1,
-    "second": 2,
-    "2nd": 2,
-    "third": 3,
-    "3rd": 3,
-    "fourth": 4,
-    "4th": 4,
-    "fifth": 5,
-    "5th": 5,
-    "sixth": 6,
-    "6th": 6,
-    "seventh": 7,
-    "7th": 7,
-    "eighth": 8,
-    "8th": 8,
-    "ninth": 9,
-    "9th": 9,
-    "tenth": 10,
-    "10th": 10,
-    "last": -1,
-    "final": -1,
-}
 _ORD_RX = "|".join(sorted(ORDINALS, key=len, reverse=True))
 _SCOPES = {
     "paragraph": "paragraph",

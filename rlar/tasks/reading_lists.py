@@ -26,25 +26,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rlar.tasks.numbers import ORDINALS
 from rlar.tasks.phrasings import ClauseText, Q
 
 __all__ = ["read_lists"]
 
-_ORDS = {
-    "first": 1,
-    "1st": 1,
-    "second": 2,
-    "2nd": 2,
-    "third": 3,
-    "3rd": 3,
-    "fourth": 4,
-    "4th": 4,
-    "fifth": 5,
-    "5th": 5,
-    "last": -1,
-    "final": -1,
-}
-_ORD_RX = "|".join(sorted(_ORDS, key=len, reverse=True))
+_ORD_RX = "|".join(sorted(ORDINALS, key=len, reverse=True))
 
 
 def read_lists(cl: ClauseText, sentence: str, whole: str) -> None:
@@ -440,10 +427,10 @@ def _read_same(cl: ClauseText, whole: str) -> None:
         unit = (m.group("u") or m.group("u2") or "").rstrip("s")
         if unit not in ("line", "paragraph", "sentence"):
             return False
-        a = _ORDS.get(m.group("a") or "", None) or (
+        a = ORDINALS.get(m.group("a") or "", None) or (
             int(m.group("a")) if (m.group("a") or "").isdigit() else None
         )
-        b = _ORDS.get(m.group("b") or "", None) or (
+        b = ORDINALS.get(m.group("b") or "", None) or (
             int(m.group("b")) if (m.group("b") or "").isdigit() else None
         )
         if a is None or b is None or a == b:

@@ -10,35 +10,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rlar.tasks.numbers import ORDINALS
 from rlar.tasks.phrasings import ClauseText, Q
 
-__all__ = ["ORDINAL_WORDS", "SUBJECT", "read_parts"]
+__all__ = ["SUBJECT", "read_parts"]
 
-ORDINAL_WORDS = {
-    "first": 1,
-    "1st": 1,
-    "second": 2,
-    "2nd": 2,
-    "third": 3,
-    "3rd": 3,
-    "fourth": 4,
-    "4th": 4,
-    "fifth": 5,
-    "5th": 5,
-    "sixth": 6,
-    "6th": 6,
-    "seventh": 7,
-    "7th": 7,
-    "eighth": 8,
-    "8th": 8,
-    "ninth": 9,
-    "9th": 9,
-    "tenth": 10,
-    "10th": 10,
-    "last": -1,
-    "final": -1,
-}
-_ORD = "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True))
+_ORD = "|".join(sorted(ORDINALS, key=len, reverse=True))
 SUBJECT = (
     r"(?:(?:your|the|this)\s+)?(?:(?:entire|whole|full|complete)\s+)?(?:answer|response|reply|output|text|"
     r"message|note|letter|email|post|paragraph)?"
@@ -415,7 +392,7 @@ def _read_nth(cl: ClauseText, sentence: str, whole: str) -> None:
         if re.search(r"\b(?:not|never)\b|n't\b", m.group(0)):
             return False
         unit = _NTH_UNITS[m.group("u1") or m.group("u2")]
-        k = ORDINAL_WORDS[m.group("ord")] if m.group("ord") else int(m.group("k"))
+        k = ORDINALS[m.group("ord")] if m.group("ord") else int(m.group("k"))
         side = "end" if re.match(end_v, m.group("verb")) else "start"
         if m.group("q"):
             text = cl.q(m.group("q")).strip()
@@ -450,21 +427,27 @@ def _read_nth(cl: ClauseText, sentence: str, whole: str) -> None:
         line_at_end,
     )
 
-    def respectively(m: re.Match[str]) -> bool:
+    def in_order(m: re.Match[str], unit_word: str, n_text: str | None, *, count: bool) -> bool:
+        """The quoted texts of ``m`` at the start (or end) of the 1st, 2nd, ... unit, in order; with ``count``
+        a stated number of units is a count clause too."""
         qs = [cl.q(t).strip() for t in re.findall(Q, m.group("qs"))]
-        unit = _NTH_UNITS[m.group("unit")]
-        n = int(m.group("n")) if m.group("n") else None
+        unit = _NTH_UNITS[unit_word]
+        n = int(n_text) if n_text else None
         if len(qs) < 2 or (n is not None and n != len(qs)) or not all(qs):
             return False
         side = "end" if re.match(end_v, m.group("verb")) else "start"
         for i, q in enumerate(qs, 1):
             add(unit, i, side, q)
-        if n is not None:
+        if count and n is not None:
             rule = {"paragraph": "paragraphs", "sentence": "sentences", "line": "lines", "item": "items"}[
                 unit
             ]
             cl.add({"rule": rule, "min": n, "max": n})
         return True
+
+    def respectively(m: re.Match[str]) -> bool:
+        """``Start each of your 3 paragraphs with the word 'First', 'Second' and 'Third' respectively``."""
+        return in_order(m, m.group("unit"), m.group("n"), count=True)
 
     def respectively_here(m: re.Match[str]) -> bool:
         """``..., each ending in 'I sit.' and 'I cry.' respectively``: the unit named before, in the sentence."""
@@ -475,15 +458,7 @@ def _read_nth(cl: ClauseText, sentence: str, whole: str) -> None:
         )
         if not named:
             return False
-        qs = [cl.q(t).strip() for t in re.findall(Q, m.group("qs"))]
-        unit = _NTH_UNITS[named[-1].group("unit")]
-        n = int(named[-1].group("n")) if named[-1].group("n") else None
-        if len(qs) < 2 or (n is not None and n != len(qs)) or not all(qs):
-            return False
-        side = "end" if re.match(end_v, m.group("verb")) else "start"
-        for i, q in enumerate(qs, 1):
-            add(unit, i, side, q)
-        return True
+        return in_order(m, named[-1].group("unit"), named[-1].group("n"), count=False)
 
     cl.each(
         rf"^\s*(?:and\s+)?(?:each|every\s+(?:one|1))\s+(?:of\s+them\s+)?(?P<verb>{start_v}|{end_v})\s+(?:with\s+|in\s+|on\s+)?"
@@ -491,27 +466,10 @@ def _read_nth(cl: ClauseText, sentence: str, whole: str) -> None:
         respectively_here,
     )
 
-    def each_of(m: re.Match[str]) -> bool:
-        """``Start each of your 3 paragraphs with the word 'First', 'Second' and 'Third' respectively``."""
-        qs = [cl.q(t).strip() for t in re.findall(Q, m.group("qs"))]
-        unit = _NTH_UNITS[m.group("unit")]
-        n = int(m.group("n")) if m.group("n") else None
-        if len(qs) < 2 or (n is not None and n != len(qs)) or not all(qs):
-            return False
-        side = "end" if re.match(end_v, m.group("verb")) else "start"
-        for i, q in enumerate(qs, 1):
-            add(unit, i, side, q)
-        if n is not None:
-            rule = {"paragraph": "paragraphs", "sentence": "sentences", "line": "lines", "item": "items"}[
-                unit
-            ]
-            cl.add({"rule": rule, "min": n, "max": n})
-        return True
-
     cl.each(
         rf"\b(?P<verb>{start_v}|{end_v})\s+(?:each|every\s+(?:one|1))\s+of\s+(?:your|the)\s+(?:(?P<n>\d+)\s+)?(?P<unit>{units})\s+"
         rf"with\s+(?:the\s+(?:words?|phrases?)\s+)?(?P<qs>{Q}(?:\s*,?\s*(?:and\s+)?{Q})+)\s*,?\s+respectively\b",
-        each_of,
+        respectively,
     )
 
     def pronoun(m: re.Match[str]) -> bool:
@@ -525,7 +483,7 @@ def _read_nth(cl: ClauseText, sentence: str, whole: str) -> None:
         if not text:
             return False
         side = "end" if re.match(end_v, m.group("verb")) else "start"
-        add(_NTH_UNITS[named[-1]], ORDINAL_WORDS[m.group("ord")], side, text)
+        add(_NTH_UNITS[named[-1]], ORDINALS[m.group("ord")], side, text)
         return True
 
     cl.each(

@@ -14,24 +14,8 @@ import re
 from typing import Any
 
 from rlar.synthesis.second.vocab import _NOT, _SMALL, _num
+from rlar.tasks.numbers import ORDINALS
 
-_ORD = {
-    "first": 1,
-    "1st": 1,
-    "second": 2,
-    "2nd": 2,
-    "third": 3,
-    "3rd": 3,
-    "fourth": 4,
-    "4th": 4,
-    "fifth": 5,
-    "5th": 5,
-    "sixth": 6,
-    "seventh": 7,
-    "eighth": 8,
-    "last": -1,
-    "final": -1,
-}
 _UNITS = {
     "paragraph": "paragraph",
     "sentence": "sentence",
@@ -183,7 +167,7 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         is_quoted = target[:1] in "'\""
         if neg or (not is_quoted and not m.group("kw")):
             continue  # an unquoted target only after "the word"
-        k = _ORD[m.group(1)] if m.group(1) else int(m.group(4))
+        k = ORDINALS[m.group(1)] if m.group(1) else int(m.group(4))
         unit = _UNITS[m.group(2) or m.group(3)]
         text = _raw_quote(target[1:-1] if is_quoted else target, raw)
         side = "end" if m.group(5).startswith(("end", "finish")) else "start"
@@ -231,7 +215,7 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
                 {
                     "rule": "nth",
                     "unit": before[-1],
-                    "index": _ORD[one.group(1)],
+                    "index": ORDINALS[one.group(1)],
                     "side": side,
                     "text": _raw_quote(one.group(3), raw),
                 }

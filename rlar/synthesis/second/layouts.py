@@ -14,9 +14,9 @@ import re
 from typing import Any
 
 from rlar.synthesis.second.vocab import _value
+from rlar.tasks.numbers import ORDINALS
 
 _N = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a|single)"
-_ORDER = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "last": -1, "final": -1}
 
 
 def _n(tok: str) -> int | None:
@@ -520,8 +520,8 @@ def _same(sentence: str, out: list[dict[str, Any]]) -> str:
         unit = m.group("u") or m.group("u2") or m.group("u3") or m.group("u4") or m.group("u5")
         a = m.group("a") or m.group("a2") or m.group("a3") or m.group("a4")
         b = m.group("b") or m.group("b2") or m.group("b3") or m.group("b4")
-        ia = _ORDER.get(a, None) or (int(a) if a.isdigit() else None)
-        ib = _ORDER.get(b, None) or (int(b) if b.isdigit() else None)
+        ia = ORDINALS.get(a, None) or (int(a) if a.isdigit() else None)
+        ib = ORDINALS.get(b, None) or (int(b) if b.isdigit() else None)
         if ia and ib and unit:
             out.append({"rule": "same", "unit": unit, "index": ib, "as": ia})
             sentence = _blank(sentence, m)

@@ -8,26 +8,8 @@ import re
 from typing import Any
 
 from rlar.synthesis.second.vocab import _NOT, _bounded, _direction, _tokens, _value
+from rlar.tasks.numbers import ORDINALS
 
-_ORDINAL = {
-    "first": 1,
-    "1st": 1,
-    "second": 2,
-    "2nd": 2,
-    "third": 3,
-    "3rd": 3,
-    "fourth": 4,
-    "4th": 4,
-    "fifth": 5,
-    "5th": 5,
-    "sixth": 6,
-    "seventh": 7,
-    "eighth": 8,
-    "ninth": 9,
-    "tenth": 10,
-    "last": -1,
-    "final": -1,
-}
 _NTH_WORDS = {
     1: "first",
     2: "second",
@@ -54,7 +36,7 @@ def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
     toks = _tokens(sentence)
     neg = bool(set(toks) & _NOT)
     for i, tok in enumerate(toks[:-1]):
-        k = _ORDINAL.get(tok)
+        k = ORDINALS.get(tok)
         if k is None or toks[i + 1] not in ("word", "letter") or set(toks[max(0, i - 4) : i]) & _NOT:
             continue
         q = next((t for t in toks[i + 2 : i + 9] if t[:1] in "\"'" and len(t) > 2), None)
