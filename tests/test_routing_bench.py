@@ -123,15 +123,23 @@ def test_the_cli_lists_the_routing_commands_without_importing_model_libraries() 
 
 async def test_the_unseen_formats_are_routed_as_deployed_and_reported_beside_the_shipped_set() -> None:
     """``data/routing/heldout_unseen.jsonl`` (formats the labelled set lacks, never tuned on): the goal of issue 24
-    is at least 0.90 strict as deployed."""
+    is at least 0.90 strict as deployed. ``heldout_short_answers*.jsonl`` (short references that are
+    translations of text the query gives, beside short facts and one-word lookups that are not; written blind)
+    are reported beside it: 0.52 and 0.82 before short translations were read as such, 0.94 and 0.95 after."""
     from rlar.benchmarks.routing import _unseen_figures, unseen_paths
     from rlar.tools.base import builtin_specs
 
-    assert [p.name for p in unseen_paths()] == ["heldout_unseen.jsonl"]
+    names = [p.name for p in unseen_paths()]
+    assert names == ["heldout_short_answers.jsonl", "heldout_short_answers2.jsonl", "heldout_unseen.jsonl"]
     agent = OfflineAgent(OfflineAgentConfig())
     try:
-        doc = (await _unseen_figures(agent, builtin_specs()))["heldout_unseen.jsonl"]
+        figures = await _unseen_figures(agent, builtin_specs())
     finally:
         await agent.aclose()
+    doc = figures["heldout_unseen.jsonl"]
     assert doc["records"] >= 60 and doc["types"] >= 20
     assert doc["strict_accuracy"] >= 0.9, doc["mistakes"]
+    for name in names[:2]:
+        short = figures[name]
+        assert short["records"] >= 40 and short["types"] >= 10
+        assert short["strict_accuracy"] >= 0.85, (name, short["mistakes"])

@@ -160,6 +160,32 @@ async def test_translation_goes_to_a_translation_metric(agent: OfflineAgent) -> 
     assert chosen(ans) in {"chrf", "bleu2"}
 
 
+async def test_a_short_translation_is_scored_by_a_translation_metric_and_a_short_fact_by_a_match(
+    agent: OfflineAgent,
+) -> None:
+    """A reference of two or three words is a label or a fact unless the query asks for a translation of text
+    it gives: then other wordings are as good, and an exact match would punish them (the demo's
+    ``translate`` task routed to normalized_match for "Ich bin müde." before)."""
+    translations = [
+        ("Translate to German: I am tired.", "Ich bin müde."),
+        ("Put this menu item into Spanish: Save changes", "Guardar cambios"),
+        ("eng: We are closed today.\nfra:", "Nous sommes fermés."),
+        ("How do you say 'thank you very much' in Japanese?", "どうもありがとうございます"),
+        ("Translate from Czech to English: Děkuji moc.", "Thanks a lot."),
+    ]
+    for query, ref in translations:
+        ans = await route(agent, q(task="mt", query=query, reference=ref))
+        assert chosen(ans) in {"chrf", "bleu2"}, (query, chosen(ans))
+    facts = [
+        ("What is the German word for 'tree'?", "Baum"),
+        ("Quelle est la capitale du Canada ?", "Ottawa"),
+        ("Who composed The Magic Flute?", "Wolfgang Amadeus Mozart"),
+    ]
+    for query, ref in facts:
+        ans = await route(agent, q(task="qa", query=query, reference=ref))
+        assert chosen(ans) in {"normalized_match", "contains_match", "exact_match"}, (query, chosen(ans))
+
+
 async def test_readiness_is_the_callers_filter_for_every_backend(
     agent: OfflineAgent, monkeypatch: pytest.MonkeyPatch
 ) -> None:

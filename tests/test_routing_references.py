@@ -84,6 +84,62 @@ def test_the_relation_of_an_answer_to_its_query() -> None:
     assert text_language("Зима в Москве была очень холодной.") == "cyrillic" and text_language("123") == ""
 
 
+@pytest.mark.parametrize(
+    ("answer", "language"),
+    [
+        ("Ich habe keine Zeit.", "de"),
+        ("Nous sommes en retard.", "fr"),
+        ("Yo soy de Chile.", "es"),
+        ("Io sono qui.", "it"),
+        ("Eu estou em casa.", "pt"),
+        ("Ik ben thuis.", "nl"),
+        ("Jag är hemma.", "sv"),
+        ("Jestem w domu.", "pl"),
+        ("We are late.", "en"),
+        # Names are no sentence of any language, accents or not.
+        ("Gabriel García Márquez", "latin"),
+        ("Miguel de Cervantes", "latin"),
+        ("Leonardo da Vinci", "latin"),
+    ],
+)
+def test_short_sentences_are_told_apart_from_names(answer: str, language: str) -> None:
+    assert text_language(answer) == language
+
+
+def test_a_short_sentence_in_another_language_is_a_shift_and_a_short_name_is_not() -> None:
+    assert reference_relation("Ich habe keine Zeit.", "Put into German: I have no time.").language_shift
+    assert reference_relation("我们迟到了。", "Put into Chinese: We are late.").language_shift
+    assert reference_relation(
+        "We are late.", "Auf Englisch: Wir sind spät dran und ich bin müde."
+    ).language_shift
+    assert not reference_relation("鲁迅", "Who wrote the Diary of a Madman?").language_shift, "a name"
+    assert not reference_relation("Gabriel García Márquez", "Who is the author of that novel?").language_shift
+
+
+@pytest.mark.parametrize(
+    ("query", "reference", "translation"),
+    [
+        ("Translate into Czech:\nThe shop is closed.", "Obchod je zavřený.", True),
+        ("Please localize this button label for Greek users: Sign out", "Αποσύνδεση λογαριασμού", True),
+        ("How would you say 'see you tomorrow' in Korean?", "내일 봐요", True),
+        ("What is the Hindi version of the sign 'No parking'?", "पार्किंग निषेध", True),
+        ("ukr: Where is my bag?\nvie:", "Túi của tôi ở đâu?", True),
+        ("English caption: A dog runs on the beach.\nGerman caption:", "Ein Hund rennt am Strand.", True),
+        # One word is a lookup with one exact answer; a name, a label or a copied span is no translation.
+        ("What is the Dutch word for 'cheese'?", "kaas", False),
+        ("Who painted The Night Watch?", "Rembrandt van Rijn", False),
+        ("Which language is this? 'Dzień dobry, jak się masz?'", "Polish", False),
+        ("Q: What is the capital of Peru?\nA:", "Lima, Peru", False),
+        ("Translate and then answer: where is 'la gare du Nord'?", "la gare du Nord", False),
+    ],
+)
+def test_a_translation_request_is_read_from_the_query(query: str, reference: str, translation: bool) -> None:
+    f = RoutingQuery.from_record({"task": "t", "query": query, "reference": reference}).features()
+    assert f.translation is translation
+    assert (f.answer_shape == "text") is (translation or f.reference_shape == "text")
+    assert ("translation" in f.describe()) is translation
+
+
 def test_features_and_signatures_are_per_query() -> None:
     def q(**kw: object) -> RoutingQuery:
         return RoutingQuery.from_record({"task": "mixed", "query": "Solve it.", "description": "d", **kw})

@@ -251,7 +251,7 @@ class OfflineRouter:
         else:
             votes = np.zeros(len(names))
         return model.probabilities(
-            candidate_rows(votes, desc, eligible, new, f.reference_shape, f.relation, model.tools)
+            candidate_rows(votes, desc, eligible, new, f.answer_shape, f.relation, model.tools)
         )
 
 

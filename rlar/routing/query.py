@@ -41,7 +41,7 @@ from typing import Any
 
 from rlar.tasks.base import query_text
 from rlar.tasks.constraints import canonical, constraints_key, extract_constraints, from_metadata
-from rlar.tasks.references import Relation, reference_relation, reference_shape
+from rlar.tasks.references import Relation, answer_strings, reference_relation, reference_shape
 
 __all__ = [
     "KIND_WORDS",
@@ -49,6 +49,7 @@ __all__ = [
     "RELATION_SHAPES",
     "QueryFeatures",
     "RoutingQuery",
+    "asks_for_translation",
     "reference_kind",
 ]
 
@@ -117,6 +118,64 @@ _CIPHER_TOKEN = re.compile(r"^[A-Z]{6,}$|^[a-z]{6,}$")
 _CIPHER_WORDS = re.compile(
     r"(?i)\b(?:cipher\w*|decod\w+|decrypt\w*|encod\w+|encrypt\w*|rot-?13|shift\w*|backwards|revers\w+|unscrambl\w+|anagram)"
 )
+
+
+_LANGUAGE_NAMES = (
+    "english|german|french|spanish|italian|portuguese|dutch|swedish|norwegian|danish|finnish|icelandic|polish"
+    "|czech|slovak|slovenian|hungarian|romanian|greek|turkish|russian|ukrainian|belarusian|bulgarian|serbian"
+    "|croatian|bosnian|macedonian|albanian|estonian|latvian|lithuanian|arabic|hebrew|persian|farsi|kurdish"
+    "|hindi|bengali|urdu|punjabi|gujarati|marathi|tamil|telugu|kannada|malayalam|sinhala|nepali|chinese"
+    "|mandarin|cantonese|japanese|korean|vietnamese|thai|lao|khmer|burmese|indonesian|malay|filipino|tagalog"
+    "|swahili|amharic|yoruba|igbo|hausa|zulu|xhosa|afrikaans|somali|latin|catalan|basque|galician|welsh|irish"
+    "|scottish gaelic|maltese|esperanto|mongolian|kazakh|uzbek|georgian|armenian|azerbaijani"
+)
+# ISO 639 codes as parallel corpora label their lines (eng, deu, fr, zho_Hans, pt-BR, ...).
+_LANGUAGE_CODES = (
+    "en|de|fr|es|it|pt|nl|sv|no|nb|da|fi|pl|cs|sk|sl|hu|ro|el|tr|ru|uk|bg|sr|hr|ar|he|fa|hi|bn|ur|ta|te|zh|ja"
+    "|ko|vi|th|id|ms|tl|sw|ca|eu|et|lv|lt|eng|deu|ger|fra|fre|spa|ita|por|nld|dut|swe|nor|dan|fin|pol|ces|cze"
+    "|slk|hun|ron|rum|ell|gre|tur|rus|ukr|bul|srp|hrv|ara|arb|heb|fas|per|pes|hin|ben|urd|tam|tel|zho|chi|cmn"
+    "|jpn|kor|vie|tha|ind|msa|zsm|tgl|swa|cat|eus"
+)
+_LANGUAGE = rf"(?:{_LANGUAGE_NAMES})"
+_LABEL = rf"(?:{_LANGUAGE_NAMES}|(?:{_LANGUAGE_CODES})(?:[_-][A-Za-z]{{2,4}})?)"
+_TRANSLATION_REQUEST = re.compile(
+    rf"(?i)\btranslat\w*|\blocali[sz]\w*|\b(?:render|put|turn|convert|rewrite|write|say|express)\w*\b[^\n]{{0,120}}\b(?:in|into)\s+{_LANGUAGE}\b"
+    rf"|\b(?:in|into|to)\s+{_LANGUAGE}\s*:"
+    rf"|\bhow (?:do|would|can) (?:you|i|we|one) say\b[^\n]{{0,120}}\bin\s+{_LANGUAGE}\b"
+    rf"|\b(?:the|its|an?)\s+{_LANGUAGE}\s+(?:version|equivalent|label|text|wording|rendering|string|phrase"
+    r"|sentence|line|title|caption|subtitle|name|term)s?\s+(?:for|of)\b"
+    rf"|\b{_LANGUAGE}\s*(?:to|into|→|->|>)\s*{_LANGUAGE}\b"
+)
+# Parallel-corpus layout: a line "<language>[ what]: text" ... and a last line "<other language>[ what]:" left
+# for the answer.
+_PARALLEL_LINE = re.compile(rf"(?im)^\s*({_LABEL})\b[^:\n]{{0,30}}:\s*\S")
+_PARALLEL_SLOT = re.compile(rf"(?i)(?:^|\n)\s*({_LABEL})\b[^:\n]{{0,30}}:\s*$")
+
+
+def asks_for_translation(reference: Any, text: str, context: str = "") -> bool:
+    """The query ``text`` — or its ``context``, the task's description and system messages — asks for a
+    translation of text the query gives (a translation verb, "how do you say ... in <language>", "the
+    <language> version of", a language pair such as "English to Korean", or a parallel-corpus layout with the
+    target line left empty) and the reference's first answer is a phrase or sentence not copied from it (one
+    word is a dictionary lookup: one exact answer)."""
+    answers = [a for a in answer_strings(reference) or [] if isinstance(a, str)]
+    answer = answers[0].strip() if answers else ""
+    if not answer or answer.lower() in text.lower():
+        return False
+    letters = sum(1 for ch in answer if ch.isalpha())
+    unspaced = len(answer.split()) == 1 and any(
+        unicodedata.name(ch, "").startswith(("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "THAI"))
+        for ch in answer
+    )
+    if len(answer.split()) < 2 and not (unspaced and letters >= 3):
+        return False
+    if _TRANSLATION_REQUEST.search(f"{context}\n{text}"):
+        return True
+    slot = _PARALLEL_SLOT.search(text.rstrip())
+    if slot is None:
+        return False
+    sources = [m.group(1).lower() for m in _PARALLEL_LINE.finditer(text[: slot.start() + 1])]
+    return any(src != slot.group(1).lower() for src in sources)
 
 
 def _small_index(reference: Any) -> str | None:
@@ -269,15 +328,30 @@ class QueryFeatures:
     relation: Relation = field(default_factory=Relation)
     reference_kind: str = ""
     """What the reference is, beyond its shape (:data:`REFERENCE_KINDS`; ``""``: nothing more to say)."""
+    translation: bool = False
+    """The query asks for a translation of text it gives and the reference, a phrase or sentence, is one
+    (:func:`asks_for_translation`)."""
 
     @property
     def reference_free(self) -> bool:
         return self.reference_shape == "none"
 
     @property
+    def answer_shape(self) -> str:
+        """The reference shape the scorer reads: the shape, except that a short translation — asked for by the
+        query, or a short text in another language than its query and not copied from it — is read as an
+        answer text whatever its length: other wordings of it can be as good."""
+        if self.reference_shape == "short_text" and (
+            self.translation or (self.relation.language_shift and not self.relation.extractive)
+        ):
+            return "text"
+        return self.reference_shape
+
+    @property
     def routing_shape(self) -> str:
-        """The shape neighbours are matched on: the reference kind when there is one, else the shape."""
-        return self.reference_kind or self.reference_shape
+        """The shape neighbours are matched on: the reference kind when there is one, else
+        :attr:`answer_shape`."""
+        return self.reference_kind or self.answer_shape
 
     def key(self) -> dict[str, Any]:
         """The per-query part of the cache key (constraints count only without a reference, the reference's
@@ -298,6 +372,8 @@ class QueryFeatures:
             # For answer texts: copied from the query, or in another language (the relation of other shapes is
             # empty: see the module docstring).
             "relation": [self.relation.extractive, self.relation.language_shift] if answer_text else [],
+            # Only when set, so that the signatures of every other query stay what they were.
+            **({"translation": True} if self.translation else {}),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -319,6 +395,7 @@ class QueryFeatures:
             metadata_keys=tuple(d["metadata_keys"]),
             relation=Relation(**d["relation"]),
             reference_kind=str(d.get("reference_kind", "")),
+            translation=bool(d.get("translation", False)),
         )
 
     def describe(self) -> str:
@@ -343,6 +420,13 @@ class QueryFeatures:
                 *(
                     [f"what the reference is: {KIND_WORDS[self.reference_kind]}"]
                     if self.reference_kind
+                    else []
+                ),
+                *(
+                    [
+                        "what the reference is: a translation of text the query gives (other wordings can be as good)"
+                    ]
+                    if self.translation
                     else []
                 ),
                 *([f"reference vs query: {relation}"] if self.reference_shape in RELATION_SHAPES else []),
@@ -460,7 +544,18 @@ class RoutingQuery:
             metadata_keys=tuple(sorted(str(k) for k in self.metadata)),
             relation=reference_relation(self.reference, text) if shape in RELATION_SHAPES else Relation(),
             reference_kind=reference_kind(self.reference, shape, text, self.metadata),
+            translation=shape in ("short_text", "text")
+            and asks_for_translation(self.reference, text, self._context()),
         )
+
+    def _context(self) -> str:
+        """What frames the query: the task's description and the system messages."""
+        system = [
+            str(m.get("content", ""))
+            for m in self.messages or []
+            if isinstance(m, Mapping) and m.get("role") == "system"
+        ]
+        return "\n".join([self.description, *system])
 
     def declared(self) -> dict[str, str]:
         """What the task declares about itself (empty fields included)."""

@@ -56,7 +56,8 @@ __all__ = ["HeldOutRoute", "Trainer", "build_model", "describe", "fingerprint", 
 log = logging.getLogger(__name__)
 
 Embed = Callable[[list[str]], list[list[float]]]
-METHOD_VERSION = "knn-choice-v3"  # v2: relation features for answer texts only; v3: reference kinds
+METHOD_VERSION = "knn-choice-v4"  # v2: relation features for answer texts only; v3: reference kinds;
+# v4: short answers in another language read as answer texts (QueryFeatures.answer_shape)
 
 
 @dataclass(slots=True)
@@ -250,7 +251,7 @@ class Trainer:
             self.desc[i, el],
             [self.specs[j] for j in el],
             [self.names[j] == new for j in el],
-            self.features[i].reference_shape,
+            self.features[i].answer_shape,
             self.features[i].relation,
             tools,
         )

@@ -72,7 +72,8 @@ _NUMBER = re.compile(
 )
 _CHOICE = re.compile(r"\(?[A-Ea-e]\)?\.?")
 _LATEX = re.compile(
-    r"\\[a-zA-Z]+|\^|_\{|\$|\\\(|[a-z]\s*[=<>≤≥]|\b[a-z]\^?\d?\s*[+\-*/]\s*\d|\d\s*[a-z]\b|[∞√π]"
+    r"\\[a-zA-Z]+|\^|_\{|\$|\\\(|[a-z]\s*[=<>≤≥]|\b[a-z]\^?\d?\s*[+\-*/]\s*\d|\d\s*[a-z]\b|[∞√]"
+    r"|(?<![^\W\d_a-zA-Z])π(?![^\W\d_a-zA-Z])"  # π, not a letter of a Greek word
 )
 _TUPLE = re.compile(
     r"[\[(]?\s*-?[\d.]+(\s*,\s*-?[\d.]+)+\s*[\])]?|[\[(]\s*-?[\d.]+\s*,\s*\\?-?(infty|∞|[\d.]+)\s*[\])]"
@@ -159,7 +160,7 @@ def _text_shape(text: str) -> str:
     if (
         len(words) <= 4
         and _LATEX.search(text)
-        and not re.search(r"[a-zA-Z]{4,}", re.sub(r"\\[a-zA-Z]+", "", text))
+        and not re.search(r"[^\W\d_]{4,}", re.sub(r"\\[a-zA-Z]+", "", text))
     ):
         return "math"
     return "short_text" if len(words) <= 3 else "text"
@@ -189,23 +190,47 @@ def reference_shape(reference: Any, metadata: Mapping[str, Any] | None = None) -
     return _text_shape(str(reference))
 
 
-# Frequent function words: enough to tell these languages apart in a sentence (Latin-script text only).
+# Frequent function words, pronouns and auxiliaries: enough to tell these languages apart in a sentence, short
+# ones included ("Ich bin müde.", "Je suis fatigué.") (Latin-script text only).
 _STOPWORDS = {
-    "en": "the and of to is in that it was for on are with as be this have not you at by from they or which".split(),
-    "de": "der die das und ist nicht ein eine zu den mit von sich auf für im dem des wird auch es wurde".split(),
-    "fr": "le la les et est des une un du que pour dans en pas qui sur au sont avec ce il elle".split(),
-    "es": "el la los las y es de que en un una por con para del se su al lo como más".split(),
-    "it": "il la le di che è un una per non sono con del della gli nel alla anche".split(),
-    "pt": "o a os as e é de que um uma para com não do da em no na se".split(),
-    "nl": "de het een en is van dat niet op te zijn met voor ook aan er maar".split(),
+    lang: frozenset(words.split())
+    for lang, words in {
+        "en": "the and of to is in that it was for on are with as be this have not you at by from they or which"
+        " i am we he she my your what how can will would there were has had an me our do does",
+        "de": "der die das und ist nicht ein eine zu den mit von sich auf für im dem des wird auch es wurde"
+        " ich bin du bist er wir ihr sind habe hast hat haben mein dein kein keine wo wie was sehr gern",
+        "fr": "le la les et est des une un du que pour dans en pas qui sur au sont avec ce il elle"
+        " je suis tu nous vous ils elles ai avons mon ma mes très où cette",
+        "es": "el la los las y es de que en un una por con para del se su al lo como más"
+        " yo soy estoy tú eres está estás tengo tiene muy dónde qué hay mi nosotros",
+        "it": "il la le di che è un una per non sono con del della gli nel alla anche"
+        " io ho sei ha siamo mi ti molto dove cosa questo",
+        "pt": "o a os as e é de que um uma para com não do da em no na se eu sou estou você tem tenho muito onde",
+        "nl": "de het een en is van dat niet op te zijn met voor ook aan er maar ik ben jij je wij hij zij heb"
+        " heeft waar wat",
+        "sv": "och är jag inte det att ett på för med som har vi du han hon vad mycket",
+        "pl": "i w nie się na jest że z jak ja ty mam jestem czy są jesteś bardzo gdzie",
+        "tr": "bir ve bu da ben sen çok ne mi için var yok değil biz siz ile",
+    }.items()
 }
+# Letters that, beside at least one of its function words, point to a language (a name alone never does).
+_LETTERS = {
+    "de": "äöüß",
+    "fr": "èêàâîôûëïœç",
+    "es": "ñ¿¡áíóú",
+    "it": "ìòàè",
+    "pt": "ãõçâêô",
+    "sv": "åäö",
+    "pl": "łąęśćźżń",
+    "tr": "ğşıöüç",
+}
+# Writing systems whose words are not separated by spaces: their size is counted in letters.
+_UNSPACED = frozenset({"cjk", "thai", "lao", "khmer", "myanmar", "tibetan"})
 
 
-def text_language(text: str) -> str:
-    """A coarse language of ``text``: the writing system of most of its letters when not Latin (``cyrillic``,
-    ``cjk``, ``arabic``, ``devanagari``, ...), else the language whose function words it uses most (``en``,
-    ``de``, ``fr``, ``es``, ``it``, ``pt``, ``nl``; at least two of them, more than any other language's), else
-    ``latin``; ``""`` without letters."""
+def _script(text: str) -> tuple[str, int]:
+    """The writing system of most of ``text``'s letters (``latin``, ``cyrillic``, ``cjk``, ...) and how many
+    letters it has (``("", 0)`` without letters)."""
     scripts: Counter[str] = Counter()
     for ch in text[:1000]:
         if ch.isalpha():
@@ -213,15 +238,35 @@ def text_language(text: str) -> str:
             word = name.split(" ", 1)[0] if name else "OTHER"
             scripts["cjk" if word in ("CJK", "HIRAGANA", "KATAKANA", "HANGUL") else word.lower()] += 1
     if not scripts:
-        return ""
-    script = scripts.most_common(1)[0][0]
+        return "", 0
+    return scripts.most_common(1)[0][0], sum(scripts.values())
+
+
+def text_language(text: str) -> str:
+    """A coarse language of ``text``: the writing system of most of its letters when not Latin (``cyrillic``,
+    ``cjk``, ``arabic``, ``devanagari``, ...), else the language whose function words it uses most (``en``,
+    ``de``, ``fr``, ``es``, ``it``, ``pt``, ``nl``, ``sv``, ``pl``, ``tr``; at least two, more than any other
+    language's; a letter of the language's own alphabet counts as one more beside at least one function word),
+    else ``latin``; ``""`` without letters."""
+    script, _ = _script(text)
     if script != "latin":
         return script
-    words = re.findall(r"[^\W\d_]+", text.lower())
-    counts = {lang: sum(1 for w in words if w in set(sw)) for lang, sw in _STOPWORDS.items()}
+    low = text.lower()
+    words = re.findall(r"[^\W\d_]+", low)
+    counts = {lang: sum(1 for w in words if w in sw) for lang, sw in _STOPWORDS.items()}
+    for lang, letters in _LETTERS.items():
+        if counts[lang] and any(ch in low for ch in letters):
+            counts[lang] += 1
     best = max(counts, key=lambda k: counts[k])
     runner_up = max(v for k, v in counts.items() if k != best)
     return best if counts[best] >= 2 and counts[best] > runner_up else "latin"
+
+
+def _sized_for_language(text: str, words: list[str]) -> bool:
+    """Long enough for its language to be read: three words, or five letters of a writing system without
+    spaces (a sentence, not a name)."""
+    script, letters = _script(text)
+    return letters >= 5 if script in _UNSPACED else len(words) >= 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +305,7 @@ def reference_relation(reference: Any, query: str) -> Relation:
     aw, qw = _words(answer), set(_words(query))
     overlap = sum(1 for w in aw if w in qw) / len(aw) if aw else 0.0
     shift = False
-    if len(aw) >= 3 and len(qw) >= 3:
+    if _sized_for_language(answer, aw) and len(qw) >= 3:
         la, lq = text_language(answer), text_language(query)
         shift = bool(la and lq and la != lq and "latin" not in (la, lq))
     ratio = max(-6.0, min(2.0, math.log2(max(1, len(answer)) / max(1, len(query)))))
