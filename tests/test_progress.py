@@ -68,3 +68,22 @@ async def test_a_resumed_run_starts_the_bar_at_the_learners_last_step(bus: Bus, 
     await p.on_metrics(_metrics(151), None)  # type: ignore[arg-type]
     assert p.bar.n == 151
     p.bar.close()
+
+
+async def test_a_refused_verifier_warning_names_the_declared_fallback_or_says_the_samples_abstain(
+    tmp_path: Path, capsys: Any
+) -> None:
+    refused = {"task": "chat", "category": "refused_partial", "unread": ["Write it as a haiku."]}
+    p = Progress(tmp_path, max_steps=10, plot_every=1000, fallbacks={"chat": ["format_rules"]})
+    await p.on_event(
+        Event(actor="synthesizer", kind="synthesis_failed", message="refused", data=refused), None
+    )  # type: ignore[arg-type]
+    err = capsys.readouterr().err
+    assert (
+        "task 'chat'" in err and "declared fallback (format_rules)" in err and "'Write it as a haiku.'" in err
+    )
+    bare = Progress(tmp_path, max_steps=10, plot_every=1000, fallbacks={"*": []})
+    await bare.on_event(
+        Event(actor="synthesizer", kind="synthesis_failed", message="refused", data=refused), None
+    )  # type: ignore[arg-type]
+    assert "ABSTAIN" in capsys.readouterr().err

@@ -208,7 +208,9 @@ class Progress:
         plot_every: int,
         no_signal_steps: int = 20,
         initial_step: int = 0,
+        fallbacks: dict[str, list[str]] | None = None,
     ) -> None:
+        """``fallbacks``: the router's declared fallback tools per task (``"*"``: any task's)."""
         from tqdm import tqdm
 
         self.run_dir = run_dir
@@ -221,6 +223,14 @@ class Progress:
         self.no_signal_steps = no_signal_steps
         self.silent: list[dict[str, Any]] = []  # the current run of steps without signal
         self.warnings: list[str] = []
+        self.fallbacks = fallbacks or {}
+
+    def _where_refused_go(self, task: str) -> str:
+        """Where the samples of a task with a refused verifier go: its declared fallback, else nowhere."""
+        tools = self.fallbacks.get(task) or self.fallbacks.get("*") or []
+        if tools:
+            return f"its samples go to the declared fallback ({', '.join(tools)})"
+        return "no fallback is declared for it: its samples ABSTAIN (masked, no reward)"
 
     def _move_to(self, step: int) -> None:
         if step != self.bar.n:
@@ -271,8 +281,8 @@ class Progress:
             unread = "; ".join(repr(u) for u in msg.data.get("unread") or []) or "-"
             self.bar.write(
                 f"WARNING: task {msg.data.get('task')!r}: no synthesised verifier checks every clause "
-                f"({msg.data.get('category')}); its samples go to the declared fallback (a judge) or "
-                f"abstain; clauses nobody read: {unread}",
+                f"({msg.data.get('category')}); {self._where_refused_go(str(msg.data.get('task')))}; "
+                f"clauses nobody read: {unread}",
                 file=sys.stderr,
             )
 
@@ -319,8 +329,17 @@ async def _drive(
         )
     max_steps = doc.get("learner", {}).get("max_steps", 200)
     last = await _last_progress(bus)
+    fallbacks = {
+        str(task): [str(t.get("tool") if isinstance(t, dict) else t) for t in tools or []]
+        for task, tools in (doc.get("router", {}).get("fallback") or {}).items()
+    }
     progress = Progress(
-        run_dir, max_steps, train.plot_every, train.no_signal_steps, initial_step=last.step if last else 0
+        run_dir,
+        max_steps,
+        train.plot_every,
+        train.no_signal_steps,
+        initial_step=last.step if last else 0,
+        fallbacks=fallbacks,
     )
     await bus.subscribe(subjects.metrics("learner"), Metrics, progress.on_metrics)
     await bus.subscribe(subjects.events("learner"), Event, progress.on_event)
