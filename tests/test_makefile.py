@@ -12,6 +12,13 @@ REPO = Path(__file__).resolve().parents[1]
 TARGETS = ("pytest", "test-unit", "test-bus", "test-e2e", "test-fast", "test-slow", "test-chaos")
 
 
+def _env() -> dict[str, str]:
+    """This environment without what an outer make passes down (``make test JOBS=3`` must not set the inner
+    make's variables)."""
+    drop = {"MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES", "MAKELEVEL", "JOBS"}
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
 def _make(target: str, python: Path, *variables: str) -> subprocess.CompletedProcess[str]:
     # PY= a stand-in interpreter; -o: take the venv as installed (this test is about the recipes, not pip).
     return subprocess.run(
@@ -29,6 +36,7 @@ def _make(target: str, python: Path, *variables: str) -> subprocess.CompletedPro
         capture_output=True,
         text=True,
         timeout=120,
+        env=_env(),
     )
 
 
@@ -61,7 +69,9 @@ def test_a_target_runs_pytest_in_xdist_workers_that_keep_each_file_and_class_on_
     tmp_path: Path, target: str
 ) -> None:
     assert _make(target, _fake_python(tmp_path, 0)).returncode == 0
-    assert " -n auto --dist loadscope --no-loadscope-reorder " in (tmp_path / "calls").read_text()
+    cores = int(subprocess.run(["nproc"], capture_output=True, text=True, env=_env(), check=True).stdout)
+    workers = f" -n {cores + 1} --dist loadscope --no-loadscope-reorder "  # one more than the cores
+    assert workers in (tmp_path / "calls").read_text()
     assert _make(target, _fake_python(tmp_path, 0), "JOBS=1").returncode == 0
     assert (
         " -n 1 --dist loadscope --no-loadscope-reorder " in (tmp_path / "calls").read_text().splitlines()[-1]
