@@ -125,7 +125,11 @@ def test_a_short_sentence_in_another_language_is_a_shift_and_a_short_name_is_not
         ("What is the Hindi version of the sign 'No parking'?", "पार्किंग निषेध", True),
         ("ukr: Where is my bag?\nvie:", "Túi của tôi ở đâu?", True),
         ("English caption: A dog runs on the beach.\nGerman caption:", "Ein Hund rennt am Strand.", True),
+        # A script without spaces is sized in letters: one "word" of it is a phrase.
+        ("Translate into Japanese: Thank you very much.", "ありがとうございます", True),
+        ("Translate into Khmer: Thank you.", "អរគុណច្រើន", True),
         # One word is a lookup with one exact answer; a name, a label or a copied span is no translation.
+        ("What is the Chinese character for 'water'?", "水", False),
         ("What is the Dutch word for 'cheese'?", "kaas", False),
         ("Who painted The Night Watch?", "Rembrandt van Rijn", False),
         ("Which language is this? 'Dzień dobry, jak się masz?'", "Polish", False),

@@ -41,7 +41,13 @@ from typing import Any
 
 from rlar.tasks.base import query_text
 from rlar.tasks.constraints import canonical, constraints_key, extract_constraints, from_metadata
-from rlar.tasks.references import Relation, answer_strings, reference_relation, reference_shape
+from rlar.tasks.references import (
+    Relation,
+    answer_strings,
+    reference_relation,
+    reference_shape,
+    unspaced_letters,
+)
 
 __all__ = [
     "KIND_WORDS",
@@ -162,12 +168,7 @@ def asks_for_translation(reference: Any, text: str, context: str = "") -> bool:
     answer = answers[0].strip() if answers else ""
     if not answer or answer.lower() in text.lower():
         return False
-    letters = sum(1 for ch in answer if ch.isalpha())
-    unspaced = len(answer.split()) == 1 and any(
-        unicodedata.name(ch, "").startswith(("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "THAI"))
-        for ch in answer
-    )
-    if len(answer.split()) < 2 and not (unspaced and letters >= 3):
+    if len(answer.split()) < 2 and (unspaced_letters(answer) or 0) < 3:
         return False
     if _TRANSLATION_REQUEST.search(f"{context}\n{text}"):
         return True

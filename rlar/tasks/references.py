@@ -262,11 +262,18 @@ def text_language(text: str) -> str:
     return best if counts[best] >= 2 and counts[best] > runner_up else "latin"
 
 
+def unspaced_letters(text: str) -> int | None:
+    """How many letters ``text`` has when most of them are of a writing system that does not separate words by
+    spaces (CJK, Thai, Lao, Khmer, Myanmar, Tibetan), whose size is counted in letters; ``None`` otherwise."""
+    script, letters = _script(text)
+    return letters if script in _UNSPACED else None
+
+
 def _sized_for_language(text: str, words: list[str]) -> bool:
     """Long enough for its language to be read: three words, or five letters of a writing system without
     spaces (a sentence, not a name)."""
-    script, letters = _script(text)
-    return letters >= 5 if script in _UNSPACED else len(words) >= 3
+    letters = unspaced_letters(text)
+    return letters >= 5 if letters is not None else len(words) >= 3
 
 
 @dataclass(frozen=True, slots=True)
