@@ -57,6 +57,7 @@ from bus.messages import (
 )
 from rlar.learn.config import TrainerConfig
 from rlar.learn.step import plan_step
+from rlar.malloc import kept as malloc_kept
 from rlar.policy.broadcast import BroadcastConfig, WeightSender
 from rlar.policy.httpweights import HttpWeightsConfig, WeightServer
 from rlar.wire.groups import JOURNAL, Group, ToolResults, read_journal
@@ -124,7 +125,12 @@ class Learner(Actor[LearnerConfig]):
         self._recent: collections.deque[list[str]] = collections.deque(maxlen=config.remember_steps)
 
     def info(self) -> dict[str, Any]:
-        return {"policy_version": self.version, "step": self.step, "pending_groups": len(self.groups)}
+        return {
+            "policy_version": self.version,
+            "step": self.step,
+            "pending_groups": len(self.groups),
+            "malloc_kept": malloc_kept(),
+        }
 
     # -- set-up and resume ------------------------------------------------------------------------
     @property

@@ -44,6 +44,7 @@ from bus.messages import (
     WeightsAnnounce,
 )
 from bus.topology import PROMPTS, ROLLOUT
+from rlar.malloc import kept as malloc_kept
 from rlar.policy.broadcast import BroadcastConfig, WeightReceiver
 from rlar.policy.engines import EngineConfig, GenerationEngine, make_engine
 from rlar.tasks.base import query_text
@@ -118,6 +119,7 @@ class Rollout(Actor[RolloutConfig]):
             "policy_version": self.version,
             "gen_s": round(self.gen_seconds, 4),
             "load_s": round(self.load_seconds, 4),
+            "malloc_kept": malloc_kept(),
         }
 
     async def setup(self) -> None:

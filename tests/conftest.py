@@ -75,6 +75,7 @@ BUS_MODULES = frozenset(
         "test_feeder_and_sync",
         "test_kinds",
         "test_layers",
+        "test_malloc",
         "test_learner_handover",
         "test_makefile",
         "test_math_equivalence",

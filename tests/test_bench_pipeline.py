@@ -60,6 +60,10 @@ def test_trl_sync_and_async_ways_do_the_same_work_and_the_judge_sees_the_configu
     assert doc["async"]["crashes"] == 0 and doc["async"]["staleness_max"] <= 2 and doc["async"]["complete"]
     # the learner's weights went over its HTTP server (the setting used) and the rollout loaded them
     assert set(doc["async"]["weights_announced"]) == {"http"} and doc["async"]["rollout_weight_loads"] >= 1
+    # every way's torch processes kept freed memory (the default), each reporting what it set
+    assert doc["settings"]["keep_freed_memory"] is True
+    assert doc["trl"]["malloc"] == doc["sync"]["malloc"] == "freed memory kept"
+    assert doc["async"]["malloc_kept"] == {"rollout": True, "learner": True}
     by_process = doc["async"]["cpu_s_per_step_by_process"]
     assert {"rollout", "learner", "reward", "feeder", "nats-server", "bench"} <= set(by_process)
     assert sum(by_process.values()) == pytest.approx(doc["async"]["cpu_s_per_step"], abs=1e-3)

@@ -27,6 +27,8 @@ import tempfile
 import time
 from typing import Any
 
+from rlar.malloc import keep_freed_memory
+
 
 def _tokenizer(model_dir: str) -> Any:
     from transformers import AutoTokenizer, ByT5Tokenizer
@@ -53,6 +55,7 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
     from rlar.tools import ToolInput, ToolSpec, make_tool
 
     torch.set_num_threads(int(s["torch_threads"]))
+    malloc = keep_freed_memory() if s.get("keep_freed_memory") else "not asked"
     torch.manual_seed(int(s["seed"]))
     tok = _tokenizer(s["model_dir"])
     chat = bool(getattr(tok, "chat_template", None))
@@ -154,6 +157,7 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
         "seconds_incl_startup": round(wall_all, 1),
         "reward_mean": sum(rewards) / len(rewards) if rewards else None,
         "torch_threads": int(s["torch_threads"]),
+        "malloc": "freed memory kept" if malloc is None else malloc,
     }
 
 

@@ -186,6 +186,11 @@ class TrainerConfig(BaseModel):
     """torch intra-op threads set at construction (one per busy process held up on shared CPUs); None
     leaves torch's setting alone."""
 
+    keep_freed_memory: bool = True
+    """Keep memory freed by one step in the process for the next (glibc; :mod:`rlar.malloc`): a CPU step
+    frees and re-allocates the same large tensors, which otherwise come back from the kernel as fresh pages,
+    a page fault each 4 KiB. The process stays at its peak memory. False leaves malloc as it is."""
+
     seed: int = 0
     """Seed for torch's RNG at construction."""
 

@@ -61,6 +61,7 @@ from rlar.learn.config import DType, TrainerConfig
 from rlar.learn.distributed import import_deepspeed, init_distributed
 from rlar.learn.grpo import grpo_token_loss
 from rlar.learn.memory import BUCKET_MAX
+from rlar.malloc import keep_freed_memory
 
 __all__ = ["DeepSpeedPolicyTrainer", "PolicyBatch", "PrecisionUnsupported", "TrainerConfig", "token_logprobs"]
 
@@ -103,6 +104,8 @@ class DeepSpeedPolicyTrainer:
         self.cfg = cfg
         if cfg.torch_threads is not None:
             torch.set_num_threads(cfg.torch_threads)
+        if cfg.keep_freed_memory:
+            keep_freed_memory()
         torch.manual_seed(cfg.seed)
         deepspeed = import_deepspeed()
         check_precision(cfg.dtype)

@@ -128,6 +128,10 @@ class PipelineSettings:
     """``cpu`` or ``cuda``: generation and training device of the project's ways."""
     weight_sync: Literal["filesystem", "objstore", "http"] = "filesystem"
     """The async way's weight route from the learner to the rollout (``[learner] weight_sync``)."""
+    keep_freed_memory: bool = True
+    """Every way's torch processes keep freed memory for the next step (:mod:`rlar.malloc`; the project's
+    trainer and transformers engine do by default, and TRL's processes are given the same); False: glibc's
+    usual malloc in every way."""
 
 
 def tiny_policy_spec() -> Any:
@@ -154,6 +158,7 @@ def _engine_cfg(model: str, s: PipelineSettings) -> dict[str, Any]:
     cfg: dict[str, Any] = {"kind": s.engine, "model": model, "max_model_len": 512, "device": s.device}
     if s.engine == "transformers":
         cfg["num_threads"] = 1
+        cfg["keep_freed_memory"] = s.keep_freed_memory
     elif s.device.startswith("cuda"):
         cfg.update(dtype="bfloat16", gpu_memory_utilization=0.3)
     return cfg
@@ -166,6 +171,7 @@ def _trainer_cfg(model_dir: Path, s: PipelineSettings) -> dict[str, Any]:
         "zero_stage": 1,
         "micro_batch_size": s.prompts * s.group_size,
         "torch_threads": 1,
+        "keep_freed_memory": s.keep_freed_memory,
         "seed": s.seed,
         "grpo": {"group_size": s.group_size, "max_staleness": 2, "kl_coef": 0.0, "loss_agg": "token-mean"},
     }
@@ -272,6 +278,7 @@ def _trl(model_dir: Path, s: PipelineSettings, spec: Any, work: Path) -> dict[st
         "lr": s.lr,
         "seed": s.seed,
         "torch_threads": s.trl_threads,
+        "keep_freed_memory": s.keep_freed_memory,
         "tool_spec": spec.to_dict(),
     }
     env = {"TOKENIZERS_PARALLELISM": "false", "ACCELERATE_USE_CPU": "true"}
@@ -448,10 +455,17 @@ async def _sync(model_dir: Path, s: PipelineSettings, spec: Any, judge_pid: int 
         # nothing overlaps: every stage is on the step's path; the largest is the one that bounds it
         "bound_stage": max(stages, key=lambda k: stages[k]),
         "cpu_s_per_step": round(sum(times["cpu"]) / len(times["cpu"]), 4),  # this process and its tool worker
+        "malloc": _malloc_state(),
         "steps": len(times["step"]),
         "samples": samples,
         "wall_s": round(wall, 4),
     }
+
+
+def _malloc_state() -> str:
+    from rlar.malloc import keep_freed_memory, kept
+
+    return "freed memory kept" if kept() else keep_freed_memory.__name__ + " not set"
 
 
 # --------------------------------------------------------------------------------------------- async
@@ -600,6 +614,8 @@ async def _async(
         # versions the learner announced, by the scheme of their uri, and versions the rollout loaded
         "weights_announced": routes,
         "rollout_weight_loads": _rollout_loads(run_dir),
+        # whether each torch actor kept freed memory (rlar.malloc), from its last heartbeat
+        "malloc_kept": {k: beats[k].info.get("malloc_kept") for k in ("rollout", "learner") if k in beats},
     }
 
 

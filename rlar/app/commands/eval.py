@@ -104,6 +104,7 @@ def cmd_bench_pipeline(a: argparse.Namespace) -> int:
         engine=a.engine,
         device=a.device,
         weight_sync=a.weight_sync,
+        keep_freed_memory=a.malloc == "keep",
     )
     doc = run(settings)
     if not a.json:
@@ -293,6 +294,13 @@ def register(sub: Any, bench: Any) -> None:
         default="filesystem",
         choices=["filesystem", "objstore", "http"],
         help="the async way's weight route (learner.weight_sync)",
+    )
+    p.add_argument(
+        "--malloc",
+        default="keep",
+        choices=["keep", "system"],
+        help="keep: every way's torch processes keep freed memory for the next step (rlar.malloc); "
+        "system: glibc's usual malloc in every way",
     )
     p.add_argument("--json", action="store_true", help="only the JSON line")
     p.set_defaults(fn=cmd_bench_pipeline)

@@ -82,6 +82,9 @@ class TransformersEngineConfig(_EngineConfigBase):
     num_threads: int | None = Field(default=1, ge=1)
     """torch.set_num_threads at start-up (CPU); None leaves torch's setting alone. One thread per busy
     process is what holds up on small shared machines."""
+    keep_freed_memory: bool = True
+    """Keep memory freed by one generation in the process for the next (glibc; :mod:`rlar.malloc`) instead of
+    handing large blocks back to the kernel; the process stays at its peak memory. False leaves malloc alone."""
     attn_implementation: str = "sdpa"
     """Passed to from_pretrained ('sdpa' or 'eager')."""
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from rlar.malloc import keep_freed_memory
 from rlar.policy.engines.base import (
     GREEDY_TEMPERATURE,
     Completion,
@@ -44,6 +45,8 @@ class TransformersEngine(GenerationEngine):
 
         if cfg.num_threads is not None:
             torch.set_num_threads(cfg.num_threads)
+        if cfg.keep_freed_memory:
+            keep_freed_memory()
         super().__init__(cfg)
         self.cfg: TransformersEngineConfig = cfg
         self.device = torch.device(cfg.device)
