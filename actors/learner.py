@@ -159,10 +159,10 @@ class Learner(Actor[LearnerConfig]):
         from rlar.learn.trainer import DeepSpeedPolicyTrainer
 
         log.info("learner: %s", await asyncio.to_thread(self._memory_line))
-        self.trainer = await asyncio.to_thread(
+        self.trainer = await self.on_compute_thread(
             DeepSpeedPolicyTrainer, self._trainer_config(), total_updates=self._total_updates()
         )
-        extra = await asyncio.to_thread(self._collective, "load", str(self.ckpt_dir))
+        extra = await self.on_compute_thread(self._collective, "load", str(self.ckpt_dir))
         if extra:
             self.step, self.version = int(extra["step"]), int(extra["version"])
             self._checkpointed = self.step
@@ -296,7 +296,7 @@ class Learner(Actor[LearnerConfig]):
         finally:
             keepalive.cancel()
             if self.trainer is not None and int(os.environ.get("WORLD_SIZE", "1")) > 1:
-                await asyncio.to_thread(self._collective, "stop", None)
+                await self.on_compute_thread(self._collective, "stop", None)
 
     def _take_batch(self) -> list[Group] | None:
         """Pop ``prompts_per_step`` complete groups within the staleness bound; drop the stale ones."""
@@ -371,7 +371,7 @@ class Learner(Actor[LearnerConfig]):
         train_metrics: dict[str, float] = {}
         batch = plan.batch()
         if batch is not None:
-            train_metrics = await asyncio.to_thread(self._collective, "step", batch)
+            train_metrics = await self.on_compute_thread(self._collective, "step", batch)
             self.version += 1
             t_weights = time.time()
             await self._publish_weights()
@@ -406,12 +406,12 @@ class Learner(Actor[LearnerConfig]):
 
     # -- outputs ----------------------------------------------------------------------------------
     async def _publish_weights(self) -> None:
-        tensors = await asyncio.to_thread(self._collective, "export", None)
+        tensors = await self.on_compute_thread(self._collective, "export", None)
         if self.config.weight_sync == "broadcast" and self.sender is None:
             self.sender = WeightSender(self.config.broadcast)
         if self.config.weight_sync == "http" and self.server is None:
             self.server = WeightServer(self.config.http)
-        adapter = await asyncio.to_thread(self.trainer.adapter_config)
+        adapter = await self.on_compute_thread(self.trainer.adapter_config)
         await publish_weights(
             self.bus,
             tensors,
@@ -464,7 +464,7 @@ class Learner(Actor[LearnerConfig]):
             "consumed": self.consumed,
             "dropped": self.dropped,
         }
-        await asyncio.to_thread(self._collective, "save", extra)
+        await self.on_compute_thread(self._collective, "save", extra)
         log.info("learner: checkpoint at step %d", self.step)
 
     async def _finish(self) -> None:

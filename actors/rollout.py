@@ -19,7 +19,6 @@ continues). Generation runs in a worker thread so heartbeats keep flowing.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -126,7 +125,7 @@ class Rollout(Actor[RolloutConfig]):
         engine_cfg = self.config.engine.model_copy(
             update={"model": self.config.engine.model.replace("{run_dir}", self.config.run_dir)}
         )
-        self.engine = await asyncio.to_thread(make_engine, engine_cfg)
+        self.engine = await self.on_compute_thread(make_engine, engine_cfg)
         if self.config.broadcast is not None:
             self.receiver = WeightReceiver(self.config.broadcast, self.config.broadcast_rank)
 
@@ -159,7 +158,7 @@ class Rollout(Actor[RolloutConfig]):
             self.counters["weights_unavailable"] += 1
             log.warning("rollout: keeps serving v%d: %s", self.version, exc)
             return
-        await asyncio.to_thread(self.engine.load_weights, data, announce.version, announce.adapter)
+        await self.on_compute_thread(self.engine.load_weights, data, announce.version, announce.adapter)
         self.version = announce.version
         self.counters["weight_loads"] += 1
         self.load_seconds += time.perf_counter() - t0
@@ -200,7 +199,7 @@ class Rollout(Actor[RolloutConfig]):
         # Generation can outlast the prompts' ack-wait (a busy machine, a big model): keep them in progress,
         # or JetStream hands them out again and the rollout regenerates what it is still generating.
         async with keep_in_progress([raw for _, raw in batch], self.config.topology.prompt_ack_wait_s):
-            outs = await asyncio.to_thread(
+            outs = await self.on_compute_thread(
                 self.engine.generate,
                 ids,
                 n=cfg.group_size,

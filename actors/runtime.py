@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import io
 import json
 import logging
@@ -25,7 +26,8 @@ import time
 import traceback
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -66,6 +68,7 @@ class ActorConfig(BaseModel):
 
 
 C = TypeVar("C", bound=ActorConfig)
+R = TypeVar("R")
 
 
 def host_id() -> str:
@@ -115,6 +118,7 @@ class Actor(Generic[C]):
         )
         self._stop_requested_at: float | None = None
         self._saved_counters: dict[str, int] = {}
+        self._compute: ThreadPoolExecutor | None = None
 
     # -- to override ------------------------------------------------------------------------------
     async def setup(self) -> None:
@@ -143,6 +147,19 @@ class Actor(Generic[C]):
         p = Path(self.config.run_dir)
         p.mkdir(parents=True, exist_ok=True)
         return p
+
+    async def on_compute_thread(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
+        """``fn(*args, **kwargs)`` on this actor's one compute thread, made on first use, off the event loop.
+
+        The model work of an actor (building it, generating, training, loading and exporting weights) goes
+        through here rather than ``asyncio.to_thread``, whose pool hands successive calls to different threads:
+        each thread allocates from its own glibc arena, so memory one step freed sat in another thread's arena
+        while the next step faulted fresh pages in (what :mod:`rlar.malloc` keeps memory for), and torch's
+        thread-local state was set in one thread and used in another."""
+        if self._compute is None:
+            self._compute = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{self.kind}-compute")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._compute, functools.partial(fn, *args, **kwargs))
 
     def request_stop(self) -> None:
         """Ask for a graceful drain (idempotent, safe from signal handlers)."""
@@ -217,6 +234,9 @@ class Actor(Generic[C]):
                 self.state = "stopped"
             with contextlib.suppress(Exception):
                 await self.teardown()
+            if self._compute is not None:
+                self._compute.shutdown(wait=False, cancel_futures=True)
+                self._compute = None
             t_teardown = time.monotonic()
             if hb is not None:
                 self._beating = False  # ends the loop even if the cancel below is swallowed

@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 from actors.monitor import Monitor, MonitorConfig
-from actors.runtime import ActorConfig
+from actors.runtime import Actor, ActorConfig
 from actors.supervisor import Supervisor, parse_actor_specs
 from bus import subjects
 from bus.client import Bus, wait_for
@@ -54,6 +54,37 @@ async def test_an_actor_heartbeats_with_its_identity_and_stops_gracefully(
     assert first.actor == "monitor" and first.instance == "mon-hb" and first.pid > 0 and first.host
     assert beats[-1].state == "stopped"
     assert (tmp_path / "telemetry.jsonl").exists()
+
+
+class _Computing(Actor[ActorConfig]):
+    kind = "computing"
+
+    async def main(self) -> None:
+        import threading
+
+        self.loop_thread = threading.get_ident()
+        self.seen = [
+            await self.on_compute_thread(
+                lambda k: (threading.get_ident(), threading.current_thread().name, k), i
+            )
+            for i in range(5)
+        ]
+
+
+async def test_an_actors_model_work_runs_on_its_one_compute_thread(nats_url: str, tmp_path: Path) -> None:
+    """Successive calls land on one thread (one malloc arena for the model's memory, rlar.malloc), not the
+    event loop's, and the thread goes with the actor."""
+    actor = _Computing(
+        ActorConfig(
+            nats=NatsConfig(url=nats_url), topology=TEST_TOPOLOGY, run_dir=str(tmp_path), instance="c-1"
+        )
+    )
+    await asyncio.wait_for(actor.run(), 60)
+    idents = {ident for ident, _, _ in actor.seen}
+    assert len(idents) == 1 and actor.loop_thread not in idents
+    assert all(name.startswith("computing-compute") for _, name, _ in actor.seen)
+    assert [k for _, _, k in actor.seen] == [0, 1, 2, 3, 4]
+    assert actor._compute is None  # shut down after teardown
 
 
 async def test_a_restarted_actor_goes_on_counting_where_it_was(
