@@ -371,9 +371,9 @@ def _vllm_prompt_logprobs(engine: Any, ids: list[int]) -> list[float]:
 def test_vllm_generates_from_a_fresh_thread_when_torch_uses_fewer_threads_than_cores(
     vllm_engine: Any,
 ) -> None:
-    """The rollout (its compute thread) and `rlar eval` (asyncio.to_thread) call the engine from worker threads,
-    and the actors set torch to one thread: vLLM's CPU attention then saw OpenMP's default in that thread and aborted (on any
-    machine with 2+ cores; on one core both counts are 1 and this cannot fail)."""
+    """The rollout (its compute thread) and `rlar eval` (asyncio.to_thread) call the engine from worker
+    threads, and the actors set torch to one thread: vLLM's CPU attention then saw OpenMP's default in that
+    thread and aborted (on any machine with 2+ cores; on one core both counts are 1 and this cannot fail)."""
     import threading
 
     import torch

@@ -47,6 +47,11 @@ processes; sync: this process and its tool worker; async: every actor, nats-serv
 judge endpoint's (it stands in for a remote service). On a machine the ways do not have to themselves, it tells
 work from waiting: samples/s moves with the load, CPU per step much less.
 
+Memory: with ``keep_freed_memory`` (default; ``--malloc system`` turns it off) every way's torch processes keep
+the memory a step frees for the next (:mod:`rlar.malloc`) — the project's trainer and transformers engine, and
+TRL's process, given the same setting — and each way reports what it set (``trl.malloc``, ``sync.malloc``,
+``async.malloc_kept`` from the rollout's and learner's heartbeats).
+
 Not covered: vLLM on GPU (``--engine vllm --device cuda``, see bench/gpu.sh), several rollout or learner
 replicas (weight-route speed alone: bench/weight_sync.py).
 """
