@@ -64,6 +64,12 @@ def test_trl_sync_and_async_ways_do_the_same_work_and_the_judge_sees_the_configu
     assert doc["settings"]["keep_freed_memory"] is True
     assert doc["trl"]["malloc"] == doc["sync"]["malloc"] == "freed memory kept"
     assert doc["async"]["malloc_kept"] == {"rollout": True, "learner": True}
+    # two measured steps are far under the CPU window a figure needs: each way's window is reported and flagged
+    assert (
+        doc["cpu_window_s"]["sync"] == doc["sync"]["wall_s"]
+        and doc["cpu_window_s"]["async"] == doc["async"]["wall_s"]
+    )
+    assert doc["cpu_note"] is not None and "more --steps" in doc["cpu_note"]
     by_process = doc["async"]["cpu_s_per_step_by_process"]
     assert {"rollout", "learner", "reward", "feeder", "nats-server", "bench"} <= set(by_process)
     assert sum(by_process.values()) == pytest.approx(doc["async"]["cpu_s_per_step"], abs=1e-3)

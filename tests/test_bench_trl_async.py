@@ -127,3 +127,11 @@ def test_a_tokenizer_without_a_chat_template_renders_the_prompt_as_the_projects_
             "content": completion,
         }
         assert parse_response(tok, out, prefix=ids)["content"] == completion  # cut at max tokens: no EOS
+
+
+def test_cpu_window_note_names_the_ways_measured_too_briefly_and_only_those() -> None:
+    assert pipeline.cpu_window_note({"trl": 5.0, "trl_async": None, "sync": 3.0, "async": 12.5}) is None
+    note = pipeline.cpu_window_note({"trl": 0.9, "trl_async": None, "sync": 4.0, "async": 0.73})
+    assert note is not None and "async 0.73 s" in note and "trl 0.90 s" in note and "sync 4" not in note
+    assert "more --steps" in note
+    assert pipeline.cpu_window_note({"sync": 4.0}, min_s=5.0) is not None

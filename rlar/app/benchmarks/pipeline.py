@@ -47,6 +47,10 @@ processes; sync: this process and its tool worker; async: every actor, nats-serv
 judge endpoint's (it stands in for a remote service). On a machine the ways do not have to themselves, it tells
 work from waiting: samples/s moves with the load, CPU per step much less.
 
+``cpu_window_s`` gives the wall time each way's CPU was measured over; under 3 s ``cpu_note`` says the CPU
+figures are imprecise (10 ms ticks per process, and whatever periodic work falls in the window): the tiny case's
+12 steps are under a second, ``--steps 60`` gives a figure.
+
 Memory: with ``keep_freed_memory`` (default; ``--malloc system`` turns it off) every way's torch processes keep
 the memory a step frees for the next (:mod:`rlar.malloc`) — the project's trainer and transformers engine, and
 TRL's process, given the same setting — and each way reports what it set (``trl.malloc``, ``sync.malloc``,
@@ -724,6 +728,16 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
     machine_limit = n / max(max(stages.values()), sync["cpu_s_per_step"] / cores)
     a, y = asyn["samples_per_s"], sync["samples_per_s"]
     ta = trl_async_doc if trl_async_doc is not None and not trl_async_doc["skipped"] else None
+    # the wall time each way's CPU per step was measured over: its measured steps
+    windows: dict[str, float | None] = {
+        "trl": trl_doc.get("wall_s") if trl_doc else None,
+        "trl_async": ta.get("wall_s") if ta else None,
+        "sync": sync["wall_s"],
+        "async": asyn["wall_s"],
+    }
+    cpu_note = cpu_window_note(windows)
+    if cpu_note:
+        log.warning("pipeline bench: %s", cpu_note)
     doc: dict[str, Any] = {
         "bench": "pipeline",
         "settings": asdict(s),
@@ -770,6 +784,8 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
             "sync": _cores(sync["cpu_s_per_step"], n / y),
             "async": _cores(asyn["cpu_s_per_step"], n / a),
         },
+        "cpu_window_s": windows,
+        "cpu_note": cpu_note,
         "judge_seen": seen if s.reward == "judge" else None,
         "trl": trl_doc,
         "trl_async": trl_async_doc,
@@ -780,6 +796,27 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
         "seconds": round(time.time() - t0, 1),
     }
     return doc
+
+
+CPU_WINDOW_MIN_S = 3.0
+"""Measured wall time below which a way's CPU per step is flagged: psutil reads each process's CPU in 10 ms
+ticks, and a short window is at the mercy of whatever periodic work (heartbeats, stream flushes, collection)
+falls inside it — 12 steps of the tiny rule case are 0.7 s, and gave async/sync CPU 1.01–1.79 for one commit
+where 60 steps gave 1.36–1.48."""
+
+
+def cpu_window_note(windows: dict[str, float | None], min_s: float = CPU_WINDOW_MIN_S) -> str | None:
+    """A warning naming the ways whose CPU per step was measured over fewer than ``min_s`` seconds of wall time
+    (``windows``: way -> measured seconds, None for a way that did not run), or None when every way's was long
+    enough."""
+    short = {k: v for k, v in windows.items() if v is not None and v < min_s}
+    if not short:
+        return None
+    parts = ", ".join(f"{k} {v:.2f} s" for k, v in sorted(short.items()))
+    return (
+        f"CPU per step measured over a short window ({parts}; under {min_s:g} s): ratios of cpu_s_per_step are "
+        f"imprecise, measure them with more --steps"
+    )
 
 
 def _cores(cpu_s_per_step: float | None, s_per_step: float) -> float | None:
