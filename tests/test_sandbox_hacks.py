@@ -32,6 +32,10 @@ STDIO = CodeTests.stdio_cases([("2 3\n", "5\n"), ("10 -4\n", "6\n")])
 # clean-up can take seconds; a test that is "not_run" must mean the driver died, not that the jail was slow.
 FAST = Limits(test_s=2.0, cpu_s=2, wall_s=120.0)
 DEFAULT = Limits(test_s=5.0, wall_s=120.0)
+# The memory bomb must meet its memory limit long before its time limit: under the default 1 GiB, faulting in
+# 1 GiB took 1.3-5 s of system time here (2 cores, the suite beside it), so a 5 s test limit made the verdict
+# (oom or timeout) a race. A quarter of the memory and six times the time leave a wide margin either way.
+MEMORY = Limits(test_s=30.0, memory_mb=256, wall_s=120.0)
 
 # An honest body that the escape attempts run after their attempt: the attempt alone must decide the verdict.
 HONEST = "    return a + b\n"
@@ -185,6 +189,7 @@ CASES = [
         "memory_bomb",
         "def add(a, b):\n    x = []\n    while True: x.append(bytearray(1 << 24))\n",
         statuses={"oom"},
+        limits=MEMORY,
     ),
     Case(
         "disk_bomb",
