@@ -409,6 +409,17 @@ def cmd_bench_math(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_answers(a: argparse.Namespace) -> int:
+    from rlar.benchmarks.answers import run
+
+    doc = run(a.data)
+    if not a.json:
+        for k, v in doc.items():
+            print(f"{k:>16}: {v}", file=sys.stderr)
+    print(json.dumps(doc), flush=True)
+    return 0
+
+
 def register(sub: Any, bench: Any) -> None:
     p = sub.add_parser("reward", help="score records through the reward service")
     rsub = p.add_subparsers(dest="reward_command", required=True)
@@ -454,3 +465,12 @@ def register(sub: Any, bench: Any) -> None:
     )
     m.add_argument("--json", action="store_true", help="only the JSON line on stdout")
     m.set_defaults(fn=cmd_bench_math)
+
+    ans = bench.add_parser(
+        "answers", help="reference-comparing tools on answers written as chat models write them (labelled)"
+    )
+    ans.add_argument(
+        "--data", default="data/answers_heldout.jsonl", help="JSONL {id, tool, reference, response, label}"
+    )
+    ans.add_argument("--json", action="store_true", help="only the JSON line on stdout")
+    ans.set_defaults(fn=cmd_bench_answers)
