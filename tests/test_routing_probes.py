@@ -174,6 +174,22 @@ def test_code_tests_and_reference_free_queries_get_no_reference_probes() -> None
     assert set(probes_of("Write a haiku about rain.", None, ["an old pond"])) == {"empty", "echo"}
 
 
+def test_an_instruction_checklist_is_no_answer_so_another_records_checklist_is_no_probe() -> None:
+    words = {
+        "instruction_id_list": ["length_constraints:number_words"],
+        "kwargs": [{"relation": "less than", "num_words": 12}],
+    }
+    bullets = {
+        "instruction_id_list": ["detectable_format:number_bullet_lists"],
+        "kwargs": [{"num_bullets": 3}],
+    }
+    got = probes_of("Describe the ocean. Answer with less than 12 words.", words, [bullets])
+    assert set(got) == {"empty", "echo"}
+    # IFEval rows as the dataset ships them: the checklist in the metadata, no reference.
+    got = probes_of("Describe the ocean. Answer with less than 12 words.", None, [None], metadata=words)
+    assert set(got) == {"empty", "echo"}
+
+
 # -- verdicts -----------------------------------------------------------------------------------------------
 
 

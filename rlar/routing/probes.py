@@ -33,12 +33,14 @@ probe                     applies when
                           right answer does not read the reference)
 ========================  =============================================================================
 
-Code tests and reference-free queries get no reference-based probes (``candidates``, ``other_reference``): a
-test file or a missing reference is not a response. Apart from ``bare_target`` (which applies only where the
-target is not the answer), a probe whose text equals one of the reference's acceptable answers (normalised:
-case, spacing, trailing punctuation) is dropped: the reference itself is never a probe. Each of the first
-records of a signature gets its own probes; a probe refuses a tool when it gets the maximum on most of the
-records it was built from (:func:`judge_probes`).
+Code tests, instruction checklists (IFEval's ``{instruction_id_list, kwargs}``) and reference-free queries get no
+reference-based probes (``candidates``, ``other_reference``): a test file, a list of instructions to check or a
+missing reference is not a response (another record's checklist, written out, is a short text that satisfies
+"answer in fewer than N words": it would refuse the one tool that reads the record). Apart from ``bare_target``
+(which applies only where the target is not the answer), a probe whose text equals one of the reference's
+acceptable answers (normalised: case, spacing, trailing punctuation) is dropped: the reference itself is never a
+probe. Each of the first records of a signature gets its own probes; a probe refuses a tool when it gets the
+maximum on most of the records it was built from (:func:`judge_probes`).
 
 :func:`build_probes` is pure (no bus, no tools); :func:`judge_probes` reads the scores one tool gave them and
 says whether the tool stays eligible (:class:`ProbeReport`). :class:`Prober` scores the probes with a tool
@@ -62,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlar.routing.query import RoutingQuery
 from rlar.routing.request import RouteAnswer
-from rlar.routing.rules import eligibility
+from rlar.routing.rules import eligibility, instructions_of
 from rlar.tasks.references import answer_strings, reference_shape
 from rlar.tools.base import ToolInput, ToolResult, ToolSpec
 
@@ -348,10 +350,11 @@ def build_probes(q: RoutingQuery, other_references: Iterable[Any] = ()) -> list[
     """The probes for ``q`` (see the module docstring); ``other_references``: references of other records seen
     for the same signature (those equal to this one's are ignored)."""
     shape = reference_shape(q.reference, q.metadata)
-    answers = _answers(q.reference) if shape not in _NO_REFERENCE_PROBES else []
+    answer_like = shape not in _NO_REFERENCE_PROBES and instructions_of(q) is None
+    answers = _answers(q.reference) if answer_like else []
     own = {_norm(a) for a in answers}
     others: list[str] = []
-    for r in other_references:
+    for r in other_references if answer_like else ():
         texts = _answers(r)
         if texts and not own & {_norm(t) for t in texts} and texts[0] not in others:
             others.append(texts[0])

@@ -358,7 +358,8 @@ class IFEvalTool(RewardTool):
             " letter frequency, response language, sentence/word/paragraph counts, placeholders, postscripts,"
             " bullet counts, highlighted sections, titles, JSON output, two responses, repeating the prompt,"
             " end phrases, quotation, upper/lower case, capital word counts, no commas. scoring='all' gives 1"
-            " only if every instruction is followed (prompt-level strict), 'fraction' the fraction followed."
+            " only if every instruction is followed (prompt-level strict), 'fraction' the fraction followed;"
+            " an empty response scores 0."
         ),
         task_types=["instruction_following", "ifeval", "format"],
         answer_formats=["text", "any"],
@@ -379,6 +380,10 @@ class IFEvalTool(RewardTool):
             return ToolResult.abstain("neither the reference nor the metadata has an instruction_id_list")
         ids = list(ref["instruction_id_list"])
         kwargs = list(ref.get("kwargs") or [{} for _ in ids])
+        if not inp.response.strip():
+            # Every IFEval prompt asks for a text; an empty one "follows" fewer-than-N-words, no-commas or
+            # forbidden-word instructions without doing anything.
+            return self.ok(0.0, "empty response: nothing was written", instructions=ids)
         try:
             results = follows(inp.response, ids, kwargs)
         except ValueError as e:

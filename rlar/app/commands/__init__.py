@@ -14,4 +14,5 @@ MODULES: list[str] = [
     "rlar.app.commands.synthesis",
     "rlar.app.commands.export",
     "rlar.app.commands.plan",
+    "rlar.app.commands.models",
 ]
