@@ -304,6 +304,7 @@ class Learner(Actor[LearnerConfig]):
                 await self._learn(batch)
             if self.step > self._checkpointed:  # a graceful stop keeps the updates since the last checkpoint
                 await self._checkpoint()
+            await self._keep_final_weights()
         finally:
             keepalive.cancel()
             if self.trainer is not None and int(os.environ.get("WORLD_SIZE", "1")) > 1:
@@ -465,6 +466,23 @@ class Learner(Actor[LearnerConfig]):
             adapter=adapter,
             server=self.server,
         )
+
+    async def _keep_final_weights(self) -> None:
+        """On a graceful stop, the last version in ``<run>/weights`` when the route kept it elsewhere (in memory
+        for ``http``, the object store, a broadcast): ``rlar eval``, ``rlar export`` and ``make run``'s final eval
+        read a run's trained policy from there. The filesystem route wrote it already."""
+        # Adapters alone (LoRA) are no policy a reader can load from that directory: they stay with the route.
+        if (
+            self.config.weight_sync == "filesystem"
+            or self.version == 0
+            or self.config.trainer.lora is not None
+        ):
+            return
+        from rlar.policy.weights import write_weights_dir
+
+        tensors = await self.on_compute_thread(self._collective, "export", self.config.weights_dtype)
+        ref = await asyncio.to_thread(write_weights_dir, self.run_dir / "weights", self.version, tensors)
+        log.info("learner: kept the final weights v%d at %s", self.version, ref.uri)
 
     async def teardown(self) -> None:
         if self.server is not None:

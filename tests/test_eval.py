@@ -596,3 +596,28 @@ def test_the_vllm_engine_generates_the_same_greedy_answers(run_dir: Path, tmp_pa
     assert [e["response"] for e in vl["result"]["examples"]["gsm8k"]] == [
         e["response"] for e in hf["result"]["examples"]["gsm8k"]
     ]
+
+
+def test_a_paired_bootstrap_interval_excludes_zero_only_for_a_real_gain() -> None:
+    from rlar.eval.report import comparison_rows, paired_bootstrap
+
+    base = [0.0] * 30 + [1.0] * 10
+    better = [1.0] * 25 + [0.0] * 5 + [1.0] * 10  # 25 of 40 records flip to right
+    lo, hi = paired_bootstrap(base, better)
+    assert 0.45 < lo < 0.625 < hi < 0.8
+    noise = [1.0, 0.0] * 20
+    lo, hi = paired_bootstrap(noise, noise[1:] + noise[:1])  # every record flips, no net change
+    assert lo < 0 < hi
+
+    def doc(values: list[float | None]) -> dict:
+        clean = [v for v in values if v is not None]
+        return {
+            "metrics": {"t": {"nem": sum(clean) / len(clean)}},
+            "per_record": {"t": {"ids": [str(i) for i in range(len(values))], "nem": values}},
+        }
+
+    row = comparison_rows(doc([0.0] * 20 + [None]), doc([1.0] * 20 + [1.0]))[0]
+    assert row["ci"] == [1.0, 1.0] and row["pairs"] == 20 and row["left_out"] == 1
+    other_records = doc([1.0] * 21)
+    other_records["per_record"]["t"]["ids"] = [f"x{i}" for i in range(21)]
+    assert "ci" not in comparison_rows(doc([0.0] * 21), other_records)[0]  # not the same records: no pairing

@@ -38,7 +38,7 @@ def test_every_task_has_a_held_out_test_split_and_no_prompt_in_both_splits() -> 
 def test_the_main_jobs_config_passes_the_checks_rlar_train_runs_first() -> None:
     from rlar.app.train import load_checked
 
-    doc, built, pre, _, resumed = load_checked(str(ROOT / "deploy/configs/smollm2.toml"), [], None)
+    _doc, built, pre, _, resumed = load_checked(str(ROOT / "deploy/configs/smollm2.toml"), [], None)
     assert not resumed and built["policy"].source == "package"
     assert {t.name for t in pre.tasks} == {"arith_words", "format", "capitals", "code"}
     assert all(t.records > 0 and t.routed for t in pre.tasks)

@@ -114,6 +114,24 @@ class PolicySection(BaseModel):
         return self
 
 
+class FinalEval(BaseModel):
+    """After training: the initial and the trained policy evaluated on every task's held-out split, each task by
+    its true metric (``rlar eval --task``: NEM, IFEval prompt-level accuracy, pass@1, a match with the
+    reference's aliases, and the run's own reward as ``score``), with a paired bootstrap 95% interval per delta."""
+
+    model_config = ConfigDict(extra="forbid")
+    tasks: list[str] | None = None
+    """Tasks to evaluate; None: every task of the run."""
+    split: str = "test"
+    """The held-out split (``split_field`` / a builtin task's test split)."""
+    engine: Literal["transformers", "vllm"] = "vllm"
+    """Generation engine (greedy decoding)."""
+    limit: int | None = Field(None, ge=1)
+    """At most this many records per task; None: the whole split."""
+    max_new_tokens: int | None = Field(None, ge=1)
+    """Answer budget; None: the rollout's ``max_new_tokens`` (what the policy was trained to answer in)."""
+
+
 class TrainSection(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = "run"
@@ -137,6 +155,9 @@ class TrainSection(BaseModel):
     ``[]``: none); see :mod:`rlar.observe.tracking`."""
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     """How they are fed (sample tables, wandb mode, MLflow URI)."""
+    eval: FinalEval | None = None
+    """Evaluate the initial and the trained policy after a run that made updates (``summary.json``
+    ``final_eval``, the table on stdout, the files under ``<run>/eval``); None: no eval."""
 
 
 def _cache_key(section: PolicySection) -> str:
@@ -666,6 +687,36 @@ def train_budget_s(max_minutes: float, started: float | None) -> float:
     return left
 
 
+def final_eval(section: FinalEval, run_dir: Path, doc: dict[str, Any]) -> dict[str, Any]:
+    """Evaluate the run's trained policy against its initial one (see :class:`FinalEval`); print the table and
+    return ``{"seconds", "table", "comparison", "files"}``."""
+    from rlar.eval import run_eval
+
+    t0 = time.perf_counter()
+    tasks = section.tasks or [t["name"] for t in doc.get("feeder", {}).get("tasks", [])]
+    max_new = section.max_new_tokens or doc.get("rollout", {}).get("max_new_tokens")
+    print(
+        f"evaluating the initial and the trained policy on {', '.join(tasks)} ({section.split} split)",
+        flush=True,
+    )
+    out = run_eval(
+        str(run_dir),
+        tasks=tasks,
+        compare=str(run_dir / "policy" / "init"),
+        split=section.split,
+        limit=section.limit,
+        engine=section.engine,
+        overrides={"max_new_tokens": max_new, "n_samples": 1, "temperature": 0.0},
+    )
+    print(out["table"], flush=True)
+    return {
+        "seconds": round(time.perf_counter() - t0, 1),
+        "table": out["table"],
+        "comparison": out["comparison"],
+        "files": out["files"],
+    }
+
+
 def save_run_config(doc: dict[str, Any], run_dir: Path) -> Path:
     """Write the run's own ``config.toml`` (what ``rlar train --run-dir RUN`` resumes with): ``doc`` as loaded —
     every path absolute, a ``[[tools]]`` module's directory and the reward workers' ``python_path`` included —
@@ -707,6 +758,10 @@ def train(config: str | None, *, overrides: list[str], run_dir: str | None, dash
     with serve(url, rdir, live_run=True) as real_url:
         summary = asyncio.run(_drive(doc, rdir, real_url, config_path, pre.tool_specs, dashboard, started=t0))
     print("\n".join(["per task (summary.json tasks):", *tasks_lines(summary["tasks"])]), flush=True)
-    print(json.dumps({k: v for k, v in summary.items() if k != "tasks"}), flush=True)
+    final = build(TrainSection, doc.get("train", {}), where="[train]").eval
+    if final is not None and summary["exit_code"] == 0:
+        summary["final_eval"] = final_eval(final, rdir, doc)
+        (rdir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in summary.items() if k not in ("tasks", "final_eval")}), flush=True)
     print(_verdict(summary), file=sys.stderr if summary["exit_code"] else sys.stdout, flush=True)
     return int(summary["exit_code"])

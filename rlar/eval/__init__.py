@@ -123,6 +123,7 @@ def run_eval(
     dtype: str = "float32",
     options: dict[str, Any] | None = None,
     overrides: dict[str, Any] | None = None,
+    threads: int | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``checkpoint`` (and ``compare``, the baseline); write ``<name>.json``, ``<name>.md`` and
     ``<name>.samples.jsonl`` (every prompt, reference and response) under the checkpoint's run directory
@@ -170,7 +171,7 @@ def run_eval(
             except ValueError as exc:
                 raise ValueError(f"task {task.name!r}: {exc}") from None
     label = suite or ",".join(tasks or []) or (data and Path(data).name.split(".")[0]) or "tasks"
-    settings = EngineSettings(kind=engine, device=device, dtype=dtype)
+    settings = EngineSettings(kind=engine, device=device, dtype=dtype, threads=threads)
     kw: dict[str, Any] = {"seed": seed, "judge_url": judge_url, "engine": settings, "tools": chosen}
     base_doc = evaluate(base_ck, label, loaded, **kw).to_dict() if base_ck else None
     if base_doc is not None:

@@ -5,14 +5,27 @@ that are not quality metrics (``judge_abstained``, ``sandbox_abstained``, ``ifev
 ``score_abstained``, ``score_errors``) are kept in the JSON only; the tools each task's ``score`` came from
 follow the table, one line per task (with its error count when a tool failed).
 A delta is ``new - base``; ↑ marks an increase of a higher-is-better metric, ↓ a decrease, = no change
-(``avg_len`` has no better direction and gets none).
+(``avg_len`` has no better direction and gets none). Where both results hold the metric per record (the same
+records: ``per_record``), the delta gets a paired bootstrap 95% interval (:func:`paired_bootstrap`: records
+resampled with replacement, both checkpoints' values of a record kept together; records either abstained on are
+left out and counted), shown as ``[lo, hi]`` and starred when it excludes 0: a gain or loss beyond the noise of
+this many prompts.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["comparison_rows", "markdown_table", "metric_rows", "terminal_table", "tool_lines"]
+__all__ = [
+    "comparison_rows",
+    "markdown_table",
+    "metric_rows",
+    "paired_bootstrap",
+    "terminal_table",
+    "tool_lines",
+]
+
+BOOTSTRAP_SAMPLES = 4000
 
 HIDDEN = {"judge_abstained", "sandbox_abstained", "ifeval_abstained", "score_abstained", "score_errors"}
 NO_DIRECTION = {"avg_len"}
@@ -36,8 +49,37 @@ def metric_rows(doc: dict[str, Any]) -> list[tuple[str, str, float | None]]:
     ]
 
 
+def paired_bootstrap(
+    base: list[float], new: list[float], samples: int = BOOTSTRAP_SAMPLES, seed: int = 0
+) -> tuple[float, float]:
+    """The 95% percentile interval of ``mean(new) - mean(base)`` over records resampled with replacement, the
+    two values of a record kept together (a paired bootstrap). Needs two or more pairs."""
+    import random
+
+    if len(base) != len(new) or len(base) < 2:
+        raise ValueError(f"a paired bootstrap needs two or more pairs, got {len(base)} and {len(new)}")
+    diffs = [n - b for b, n in zip(base, new, strict=True)]
+    rng = random.Random(seed)
+    k = len(diffs)
+    means = sorted(sum(diffs[rng.randrange(k)] for _ in range(k)) / k for _ in range(samples))
+    return means[int(0.025 * samples)], means[min(samples - 1, int(0.975 * samples))]
+
+
+def _paired(base: dict[str, Any], new: dict[str, Any], task: str, metric: str) -> dict[str, Any]:
+    """``ci`` (paired bootstrap), ``pairs`` and ``left_out`` for a metric both results hold per record."""
+    b, n = (base.get("per_record") or {}).get(task) or {}, (new.get("per_record") or {}).get(task) or {}
+    if metric not in b or metric not in n or b.get("ids") != n.get("ids"):
+        return {}
+    pairs = [(x, y) for x, y in zip(b[metric], n[metric], strict=True) if x is not None and y is not None]
+    if len(pairs) < 2:
+        return {"pairs": len(pairs), "left_out": len(b[metric]) - len(pairs)}
+    lo, hi = paired_bootstrap([x for x, _ in pairs], [y for _, y in pairs])
+    return {"ci": [lo, hi], "pairs": len(pairs), "left_out": len(b[metric]) - len(pairs)}
+
+
 def comparison_rows(base: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
-    """Rows of ``task, metric, base, new, delta, arrow`` for metrics present in both documents."""
+    """Rows of ``task, metric, base, new, delta, arrow`` for metrics present in both documents, with ``ci``,
+    ``pairs`` and ``left_out`` where both hold the metric per record (see the module docstring)."""
     rows = []
     for task, metric, b in metric_rows(base):
         if task not in new["metrics"] or metric not in new["metrics"][task]:
@@ -47,7 +89,9 @@ def comparison_rows(base: dict[str, Any], new: dict[str, Any]) -> list[dict[str,
         arrow = ""
         if delta is not None and metric not in NO_DIRECTION:
             arrow = "↑" if delta > 1e-12 else "↓" if delta < -1e-12 else "="
-        rows.append({"task": task, "metric": metric, "base": b, "new": n, "delta": delta, "arrow": arrow})
+        row = {"task": task, "metric": metric, "base": b, "new": n, "delta": delta, "arrow": arrow}
+        row.update(_paired(base, new, task, metric))
+        rows.append(row)
     return rows
 
 
@@ -55,7 +99,12 @@ def _delta_text(row: dict[str, Any]) -> str:
     if row["delta"] is None:
         return "no judge" if row["metric"] == "judge" else "-"
     digits = 2 if row["metric"] in ("bleu2", "avg_len") else 3
-    return f"{row['delta']:+.{digits}f} {row['arrow']}".rstrip()
+    text = f"{row['delta']:+.{digits}f} {row['arrow']}".rstrip()
+    if "ci" in row:
+        lo, hi = row["ci"]
+        star = " *" if lo > 0 or hi < 0 else ""
+        text += f" [{lo:+.{digits}f}, {hi:+.{digits}f}]{star}"
+    return text
 
 
 def _grid(header: list[str], body: list[list[str]]) -> str:

@@ -124,6 +124,8 @@ class EvalResult:
     samples: dict[str, list[dict[str, Any]]]
     tools: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Per task with a ``score``: the tools that gave it (name, version, weight, origin, why chosen)."""
+    per_record: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    """Per task: ``ids`` (the records in order) and each per-record metric's values (None: abstained)."""
 
     def to_dict(self) -> dict[str, Any]:
         ck = self.checkpoint
@@ -138,6 +140,7 @@ class EvalResult:
             "seconds": round(self.seconds, 2),
             "counts": self.counts,
             "metrics": self.metrics,
+            "per_record": self.per_record,
             "tools": self.tools,
             "examples": {t: [_example(x) for x in s[:3]] for t, s in self.samples.items()},
         }
@@ -188,7 +191,11 @@ def _mean(values: list[float]) -> float:
 
 
 async def _code_metrics(
-    task: EvalTask, ex: Any, records: list[Any], texts: list[list[str]]
+    task: EvalTask,
+    ex: Any,
+    records: list[Any],
+    texts: list[list[str]],
+    per_record: dict[str, list[float | None]],
 ) -> dict[str, float]:
     from rlar.tools import ToolInput, pass_at_k
 
@@ -210,12 +217,16 @@ async def _code_metrics(
             c = sum(1 for r in res[i * n : (i + 1) * n] if r.ok and r.score == 1.0)
             per.append(pass_at_k(n, c, k))
         metrics[f"pass@{k}"] = _mean(per)
+        per_record[f"pass@{k}"] = list(per)
     metrics["sandbox_abstained"] = float(sum(1 for r in res if not r.ok))
     return metrics
 
 
-async def _ifeval_metrics(ex: Any, inputs: list[Any]) -> dict[str, float]:
+async def _ifeval_metrics(
+    ex: Any, inputs: list[Any], per_record: dict[str, list[float | None]]
+) -> dict[str, float]:
     res = await _score(ex, _spec("ifeval"), inputs)
+    per_record["prompt_strict"] = [float(all(r.details["strict"])) if r.ok else None for r in res]
     strict = [r.details["strict"] for r in res if r.ok]
     loose = [r.details["loose"] for r in res if r.ok]
     return {
@@ -228,7 +239,12 @@ async def _ifeval_metrics(ex: Any, inputs: list[Any]) -> dict[str, float]:
 
 
 async def _tool_score(
-    tools: list[tuple[Any, float]], ex: Any, inputs: list[Any], judge: str | None, judge_url: str | None
+    tools: list[tuple[Any, float]],
+    ex: Any,
+    inputs: list[Any],
+    judge: str | None,
+    judge_url: str | None,
+    per_record: dict[str, list[float | None]] | None = None,
 ) -> dict[str, float | None]:
     """``score``: the mean combined reward of ``tools`` (spec, weight) as the learner combines them
     (``rlar.tools.combine``), None when every sample abstains; ``score_abstained`` and ``score_errors``:
@@ -244,10 +260,15 @@ async def _tool_score(
             spec = spec.replace(params={**spec.params, "base_url": judge_url}).sealed()
         per_tool.append((weight, await _score(ex, spec, inputs)))
     scores = []
+    each: list[float | None] = []
     for i in range(len(inputs)):
         status, score = combine((w, res[i].status, res[i].score) for w, res in per_tool)
-        if status == "ok" and score is not None:
+        ok = status == "ok" and score is not None
+        each.append(float(score) if ok and score is not None else None)
+        if ok and score is not None:
             scores.append(score)
+    if per_record is not None:
+        per_record["score"] = each
     errors = sum(1 for _, res in per_tool for r in res if r.status == "error")
     return {
         "score": _mean(scores) if scores else None,
@@ -276,17 +297,21 @@ async def score_responses(
     judge: str | None,
     judge_url: str | None,
     tools: list[tuple[Any, float]] | None = None,
+    per_record: dict[str, list[float | None]] | None = None,
 ) -> dict[str, float | None]:
     """The task's metrics (by domain, see :mod:`rlar.eval.suites`) for given responses: ``texts[i]`` holds the
     samples for record ``i`` (the first is the greedy one for exact match, BLEU and judge metrics).
 
     ``tools`` (spec, weight) give ``score`` when ``task.tool_score``; None: the built-in tools the task's
-    ``default_tools`` name."""
+    ``default_tools`` name. ``per_record``, when given, receives each per-record metric's value for every
+    record (``None`` where the record's scoring abstained): what a paired comparison of two checkpoints
+    resamples (:func:`rlar.eval.report.paired_bootstrap`). Corpus-level metrics (BLEU-2) have none."""
     from rlar.tools import ToolInput
 
     records = list(ds.records)
     domain = ds.spec.domain
     metrics: dict[str, float | None] = {}
+    per_record = per_record if per_record is not None else {}
     inputs = [
         ToolInput(
             query=query_text(rec.prompt),
@@ -296,13 +321,19 @@ async def score_responses(
         )
         for rec, t in zip(records, texts, strict=True)
     ]
-    if domain in ("math", "string"):
-        res = await _score(ex, _spec("math_verify" if domain == "math" else "exact_match"), inputs)
-        metrics["nem" if domain == "math" else "exact"] = _mean([float(r.ok and r.score == 1.0) for r in res])
+    if domain in ("math", "string", "qa"):
+        tool, name = {
+            "math": ("math_verify", "nem"),
+            "string": ("exact_match", "exact"),
+            "qa": ("normalized_match", "match"),
+        }[domain]
+        res = await _score(ex, _spec(tool), inputs)
+        per_record[name] = [float(r.ok and r.score == 1.0) for r in res]
+        metrics[name] = _mean([v for v in per_record[name] if v is not None])
     elif domain == "code":
-        metrics.update(await _code_metrics(task, ex, records, texts))
+        metrics.update(await _code_metrics(task, ex, records, texts, per_record))
     elif domain == "instruction_following":
-        metrics.update(await _ifeval_metrics(ex, inputs))
+        metrics.update(await _ifeval_metrics(ex, inputs, per_record))
     elif domain == "format":
         metrics["format"] = _format_pass(records, texts)
     if domain == "translation":
@@ -320,7 +351,7 @@ async def score_responses(
             metrics["judge_abstained"] = float(abstained)
     if task.tool_score:
         chosen = tools if tools is not None else [(_spec(n), w) for n, w in ds.spec.default_tools]
-        metrics.update(await _tool_score(chosen, ex, inputs, judge, judge_url))
+        metrics.update(await _tool_score(chosen, ex, inputs, judge, judge_url, per_record))
     return metrics
 
 
@@ -383,6 +414,9 @@ class EngineSettings:
     """``transformers`` or ``vllm`` (vLLM on CPU needs float32, head_dim >= 32; see MEASURED.md)."""
     device: str = "cpu"
     dtype: str = "float32"
+    threads: int | None = None
+    """CPU threads of the engine: None — every core this process may use (an eval runs alone; the training
+    actors' one thread each is for processes that share the cores)."""
 
     def config(self, model_dir: Path, seed: int) -> Any:
         from rlar.policy.engines import TransformersEngineConfig, VLLMEngineConfig
@@ -394,10 +428,12 @@ class EngineSettings:
             "device": self.device,
             "dtype": self.dtype,
         }
+        threads = self.threads or len(os.sched_getaffinity(0))
         if self.kind == "vllm":
-            return VLLMEngineConfig(**common)
+            cores = sorted(os.sched_getaffinity(0))[:threads]
+            return VLLMEngineConfig(**common, cpu_cores=",".join(map(str, cores)))
         if self.kind == "transformers":
-            return TransformersEngineConfig(**common, num_threads=1)
+            return TransformersEngineConfig(**common, num_threads=threads)
         raise ValueError(f"unknown engine {self.kind!r} (transformers | vllm)")
 
 
@@ -426,6 +462,7 @@ async def evaluate_async(
             await asyncio.to_thread(gen.load_weights, data, checkpoint.version)
         judge = judge_status(judge_url)
         metrics: dict[str, dict[str, float | None]] = {}
+        per_record: dict[str, dict[str, list[Any]]] = {}
         counts: dict[str, int] = {}
         samples: dict[str, list[dict[str, Any]]] = {}
         tools = tools or {}
@@ -435,8 +472,10 @@ async def evaluate_async(
                 texts, avg_len = await asyncio.to_thread(_generate, task, ds, gen, seed)
                 chosen = tools.get(task.name)
                 pairs = None if chosen is None else [(t.spec, t.weight) for t in chosen]
-                m = await score_responses(task, ds, texts, ex, judge, judge_url, pairs)
+                each: dict[str, list[float | None]] = {}
+                m = await score_responses(task, ds, texts, ex, judge, judge_url, pairs, each)
                 m["avg_len"] = avg_len
+                per_record[task.name] = {"ids": [str(rec.id) for rec in ds.records], **each}
                 metrics[task.name], counts[task.name] = m, len(ds)
                 samples[task.name] = [
                     {
@@ -450,7 +489,9 @@ async def evaluate_async(
     finally:
         gen.close()
     named = {name: [t.to_dict() for t in chosen] for name, chosen in tools.items()}
-    return EvalResult(suite, checkpoint, metrics, counts, judge, time.perf_counter() - t0, samples, named)
+    return EvalResult(
+        suite, checkpoint, metrics, counts, judge, time.perf_counter() - t0, samples, named, per_record
+    )
 
 
 def evaluate(

@@ -5,6 +5,8 @@ Metric families follow the task's domain (``TaskSpec.domain``; computed in :mod:
 - ``math``: NEM, normalised exact match of the greedy answer (``math_verify``: ``12`` = ``12.0`` =
   ``\\frac{24}{2}``; GSM8K's ``1,000`` = ``1000``) — ``nem``;
 - ``string`` (copy, reverse): exact match of the greedy answer — ``exact``;
+- ``qa`` (short factual answers, a reference or a list of its accepted names): the greedy answer read out of its
+  sentence matches one of them (``normalized_match``) — ``match``;
 - ``code``: ``n`` samples per problem at ``temperature``, run against the problem's tests in the sandbox;
   unbiased pass@k (Chen et al. 2021) for every k in ``ks`` with k <= n — ``pass@k``;
 - ``translation``: corpus BLEU-2 (sacrebleu, 0-100) of the greedy outputs — ``bleu2`` — and the LLM judge's
@@ -17,6 +19,8 @@ Metric families follow the task's domain (``TaskSpec.domain``; computed in :mod:
   prompt, judged by :mod:`rlar.synthesis.checks` — ``format``;
 - every task: average response length in tokens — ``avg_len``; tasks named with ``--task``: also ``score``,
   the mean reward of the task's own default tools (combined as the learner combines them).
+Per-record metrics (all but BLEU-2, ``avg_len``) are kept per record too, so two checkpoints compare with a paired
+bootstrap interval (:mod:`rlar.eval.report`).
 
 Built-in suites (no ``--data``): ``demo`` (test splits of every built-in task, sized to run in well under 2
 minutes on one CPU core with the tiny policy), ``humaneval`` (the 33 test problems of the built-in HumanEval

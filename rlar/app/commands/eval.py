@@ -51,6 +51,7 @@ def cmd_eval(a: argparse.Namespace) -> int:
             dtype=a.dtype,
             options=options,
             overrides=overrides,
+            threads=a.threads,
         )
     except (ValueError, FileNotFoundError) as exc:
         print(f"rlar eval: error: {exc}", file=sys.stderr)
@@ -196,6 +197,9 @@ def register(sub: Any, bench: Any) -> None:
         help="compute dtype (default: float32; vLLM on CPU needs float32)",
     )
     p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:N (default: cpu)")
+    p.add_argument(
+        "--threads", type=int, help="CPU threads of the engine (default: every core this process may use)"
+    )
     p.add_argument("--out", help="output directory (default: <run dir>/eval)")
     p.add_argument("--json", action="store_true", help="print the result document as JSON")
     p.set_defaults(fn=cmd_eval)

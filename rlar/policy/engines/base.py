@@ -25,6 +25,7 @@ the learner must also learn when to stop; ``text`` is decoded without special to
 from __future__ import annotations
 
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -101,6 +102,11 @@ class VLLMEngineConfig(_EngineConfigBase):
     """No CUDA graphs / torch.compile (required on CPU; set False on GPU for speed)."""
     kv_cache_space_gib: int = Field(default=1, ge=1)
     """CPU only: VLLM_CPU_KVCACHE_SPACE, unless already set in the environment."""
+    cpu_cores: str = "auto"
+    """CPU only: the cores vLLM binds its OpenMP threads to, one thread each (VLLM_CPU_OMP_THREADS_BIND, unless
+    already set in the environment): ``auto`` every core, ``"1"`` or ``"0-3"`` those cores, ``nobind`` torch's own
+    unbound threads. On a machine the rollout shares with a learner, give each its own cores: two threads that
+    share a core with another busy process run many times slower (docs/benchmarks.md)."""
     gpu_memory_utilization: float = Field(default=0.5, gt=0.0, le=1.0)
     """GPU only: fraction of device memory vLLM may take (weights + KV cache)."""
     enable_prefix_caching: bool = True
@@ -116,6 +122,12 @@ class VLLMEngineConfig(_EngineConfigBase):
 
     @model_validator(mode="after")
     def _cpu_needs_float32(self) -> VLLMEngineConfig:
+        if self.cpu_cores not in ("auto", "nobind") and not re.fullmatch(
+            r"\d+(-\d+)?(,\d+(-\d+)?)*", self.cpu_cores
+        ):
+            raise ValueError(
+                f"cpu_cores must be auto, nobind or a core list such as 1 or 0-3, got {self.cpu_cores!r}"
+            )
         if self.device.startswith("cpu") and self.dtype != "float32":
             raise ValueError("vLLM on CPU needs dtype='float32'")
         if self.tensor_parallel_size > 1 and (self.in_process or self.device.startswith("cpu")):

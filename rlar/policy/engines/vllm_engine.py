@@ -94,6 +94,7 @@ class VLLMEngine(GenerationEngine):
             os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
         if cfg.device.startswith("cpu"):
             os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(cfg.kv_cache_space_gib))
+            os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", cfg.cpu_cores)
         import torch
         from vllm import LLM
         from vllm.platforms import current_platform
