@@ -46,8 +46,11 @@ class FeederConfig(ActorConfig):
     """Seed of the mix order (the same seed gives the same prompt order)."""
     epoch_size: int | None = None
     """Prompts per mix epoch (default: the sum of the task sizes)."""
-    routing: Literal["static", "router"] = "static"
-    """``static``: each task's default tools; ``router``: let the router actor choose."""
+    routing: Literal["auto", "static", "router"] = "auto"
+    """``router``: the router actor chooses every prompt's tools; ``static``: each task's default tools; ``auto``:
+    the router when a task of the mix comes with no tools of its own (a JSONL or parquet file without
+    ``spec.default_tools``: :attr:`rlar.tasks.TaskConfig.declares_tools`), else static. ``rlar train`` then
+    starts a router and a synthesizer too when ``[train] actors`` is not given."""
     max_epochs: int | None = None
     """Stop publishing after this many epochs (None: forever)."""
     max_in_flight: int | None = Field(None, ge=1)
@@ -73,7 +76,11 @@ class FeederConfig(ActorConfig):
         """Tools are chosen here (not by the router)."""
         if self.reward_mode in ("agentic", "no-synthesis"):
             return False
-        return self.routing == "static" or self.reward_mode != "default"
+        if self.reward_mode != "default":
+            return True
+        if self.routing == "auto":
+            return all(t.declares_tools for t in self.tasks)
+        return self.routing == "static"
 
 
 class Feeder(Actor[FeederConfig]):

@@ -314,7 +314,7 @@ def test_records_without_a_reference_beside_ones_with_are_refused_at_preflight_n
         f"task 'capitalize': 2 of 6 records have no reference (null or empty): {data}, line 3; "
         f"{data}, line 5 — fix or drop them"
     )
-    cfg = _config(tmp_path / "c.toml", USER_TASK)  # static: its default tool exact_match needs the reference
+    cfg = _config(tmp_path / "c.toml", USER_TASK + '\n[feeder]\nrouting = "static"\n')  # exact_match needs it
     with pytest.raises(ConfigProblems, match=r"line 3; .*line 5 — .*compare with one \(exact_match\)"):
         preflight(validate_run_config(load_run_config(cfg), actors=DEMO_ACTORS))
     cfg = _config(tmp_path / "c.toml", USER_TASK + 'spec = { default_tools = [["format_rules", 1.0]] }\n')
@@ -327,7 +327,7 @@ def test_a_task_without_any_reference_is_refused_for_a_tool_that_needs_one_and_a
     tmp_path: Path,
 ) -> None:
     data = _data(tmp_path / "data", rows=_null_reference_rows(set(range(1, len(WORDS) + 1))))
-    cfg = _config(tmp_path / "c.toml", USER_TASK)
+    cfg = _config(tmp_path / "c.toml", USER_TASK + '\n[feeder]\nrouting = "static"\n')
     with pytest.raises(ConfigProblems) as err:
         preflight(validate_run_config(load_run_config(cfg), actors=DEMO_ACTORS))
     assert err.value.problems == [
@@ -356,3 +356,28 @@ def test_every_file_path_of_a_task_and_tool_is_absolute_in_the_loaded_document(t
     assert task["path"] == str(tmp_path / "proj" / "data" / "cap.jsonl")
     assert task["examples_file"] == str(tmp_path / "proj" / "labels" / "cap.jsonl")
     assert doc["tools"][0]["path"] == str(tmp_path / "proj" / "lib")
+
+
+def test_a_file_task_without_tools_of_its_own_is_routed_and_rlar_train_starts_a_router_for_it(
+    tmp_path: Path,
+) -> None:
+    """[feeder] routing = "auto" (the default): the router when a task has no tools of its own."""
+    from rlar.app.train import load_checked
+
+    _data(tmp_path / "data")
+
+    def config(name: str, body: str, train: str = "") -> str:
+        return str(_config(tmp_path / name, train + body))
+
+    doc, built, pre, _, _ = load_checked(config("c.toml", USER_TASK), [], str(tmp_path / "run"))
+    (task,) = pre.tasks
+    assert task.routed and not built["feeder"].static
+    assert doc["train"]["actors"]["router"] == 1 and doc["train"]["actors"]["synthesizer"] == 1
+    declared = USER_TASK + 'spec = { default_tools = [["exact_match", 1.0]] }\n'
+    doc, built, pre, _, _ = load_checked(config("d.toml", declared), [], str(tmp_path / "run2"))
+    assert built["feeder"].static and not pre.tasks[0].routed and "actors" not in doc.get("train", {})
+    no_router = config("e.toml", USER_TASK, "\n[train]\nactors = { learner = 1, rollout = 1, feeder = 1 }\n")
+    with pytest.raises(
+        ConfigProblems, match=r"come with no tools of their own.*starts no router: add router = 1"
+    ):
+        load_checked(no_router, [], str(tmp_path / "run3"))

@@ -641,14 +641,44 @@ def load_checked(
                     "without changing [feeder], or pick a new --run-dir"
                 ],
             )
+    _routed_runs_a_router(doc)
     section = build(TrainSection, doc.get("train", {}), where=f"{path}: [train]")
     check_report_to(section.report_to)
     built = validate_run_config(doc, actors=list(section.actors), where=str(path), from_set=overrides)
+    feeder = built.get("feeder")
+    if feeder is not None and not feeder.static and "router" not in section.actors:
+        unscored = [t.name for t in feeder.tasks if not t.declares_tools]
+        why = (
+            f"tasks {unscored} come with no tools of their own" if unscored else '[feeder] routing = "router"'
+        )
+        raise ConfigProblems(
+            str(path),
+            [
+                f"the router chooses the tools ({why}), but [train] actors starts no router: add router = 1 "
+                '(and synthesizer = 1), or name each task\'s tools (spec.default_tools) with routing = "static"'
+            ],
+        )
     from_doc(doc, section.actors)  # GPUs checked before anything starts
     pre = preflight(built, base_dir=path.parent, where=str(path))
     rdir = Path(run_dir) if run_dir else Path("runs") / f"{section.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     _trust_user_tools(doc, pre.tool_specs)
     return doc, built, pre, rdir, resumed
+
+
+def _routed_runs_a_router(doc: dict[str, Any]) -> None:
+    """Without ``[train] actors``, a mix the router routes (``[feeder] routing``: ``router``, or ``auto`` with a task
+    that has no tools of its own) gets a router and a synthesizer beside the default actors, written into the
+    document (so the run's saved config resumes with them)."""
+    from actors.feeder import FeederConfig
+
+    if "actors" in doc.get("train", {}):
+        return
+    try:
+        feeder = FeederConfig.model_validate({k: v for k, v in doc.get("feeder", {}).items()})
+    except ValueError:
+        return  # the config check that follows names the problem
+    if not feeder.static:
+        doc.setdefault("train", {})["actors"] = {**train_defaults(), "router": 1, "synthesizer": 1}
 
 
 def _trust_user_tools(doc: dict[str, Any], specs: list[Any]) -> None:

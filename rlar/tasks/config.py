@@ -131,6 +131,14 @@ class TaskConfig(BaseModel):
     """A JSONL file of labelled responses (``{"response": ..., "ok": ...}`` per line), added to ``examples``;
     a relative path resolves against the config file's directory."""
 
+    @property
+    def declares_tools(self) -> bool:
+        """The task comes with reward tools of its own: the user named them (``spec.default_tools``), or its
+        source says what scores it (a built-in task, a public dataset format, verl's layout with its
+        ``reward_model`` style). A plain JSONL or parquet file says nothing: only the router (or a user) can
+        choose how its answers are scored."""
+        return self.spec.default_tools is not None or self.source not in ("jsonl", "parquet", "auto")
+
     @model_validator(mode="after")
     def _check_source(self) -> TaskConfig:
         if self.source == "builtin":
