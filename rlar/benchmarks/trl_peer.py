@@ -7,14 +7,14 @@ generate-and-score phase timed, the reward function inside it timed, the rest of
 child process keeps TRL's and accelerate's global state (and its torch threads) away from the project's DeepSpeed
 trainer in the benchmark's own process.
 
-Same work as the project's ways: the same model directory, the same prompt texts and references in the same
-order, ``prompts`` × ``group_size`` completions of at most ``max_new_tokens`` tokens per step at temperature 1,
-the same learning rate, and the same reward — the project's own tool (its spec in the settings), called
-in-process from an ``async`` reward function: a rule tool computes in place; the LLM judge makes its HTTP
-calls with ``max_concurrency`` in flight on its pooled client (TRL awaits them all: they overlap each other,
-never generation or training). TRL's defaults are kept otherwise (beta 0, ``dapo`` loss, gradient
-checkpointing). With a ByT5 tokenizer (the tiny model), prompts are encoded without the ``</s>`` ByT5 appends
-to every text, as the project's engines encode them.
+Same work as the project's ways: the same model directory, the same prompt texts and references in the same order,
+``prompts`` × ``group_size`` completions of at most ``max_new_tokens`` tokens per step at the same temperature, the
+same learning rate and precision (``bf16``: TRL's autocast), and the same reward — the project's own tool (its spec
+in the settings), called in-process from an ``async`` reward function: a rule tool computes in place; the LLM judge
+makes its HTTP calls with ``max_concurrency`` in flight on its pooled client (TRL awaits them all: they overlap
+each other, never generation or training). TRL's defaults are kept otherwise (beta 0, ``dapo`` loss, gradient
+checkpointing). With a ByT5 tokenizer (the tiny model), prompts are encoded without the ``</s>`` ByT5 appends to
+every text, as the project's engines encode them.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
     data = Dataset.from_dict({"prompt": prompts, "reference": s["references"]})
     tool = make_tool(ToolSpec.from_dict(s["tool_spec"]))
     rewards: list[float] = []
+    reward_by_step: list[float | None] = []
     reward_s: list[float] = []  # per step: the reward function's wall time
     gen_score_s: list[float] = []  # per step: generate + score (TRL's _generate_and_score_completions)
 
@@ -80,6 +81,8 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
         )
         out = [float(r.score) if r.ok and r.score is not None else 0.0 for r in results]
         rewards.extend(out)
+        scored = [float(r.score) for r in results if r.ok and r.score is not None]
+        reward_by_step.append(sum(scored) / len(scored) if scored else None)
         reward_s.append(time.perf_counter() - t0)
         return out
 
@@ -108,13 +111,13 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
         cfg = GRPOConfig(
             output_dir=out,
             use_cpu=True,
-            bf16=False,
+            bf16=bool(s.get("bf16", False)),
             num_generations=int(s["group_size"]),
             per_device_train_batch_size=n,
             gradient_accumulation_steps=1,
             max_completion_length=int(s["max_new_tokens"]),
             learning_rate=float(s["lr"]),
-            temperature=1.0,
+            temperature=float(s.get("temperature", 1.0)),
             logging_steps=1,
             use_vllm=False,
             report_to=[],
@@ -156,6 +159,7 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
         **steps,
         "seconds_incl_startup": round(wall_all, 1),
         "reward_mean": sum(rewards) / len(rewards) if rewards else None,
+        "reward_by_step": reward_by_step,
         "torch_threads": int(s["torch_threads"]),
         "malloc": "freed memory kept" if malloc is None else malloc,
     }

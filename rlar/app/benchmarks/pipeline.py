@@ -1,9 +1,10 @@
 """``rlar bench pipeline``: the same GRPO work run by TRL, synchronously and asynchronously, in one run.
 
 Every way uses the same policy (``model_dir``, else the tiny config: a Llama with hidden 64, 2 layers, 1 head,
-ByT5's byte vocabulary, random init, seed 0, built locally), the same prompts (the ``arith`` mix with the same
-seed, in the same order), the same batch (``prompts`` × ``group_size`` completions of at most
-``max_new_tokens`` tokens at temperature 1), the same learning rate and the same reward tool:
+ByT5's byte vocabulary, random init, seed 0, built locally; the real SmolLM2-135M-Instruct: ``--model-dir $(rlar
+models prepare smollm2)``), the same prompts (the ``arith`` mix, or the JSONL task ``data``, with the same seed,
+in the same order), the same batch (``prompts`` × ``group_size`` completions of at most ``max_new_tokens`` tokens
+at ``temperature``), the same learning rate and training precision (``dtype``) and the same reward tool:
 
 - ``reward = "rule"``: a built-in rule tool (``rule_tool``, default ``contains_match``: the reference number
   appears in the completion);
@@ -55,6 +56,10 @@ Memory: with ``keep_freed_memory`` (default; ``--malloc system`` turns it off) e
 the memory a step frees for the next (:mod:`rlar.malloc`) — the project's trainer and transformers engine, and
 TRL's process, given the same setting — and each way reports what it set (``trl.malloc``, ``sync.malloc``,
 ``async.malloc_kept`` from the rollout's and learner's heartbeats).
+
+Learning: every way reports its mean reward per step (``reward_by_step``) and ``reward_last_steps`` — the mean
+over the last quarter of its steps — so the ways are compared after the same number of samples, not only in
+speed.
 
 Not covered: vLLM on GPU (``--engine vllm --device cuda``, see bench/gpu.sh), several rollout or learner
 replicas (weight-route speed alone: bench/weight_sync.py).
@@ -130,7 +135,17 @@ class PipelineSettings:
     """Fewer steps (tests): 2 measured after 1 warm-up."""
     seed: int = 0
     model_dir: str | None = None
-    """A local HF checkpoint instead of the tiny config (e.g. a 0.5B model on a GPU)."""
+    """A local HF checkpoint instead of the tiny config (e.g. a 0.5B model on a GPU; ``rlar models prepare
+    smollm2`` prints the real model's)."""
+    data: str | None = None
+    """A JSONL task instead of the built-in ``arith`` mix: ``prompt``/``reference`` or ``question``/``answer``
+    fields (e.g. data/mix/arith_words.jsonl); its ``split`` field, when it has one, keeps the train rows. Every way
+    reads the same rows in the same order."""
+    temperature: float = 1.0
+    """Sampling temperature of every way (a chat model samples coherently around 0.7; the tiny one at 1)."""
+    dtype: Literal["fp32", "bf16"] = "fp32"
+    """Training precision of every way: the project's trainer (DeepSpeed bf16 over fp32 master weights) and TRL's
+    (``bf16=True``: autocast, fp32 weights)."""
     engine: str = "transformers"
     """Generation engine of the project's ways: ``transformers`` or ``vllm``."""
     device: str = "cpu"
@@ -177,6 +192,7 @@ def _trainer_cfg(model_dir: Path, s: PipelineSettings) -> dict[str, Any]:
     return {
         "model_dir": str(model_dir),
         "lr": s.lr,
+        "dtype": s.dtype,
         "zero_stage": 1,
         "micro_batch_size": s.prompts * s.group_size,
         "torch_threads": 1,
@@ -186,10 +202,30 @@ def _trainer_cfg(model_dir: Path, s: PipelineSettings) -> dict[str, Any]:
     }
 
 
+def task_config(s: PipelineSettings) -> dict[str, Any]:
+    """The task every way trains on (see ``data``), as ``[feeder] tasks`` takes it."""
+    if s.data is None:
+        return {"name": "arith", "weight": 1.0}
+    import json
+
+    first = json.loads(Path(s.data).read_text(encoding="utf-8").splitlines()[0])
+    prompt, reference = ("question", "answer") if "question" in first else ("prompt", "reference")
+    cfg: dict[str, Any] = {
+        "name": "bench",
+        "source": "jsonl",
+        "path": str(Path(s.data).absolute()),
+        "fields": {"prompt": prompt, "reference": reference},
+        "weight": 1.0,
+    }
+    if "split" in first:
+        cfg["split_field"] = "split"
+    return cfg
+
+
 def _records(s: PipelineSettings) -> list[Any]:
     from rlar.tasks import TaskConfig, build_mix
 
-    mix = build_mix([TaskConfig(name="arith")], seed=s.seed)
+    mix = build_mix([TaskConfig.model_validate(task_config(s))], seed=s.seed)
     return [next(mix).record for _ in range((s.warmup_steps + s.steps) * s.prompts)]
 
 
@@ -285,6 +321,8 @@ def _trl(model_dir: Path, s: PipelineSettings, spec: Any, work: Path) -> dict[st
         "steps": s.steps,
         "warmup_steps": s.warmup_steps,
         "lr": s.lr,
+        "temperature": s.temperature,
+        "bf16": s.dtype == "bf16",
         "seed": s.seed,
         "torch_threads": s.trl_threads,
         "keep_freed_memory": s.keep_freed_memory,
@@ -407,6 +445,7 @@ async def _sync(model_dir: Path, s: PipelineSettings, spec: Any, judge_pid: int 
     total = s.warmup_steps + s.steps
     records = _records(s)
     times: dict[str, list[float]] = {"gen": [], "reward": [], "train": [], "sync": [], "step": [], "cpu": []}
+    rewards: list[float | None] = []  # per step: the mean reward of the samples that scored
     samples = 0
     async with ToolExecutor(workers=1) as ex:
         for step in range(total):
@@ -414,7 +453,9 @@ async def _sync(model_dir: Path, s: PipelineSettings, spec: Any, judge_pid: int 
             c0 = _cpu_s(judge_pid)  # read before the clock starts: reading it takes ~2 ms of the bench's own
             t0 = time.perf_counter()
             ids = [engine.render_prompt(r.prompt) for r in batch]
-            outs = engine.generate(ids, n=s.group_size, max_new_tokens=s.max_new_tokens, temperature=1.0)
+            outs = engine.generate(
+                ids, n=s.group_size, max_new_tokens=s.max_new_tokens, temperature=s.temperature
+            )
             t1 = time.perf_counter()
             inputs = [
                 ToolInput(query=query_text(r.prompt), response=c.text, reference=r.reference)
@@ -423,6 +464,8 @@ async def _sync(model_dir: Path, s: PipelineSettings, spec: Any, judge_pid: int 
             ]
             results = await ex.score_batch(spec, inputs)
             t2 = time.perf_counter()
+            scored = [float(r.score) for r in results if r.ok and r.score is not None]
+            rewards.append(sum(scored) / len(scored) if scored else None)
             scores = torch.tensor([float(r.score or 0.0) for r in results]).view(s.prompts, s.group_size)
             mask = torch.tensor([r.ok for r in results]).view(s.prompts, s.group_size)
             adv = torch.cat([group_advantages(scores[i], mask[i]) for i in range(s.prompts)]).tolist()
@@ -465,6 +508,7 @@ async def _sync(model_dir: Path, s: PipelineSettings, spec: Any, judge_pid: int 
         "bound_stage": max(stages, key=lambda k: stages[k]),
         "cpu_s_per_step": round(sum(times["cpu"]) / len(times["cpu"]), 4),  # this process and its tool worker
         "malloc": _malloc_state(),
+        "reward_by_step": rewards,
         "steps": len(times["step"]),
         "samples": samples,
         "wall_s": round(wall, 4),
@@ -485,13 +529,13 @@ def _async_doc(s: PipelineSettings, run_dir: Path, tool: str, kind: str) -> dict
             "seed": s.seed,
             "routing": "static",
             "reward_mode": f"static:{tool}",
-            "tasks": [{"name": "arith", "weight": 1.0}],
+            "tasks": [task_config(s)],
         },
         "rollout": {
             "group_size": s.group_size,
             "batch_prompts": s.prompts,
             "max_new_tokens": s.max_new_tokens,
-            "temperature": 1.0,
+            "temperature": s.temperature,
             "engine": _engine_cfg("{run_dir}/policy/init", s),
         },
         "reward": {"kinds": [kind]},
@@ -625,6 +669,22 @@ async def _async(
         "rollout_weight_loads": _rollout_loads(run_dir),
         # whether each torch actor kept freed memory (rlar.malloc), from its last heartbeat
         "malloc_kept": {k: beats[k].info.get("malloc_kept") for k in ("rollout", "learner") if k in beats},
+        # the mean reward of every learner step, warm-up included (the other ways report theirs the same way)
+        "reward_by_step": [r.get("reward_mean") for r in records],
+    }
+
+
+def reward_tail(by_step: list[float | None] | None) -> dict[str, Any] | None:
+    """The mean of the last quarter (at least one) of a way's per-step rewards, with how many steps it spans and
+    after how many; steps where nothing scored are left out. None without steps."""
+    if not by_step:
+        return None
+    k = max(1, len(by_step) // 4)
+    tail = [r for r in by_step[-k:] if r is not None]
+    return {
+        "mean": round(sum(tail) / len(tail), 4) if tail else None,
+        "steps": k,
+        "after_steps": len(by_step),
     }
 
 
@@ -786,6 +846,12 @@ async def _run(s: PipelineSettings) -> dict[str, Any]:
         },
         "cpu_window_s": windows,
         "cpu_note": cpu_note,
+        # the mean reward over the last quarter of the steps (at least one), every way after the same samples
+        "reward_last_steps": {
+            "trl": reward_tail(trl_doc.get("reward_by_step")) if trl_doc else None,
+            "sync": reward_tail(sync.get("reward_by_step")),
+            "async": reward_tail(asyn.get("reward_by_step")),
+        },
         "judge_seen": seen if s.reward == "judge" else None,
         "trl": trl_doc,
         "trl_async": trl_async_doc,

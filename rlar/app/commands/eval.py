@@ -102,6 +102,10 @@ def cmd_bench_pipeline(a: argparse.Namespace) -> int:
         trl_threads=a.trl_threads,
         quick=a.quick,
         model_dir=a.model_dir,
+        data=a.data,
+        temperature=a.temperature,
+        dtype=a.dtype,
+        lr=a.lr,
         engine=a.engine,
         device=a.device,
         weight_sync=a.weight_sync,
@@ -288,7 +292,21 @@ def register(sub: Any, bench: Any) -> None:
     p.add_argument("--group-size", type=int, default=8, help="samples per prompt")
     p.add_argument("--max-new-tokens", type=int, default=16, help="tokens generated per sample")
     p.add_argument("--quick", action="store_true", help="fewer steps (tests)")
-    p.add_argument("--model-dir", help="local HF checkpoint (default: the tiny Llama, hidden 64, built here)")
+    p.add_argument(
+        "--model-dir",
+        help="local HF checkpoint (default: the tiny Llama, hidden 64, built here); the real model: "
+        "--model-dir $(rlar models prepare smollm2)",
+    )
+    p.add_argument(
+        "--data",
+        help="JSONL task every way trains on (prompt/reference or question/answer fields; its train split), "
+        "e.g. data/mix/arith_words.jsonl (default: the built-in arith mix)",
+    )
+    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of every way")
+    p.add_argument(
+        "--dtype", default="fp32", choices=["fp32", "bf16"], help="training precision of every way"
+    )
+    p.add_argument("--lr", type=float, default=1e-4, help="learning rate of every way")
     p.add_argument(
         "--engine", default="transformers", choices=["transformers", "vllm"], help="generation engine"
     )
