@@ -7,6 +7,7 @@ code with the engines' incremental, padded, KV-cached decoding.
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 import time
@@ -29,6 +30,7 @@ from rlar.policy.engines import (
     sampling_log_probs,
 )
 from rlar.policy.engines.hf import TransformersEngine
+from rlar.policy.engines.vllm_engine import _RELOAD_LOGGER
 from rlar.policy.model import build_tiny_policy
 from rlar.policy.weights import read_weights, state_dict_to_safetensors_bytes, write_weights_dir
 
@@ -437,7 +439,14 @@ def test_vllm_loads_new_weights_in_place_without_a_restart(vllm_engine: Any, pol
     trained = _reference_model(policy_dir)
     new_weights = _train_towards_eos(trained)
     start = time.perf_counter()
-    vllm_engine.load_weights(state_dict_to_safetensors_bytes(new_weights), version=1)
+    seen = _LogRecords()
+    logging.getLogger(_RELOAD_LOGGER).addHandler(seen)
+    try:
+        vllm_engine.load_weights(state_dict_to_safetensors_bytes(new_weights), version=1)
+    finally:
+        logging.getLogger(_RELOAD_LOGGER).removeHandler(seen)
+    # The tied head and the rotary cache are never in an update; vLLM's warnings for them are expected and dropped.
+    assert not [m for m in seen.messages if "Failed to load weights" in m], seen.messages
     print(f"\nvLLM in-place weight update: {1000 * (time.perf_counter() - start):.1f} ms")
     assert vllm_engine.version == 1 and vllm_engine.llm is llm
 
@@ -453,6 +462,31 @@ def test_vllm_loads_new_weights_in_place_without_a_restart(vllm_engine: Any, pol
     assert (
         max(abs(a - b) for a, b in zip(_vllm_prompt_logprobs(vllm_engine, fixed), before, strict=True)) < 1e-5
     )
+
+
+class _LogRecords(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_only_the_reload_warnings_of_layers_an_update_never_carries_are_dropped() -> None:
+    from rlar.policy.engines.vllm_engine import _ExpectedReloadWarnings
+
+    def passes(f: logging.Filter, message: str) -> bool:
+        return bool(f.filter(logging.LogRecord(_RELOAD_LOGGER, logging.WARNING, "x", 1, message, None, None)))
+
+    tied, untied = _ExpectedReloadWarnings(tied=True), _ExpectedReloadWarnings(tied=False)
+    assert not passes(tied, "RotaryEmbedding: Failed to load weights")
+    assert not passes(tied, "ParallelLMHead: Failed to load weights")
+    assert passes(
+        untied, "ParallelLMHead: Failed to load weights"
+    )  # an untied head must come with the update
+    assert passes(tied, "QKVParallelLinear: Failed to load weights")  # a real gap in an update stays loud
+    assert passes(tied, "Allocating 12.0 MB of device memory to buffers")
 
 
 @pytest.mark.parametrize(

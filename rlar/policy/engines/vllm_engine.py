@@ -17,6 +17,14 @@ its own packed copy on CPU). Finally the prefix cache is reset, or prompt KV com
 weights would be reused. In-process the tensors are handed over directly; across processes they
 travel as one safetensors blob (tensors would arrive as lists).
 
+vLLM's layer-wise reload warns "<Layer>: Failed to load weights" for every layer the update carried no weight
+for, and puts that layer's previous tensors back. Two such layers are expected here and their warnings are
+dropped (:class:`_ExpectedReloadWarnings`): ``RotaryEmbedding`` (its cos/sin cache is computed from the config;
+no checkpoint has it) and, for a model with ``tie_word_embeddings``, ``ParallelLMHead`` (the update carries the
+head once, as the embedding; the extension re-packs the head from it). A reloaded tied model generates exactly
+what a fresh engine on the same weights does (``tests/test_engines.py``). The warning for any other layer — a
+real gap in an update — is kept.
+
 Limits: one vLLM engine at a time per process (vLLM keeps global state; ``close()`` releases it and
 destroys the default torch.distributed process group — also one the caller had created before, e.g.
 for a learner in the same process (verified) — after which a new engine can start). vLLM's CPU worker disables
@@ -27,6 +35,7 @@ for a learner in the same process (verified) — after which a new engine can st
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from collections.abc import Mapping
@@ -58,6 +67,22 @@ def align_omp_threads() -> None:
     import torch
 
     torch.set_num_threads(torch.get_num_threads())
+
+
+class _ExpectedReloadWarnings(logging.Filter):
+    """Drops vLLM's reload warning for the layers an update never carries (see the module docstring)."""
+
+    def __init__(self, tied: bool) -> None:
+        super().__init__()
+        self.expected = {"RotaryEmbedding"} | ({"ParallelLMHead"} if tied else set())
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().endswith(": Failed to load weights"):
+            return record.getMessage().split(":", 1)[0] not in self.expected
+        return True
+
+
+_RELOAD_LOGGER = "vllm.model_executor.model_loader.reload.layerwise"
 
 
 class WeightUpdateExtension:
@@ -132,6 +157,8 @@ class VLLMEngine(GenerationEngine):
             # the in-process executor nothing is thread-bound, so the rest of the process keeps control.
             torch.set_num_threads = set_num_threads
         self._closed = False
+        self._quiet = _ExpectedReloadWarnings(bool(self._tied_aliases))
+        logging.getLogger(_RELOAD_LOGGER).addFilter(self._quiet)
         self._lora: Any = None  # the LoRARequest of the adapter served, if any
         self._lora_dir: Path | None = None
 
@@ -228,6 +255,7 @@ class VLLMEngine(GenerationEngine):
         if self._closed:
             return
         self._closed = True
+        logging.getLogger(_RELOAD_LOGGER).removeFilter(self._quiet)
         engine = getattr(self.llm, "llm_engine", None)
         core = getattr(engine, "engine_core", None)
         if core is not None and hasattr(core, "shutdown"):
