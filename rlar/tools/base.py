@@ -524,7 +524,7 @@ def exception_result(exc: BaseException, latency_s: float = 0.0) -> ToolResult:
 
 # Built-in implementations by name, as "module:Class" so nothing heavy is imported until used.
 BUILTIN_IMPLS: dict[str, str] = {
-    "math_verify": "rlar.tools.rules:MathVerifyTool",
+    "math_verify": "rlar.tools.math_verify_tool:MathVerifyTool",
     "exact_match": "rlar.tools.rules:ExactMatchTool",
     "normalized_match": "rlar.tools.rules:NormalizedMatchTool",
     "contains_match": "rlar.tools.rules:ContainsMatchTool",
