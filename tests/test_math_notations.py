@@ -20,7 +20,9 @@ def math_tool() -> RewardTool:
     return make_tool(next(s for s in builtin_specs() if s.name == "math_verify"))
 
 
-async def score(tool: RewardTool, reference: Any, response: str, query: str = "") -> tuple[str, float | None, str]:
+async def score(
+    tool: RewardTool, reference: Any, response: str, query: str = ""
+) -> tuple[str, float | None, str]:
     res = await tool.score(ToolInput(query=query, response=response, reference=reference))
     return res.status, res.score, res.reason
 

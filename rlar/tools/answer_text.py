@@ -38,17 +38,23 @@ __all__ = [
     "asks_for_one",
     "chosen_letters",
     "clean_markup",
+    "explicit_statement",
     "lettered_options",
     "listed_items",
+    "restated_answer",
     "statements",
 ]
 
 _MARKER = re.compile(
-    r"(?:^|(?<=[\s(>*_\"']))(?:(?:my|the|your|correct|right)\s+)*(?:final\s+)?answer\s*(?:is|:|=|-)\s*:?\s*"
+    r"(?:^|(?<=[\s(>*_\"']))(?:(?:my|the|your|correct|right)\s+)*(?:final\s+)?answer"
+    r"(?:\s+to\s+(?:this|the|your)\s+(?:question|problem|puzzle))?\s*(?:is|:|=|-)\s*:?\s*"
     r"|####\s*",
     re.IGNORECASE,
 )
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+# The end of a sentence: a newline, or a full stop (! ?) before a space or the end that does not close an initial
+# ("George W.B. Harrison") or a decimal ("3.5").
+_SENTENCE_END = re.compile(r"\n|(?<=\S)(?<![\s.][A-Z])[.!?](?=\s|$)")
 _BOLD_LINE = re.compile(r"^\s*(?:\*\*|__)([^*_\n]+?)(?:\*\*|__)\s*[.!]?\s*$", re.MULTILINE)
 _COPULA = re.compile(r"\b(?:is|are|was|were)\s+(?!not\b)", re.IGNORECASE)
 _CLAUSE_END = re.compile(
@@ -59,13 +65,25 @@ _LIST_END = re.compile(
     r"\s*(?:[;(]|,?\s+(?:which|who|whose|where|but|because|since|although|though|while)\b)", re.IGNORECASE
 )
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+# A "but" that takes the answer back or offers another ("X, but it's also believed to be Y", "2, but it's not
+# necessarily the smallest"): the statement before it is a hedge, not an answer.
+_QUALIFIED = re.compile(
+    r",?\s+(?:but|however|although|though)\b(?=[^.]*\b(?:also|actually|not|no|rather|instead|another|other|or"
+    r"|could|might|may|possibly|probably|disputed|unclear)\b)",
+    re.IGNORECASE,
+)
+# Where an explicit answer's own clause ends ("The answer is 6, as there are ...").
+_EXPLICIT_END = re.compile(r",?\s+(?:because|since|as|which|so|but)\b|,\s+(?:i\.e\.|e\.g\.)", re.IGNORECASE)
 
 
 def clean_markup(text: str) -> str:
     """``text`` with its characters read (``answer_chars.read_chars(latex=False)``) and emphasis markup removed:
-    Markdown bold / italics / code marks and HTML emphasis tags."""
+    Markdown bold / italics / code marks, HTML emphasis tags, LaTeX text wrappers (``\\textbf{}``, ``\\text{}``)
+    and math delimiters around words (``$x$``, ``\\(x\\)``; a dollar before a number is currency)."""
     text = read_chars(text, latex=False)
     text = re.sub(r"</?(?:b|i|em|strong|u|mark|code)\s*>", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"\\(?:textbf|textit|text|mathrm|mathbf|emph|underline)\s*\{([^{}]*)\}", r"\1", text)
+    text = re.sub(r"\$(?![\d.])([^$\n]+?)(?<!\s)\$|\\\((.+?)\\\)", lambda m: m.group(1) or m.group(2), text)
     text = text.replace("**", "").replace("__", "").replace("`", "")
     return re.sub(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])", r"\1", text)
 
@@ -91,15 +109,16 @@ def _boxed(text: str) -> list[str]:
     return out
 
 
-def _explicit(response: str) -> str | None:
+def explicit_statement(response: str) -> str | None:
     """The content of the last explicit answer marker or ``\\boxed{}``, else of the last bold-only line, else
     None."""
     text = clean_markup(response)
     found: list[tuple[int, str]] = []
     for m in _MARKER.finditer(text):
         rest = text[m.end() :]
-        end = re.search(r"\n|(?<=[^\s.A-Z])\.(?:\s|$)", rest)
+        end = _SENTENCE_END.search(rest)
         content = rest[: end.start()] if end else rest
+        content = content[: cut.start()] if (cut := _EXPLICIT_END.search(content)) else content
         if content.strip():
             found.append((m.start(), content))
     for m in _BOXED.finditer(text):
@@ -113,12 +132,14 @@ def _explicit(response: str) -> str | None:
 
 def _first_sentence(text: str) -> str:
     body = text.strip()
-    m = re.search(r"(?<=[^\s.A-Z])[.!?](?:\s|$)|\n", body)
+    m = _SENTENCE_END.search(body)
     return body[: m.start()] if m else body
 
 
 def _complement(sentence: str, items: bool) -> str | None:
-    """What the first verb "to be" of ``sentence`` (or its colon) says the subject is, up to the clause's end."""
+    """What the first verb "to be" of ``sentence`` (or its colon) says the subject is, up to the clause's end
+    (for ``items``: up to a relative clause or "but", parentheses dropped); None when a hedging "but" follows it
+    (``_QUALIFIED``)."""
     colon = [m.end() for m in re.finditer(r":(?:\s|$)", sentence)]
     copula = _COPULA.search(sentence)
     if colon:
@@ -127,6 +148,10 @@ def _complement(sentence: str, items: bool) -> str | None:
         rest = sentence[copula.end() :]
     else:
         return None
+    if _QUALIFIED.search(rest):
+        return None
+    if items:
+        rest = re.sub(r"\s*\([^()]*\)", "", rest)  # "Argon (Ar) and Krypton (Kr)"
     end = (_LIST_END if items else _CLAUSE_END).search(rest)
     rest = _trim(rest[: end.start()] if end else rest)
     return rest or None
@@ -134,22 +159,52 @@ def _complement(sentence: str, items: bool) -> str | None:
 
 def statements(response: str) -> list[str]:
     """What ``response`` offers as its answer, most explicit first (see the module docstring); the whole response
-    (stripped) is always the last one."""
+    without its emphasis markup, then as written (stripped), are always the last ones."""
     out: list[str] = []
-    explicit = _explicit(response)
+    explicit = explicit_statement(response)
     if explicit:
         out.append(explicit)
     else:
-        complement = _complement(_first_sentence(clean_markup(response)), items=False)
+        first = _first_sentence(clean_markup(response))
+        complement = _complement(first, items=False)
         if complement:
-            out.append(complement)
-            bare = _ARTICLE.sub("", complement)
-            if bare != complement:
-                out.append(bare)
-    whole = response.strip()
-    if whole not in out:
-        out.append(whole)
-    return out
+            out += [complement, _ARTICLE.sub("", complement)]
+        # A short answer before its explanation ("Canberra. It is ...", "Yes, it is."); a response that is one
+        # sentence is kept as written ("Paris." is not "Paris" to a checker of punctuation).
+        body = clean_markup(response).strip()
+        if len(first) < len(body.rstrip(".!? ")):
+            out.append(_trim(first))
+        if "," in first:
+            out.append(_trim(first.split(",", 1)[0]))
+    out += [clean_markup(response).strip(), response.strip()]
+    return [s for s in dict.fromkeys(out) if s]
+
+
+_STOP = frozenset(
+    "the a an of in on at to for from by with is are was were be what which who whom whose where when how does do did"
+    " that this these those it its and or as".split()
+)
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP and len(w) > 2}
+
+
+def restated_answer(response: str, query: str) -> list[str] | None:
+    """What the response's first sentence answers, when that sentence restates the question ("Who was the first
+    president ...?" -> "The first president of the United States was X, ..."): the complement of its verb "to be"
+    (or colon) up to its clause's end, then up to a relative clause or a "but" (["X", "X, ..."]); [] when a hedging
+    "but" follows it ("X, but it's also believed to be Y"). None when the sentence is no restatement: fewer than
+    two content words shared with the query (one, for a query of two or three) before its verb."""
+    first = _first_sentence(clean_markup(response))
+    copula = _COPULA.search(first)
+    if copula is None or not query.strip():
+        return None
+    shared = _content_words(first[: copula.start()]) & _content_words(query)
+    if len(shared) < min(2, max(1, len(_content_words(query)) // 2)):
+        return None
+    found = [_complement(first, items=False), _complement(first, items=True)]
+    return list(dict.fromkeys(c for c in found if c))
 
 
 _LEAD_LETTER = re.compile(r"^\s*(?:option\s+|choice\s+)?\(?([A-J])\)?(?:[).:]|\s*$|\s+-\s)", re.IGNORECASE)
@@ -230,7 +285,7 @@ def listed_items(response: str) -> list[str]:
     found = _json_items(response)
     if found is not None:
         return found
-    explicit = _explicit(response)
+    explicit = explicit_statement(response)
     if explicit:
         return _split(explicit)
     text = clean_markup(response).strip()

@@ -536,7 +536,7 @@ BUILTIN_IMPLS: dict[str, str] = {
     "ifeval": "rlar.tools.instructions:IFEvalTool",
     "reward_model": "rlar.tools.reward_model:RewardModelTool",
     "llm_judge": "rlar.tools.judge:LLMJudgeTool",
-    "set_f1": "rlar.tools.structured:SetF1Tool",
+    "set_f1": "rlar.tools.item_sets:SetF1Tool",
     "sequence_match": "rlar.tools.structured:SequenceMatchTool",
     "quantity_match": "rlar.tools.structured:QuantityMatchTool",
 }

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 from rlar.tools import math_answer, math_forms, math_notations
 from rlar.tools.answer_chars import read_chars, unknown_chars
-from rlar.tools.answer_text import chosen_letters, lettered_options
+from rlar.tools.answer_text import chosen_letters, lettered_options, statements
 from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
 from rlar.tools.rules import reference_strings
 
@@ -304,6 +304,14 @@ class MathVerifyTool(RewardTool):
                     decided = None
                 if decided is not None and decided[0]:
                     return self.ok(1.0, decided[1][:300], extracted=text[:200], matched=ref[:200])
+                # A letter asked for and the option's text stated ("The closest planet is Mercury.").
+                options = lettered_options(inp.query) if inp.query else {}
+                letter = math_answer.choice_letter(gold, reference=True)
+                if letter and options and len(chosen_letters(inp.response)) <= 1:
+                    said = {_plain(s) for s in statements(inp.response)}
+                    stated = [k for k, option in options.items() if _plain(option) in said]
+                    if stated == [letter]:
+                        return self.ok(1.0, f"states option {letter}'s text", matched=ref[:200])
             return self.ok(0.0, "no answer found")
         unknown = unknown_chars(answer.text)
         if unknown:

@@ -11,6 +11,15 @@ import re
 import unicodedata
 from typing import Any, ClassVar
 
+from rlar.tools.answer_chars import read_chars
+from rlar.tools.answer_text import (
+    chosen_letters,
+    clean_markup,
+    explicit_statement,
+    lettered_options,
+    restated_answer,
+    statements,
+)
 from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
 
 __all__ = [
@@ -44,6 +53,16 @@ def reference_strings(reference: Any) -> list[str] | None:
     return [str(reference)]
 
 
+_SIGN = re.compile(r"(?:(?<=^)|(?<=[\s(\[{]))-(?=\.?\d)")
+_SIGN_MARK = "\ue000"  # a private-use character: not punctuation, so the sign survives the punctuation drop
+_DECIMAL = re.compile(
+    r"(?<=\d)[.,](?=\d)"
+)  # a decimal point (or comma) is part of its number: 3.5 is not "3 5"
+_POINT_MARK = "\ue001"
+_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+_DEGREE = re.compile(r"(\d)\s*°")
+
+
 def normalize_text(
     text: str,
     *,
@@ -51,13 +70,22 @@ def normalize_text(
     strip_punctuation: bool = True,
     remove_articles: bool = False,
 ) -> str:
-    """NFKC, optionally lower-case, drop Unicode punctuation (category P*), drop English articles,
-    collapse whitespace."""
-    text = unicodedata.normalize("NFKC", text)
+    """Characters read (``answer_chars.read_chars(latex=False)``: any dash or minus sign before a number is its
+    sign, full-width forms and thin spaces read, zero-width characters gone), NFKC, optionally lower-case, drop
+    Unicode punctuation (category P*) except the parts of a number: its sign ("-3" stays "-3", so it never equals
+    "3") and its decimal point ("3.5" stays "3.5", never "3 5"); commas between thousands are removed ("1,000" is
+    "1000") and a degree sign is a word of its own ("100°C" is "100 °c"); drop English articles, collapse
+    whitespace."""
+    text = unicodedata.normalize("NFKC", read_chars(text, latex=False))
     if lowercase:
         text = text.lower()
+    text = _DEGREE.sub(r"\1 °", text)
     if strip_punctuation:
+        text = _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
+        text = _SIGN.sub(_SIGN_MARK, text)
+        text = _DECIMAL.sub(_POINT_MARK, text)
         text = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in text)
+        text = text.replace(_SIGN_MARK, "-").replace(_POINT_MARK, ".")
     if remove_articles:
         text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
@@ -79,8 +107,15 @@ def _compile_optional(pattern: str | None) -> re.Pattern[str] | None:
     return re.compile(pattern, re.MULTILINE) if pattern else None
 
 
+_CHOICE = re.compile(r"^\s*\(?([A-J])\)?\s*$")
+
+
 class _MatchTool(RewardTool):
-    """Shared logic: extract the answer, compare with each reference, score 1.0 on any match."""
+    """Shared logic: read what the response states as its answer, compare it with each reference, 1.0 on any
+    match. Without ``answer_pattern`` the answers tried are ``answer_text.statements`` (the last explicit answer
+    statement, else the first sentence's complement, and the whole response); a reference that is one option letter
+    also matches the letter the response chooses ("(B) Mercury"; the option whose text it states, when the query
+    lists lettered options), and two different letters chosen score 0."""
 
     def __init__(self, spec: ToolSpec, **resources: Any) -> None:
         super().__init__(spec, **resources)
@@ -89,17 +124,39 @@ class _MatchTool(RewardTool):
     def _match(self, answer: str, ref: str) -> bool:
         raise NotImplementedError
 
+    def _answers(self, inp: ToolInput) -> list[str]:
+        """The texts tried as the response's answer ([] when ``answer_pattern`` does not match)."""
+        if self.answer_pattern is not None:
+            answer = extract_answer(inp.response, self.answer_pattern)
+            return [answer] if answer is not None else []
+        return statements(inp.response)
+
+    def _letters(self, inp: ToolInput, answers: list[str]) -> list[str]:
+        """The option letters the response chooses, or the letter of the query's option it states."""
+        letters = chosen_letters(inp.response)
+        if letters:
+            return letters
+        options = lettered_options(inp.query)
+        return [k for k, text in options.items() if any(self._match(a, text) for a in answers)][:1]
+
     async def _score(self, inp: ToolInput) -> ToolResult:
         refs = reference_strings(inp.reference)
         if not refs:
             return ToolResult.abstain("no reference")
-        answer = extract_answer(inp.response, self.answer_pattern)
-        if answer is None:
+        answers = self._answers(inp)
+        if not answers:
             return self.ok(0.0, "no answer found")
         for ref in refs:
-            if self._match(answer, ref):
-                return self.ok(1.0, "match", matched=ref)
-        return self.ok(0.0, "no match")
+            choice = _CHOICE.match(ref) if self.answer_pattern is None else None
+            letters = self._letters(inp, answers) if choice else []
+            if len(letters) > 1:
+                return self.ok(0.0, f"two different options chosen: {', '.join(letters)}")
+            if choice and letters == [choice.group(1)]:
+                return self.ok(1.0, f"chose {letters[0]}", matched=ref)
+            for answer in answers:
+                if self._match(answer, ref):
+                    return self.ok(1.0, "match", matched=ref, answer=answer[:200])
+        return self.ok(0.0, "no match", answer=answers[0][:200])
 
 
 _ANSWER_PATTERN_DOC = (
@@ -115,9 +172,11 @@ class ExactMatchTool(_MatchTool):
         name="exact_match",
         kind=ToolKind.RULE,
         description=(
-            "Exact string match between the response (or its extracted answer) and the reference, after"
-            " stripping surrounding whitespace. 1 if equal to any acceptable reference, else 0. Use for"
-            " short canonical answers (labels, identifiers, multiple-choice letters)." + _ANSWER_PATTERN_DOC
+            "Exact string match between the response (or the answer it states: 'The answer is X', 'Answer: X',"
+            " \\boxed{X}, 'The capital is X.') and the reference, after stripping surrounding whitespace; an"
+            " option letter reference also matches the letter chosen ('(B) Mercury'). 1 if equal to any"
+            " acceptable reference, else 0. Use for short canonical answers (labels, identifiers,"
+            " multiple-choice letters)." + _ANSWER_PATTERN_DOC
         ),
         task_types=["classification", "multiple_choice", "short_answer", "copy", "reverse"],
         answer_formats=["label", "short_text", "choice_letter"],
@@ -136,9 +195,10 @@ class NormalizedMatchTool(_MatchTool):
         kind=ToolKind.RULE,
         description=(
             "Normalised string match: compares response and reference after Unicode NFKC, lower-casing,"
-            " removing punctuation and collapsing whitespace (optionally removing articles, SQuAD-style)."
-            " 1 if equal to any acceptable reference, else 0. Use for short free-text answers where"
-            " formatting should not matter." + _ANSWER_PATTERN_DOC
+            " removing punctuation (a number keeps its sign and decimal point) and collapsing whitespace"
+            " (optionally removing articles, SQuAD-style); the answer is read from its statement as for"
+            " exact_match. 1 if equal to any acceptable reference, else 0. Use for short free-text answers"
+            " where formatting should not matter." + _ANSWER_PATTERN_DOC
         ),
         task_types=["short_answer", "qa", "extraction", "classification"],
         answer_formats=["short_text", "label"],
@@ -197,6 +257,16 @@ def lists_candidates(response: str, reference: str) -> str:
     return ""
 
 
+def _sentence_with(text: str, ref: str, norm: Any) -> str:
+    """The sentence of ``text`` where ``ref`` occurs (normalised by ``norm``), else ``text``: a list of
+    candidates is judged where the answer is given, not over a whole explanation."""
+    r = f" {norm(ref)} "
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        if r in f" {norm(sentence)} ":
+            return sentence
+    return text
+
+
 class ContainsMatchTool(NormalizedMatchTool):
     """1.0 if the normalised reference occurs in the normalised response (on word boundaries by default), and
     the response is not a list of candidates (``lists_candidates``) unless ``allow_lists`` is set."""
@@ -207,9 +277,10 @@ class ContainsMatchTool(NormalizedMatchTool):
         description=(
             "Reference-contains match: 1 if the (normalised) reference appears inside the (normalised)"
             " response as whole words, else 0. Lenient; use for open QA where the response may wrap the"
-            " answer in a sentence. A response that lists candidates (alternatives joined by 'or', three or"
-            " more short items, a run of bare words) scores 0 unless allow_lists is set."
-            + _ANSWER_PATTERN_DOC
+            " answer in a sentence; when it states its answer (an answer statement, or a first sentence"
+            " restating the question) only what it states counts. A response that lists candidates"
+            " (alternatives joined by 'or', three or more short items, a run of bare words) scores 0 unless"
+            " allow_lists is set." + _ANSWER_PATTERN_DOC
         ),
         task_types=["qa", "open_qa", "short_answer", "retrieval"],
         answer_formats=["short_text", "sentence"],
@@ -223,13 +294,31 @@ class ContainsMatchTool(NormalizedMatchTool):
         },
     )
 
+    def _answers(self, inp: ToolInput) -> list[str]:
+        """The explicit answer statement when the response makes one ("The answer is Lyon. Paris is ..." is
+        about Lyon); else, when its first sentence restates the question, what that sentence answers (a later
+        mention does not undo it: "The first president was X. George Washington was ..."); else the whole
+        response (or ``answer_pattern``'s match)."""
+        if self.answer_pattern is not None:
+            return super()._answers(inp)
+        explicit = explicit_statement(inp.response)
+        if explicit:
+            return [explicit]
+        restated = restated_answer(inp.response, inp.query)
+        if restated is not None:
+            return restated
+        return [clean_markup(inp.response).strip()]
+
     async def _score(self, inp: ToolInput) -> ToolResult:
+        if self.answer_pattern is None and reference_strings(inp.reference) and self._answers(inp) == []:
+            return self.ok(0.0, "the answer sentence takes its answer back or offers another ('X, but ...')")
         result = await super()._score(inp)
         if result.ok and result.score == 1.0 and not self.params.get("allow_lists", False):
-            answer = extract_answer(inp.response, self.answer_pattern) or ""
-            why = lists_candidates(answer, str(result.details.get("matched", "")))
+            matched = str(result.details.get("matched", ""))
+            answer = str(result.details.get("answer", ""))
+            why = lists_candidates(_sentence_with(answer, matched, self._norm), matched)
             if why:
-                return self.ok(0.0, f"the response {why}", matched=result.details.get("matched"))
+                return self.ok(0.0, f"the response {why}", matched=matched)
         return result
 
     def _match(self, answer: str, ref: str) -> bool:
