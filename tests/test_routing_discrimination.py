@@ -85,6 +85,19 @@ def test_a_tool_is_refused_when_a_right_form_misses_its_maximum_or_a_wrong_form_
     assert judge_probes("t", 3, (0.0, 1.0), hack, fine).verdict == "eligible"
 
 
+def test_a_graded_tool_must_score_the_written_forms_above_every_wrong_answer_not_at_its_maximum() -> None:
+    metric = [
+        ProbeScore("right", "ok", 1.0),
+        ProbeScore("right_sentence", "ok", 0.62),
+        ProbeScore("wrong_other", "ok", 0.2),
+    ]
+    assert undiscriminated(metric, 1.0, 1e-6, graded=True) == []
+    assert undiscriminated(metric, 1.0, 1e-6) == ["right_sentence"], "a rule must read the sentence"
+    blurred = [*metric[:2], ProbeScore("wrong_other", "ok", 0.7)]
+    assert undiscriminated(blurred, 1.0, 1e-6, graded=True) == ["right_sentence"]
+    assert undiscriminated([ProbeScore("right", "ok", 0.9)], 1.0, 1e-6, graded=True) == ["right"]
+
+
 def test_most_records_decide_as_for_the_hack_probes() -> None:
     def sign(*maxed: bool) -> list[ProbeScore]:
         return [ProbeScore("wrong_sign", "ok", 1.0 if m else 0.0, record=i) for i, m in enumerate(maxed)]

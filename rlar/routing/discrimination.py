@@ -3,8 +3,9 @@ answers of the same form (issue 39 item 4).
 
 The hack probes (:mod:`rlar.routing.probes`) catch a tool that rewards what is no answer at all; these catch a tool
 that cannot read the answer it is given. Built per record from its reference, for answer texts only (shapes
-``number``, ``math``, ``choice``, ``label``, ``short_text``: a code test, an instruction set, a long text or no
-reference is no answer a response repeats):
+``number``, ``math``, ``choice``, ``label``, ``short_text``, one answer: a code test, an instruction set, a long text,
+a plain list of several entries — aliases, items or a tag sequence — or no reference is no answer a response
+repeats):
 
 ====================  =========================================================================================
 probe                 the response
@@ -22,7 +23,9 @@ probe                 the response
 ====================  =========================================================================================
 
 Each ``right*`` probe must get the tool's maximum and no ``wrong*`` probe may, on most of the records it was built
-from (:func:`undiscriminated`); a tool that fails either way is not eligible for the signature, and the failures
+from (:func:`undiscriminated`) — except that a graded tool (a metric, a judge: not a rule) needs only score the
+answer in a sentence, in bold or with a full stop above every wrong answer of its record, the reference as written
+still at its maximum; a tool that fails either way is not eligible for the signature, and the failures
 are recorded in its :class:`~rlar.routing.probes.ProbeReport` (``undiscriminated``) beside the hack probes'.
 Probe calls that abstain or error are not counted (a tool that abstains on every one is reported unverified, as
 for the hack probes).
@@ -69,6 +72,10 @@ def _final(text: str) -> str:
 
 
 def _answer(reference: Any) -> str:
+    """The reference's first acceptable answer; "" for a plain list of several entries, which may be aliases, items
+    that must all be given or a tag sequence — no one answer to write in other forms."""
+    if isinstance(reference, list | tuple) and len([r for r in reference if r not in (None, "")]) > 1:
+        return ""
     answers = [a for a in (answer_strings(reference) or []) if a.strip()]
     return _final(answers[0]) if answers else ""
 
@@ -100,10 +107,11 @@ def build_discrimination_probes(
     """The discrimination probes of ``q`` as ``(name, response, why)`` (module docstring); [] when its reference is
     not an answer text."""
     shape = reference_shape(q.reference, q.metadata)
-    answer = _answer(q.reference) if shape in ANSWER_SHAPES else ""
+    features = q.features()
+    # A short translation is read as a text (``QueryFeatures.answer_shape``): other wordings of it can be as good.
+    answer = _answer(q.reference) if shape in ANSWER_SHAPES and features.answer_shape != "text" else ""
     if not answer:
         return []
-    features = q.features()
     copied = features.relation.extractive or features.reference_kind == "transformation"
     probes = [
         ("right", answer, "the reference as written"),
@@ -126,20 +134,24 @@ def build_discrimination_probes(
     return [p for p in probes if p[0].startswith("right") or p[1].strip().casefold() not in own]
 
 
-def undiscriminated(scores: Sequence[Any], top: float, tol: float) -> list[str]:
+def undiscriminated(scores: Sequence[Any], top: float, tol: float, graded: bool = False) -> list[str]:
     """The discrimination probes a tool failed, from its ``ProbeScore``s (``probe``, ``status``, ``score``,
-    ``record``): a ``right*`` probe below ``top`` on most of the records it got a score on, a ``wrong*`` probe at
-    ``top`` on most of them. Abstains and errors are not counted."""
-    by_name: dict[str, list[Any]] = {}
-    for s in scores:
-        if s.status == "ok" and s.score is not None:
-            by_name.setdefault(s.probe, []).append(s)
-    failed = []
-    for name, group in by_name.items():
-        at_top = sum(1 for s in group if s.score >= top - tol)
-        below = len(group) - at_top
-        if (name.startswith("right") and 2 * below > len(group)) or (
-            name.startswith("wrong") and 2 * at_top > len(group)
-        ):
-            failed.append(name)
-    return [n for n in DISCRIMINATION_NAMES if n in failed]
+    ``record``), each on most of the records it got a score on: ``right`` below ``top``; another ``right*`` probe
+    below ``top`` — for a ``graded`` tool (a metric, a judge: partial credit by nature, a sentence around the answer
+    is not the reference's text) not above every ``wrong*`` probe of its record instead; a ``wrong*`` probe at
+    ``top``. Abstains and errors are not counted."""
+    scored = [s for s in scores if s.status == "ok" and s.score is not None]
+    wrong_top: dict[int, float] = {}
+    for s in scored:
+        if s.probe.startswith("wrong"):
+            wrong_top[s.record] = max(wrong_top.get(s.record, float("-inf")), s.score)
+    by_name: dict[str, list[bool]] = {}
+    for s in scored:
+        if s.probe.startswith("wrong"):
+            failed = s.score >= top - tol
+        elif graded and s.probe != "right":
+            failed = s.score <= wrong_top.get(s.record, float("-inf"))
+        else:
+            failed = s.score < top - tol
+        by_name.setdefault(s.probe, []).append(failed)
+    return [n for n in DISCRIMINATION_NAMES if n in by_name and 2 * sum(by_name[n]) > len(by_name[n])]

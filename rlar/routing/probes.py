@@ -65,7 +65,7 @@ from rlar.routing.query import RoutingQuery
 from rlar.routing.request import RouteAnswer
 from rlar.routing.rules import eligibility
 from rlar.tasks.references import answer_strings, reference_shape
-from rlar.tools.base import ToolInput, ToolResult, ToolSpec
+from rlar.tools.base import ToolInput, ToolKind, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
     from rlar.tools.executor import ToolExecutor
@@ -417,6 +417,7 @@ def judge_probes(
     score_range: tuple[float, float],
     scores: Sequence[ProbeScore],
     discrimination: Sequence[ProbeScore] = (),
+    graded: bool = False,
 ) -> ProbeReport:
     """The verdict on one tool from the scores it gave the probes (see :class:`ProbeReport`).
 
@@ -425,7 +426,7 @@ def judge_probes(
     record ("Simplify $\\sqrt{50}$" echoed is worth $5\\sqrt{2}$ to a math checker) must not refuse a tool for
     the whole kind when the other records seen say otherwise, while a probe that works on most of them does.
     ``discrimination``: the scores of the discrimination probes; each one the tool fails
-    (:func:`rlar.routing.discrimination.undiscriminated`) refuses it too.
+    (:func:`rlar.routing.discrimination.undiscriminated`; ``graded``: a metric or judge) refuses it too.
     """
     lo, hi = float(score_range[0]), float(score_range[1])
     tol = 1e-6 * (hi - lo)
@@ -435,15 +436,13 @@ def judge_probes(
         if 2 * sum(1 for s in group if s.status == "ok" and s.score is not None and s.score >= hi - tol)
         > len(group)
     ]
-    failed = undiscriminated(discrimination, hi, tol)
+    failed = undiscriminated(discrimination, hi, tol, graded)
     errors = [f"{s.probe}: {s.reason}"[:200] for s in [*scores, *discrimination] if s.status == "error"]
     scored = [s for s in [*scores, *discrimination] if s.status == "ok"]
-    if maxed or failed:
-        verdict = "refused"
-        reason = "; ".join(
-            ([f"maximum {hi:g} for {', '.join(maxed)}"] if maxed else [])
-            + ([f"cannot tell right from wrong answers ({', '.join(failed)})"] if failed else [])
-        )
+    why = [f"maximum {hi:g} for {', '.join(maxed)}"] * bool(maxed)
+    why += [f"cannot tell right from wrong answers ({', '.join(failed)})"] * bool(failed)
+    if why:
+        verdict, reason = "refused", "; ".join(why)
     elif not scored:
         verdict, reason = "unverified", "no probe got a score" + (f" ({errors[0]})" if errors else "")
     else:
@@ -538,8 +537,9 @@ class Prober:
                 ProbeScore(p.name, res.status, res.score if res.ok else None, res.reason, i)
                 for (i, _, p), res in zip([*built, *told], results, strict=True)
             ]
+            graded = str(spec.kind) != str(ToolKind.RULE)
             report = judge_probes(
-                spec.name, spec.version, spec.score_range, scores[: len(built)], scores[len(built) :]
+                spec.name, spec.version, spec.score_range, scores[: len(built)], scores[len(built) :], graded
             )
         self._cache[key] = report
         return report

@@ -138,8 +138,8 @@ def _first_sentence(text: str) -> str:
 
 def _complement(sentence: str, items: bool) -> str | None:
     """What the first verb "to be" of ``sentence`` (for ``items``, or its colon) says the subject is, up to the
-    clause's end (for ``items``: up to a relative clause or "but", parentheses dropped); None when a hedging "but" follows it
-    (``_QUALIFIED``)."""
+    clause's end (for ``items``: up to a relative clause or "but", parentheses dropped); None when a hedging
+    "but" follows it (``_QUALIFIED``)."""
     # A colon introduces a list ("There are two noble gases: Argon and Krypton"), not one answer: "Copy the
     # text: hello" is an instruction, and reading it as an answer would let an echoed query pass.
     colon = [m.end() for m in re.finditer(r":(?:\s|$)", sentence)] if items else []

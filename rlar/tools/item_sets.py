@@ -9,13 +9,13 @@ NQ-open's answer lists, CoQA's ``{"input_text", ...}``, QuAC's ``{"texts", ...}`
 A plain list (or ``answers`` / ``answer`` holding one) is either aliases of one answer (["Paris", "Paris, France",
 "City of Paris"]) or items that must all be given (["red", "yellow", "blue"]); ``list_reading`` decides:
 
+- a pool when the query asks for fewer items than the list holds ("Name two noble gases" against six): any two
+  of them are the answer; items when it asks for as many or more ("Name the three ...");
 - aliases when its entries name one thing — the words of one within another's, initials, the same number in words
   and digits, all connected — or the query asks about one thing ("What is the capital of France?");
-- a pool when the query asks for fewer items than the list holds ("Name two noble gases" against six): any two
-  of them are the answer;
-- items when the query asks for as many or more, or for a list ("Name the three ...", "What are ...", "List ...");
-- ambiguous otherwise (no query): both readings are scored; where they disagree and one of them is full marks the
-  tool abstains, else the items' score counts.
+- items when there is another query (a list asked for: "What are ...", "List ..."; an instruction);
+- ambiguous when there is no query: both readings are scored; where they disagree and one of them is full marks
+  the tool abstains, else the items' score counts.
 
 Scoring: against alternatives, 1 when what the response states (``answer_text.statements``: an answer statement,
 the first sentence's complement, the whole response) is one of them after normalisation, or when every item it
@@ -165,10 +165,11 @@ def _connected(items: list[str]) -> bool:
 
 
 def list_reading(items: list[str], query: str = "") -> Reading:
-    """A plain list reference read as aliases of one answer or as items (module docstring): aliases when its
-    entries name one thing (:func:`_linked`, all connected) or the query asks about one thing; a pool when the
-    query asks for fewer items than the list holds ("Name two noble gases" against six); items when the query
-    asks for as many or more, or for a list; ambiguous (both readings) when nothing says."""
+    """A plain list reference read as aliases of one answer or as items (module docstring): a pool when the query
+    asks for fewer items than the list holds ("Name two noble gases" against six), items when it asks for as many
+    or more; else aliases when its entries name one thing (:func:`_linked`, all connected) or the query asks about
+    one thing; else items when there is a query (a list asked for, an instruction); ambiguous (both readings)
+    when there is none."""
     if not items:
         return Reading([])
     if len(items) == 1:
@@ -176,10 +177,12 @@ def list_reading(items: list[str], query: str = "") -> Reading:
     count = asked_count(query)
     if count and count < len(items):
         return Reading([items], pick=count)
-    if count or (query.strip() and not asks_for_one(query)):
+    if count:
         return Reading([items])
     if _connected(items) or asks_for_one(query):
         return Reading([[a] for a in items])
+    if query.strip():
+        return Reading([items])
     return Reading([items], ambiguous=True)
 
 

@@ -177,7 +177,9 @@ def final_answer(response: str) -> FinalAnswer | None:
     for sentence in reversed(sentences):
         if _NUMBER.search(_numbers_from_words(sentence)) or re.search(r"\$[^$]+\$|\\\(", sentence):
             # A bare list of numbers ("8 7", "3, 4, 5") is several answers here as after a marker.
-            return FinalAnswer(sentence.strip(), False, _hedge_in(sentence) or _listed(sentence))
+            # Its full stop ends the sentence, not the answer: "x^2+2x+1." is x^2+2x+1 (an ellipsis stays).
+            text = re.sub(r"(?<![.\s])\.\s*$", "", sentence.strip())
+            return FinalAnswer(text, False, _hedge_in(sentence) or _listed(sentence))
     if sentences and choice_letter(sentences[-1]) is not None:
         return FinalAnswer(sentences[-1].strip(), False, _hedge_in(sentences[-1]))
     return None
