@@ -241,8 +241,10 @@ PITFALLS: dict[str, list[Pitfall]] = {
             0.0,
         ),
         Pitfall(
-            "A response that wraps the answer in a sentence scores 0 unless `answer_pattern` extracts it.",
-            "The answer is 42",
+            "Reads the answer from an answer statement ('The answer is X', '**Answer:** X', `\\boxed{X}`) or the "
+            "first sentence's complement ('The capital is X.'); other wordings score 0 unless `answer_pattern` "
+            "extracts the answer.",
+            "I'd say it's 42",
             "42",
             1.0,
             {"answer_pattern": r"(\d+)"},
@@ -260,7 +262,9 @@ PITFALLS: dict[str, list[Pitfall]] = {
     ],
     "contains_match": [
         Pitfall(
-            "Any mention counts, even a negated one (lists of alternatives joined by 'or' do score 0).",
+            "Any mention counts, even a negated one, unless the response states its answer (an answer "
+            "statement, or a first sentence restating the question); lists of alternatives joined by 'or' "
+            "score 0.",
             "The capital is Rome, not Paris",
             "Paris",
             1.0,
@@ -350,11 +354,13 @@ PITFALLS: dict[str, list[Pitfall]] = {
     ],
     "set_f1": [
         Pitfall(
-            "A set, not alternatives: against a list of aliases one right alias scores below 1 (use "
-            "`normalized_match` for alias lists; SQuAD/TriviaQA/QuAC shapes are read as alternatives).",
-            "Paris",
-            ["Paris", "City of Light"],
-            0.6667,
+            "A plain list is read as alternatives only when its entries name one thing (the words of one inside "
+            "another's, initials, a number and its word) or the query asks about one thing ('What is ...?'); "
+            "else as items that must all be given, and with no query at all, where the two readings disagree "
+            "on full marks, it abstains. SQuAD/TriviaQA/QuAC shapes are always alternatives.",
+            "The answer is Paris.",
+            ["Paris", "City of Paris"],
+            1.0,
         ),
         Pitfall(
             "Spraying candidates costs precision: every extra item lowers the score.",

@@ -62,11 +62,12 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rlar.routing.discrimination import build_discrimination_probes, undiscriminated
 from rlar.routing.query import RoutingQuery
 from rlar.routing.request import RouteAnswer
 from rlar.routing.rules import eligibility, instructions_of
 from rlar.tasks.references import answer_strings, reference_shape
-from rlar.tools.base import ToolInput, ToolResult, ToolSpec
+from rlar.tools.base import ToolInput, ToolKind, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
     from rlar.tools.executor import ToolExecutor
@@ -144,10 +145,12 @@ class ProbeScore:
 
 @dataclass(slots=True)
 class ProbeReport:
-    """One tool's verdict for one signature. ``verdict``: ``eligible`` (every probe scored below the maximum),
-    ``refused`` (a probe got the maximum: listed in ``maxed``), ``unverified`` (no probe got a score: every
-    call abstained or errored — reported, the tool is not refused for it) or ``skipped`` (the router does not
-    probe tools of this kind: ``reason`` says why)."""
+    """One tool's verdict for one signature. ``verdict``: ``eligible`` (every hack probe scored below the maximum
+    and the discrimination probes were told apart), ``refused`` (a hack probe got the maximum: listed in
+    ``maxed``; or the tool failed a discrimination probe — a right answer below the maximum or a wrong one at it:
+    listed in ``undiscriminated``, their scores in ``discrimination``, see :mod:`rlar.routing.discrimination`),
+    ``unverified`` (no probe got a score: every call abstained or errored — reported, the tool is not refused for
+    it) or ``skipped`` (the router does not probe tools of this kind: ``reason`` says why)."""
 
     tool: str
     version: int
@@ -157,6 +160,8 @@ class ProbeReport:
     maxed: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     reason: str = ""
+    discrimination: list[ProbeScore] = field(default_factory=list)
+    undiscriminated: list[str] = field(default_factory=list)
 
     @property
     def refused(self) -> bool:
@@ -173,11 +178,20 @@ class ProbeReport:
             text = f"{name} {max(ok):.3g}" if ok else f"{name} {group[0].status}"
             top = sum(1 for x in ok if x >= self.max_score - 1e-9)
             parts.append(text + (f" ({top}/{len(group)} max)" if len(group) > 1 and top else ""))
-        return f"{self.tool} v{self.version} {self.verdict}: {', '.join(parts) or '-'}"
+        failed = (
+            "; cannot tell right from wrong: " + ", ".join(self.undiscriminated)
+            if self.undiscriminated
+            else ""
+        )
+        return f"{self.tool} v{self.version} {self.verdict}: {', '.join(parts) or '-'}{failed}"
 
     def short(self) -> str:
-        """``math_verify v1 (bare_target 1)``: the tool and the probes it gave its maximum."""
-        return f"{self.tool} v{self.version} ({', '.join(f'{p} {self.max_score:g}' for p in self.maxed)})"
+        """``math_verify v1 (bare_target 1)``: the tool, the probes it gave its maximum and the discrimination
+        probes it failed (``right_period below 1``, ``wrong_sign 1``)."""
+        parts = [f"{p} {self.max_score:g}" for p in self.maxed] + [
+            f"{p} {'below ' if p.startswith('right') else ''}{self.max_score:g}" for p in self.undiscriminated
+        ]
+        return f"{self.tool} v{self.version} ({', '.join(parts)})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -189,6 +203,8 @@ class ProbeReport:
             "maxed": list(self.maxed),
             "errors": list(self.errors),
             "reason": self.reason[:300],
+            "discrimination": [s.to_dict() for s in self.discrimination],
+            "undiscriminated": list(self.undiscriminated),
         }
 
     @classmethod
@@ -198,20 +214,23 @@ class ProbeReport:
             version=int(d.get("version", 0)),
             verdict=str(d.get("verdict", "")),
             max_score=float(d.get("max_score", 1.0)),
-            scores=[
-                ProbeScore(
-                    str(s.get("probe", "")),
-                    str(s.get("status", "")),
-                    s.get("score"),
-                    str(s.get("reason", "")),
-                    int(s.get("record", 0)),
-                )
-                for s in d.get("scores") or []
-            ],
+            scores=[_score_from_dict(s) for s in d.get("scores") or []],
             maxed=[str(x) for x in d.get("maxed") or []],
             errors=[str(x) for x in d.get("errors") or []],
             reason=str(d.get("reason", "")),
+            discrimination=[_score_from_dict(s) for s in d.get("discrimination") or []],
+            undiscriminated=[str(x) for x in d.get("undiscriminated") or []],
         )
+
+
+def _score_from_dict(s: Mapping[str, Any]) -> ProbeScore:
+    return ProbeScore(
+        str(s.get("probe", "")),
+        str(s.get("status", "")),
+        s.get("score"),
+        str(s.get("reason", "")),
+        int(s.get("record", 0)),
+    )
 
 
 def _norm(text: str) -> str:
@@ -396,7 +415,12 @@ def _by_probe(scores: Iterable[ProbeScore]) -> dict[str, list[ProbeScore]]:
 
 
 def judge_probes(
-    tool: str, version: int, score_range: tuple[float, float], scores: Sequence[ProbeScore]
+    tool: str,
+    version: int,
+    score_range: tuple[float, float],
+    scores: Sequence[ProbeScore],
+    discrimination: Sequence[ProbeScore] = (),
+    graded: bool = False,
 ) -> ProbeReport:
     """The verdict on one tool from the scores it gave the probes (see :class:`ProbeReport`).
 
@@ -404,6 +428,8 @@ def judge_probes(
     from (one record: that one). The decision is per signature, the probes per record: a coincidence of one
     record ("Simplify $\\sqrt{50}$" echoed is worth $5\\sqrt{2}$ to a math checker) must not refuse a tool for
     the whole kind when the other records seen say otherwise, while a probe that works on most of them does.
+    ``discrimination``: the scores of the discrimination probes; each one the tool fails
+    (:func:`rlar.routing.discrimination.undiscriminated`; ``graded``: a metric or judge) refuses it too.
     """
     lo, hi = float(score_range[0]), float(score_range[1])
     tol = 1e-6 * (hi - lo)
@@ -413,15 +439,20 @@ def judge_probes(
         if 2 * sum(1 for s in group if s.status == "ok" and s.score is not None and s.score >= hi - tol)
         > len(group)
     ]
-    errors = [f"{s.probe}: {s.reason}"[:200] for s in scores if s.status == "error"]
-    scored = [s for s in scores if s.status == "ok"]
-    if maxed:
-        verdict, reason = "refused", f"maximum {hi:g} for {', '.join(maxed)}"
+    failed = undiscriminated(discrimination, hi, tol, graded)
+    errors = [f"{s.probe}: {s.reason}"[:200] for s in [*scores, *discrimination] if s.status == "error"]
+    scored = [s for s in [*scores, *discrimination] if s.status == "ok"]
+    why = [f"maximum {hi:g} for {', '.join(maxed)}"] * bool(maxed)
+    why += [f"cannot tell right from wrong answers ({', '.join(failed)})"] * bool(failed)
+    if why:
+        verdict, reason = "refused", "; ".join(why)
     elif not scored:
         verdict, reason = "unverified", "no probe got a score" + (f" ({errors[0]})" if errors else "")
     else:
-        verdict, reason = "eligible", f"every probe below {hi:g}"
-    return ProbeReport(tool, int(version), verdict, hi, list(scores), maxed, errors, reason)
+        verdict, reason = "eligible", f"every probe below {hi:g}, right answers told from wrong ones"
+    return ProbeReport(
+        tool, int(version), verdict, hi, list(scores), maxed, errors, reason, list(discrimination), failed
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -484,7 +515,16 @@ class Prober:
                 for i, r in enumerate(records)
                 for p in build_probes(r, [*(x.reference for x in records if x is not r), *extra])
             ]
-            inputs = [ToolInput(r.query, p.response, r.reference, dict(r.metadata)) for _, r, p in built]
+            told = [
+                (i, r, Probe(name, text, why))
+                for i, r in enumerate(records)
+                for name, text, why in build_discrimination_probes(
+                    r, [*(x.reference for x in records if x is not r), *extra]
+                )
+            ]
+            inputs = [
+                ToolInput(r.query, p.response, r.reference, dict(r.metadata)) for _, r, p in [*built, *told]
+            ]
             limit = self.policy.timeout_s
             if spec.params.get("deadline_s"):
                 limit = min(limit, float(spec.params["deadline_s"]))
@@ -498,9 +538,12 @@ class Prober:
                 results = [ToolResult.error("probe calls timed out") for _ in inputs]
             scores = [
                 ProbeScore(p.name, res.status, res.score if res.ok else None, res.reason, i)
-                for (i, _, p), res in zip(built, results, strict=True)
+                for (i, _, p), res in zip([*built, *told], results, strict=True)
             ]
-            report = judge_probes(spec.name, spec.version, spec.score_range, scores)
+            graded = str(spec.kind) != str(ToolKind.RULE)
+            report = judge_probes(
+                spec.name, spec.version, spec.score_range, scores[: len(built)], scores[len(built) :], graded
+            )
         self._cache[key] = report
         return report
 
@@ -538,7 +581,8 @@ async def probed_answer(
     if not refused:
         return ans, out, None
     names = {r.tool for r in refused}
-    note = "hack probes refused " + "; ".join(r.short() for r in refused)
+    kind = "hack probes" if not any(r.undiscriminated for r in refused) else "probes"
+    note = f"{kind} refused " + "; ".join(r.short() for r in refused)
     kept = [t for t in ans.tools if t.tool not in names]
     if kept:
         total = sum(t.weight for t in kept) or 1.0

@@ -524,7 +524,7 @@ def exception_result(exc: BaseException, latency_s: float = 0.0) -> ToolResult:
 
 # Built-in implementations by name, as "module:Class" so nothing heavy is imported until used.
 BUILTIN_IMPLS: dict[str, str] = {
-    "math_verify": "rlar.tools.rules:MathVerifyTool",
+    "math_verify": "rlar.tools.math_verify_tool:MathVerifyTool",
     "exact_match": "rlar.tools.rules:ExactMatchTool",
     "normalized_match": "rlar.tools.rules:NormalizedMatchTool",
     "contains_match": "rlar.tools.rules:ContainsMatchTool",
@@ -536,7 +536,7 @@ BUILTIN_IMPLS: dict[str, str] = {
     "ifeval": "rlar.tools.instructions:IFEvalTool",
     "reward_model": "rlar.tools.reward_model:RewardModelTool",
     "llm_judge": "rlar.tools.judge:LLMJudgeTool",
-    "set_f1": "rlar.tools.structured:SetF1Tool",
+    "set_f1": "rlar.tools.item_sets:SetF1Tool",
     "sequence_match": "rlar.tools.structured:SequenceMatchTool",
     "quantity_match": "rlar.tools.structured:QuantityMatchTool",
 }

@@ -37,6 +37,7 @@ from fractions import Fraction
 from typing import Any
 
 from rlar.tasks.numbers import NUMBER_WORDS
+from rlar.tools.answer_chars import read_chars
 from rlar.tools.math_forms import repeating_to_fraction
 
 __all__ = [
@@ -47,22 +48,27 @@ __all__ = [
     "is_prose",
     "scalar_value",
     "stated_value",
+    "value_form",
 ]
 
 _WORDS = NUMBER_WORDS
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
 _WORD_ALTERNATIVES = "|".join(sorted([*_WORDS, *_SCALES], key=len, reverse=True))
 _WORD_RUN = re.compile(r"\b(?:(?:" + _WORD_ALTERNATIVES + r")(?:[\s-]+(?:and[\s-]+)?)?)+\b", re.IGNORECASE)
+# "negative 3", "minus 3" as a sign; "10 minus 3" is a subtraction, not a sign.
+_SIGN_WORD = re.compile(r"(?<![\d)]\s)(?<![\d)])\b(?:negative|minus)\s+(?=\.?\d)", re.IGNORECASE)
 _DIGIT_SCALE = re.compile(r"\b(\d+(?:\.\d+)?)\s+(thousand|million|billion)\b", re.IGNORECASE)
 
 _NUM = (
     r"-?\d+\s*\\[dt]?frac\{\d+\}\{\d+\}"  # mixed number, MATH style
     r"|-?\\[dt]?frac\{-?\d+\}\{-?\d+\}"
-    r"|-?\d+(?:\.\d+)?\s*(?:\\times|\\cdot|×)\s*10\s*\^\s*\{?-?\d+\}?"
+    r"|-?\d+(?:\.\d+)?\s*(?:\\times|\\cdot|×|[xX*])\s*10\s*\^\s*\{?[-+]?\d+\}?"
     r"|-?\d+(?:\.\d+)?[eE][+-]?\d+"
     r"|10\s*\^\s*\{?-?\d+\}?"
     r"|-?\d+\s+\d+/\d+(?![\d.])"  # mixed number, 2 1/2
     r"|-?\d+(?:\.\d+)?\s*/\s*\d+(?:\.\d+)?"
+    r"|-?\d{1,3}(?:\.\d{3})+,\d+(?![\d,])"  # decimal comma with thousands dots, 1.234,5
+    r"|(?<!\d,)-?\d+,(?:\d{1,2}|\d{4,})(?![\d,])"  # decimal comma, 3,5 (three digits after it are thousands)
     r"|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)"
     r"|-?\d*\.\d+|-?\d+"
 )
@@ -83,6 +89,13 @@ _MARKERS = re.compile(
 )
 _HEDGE = re.compile(
     r"\b(?:or|to|and/or)\s+(?:maybe\s+|perhaps\s+|possibly\s+)?(?=[-\d(\\$A-Ea-e])|\beither\b|\bbetween\b",
+    re.IGNORECASE,
+)
+
+# Words that make a sentence with two different values a hedge ("It is probably 5, but it could be 6").
+_HEDGE_WORDS = re.compile(
+    r"\b(?:could|might|may)\s+(?:also\s+|well\s+)?be\b|\b(?:possibly|perhaps|maybe|probably|likely)\b"
+    r"|\bnot\s+sure\b|\bI\s+think\b",
     re.IGNORECASE,
 )
 
@@ -115,8 +128,17 @@ def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 def _clean(text: str) -> str:
+    """The characters read (``answer_chars.read_chars``), GSM8K's calculator notes and emphasis markup removed
+    (Markdown bold, italics and code marks, HTML emphasis tags, ``\\textbf``-like wrappers; ``<sup>``/``<sub>``
+    become ``^{}``/``_{}``)."""
+    text = read_chars(text)
     text = re.sub(r"<<[^>]*>>", "", text)  # GSM8K calculator notes
-    return text.replace("**", "").replace("__", "")
+    text = re.sub(r"<sup>\s*([^<]*?)\s*</sup>", r"^{\1}", text, flags=re.IGNORECASE)
+    text = re.sub(r"<sub>\s*([^<]*?)\s*</sub>", r"_{\1}", text, flags=re.IGNORECASE)
+    text = re.sub(r"</?(?:b|i|em|strong|u|mark|code|span)\s*>", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"\\(?:textbf|mathbf|boldsymbol|bm|textit|emph|underline)\s*\{([^{}]*)\}", r"\1", text)
+    text = text.replace("**", "").replace("__", "").replace("`", "")
+    return re.sub(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])", r"\1", text)  # *emphasis*
 
 
 def _sentence_end(text: str, start: int) -> int:
@@ -155,7 +177,9 @@ def final_answer(response: str) -> FinalAnswer | None:
     for sentence in reversed(sentences):
         if _NUMBER.search(_numbers_from_words(sentence)) or re.search(r"\$[^$]+\$|\\\(", sentence):
             # A bare list of numbers ("8 7", "3, 4, 5") is several answers here as after a marker.
-            return FinalAnswer(sentence.strip(), False, _hedge_in(sentence) or _listed(sentence))
+            # Its full stop ends the sentence, not the answer: "x^2+2x+1." is x^2+2x+1 (an ellipsis stays).
+            text = re.sub(r"(?<![.\s])\.\s*$", "", sentence.strip())
+            return FinalAnswer(text, False, _hedge_in(sentence) or _listed(sentence))
     if sentences and choice_letter(sentences[-1]) is not None:
         return FinalAnswer(sentences[-1].strip(), False, _hedge_in(sentences[-1]))
     return None
@@ -194,6 +218,10 @@ def _hedge_in(span: str) -> str:
             return f"hedged between {left[-1]} and {right[0]}"
         if m.group(0).lower() in ("either", "between") and len(set(_values_in(after[:60]))) >= 2:
             return "hedged between several values"
+    if _HEDGE_WORDS.search(words):
+        values = {v for n in _NUMBER.finditer(words) if (v := _number(n.group(0))) is not None}
+        if len(values) >= 2:
+            return f"hedged ('{_HEDGE_WORDS.search(words).group(0)}') between {len(values)} values"  # type: ignore[union-attr]
     return ""
 
 
@@ -237,6 +265,7 @@ def _numbers_from_words(text: str) -> str:
         return f"{total + current}{trailing}"
 
     text = _WORD_RUN.sub(convert, text)
+    text = _SIGN_WORD.sub("-", text)
     return _DIGIT_SCALE.sub(
         lambda m: str(Fraction(m.group(1)) * _SCALES[m.group(2).lower()]).split("/")[0], text
     )
@@ -254,7 +283,7 @@ def _number(token: str) -> tuple[Fraction, bool] | None:
         if m := re.fullmatch(r"(-?)\\[dt]?frac\{(-?\d+)\}\{(-?\d+)\}", compact):
             value = Fraction(int(m.group(2)), int(m.group(3)))
             return (-value if m.group(1) else value), percent
-        if m := re.fullmatch(r"(-?\d+(?:\.\d+)?)(?:\\times|\\cdot|×)10\^\{?(-?\d+)\}?", compact):
+        if m := re.fullmatch(r"(-?\d+(?:\.\d+)?)(?:\\times|\\cdot|×|[xX*])10\^\{?([-+]?\d+)\}?", compact):
             return Fraction(m.group(1)) * Fraction(10) ** int(m.group(2)), percent
         if m := re.fullmatch(r"(-?\d+(?:\.\d+)?)[eE]([+-]?\d+)", compact):
             return Fraction(m.group(1)) * Fraction(10) ** int(m.group(2)), percent
@@ -265,6 +294,9 @@ def _number(token: str) -> tuple[Fraction, bool] | None:
             return (-value if m.group(1) else value), percent
         if m := re.fullmatch(r"(-?\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)", compact):
             return Fraction(m.group(1)) / Fraction(m.group(2)), percent
+        if m := re.fullmatch(r"(-?\d{1,3}(?:\.\d{3})+|-?\d+),(\d+)", compact):
+            if "." in m.group(1) or len(m.group(2)) != 3:  # a decimal comma (see _NUM)
+                return Fraction(m.group(1).replace(".", "") + "." + m.group(2)), percent
         return Fraction(compact.replace(",", "")), percent
     except (ValueError, ZeroDivisionError):
         return None
@@ -355,6 +387,25 @@ def stated_value(span: str, response: str = "") -> tuple[Fraction, bool] | None:
     if cued:
         return cued[0]
     return stated[-1][1] if stated else candidates[-1][1]
+
+
+_WRITTEN_FORM = re.compile(r"\^|!|\\(?:sqrt|pi|[dt]?frac|d?binom|log|ln|infty)(?![A-Za-z])|\be\^")
+
+
+def value_form(span: str) -> bool:
+    """``span`` is one number written in a form the number rules do not evaluate — a power, a factorial, a
+    binomial, a radical, a fraction or multiple of pi, a logarithm (``2^{3}``, ``5!``, ``2\\sqrt{3}``,
+    ``\\frac{\\pi}{6}``) — and not arithmetic left undone between plain numbers (``3 + 4``, ``2 \\cdot 3``), an
+    equation or words: the library compares it with the reference's value."""
+    s = _strip_latex(span)
+    if not s or "=" in s or not _WRITTEN_FORM.search(s):
+        return False
+    if re.search(r"[A-Za-z]{2,}", re.sub(r"\\[A-Za-z]+", " ", s)):
+        return False
+    flat = s
+    for _ in range(4):  # drop brace groups: what is inside \frac{..}{..} or ^{..} is not top-level arithmetic
+        flat = re.sub(r"\{[^{}]*\}", "{}", flat)
+    return not re.search(r"\d\s*(?:[-+*/]|\\times|\\cdot|\\div)\s*\d", flat)
 
 
 def same_number(gold: tuple[Fraction, bool], answer: tuple[Fraction, bool]) -> bool:

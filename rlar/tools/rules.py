@@ -1,35 +1,31 @@
-"""Rule tools: math-answer equivalence, exact / normalised / contains matching, format rules.
+"""Rule tools: exact / normalised / contains matching, format rules (math-answer equivalence: ``math_verify_tool``).
 
 References (``ToolInput.reference``) for the matching tools: a string, a list of acceptable strings (the
 best match counts), or a dict with ``answer`` or ``answers``. No reference → abstain (the tool cannot
 judge); a response with no extractable answer → score 0 (the policy's fault).
-
-Math equivalence reads final answers the same way on references and responses (``rlar.tools.math_answer``:
-numbers, percent rule, choice letters, hedging), then the canonical forms of ``rlar.tools.math_forms`` (sets of
-reals from inequalities and intervals, solution lists, named components, ``\\pm``, repeating decimals, matrices with
-a scalar factor, refusal of several answers where one is asked), and math-verify (``parse`` + ``verify(gold,
-answer)``; the order matters) for the rest. Its time limits use ``signal.alarm``,
-which only works in a process's main thread: here they are enabled when the tool runs in the main thread (as
-in the executor's worker process) and disabled otherwise, where the
-caller must bound the time (the executor kills the worker process).
 """
 
 from __future__ import annotations
 
-import logging
 import re
-import threading
 import unicodedata
 from typing import Any, ClassVar
 
-from rlar.tools import math_answer, math_forms
+from rlar.tools.answer_chars import read_chars
+from rlar.tools.answer_text import (
+    chosen_letters,
+    clean_markup,
+    explicit_statement,
+    lettered_options,
+    restated_answer,
+    statements,
+)
 from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
 
 __all__ = [
     "ContainsMatchTool",
     "ExactMatchTool",
     "FormatRulesTool",
-    "MathVerifyTool",
     "NormalizedMatchTool",
     "extract_answer",
     "lists_candidates",
@@ -57,6 +53,16 @@ def reference_strings(reference: Any) -> list[str] | None:
     return [str(reference)]
 
 
+_SIGN = re.compile(r"(?:(?<=^)|(?<=[\s(\[{]))-(?=\.?\d)")
+_SIGN_MARK = "\ue000"  # a private-use character: not punctuation, so the sign survives the punctuation drop
+_DECIMAL = re.compile(
+    r"(?<=\d)[.,](?=\d)"
+)  # a decimal point (or comma) is part of its number: 3.5 is not "3 5"
+_POINT_MARK = "\ue001"
+_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+_DEGREE = re.compile(r"(\d)\s*°")
+
+
 def normalize_text(
     text: str,
     *,
@@ -64,13 +70,22 @@ def normalize_text(
     strip_punctuation: bool = True,
     remove_articles: bool = False,
 ) -> str:
-    """NFKC, optionally lower-case, drop Unicode punctuation (category P*), drop English articles,
-    collapse whitespace."""
-    text = unicodedata.normalize("NFKC", text)
+    """Characters read (``answer_chars.read_chars(latex=False)``: any dash or minus sign before a number is its
+    sign, full-width forms and thin spaces read, zero-width characters gone), NFKC, optionally lower-case, drop
+    Unicode punctuation (category P*) except the parts of a number: its sign ("-3" stays "-3", so it never equals
+    "3") and its decimal point ("3.5" stays "3.5", never "3 5"); commas between thousands are removed ("1,000" is
+    "1000") and a degree sign is a word of its own ("100°C" is "100 °c"); drop English articles, collapse
+    whitespace."""
+    text = unicodedata.normalize("NFKC", read_chars(text, latex=False))
     if lowercase:
         text = text.lower()
+    text = _DEGREE.sub(r"\1 °", text)
     if strip_punctuation:
+        text = _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
+        text = _SIGN.sub(_SIGN_MARK, text)
+        text = _DECIMAL.sub(_POINT_MARK, text)
         text = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in text)
+        text = text.replace(_SIGN_MARK, "-").replace(_POINT_MARK, ".")
     if remove_articles:
         text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
@@ -92,8 +107,15 @@ def _compile_optional(pattern: str | None) -> re.Pattern[str] | None:
     return re.compile(pattern, re.MULTILINE) if pattern else None
 
 
+_CHOICE = re.compile(r"^\s*\(?([A-J])\)?\s*$")
+
+
 class _MatchTool(RewardTool):
-    """Shared logic: extract the answer, compare with each reference, score 1.0 on any match."""
+    """Shared logic: read what the response states as its answer, compare it with each reference, 1.0 on any
+    match. Without ``answer_pattern`` the answers tried are ``answer_text.statements`` (the last explicit answer
+    statement, else the first sentence's complement, and the whole response); a reference that is one option letter
+    also matches the letter the response chooses ("(B) Mercury"; the option whose text it states, when the query
+    lists lettered options), and two different letters chosen score 0."""
 
     def __init__(self, spec: ToolSpec, **resources: Any) -> None:
         super().__init__(spec, **resources)
@@ -102,17 +124,39 @@ class _MatchTool(RewardTool):
     def _match(self, answer: str, ref: str) -> bool:
         raise NotImplementedError
 
+    def _answers(self, inp: ToolInput) -> list[str]:
+        """The texts tried as the response's answer ([] when ``answer_pattern`` does not match)."""
+        if self.answer_pattern is not None:
+            answer = extract_answer(inp.response, self.answer_pattern)
+            return [answer] if answer is not None else []
+        return statements(inp.response)
+
+    def _letters(self, inp: ToolInput, answers: list[str]) -> list[str]:
+        """The option letters the response chooses, or the letter of the query's option it states."""
+        letters = chosen_letters(inp.response)
+        if letters:
+            return letters
+        options = lettered_options(inp.query)
+        return [k for k, text in options.items() if any(self._match(a, text) for a in answers)][:1]
+
     async def _score(self, inp: ToolInput) -> ToolResult:
         refs = reference_strings(inp.reference)
         if not refs:
             return ToolResult.abstain("no reference")
-        answer = extract_answer(inp.response, self.answer_pattern)
-        if answer is None:
+        answers = self._answers(inp)
+        if not answers:
             return self.ok(0.0, "no answer found")
         for ref in refs:
-            if self._match(answer, ref):
-                return self.ok(1.0, "match", matched=ref)
-        return self.ok(0.0, "no match")
+            choice = _CHOICE.match(ref) if self.answer_pattern is None else None
+            letters = self._letters(inp, answers) if choice else []
+            if len(letters) > 1:
+                return self.ok(0.0, f"two different options chosen: {', '.join(letters)}")
+            if choice and letters == [choice.group(1)]:
+                return self.ok(1.0, f"chose {letters[0]}", matched=ref)
+            for answer in answers:
+                if self._match(answer, ref):
+                    return self.ok(1.0, "match", matched=ref, answer=answer[:200])
+        return self.ok(0.0, "no match", answer=answers[0][:200])
 
 
 _ANSWER_PATTERN_DOC = (
@@ -128,9 +172,11 @@ class ExactMatchTool(_MatchTool):
         name="exact_match",
         kind=ToolKind.RULE,
         description=(
-            "Exact string match between the response (or its extracted answer) and the reference, after"
-            " stripping surrounding whitespace. 1 if equal to any acceptable reference, else 0. Use for"
-            " short canonical answers (labels, identifiers, multiple-choice letters)." + _ANSWER_PATTERN_DOC
+            "Exact string match between the response (or the answer it states: 'The answer is X', 'Answer: X',"
+            " \\boxed{X}, 'The capital is X.') and the reference, after stripping surrounding whitespace; an"
+            " option letter reference also matches the letter chosen ('(B) Mercury'). 1 if equal to any"
+            " acceptable reference, else 0. Use for short canonical answers (labels, identifiers,"
+            " multiple-choice letters)." + _ANSWER_PATTERN_DOC
         ),
         task_types=["classification", "multiple_choice", "short_answer", "copy", "reverse"],
         answer_formats=["label", "short_text", "choice_letter"],
@@ -149,9 +195,10 @@ class NormalizedMatchTool(_MatchTool):
         kind=ToolKind.RULE,
         description=(
             "Normalised string match: compares response and reference after Unicode NFKC, lower-casing,"
-            " removing punctuation and collapsing whitespace (optionally removing articles, SQuAD-style)."
-            " 1 if equal to any acceptable reference, else 0. Use for short free-text answers where"
-            " formatting should not matter." + _ANSWER_PATTERN_DOC
+            " removing punctuation (a number keeps its sign and decimal point) and collapsing whitespace"
+            " (optionally removing articles, SQuAD-style); the answer is read from its statement as for"
+            " exact_match. 1 if equal to any acceptable reference, else 0. Use for short free-text answers"
+            " where formatting should not matter." + _ANSWER_PATTERN_DOC
         ),
         task_types=["short_answer", "qa", "extraction", "classification"],
         answer_formats=["short_text", "label"],
@@ -210,6 +257,16 @@ def lists_candidates(response: str, reference: str) -> str:
     return ""
 
 
+def _sentence_with(text: str, ref: str, norm: Any) -> str:
+    """The sentence of ``text`` where ``ref`` occurs (normalised by ``norm``), else ``text``: a list of
+    candidates is judged where the answer is given, not over a whole explanation."""
+    r = f" {norm(ref)} "
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        if r in f" {norm(sentence)} ":
+            return sentence
+    return text
+
+
 class ContainsMatchTool(NormalizedMatchTool):
     """1.0 if the normalised reference occurs in the normalised response (on word boundaries by default), and
     the response is not a list of candidates (``lists_candidates``) unless ``allow_lists`` is set."""
@@ -220,9 +277,10 @@ class ContainsMatchTool(NormalizedMatchTool):
         description=(
             "Reference-contains match: 1 if the (normalised) reference appears inside the (normalised)"
             " response as whole words, else 0. Lenient; use for open QA where the response may wrap the"
-            " answer in a sentence. A response that lists candidates (alternatives joined by 'or', three or"
-            " more short items, a run of bare words) scores 0 unless allow_lists is set."
-            + _ANSWER_PATTERN_DOC
+            " answer in a sentence; when it states its answer (an answer statement, or a first sentence"
+            " restating the question) only what it states counts. A response that lists candidates"
+            " (alternatives joined by 'or', three or more short items, a run of bare words) scores 0 unless"
+            " allow_lists is set." + _ANSWER_PATTERN_DOC
         ),
         task_types=["qa", "open_qa", "short_answer", "retrieval"],
         answer_formats=["short_text", "sentence"],
@@ -236,13 +294,31 @@ class ContainsMatchTool(NormalizedMatchTool):
         },
     )
 
+    def _answers(self, inp: ToolInput) -> list[str]:
+        """The explicit answer statement when the response makes one ("The answer is Lyon. Paris is ..." is
+        about Lyon); else, when its first sentence restates the question, what that sentence answers (a later
+        mention does not undo it: "The first president was X. George Washington was ..."); else the whole
+        response (or ``answer_pattern``'s match)."""
+        if self.answer_pattern is not None:
+            return super()._answers(inp)
+        explicit = explicit_statement(inp.response)
+        if explicit:
+            return [explicit]
+        restated = restated_answer(inp.response, inp.query)
+        if restated is not None:
+            return restated
+        return [clean_markup(inp.response).strip()]
+
     async def _score(self, inp: ToolInput) -> ToolResult:
+        if self.answer_pattern is None and reference_strings(inp.reference) and self._answers(inp) == []:
+            return self.ok(0.0, "the answer sentence takes its answer back or offers another ('X, but ...')")
         result = await super()._score(inp)
         if result.ok and result.score == 1.0 and not self.params.get("allow_lists", False):
-            answer = extract_answer(inp.response, self.answer_pattern) or ""
-            why = lists_candidates(answer, str(result.details.get("matched", "")))
+            matched = str(result.details.get("matched", ""))
+            answer = str(result.details.get("answer", ""))
+            why = lists_candidates(_sentence_with(answer, matched, self._norm), matched)
             if why:
-                return self.ok(0.0, f"the response {why}", matched=result.details.get("matched"))
+                return self.ok(0.0, f"the response {why}", matched=matched)
         return result
 
     def _match(self, answer: str, ref: str) -> bool:
@@ -253,195 +329,6 @@ class ContainsMatchTool(NormalizedMatchTool):
             return r in a
         # Pad with spaces so "12" does not match inside "112" (text is whitespace-normalised).
         return f" {r} " in f" {a} "
-
-
-def _quiet_timeout_notice(record: logging.LogRecord) -> bool:
-    """Drop math-verify's notice that its own timeout is off: ``MathVerifyTool._forms`` runs the library under
-    one time limit of its own (and off the main thread the caller bounds the time, see the module doc)."""
-    return not str(record.msg).startswith("Timeout is disabled")
-
-
-class MathVerifyTool(RewardTool):
-    """1.0 if the response's final answer is mathematically equivalent to the reference (``math_answer`` rules,
-    math-verify for expressions)."""
-
-    default_spec: ClassVar[ToolSpec] = ToolSpec(
-        name="math_verify",
-        kind=ToolKind.RULE,
-        description=(
-            "Math answer equivalence: takes the response's final answer (the last \\boxed{}, '#### X', 'the"
-            " answer is X', else the last sentence with a value) and the reference's (after GSM8K's '####')"
-            " and checks they are equal: numbers exactly after normalising thousands separators, currency,"
-            " units, degrees, number words, fractions and mixed numbers, scientific notation; X% equals X and"
-            " X/100; multiple-choice letters; expressions, tuples, sets, intervals, matrices and equations"
-            " with math-verify. Hedged answers ('3 or 4') and lists of candidates score 0. 1 if equivalent,"
-            " else 0. Abstains if the reference cannot be read."
-        ),
-        task_types=["math", "arithmetic", "gsm8k", "competition_math", "word_problem", "multiple_choice"],
-        answer_formats=["number", "latex", "boxed", "expression", "fraction", "choice_letter"],
-        params={
-            "reference_marker": "####",
-            "float_rounding": 6,
-            "numeric_precision": 15,
-            "strict": True,
-            "verify_timeout_s": 5,
-        },
-    )
-
-    def __init__(self, spec: ToolSpec, **resources: Any) -> None:
-        super().__init__(spec, **resources)
-        from math_verify import ExprExtractionConfig, LatexExtractionConfig
-
-        self._latex_cfg = [LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig()]
-        for name in ("math_verify.grader", "math_verify.parser"):
-            logging.getLogger(name).addFilter(_quiet_timeout_notice)
-
-    def _timeout(self) -> int | None:
-        # signal.alarm only works in the main thread; elsewhere the caller must bound time (see module doc).
-        if threading.current_thread() is not threading.main_thread():
-            return None
-        return max(1, int(self.params.get("verify_timeout_s", 5)))
-
-    def _parse(self, text: str, wrap: bool) -> list[Any]:
-        from math_verify import parse
-
-        timeout = self._timeout()
-        if wrap and "$" not in text:
-            found = parse(f"${text}$", self._latex_cfg, parsing_timeout=timeout)  # type: ignore[arg-type]
-            if found:
-                return list(found)
-        return list(parse(text, self._latex_cfg, parsing_timeout=timeout))  # type: ignore[arg-type]
-
-    def _verify(self, gold: list[Any], answer: list[Any]) -> bool:
-        from math_verify import verify
-
-        p = self.params
-        return bool(
-            verify(
-                gold,
-                answer,
-                float_rounding=int(p.get("float_rounding", 6)),
-                numeric_precision=int(p.get("numeric_precision", 15)),
-                strict=bool(p.get("strict", True)),
-                timeout_seconds=self._timeout(),
-            )
-        )
-
-    def _forms(self, gold: str, answer: str, hedged: str = "") -> tuple[bool, str] | None:
-        """The canonical-form layer (``rlar.tools.math_forms``): (equivalent, reason), or None to leave the pair
-        to the library. ``hedged``: why the response offers several answers, refused unless the reference is a
-        list or a set of reals itself. Parsing, sympy work and element comparisons all run under one time limit."""
-        from math_verify import parse, verify
-        from math_verify.errors import TimeoutException
-        from math_verify.utils import timeout
-
-        p = self.params
-
-        def parse_one(text: str) -> list[Any]:
-            wrapped = text if "$" in text else f"${text}$"
-            return list(parse(wrapped, self._latex_cfg, parsing_timeout=None))  # type: ignore[arg-type]
-
-        def equal(x: Any, y: Any) -> bool:
-            return bool(
-                verify(
-                    [x],
-                    [y],
-                    float_rounding=int(p.get("float_rounding", 6)),
-                    numeric_precision=int(p.get("numeric_precision", 15)),
-                    strict=bool(p.get("strict", True)),
-                    timeout_seconds=None,
-                )
-            )
-
-        def decide() -> tuple[bool, str] | None:
-            g = math_forms.form_of(gold, parse_one)
-            a = math_forms.form_of(answer, parse_one) if g is not None else None
-            # "or" is notation in a set of reals ("x < -2 or x > 3") and in a list of solutions, not a hedge.
-            if g is not None and hedged and g.kind not in ("values", "set"):
-                return False, f"hedged: {hedged}"
-            if g is None or a is None:
-                return None
-            same = math_forms.compare(g, a, equal)
-            if same is None:
-                return None
-            return same, f"{'equivalent' if same else 'not equivalent'} as {g.kind} / {a.kind}: {answer[:80]}"
-
-        try:
-            return timeout(self._timeout())(decide)()  # type: ignore[no-any-return]
-        except TimeoutException:
-            return None
-        except Exception:  # sympy raises many kinds on odd input; the library then judges the pair
-            return None
-
-    def _judge(
-        self, gold: str, raw_ref: str, answer: math_answer.FinalAnswer, response: str
-    ) -> tuple[bool, str]:
-        """(equivalent, reason) for one acceptable reference."""
-        letter = math_answer.choice_letter(gold, reference=True)
-        if letter is not None:
-            if answer.hedged:
-                return False, f"hedged: {answer.hedged}"
-            # The stated answer's letter, else the letter the response opens with ("C. 42", "(B) because ...").
-            chosen = math_answer.choice_letter(answer.text) or math_answer.choice_letter(response.strip())
-            return chosen == letter, f"chose {chosen}" if chosen else "no choice letter in the answer"
-        number = math_answer.scalar_value(gold)
-        if number is not None:
-            if answer.hedged:
-                return False, f"hedged: {answer.hedged}"
-            given = math_answer.scalar_value(answer.text)
-            if given is None and not answer.boxed:
-                span = math_forms.math_span(answer.text)
-                if span != answer.text:  # "$x = 6$ and $x = -1$": a list of solutions is judged as one
-                    decided = self._forms(math_forms.prepare(gold), math_forms.prepare(span))
-                    if decided is not None:
-                        return decided
-                given = math_answer.stated_value(answer.text, response)
-            if given is not None:
-                same = math_answer.same_number(number, given)
-                return (
-                    same,
-                    f"{'equal' if same else 'not equal'}: {float(given[0]):g}{'%' if given[1] else ''}",
-                )
-        prose = math_answer.is_prose(gold)
-        gold_text, answer_text = math_forms.prepare(gold), math_forms.prepare(answer.text)
-        if not prose:
-            answer_span = math_forms.prepare(math_forms.math_span(answer.text))
-            decided = self._forms(gold_text, answer_span, answer.hedged)
-            if decided is not None:
-                return decided
-        gold_parsed = self._parse(gold_text, wrap=True) if not prose else []
-        if not gold_parsed:  # what the library alone would do with the raw texts
-            gold_parsed, answer_parsed = self._parse(raw_ref, wrap=False), self._parse(response, wrap=False)
-        else:
-            answer_parsed = self._parse(answer_text, wrap=True)
-        if not gold_parsed:
-            raise ValueError("reference not parseable as math")
-        if not answer_parsed:
-            return False, "no parseable answer"
-        same = self._verify(gold_parsed, answer_parsed)
-        return same, f"{'equivalent' if same else 'not equivalent'}: {str(answer_parsed[-1])[:80]}"
-
-    async def _score(self, inp: ToolInput) -> ToolResult:
-        refs = reference_strings(inp.reference)
-        if not refs:
-            return ToolResult.abstain("no reference")
-        marker = str(self.params.get("reference_marker") or "")
-        answer = math_answer.final_answer(inp.response)
-        if answer is None:
-            return self.ok(0.0, "no answer found")
-        unreadable = 0
-        reason = ""
-        for ref in refs:
-            try:
-                same, reason = self._judge(math_answer.gold_answer(ref, marker), ref, answer, inp.response)
-            except ValueError:
-                unreadable += 1
-                continue
-            if same:
-                return self.ok(1.0, reason[:300], extracted=answer.text[:200], matched=ref[:200])
-        if unreadable == len(refs):
-            return ToolResult.abstain("reference not parseable as math", reference=str(refs)[:200])
-        return self.ok(0.0, reason[:300], extracted=answer.text[:200])
 
 
 _SENTENCE_END = re.compile(r"[.!?]+(?:\s|$)")

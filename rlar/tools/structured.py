@@ -1,15 +1,6 @@
-"""Reward tools for references that are structures, not one answer text: ``set_f1``, ``sequence_match``,
-``quantity_match``.
+"""Reward tools for references that are structures, not one answer text: ``sequence_match``, ``quantity_match``
+(``set_f1``: ``rlar.tools.item_sets``).
 
-- ``set_f1``: the reference is a set of items the answer must give — DROP's ``{"spans", "types"}`` (or its
-  ``{"number", "date", "spans"}`` answer), KP20k/Inspec keyphrase lists, WebQuestions' answer lists, CoQA's
-  ``{"input_text", ...}``, QuAC's ``{"texts", ...}`` (alternatives), Qasper's ``extractive_spans``, a
-  ``;``-separated string. The response's items (a JSON list, lines, bullets, ``;``, ``,`` or ``and``
-  separated) are compared with the reference's after
-  SQuAD-style normalisation (case, punctuation, articles, whitespace); the score is the F1 of the two sets
-  (duplicates count once), the best over the reference's alternatives where its shape lists alternatives
-  (SQuAD ``{"text": [...]}`` and QuAC ``{"texts": [...]}`` are annotators' alternatives, TriviaQA's
-  ``{"value", "aliases"}`` too). One reference item: the whole answer must equal it (no splitting on commas).
 - ``sequence_match``: the reference is a sequence of cells or tags — a token-level tag list (CoNLL/WikiANN
   ``ner_tags`` as ints, with the names in ``metadata["tag_names"]`` when given, or UD ``upos`` strings), a
   puzzle grid or digit string (Sudoku's 81 digits, crossword rows, a list of rows). The response's
@@ -24,153 +15,17 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from rlar.tools.answer_chars import read_chars
+from rlar.tools.answer_text import explicit_statement
 from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
-from rlar.tools.rules import normalize_text
+from rlar.tools.item_sets import decoded_reference
 
-__all__ = [
-    "QuantityMatchTool",
-    "SequenceMatchTool",
-    "SetF1Tool",
-    "parse_quantity",
-    "reference_item_sets",
-    "response_items",
-    "set_f1",
-]
-
-
-# -- set_f1 ---------------------------------------------------------------------------------------------------
-def _strings(value: Any) -> list[str]:
-    if value is None or isinstance(value, bool):
-        return []
-    if isinstance(value, str):
-        return [value] if value.strip() else []
-    if isinstance(value, int | float):
-        return [str(value)]
-    if isinstance(value, list | tuple):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
-def _decoded(reference: Any) -> Any:
-    if isinstance(reference, str) and reference.lstrip()[:1] in ("[", "{"):
-        try:
-            return json.loads(reference)
-        except ValueError:
-            return reference
-    return reference
-
-
-def reference_item_sets(reference: Any) -> list[list[str]]:
-    """The reference as alternatives, each a list of items that together make the answer ([] when it has no
-    items: see the module docstring)."""
-    ref = _decoded(reference)
-    if isinstance(ref, Mapping):
-        if "spans" in ref:  # DROP
-            spans = _strings(ref.get("spans"))
-            if spans:
-                return [spans]
-            number = _strings(ref.get("number"))
-            if number:
-                return [number]
-            date = ref.get("date")
-            if isinstance(date, Mapping):
-                parts = [str(date.get(k, "")).strip() for k in ("day", "month", "year")]
-                return [[" ".join(p for p in parts if p)]] if any(parts) else []
-            return []
-        if "value" in ref and "aliases" in ref:  # TriviaQA: alternatives
-            return [[a] for a in _strings([ref["value"], *(ref.get("aliases") or [])])]
-        for key in ("texts", "text"):  # QuAC, SQuAD: annotators' alternatives
-            if key in ref:
-                return [[a] for a in _strings(ref[key])]
-        if "extractive_spans" in ref:  # Qasper
-            spans = _strings(ref.get("extractive_spans"))
-            free = _strings(ref.get("free_form_answer"))
-            return [spans] if spans else ([free[:1]] if free else [])
-        if "input_text" in ref:  # CoQA
-            return [_strings(ref["input_text"])[:1]] if _strings(ref["input_text"]) else []
-        for key in ("answers", "answer", "keyphrases", "keywords", "tags", "labels", "items"):
-            if key in ref:
-                return reference_item_sets(ref[key])
-        return []
-    if isinstance(ref, str):
-        items = [p.strip() for p in re.split(r"[;\n]", ref) if p.strip()]
-        return [items] if items else []
-    items = _strings(ref)
-    return [items] if items else []
-
-
-_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|\(\w\))\s+")
-
-
-def response_items(response: str, many: bool) -> list[str]:
-    """The items a response gives: a JSON list, else lines / bullets / ``;`` (and ``,`` when ``many``) parts."""
-    text = response.strip()
-    if text.startswith("["):
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = None
-        if isinstance(value, list):
-            return _strings(value)
-    if not many:
-        return [text] if text else []
-    parts: list[str] = []
-    for line in text.splitlines():
-        line = _BULLET.sub("", line).strip()
-        parts.extend(p.strip() for p in re.split(r"[;,]|\s+and\s+", line) if p.strip())
-    return parts
-
-
-def set_f1(predicted: Sequence[str], gold: Sequence[str]) -> float:
-    """F1 of two item sets after normalisation (duplicates count once; empty items dropped)."""
-
-    def norm(items: Sequence[str]) -> set[str]:
-        return {n for n in (normalize_text(i, remove_articles=True) for i in items) if n}
-
-    p, g = norm(predicted), norm(gold)
-    if not p or not g:
-        return 0.0
-    hit = len(p & g)
-    if not hit:
-        return 0.0
-    precision, recall = hit / len(p), hit / len(g)
-    return 2 * precision * recall / (precision + recall)
-
-
-class SetF1Tool(RewardTool):
-    """F1 between the response's items and the reference's item set (see the module docstring)."""
-
-    default_spec: ClassVar[ToolSpec] = ToolSpec(
-        name="set_f1",
-        kind=ToolKind.RULE,
-        description=(
-            "Set F1 between the items of the response and the items of a structured reference: answer-span"
-            " objects (DROP spans with their types, CoQA input_text, QuAC texts), keyphrase lists, answer"
-            " lists, ';'-separated items. Items are normalised (case, punctuation, articles); the score is"
-            " the F1 of the two sets, best over the reference's alternatives. Use for multi-span answers,"
-            " keyphrase generation and list answers."
-        ),
-        task_types=["multi_span_qa", "keyphrases", "list_answer", "span_extraction"],
-        answer_formats=["list", "spans", "items"],
-        params={},
-    )
-
-    async def _score(self, inp: ToolInput) -> ToolResult:
-        alternatives = reference_item_sets(inp.reference)
-        if not alternatives:
-            return ToolResult.abstain("no reference items")
-        best, best_items = 0.0, alternatives[0]
-        for gold in alternatives:
-            got = set_f1(response_items(inp.response, many=len(gold) > 1), gold)
-            if got > best:
-                best, best_items = got, gold
-        return self.ok(round(best, 6), f"set F1 {best:.3f}", reference_items=best_items)
+__all__ = ["QuantityMatchTool", "SequenceMatchTool", "parse_quantity", "quantities", "stated_quantity"]
 
 
 # -- sequence_match ---------------------------------------------------------------------------------------------
@@ -179,7 +34,7 @@ _CELL_LINE = re.compile(r"^[A-Za-z0-9]+$")
 
 def _grid_cells(reference: Any) -> str | None:
     """The cells of a grid or digit-string reference (letters and digits in order), else None."""
-    ref = _decoded(reference)
+    ref = decoded_reference(reference)
     if isinstance(ref, list | tuple) and ref and all(isinstance(r, list | tuple | str) for r in ref):
         rows = ["".join(str(c) for c in r) if isinstance(r, list | tuple) else r for r in ref]
         if all(_CELL_LINE.match(r) for r in rows) and any(len(r) > 1 for r in rows):
@@ -194,7 +49,7 @@ def _grid_cells(reference: Any) -> str | None:
 
 
 def _tags(reference: Any) -> list[str] | None:
-    ref = _decoded(reference)
+    ref = decoded_reference(reference)
     if isinstance(ref, Mapping):
         for key in ("ner_tags", "pos_tags", "upos", "tags", "labels", "chunk_tags"):
             if key in ref:
@@ -393,8 +248,8 @@ _SUPERSCRIPT = str.maketrans("⁻¹²³⁴", "-1234")
 _QUANTITY = re.compile(
     r"(?<![\w.])([-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+)"
     r"(?:\s*(?:[eE]([-+]?\d+)|[x×]\s*10\^?\{?([-+−]?\d+)\}?))?"
-    r"\s*((?:°\s?[CF]|[A-Za-zµμΩ%°][A-Za-zµμΩ°]*(?:\s*(?:\^|\*\*)?\s*[-−]?\d|[⁻¹²³⁴]+)?)"
-    r"(?:\s*(?:/|·|\*|⋅|\s|per\s)\s*[A-Za-zµμΩ]+(?:\s*(?:\^|\*\*)?\s*[-−]?\d|[⁻¹²³⁴]+)?)*)?"
+    r"\s*((?:°\s?[CF]|[A-Za-zµμΩ%°][A-Za-zµμΩ°]*(?:\s*(?:\^|\*\*)\s*[-−]?\d|[-−]?\d(?![\d.])|[⁻¹²³⁴]+)?)"
+    r"(?:\s*(?:/|·|\*|⋅|\s|per\s)\s*[A-Za-zµμΩ]+(?:\s*(?:\^|\*\*)\s*[-−]?\d|[-−]?\d(?![\d.])|[⁻¹²³⁴]+)?)*)?"
 )
 
 
@@ -443,10 +298,31 @@ def _unit(text: str) -> tuple[float, _D] | None:
     return factor, (dims[0], dims[1], dims[2], dims[3], dims[4], dims[5])
 
 
-def parse_quantity(text: str, last: bool = True) -> tuple[float, _D, str] | None:
-    """(value in SI units, dimension, unit as written) of the last (or first) quantity with a known unit."""
+_SUPERSCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_POWER_WORD = re.compile(r"\b(square|sq\.?|cubic|cu\.?)\s+([A-Za-zµμ]+)", re.IGNORECASE)
+
+
+def _readable(text: str) -> str:
+    """``text`` with its characters read (``answer_chars.read_chars(latex=False)``: dashes as signs, thin spaces,
+    full-width digits), ``10⁻³`` as ``10^-3`` and "square centimeters" / "cubic meters" as powers."""
+    text = read_chars(text, latex=False)
+    text = re.sub(
+        r"10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)", lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT_DIGITS), text
+    )
+    return _POWER_WORD.sub(
+        lambda m: f"{m.group(2)}^{2 if m.group(1).lower().startswith(('s', 'sq')) else 3}", text
+    )
+
+
+def quantities(text: str) -> list[tuple[float, _D, str]]:
+    """(value in SI units, dimension, unit as written) of every quantity with a known unit in ``text``, in
+    order."""
     found = []
-    for m in _QUANTITY.finditer(text):
+    text, pos = _readable(text), 0
+    while m := _QUANTITY.search(text, pos):
+        # The next quantity is searched for after the unit words used, not after every word the pattern took
+        # ("2.5 hours is equal to 0.5 minutes" holds two quantities).
+        pos = m.end(1) if m.end(1) > pos else pos + 1
         unit_text = (m.group(4) or "").strip()
         if not unit_text:
             continue
@@ -459,14 +335,50 @@ def parse_quantity(text: str, last: bool = True) -> tuple[float, _D, str] | None
                 words.pop()
         if unit is None:
             continue
+        pos = m.start(4) + [t.end() for t in re.finditer(r"\S+", m.group(4))][len(words) - 1]
         value = float(m.group(1).replace(",", "").replace("−", "-"))
         exp = m.group(2) or m.group(3)
         if exp:
             value *= 10 ** int(exp.replace("−", "-"))
         found.append((value * unit[0], unit[1], " ".join(words)))
+    return found
+
+
+def parse_quantity(text: str, last: bool = True) -> tuple[float, _D, str] | None:
+    """(value in SI units, dimension, unit as written) of the last (or first) quantity with a known unit."""
+    found = quantities(text)
     if not found:
         return None
     return found[-1] if last else found[0]
+
+
+def stated_quantity(response: str, dimension: _D) -> tuple[float, _D, str] | str | None:
+    """The quantity a response states as its answer: the last one of its explicit answer statement ("The answer
+    is ..."), else its last one of ``dimension`` (a speed stated after the distance asked for does not replace
+    it), else its last one; a reason (str) when the sentence that states it gives two different values of that
+    dimension ("between 10 m and 20 m"); None when it has none."""
+    explicit = explicit_statement(response)
+    found = quantities(explicit) if explicit else []
+    if found:
+        return found[-1]
+    every = quantities(response)
+    if not every:
+        return None
+    same = [q for q in every if q[1] == dimension]
+    if not same:
+        return every[-1]
+    sentence = next(
+        (
+            s
+            for s in reversed(re.split(r"(?<=[.!?])\s+|\n+", response))
+            if any(q[1] == dimension for q in quantities(s))
+        ),
+        "",
+    )
+    values = {round(q[0], 12) for q in quantities(sentence) if q[1] == dimension}
+    if len(values) > 1:
+        return f"{len(values)} different values of the reference's dimension in the answer sentence"
+    return same[-1]
 
 
 class QuantityMatchTool(RewardTool):
@@ -494,9 +406,11 @@ class QuantityMatchTool(RewardTool):
         gold = parse_quantity(str(ref)) if isinstance(ref, str | int | float) else None
         if gold is None:
             return ToolResult.abstain("the reference is not a quantity with a known unit")
-        got = parse_quantity(inp.response)
+        got = stated_quantity(inp.response, gold[1])
         if got is None:
             return self.ok(0.0, "no quantity with a unit in the response")
+        if isinstance(got, str):
+            return self.ok(0.0, f"hedged: {got}")
         if got[1] != gold[1]:
             return self.ok(0.0, f"unit {got[2]!r} is not of the reference's dimension ({gold[2]!r})")
         tol = float(self.params.get("rel_tol", 0.01))

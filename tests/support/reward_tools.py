@@ -38,6 +38,15 @@ class ThrowTool(RewardTool):
         return 0.5
 
 
+class DigitsTool(RewardTool):
+    """1.0 when the response's digits are the reference's digits: it drops every other character — the sign, the
+    decimal point, the words around — the kind of checker that gave "The slope is –3." full marks against "3"."""
+
+    async def _score(self, inp: ToolInput) -> Outcome:
+        digits = "".join(ch for ch in str(inp.response) if ch.isdigit())
+        return float(bool(digits) and digits == "".join(ch for ch in str(inp.reference) if ch.isdigit()))
+
+
 class ValueTool(RewardTool):
     """Returns the float written in the response ("nan", "1e9", "0.25" ...)."""
 

@@ -1,0 +1,219 @@
+"""What the characters of a written answer mean: the known ones rewritten in plain ASCII or LaTeX, the others named.
+
+Chat models write answers with characters beyond ASCII: a minus sign (U+2212) or an en dash as the sign of a number,
+full-width digits, thin spaces between thousands, superscript exponents, vulgar fractions, a radical sign. A checker
+that drops a character it does not know and reads the rest turns "The slope is –3." into 3; this module reads every
+character it knows and names every other one, so a checker can abstain with the reason instead.
+
+``read_chars(text)`` rewrites, in order:
+
+- invisible format characters (zero-width space / joiners, word joiner, BOM, soft hyphen, left-to-right and
+  right-to-left marks) are removed; they carry no meaning. Bidirectional overrides and embeddings (U+202A-U+202E,
+  U+2066-U+2069) are *not*: they reorder what a reader sees, so they stay and are unknown;
+- full-width forms (U+FF01-U+FF5E) become their ASCII characters and the decimal digits of any script become ASCII
+  digits (``４２`` and ``٤٢`` are 42);
+- spaces: no-break, thin, narrow no-break, figure, hair, ideographic spaces between groups of three digits are
+  thousands separators and are removed (``1 234 567``); elsewhere they are a space;
+- dashes: the minus sign (U+2212), small and full-width hyphen-minus are a minus; an en dash, em dash, figure dash,
+  horizontal bar or Unicode hyphen between two digits with no space is a range ("3–5" -> "3 to 5", which the
+  checkers read as two values), else it is a minus (ASCII ``-``): a sign before a number ("–3"), a binary minus
+  between operands ("5 – 3");
+- superscript and subscript digits and signs become ``^{...}`` and ``_{...}`` (``x²`` -> ``x^{2}``, ``10⁻⁸`` ->
+  ``10^{-8}``, ``1011₂`` -> ``1011_{2}``); vulgar fractions become ``\\frac{p}{q}`` (``3½`` -> ``3\\frac{1}{2}``, a
+  mixed number) and the fraction slash ``/``;
+- mathematical symbols become their LaTeX (``√12`` -> ``\\sqrt{12}``, ``π``, ``∞``, ``≤``, ``≠``, ``±``, ``×``,
+  ``÷``, ``·``, ``⟨ ⟩``, ``≡``, ``∪``, ``∈``, Greek letters) and the degree, prime and double prime signs become
+  ``^\\circ``, ``'`` and ``''``; typographic quotes, the ellipsis and bullets become ASCII.
+
+Letters of any script (and their combining marks) are text and stay as written. Everything else — emoji, other
+symbols, other numerals (circled numbers, Roman numeral characters), control characters, bidirectional overrides —
+stays in the text and is listed by ``unknown_chars``: a checker must not score an answer that holds one.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["read_chars", "unknown_chars"]
+
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u200e\u200f\u180e"), None)
+_UNICODE_SPACES = "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+_THOUSANDS = re.compile(rf"(?<![\d.,])(\d{{1,3}})((?:[{_UNICODE_SPACES}]\d{{3}})+)(?![\d])")
+_MINUS = "\u2212\ufe63"
+_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015"
+_RANGE = re.compile(rf"(?<=\d)[{_DASHES}](?=\d)")
+_SUPERSCRIPT = dict(zip("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱ", "0123456789+-=()ni", strict=True))
+_SUBSCRIPT = dict(zip("₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎", "0123456789+-=()", strict=True))
+_SCRIPT_RUN = re.compile(f"[{''.join(_SUPERSCRIPT)}]+|[{''.join(_SUBSCRIPT)}]+")
+_VULGAR = {
+    "½": (1, 2),
+    "⅓": (1, 3),
+    "⅔": (2, 3),
+    "¼": (1, 4),
+    "¾": (3, 4),
+    "⅕": (1, 5),
+    "⅖": (2, 5),
+    "⅗": (3, 5),
+    "⅘": (4, 5),
+    "⅙": (1, 6),
+    "⅚": (5, 6),
+    "⅐": (1, 7),
+    "⅛": (1, 8),
+    "⅜": (3, 8),
+    "⅝": (5, 8),
+    "⅞": (7, 8),
+    "⅑": (1, 9),
+    "⅒": (1, 10),
+}
+_RADICAL = re.compile(r"([√∛∜])\s*(\([^()]*\)|\{[^{}]*\}|\d+(?:\.\d+)?|\\?[A-Za-z]+)")
+_SYMBOLS = {
+    "×": "\\times ",
+    "÷": "\\div ",
+    "·": "\\cdot ",
+    "⋅": "\\cdot ",
+    "∙": "\\cdot ",
+    "π": "\\pi ",
+    "∞": "\\infty ",
+    "≤": "\\le ",
+    "≥": "\\ge ",
+    "≦": "\\le ",
+    "≧": "\\ge ",
+    "≠": "\\neq ",
+    "≈": "\\approx ",
+    "±": "\\pm ",
+    "∓": "\\mp ",
+    "≡": "\\equiv ",
+    "∪": "\\cup ",
+    "∩": "\\cap ",
+    "∈": "\\in ",
+    "∉": "\\notin ",
+    "⊂": "\\subset ",
+    "⊆": "\\subseteq ",
+    "∅": "\\emptyset ",
+    "∠": "\\angle ",
+    "→": "\\to ",
+    "⟨": "\\langle ",
+    "⟩": "\\rangle ",
+    "〈": "\\langle ",
+    "〉": "\\rangle ",
+    "°": "^\\circ ",
+    "º": "^\\circ ",
+    "℃": "^\\circ C",
+    "℉": "^\\circ F",
+    "′": "'",
+    "″": "''",
+    "⁄": "/",
+    "∕": "/",
+    "∗": "*",
+    "√": "\\sqrt",
+    "∛": "\\sqrt[3]",
+    "∜": "\\sqrt[4]",
+}
+_PUNCTUATION = {
+    "‘": "'",
+    "’": "'",
+    "‚": ",",
+    "“": '"',
+    "”": '"',
+    "„": '"',
+    "«": '"',
+    "»": '"',
+    "…": "...",
+    "•": "-",
+    "‣": "-",
+}
+_GREEK = {
+    "α": "alpha",
+    "β": "beta",
+    "γ": "gamma",
+    "δ": "delta",
+    "ε": "epsilon",
+    "θ": "theta",
+    "λ": "lambda",
+    "μ": "mu",
+    "σ": "sigma",
+    "φ": "phi",
+    "ω": "omega",
+    "Δ": "Delta",
+    "Σ": "Sigma",
+    "Ω": "Omega",
+}
+# Symbols a checker reads itself (currency, units): known, kept as written.
+_KEPT = set("¢€£¥₹₩₽$%µΩ")
+_BIDI = set(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+
+
+def _script(m: re.Match[str]) -> str:
+    run = m.group(0)
+    if run[0] in _SUPERSCRIPT:
+        return "^{" + "".join(_SUPERSCRIPT[c] for c in run) + "}"
+    return "_{" + "".join(_SUBSCRIPT[c] for c in run) + "}"
+
+
+def _radical(m: re.Match[str]) -> str:
+    root = {"√": "\\sqrt", "∛": "\\sqrt[3]", "∜": "\\sqrt[4]"}[m.group(1)]
+    arg = m.group(2)
+    if arg[0] in "({":
+        arg = arg[1:-1]
+    return f"{root}{{{arg}}}"
+
+
+def _vulgar(ch: str) -> str:
+    p, q = _VULGAR[ch]
+    return f"\\frac{{{p}}}{{{q}}}"
+
+
+def read_chars(text: str, latex: bool = True) -> str:
+    """``text`` with every known character rewritten (see the module docstring); unknown ones are kept.
+
+    ``latex=False`` (for checkers of text, not of mathematics) stops after the digits, spaces, dashes and
+    typographic quotes: superscripts, fractions and mathematical symbols stay as written."""
+    text = text.translate(_INVISIBLE)
+    chars = []
+    for ch in text:
+        code = ord(ch)
+        if 0xFF01 <= code <= 0xFF5E:
+            ch = chr(code - 0xFEE0)
+        elif ch == "\u3000":
+            ch = " "
+        elif not ch.isascii() and unicodedata.category(ch) == "Nd":
+            ch = str(unicodedata.decimal(ch))
+        chars.append(ch)
+    text = "".join(chars)
+    text = _THOUSANDS.sub(lambda m: m.group(1) + re.sub(f"[{_UNICODE_SPACES}]", "", m.group(2)), text)
+    text = re.sub(f"[{_UNICODE_SPACES}]", " ", text)
+    text = re.sub(f"[{_MINUS}]", "-", text)
+    text = _RANGE.sub(" to ", text)
+    text = re.sub(f"[{_DASHES}]", "-", text)
+    if not latex:
+        return "".join(_PUNCTUATION.get(ch, ch) for ch in text)
+    text = _SCRIPT_RUN.sub(_script, text)
+    text = "".join(_vulgar(ch) if ch in _VULGAR else ch for ch in text)
+    text = _RADICAL.sub(_radical, text)
+    text = "".join(_SYMBOLS.get(ch, _PUNCTUATION.get(ch, ch)) for ch in text)
+    return "".join(f"\\{_GREEK[ch]} " if ch in _GREEK else ch for ch in text)
+
+
+def _known(ch: str) -> bool:
+    if ch.isascii():
+        return ch.isprintable() or ch in "\n\t\r"
+    if ch in _KEPT or ch in _SYMBOLS or ch in _PUNCTUATION or ch in _VULGAR:
+        return True
+    if ch in _SUPERSCRIPT or ch in _SUBSCRIPT or ch in _GREEK:
+        return True
+    if ch in _BIDI:
+        return False
+    return unicodedata.category(ch)[0] in "LM"
+
+
+def unknown_chars(text: str) -> list[str]:
+    """The characters of ``text`` (already ``read_chars``'d) that no rule reads, each as ``U+XXXX NAME``, in order
+    of first appearance."""
+    out: list[str] = []
+    for ch in text:
+        if not _known(ch):
+            name = f"U+{ord(ch):04X} {unicodedata.name(ch, 'UNNAMED')}"
+            if name not in out:
+                out.append(name)
+    return out

@@ -1,0 +1,348 @@
+"""The ``math_verify`` tool: is the response's final answer mathematically equal to the reference?
+
+Reads final answers the same way on references and responses (``rlar.tools.math_answer``: characters of any script
+read by ``rlar.tools.answer_chars``, numbers, the percent rule, choice letters, hedging), then the notations of
+``rlar.tools.math_notations`` (clock times, bases, residues, angles, ratios, money, vectors, polar complex numbers),
+the canonical forms of ``rlar.tools.math_forms`` (sets of reals from inequalities and intervals, solution lists,
+named components, ``\\pm``, repeating decimals, matrices with a scalar factor, refusal of several answers where one
+is asked), and math-verify (``parse`` + ``verify(gold, answer)``; the order matters) for the rest.
+
+Unknown means abstain: a final answer (or a reference) that holds a character no rule reads (an emoji, a circled
+number, a bidirectional override) abstains with the character named, and so does an answer that reads two ways,
+one right and one wrong (``math_notations.Unreadable``); neither is ever scored 1.
+
+With a query that lists lettered options ("(A) 54 (B) 56 ..."), a letter answers for its option's value and a
+value for its option's letter.
+
+Time limits use ``signal.alarm``, which only works in a process's main thread: here they are enabled when the tool
+runs in the main thread (as in the executor's worker process) and disabled otherwise, where the caller must bound
+the time (the executor kills the worker process).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import threading
+from fractions import Fraction
+from typing import Any, ClassVar
+
+from rlar.tools import math_answer, math_forms, math_notations
+from rlar.tools.answer_chars import read_chars, unknown_chars
+from rlar.tools.answer_text import chosen_letters, lettered_options, statements
+from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
+from rlar.tools.rules import reference_strings
+
+__all__ = ["MathVerifyTool"]
+
+
+def _quiet_timeout_notice(record: logging.LogRecord) -> bool:
+    """Drop math-verify's notice that its own timeout is off: ``MathVerifyTool._forms`` runs the library under
+    one time limit of its own (and off the main thread the caller bounds the time, see the module doc)."""
+    return not str(record.msg).startswith("Timeout is disabled")
+
+
+class MathVerifyTool(RewardTool):
+    """1.0 if the response's final answer is mathematically equivalent to the reference (``math_answer`` rules,
+    math-verify for expressions)."""
+
+    default_spec: ClassVar[ToolSpec] = ToolSpec(
+        name="math_verify",
+        kind=ToolKind.RULE,
+        description=(
+            "Math answer equivalence: takes the response's final answer (the last \\boxed{}, '#### X', 'the"
+            " answer is X', else the last sentence with a value) and the reference's (after GSM8K's '####')"
+            " and checks they are equal: numbers exactly after normalising thousands separators, currency,"
+            " units, degrees, number words, fractions and mixed numbers, scientific notation; X% equals X and"
+            " X/100; multiple-choice letters; expressions, tuples, sets, intervals, matrices and equations"
+            " with math-verify. Hedged answers ('3 or 4') and lists of candidates score 0. 1 if equivalent,"
+            " else 0. Abstains if the reference cannot be read."
+        ),
+        task_types=["math", "arithmetic", "gsm8k", "competition_math", "word_problem", "multiple_choice"],
+        answer_formats=["number", "latex", "boxed", "expression", "fraction", "choice_letter"],
+        params={
+            "reference_marker": "####",
+            "float_rounding": 6,
+            "numeric_precision": 15,
+            "strict": True,
+            "verify_timeout_s": 5,
+        },
+    )
+
+    def __init__(self, spec: ToolSpec, **resources: Any) -> None:
+        super().__init__(spec, **resources)
+        from math_verify import ExprExtractionConfig, LatexExtractionConfig
+
+        self._latex_cfg = [LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig()]
+        for name in ("math_verify.grader", "math_verify.parser"):
+            logging.getLogger(name).addFilter(_quiet_timeout_notice)
+
+    def _timeout(self) -> int | None:
+        # signal.alarm only works in the main thread; elsewhere the caller must bound time (see module doc).
+        if threading.current_thread() is not threading.main_thread():
+            return None
+        return max(1, int(self.params.get("verify_timeout_s", 5)))
+
+    def _parse(self, text: str, wrap: bool) -> list[Any]:
+        from math_verify import parse
+
+        timeout = self._timeout()
+        if wrap and "$" not in text:
+            found = parse(f"${text}$", self._latex_cfg, parsing_timeout=timeout)  # type: ignore[arg-type]
+            if found:
+                return list(found)
+        return list(parse(text, self._latex_cfg, parsing_timeout=timeout))  # type: ignore[arg-type]
+
+    def _verify(self, gold: list[Any], answer: list[Any]) -> bool:
+        from math_verify import verify
+
+        p = self.params
+        return bool(
+            verify(
+                gold,
+                answer,
+                float_rounding=int(p.get("float_rounding", 6)),
+                numeric_precision=int(p.get("numeric_precision", 15)),
+                strict=bool(p.get("strict", True)),
+                timeout_seconds=self._timeout(),
+            )
+        )
+
+    def _forms(self, gold: str, answer: str, hedged: str = "") -> tuple[bool, str] | None:
+        """The canonical-form layer (``rlar.tools.math_forms``): (equivalent, reason), or None to leave the pair
+        to the library. ``hedged``: why the response offers several answers, refused unless the reference is a
+        list or a set of reals itself. Parsing, sympy work and element comparisons all run under one time limit."""
+        from math_verify import parse, verify
+        from math_verify.errors import TimeoutException
+        from math_verify.utils import timeout
+
+        p = self.params
+
+        def parse_one(text: str) -> list[Any]:
+            wrapped = text if "$" in text else f"${text}$"
+            return list(parse(wrapped, self._latex_cfg, parsing_timeout=None))  # type: ignore[arg-type]
+
+        def equal(x: Any, y: Any) -> bool:
+            return bool(
+                verify(
+                    [x],
+                    [y],
+                    float_rounding=int(p.get("float_rounding", 6)),
+                    numeric_precision=int(p.get("numeric_precision", 15)),
+                    strict=bool(p.get("strict", True)),
+                    timeout_seconds=None,
+                )
+            )
+
+        def decide() -> tuple[bool, str] | None:
+            g = math_forms.form_of(gold, parse_one)
+            a = math_forms.form_of(answer, parse_one) if g is not None else None
+            # "or" is notation in a set of reals ("x < -2 or x > 3") and in a list of solutions, not a hedge.
+            if g is not None and hedged and g.kind not in ("values", "set"):
+                return False, f"hedged: {hedged}"
+            if g is None or a is None:
+                return None
+            same = math_forms.compare(g, a, equal)
+            if same is None:
+                return None
+            return same, f"{'equivalent' if same else 'not equivalent'} as {g.kind} / {a.kind}: {answer[:80]}"
+
+        try:
+            return timeout(self._timeout())(decide)()  # type: ignore[no-any-return]
+        except TimeoutException:
+            return None
+        except Exception:  # sympy raises many kinds on odd input; the library then judges the pair
+            return None
+
+    def _evaluate(self, text: str) -> complex | None:
+        """One LaTeX expression as a complex number (``i`` read as the imaginary unit), None when it is not one
+        number. Called under the time limit of ``_notations``."""
+        import cmath
+
+        import sympy
+        from math_verify import parse
+
+        wrapped = text if "$" in text else f"${text}$"
+        try:
+            found = [
+                p for p in parse(wrapped, self._latex_cfg, parsing_timeout=None) if not isinstance(p, str)
+            ]  # type: ignore[arg-type]
+            if not found or not isinstance(found[0], sympy.Expr):
+                return None
+            obj = found[0].subs({s: sympy.I for s in found[0].free_symbols if getattr(s, "name", "") == "i"})
+            if obj.free_symbols:
+                return None
+            value = complex(obj.evalf(30))
+        except Exception:  # sympy raises many kinds on odd input: then it is not one number
+            return None
+        return value if cmath.isfinite(value) else None
+
+    def _notations(self, gold: str, answer: str, hedged: str) -> tuple[bool, str] | None:
+        """The notation layer (``rlar.tools.math_notations``) under one time limit: (equivalent, reason), None to
+        go on; ``math_notations.Unreadable`` passes through (the tool abstains)."""
+        from math_verify.errors import TimeoutException
+        from math_verify.utils import timeout
+
+        def decide() -> tuple[bool, str] | None:
+            return math_notations.compare(gold, answer, self._evaluate, hedged)
+
+        try:
+            return timeout(self._timeout())(decide)()  # type: ignore[no-any-return]
+        except TimeoutException:
+            return None
+
+    def _option_answer(
+        self, gold: str, answer: math_answer.FinalAnswer, options: dict[str, str]
+    ) -> math_answer.FinalAnswer:
+        """With the query's lettered options: an answer that is only a letter, where the reference is a value, is
+        read as that option's value ("B" -> "56")."""
+        letter = math_answer.choice_letter(answer.text)
+        bare = re.fullmatch(r"\s*(?:option\s+|choice\s+)?\(?[A-Ja-j]\)?[.)]?\s*", answer.text, re.IGNORECASE)
+        if options and letter in options and bare and math_answer.choice_letter(gold, reference=True) is None:
+            return math_answer.FinalAnswer(options[letter], answer.boxed, answer.hedged)
+        return answer
+
+    def _chosen_option(self, answer: math_answer.FinalAnswer, options: dict[str, str]) -> str | None:
+        """The letter of the query's option whose value the answer states, where it names no letter."""
+        given = math_answer.scalar_value(answer.text) or math_answer.stated_value(answer.text, answer.text)
+        for letter, text in options.items():
+            value = math_answer.scalar_value(text)
+            if given is not None and value is not None and math_answer.same_number(value, given):
+                return letter
+            if given is None and _plain(text) and _plain(text) == _plain(answer.text):
+                return letter
+        return None
+
+    def _judge(
+        self, gold: str, raw_ref: str, answer: math_answer.FinalAnswer, response: str, query: str = ""
+    ) -> tuple[bool, str]:
+        """(equivalent, reason) for one acceptable reference; ``math_notations.Unreadable`` when the answer reads
+        two ways."""
+        options = lettered_options(query) if query else {}
+        answer = self._option_answer(gold, answer, options)
+        letter = math_answer.choice_letter(gold, reference=True)
+        if letter is not None:
+            if answer.hedged:
+                return False, f"hedged: {answer.hedged}"
+            letters = chosen_letters(response)
+            if len(letters) > 1:
+                return False, f"two different options chosen: {', '.join(letters)}"
+            # The stated answer's letter, else the letter the response opens with ("C. 42", "(B) because ..."),
+            # else the option whose value the answer states.
+            chosen = math_answer.choice_letter(answer.text) or math_answer.choice_letter(response.strip())
+            if chosen is None and options:
+                chosen = self._chosen_option(answer, options)
+            return chosen == letter, f"chose {chosen}" if chosen else "no choice letter in the answer"
+        decided = self._notations(gold, answer.text, answer.hedged)
+        if decided is not None:
+            return decided
+        number = math_answer.scalar_value(gold)
+        if number is not None:
+            if answer.hedged:
+                return False, f"hedged: {answer.hedged}"
+            given = math_answer.scalar_value(answer.text)
+            # "2^{3}", "5!", "2\\sqrt{3}": a number written in a form the library evaluates (below).
+            written = given is None and math_answer.value_form(math_forms.math_span(answer.text))
+            if given is None and not answer.boxed and not written:
+                span = math_forms.math_span(answer.text)
+                if span != answer.text:  # "$x = 6$ and $x = -1$": a list of solutions is judged as one
+                    decided = self._forms(math_forms.prepare(gold), math_forms.prepare(span))
+                    if decided is not None:
+                        return decided
+                given = math_answer.stated_value(answer.text, response)
+            if given is not None and (bang := re.search(r"(?<![\d!])(\d{1,2})!\s*$", answer.text)):
+                # "5!" is a factorial or an exclamation: when the two readings disagree on the verdict, abstain.
+                factorial = (Fraction(math.factorial(int(bang.group(1)))), False)
+                if math_answer.same_number(number, factorial) != math_answer.same_number(number, given):
+                    raise math_notations.Unreadable(
+                        f"{bang.group(0).strip()} is a factorial or an exclamation"
+                    )
+            if given is not None:
+                same = math_answer.same_number(number, given)
+                return (
+                    same,
+                    f"{'equal' if same else 'not equal'}: {float(given[0]):g}{'%' if given[1] else ''}",
+                )
+        prose = math_answer.is_prose(gold)
+        gold_text, answer_text = math_forms.prepare(gold), math_forms.prepare(answer.text)
+        if not prose:
+            answer_span = math_forms.prepare(math_forms.math_span(answer.text))
+            decided = self._forms(gold_text, answer_span, answer.hedged)
+            if decided is not None:
+                return decided
+        gold_parsed = self._parse(gold_text, wrap=True) if not prose else []
+        if not gold_parsed:  # what the library alone would do with the raw texts
+            gold_parsed, answer_parsed = self._parse(raw_ref, wrap=False), self._parse(response, wrap=False)
+        else:
+            answer_parsed = self._parse(answer_text, wrap=True)
+        if not gold_parsed:
+            raise ValueError("reference not parseable as math")
+        if not answer_parsed:
+            return False, "no parseable answer"
+        same = self._verify(gold_parsed, answer_parsed)
+        return same, f"{'equivalent' if same else 'not equivalent'}: {str(answer_parsed[-1])[:80]}"
+
+    async def _score(self, inp: ToolInput) -> ToolResult:
+        refs = reference_strings(inp.reference)
+        if not refs:
+            return ToolResult.abstain("no reference")
+        marker = str(self.params.get("reference_marker") or "")
+        answer = math_answer.final_answer(inp.response)
+        if answer is None:
+            # No number or letter stated: only a notation that needs none ("noon") can still be read.
+            text = read_chars(inp.response).strip()
+            if unknown := unknown_chars(text):
+                return ToolResult.abstain(
+                    f"no answer read; the response holds characters no rule reads: {', '.join(unknown)}"
+                )
+            for ref in refs:
+                gold = math_answer.gold_answer(ref, marker)
+                try:
+                    decided = self._notations(gold, text, "") if text else None
+                except math_notations.Unreadable:
+                    decided = None
+                if decided is not None and decided[0]:
+                    return self.ok(1.0, decided[1][:300], extracted=text[:200], matched=ref[:200])
+                # A letter asked for and the option's text stated ("The closest planet is Mercury.").
+                options = lettered_options(inp.query) if inp.query else {}
+                letter = math_answer.choice_letter(gold, reference=True)
+                if letter and options and len(chosen_letters(inp.response)) <= 1:
+                    said = {_plain(s) for s in statements(inp.response)}
+                    stated = [k for k, option in options.items() if _plain(option) in said]
+                    if stated == [letter]:
+                        return self.ok(1.0, f"states option {letter}'s text", matched=ref[:200])
+            return self.ok(0.0, "no answer found")
+        unknown = unknown_chars(answer.text)
+        if unknown:
+            return ToolResult.abstain(
+                f"the answer holds characters no rule reads: {', '.join(unknown)}",
+                extracted=answer.text[:200],
+            )
+        unreadable = 0
+        reason = ""
+        for ref in refs:
+            gold = math_answer.gold_answer(ref, marker)
+            if unknown := unknown_chars(gold):
+                return ToolResult.abstain(
+                    f"the reference holds characters no rule reads: {', '.join(unknown)}"
+                )
+            try:
+                same, reason = self._judge(gold, ref, answer, inp.response, inp.query)
+            except math_notations.Unreadable as exc:
+                return ToolResult.abstain(
+                    f"the answer reads two ways: {exc.reason}", extracted=answer.text[:200]
+                )
+            except ValueError:
+                unreadable += 1
+                continue
+            if same:
+                return self.ok(1.0, reason[:300], extracted=answer.text[:200], matched=ref[:200])
+        if unreadable == len(refs):
+            return ToolResult.abstain("reference not parseable as math", reference=str(refs)[:200])
+        return self.ok(0.0, reason[:300], extracted=answer.text[:200])
+
+
+def _plain(text: str) -> str:
+    """Lower-case words of ``text`` without punctuation: "Mercury." and "mercury" read the same."""
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))

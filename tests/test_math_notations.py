@@ -1,0 +1,227 @@
+"""``math_verify`` on answers as chat models write them (issue 39): characters beyond ASCII (minus signs and dashes,
+full-width digits, thin spaces, superscripts, vulgar fractions, radicals), stray markup, sign words, decimal commas,
+and the notations of ``rlar.tools.math_notations`` (clock times, bases, residues, angles, ratios, money, vectors,
+polar complex numbers), each both ways: the right answer in the notation scores 1, a wrong one of the same form 0,
+and what reads two ways or holds a character no rule reads abstains with the reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rlar.tools import ToolInput, builtin_specs, make_tool
+from rlar.tools.answer_chars import read_chars, unknown_chars
+from rlar.tools.base import RewardTool
+
+
+@pytest.fixture(scope="module")
+def math_tool() -> RewardTool:
+    return make_tool(next(s for s in builtin_specs() if s.name == "math_verify"))
+
+
+async def score(
+    tool: RewardTool, reference: Any, response: str, query: str = ""
+) -> tuple[str, float | None, str]:
+    res = await tool.score(ToolInput(query=query, response=response, reference=reference))
+    return res.status, res.score, res.reason
+
+
+SIGNS_AND_CHARACTERS = [
+    ("-3", "The slope is −3.", 1.0),  # U+2212 minus sign
+    ("3", "The slope is −3.", 0.0),
+    ("-3", "The slope is –3.", 1.0),  # en dash as the sign
+    ("3", "The slope is –3.", 0.0),  # the filer's false positive: a dropped dash read as 3
+    ("-3", "x = —3", 1.0),  # em dash
+    ("3", "x = —3", 0.0),
+    ("-5", "The temperature is now ‒5 degrees.", 1.0),  # figure dash
+    ("5", "The temperature is now ﹣5 degrees.", 0.0),  # small hyphen-minus
+    ("-5", "negative five", 1.0),
+    ("5", "negative five", 0.0),
+    ("5", "The answer is minus 5.", 0.0),
+    ("9", "19 minus 10 is 9.", 1.0),  # a subtraction, not a sign
+    ("42", "The answer is ４２.", 1.0),  # full-width digits
+    ("43", "The answer is ４２.", 0.0),
+    ("42", "The answer is ٤٢.", 1.0),  # Arabic-Indic digits
+    ("1234567", "The population is 1\u2009234\u2009567.", 1.0),  # thin spaces
+    ("1234567", "The population is 1\u202f234\u202f567.", 1.0),  # narrow no-break spaces
+    ("1234", "The population is 1\u202f234\u202f567.", 0.0),
+    ("42", "The answer is 4\u200b2.", 1.0),  # a zero-width space is invisible
+    ("\\frac{1}{2}", "½", 1.0),
+    ("\\frac{7}{2}", "3½", 1.0),  # a mixed number
+    ("3", "3½", 0.0),
+    ("8", "2³", 1.0),
+    ("6", "2³", 0.0),
+    ("x^2+1", "x²+1", 1.0),
+    ("1.5\\times 10^{-8}", "1.5 × 10⁻⁸", 1.0),
+    ("1.5\\times 10^{-8}", "1.5 × 10⁸", 0.0),  # the exponent's sign
+    ("1.5\\times 10^{-8}", "1.5·10^-8", 1.0),
+    ("1.5\\times 10^{-8}", "1.5 x 10^-8", 1.0),
+    ("2\\sqrt{3}", "2√3", 1.0),
+    ("2\\sqrt{3}", "√12", 1.0),
+    ("2\\sqrt{3}", "3√2", 0.0),
+    ("(-\\infty, 3]", "(−∞, 3]", 1.0),
+    ("(-\\infty, 3]", "(−∞, 3)", 0.0),
+    ("5", "It takes 3–5 days.", 0.0),  # an en dash between digits is a range: two values
+]
+
+
+@pytest.mark.parametrize(("reference", "response", "expected"), SIGNS_AND_CHARACTERS)
+async def test_characters_beyond_ascii_are_read_for_what_they_mean(
+    math_tool: RewardTool, reference: str, response: str, expected: float
+) -> None:
+    status, got, reason = await score(math_tool, reference, response)
+    assert (status, got) == ("ok", expected), reason
+
+
+MARKUP_AND_FORMS = [
+    ("5", "<b>5</b>", 1.0),
+    ("5", "The answer is `5`.", 1.0),
+    ("5", "The answer is *5*.", 1.0),
+    ("8", "2<sup>3</sup>", 1.0),
+    ("5", "**Answer:** \\textbf{5}", 1.0),
+    ("3.5", "3,5", 1.0),  # a decimal comma
+    ("35", "3,5", 0.0),
+    ("1234.5", "1.234,5", 1.0),
+    ("1000", "1,000", 1.0),  # three digits after a comma are thousands
+    ("120", "\\binom{10}{3}", 1.0),
+    ("3", "\\log_2 8", 1.0),
+    ("7", "3 + 4", 0.0),  # arithmetic left undone is not a written form of the value
+    ("5", "It is probably 5, but it could be 6.", 0.0),
+    ("6", "It is probably 5, but it could be 6.", 0.0),
+]
+
+
+@pytest.mark.parametrize(("reference", "response", "expected"), MARKUP_AND_FORMS)
+async def test_markup_is_removed_and_written_forms_of_a_number_are_evaluated(
+    math_tool: RewardTool, reference: str, response: str, expected: float
+) -> None:
+    status, got, reason = await score(math_tool, reference, response)
+    assert (status, got) == ("ok", expected), reason
+
+
+NOTATIONS = [
+    # clock times
+    ("15:45", "The train leaves at 3:45 p.m.", 1.0),
+    ("15:45", "The train leaves at 3:45 AM.", 0.0),
+    ("3:45 PM", "15:45", 1.0),
+    ("09:30", "9:30 am", 1.0),
+    ("12:00", "noon", 1.0),
+    ("15:45", "It is 3:45 PM or 4:45 PM.", 0.0),
+    # number bases
+    ("1011_2", "1011₂", 1.0),
+    ("1011_2", "The answer is 1011.", 1.0),
+    ("1011_2", "11", 1.0),  # the same number in decimal
+    ("1011_2", "1101_2", 0.0),
+    ("31", "0x1F", 1.0),
+    ("31", "0x1E", 0.0),
+    ("1F_{16}", "31", 1.0),
+    # residues
+    ("4", "x ≡ 4 (mod 9)", 1.0),
+    ("4", "x \\equiv 13 \\pmod{9}", 0.0),  # unreduced: not the remainder asked for
+    ("4", "13 mod 9 = 4", 1.0),
+    ("x \\equiv 4 \\pmod{9}", "x ≡ 13 (mod 9)", 1.0),  # against a modulus, a congruent value
+    ("x \\equiv 4 \\pmod{9}", "x ≡ 4 (mod 7)", 0.0),
+    # angles
+    ("\\frac{\\pi}{6}", "30°", 1.0),
+    ("\\frac{\\pi}{6}", "30 rad", 0.0),
+    ("30^\\circ", "\\frac{\\pi}{6}", 1.0),
+    ("30^\\circ", "The angle is \\frac{\\pi}{3} radians.", 0.0),
+    ("30^\\circ", "-30°", 0.0),
+    ("30.5^\\circ", "30°30′", 1.0),  # degrees and minutes
+    ("30.5^\\circ", "30°20′", 0.0),
+    ("\\frac{\\pi}{6}", "0.5236 rad", 1.0),  # a decimal at the precision it is written to
+    ("\\frac{\\pi}{6}", "0.53 rad", 0.0),
+    # ratios
+    ("3:4", "The ratio is 3 : 4.", 1.0),
+    ("3:4", "6:8", 1.0),
+    ("3:4", "4:3", 0.0),
+    ("3:4", "3 to 4", 1.0),
+    ("2:3:4", "4:6:8", 1.0),
+    ("2:3:4", "2:4:3", 0.0),
+    # money
+    ("\\$4.50", "450 cents", 1.0),
+    ("\\$4.50", "45 cents", 0.0),
+    ("75 cents", "$0.75", 1.0),
+    ("0.75", "75¢", 1.0),
+    # vectors
+    ("\\langle 1, 2 \\rangle", "⟨1, 2⟩", 1.0),
+    ("\\langle 1, 2 \\rangle", "⟨2, 1⟩", 0.0),
+    ("\\langle 1, 2 \\rangle", "1.2", 0.0),  # the library alone reads the brackets as 1.2
+    ("\\langle 3, -4 \\rangle", "3i - 4j", 1.0),
+    ("\\langle 3, -4 \\rangle", "3\\mathbf{i} + 4\\mathbf{j}", 0.0),
+    ("\\langle 2, 4 \\rangle", "2\\langle 1, 2 \\rangle", 1.0),
+    ("(1, 2, 3)", "⟨1, 2, 3⟩", 1.0),
+    ("\\begin{pmatrix} 3 \\\\ -4 \\end{pmatrix}", "⟨3, -4⟩", 1.0),
+    # complex numbers
+    ("5i", "5e^{i\\pi/2}", 1.0),
+    ("5i", "5e^{-i\\pi/2}", 0.0),
+    ("1+i", "\\sqrt{2}\\operatorname{cis}\\frac{\\pi}{4}", 1.0),
+    ("3+4i", "3 + 4j", 1.0),
+    ("3+4i", "3 - 4j", 0.0),
+]
+
+
+@pytest.mark.parametrize(("reference", "response", "expected"), NOTATIONS)
+async def test_notations_the_library_does_not_read_are_compared_by_meaning(
+    math_tool: RewardTool, reference: str, response: str, expected: float
+) -> None:
+    status, got, reason = await score(math_tool, reference, response)
+    assert (status, got) == ("ok", expected), reason
+
+
+ABSTAINS = [
+    ("42", "The answer is 42 🎉", "U+1F389"),
+    ("24", "The answer is \u202e42", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+    ("3", "The answer is ③.", "U+2462"),
+    ("120", "The answer is 5!", "factorial or an exclamation"),
+    ("5", "The answer is 5!", "factorial or an exclamation"),
+    ("15:45", "3:45", "12-hour time"),
+    ("\\langle 1, 2 \\rangle", "\\langle 1, 2 \\rangle + 1", "a vector inside a longer expression"),
+]
+
+
+@pytest.mark.parametrize(("reference", "response", "why"), ABSTAINS)
+async def test_what_no_rule_reads_or_what_reads_two_ways_abstains_and_names_why(
+    math_tool: RewardTool, reference: str, response: str, why: str
+) -> None:
+    status, got, reason = await score(math_tool, reference, response)
+    assert status == "abstain" and got is None
+    assert why in reason
+
+
+async def test_a_factorial_that_is_wrong_either_way_scores_zero(math_tool: RewardTool) -> None:
+    assert (await score(math_tool, "7", "The answer is 5!"))[:2] == ("ok", 0.0)
+
+
+async def test_a_reference_with_an_unknown_character_abstains(math_tool: RewardTool) -> None:
+    status, _, reason = await score(math_tool, "④", "4")
+    assert status == "abstain" and "reference" in reason and "U+2463" in reason
+
+
+QUERY = "What is 7 x 8?\nA) 54\nB) 56\nC) 58\nD) 64\nAnswer with the letter."
+
+
+@pytest.mark.parametrize(
+    ("reference", "response", "expected"),
+    [
+        ("B", "7 x 8 = 56", 1.0),  # the value of option B
+        ("B", "7 x 8 = 54", 0.0),
+        ("56", "B", 1.0),  # the letter of the option whose value is the reference
+        ("56", "(A)", 0.0),
+        ("B", "A) 54\n\nThe answer is B) 56", 0.0),  # two different options chosen
+    ],
+)
+async def test_an_option_letter_answers_for_its_value_and_a_value_for_its_letter(
+    math_tool: RewardTool, reference: str, response: str, expected: float
+) -> None:
+    status, got, reason = await score(math_tool, reference, response, QUERY)
+    assert (status, got) == ("ok", expected), reason
+
+
+def test_read_chars_names_what_it_does_not_read_and_keeps_it_in_place() -> None:
+    text = read_chars("x = −3 🙂 ①")
+    assert text.startswith("x = -3")
+    assert unknown_chars(text) == ["U+1F642 SLIGHTLY SMILING FACE", "U+2460 CIRCLED DIGIT ONE"]
+    assert unknown_chars(read_chars("½ · π ≤ ∞ °")) == []
+    assert read_chars("x² – 3", latex=False) == "x² - 3", "text checkers keep the symbols as written"
