@@ -148,7 +148,9 @@ TEXT_CASES = [
     ("exact_match", "Paris", "The answer is Paris.", "", 1.0),
     ("exact_match", "Paris", "**Answer:** Paris", "", 1.0),
     ("exact_match", "Paris", "The answer is paris.", "", 0.0),  # case still matters
-    ("exact_match", "Paris", "Paris.", "", 0.0),  # a bare response is compared as written
+    ("exact_match", "Paris", "Paris.", "", 1.0),  # one final full stop is the sentence's, not the answer's
+    ("exact_match", "Paris", "Paris..", "", 0.0),
+    ("exact_match", "St. Louis", "St.", "", 0.0),
     ("exact_match", "B", "Answer: (B) Jupiter", "", 1.0),
     ("exact_match", "B", "A) feathers\n\nThe answer is B) feathers", "", 0.0),
     ("exact_match", "B", "The closest planet to the Sun is Mercury.", "Which? (A) Venus (B) Mercury", 1.0),

@@ -173,8 +173,9 @@ class ExactMatchTool(_MatchTool):
         kind=ToolKind.RULE,
         description=(
             "Exact string match between the response (or the answer it states: 'The answer is X', 'Answer: X',"
-            " \\boxed{X}, 'The capital is X.') and the reference, after stripping surrounding whitespace; an"
-            " option letter reference also matches the letter chosen ('(B) Mercury'). 1 if equal to any"
+            " \\boxed{X}, 'The capital is X.') and the reference, after stripping surrounding whitespace; one"
+            " final full stop is the sentence's ('positive.' for 'positive'), unless the reference ends with one;"
+            " an option letter reference also matches the letter chosen ('(B) Mercury'). 1 if equal to any"
             " acceptable reference, else 0. Use for short canonical answers (labels, identifiers,"
             " multiple-choice letters)." + _ANSWER_PATTERN_DOC
         ),
@@ -184,7 +185,11 @@ class ExactMatchTool(_MatchTool):
     )
 
     def _match(self, answer: str, ref: str) -> bool:
-        return answer == ref.strip()
+        ref = ref.strip()
+        if answer == ref:
+            return True
+        # "positive." states the label "positive": a single sentence-final full stop is punctuation, not answer.
+        return answer.endswith(".") and not answer.endswith("..") and not ref.endswith(".") and answer[:-1] == ref
 
 
 class NormalizedMatchTool(_MatchTool):
