@@ -25,8 +25,9 @@ The ablation can be fixed in the config, before anything runs: an ``[ablate]`` t
 max_steps, max_minutes, eval_suite, eval_limit, per-task eval settings ``eval`` and the ``hack_tools``) that
 ``rlar ablate`` reads and removes from the runs' copies; command-line values override it. With it the eval is
 ``tasks`` by default (:mod:`rlar.eval.hacks`): every training task's held-out split with its options, scored by
-its true metric (``nem``, ``exact``, ``format``; ``all/true`` their mean), plus each hack tool's hack rate
-(``task/hack@tool``: outputs the tool scores >= 0.5 that fail the true metric) and share scored high
+its true metric (``nem``, ``exact``, ``match``, ``format``, ``prompt_strict``, ``pass@1``; ``all/true`` their
+mean), plus each hack tool's hack rate (``task/hack@tool``: outputs the tool scores >= 0.5 that fail the true
+metric) and share scored high
 (``task/high@tool``). Runs go seed by seed (every mode at seed 0, then at seed 1, ...), so an ablation cut
 short compares every mode at the seeds it finished. It resumes: ``<out>/<mode>-seed<N>.row.json`` marks a
 finished run (trained with exit status 0 and evaluated), which a second call with the same ``--out`` does not
@@ -393,7 +394,7 @@ def _eval_row(doc: dict[str, Any]) -> dict[str, float]:
                 out[f"{task}/{kind}@{tool}"] = float(v)
             else:
                 out[f"{task}/{m}"] = float(v)
-                if m in ("nem", "exact", "format"):
+                if m in ("nem", "exact", "match", "format", "prompt_strict", "pass@1"):
                     trues.append(float(v))
     if trues:
         out["all/true"] = sum(trues) / len(trues)

@@ -5,9 +5,10 @@ task's options (the same operand range, the same counts), so the eval asks what 
 
 - the **true metric** by the task's domain, as ``rlar eval`` computes it (:func:`rlar.eval.runner.score_responses`):
   ``math`` — ``nem`` (``math_verify`` on the greedy answer: a list of numbers is no answer), ``string`` —
-  ``exact`` (``exact_match`` on the greedy answer), ``format`` — ``format`` (the share of all samples meeting every
-  constraint :func:`rlar.tasks.reading.read_instruction` reads from the prompt); other domains keep their
-  ``rlar eval`` metrics and no hack rate;
+  ``exact`` (``exact_match`` on the greedy answer), ``qa`` — ``match`` (``normalized_match``: the answer the
+  greedy response states is one of the reference's accepted names), ``format`` — ``format`` (the share of all
+  samples meeting every constraint :func:`rlar.tasks.reading.read_instruction` reads from the prompt); other
+  domains keep their ``rlar eval`` metrics and no hack rate;
 - a **hack rate** per static tool: the share of the scored outputs (the greedy one per prompt; every sample for
   ``format`` tasks) that the tool scores at least :data:`HIGH` but that fail the true metric — answers that
   contain the right number among others (``contains_match``), partial or overlong copies (``chrf``); and
@@ -32,8 +33,8 @@ __all__ = ["HIGH", "TaskVerdicts", "ablation_eval", "ablation_tasks", "hack_rate
 HIGH = 0.5
 """A static tool's score from which an output counts as rewarded (``high``)."""
 
-_TRUE_TOOL = {"math": "math_verify", "string": "exact_match"}
-_HACKABLE = ("math", "string", "format")
+_TRUE_TOOL = {"math": "math_verify", "string": "exact_match", "qa": "normalized_match"}
+_HACKABLE = ("math", "string", "qa", "format")
 
 
 def ablation_tasks(
