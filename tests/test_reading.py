@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from rlar.constraints.checks import check, detect_language, holds, syllables
 from rlar.synthesis.builder import build, violations
-from rlar.synthesis.checks import check, detect_language, holds, syllables
 from rlar.synthesis.second_route import second_reading, write_probes
 from rlar.tasks.constraints import canonical, describe, from_metadata, valid_only
 from rlar.tasks.reading import read_instruction
@@ -353,7 +353,7 @@ def test_starting_with_a_capital_letter_is_not_the_letter_a() -> None:
 
 
 def test_the_new_unit_tests_judge_units() -> None:
-    from rlar.synthesis.checks import unit_test
+    from rlar.constraints.checks import unit_test
 
     assert unit_test("contains", "z", "pizza") and not unit_test("contains", "z", "pasta")
     assert unit_test("starts_upper", None, "- Morning light") and not unit_test("starts_upper", None, "birds")

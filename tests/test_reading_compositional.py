@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from rlar.constraints.checks import check, holds
 from rlar.synthesis.builder import build, violations
-from rlar.synthesis.checks import check, holds
 from rlar.synthesis.second_route import second_reading
 from rlar.tasks.constraints import canonical
 from rlar.tasks.reading import read_instruction

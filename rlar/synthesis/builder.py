@@ -14,7 +14,7 @@ block, case). Terminal forms (JSON, one of several options, "only a number") are
 A set with a composed rule (``each``, ``order``, ``total``, ``spell``, ``table``, ``yaml_keys``) is built by
 :mod:`rlar.synthesis.shapes` (units that pass tests and keep relations), whose violations are added.
 
-Neither is trusted: callers check every response with :func:`rlar.synthesis.checks.holds` and drop what does
+Neither is trusted: callers check every response with :func:`rlar.constraints.checks.holds` and drop what does
 not come out as intended (a combination the builder cannot satisfy is reported, not guessed).
 """
 
@@ -25,6 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rlar.constraints.checks import holds
 from rlar.synthesis.builder_layouts import build_layout
 from rlar.synthesis.builder_marks import DECOR_UNITS, decorate, marked, word_hints
 from rlar.synthesis.builder_misses import layout_violations
@@ -38,7 +39,6 @@ from rlar.synthesis.builder_words import (
     _terminal,
     _vocab,
 )
-from rlar.synthesis.checks import holds
 from rlar.synthesis.forms import FORM_RULES, apply_forms, form_hints, form_violations, json_array_text
 from rlar.synthesis.shapes import build_shaped, is_shaped
 from rlar.synthesis.shapes_violations import shaped_violations

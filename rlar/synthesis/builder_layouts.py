@@ -7,7 +7,7 @@ last words, lines in reverse word order, sums of the two numbers before).
 :func:`build_layout` returns a response for a set it knows how to lay out, else None (the general builder then
 builds it); the marks put on an answer are :mod:`rlar.synthesis.builder_marks`'s, the near misses
 :mod:`rlar.synthesis.builder_misses`'s. Nothing here is trusted: callers check every response with
-:func:`rlar.synthesis.checks.holds`.
+:func:`rlar.constraints.checks.holds`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rlar.synthesis.checks import measure_ok
+from rlar.constraints.checks import measure_ok
 
 __all__ = ["build_layout"]
 

@@ -6,7 +6,7 @@ emoji, a number, a time or a link.
 :func:`rlar.synthesis.builder.build` builds the body without these rules (with :func:`word_hints` so there are
 words to mark), then :func:`decorate` puts the marks on it; an emoji is no word and bold wraps words already there,
 so no word count changes. Nothing here is trusted: callers check every response with
-:func:`rlar.synthesis.checks.holds`.
+:func:`rlar.constraints.checks.holds`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rlar.constraints.checks import holds
 from rlar.synthesis.builder_layouts import _EMOJI, _WORDS, _pick
-from rlar.synthesis.checks import holds
 
 __all__ = ["DECOR_UNITS", "MARKED_UNITS", "decorate", "marked", "word_hints"]
 

@@ -2,7 +2,7 @@
 (a figure with a trailing space, a sub-item indented otherwise, the other HTML list tag, a question marker without
 its space, a task box in capitals, another fence tag, a repeated unit changed, a relation broken at the last unit,
 a unit of the wrong kind, a value out of its range, a separator with a space added, a count of marks off by one in
-one unit). Nothing here is trusted: callers check every response with :func:`rlar.synthesis.checks.holds`.
+one unit). Nothing here is trusted: callers check every response with :func:`rlar.constraints.checks.holds`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from rlar.constraints.checks import holds
+from rlar.constraints.checks.marks import emojis, links
 from rlar.synthesis.builder_layouts import _by, _minutes
-from rlar.synthesis.checks import holds
-from rlar.synthesis.checks_marks import emojis, links
 
 __all__ = ["layout_violations"]
 

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rlar.synthesis.checks import LANGUAGES, syllables
+from rlar.constraints.checks import LANGUAGES, syllables
 from rlar.synthesis.forms import json_array_text
 from rlar.tasks.constraints import COUNT_RULES
 

@@ -6,7 +6,7 @@ order (the ``nth`` starts and ends, the closing hashtags, the repeated request, 
 :func:`form_hints` gives the count a body needs so the unit an ``nth`` rule names exists (a second paragraph
 needs two). A JSON array is a whole answer of its own (:func:`json_array_text`). :func:`form_violations` gives
 ``(why, response)`` pairs, each breaking one of these rules. Nothing here is trusted: callers check every
-response with :func:`rlar.synthesis.checks.holds`.
+response with :func:`rlar.constraints.checks.holds`.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rlar.agent.base import AgentReply, AgentRequest, AgentTool
+from rlar.constraints.checks import holds
 from rlar.synthesis.builder import build, violations
-from rlar.synthesis.checks import holds
 from rlar.synthesis.second import second_reading
 from rlar.tasks.constraints import canonical
 

@@ -17,7 +17,7 @@ one kind (words, lines, sentences, numbers, or the whole answer) joined the way 
 3. tables and YAML mappings are written directly from their columns, keys and types.
 
 Shaped violations (:mod:`rlar.synthesis.shapes_violations`) break one composed rule each. Nothing here is
-trusted: callers check every response with :func:`rlar.synthesis.checks.holds`, and a combination this cannot
+trusted: callers check every response with :func:`rlar.constraints.checks.holds`, and a combination this cannot
 satisfy gives a response that fails, which the caller reports.
 """
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rlar.synthesis.checks import unit_test
+from rlar.constraints.checks import unit_test
 from rlar.tasks.constraints import COMPOSED_RULES
 
 __all__ = ["build_shaped", "is_shaped"]

@@ -1,7 +1,7 @@
 """Checkable output constraints: the vocabulary, canonical form, and reading them from text or record metadata.
 
 A constraint is a dict ``{"rule": name, ...params}``. Rules (parameters in ``RULES``; counts are inclusive
-bounds ``min`` / ``max``; what each rule means exactly is :mod:`rlar.synthesis.checks`):
+bounds ``min`` / ``max``; what each rule means exactly is :mod:`rlar.constraints.checks`):
 
 - counts: ``words``, ``sentences``, ``paragraphs`` (optional ``separator`` line), ``lines``, ``bullets``,
   ``numbered``, ``chars``, ``letters``, ``capitals`` (uppercase letters), ``syllables``, ``numbers``,
@@ -44,7 +44,7 @@ bounds ``min`` / ``max``; what each rule means exactly is :mod:`rlar.synthesis.c
   a ``suffix``; the ``each`` tests ``starts_in`` / ``ends_in`` (a letter of ``arg``), ``double_letter``,
   ``integer``, ``range`` (``arg`` [lo, hi]) and the ``order`` relations ``ratio`` (``arg`` the factor),
   ``distinct_initials`` and ``longer`` (each word more letters than the one before);
-- seventh round (``rlar.synthesis.checks_marks`` / ``checks_layout``): count units ``emojis``, ``bold``,
+- seventh round (``rlar.constraints.checks.marks`` / ``checks_layout``): count units ``emojis``, ``bold``,
   ``bold_words``, ``italics``, ``links``, ``distinct_words``, ``distinct_letters`` (26: a pangram),
   ``number_words`` (numbers spelled out), ``pronouns``, ``spaces``, ``code_lines``, ``parens`` / ``paren_depth``
   (unbalanced: the check fails), ``checked`` / ``unchecked`` (task boxes), ``indent`` (leading spaces); a count
@@ -80,7 +80,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from rlar.synthesis.checks import COUNT_UNITS
+from rlar.constraints.checks import COUNT_UNITS
 
 __all__ = [
     "COMPOSED_RULES",

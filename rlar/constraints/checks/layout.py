@@ -1,5 +1,5 @@
 """Layouts, unit kinds and measured relations, as standard-library Python (part of the source every composed
-verifier embeds; issue 25, seventh round; :mod:`rlar.synthesis.checks` calls these for the rules and tests it
+verifier embeds; issue 25, seventh round; :mod:`rlar.constraints.checks` calls these for the rules and tests it
 does not hold itself).
 
 - units of composed rules: paragraphs, emojis, Markdown links (whole, their URLs, their texts), bold spans,
@@ -24,7 +24,7 @@ box, a trailing space breaks a triangle row, a sub-bullet indented by four space
 
 import re
 
-from rlar.synthesis.checks_marks import (
+from rlar.constraints.checks.marks import (
     EMOJI_RX,
     HHMM_RX,
     LINK_RX,
@@ -39,35 +39,7 @@ from rlar.synthesis.checks_marks import (
     minutes,
     price_value,
 )
-from rlar.synthesis.checks_units import count, paragraphs, units, within, words
-
-MEASURED_TESTS = ("prime", "even", "odd", "divisible", "square", "range", "digit_sum")
-
-
-def prime_number(n):
-    return n is not None and n > 1 and all(n % k for k in range(2, int(n**0.5) + 1))
-
-
-def measure_ok(test, arg, n):
-    """Whether a count ``n`` (a unit's words, letters, ...) passes a number test; a malformed count (-1) fails."""
-    if n is None or n < 0:
-        return False
-    if test == "prime":
-        return prime_number(n)
-    if test == "even":
-        return n % 2 == 0
-    if test == "odd":
-        return n % 2 == 1
-    if test == "divisible":
-        return int(arg) != 0 and n % int(arg) == 0
-    if test == "square":
-        return int(n**0.5 + 0.5) ** 2 == n
-    if test == "digit_sum":
-        return sum(int(ch) for ch in str(n)) == int(arg)
-    if test == "range":
-        lo, hi = [*list(arg), None, None][:2] if isinstance(arg, list) else (None, None)
-        return (lo is None or n >= lo) and (hi is None or n <= hi)
-    raise ValueError(f"unknown measured test {test!r}")
+from rlar.constraints.checks.units import count, paragraphs, units, within, words
 
 
 def layout_units(unit, text):

@@ -43,9 +43,8 @@ and sections, like numbered items, numbered 1..N in order; a start, an end or an
 import re
 import unicodedata
 
-from rlar.synthesis.checks_language import LANGUAGES, detect_language
-from rlar.synthesis.checks_layout import (
-    MEASURED_TESTS,
+from rlar.constraints.checks.language import LANGUAGES, detect_language
+from rlar.constraints.checks.layout import (
     code_fence_ok,
     count_ok,
     indexed_count_ok,
@@ -54,10 +53,10 @@ from rlar.synthesis.checks_layout import (
     layout_test,
     layout_units,
     layout_value,
-    measure_ok,
     range_bound,
 )
-from rlar.synthesis.checks_structured import (
+from rlar.constraints.checks.numbers import MEASURED_TESTS, measure_ok, number_test
+from rlar.constraints.checks.structured import (
     delimited_score,
     json_array_score,
     keys_score,
@@ -66,7 +65,7 @@ from rlar.synthesis.checks_structured import (
     table_score,
     wrap_ok,
 )
-from rlar.synthesis.checks_units import (
+from rlar.constraints.checks.units import (
     COUNT_UNITS,
     NUMBERED_NUM_RX,
     TITLE_RX,
@@ -260,10 +259,6 @@ def _date(u):
     return (y, mo, d) if 1 <= mo <= 12 and 1 <= d <= days[mo - 1] else None
 
 
-def is_prime(n):
-    return n is not None and n > 1 and all(n % k for k in range(2, int(n**0.5) + 1))
-
-
 def unit_test(test, arg, u):
     """Whether one unit passes an ``each`` test."""
     w = _bare(u)
@@ -289,17 +284,7 @@ def unit_test(test, arg, u):
         return len(s) >= 2 and s == s[::-1]
     if test in ("prime", "even", "odd", "divisible", "digit_sum"):
         n = _int(w) if w.lstrip("-").isdigit() else None
-        if n is None:
-            return False
-        if test == "prime":
-            return is_prime(n)
-        if test == "even":
-            return n % 2 == 0
-        if test == "odd":
-            return n % 2 == 1
-        if test == "divisible":
-            return int(arg) != 0 and n % int(arg) == 0
-        return sum(int(ch) for ch in str(abs(n))) == int(arg)
+        return n is not None and number_test(test, arg, n)
     if test == "date":
         return _date(u) is not None
     if test == "hex_colour":
@@ -315,7 +300,7 @@ def unit_test(test, arg, u):
         return first.isupper()
     if test == "square":
         n = _int(w) if w.isdigit() else None
-        return n is not None and int(n**0.5 + 0.5) ** 2 == n
+        return n is not None and number_test("square", arg, n)
     if test == "starts_in":  # the first letter is one of the letters of ``arg`` ("aeiou": a vowel)
         first = next((ch for ch in w if ch.isalpha()), "")
         return bool(first) and w[:1].isalpha() and first.lower() in str(arg).lower()
