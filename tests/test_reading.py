@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from rlar.constraints.checks import check, detect_language, holds, syllables
+from rlar.constraints.vocabulary import canonical, describe, from_metadata, valid_only
 from rlar.synthesis.builder import build, violations
 from rlar.synthesis.second_route import second_reading, write_probes
-from rlar.tasks.constraints import canonical, describe, from_metadata, valid_only
 from rlar.tasks.reading import read_instruction
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "instructions_labelled.jsonl"

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from rlar.constraints.checks import check, holds
+from rlar.constraints.vocabulary import canonical
 from rlar.synthesis.builder import build, violations
 from rlar.synthesis.second_route import constraint_key, second_reading
-from rlar.tasks.constraints import canonical
 from rlar.tasks.reading import read_instruction
 
 

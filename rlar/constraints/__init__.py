@@ -4,10 +4,17 @@ This package imports nothing of RLAR above it (its own layer in pyproject's impo
 (:mod:`rlar.tasks.reading`), the second reading (:mod:`rlar.synthesis.second`), the verifier builder and the
 near-miss maker (:mod:`rlar.synthesis`) sit above it.
 
+- :mod:`~rlar.constraints.model`: the vocabulary as types — one dataclass per kind of rule (:class:`Count`,
+  :class:`Each`, :class:`Figure`, ...) with its parameters as fields, validated on construction, and its dict
+  form (``to_dict`` / :func:`parse`), which is what verifiers, stored tool params and the wire carry;
+- :mod:`~rlar.constraints.vocabulary`: the rules and their parameters, canonical sets (merged, ordered),
+  constraints a record declares, a constraint in words;
 - :mod:`~rlar.constraints.checks`: what every rule means, as standard-library code embedded in every composed
   verifier (``check``, ``holds``; number tests in one module, :mod:`~rlar.constraints.checks.numbers`).
 """
 
 from rlar.constraints.checks import check, holds
+from rlar.constraints.model import Constraint, parse
+from rlar.constraints.vocabulary import RULES, canonical, describe
 
-__all__ = ["check", "holds"]
+__all__ = ["RULES", "Constraint", "canonical", "check", "describe", "holds", "parse"]

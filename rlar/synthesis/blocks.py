@@ -3,7 +3,7 @@
 Two families:
 
 - constraint checks: the module embeds the source of :mod:`rlar.constraints.checks` (the one definition of what
-  each constraint rule of :mod:`rlar.tasks.constraints` means) and the constraints as a JSON string literal;
+  each constraint rule of :mod:`rlar.constraints.vocabulary` means) and the constraints as a JSON string literal;
   each constraint scores the response alone, 1.0 when it holds (rules over many units give the fraction).
 - match blocks, which compare the response with the reference: numeric comparison, exact / normalised /
   contains match, multiple-choice letter, token F1, BLEU-2 and chrF (both re-implemented in plain Python:
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlar.constraints.checks import embedded_source
-from rlar.tasks.constraints import RULES
+from rlar.constraints.vocabulary import RULES
 
 __all__ = ["MATCH_BLOCKS", "MatchBlock", "render_module"]
 

@@ -1,7 +1,7 @@
 """Writing responses to order: one that satisfies a set of constraints, and ones that break exactly one of them.
 
 ``build(constraints, query)`` renders a response meant to satisfy every constraint (the vocabulary of
-:mod:`rlar.tasks.constraints`): it picks a structure (bullets, numbered items, lines, paragraphs or sentences)
+:mod:`rlar.constraints.vocabulary`): it picks a structure (bullets, numbered items, lines, paragraphs or sentences)
 with counts one step inside each bound, sizes units to the per-unit and total bounds, draws words from a
 vocabulary that respects excluded words and letters, word lengths and the language, and then applies the
 word-level edits (required words, occurrences, letters, numbers, punctuation, capitals, highlights,
@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rlar.constraints.checks import holds
+from rlar.constraints.vocabulary import COUNT_RULES, canonical
 from rlar.synthesis.builder_layouts import build_layout
 from rlar.synthesis.builder_marks import DECOR_UNITS, decorate, marked, word_hints
 from rlar.synthesis.builder_misses import layout_violations
@@ -42,7 +43,6 @@ from rlar.synthesis.builder_words import (
 from rlar.synthesis.forms import FORM_RULES, apply_forms, form_hints, form_violations, json_array_text
 from rlar.synthesis.shapes import build_shaped, is_shaped
 from rlar.synthesis.shapes_violations import shaped_violations
-from rlar.tasks.constraints import COUNT_RULES, canonical
 
 __all__ = ["build", "violations"]
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlar.constraints.checks import holds
+from rlar.constraints.vocabulary import canonical, from_metadata
 from rlar.synthesis.builder import build, violations
-from rlar.tasks.constraints import canonical, from_metadata
 
 __all__ = ["INDEPENDENT", "Probe", "ProbeSet", "holds", "make_probes"]
 

@@ -1,7 +1,7 @@
 """Responses to order for composed constraints (issue 25): units that pass tests, keep relations, hit totals.
 
 :func:`rlar.synthesis.builder.build` hands a constraint set that holds a composed rule (``each``, ``order``,
-``total``, ``spell``, ``table``, ``yaml_keys``; :mod:`rlar.tasks.constraints`) to :func:`build_shaped`, and
+``total``, ``spell``, ``table``, ``yaml_keys``; :mod:`rlar.constraints.vocabulary`) to :func:`build_shaped`, and
 :func:`rlar.synthesis.builder.violations` adds :func:`shaped_violations`. The response is a list of units of
 one kind (words, lines, sentences, numbers, or the whole answer) joined the way the instruction implies
 (spaces, new lines, or ``", "`` between numbers):
@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rlar.constraints.checks import unit_test
-from rlar.tasks.constraints import COMPOSED_RULES
+from rlar.constraints.vocabulary import COMPOSED_RULES
 
 __all__ = ["build_shaped", "is_shaped"]
 

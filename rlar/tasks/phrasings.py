@@ -4,7 +4,7 @@ Used by :func:`rlar.tasks.reading.read_instruction`, which splits an instruction
 each leaves unread. A clause is handled as :class:`ClauseText`: lowercased, number words as digits
 (:func:`numbers`), quoted strings replaced by placeholders (``Q``) so nothing inside a quote is read as an
 instruction. Each ``read_*`` family finds its phrasings, adds constraints (vocabulary:
-:mod:`rlar.tasks.constraints`) and blanks the text it used, so what remains shows what was not understood.
+:mod:`rlar.constraints.vocabulary`) and blanks the text it used, so what remains shows what was not understood.
 This module holds the shared vocabulary and the quantity family (comparators, number words, negations,
 scopes); the other families are in :mod:`rlar.tasks.phrasing_families`, whose ``read_clause_constraints``
 runs them all in order.

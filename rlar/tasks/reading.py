@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlar.tasks.constraints import canonical
+from rlar.constraints.vocabulary import canonical
 from rlar.tasks.phrasing_families import read_clause_constraints
 from rlar.tasks.phrasings import (
     CUES,

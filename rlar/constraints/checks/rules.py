@@ -1,6 +1,6 @@
 """What each constraint rule means, as standard-library Python: the source every composed verifier embeds.
 
-This module is the one definition of the constraint vocabulary's semantics (:mod:`rlar.tasks.constraints` lists
+This module is the one definition of the constraint vocabulary's semantics (:mod:`rlar.constraints.vocabulary` lists
 the rules and their parameters). It imports only the standard library and defines only functions and
 constants, so :func:`rlar.synthesis.blocks.render_module` copies its source verbatim into the verifier that runs
 in the sandbox, and the host uses the same functions to label probes built from a reading and to check the

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rlar.constraints.vocabulary import canonical
 from rlar.synthesis.second.composed import _composed
 from rlar.synthesis.second.forms import _forms
 from rlar.synthesis.second.layouts import _layouts
@@ -27,7 +28,6 @@ from rlar.synthesis.second.vocab import (
     _unit,
     _value,
 )
-from rlar.tasks.constraints import canonical
 
 _ONCE = {"once": "one", "twice": "two", "thrice": "three"}
 
