@@ -4,7 +4,6 @@ definition of the number tests."""
 from __future__ import annotations
 
 import ast
-import inspect
 
 import pytest
 
@@ -12,19 +11,20 @@ from rlar.constraints.checks import EMBEDDED_MODULES, check, embedded_source, me
 from rlar.constraints.checks.numbers import MEASURED_TESTS, number_test
 
 
-def test_no_two_embedded_check_modules_define_the_same_name() -> None:
-    # A verifier holds them in one namespace: a second definition would silently replace the first.
-    seen: dict[str, str] = {}
-    for mod in EMBEDDED_MODULES:
-        for node in ast.parse(inspect.getsource(mod)).body:
-            names = []
-            if isinstance(node, ast.FunctionDef | ast.ClassDef):
-                names = [node.name]
-            elif isinstance(node, ast.Assign):
-                names = [t.id for t in node.targets if isinstance(t, ast.Name) and t.id != "__all__"]
-            for name in names:
-                assert name not in seen, f"{name} in {mod.__name__} and {seen[name]}"
-                seen[name] = mod.__name__
+def test_no_two_embedded_checks_define_the_same_name() -> None:
+    # A verifier holds the check modules and the families' checks in one namespace: a second definition would
+    # silently replace the first.
+    seen: set[str] = set()
+    for node in ast.parse(embedded_source()).body:
+        names = []
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names = [node.name]
+        elif isinstance(node, ast.Assign):
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        for name in names:
+            assert name not in seen, name
+            seen.add(name)
+    assert {m.__name__.rsplit(".", 1)[-1] for m in EMBEDDED_MODULES} >= {"numbers", "rules", "layout"}
 
 
 def test_the_embedded_source_runs_alone_and_scores_as_the_host_does() -> None:

@@ -8,20 +8,11 @@ import dataclasses
 import pytest
 
 from rlar.constraints import model
-from rlar.constraints.model import (
-    RULE_TYPES,
-    At,
-    Count,
-    Each,
-    Figure,
-    Keys,
-    Outline,
-    Same,
-    Sections,
-    Whole,
-    parse,
-)
-from rlar.constraints.vocabulary import RULES, canonical, describe, from_metadata
+from rlar.constraints.families.figure import Figure
+from rlar.constraints.families.outline import Outline
+from rlar.constraints.families.task_list import TaskList
+from rlar.constraints.model import At, Count, Each, Keys, Same, Sections
+from rlar.constraints.vocabulary import RULE_TYPES, RULES, canonical, describe, from_metadata, parse
 
 
 def test_every_rule_has_one_class_and_its_parameters_are_the_class_fields() -> None:
@@ -40,7 +31,7 @@ def test_typed_constraints_serialize_to_the_dict_form_and_back() -> None:
         Same(rule="same", unit="line", index=-1, as_=1),
         Keys(rule="yaml_keys", keys=["a", "b"], types={"a": "integer"}, exact=True),
         Figure(rule="figure", shape="pyramid", char="x", min=3, max=3),
-        Whole(rule="task_list"),
+        TaskList(rule="task_list"),
     ]
     assert made[0].to_dict() == {"rule": "words", "max": 10, "per": "item"}
     assert made[2].to_dict() == {"rule": "same", "unit": "line", "index": -1, "as": 1}

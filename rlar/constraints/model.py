@@ -19,13 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rlar.constraints.checks import COUNT_UNITS, check
+from rlar.constraints.checks.units import COUNT_UNITS
 
 __all__ = [
-    "FIGURES",
+    "CORE_TYPES",
     "NTH_UNITS",
     "ONLY_KINDS",
-    "RULE_TYPES",
     "SCOPES",
     "UNIT_WORDS",
     "Affix",
@@ -36,8 +35,6 @@ __all__ = [
     "Count",
     "Delimited",
     "Each",
-    "Figure",
-    "HtmlList",
     "JsonArray",
     "Keys",
     "Language",
@@ -47,8 +44,6 @@ __all__ = [
     "OneOf",
     "Only",
     "Order",
-    "Outline",
-    "Pairs",
     "Paragraphs",
     "Postscript",
     "Repeat",
@@ -61,12 +56,11 @@ __all__ = [
     "Whole",
     "WordList",
     "Wrap",
-    "parse",
+    "bounds_text",
 ]
 
 SCOPES = ("sentence", "item", "paragraph", "line", "word")
 NTH_UNITS = ("paragraph", "sentence", "line", "item")
-FIGURES = ("right", "inverted", "pyramid")
 ONLY_KINDS = (
     "number",
     "integer",
@@ -117,7 +111,7 @@ def _nonzero_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v != 0
 
 
-def _bounds_text(lo: Any, hi: Any) -> str:
+def bounds_text(lo: Any, hi: Any) -> str:
     if lo is not None and hi is not None:
         return f"exactly {lo}" if lo == hi else f"{lo} to {hi}"
     if lo is not None:
@@ -154,6 +148,12 @@ class Constraint:
         """The parameter names of the dict form (``rule`` aside)."""
         return frozenset(_WIRE.get(f.name, f.name) for f in dataclasses.fields(cls) if f.name != "rule")
 
+    @classmethod
+    def from_params(cls, rule: str, params: Mapping[str, Any]) -> Constraint:
+        """The constraint of ``rule`` with the parameters of a dict form (names as the dict form spells them)."""
+        names = {_WIRE.get(f.name, f.name): f.name for f in dataclasses.fields(cls)}
+        return cls(rule=rule, **{names[k]: v for k, v in params.items()})
+
     def to_dict(self) -> dict[str, Any]:
         """The dict form: ``rule`` and every parameter given."""
         out: dict[str, Any] = {"rule": self.rule}
@@ -175,13 +175,16 @@ class Constraint:
 
     def score(self, text: str) -> float:
         """``text``'s score in [0, 1] under this constraint (:func:`rlar.constraints.checks.check`)."""
+        # imported here: the checks dispatch to the families, whose constraint types derive from this class
+        from rlar.constraints.checks.rules import check
+
         return float(check(self.to_dict(), text))
 
     def holds(self, text: str) -> bool:
         return self.score(text) >= 1.0
 
     def _bounds(self) -> str:
-        return _bounds_text(getattr(self, "min", None), getattr(self, "max", None))
+        return bounds_text(getattr(self, "min", None), getattr(self, "max", None))
 
 
 # -- counts -------------------------------------------------------------------------------------------------------
@@ -353,15 +356,9 @@ class Keys(Constraint):
 
 @dataclass(frozen=True, kw_only=True)
 class Whole(Constraint):
-    """A form of the whole answer with no parameter: JSON, in double quotes, a ``<<title>>``, a Markdown task
-    list (every line ``- [ ] `` or ``- [x] ``)."""
+    """A form of the whole answer with no parameter: JSON, in double quotes, a ``<<title>>``."""
 
-    RULES = ("json", "quoted", "title", "task_list")
-
-    def describe(self) -> str:
-        if self.rule == "task_list":
-            return "every line a Markdown task item ('- [ ] ' or '- [x] ')"
-        return super().describe()
+    RULES = ("json", "quoted", "title")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -674,7 +671,7 @@ class Repeat(Constraint):
         return f"repeats the request {str(self.text)[:40]!r} first"
 
 
-# -- layouts of the whole answer ----------------------------------------------------------------------------------
+# -- a unit repeated ----------------------------------------------------------------------------------
 @dataclass(frozen=True, kw_only=True)
 class Same(Constraint):
     """The ``index``-th ``unit`` is the ``as``-th, as written."""
@@ -697,85 +694,9 @@ class Same(Constraint):
         return f"{self.unit} {self.index} is the same as {self.unit} {self.as_}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class Outline(Constraint):
-    """A nested list: ``min`` / ``max`` top items marked ``marker``, each with ``sub_min`` / ``sub_max``
-    sub-items marked ``sub_marker`` and indented ``indent`` spaces."""
-
-    RULES = ("outline",)
-    marker: str | None = None
-    sub_marker: str | None = None
-    indent: int | None = None
-    min: int | None = None
-    max: int | None = None
-    sub_min: int | None = None
-    sub_max: int | None = None
-
-    def describe(self) -> str:
-        given = self.sub_min is not None or self.sub_max is not None
-        subs = _bounds_text(self.sub_min, self.sub_max) if given else "any number of"
-        marker = self.marker if self.marker is not None else "-"
-        return f"a nested list of {self._bounds()} {marker!r} items, each with {subs} sub-items"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Figure(Constraint):
-    """A triangle (``shape`` right | inverted | pyramid) of one ``char``, ``min`` / ``max`` rows."""
-
-    RULES = ("figure",)
-    shape: str | None = None
-    char: str | None = None
-    min: int | None = None
-    max: int | None = None
-
-    def _check(self) -> None:
-        if self.shape not in FIGURES or len(str(self.char or "")) != 1:
-            raise ValueError(
-                f"rule 'figure' needs a shape {FIGURES} and one character, got {self.to_dict()!r}"
-            )
-
-    def describe(self) -> str:
-        return f"a {self.shape} triangle of {self.char!r}, {self._bounds()} rows"
-
-
-@dataclass(frozen=True, kw_only=True)
-class HtmlList(Constraint):
-    """The whole answer is one HTML ``tag`` (ul | ol) list of ``min`` / ``max`` ``<li>`` items."""
-
-    RULES = ("html_list",)
-    tag: str | None = None
-    min: int | None = None
-    max: int | None = None
-
-    def _check(self) -> None:
-        if self.tag not in ("ul", "ol"):
-            raise ValueError(f"rule 'html_list' needs a tag ul|ol, got {self.to_dict()!r}")
-
-    def describe(self) -> str:
-        return f"an HTML <{self.tag}> list of {self._bounds()} <li> items and nothing else"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Pairs(Constraint):
-    """Line pairs starting ``first`` and ``second`` (``{n}``: the pair's number), every first line ending with
-    ``first_end``; ``min`` / ``max`` pairs."""
-
-    RULES = ("pairs",)
-    first: str | None = None
-    second: str | None = None
-    first_end: str | None = None
-    min: int | None = None
-    max: int | None = None
-
-    def _check(self) -> None:
-        if not (str(self.first or "").strip() and str(self.second or "").strip()):
-            raise ValueError(f"rule 'pairs' needs a first and a second marker, got {self.to_dict()!r}")
-
-    def describe(self) -> str:
-        return f"{self._bounds()} line pairs {self.first!r} / {self.second!r}"
-
-
-_TYPES: tuple[type[Constraint], ...] = (
+# The core vocabulary's types; the families' are in rlar.constraints.families, the whole table in
+# rlar.constraints.vocabulary (RULE_TYPES).
+CORE_TYPES: tuple[type[Constraint], ...] = (
     Count,
     Paragraphs,
     Sections,
@@ -804,23 +725,4 @@ _TYPES: tuple[type[Constraint], ...] = (
     Trailing,
     Repeat,
     Same,
-    Outline,
-    Figure,
-    HtmlList,
-    Pairs,
 )
-RULE_TYPES: dict[str, type[Constraint]] = {rule: t for t in _TYPES for rule in t.RULES}
-
-
-def parse(c: Mapping[str, Any]) -> Constraint:
-    """The typed constraint of a dict form; ``ValueError`` for an unknown rule or parameter or a bad value."""
-    rule = str(c["rule"])
-    kind = RULE_TYPES.get(rule)
-    if kind is None:
-        raise ValueError(f"unknown constraint rule {rule!r}")
-    extra = set(c) - {"rule"} - kind.params()
-    if extra:
-        raise ValueError(f"rule {rule!r} has unknown parameters {sorted(extra)}")
-    fields = {f.name for f in dataclasses.fields(kind)}
-    names = {_WIRE.get(f, f): f for f in fields}
-    return kind(rule=rule, **{names[k]: v for k, v in c.items() if k != "rule"})

@@ -63,7 +63,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rlar.constraints.checks import COUNT_UNITS
-from rlar.constraints.model import FIGURES, NTH_UNITS, ONLY_KINDS, RULE_TYPES, SCOPES, parse
+from rlar.constraints.families import FAMILIES
+from rlar.constraints.families.figure import FIGURES
+from rlar.constraints.model import CORE_TYPES, NTH_UNITS, ONLY_KINDS, SCOPES, Constraint
 
 __all__ = [
     "COMPOSED_RULES",
@@ -74,12 +76,14 @@ __all__ = [
     "ONLY_KINDS",
     "POSITION_RULES",
     "RULES",
+    "RULE_TYPES",
     "SCOPES",
     "canonical",
     "constraints_key",
     "describe",
     "from_metadata",
     "merge_constraints",
+    "parse",
     "valid_only",
 ]
 
@@ -100,7 +104,11 @@ LAYOUT_RULES = ("same", "outline", "figure", "html_list", "pairs", "task_list", 
 POSITION_RULES = ("at", "nth")
 LANGS = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "el", "ar", "he", "hi", "ja", "ko", "zh", "th")
 
-# rule -> the parameters it takes (``rule`` aside), from the fields of its class in rlar.constraints.model
+# rule -> its type: the core vocabulary's (rlar.constraints.model) and the families' (rlar.constraints.families)
+RULE_TYPES: dict[str, type[Constraint]] = {
+    rule: kind for kind in (*CORE_TYPES, *(t for f in FAMILIES for t in f.types)) for rule in kind.RULES
+}
+# rule -> the parameters it takes (``rule`` aside): the fields of its type
 RULES: dict[str, frozenset[str]] = {rule: kind.params() for rule, kind in RULE_TYPES.items()}
 # Spellings of the chat records' format_rules vocabulary, rewritten into this one.
 _LEGACY: dict[str, tuple[str, dict[str, Any]]] = {
@@ -108,6 +116,18 @@ _LEGACY: dict[str, tuple[str, dict[str, Any]]] = {
     "no_commas": ("commas", {"max": 0}),
 }
 _LIST_PARAMS = ("words", "keys", "options", "columns")
+
+
+def parse(c: Mapping[str, Any]) -> Constraint:
+    """The typed constraint of a dict form; ``ValueError`` for an unknown rule or parameter or a bad value."""
+    rule = str(c["rule"])
+    kind = RULE_TYPES.get(rule)
+    if kind is None:
+        raise ValueError(f"unknown constraint rule {rule!r}")
+    extra = set(c) - {"rule"} - kind.params()
+    if extra:
+        raise ValueError(f"rule {rule!r} has unknown parameters {sorted(extra)}")
+    return kind.from_params(rule, {k: v for k, v in c.items() if k != "rule"})
 
 
 def _legacy(c: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rlar.constraints.checks import holds
-from rlar.synthesis.builder_layouts import _EMOJI, _WORDS, _pick
+from rlar.constraints.responses import EMOJI, WORDS, pick
 
 __all__ = ["DECOR_UNITS", "MARKED_UNITS", "decorate", "marked", "word_hints"]
 
@@ -127,7 +127,7 @@ def _marks(text: str, cons: Sequence[Mapping[str, Any]]) -> str:
         return text
     if "distinct_words" in want and want["distinct_words"].get("min"):
         seen: set[str] = set()
-        fresh = iter(w for w in _WORDS)
+        fresh = iter(w for w in WORDS)
 
         def unique(m: re.Match[str]) -> str:
             w = m.group(0)
@@ -143,19 +143,19 @@ def _marks(text: str, cons: Sequence[Mapping[str, Any]]) -> str:
         text = re.sub(r"(?<![\w*\[(#@])[a-z]+(?![\w*\])])", unique, text)
     if "number_words" in want and want["number_words"].get("min"):
         spots = _spots(text)[1:]
-        for a, b in reversed(spots[: _pick(want["number_words"], 1)]):
+        for a, b in reversed(spots[: pick(want["number_words"], 1)]):
             text = text[:a] + "three" + text[b:]
     if "pronouns" in want and want["pronouns"].get("min"):
         spots = _spots(text)[1:]
         for a, b in reversed(spots[: int(want["pronouns"]["min"])]):
             text = text[:a] + "we" + text[b:]
     for rule, wrap in (("bold", "**"), ("bold_words", "**"), ("italics", "*")):
-        k = _pick(want.get(rule), 0) if rule in want else 0
+        k = pick(want.get(rule), 0) if rule in want else 0
         spots = [s for s in _spots(text)]
         chosen = spots[1 : 1 + k * 2 : 2] if len(spots) >= 2 * k + 1 else spots[:k]
         for a, b in reversed(chosen):
             text = text[:a] + wrap + text[a:b] + wrap + text[b:]
-    k = _pick(want.get("links"), 0) if "links" in want else 0
+    k = pick(want.get("links"), 0) if "links" in want else 0
     if not k and any(c.get("rule") == "each" and c.get("unit") in ("url", "link_text", "link") for c in cons):
         k = 1
     label = next(
@@ -168,8 +168,8 @@ def _marks(text: str, cons: Sequence[Mapping[str, Any]]) -> str:
     for a, b in reversed(spots[-k:] if k else []):
         shown = label or text[a:b]
         text = text[:a] + f"[{shown}]({scheme}example.com/{text[a:b].lower()})" + text[b:]
-    depth = _pick(want.get("paren_depth"), 0) if "paren_depth" in want else 0
-    pairs = _pick(want.get("parens"), depth) if "parens" in want else depth
+    depth = pick(want.get("paren_depth"), 0) if "paren_depth" in want else 0
+    pairs = pick(want.get("parens"), depth) if "parens" in want else depth
     if pairs:
         spots = _spots(text)
         if len(spots) > pairs:
@@ -179,11 +179,11 @@ def _marks(text: str, cons: Sequence[Mapping[str, Any]]) -> str:
             text = text[:a] + "(" * nest + text[a:b] + ")" * nest + text[b:]
             for i in range(pairs - nest):
                 text = text.rstrip(".") + f" (note {i + 1})."
-    k = _pick(want.get("emojis"), 0) if "emojis" in want else 0
+    k = pick(want.get("emojis"), 0) if "emojis" in want else 0
     if k:
         spots = _spots(text)
         step = max(1, len(spots) // (k + 1))
         for j in reversed(range(k)):
             at = spots[min(len(spots) - 1, step * (j + 1))][1] if spots else len(text)
-            text = text[:at] + " " + _EMOJI[j % len(_EMOJI)] + text[at:]
+            text = text[:at] + " " + EMOJI[j % len(EMOJI)] + text[at:]
     return text

@@ -16,10 +16,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from rlar.constraints.reading import Q
 from rlar.tasks.numbers import ONES, TENS
 
 # -- normalisation --------------------------------------------------------------------------------------------
-Q0, Q1 = "\ue000", "\ue001"  # quote placeholder: Q0 + chr(0xE100 + i) + Q1
 PS = "\ue002"  # "P.S."
 PPS = "\ue003"  # "P.P.S."
 PS0 = "\ue005"  # "P.S" written without its last period
@@ -39,7 +39,6 @@ def mark_text(text: str) -> str | None:
     return MARKS[found[-1]] if found else None
 
 
-Q = f"{Q0}[\ue100-\ue1ff]{Q1}"
 QUOTE_RX = re.compile(
     r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|‘([^’\n]{1,200})’|`([^`\n]{1,120})`"
     r"|(?<![\w'])'([^'\n]{1,120}?)'(?![\w'])"

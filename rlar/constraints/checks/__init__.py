@@ -14,7 +14,9 @@ hand-labelled answers:
 - :mod:`~rlar.constraints.checks.layout`: unit kinds, measured relations and whole-answer layouts;
 - :mod:`~rlar.constraints.checks.rules`: ``check(c, text)`` and ``holds(c, text)`` for every rule.
 
-Because they share one namespace in a verifier, no two of these modules define the same top-level name.
+The checks of the constraint families (:mod:`rlar.constraints.families`) follow them, each with the module-level
+names it uses, and ``FAMILY_CHECKS``, the rule -> check table ``check`` consults. Because they share one namespace
+in a verifier, no two of these modules or family checks define the same top-level name.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from rlar.constraints.checks.rules import (
     syllables,
     unit_test,
 )
+from rlar.constraints.families import FAMILIES, FAMILY_CHECKS
+from rlar.constraints.family import Family
 
 __all__ = [
     "COUNT_UNITS",
@@ -71,6 +75,35 @@ def _body(mod: ModuleType) -> str:
     return "\n".join(line for i, line in enumerate(src.splitlines(), 1) if i not in drop)
 
 
+def _family_checks(family: Family) -> str:
+    """The source of a family's check functions and of the module-level names they use, in the module's order
+    (the imported names are the check modules' and in the namespace already)."""
+    mod = inspect.getmodule(next(iter(family.checks.values())))
+    assert mod is not None
+    src = inspect.getsource(mod)
+    body = ast.parse(src).body
+    top: dict[str, ast.stmt] = {}
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            top[node.name] = node
+        elif isinstance(node, ast.Assign):
+            top.update({t.id: node for t in node.targets if isinstance(t, ast.Name)})
+    wanted: set[str] = set()
+    todo = [fn.__name__ for fn in family.checks.values()]
+    while todo:
+        name = todo.pop()
+        if name in wanted or name not in top:
+            continue
+        wanted.add(name)
+        todo += [n.id for n in ast.walk(top[name]) if isinstance(n, ast.Name) and n.id in top]
+    nodes = [node for node in body if any(top.get(name) is node for name in wanted)]
+    return "\n\n\n".join(str(ast.get_source_segment(src, node)) for node in nodes)
+
+
 def embedded_source() -> str:
-    """The source of the check modules as one namespace, for a composed verifier."""
-    return "\n\n".join(_body(mod) for mod in EMBEDDED_MODULES)
+    """The source of the check modules and of the families' checks as one namespace, for a composed verifier."""
+    parts = [_body(mod) for mod in EMBEDDED_MODULES]
+    parts += [_family_checks(family) for family in FAMILIES]
+    table = ", ".join(f"{rule!r}: {fn.__name__}" for rule, fn in FAMILY_CHECKS.items())
+    parts.append(f"FAMILY_CHECKS = {{{table}}}\n")
+    return "\n\n".join(parts)

@@ -79,6 +79,7 @@ from rlar.constraints.checks.units import (
     within,
     words,
 )
+from rlar.constraints.families import FAMILY_CHECKS
 
 # Names the rest of the library reads from here (the embedded source defines them all in one namespace).
 __all__ = [
@@ -447,6 +448,8 @@ def check(c, text):
     """Score in [0, 1] of ``text`` under constraint ``c``; 1.0 exactly when it holds."""
     rule = c["rule"]
     text = str(text or "")
+    if rule in FAMILY_CHECKS:  # a rule of a constraint family (rlar.constraints.families)
+        return FAMILY_CHECKS[rule](c, text)
     if rule in COUNT_UNITS:
         if rule == "sections" and not c.get("per") and not numbered_in_order(section_numbers(text, c)):
             return 0.0
