@@ -93,7 +93,7 @@ def build(
     cons = [c for c in cons if c["rule"] not in FORM_RULES] + form_hints(forms)
     marks = [c for c in _overridden(cons, overrides) if marked(c)]
     laid = build_layout(_overridden([c for c in cons if c["rule"] != "at"], overrides))
-    if laid is not None:  # a layout of the seventh round: the whole answer is laid out, then marked
+    if laid is not None:  # a layout (builder_layouts): the whole answer is laid out, then marked
         text = decorate(laid, marks)
         for c in placed:
             text = _place(text, c)

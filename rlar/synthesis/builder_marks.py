@@ -1,4 +1,4 @@
-"""The marks put on a built answer (issue 25, seventh round): emojis, bold and italic spans, Markdown links, nested
+"""The marks put on a built answer: emojis, bold and italic spans, Markdown links, nested
 parentheses, numbers spelled out, pronouns, distinct words — counted over the whole answer or per unit (every line
 one emoji, every sentence a word in bold, no paragraph more than two links), and a unit that ends or starts with an
 emoji, a number, a time or a link.

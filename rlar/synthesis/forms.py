@@ -1,4 +1,4 @@
-"""Responses to order for the forms of a whole answer (issue 25, sixth round): a wrapper, one unit's start or end,
+"""Responses to order for the forms of a whole answer: a wrapper, one unit's start or end,
 hashtags that close it, the request repeated first, a JSON array; and responses that break each of them.
 
 :func:`rlar.synthesis.builder.build` builds the body, then :func:`apply_forms` puts these forms on it in a fixed

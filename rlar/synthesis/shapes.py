@@ -1,4 +1,4 @@
-"""Responses to order for composed constraints (issue 25): units that pass tests, keep relations, hit totals.
+"""Responses to order for composed constraints: units that pass tests, keep relations, hit totals.
 
 :func:`rlar.synthesis.builder.build` hands a constraint set that holds a composed rule (``each``, ``order``,
 ``total``, ``spell``, ``table``, ``yaml_keys``; :mod:`rlar.constraints.vocabulary`) to :func:`build_shaped`, and

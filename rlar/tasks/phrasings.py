@@ -98,7 +98,7 @@ POST = {
     "min": r"or (?:more|greater|longer|above)|at least|minimum|min",
 }
 _UNITS: list[tuple[str, str]] = [
-    # seventh round: marks and measures (before the plain nouns they end with)
+    # marks and measures (before the plain nouns they end with)
     (r"emojis?|emoji (?:icons?|characters?|symbols?)", "emojis"),
     (r"bold(?:ed|face)? words?|words? (?:in|set in|written in|formatted in) bold(?:face)?", "bold_words"),
     (

@@ -14,7 +14,7 @@ white space, or at a line end; paragraphs are separated by blank lines (or by a 
 are non-empty lines; bullets start with ``-``, ``*`` or ``•`` and a space; numbered items with ``1.`` or
 ``1)``; items are bullets, else numbered items, else lines. Syllables are counted with a vowel-group
 heuristic for English (silent final ``e`` dropped, ``-le`` kept): good to about one syllable per line, not a
-dictionary. Composed rules (``each``, ``order``, ``total``, ``spell``: issue 25) work on units (``unit``) —
+dictionary. Composed rules (``each``, ``order``, ``total``, ``spell``) work on units (``unit``) —
 ``word`` / ``line`` / ``sentence`` / ``item`` as above, ``number`` (integers written in digits, a sign kept), and
 ``answer`` (the whole response); ``each`` and ``order`` give the fraction of units (of consecutive pairs) that
 hold. Tables are a Markdown pipe table (header, ``---`` separator, rows) or CSV (comma-separated lines, the
@@ -23,7 +23,7 @@ key or ``[a, b]``; ``true``/``false`` are booleans, digits an integer). Language
 function words and letters (Latin-script languages listed in ``LANGUAGES``) or by script (the others); texts
 under three words are not judged (the rule fails).
 
-Sixth round: markup tags ("<answer>") are not words; ``wrap`` (the whole answer is one element, tags as
+Forms of the whole answer: markup tags ("<answer>") are not words; ``wrap`` (the whole answer is one element, tags as
 written), ``nth`` (the k-th paragraph / sentence / line / item starts or ends with a text), ``delimited`` (the
 answer is a list of one-word / one-number / one-line pieces split by a given mark and nothing else),
 ``json_array`` (typed items, counted), ``trailing`` (hashtags that close the answer), ``repeat`` (the request
@@ -34,7 +34,7 @@ per-unit tests ``starts_in`` / ``ends_in`` (a letter class), ``double_letter``, 
 relations ``ratio`` and ``distinct_initials``; a number unit may be a decimal ("201.5" is not a whole number)
 and "3,6,12" is three numbers.
 
-What an instruction quotes is checked as written (issue 25, fifth round): a postscript marker exactly ("PS:" is
+What an instruction quotes is checked as written: a postscript marker exactly ("PS:" is
 not "P.S.") on a line after the body, with no paragraph after it; a section marker that was given in its case,
 and sections, like numbered items, numbered 1..N in order; a start, an end or an option quoted in capitals
 ("NOTE:", "YES") in its case (a word in lower or sentence case matches in any case, a ban in any case).

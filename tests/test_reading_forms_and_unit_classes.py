@@ -1,7 +1,7 @@
-"""Constraint classes of the sixth round (issue 25): answer forms (wrappers, separators, lists on one line, JSON
-arrays, section markers, one unit's start or end, closing hashtags, a repeated request, unquoted options), letter
-classes and number properties per unit, and the IFEval / COLLIE wordings — read by both readers apart, checked
-strictly, and built into passing responses and near misses."""
+"""Answer forms (wrappers, separators, lists on one line, JSON arrays, section markers, one unit's start or end,
+closing hashtags, a repeated request, unquoted options), letter classes and number properties per unit, and the
+IFEval / COLLIE wordings — read by both readers apart, checked strictly, and built into passing responses and near
+misses."""
 
 from __future__ import annotations
 
@@ -565,3 +565,6 @@ def test_the_second_reading_imports_none_of_the_main_readers_modules() -> None:
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         assert not imported & main, (path.name, imported & main)
+        # the families' modules hold the main reader's wordings too (rlar/constraints/families/)
+        wordings = [m for m in imported if m.startswith(("rlar.constraints.families", "rlar.constraints.reading"))]
+        assert not wordings, (path.name, wordings)

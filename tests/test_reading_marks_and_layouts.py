@@ -1,10 +1,10 @@
-"""Constraint classes of the seventh round (issue 25): marks counted per unit (emojis, bold, italics, links, different
-words and letters, numbers in digits or words, pronouns, parentheses, leading spaces, task boxes), measures of every
-unit (prime / even / odd counts, equal lengths, staircases), relations (one first word, chained sentences, reversed
-lines, Fibonacci-like sums), layouts (fenced blocks with a tag, identifier styles, exact separators, 24-hour times,
-prices, bit strings, HTML and Markdown task lists, nested lists, figures, question/answer pairs, repeated units) and
-lengths with a tolerance — read by both readers apart, checked strictly, built into passing answers and near misses.
-Several cases are combinations no phrasing was written for (a unit x a predicate x a quantifier)."""
+"""Marks counted per unit (emojis, bold, italics, links, different words and letters, numbers in digits or words,
+pronouns, parentheses, leading spaces, task boxes), measures of every unit (prime / even / odd counts, equal
+lengths, staircases), relations (one first word, chained sentences, reversed lines, Fibonacci-like sums), layouts
+(fenced blocks with a tag, identifier styles, exact separators, 24-hour times, prices, bit strings, HTML and
+Markdown task lists, nested lists, figures, question/answer pairs, repeated units) and lengths with a tolerance —
+read by both readers apart, checked strictly, built into passing answers and near misses. Several cases are
+combinations no phrasing was written for (a unit x a predicate x a quantifier)."""
 
 from __future__ import annotations
 
