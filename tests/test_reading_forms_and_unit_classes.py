@@ -566,5 +566,7 @@ def test_the_second_reading_imports_none_of_the_main_readers_modules() -> None:
         imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         assert not imported & main, (path.name, imported & main)
         # the families' modules hold the main reader's wordings too (rlar/constraints/families/)
-        wordings = [m for m in imported if m.startswith(("rlar.constraints.families", "rlar.constraints.reading"))]
+        wordings = [
+            m for m in imported if m.startswith(("rlar.constraints.families", "rlar.constraints.reading"))
+        ]
         assert not wordings, (path.name, wordings)
