@@ -1,4 +1,5 @@
-"""The import layers (bus <- library <- actors <- app) as pyproject.toml's import-linter contract states them.
+"""The import layers (bus <- constraints <- library <- actors <- app) as pyproject.toml's import-linter contract
+states them.
 
 `make lint` runs `lint-imports`; these tests check that the contract covers every package (a new library
 module that is missing from the library layer would be checked by nothing) and that it is enforced (an
@@ -31,10 +32,12 @@ def _top_level(package: str) -> set[str]:
     return {f"{package}.{n}" for n in names}
 
 
-def test_the_layers_are_app_actors_library_bus_and_name_every_rlar_module() -> None:
-    app, actors, library, bus = _layers()
-    assert "rlar.app" in app and actors == ["actors"] and bus == ["bus"]
-    named = set(app) | set(library)
+def test_the_layers_are_app_actors_library_constraints_bus_and_name_every_rlar_module() -> None:
+    app, actors, library, constraints, bus = _layers()
+    assert (
+        "rlar.app" in app and actors == ["actors"] and constraints == ["rlar.constraints"] and bus == ["bus"]
+    )
+    named = set(app) | set(library) | set(constraints)
     assert _top_level("rlar") == named, (
         f"not in a layer: {sorted(_top_level('rlar') - named)}; no such module: {sorted(named - _top_level('rlar'))}"
     )
@@ -74,8 +77,16 @@ def test_lint_imports_keeps_the_tree_and_breaks_on_an_upward_import(tmp_path: Pa
     )
     assert bad.returncode != 0
     assert "rlar.tools.upward -> actors.feeder" in bad.stdout
-    # The GRPO maths importing the bus directly breaks the second contract (their wire parts are rlar.wire).
+    # The constraint model importing the library above it (the reader) is an upward import too.
     (tmp_path / "rlar" / "tools" / "upward.py").unlink()
+    (tmp_path / "rlar" / "constraints" / "upward.py").write_text("import rlar.tasks.reading\n")
+    model = subprocess.run(
+        [lint, "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert model.returncode != 0
+    assert "rlar.constraints.upward -> rlar.tasks.reading" in model.stdout
+    # The GRPO maths importing the bus directly breaks the second contract (their wire parts are rlar.wire).
+    (tmp_path / "rlar" / "constraints" / "upward.py").unlink()
     (tmp_path / "rlar" / "learn" / "wired.py").write_text("import bus.client\n")
     wired = subprocess.run(
         [lint, "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from rlar.constraints.checks import check, detect_language, holds, syllables
+from rlar.constraints.vocabulary import canonical, describe, from_metadata, valid_only
 from rlar.synthesis.builder import build, violations
-from rlar.synthesis.checks import check, detect_language, holds, syllables
 from rlar.synthesis.second_route import second_reading, write_probes
-from rlar.tasks.constraints import canonical, describe, from_metadata, valid_only
 from rlar.tasks.reading import read_instruction
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "instructions_labelled.jsonl"
@@ -269,7 +269,7 @@ def test_the_dev_split_of_the_labelled_set_is_read_as_labelled() -> None:
     assert total >= 100 and right == total
 
 
-# issue 25, second round: per-unit letter tests and per-word letter bounds, read by both readers
+# per-unit letter tests and per-word letter bounds, read by both readers
 UNIT_LETTER_PHRASINGS: list[tuple[str, list[dict[str, Any]]]] = [
     (
         "Write 5 words, each of which ends with the letter s.",
@@ -297,7 +297,7 @@ UNIT_LETTER_PHRASINGS: list[tuple[str, list[dict[str, Any]]]] = [
         "Give 4 prime numbers, each on its own line.",
         [
             {"rule": "each", "unit": "number", "test": "prime"},
-            {"rule": "lines", "min": 4, "max": 4},  # sixth round: the layout is checked, not dropped
+            {"rule": "lines", "min": 4, "max": 4},  # the layout is checked, not dropped
             {"rule": "numbers", "min": 4, "max": 4},
             {"rule": "numbers", "per": "line", "min": 1, "max": 1},
         ],
@@ -353,7 +353,7 @@ def test_starting_with_a_capital_letter_is_not_the_letter_a() -> None:
 
 
 def test_the_new_unit_tests_judge_units() -> None:
-    from rlar.synthesis.checks import unit_test
+    from rlar.constraints.checks import unit_test
 
     assert unit_test("contains", "z", "pizza") and not unit_test("contains", "z", "pasta")
     assert unit_test("starts_upper", None, "- Morning light") and not unit_test("starts_upper", None, "birds")
@@ -375,8 +375,8 @@ def test_the_number_words_are_one_table_that_both_readers_read_alike() -> None:
             assert second_reading(f"Write {word} words.") == [want], word
 
 
-# Issue 25, fifth round: clause checks that checked less than the instruction says. Each fixed check has an
-# answer that keeps it and a near miss a lenient check passed.
+# Clause checks held to what the instruction says: each has an answer that keeps it and a near miss a lenient
+# check would pass.
 @pytest.mark.parametrize(
     ("c", "good", "near_miss"),
     [
@@ -487,7 +487,7 @@ def test_a_bare_postscript_names_no_marker_in_either_reading() -> None:
 def test_an_order_whose_requirement_words_are_not_read_is_unread_not_context() -> None:
     reading = read_instruction("Label every part with a short heading.")
     assert [c.status for c in reading.clauses] == ["unchecked"], reading.clauses
-    # a marker in capitals with its number is read (sixth round): sections marked PIECE 1, PIECE 2, ...
+    # a marker in capitals with its number is read: sections marked PIECE 1, PIECE 2, ...
     marked = read_instruction("Label every part with PIECE N, where N counts up from one.")
     assert marked.full and marked.constraints == [{"rule": "sections", "min": 1, "marker": "PIECE"}]
     described = read_instruction("Strings of letters in a format that each prompt states.")

@@ -1,4 +1,4 @@
-"""Scope x predicate readings (issue 25, third round): both readers, the checks they compose into, and the
+"""Scope x predicate readings: both readers, the checks they compose into, and the
 responses built for them."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from rlar.constraints.checks import check, holds
+from rlar.constraints.vocabulary import canonical
 from rlar.synthesis.builder import build, violations
-from rlar.synthesis.checks import check, holds
 from rlar.synthesis.second_route import second_reading
-from rlar.tasks.constraints import canonical
 from rlar.tasks.reading import read_instruction
 
 CASES: list[tuple[str, list[dict[str, Any]]]] = [
@@ -61,7 +61,7 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
     (
         "Give 4 uppercase words separated by spaces.",
         [
-            {"rule": "delimited", "text": " ", "unit": "word"},  # sixth round: the separator is checked
+            {"rule": "delimited", "text": " ", "unit": "word"},  # the separator is checked
             {"rule": "uppercase"},
             {"rule": "words", "min": 4, "max": 4},
         ],
@@ -113,7 +113,7 @@ CASES: list[tuple[str, list[dict[str, Any]]]] = [
         "Give exactly 3 sentences and finish the response with the word Done.",
         [{"rule": "ends_with", "text": "done"}, {"rule": "sentences", "min": 3, "max": 3}],
     ),
-    # fourth round: the wordings of the train additions (t25d-*)
+    # bans, word lists, repeats, chains, character ranges and words in capitals (train ids t25d-*)
     (
         "Write 4 bullet points, each at most 6 words, none of them containing the word 'really'.",
         [

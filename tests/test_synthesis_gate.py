@@ -20,7 +20,7 @@ from rlar.agent.anthropic_agent import AnthropicAgent
 from rlar.agent.base import AnthropicAgentConfig, OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
 from rlar.app.runconfig import ConfigProblems, load_run_config, validate_run_config
-from rlar.synthesis.checks import holds
+from rlar.constraints.checks import holds
 from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.loop import synthesize
 from rlar.synthesis.report import outcome_row, summarize, to_markdown, unvouched, where_to

@@ -107,7 +107,7 @@ async def true_verdicts(
     from rlar.tasks.base import query_text
 
     if domain == "format":
-        from rlar.synthesis.checks import holds
+        from rlar.constraints.checks import holds
         from rlar.tasks.reading import read_instruction
 
         cons = {i: read_instruction(query_text(records[i].prompt)).constraints for i, _ in outputs}

@@ -279,7 +279,7 @@ async def _tool_score(
 
 def _format_pass(records: list[Any], texts: list[list[str]]) -> float:
     """Share of all samples meeting every constraint read from their prompt (see the suites' docstring)."""
-    from rlar.synthesis.checks import holds
+    from rlar.constraints.checks import holds
     from rlar.tasks.reading import read_instruction
 
     verdicts = []

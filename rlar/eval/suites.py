@@ -16,7 +16,7 @@ Metric families follow the task's domain (``TaskSpec.domain``; computed in :mod:
   loose — ``prompt_strict``, ``inst_strict``, ``prompt_loose``, ``inst_loose`` — and ``judge``;
 - ``format`` (a format stated in words, no reference: ``consonants``): the share of samples (all of them, not
   only the greedy one) that meet every constraint :func:`rlar.tasks.reading.read_instruction` reads from the
-  prompt, judged by :mod:`rlar.synthesis.checks` — ``format``;
+  prompt, judged by :mod:`rlar.constraints.checks` — ``format``;
 - every task: average response length in tokens — ``avg_len``; tasks named with ``--task``: also ``score``,
   the mean reward of the task's own default tools (combined as the learner combines them).
 Per-record metrics (all but BLEU-2, ``avg_len``) are kept per record too, so two checkpoints compare with a paired

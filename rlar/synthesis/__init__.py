@@ -1,9 +1,8 @@
 """Reward synthesis (the code agent's library): write a verifier, test it in the sandbox, keep it or say why not.
 
-What a task's instruction asks for is read clause by clause by :mod:`rlar.tasks.reading` (vocabulary:
-:mod:`rlar.tasks.constraints`).
+What a task's instruction asks for is read clause by clause by :mod:`rlar.tasks.reading` into the constraints of
+:mod:`rlar.constraints` (the typed vocabulary, and what each rule means as stdlib code embedded in verifiers).
 
-- :mod:`~rlar.synthesis.checks`: what every constraint rule means, as stdlib code embedded in verifiers.
 - :mod:`~rlar.synthesis.blocks`: parametrised building blocks rendered into stdlib-only verifier source.
 - :mod:`~rlar.synthesis.compose`: the synthesis task (its instruction, coverage), drafts, the offline composer.
 - :mod:`~rlar.synthesis.drafting`: synthesis as an agent question (request, retry turns, parsing).

@@ -2,8 +2,8 @@
 
 Two families:
 
-- constraint checks: the module embeds the source of :mod:`rlar.synthesis.checks` (the one definition of what
-  each constraint rule of :mod:`rlar.tasks.constraints` means) and the constraints as a JSON string literal;
+- constraint checks: the module embeds the source of :mod:`rlar.constraints.checks` (the one definition of what
+  each constraint rule of :mod:`rlar.constraints.vocabulary` means) and the constraints as a JSON string literal;
   each constraint scores the response alone, 1.0 when it holds (rules over many units give the fraction).
 - match blocks, which compare the response with the reference: numeric comparison, exact / normalised /
   contains match, multiple-choice letter, token F1, BLEU-2 and chrF (both re-implemented in plain Python:
@@ -23,7 +23,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlar.tasks.constraints import RULES
+from rlar.constraints.checks import embedded_source
+from rlar.constraints.vocabulary import RULES
 
 __all__ = ["MATCH_BLOCKS", "MatchBlock", "render_module"]
 
@@ -167,43 +168,6 @@ def _lit(value: Any) -> str:
     raise TypeError(f"block parameter of type {type(value).__name__} is not a plain literal")
 
 
-def _checks_source() -> str:
-    """The source of :mod:`rlar.synthesis.checks` and the stdlib modules it is made of (marks, units, language,
-    structured answers, layouts), embedded in every composed verifier as one namespace: each module without its
-    docstring, its stdlib imports (the prelude has them) and its imports of the other parts."""
-    import ast
-    import inspect
-
-    from rlar.synthesis import (
-        checks,
-        checks_language,
-        checks_layout,
-        checks_marks,
-        checks_structured,
-        checks_units,
-    )
-
-    out = []
-    for mod in (checks_marks, checks_units, checks_language, checks_structured, checks_layout, checks):
-        src = inspect.getsource(mod)
-        drop: set[int] = set()
-        body = ast.parse(src).body
-        for k, node in enumerate(body):
-            doc = k == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-            if (
-                isinstance(node, ast.Import)
-                or (isinstance(node, ast.ImportFrom) and str(node.module or "").startswith("rlar."))
-                or doc
-                or (
-                    isinstance(node, ast.Assign)
-                    and any(getattr(t, "id", "") == "__all__" for t in node.targets)
-                )
-            ):
-                drop |= set(range(node.lineno, int(node.end_lineno or node.lineno) + 1))
-        out.append("\n".join(line for i, line in enumerate(src.splitlines(), 1) if i not in drop))
-    return "\n\n".join(out)
-
-
 @dataclass(frozen=True, slots=True)
 class MatchBlock:
     """A reference comparison. ``formats``: answer formats / reference shapes it suits (the composer's rules)."""
@@ -313,7 +277,7 @@ def render_module(
     for c in checks:
         if str(c.get("rule")) not in RULES:
             raise ValueError(f"no check for rule {c.get('rule')!r}")
-    parts.append(_checks_source())
+    parts.append(embedded_source())
     # Constraints enter as a JSON string literal: data, never code.
     parts.append(f"\n_CONSTRAINTS = json.loads({json.dumps(json.dumps(list(checks), sort_keys=True))})\n")
     if match is not None:

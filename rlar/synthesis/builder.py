@@ -1,7 +1,7 @@
 """Writing responses to order: one that satisfies a set of constraints, and ones that break exactly one of them.
 
 ``build(constraints, query)`` renders a response meant to satisfy every constraint (the vocabulary of
-:mod:`rlar.tasks.constraints`): it picks a structure (bullets, numbered items, lines, paragraphs or sentences)
+:mod:`rlar.constraints.vocabulary`): it picks a structure (bullets, numbered items, lines, paragraphs or sentences)
 with counts one step inside each bound, sizes units to the per-unit and total bounds, draws words from a
 vocabulary that respects excluded words and letters, word lengths and the language, and then applies the
 word-level edits (required words, occurrences, letters, numbers, punctuation, capitals, highlights,
@@ -14,7 +14,7 @@ block, case). Terminal forms (JSON, one of several options, "only a number") are
 A set with a composed rule (``each``, ``order``, ``total``, ``spell``, ``table``, ``yaml_keys``) is built by
 :mod:`rlar.synthesis.shapes` (units that pass tests and keep relations), whose violations are added.
 
-Neither is trusted: callers check every response with :func:`rlar.synthesis.checks.holds` and drop what does
+Neither is trusted: callers check every response with :func:`rlar.constraints.checks.holds` and drop what does
 not come out as intended (a combination the builder cannot satisfy is reported, not guessed).
 """
 
@@ -25,6 +25,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rlar.constraints.checks import holds
+from rlar.constraints.vocabulary import COUNT_RULES, canonical
 from rlar.synthesis.builder_layouts import build_layout
 from rlar.synthesis.builder_marks import DECOR_UNITS, decorate, marked, word_hints
 from rlar.synthesis.builder_misses import layout_violations
@@ -38,11 +40,9 @@ from rlar.synthesis.builder_words import (
     _terminal,
     _vocab,
 )
-from rlar.synthesis.checks import holds
 from rlar.synthesis.forms import FORM_RULES, apply_forms, form_hints, form_violations, json_array_text
 from rlar.synthesis.shapes import build_shaped, is_shaped
 from rlar.synthesis.shapes_violations import shaped_violations
-from rlar.tasks.constraints import COUNT_RULES, canonical
 
 __all__ = ["build", "violations"]
 
@@ -93,7 +93,7 @@ def build(
     cons = [c for c in cons if c["rule"] not in FORM_RULES] + form_hints(forms)
     marks = [c for c in _overridden(cons, overrides) if marked(c)]
     laid = build_layout(_overridden([c for c in cons if c["rule"] != "at"], overrides))
-    if laid is not None:  # a layout of the seventh round: the whole answer is laid out, then marked
+    if laid is not None:  # a layout (builder_layouts): the whole answer is laid out, then marked
         text = decorate(laid, marks)
         for c in placed:
             text = _place(text, c)

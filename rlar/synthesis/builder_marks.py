@@ -1,4 +1,4 @@
-"""The marks put on a built answer (issue 25, seventh round): emojis, bold and italic spans, Markdown links, nested
+"""The marks put on a built answer: emojis, bold and italic spans, Markdown links, nested
 parentheses, numbers spelled out, pronouns, distinct words — counted over the whole answer or per unit (every line
 one emoji, every sentence a word in bold, no paragraph more than two links), and a unit that ends or starts with an
 emoji, a number, a time or a link.
@@ -6,7 +6,7 @@ emoji, a number, a time or a link.
 :func:`rlar.synthesis.builder.build` builds the body without these rules (with :func:`word_hints` so there are
 words to mark), then :func:`decorate` puts the marks on it; an emoji is no word and bold wraps words already there,
 so no word count changes. Nothing here is trusted: callers check every response with
-:func:`rlar.synthesis.checks.holds`.
+:func:`rlar.constraints.checks.holds`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rlar.synthesis.builder_layouts import _EMOJI, _WORDS, _pick
-from rlar.synthesis.checks import holds
+from rlar.constraints.checks import holds
+from rlar.constraints.responses import EMOJI, WORDS, pick
 
 __all__ = ["DECOR_UNITS", "MARKED_UNITS", "decorate", "marked", "word_hints"]
 
@@ -127,7 +127,7 @@ def _marks(text: str, cons: Sequence[Mapping[str, Any]]) -> str:
         return text
     if "distinct_words" in want and want["distinct_words"].get("min"):
         seen: set[str] = set()
-        fresh = iter(w for w in _WORDS)
+        fresh = iter(w for w in WORDS)
 
         def unique(m: re.Match[str]) -> str:
             w = m.group(0)
@@ -143,19 +143,19 @@ def _marks(text: str, cons: Sequence[Mapping[str, Any]]) -> str:
         text = re.sub(r"(?<![\w*\[(#@])[a-z]+(?![\w*\])])", unique, text)
     if "number_words" in want and want["number_words"].get("min"):
         spots = _spots(text)[1:]
-        for a, b in reversed(spots[: _pick(want["number_words"], 1)]):
+        for a, b in reversed(spots[: pick(want["number_words"], 1)]):
             text = text[:a] + "three" + text[b:]
     if "pronouns" in want and want["pronouns"].get("min"):
         spots = _spots(text)[1:]
         for a, b in reversed(spots[: int(want["pronouns"]["min"])]):
             text = text[:a] + "we" + text[b:]
     for rule, wrap in (("bold", "**"), ("bold_words", "**"), ("italics", "*")):
-        k = _pick(want.get(rule), 0) if rule in want else 0
+        k = pick(want.get(rule), 0) if rule in want else 0
         spots = [s for s in _spots(text)]
         chosen = spots[1 : 1 + k * 2 : 2] if len(spots) >= 2 * k + 1 else spots[:k]
         for a, b in reversed(chosen):
             text = text[:a] + wrap + text[a:b] + wrap + text[b:]
-    k = _pick(want.get("links"), 0) if "links" in want else 0
+    k = pick(want.get("links"), 0) if "links" in want else 0
     if not k and any(c.get("rule") == "each" and c.get("unit") in ("url", "link_text", "link") for c in cons):
         k = 1
     label = next(
@@ -168,8 +168,8 @@ def _marks(text: str, cons: Sequence[Mapping[str, Any]]) -> str:
     for a, b in reversed(spots[-k:] if k else []):
         shown = label or text[a:b]
         text = text[:a] + f"[{shown}]({scheme}example.com/{text[a:b].lower()})" + text[b:]
-    depth = _pick(want.get("paren_depth"), 0) if "paren_depth" in want else 0
-    pairs = _pick(want.get("parens"), depth) if "parens" in want else depth
+    depth = pick(want.get("paren_depth"), 0) if "paren_depth" in want else 0
+    pairs = pick(want.get("parens"), depth) if "parens" in want else depth
     if pairs:
         spots = _spots(text)
         if len(spots) > pairs:
@@ -179,11 +179,11 @@ def _marks(text: str, cons: Sequence[Mapping[str, Any]]) -> str:
             text = text[:a] + "(" * nest + text[a:b] + ")" * nest + text[b:]
             for i in range(pairs - nest):
                 text = text.rstrip(".") + f" (note {i + 1})."
-    k = _pick(want.get("emojis"), 0) if "emojis" in want else 0
+    k = pick(want.get("emojis"), 0) if "emojis" in want else 0
     if k:
         spots = _spots(text)
         step = max(1, len(spots) // (k + 1))
         for j in reversed(range(k)):
             at = spots[min(len(spots) - 1, step * (j + 1))][1] if spots else len(text)
-            text = text[:at] + " " + _EMOJI[j % len(_EMOJI)] + text[at:]
+            text = text[:at] + " " + EMOJI[j % len(EMOJI)] + text[at:]
     return text

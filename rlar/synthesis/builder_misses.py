@@ -1,8 +1,8 @@
-"""Near misses of the seventh round's rules (issue 25): ``(why, response)`` pairs, each breaking one rule of a set
-(a figure with a trailing space, a sub-item indented otherwise, the other HTML list tag, a question marker without
-its space, a task box in capitals, another fence tag, a repeated unit changed, a relation broken at the last unit,
-a unit of the wrong kind, a value out of its range, a separator with a space added, a count of marks off by one in
-one unit). Nothing here is trusted: callers check every response with :func:`rlar.synthesis.checks.holds`.
+"""Near misses of layouts, marks and composed rules: ``(why, response)`` pairs, each breaking one rule of a set (the
+rules of a constraint family by its own ``near_misses``; here another fence tag, a repeated unit changed, a relation
+broken at the last unit, a unit of the wrong kind, a value out of its range, a separator with a space added, a count
+of marks off by one in one unit). Nothing here is trusted: callers check every response with
+:func:`rlar.constraints.checks.holds`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from rlar.synthesis.builder_layouts import _by, _minutes
-from rlar.synthesis.checks import holds
-from rlar.synthesis.checks_marks import emojis, links
+from rlar.constraints.checks import holds
+from rlar.constraints.checks.marks import emojis, links
+from rlar.constraints.families import family_of
+from rlar.constraints.responses import rules_of
+from rlar.synthesis.builder_layouts import _minutes
 
 __all__ = ["layout_violations"]
 
@@ -21,50 +23,14 @@ __all__ = ["layout_violations"]
 def layout_violations(
     cons: Sequence[Mapping[str, Any]], good: str, rebuild: Callable[[Sequence[Mapping[str, Any]]], str]
 ) -> list[tuple[str, str]]:
-    """(why, response) pairs, each breaking one seventh-round rule of ``cons``: ``rebuild`` builds a changed set."""
+    """(why, response) pairs, each breaking one rule of ``cons``: ``rebuild`` builds a changed set."""
     out: list[tuple[str, str]] = []
     rows = good.split("\n")
     for c in cons:
         rule = c.get("rule")
-        if rule == "figure":
-            out.append(("figure: a trailing space", rows[0] + " \n" + "\n".join(rows[1:])))
-            out.append(("figure: a row dropped", "\n".join(rows[:-2] + rows[-1:])))
-        elif rule == "outline" and c.get("sub_min"):
-            tops = [i for i, r in enumerate(rows) if not r.startswith(" ")]
-            out.append(("outline: a top item without sub-items", "\n".join(rows[: tops[-1] + 1])))
-        elif rule == "outline":
-            out.append(
-                (
-                    "outline: a sub-item indented otherwise",
-                    re.sub(r"^( +)", r"\1  ", good, count=1, flags=re.M),
-                )
-            )
-            out.append(("outline: a sub-item more", good + "\n" + rows[-1]))
-        elif rule == "html_list":
-            other = "ol" if c.get("tag") == "ul" else "ul"
-            out.append(
-                (
-                    "html_list: the other tag",
-                    good.replace(f"<{c['tag']}>", f"<{other}>").replace(f"</{c['tag']}>", f"</{other}>"),
-                )
-            )
-            out.append(("html_list: text outside", "Here it is:\n" + good))
-        elif rule == "pairs":
-            out.append(
-                (
-                    "pairs: a marker without its space",
-                    good.replace(
-                        str(c["first"]).replace("{n}", "1").rstrip(),
-                        str(c["first"]).replace("{n}", "1").rstrip() + "x",
-                        1,
-                    ),
-                )
-            )
-            out.append(("pairs: a pair missing", "\n".join(rows[:-2])))
-        elif rule == "task_list":
-            out.append(
-                ("task_list: a box in capitals", good.replace("[x]", "[X]", 1).replace("[ ]", "[]", 1))
-            )
+        family = family_of(str(rule))
+        if family is not None:  # a rule of a constraint family
+            out += family.near_misses(c, good, cons)
         elif rule == "code_block" and c.get("lang"):
             out.append(
                 (
@@ -84,7 +50,7 @@ def layout_violations(
             m = nums[0] if c.get("agg") == "first" else nums[-1]
             off = int(c["min"]) - 1 if c.get("min") is not None else int(c.get("max") or 0) + 1
             out.append((f"total: {c.get('agg')} off", good[: m.start()] + str(max(0, off)) + good[m.end() :]))
-        elif rule == "delimited" and not c.get("exact") and _by(cons, "order"):
+        elif rule == "delimited" and not c.get("exact") and rules_of(cons, "order"):
             sep = str(c["text"])
             out.append(("delimited: another separator", good.replace(sep, ";" if sep != ";" else "|")))
         elif rule == "numbers" and c.get("per") == "line" and len(rows) >= 2:

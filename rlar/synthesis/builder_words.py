@@ -10,9 +10,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rlar.synthesis.checks import LANGUAGES, syllables
+from rlar.constraints.checks import LANGUAGES, syllables
+from rlar.constraints.vocabulary import COUNT_RULES
 from rlar.synthesis.forms import json_array_text
-from rlar.tasks.constraints import COUNT_RULES
 
 _EN = (
     "stone light calm path tree rain wind sun moon bird leaf road hill lake snow sea sky cloud rock field bread "

@@ -62,7 +62,7 @@ def independent_labeller(constraints: list[dict[str, Any]]) -> Labeller | None:
     """A labeller from an independent reading's constraints (see :mod:`rlar.synthesis.second_route`)."""
     if not constraints:
         return None
-    from rlar.synthesis.checks import holds
+    from rlar.constraints.checks import holds
 
     def label(query: str, response: str) -> bool | None:
         return all(holds(c, response) for c in constraints)

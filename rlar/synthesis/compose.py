@@ -27,8 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlar.constraints.vocabulary import canonical, from_metadata, valid_only
 from rlar.synthesis.blocks import MATCH_BLOCKS, render_module
-from rlar.tasks.constraints import canonical, from_metadata, valid_only
 from rlar.tasks.reading import Reading, read_instruction
 from rlar.tasks.references import is_code_tests, reference_shape
 

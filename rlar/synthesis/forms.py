@@ -1,4 +1,4 @@
-"""Responses to order for the forms of a whole answer (issue 25, sixth round): a wrapper, one unit's start or end,
+"""Responses to order for the forms of a whole answer: a wrapper, one unit's start or end,
 hashtags that close it, the request repeated first, a JSON array; and responses that break each of them.
 
 :func:`rlar.synthesis.builder.build` builds the body, then :func:`apply_forms` puts these forms on it in a fixed
@@ -6,7 +6,7 @@ order (the ``nth`` starts and ends, the closing hashtags, the repeated request, 
 :func:`form_hints` gives the count a body needs so the unit an ``nth`` rule names exists (a second paragraph
 needs two). A JSON array is a whole answer of its own (:func:`json_array_text`). :func:`form_violations` gives
 ``(why, response)`` pairs, each breaking one of these rules. Nothing here is trusted: callers check every
-response with :func:`rlar.synthesis.checks.holds`.
+response with :func:`rlar.constraints.checks.holds`.
 """
 
 from __future__ import annotations

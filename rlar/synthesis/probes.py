@@ -17,7 +17,7 @@ Probes are made by our code or the data, never by the candidate's author. Each p
   passed in as ``labelled``. They are independent, and :func:`rlar.synthesis.validate.validate` requires the
   verifier to agree with every one of them (top of the range exactly when ``ok``).
 
-Every ``parse`` probe is checked with :func:`rlar.synthesis.checks.holds` (good ones hold every constraint,
+Every ``parse`` probe is checked with :func:`rlar.constraints.checks.holds` (good ones hold every constraint,
 bad ones break their target) and dropped otherwise; a task whose good probe cannot be built reports it.
 :class:`ProbeSet` keeps them per group (one group per example, at most ``max_examples``).
 """
@@ -29,9 +29,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlar.constraints.checks import holds
+from rlar.constraints.vocabulary import canonical, from_metadata
 from rlar.synthesis.builder import build, violations
-from rlar.synthesis.checks import holds
-from rlar.tasks.constraints import canonical, from_metadata
 
 __all__ = ["INDEPENDENT", "Probe", "ProbeSet", "holds", "make_probes"]
 

@@ -25,10 +25,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rlar.agent.base import AgentReply, AgentRequest, AgentTool
+from rlar.constraints.checks import holds
+from rlar.constraints.vocabulary import canonical
 from rlar.synthesis.builder import build, violations
-from rlar.synthesis.checks import holds
 from rlar.synthesis.second import second_reading
-from rlar.tasks.constraints import canonical
 
 __all__ = [
     "PROBES_TOOL",

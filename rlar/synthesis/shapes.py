@@ -1,7 +1,7 @@
-"""Responses to order for composed constraints (issue 25): units that pass tests, keep relations, hit totals.
+"""Responses to order for composed constraints: units that pass tests, keep relations, hit totals.
 
 :func:`rlar.synthesis.builder.build` hands a constraint set that holds a composed rule (``each``, ``order``,
-``total``, ``spell``, ``table``, ``yaml_keys``; :mod:`rlar.tasks.constraints`) to :func:`build_shaped`, and
+``total``, ``spell``, ``table``, ``yaml_keys``; :mod:`rlar.constraints.vocabulary`) to :func:`build_shaped`, and
 :func:`rlar.synthesis.builder.violations` adds :func:`shaped_violations`. The response is a list of units of
 one kind (words, lines, sentences, numbers, or the whole answer) joined the way the instruction implies
 (spaces, new lines, or ``", "`` between numbers):
@@ -17,7 +17,7 @@ one kind (words, lines, sentences, numbers, or the whole answer) joined the way 
 3. tables and YAML mappings are written directly from their columns, keys and types.
 
 Shaped violations (:mod:`rlar.synthesis.shapes_violations`) break one composed rule each. Nothing here is
-trusted: callers check every response with :func:`rlar.synthesis.checks.holds`, and a combination this cannot
+trusted: callers check every response with :func:`rlar.constraints.checks.holds`, and a combination this cannot
 satisfy gives a response that fails, which the caller reports.
 """
 
@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rlar.synthesis.checks import unit_test
-from rlar.tasks.constraints import COMPOSED_RULES
+from rlar.constraints.checks import unit_test
+from rlar.constraints.vocabulary import COMPOSED_RULES
 
 __all__ = ["build_shaped", "is_shaped"]
 

@@ -1,14 +1,14 @@
-"""Shaped violations (issue 25): responses that break one composed constraint each — one unit that fails its
+"""Shaped violations: responses that break one composed constraint each — one unit that fails its
 test, the units reversed, a total off by one, a wrong first letter, a missing column or key, a value of the wrong
 type, one unit more or fewer, another separator — built from :mod:`rlar.synthesis.shapes`' units. Nothing here
-is trusted: callers check every response with :func:`rlar.synthesis.checks.holds`."""
+is trusted: callers check every response with :func:`rlar.constraints.checks.holds`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rlar.synthesis.checks import unit_test
+from rlar.constraints.checks import unit_test
 from rlar.synthesis.shapes import (
     _PALINDROMES,
     _UNIT_COUNT,

@@ -4,7 +4,7 @@ Used by :func:`rlar.tasks.reading.read_instruction`, which splits an instruction
 each leaves unread. A clause is handled as :class:`ClauseText`: lowercased, number words as digits
 (:func:`numbers`), quoted strings replaced by placeholders (``Q``) so nothing inside a quote is read as an
 instruction. Each ``read_*`` family finds its phrasings, adds constraints (vocabulary:
-:mod:`rlar.tasks.constraints`) and blanks the text it used, so what remains shows what was not understood.
+:mod:`rlar.constraints.vocabulary`) and blanks the text it used, so what remains shows what was not understood.
 This module holds the shared vocabulary and the quantity family (comparators, number words, negations,
 scopes); the other families are in :mod:`rlar.tasks.phrasing_families`, whose ``read_clause_constraints``
 runs them all in order.
@@ -16,10 +16,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from rlar.constraints.reading import Q
 from rlar.tasks.numbers import ONES, TENS
 
 # -- normalisation --------------------------------------------------------------------------------------------
-Q0, Q1 = "\ue000", "\ue001"  # quote placeholder: Q0 + chr(0xE100 + i) + Q1
 PS = "\ue002"  # "P.S."
 PPS = "\ue003"  # "P.P.S."
 PS0 = "\ue005"  # "P.S" written without its last period
@@ -39,7 +39,6 @@ def mark_text(text: str) -> str | None:
     return MARKS[found[-1]] if found else None
 
 
-Q = f"{Q0}[\ue100-\ue1ff]{Q1}"
 QUOTE_RX = re.compile(
     r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|‘([^’\n]{1,200})’|`([^`\n]{1,120})`"
     r"|(?<![\w'])'([^'\n]{1,120}?)'(?![\w'])"
@@ -99,7 +98,7 @@ POST = {
     "min": r"or (?:more|greater|longer|above)|at least|minimum|min",
 }
 _UNITS: list[tuple[str, str]] = [
-    # seventh round: marks and measures (before the plain nouns they end with)
+    # marks and measures (before the plain nouns they end with)
     (r"emojis?|emoji (?:icons?|characters?|symbols?)", "emojis"),
     (r"bold(?:ed|face)? words?|words? (?:in|set in|written in|formatted in) bold(?:face)?", "bold_words"),
     (

@@ -41,7 +41,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlar.tasks.constraints import canonical
+from rlar.constraints.reading import Q0, Q1, Q
+from rlar.constraints.vocabulary import canonical
 from rlar.tasks.phrasing_families import read_clause_constraints
 from rlar.tasks.phrasings import (
     CUES,
@@ -53,12 +54,9 @@ from rlar.tasks.phrasings import (
     PPS0,
     PS,
     PS0,
-    Q0,
-    Q1,
     QUOTE_RX,
     STOP_WORDS,
     ClauseText,
-    Q,
     numbers,
 )
 from rlar.tasks.reading_compose import read_composed

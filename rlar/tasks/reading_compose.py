@@ -1,4 +1,4 @@
-"""Scope x predicate phrasings (issue 25, third round): where in the answer a word must stand, what each
+"""Scope x predicate phrasings: where in the answer a word must stand, what each
 paragraph / line / sentence / bullet must end with, which letters no word may hold, and the list words.
 
 :func:`read_composed` runs on a clause before :func:`rlar.tasks.reading_shapes.read_shapes` and blanks what it
@@ -31,7 +31,7 @@ letter, uses every listed word) rather than fixed sentences:
   ``separate the paragraphs with a blank line``, ``(blank line between them)``) are used up when a paragraph
   count is read.
 
-Fourth round: ``none (of them) using the word 'very'`` is a ban (it was read as a required word), ``every one
+Also: ``none (of them) using the word 'very'`` is a ban (not a required word), ``every one
 of the words ...`` a list to use, ``no word used more than once`` (``once`` written ``1 times``) no repeats,
 ``each starting with the letter that ended the previous word`` a chain (and ``a chain of`` is used up when the
 instruction states one), ``between 30 and 50 characters long`` the count alone, ``no more than one fully

@@ -1,4 +1,4 @@
-"""Forms of the whole answer (issue 25, sixth round): what wraps it, how its parts are separated and marked, and
+"""Forms of the whole answer: what wraps it, how its parts are separated and marked, and
 fixed shapes such as a JSON array, read into constraints by the main reader (the second reading reads them apart,
 :mod:`rlar.synthesis.second.forms`).
 

@@ -1,4 +1,4 @@
-"""A unit's start or end of a kind, its case, and IFBench's word classes (issue 25, seventh round), read by the main
+"""A unit's start or end of a kind, its case, and IFBench's word classes, read by the main
 reader (the second reading reads them apart, :mod:`rlar.synthesis.second.relations`):
 
 - a unit's end or start of a kind: ``each line has to end with an emoji``, ``end each of your 3 lines with an

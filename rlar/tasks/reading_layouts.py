@@ -1,4 +1,4 @@
-"""Layouts of the whole answer made of tokens (issue 25, seventh round; VFF / RECAST / SysBench / Inverse-IFEval
+"""Layouts of the whole answer made of tokens (VFF / RECAST / SysBench / Inverse-IFEval
 formats), read by the main reader (the second reading reads them apart, :mod:`rlar.synthesis.second.layouts`); lists,
 figures, question/answer pairs and repeated units are :mod:`rlar.tasks.reading_lists`'s:
 

@@ -1,4 +1,4 @@
-"""Marks and measures of the whole answer (issue 25, seventh round), read by the main reader (the second reading
+"""Marks and measures of the whole answer, read by the main reader (the second reading
 reads them apart, :mod:`rlar.synthesis.second.marks`).
 
 The counts of the new units (emojis, bold phrases and words in bold, italics, Markdown links, different words and

@@ -1,4 +1,4 @@
-"""Parts of the answer and where they stand (issue 25, sixth round), read by the main reader (the second reading
+"""Parts of the answer and where they stand, read by the main reader (the second reading
 reads them apart, :mod:`rlar.synthesis.second.forms`): how many parts a separator line divides the answer into,
 lists on one line, section markers and Markdown headings, the start or end of one paragraph / sentence / line,
 and a word or letter at a numbered place. :func:`read_parts` is run by

@@ -1,4 +1,4 @@
-"""Units measured and related (issue 25, seventh round), read by the main reader (the second reading reads them
+"""Units measured and related, read by the main reader (the second reading reads them
 apart, :mod:`rlar.synthesis.second.relations`): a grammar of *unit* x *measure* x *predicate* rather than fixed
 sentences (a unit's start or end of a kind, its case and IFBench's word classes are :mod:`rlar.tasks.reading_kinds`'s).
 

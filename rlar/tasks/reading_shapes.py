@@ -1,7 +1,7 @@
-"""Compositional phrasings (issue 25): what every unit must be, how units relate, totals, and output shapes.
+"""Compositional phrasings: what every unit must be, how units relate, totals, and output shapes.
 
 :func:`read_shapes` runs on a clause before the other families of :mod:`rlar.tasks.phrasing_families` and
-turns these phrasings into the composed rules of :mod:`rlar.tasks.constraints` (``each``, ``order``,
+turns these phrasings into the composed rules of :mod:`rlar.constraints.vocabulary` (``each``, ``order``,
 ``total``, ``spell``, ``table``, ``yaml_keys``), blanking what it used so the clause's leftover shows what was
 not understood:
 

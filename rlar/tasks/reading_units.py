@@ -1,4 +1,4 @@
-"""Letter classes and number properties of every unit (issue 25, sixth round), read by the main reader (the second
+"""Letter classes and number properties of every unit, read by the main reader (the second
 reading reads them apart, :mod:`rlar.synthesis.second.units`).
 
 :func:`read_units` runs on a clause before the other families and blanks what it used:

@@ -37,7 +37,7 @@ def add_synthesize_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _clause_lines(result: dict[str, Any]) -> list[str]:
-    from rlar.tasks.constraints import describe
+    from rlar.constraints.vocabulary import describe
 
     lines = []
     for c in result["clauses"]:

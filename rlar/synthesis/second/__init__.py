@@ -2,13 +2,13 @@
 
 It reads by token windows around numbers and quoted strings, with its own vocabulary and comparator lists, and
 shares no pattern with :mod:`rlar.tasks.phrasings` and the modules beside it; it may share only the checks
-(:mod:`rlar.synthesis.checks`), the constraint vocabulary (:mod:`rlar.tasks.constraints`) and the number-word
+(:mod:`rlar.constraints.checks`), the constraint vocabulary (:mod:`rlar.constraints.vocabulary`) and the number-word
 table (:mod:`rlar.tasks.numbers`). :mod:`rlar.synthesis.second_route` turns what it reads into labelled probes.
 Modules: ``vocab`` (number words, units, comparators, windows), ``forms`` (wrappers, separators, lists on one
 line, JSON arrays, section markers, one unit's start or end, closing hashtags, a repeated request, unquoted
 options), ``units`` (letter classes, doubled letters, initials, number ranges and ratios, punctuation counts),
 ``positional`` (positions, per-unit ends and starts, bans, lists), ``composed`` (per-unit tests, relations,
-totals, tables, YAML), ``layouts`` / ``relations`` / ``marks`` (issue 25, seventh round: fenced blocks, identifier
+totals, tables, YAML), ``layouts`` / ``relations`` / ``marks`` (fenced blocks, identifier
 styles, exact separators, times, prices, bits, HTML / task / nested lists, figures, question-answer pairs, repeated
 units; measures per unit, staircases, one first word, chains, reversals, sums, a unit's end of a kind, IFBench word
 classes; counts of emojis, bold, links, different words, parentheses and the like, bans, tolerances), ``reading``

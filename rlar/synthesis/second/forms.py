@@ -1,4 +1,4 @@
-"""The second reading's forms of a whole answer (issue 25, sixth round), read by keywords and token windows apart
+"""The second reading's forms of a whole answer, read by keywords and token windows apart
 from :mod:`rlar.tasks.reading_forms`: a wrapping element, a postscript's marker, one unit's first or last words,
 closing hashtags, the request repeated, JSON arrays, separator lines between parts, lists on one line, section
 markers, Markdown headings and options named without quotes.
@@ -11,6 +11,7 @@ taken from the original text (``raw``) where it matters: tag names, markers, opt
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from rlar.synthesis.second.vocab import _NOT, _SMALL, _num
@@ -94,17 +95,23 @@ def _count(tok: str) -> int | None:
     return _num(tok)
 
 
-def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str]:
-    out: list[dict[str, Any]] = []
-    used: list[str] = []
-    words = set(
-        re.findall(
-            r"[a-z']+", re.sub(r"\bno (?:other )?(?:text|words) (?:outside|before or after)\b", " ", sentence)
-        )
-    )
-    neg = bool(words & _NOT)
+@dataclass
+class _Sentence:
+    """One sentence (``low``: the text lowercased, ``raw``: as written) and what its readers found in it:
+    ``out`` the constraints, ``used`` the patterns of the phrases they read (blanked at the end)."""
 
-    # a wrapping element: a tag named in the sentence with a word that wraps
+    sentence: str
+    low: str
+    raw: str
+    out: list[dict[str, Any]]
+    used: list[str]
+    words: set[str]
+    neg: bool
+
+
+def _wrap(s: _Sentence) -> None:
+    """A wrapping element: a tag named in the sentence with a word that wraps."""
+    sentence, raw, out, used, words = s.sentence, s.raw, s.out, s.used, s.words
     tags = {t.lower() for t in re.findall(r"(?<!<)</?([A-Za-z][\w.:-]*)>(?!>)", sentence)}
     unwrapped = re.search(
         r"\b(?:not|never|don't|without)\s+(?:\w+\s+){0,3}?(?:wrap|enclose|put|place|surround|use|include|add)\w*"
@@ -124,7 +131,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         out.append({"rule": "wrap", "open": f"<{raw_name}>", "close": f"</{raw_name}>"})
         used.append(r"(?<!<)</?[a-z][\w.:-]*>(?!>)")
 
-    # a postscript's marker, named after "postscript ... with"
+
+def _postscript_marker(s: _Sentence) -> None:
+    """A postscript's marker, named after "postscript ... with"."""
+    sentence, low, raw, out, used, neg = s.sentence, s.low, s.raw, s.out, s.used, s.neg
     ps = re.search(
         r"\bpostscript\s+(?:at the (?:end|bottom)\s+)?(?:that\s+)?"
         r"(?:(?:starting|beginning|starts|begins|opening)\s+with"
@@ -138,7 +148,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         out.append({"rule": "postscript", "text": marker})
         used.append(re.escape(ps.group(0)))
 
-    # the last line starts with a quoted text: "finish with a line beginning with 'P.P.S'"
+
+def _last_line_start(s: _Sentence) -> None:
+    """The last line starts with a quoted text: "finish with a line beginning with 'P.P.S'"."""
+    sentence, raw, out, used, neg = s.sentence, s.raw, s.out, s.used, s.neg
     last_line = re.search(
         r"\b(?:end|ends|finish|finishes|conclude|close)\s+(?:your\s+\w+\s+|the\s+\w+\s+)?with\s+a\s+(?:last\s+|final\s+)?line\s+"
         r"(?:that\s+)?(?:beginning|starting|begins|starts)\s+with\s+'([^']+)'",
@@ -156,7 +169,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         )
         used.append(re.escape(last_line.group(0)))
 
-    # one unit's start or end: "the second paragraph must start with the word 'however'", "paragraph 2 ..."
+
+def _unit_start_or_end(s: _Sentence) -> None:
+    """One unit's start or end: "the second paragraph must start with the word 'however'", "paragraph 2 ..."."""
+    sentence, raw, out, used, neg = s.sentence, s.raw, s.out, s.used, s.neg
     for m in re.finditer(
         r"\b(?:(first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last|final)\s+(paragraph|sentence|line|bullet|item)"
         r"|(paragraph|sentence|line|bullet|item)\s+(?:number\s+)?(\d+))\s+(?:\w+\s+){0,3}?(start|starts|begin|begins|end|ends|"
@@ -174,7 +190,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         out.append({"rule": "nth", "unit": unit, "index": k, "side": side, "text": text})
         used.append(re.escape(m.group(0)))
 
-    # "start each of your 3 paragraphs with the word 'first', 'second' and 'third' respectively"
+
+def _each_respectively(s: _Sentence) -> None:
+    """ "start each of your 3 paragraphs with the word 'first', 'second' and 'third' respectively"."""
+    sentence, raw, out, used, neg = s.sentence, s.raw, s.out, s.used, s.neg
     each_of = re.search(
         r"\b(start|begin|end|finish)\w*\s+each\s+of\s+(?:your|the)\s+(?:("
         + _NUMWORD
@@ -200,7 +219,11 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
             if n is not None:
                 out.append({"rule": each_of.group(3) + "s", "min": n, "max": n})
             used.append(re.escape(each_of.group(0)))
-    # "the first one must end with the word 'night'": the unit named before
+
+
+def _named_one(s: _Sentence) -> None:
+    """ "the first one must end with the word 'night'": the unit named before."""
+    sentence, low, raw, out, used, neg = s.sentence, s.low, s.raw, s.out, s.used, s.neg
     one = re.search(
         r"\b(first|second|third|fourth|fifth|last|final) one\s+(?:must |should |has to |will )?"
         r"(start|begin|end|finish)\w*\s+"
@@ -221,7 +244,11 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
                 }
             )
             used.append(re.escape(one.group(0)))
-    # "... that ends with a question": the answer's last mark
+
+
+def _ends_with_question(s: _Sentence) -> None:
+    """ "... that ends with a question": the answer's last mark."""
+    sentence, out, used, neg = s.sentence, s.out, s.used, s.neg
     asked = re.search(
         r"\b(?:that\s+)?(?:ends|end|ending|finishes|finish)\s+(?:with|in)\s+a\s+question\b(?!\s+mark)",
         sentence,
@@ -229,7 +256,11 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
     if asked and not neg and not re.search(r"\b(?:each|every|all)\b", sentence):
         out.append({"rule": "ends_with", "text": "?"})
         used.append(re.escape(asked.group(0)))
-    # the whole answer between brackets
+
+
+def _in_brackets(s: _Sentence) -> None:
+    """The whole answer between brackets."""
+    sentence, out, used, neg = s.sentence, s.out, s.used, s.neg
     brackets = re.search(
         r"\b(?:wrap|enclose|put|place|surround)\w*\s+(?:your|the|this)?\s*(?:entire|whole|full|complete)?\s*"
         r"(?:response|answer|reply|output|text)\s+(?:in|inside|within|between)\s+(?:a pair of\s+)?"
@@ -248,7 +279,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         out.append({"rule": "wrap", "open": pair[0], "close": pair[1]})
         used.append(re.escape(brackets.group(0)))
 
-    # "2 sentences that end in 'math' and 'road' respectively": the unit named last before the verb
+
+def _ends_respectively(s: _Sentence) -> None:
+    """ "2 sentences that end in 'math' and 'road' respectively": the unit named last before the verb."""
+    sentence, low, raw, out, used, neg = s.sentence, s.low, s.raw, s.out, s.used, s.neg
     resp = re.search(
         r"\b(start|begin|end|finish)\w*\s+(?:with|in)\s+((?:'[^']+'\s*,?\s*(?:and\s+)?)+)respectively",
         sentence,
@@ -269,7 +303,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
                     )
                 used.append(re.escape(resp.group(0)))
 
-    # COLLIE positions: "where word 3 is 'soft'", "letter 1 is 's'"
+
+def _word_or_letter_at(s: _Sentence) -> None:
+    """COLLIE positions: "where word 3 is 'soft'", "letter 1 is 's'"."""
+    sentence, low, raw, out, used, neg = s.sentence, s.low, s.raw, s.out, s.used, s.neg
     one_word = re.search(r"\b(?:a|one|single)\s+word\b", low) and not re.search(r"\b(?:each|every)\b", low)
     for m in re.finditer(r"\b(word|letter)\s+(\d+)\s+(?:is|must be|should be)\s+'([^']+)'", sentence):
         k, text = int(m.group(2)), _raw_quote(m.group(3), raw)
@@ -287,7 +324,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
             continue
         used.append(re.escape(m.group(0)))
 
-    # one paragraph: "generate a paragraph where ...", "write a paragraph with ..."
+
+def _one_paragraph(s: _Sentence) -> None:
+    """One paragraph: "generate a paragraph where ...", "write a paragraph with ..."."""
+    sentence, out, used = s.sentence, s.out, s.used
     para = re.search(
         r"^\s*(?:please\s+)?(?:write|generate|compose|produce|create|give)\s+(?:me\s+)?a\s+(?:single\s+)?paragraph\b",
         sentence,
@@ -296,7 +336,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         out.append({"rule": "paragraphs", "min": 1, "max": 1})
         used.append(re.escape(para.group(0)))
 
-    # closing hashtags
+
+def _closing_hashtags(s: _Sentence) -> None:
+    """Closing hashtags."""
+    sentence, out, used, neg = s.sentence, s.out, s.used, s.neg
     tail = re.search(
         r"\b(?:end|finish|close|conclude)\w*\s+(?:\w+\s+){0,2}?with\s+(?:exactly\s+)?("
         + _NUMWORD
@@ -308,7 +351,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         out.append({"rule": "trailing", "what": "hashtags", "min": n, "max": n})
         used.append(re.escape(tail.group(0)))
 
-    # the request repeated first
+
+def _repeated_request(s: _Sentence) -> None:
+    """The request repeated first."""
+    sentence, raw, out, used, neg = s.sentence, s.raw, s.out, s.used, s.neg
     rep = re.search(
         r"\brepeat\s+(?:the|this|my)\s+(?:request|question|prompt)\s+(?:word for word|verbatim|exactly)",
         sentence,
@@ -322,7 +368,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
             out.append({"rule": "repeat", "text": request})
         used.append(r"\brepeat\b.*$")
 
-    # how the answer ends: "your last words must be 'thanks for reading.'"
+
+def _last_words(s: _Sentence) -> None:
+    """How the answer ends: "your last words must be 'thanks for reading.'"."""
+    sentence, raw, out, used, neg = s.sentence, s.raw, s.out, s.used, s.neg
     last = re.search(
         r"\b(?:last|final|closing) words (?:must|should|need to|have to|will) be '([^']+)'", sentence
     )
@@ -330,7 +379,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         out.append({"rule": "ends_with", "text": _raw_quote(last.group(1), raw)})
         used.append(re.escape(last.group(0)))
 
-    # a dash at the start of every line
+
+def _dash_lines(s: _Sentence) -> None:
+    """A dash at the start of every line."""
+    sentence, out, used, neg = s.sentence, s.out, s.used, s.neg
     dash = re.search(
         r"\b(?:start|begin)\w*\s+(?:each|every)\s+(line|bullet|item)\s+with\s+a\s+(?:dash|hyphen)\b", sentence
     )
@@ -338,7 +390,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         out.append({"rule": "starts_with", "text": "-", "per": "line" if dash.group(1) == "line" else "item"})
         used.append(re.escape(dash.group(0)))
 
-    # a quoted marker with a letter for its number: "mark each with 'part n', where n is its number"
+
+def _letter_marker(s: _Sentence) -> None:
+    """A quoted marker with a letter for its number: "mark each with 'part n', where n is its number"."""
+    sentence, low, raw, out, used = s.sentence, s.low, s.raw, s.out, s.used
     letter_marker = re.search(r"\beach\b[^']*'([a-z#][\w# ]*?) ([xn])([:.)]?)'", sentence)
     if letter_marker and re.search(r"\b(?:sections?|parts?|chapters?)\b", low):
         said = _raw_quote(f"{letter_marker.group(1)} {letter_marker.group(2)}{letter_marker.group(3)}", raw)
@@ -349,7 +404,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
             r"'[a-z#][\w# ]*? [xn][:.)]?'(?:\s*,?\s*where [xn] is (?:its|the) (?:\w+ )?(?:number|index))?"
         )
 
-    # a JSON array: its item type and how many
+
+def _json_array(s: _Sentence) -> None:
+    """A JSON array: its item type and how many."""
+    sentence, low, out, used = s.sentence, s.low, s.out, s.used
     if re.search(r"\bjson\s+(?:array|list)\b", sentence) or (
         "json" in low
         and re.search(r"\b(?:array|list)\b", low)
@@ -377,7 +435,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         out.append(c)
         used += [r"\bjson\b", r"\b(?:array|list)\b", r"\bitems?\b"]
 
-    # parts on separator lines: "separated by 6 asterisk symbols: ******", "a line of three dashes (---) between"
+
+def _separator_lines(s: _Sentence) -> None:
+    """Parts on separator lines: "separated by 6 asterisk symbols: ******", "a line of three dashes (---) between"."""
+    sentence, low, out, used, neg = s.sentence, s.low, s.out, s.used, s.neg
     line = re.search(r"(\*{3,}|-{3,}|={3,}|~{3,}|#{3,}|\*(?: \*){2,})", sentence)
     if line and re.search(r"\b(?:separat\w*|between|divid\w*)\b", sentence) and not neg:
         sep = line.group(1)
@@ -404,7 +465,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
             if named:
                 used.append(re.escape(named.group(0)))
 
-    # a list on one line: "separated by commas", "comma-separated", "separated by a vertical bar (|)"
+
+def _one_line_list(s: _Sentence) -> None:
+    """A list on one line: "separated by commas", "comma-separated", "separated by a vertical bar (|)"."""
+    sentence, out, used = s.sentence, s.out, s.used
     sep_m = re.search(
         r"\b(?:separated|delimited)\s+(?:only\s+)?(?:by|with|using)\s+(?:a\s+|single\s+)?"
         r"(comma|semicolon|space|pipe|slash|vertical bar)(?:e?s)?\b"
@@ -417,7 +481,7 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         before = re.findall(r"[a-z]+", sentence[: sep_m.start()]) or re.findall(r"[a-z]+", sentence)
         piece = next((u for w in reversed(before) for u, names in _PIECES.items() if w in names), None)
         if piece:
-            c = {"rule": "delimited", "text": sep, "unit": piece}
+            c: dict[str, Any] = {"rule": "delimited", "text": sep, "unit": piece}
             if piece == "item":
                 many = re.search(
                     r"\b(" + _NUMWORD + r")\s+(?:\w+\s+)?(?:" + "|".join(_PIECES["item"]) + r")\b", sentence
@@ -428,7 +492,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
             out.append(c)
             used.append(re.escape(sep_m.group(0)))
 
-    # section markers: "with SECTION X", "'Part 1:' and 'Part 2:'", "'## Section 1' to '## Section 4'"
+
+def _section_markers(s: _Sentence) -> None:
+    """Section markers: "with SECTION X", "'Part 1:' and 'Part 2:'", "'## Section 1' to '## Section 4'"."""
+    sentence, raw, out, used = s.sentence, s.raw, s.out, s.used
     caps = re.search(r"\bwith\s+([A-Z][A-Za-z]+)\s+(?:X|N)\b([:.]?)", raw)
     if (
         caps
@@ -464,7 +531,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
                     r"\b(?:" + _NUMWORD + r")\s+(?:numbered\s+)?(?:sections|parts)\b",
                 ]
 
-    # Markdown headings counted
+
+def _headings(s: _Sentence) -> None:
+    """Markdown headings counted."""
+    sentence, out, used = s.sentence, s.out, s.used
     heads = re.search(r"\b(" + _NUMWORD + r")\s+markdown\s+(?:headings|headers)\b", sentence)
     if heads and _count(heads.group(1)):
         n = int(_count(heads.group(1)) or 0)
@@ -472,7 +542,10 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
         out.append({"rule": "headings", **({"min": n} if lo else {"min": n, "max": n})})
         used.append(re.escape(heads.group(0)))
 
-    # options named without quotes: "either true or false", "one of a, b, c or d"
+
+def _bare_options(s: _Sentence) -> None:
+    """Options named without quotes: "either true or false", "one of a, b, c or d"."""
+    sentence, raw, out, used, words = s.sentence, s.raw, s.out, s.used, s.words
     opts = re.search(
         r"\b(?:either|one of)\s+((?:[a-z0-9]+\s*,\s*)*[a-z0-9]+\s*,?\s+or\s+[a-z0-9]+)\b", sentence
     )
@@ -486,6 +559,46 @@ def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str
                 got = [x for x in re.split(r"\s*,\s*|\s+or\s+", span.group(0)) if x]
                 out.append({"rule": "one_of", "options": got})
                 used.append(re.escape(opts.group(0)))
+
+
+_READERS = (
+    _wrap,
+    _postscript_marker,
+    _last_line_start,
+    _unit_start_or_end,
+    _each_respectively,
+    _named_one,
+    _ends_with_question,
+    _in_brackets,
+    _ends_respectively,
+    _word_or_letter_at,
+    _one_paragraph,
+    _closing_hashtags,
+    _repeated_request,
+    _last_words,
+    _dash_lines,
+    _letter_marker,
+    _json_array,
+    _separator_lines,
+    _one_line_list,
+    _section_markers,
+    _headings,
+    _bare_options,
+)
+
+
+def _forms(sentence: str, low: str, raw: str) -> tuple[list[dict[str, Any]], str]:
+    out: list[dict[str, Any]] = []
+    used: list[str] = []
+    words = set(
+        re.findall(
+            r"[a-z']+", re.sub(r"\bno (?:other )?(?:text|words) (?:outside|before or after)\b", " ", sentence)
+        )
+    )
+    neg = bool(words & _NOT)
+    s = _Sentence(sentence, low, raw, out, used, words, neg)
+    for read in _READERS:
+        read(s)
     for p in used:
         sentence = re.sub(p, " ", sentence)
     return out, sentence

@@ -1,4 +1,4 @@
-"""The second reading's layouts of a whole answer (issue 25, seventh round), read by keywords apart from
+"""The second reading's layouts of a whole answer, read by keywords apart from
 :mod:`rlar.tasks.reading_layouts`: one fenced block with its tag, words joined by underscores, lists on one line
 with their separator exactly as written and no final mark, 24-hour times and their window, dollar prices, bit
 strings, HTML lists, Markdown task lists, nested lists, figures of one character, question/answer line pairs,

@@ -1,4 +1,4 @@
-"""The second reading's marks and measures of a whole answer (issue 25, seventh round), read by keywords and number
+"""The second reading's marks and measures of a whole answer, read by keywords and number
 windows apart from :mod:`rlar.tasks.reading_marks`: counts of emojis, bold phrases and words, italics, Markdown
 links, different words and letters, numbers in digits or in words, pronouns, lines of code, pairs of parentheses
 and how deep they nest, leading spaces, checked boxes; bans (no italics, no number in words, no spaces, one emoji

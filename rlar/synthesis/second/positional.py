@@ -1,4 +1,4 @@
-"""The second reading's positions (issue 25, third and fourth rounds): words and letters at a place, per-unit
+"""The second reading's positions: words and letters at a place, per-unit
 ends and starts, bans, word lists, one sentence, words in capitals, read by token windows apart from
 :mod:`rlar.tasks.reading_compose`."""
 
@@ -27,8 +27,8 @@ _PER = {"paragraph": "paragraph", "line": "line", "sentence": "sentence", "bulle
 
 def _positional(sentence: str, whole: str) -> tuple[list[dict[str, Any]], str]:
     """Positions, per-unit word endings, absent letters, word lists, one sentence, one word per line and words
-    in capitals (issue 25, third round), read by token windows apart from :mod:`rlar.tasks.reading_compose`;
-    what is read is blanked so the general windows below do not read it again. Fourth round: a one-word answer's
+    in capitals, read by token windows apart from :mod:`rlar.tasks.reading_compose`;
+    what is read is blanked so the general windows below do not read it again. Also a one-word answer's
     first letters (``starts with 'un'``), ``none using the word 'x'`` (a ban), ``the letter that ended the
     previous word`` (a chain), ``N fully capitalized words`` (a count of words in capitals)."""
     out: list[dict[str, Any]] = []

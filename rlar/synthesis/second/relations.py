@@ -1,4 +1,4 @@
-"""The second reading's measured and related units (issue 25, seventh round), read by keywords apart from
+"""The second reading's measured and related units, read by keywords apart from
 :mod:`rlar.tasks.reading_relations`: a count measured in every unit (prime, even, odd, a multiple, equal across
 units), a staircase of leading spaces, one first word for every unit, each unit opening with the last word of the
 one before, a line of words reversed, each number the sum of the two before, the first or last number's value, a
@@ -12,6 +12,8 @@ the sentence with the phrases it used blanked.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from rlar.synthesis.second.vocab import _value
@@ -52,25 +54,36 @@ def _named(sentence: str) -> str | None:
     return _UNITS[found[0]] if found else None
 
 
-def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, Any]], str]:
-    out: list[dict[str, Any]] = []
+@dataclass
+class _Said:
+    """One sentence being read (``low``: the whole instruction; the phrases read are blanked from ``sentence``)
+    and the constraints read from it."""
 
-    def take(rx: str, make: Any) -> None:
-        nonlocal sentence
-        for m in list(re.finditer(rx, sentence)):
+    sentence: str
+    low: str
+    raw: str
+    out: list[dict[str, Any]] = field(default_factory=list)
+
+    def take(self, rx: str, make: Callable[[re.Match[str]], list[dict[str, Any]]]) -> None:
+        """Every match of ``rx`` that ``make`` turns into constraints is read: they are kept, the match blanked."""
+        for m in list(re.finditer(rx, self.sentence)):
             made = make(m)
             if made:
-                out.extend(made)
-                sentence = _blank(sentence, m)
+                self.out.extend(made)
+                self.sentence = _blank(self.sentence, m)
 
-    # a measure of every unit
+
+def _measured(s: _Said) -> None:
+    """A measure of every unit."""
+    low = s.low
+
     def measured(m: re.Match[str]) -> list[dict[str, Any]]:
         unit = (
             _UNITS.get(m.group("u") or "", "")
-            or _named(sentence[: m.end()])
+            or _named(s.sentence[: m.end()])
             or ("answer" if not m.group("u") else "")
         )
-        if unit == "answer" and re.search(r"\beach\s+\w*\s*$", sentence[: m.start()]):
+        if unit == "answer" and re.search(r"\beach\s+\w*\s*$", s.sentence[: m.start()]):
             unit = _counted(low) or ""  # "each having ...": the units counted
         meas = _MEASURE[m.group("m")]
         prop = m.group("p")
@@ -83,38 +96,38 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
             c["test"] = "square"
         return [c]
 
-    take(
+    s.take(
         rf"\bnumber\s+of\s+(?P<m>word|letter|character|sentence|syllable)s?\s+in\s+(?:each"
         rf"|every)\s+{_UNIT.replace('(', '(?P<u>', 1)}\s+"
         r"(?:must|should|has to)?\s*(?:be|is)\s+(?:a\s+|an\s+)?(?P<p>prime|even|odd|perfect"
         r"|multiple)(?:\s+square)?(?:\s+of\s+(?P<k>\w+))?(?:\s+number)?",
         measured,
     )
-    take(
+    s.take(
         rf"\b(?:each|every)\s+{_UNIT.replace('(', '(?P<u>', 1)}'s\s+(?P<m>word|letter|character|sentence"
         rf"|syllable)\s+count\s+"
         r"(?:must|should|has to)?\s*(?:be|is)\s+(?:a\s+|an\s+)?(?P<p>prime|even|odd|perfect"
         r"|multiple)(?:\s+square)?(?:\s+of\s+(?P<k>\w+))?(?:\s+number)?",
         measured,
     )
-    take(
+    s.take(
         r"\b(?:an?\s+)?(?P<p>prime|even|odd)\s+number\s+of\s+(?P<m>word|letter|character|sentence"
         r"|syllable)s\b(?P<u>)(?P<k>)",
         measured,
     )
 
     def equal_after(m: re.Match[str]) -> list[dict[str, Any]]:
-        named = re.findall(rf"{_UNIT}\s+$", sentence[: m.start()])
+        named = re.findall(rf"{_UNIT}\s+$", s.sentence[: m.start()])
         if not named:
             return []
         return [{"rule": "order", "unit": _UNITS[named[-1]], "rel": "equal", "of": _MEASURE[m.group("m")]}]
 
-    take(
+    s.take(
         r"(?<=\s)(?:that|which)\s+(?:all\s+)?(?:have|has|contain)\s+the\s+same\s+number\s+of\s+"
         r"(?P<m>word|letter|character|sentence|syllable)s\b",
         equal_after,
     )
-    take(
+    s.take(
         rf"\b(?:all|every|each)\s+(?:of\s+the\s+)?{_UNIT.replace('(', '(?P<u>', 1)}\s+(?:must\s+|should\s+)?(?:have"
         rf"|has|contain)\s+"
         r"the\s+same\s+number\s+of\s+(?P<m>word|letter|character|sentence|syllable)s\b",
@@ -123,9 +136,12 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
         ],
     )
 
-    # staircases of leading spaces
+
+def _staircase(s: _Said) -> None:
+    """Staircases of leading spaces."""
+    low, out = s.low, s.out
     if re.search(r"\bindent|\bleading spaces|\bstaircase", low):
-        take(
+        s.take(
             rf"\bindented\s+(?:by\s+)?(?P<n>{_N})?\s*more\s+spaces?\s+than\s+the\s+(?:line|row|one)\s+(?:before"
             rf"|above)\b|\bindented\s+(?:by\s+)?"
             rf"(?P<n2>{_N})?\s*more\s+spaces?\s+than\s+the\s+previous(?:\s+line)?\b",
@@ -139,17 +155,17 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
                 }
             ],
         )
-        take(
+        s.take(
             rf"\bindent\s+each\s+line\s+by\s+(?P<n>{_N})\s+more\s+spaces?\s+than\s+the\s+previous(?:\s+line)?\b",
             lambda m: [
                 {"rule": "order", "unit": "line", "rel": "step", "arg": _value(m.group("n")), "of": "indent"}
             ],
         )
-        take(
+        s.take(
             r"\bstarting\s+with\s+no\s+indentation\s+on\s+the\s+first\s+line\b",
             lambda m: [{"rule": "indent", "per": "line", "index": 1, "max": 0}],
         )
-        take(
+        s.take(
             r"\b(?:begin|start)s?\s+with\s+more\s+(?:leading\s+)?spaces\s+than\s+the\s+(?:line|row)\s+(?:above"
             r"|before)\b",
             lambda m: [{"rule": "order", "unit": "line", "rel": "increasing", "of": "indent"}],
@@ -157,7 +173,7 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
         stairs = re.search(
             rf"\bline\s+(?:1|one)\s+has\s+no\s+leading\s+spaces?\s*,\s*line\s+(?:2"
             rf"|two)\s+has\s+(?P<a>{_N})\s*,\s*line\s+(?:3|three)\s+has\s+(?P<b>{_N})",
-            sentence,
+            s.sentence,
         )
         if stairs:
             a, b = _value(stairs.group("a")), _value(stairs.group("b"))
@@ -166,18 +182,21 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
                     {"rule": "order", "unit": "line", "rel": "step", "arg": a, "of": "indent"},
                     {"rule": "indent", "per": "line", "index": 1, "max": 0},
                 ]
-                sentence = _blank(sentence, stairs)
-                more = re.search(r"\band so on\b(?:\s*\(\s*\w+\s+more\s+each\s+line\s*\))?", sentence)
+                s.sentence = _blank(s.sentence, stairs)
+                more = re.search(r"\band so on\b(?:\s*\(\s*\w+\s+more\s+each\s+line\s*\))?", s.sentence)
                 if more:
-                    sentence = _blank(sentence, more)
-        take(
+                    s.sentence = _blank(s.sentence, more)
+        s.take(
             r"\b(?:the\s+)?first\s+line\s+(?:starts|begins|has)\s+(?:with\s+)?no\s+(?:leading\s+)?(?:spaces?"
             r"|indentation)\b",
             lambda m: [{"rule": "indent", "per": "line", "index": 1, "max": 0}],
         )
 
-    # one first word for every unit
-    take(
+
+def _same_first(s: _Said) -> None:
+    """One first word for every unit."""
+    low = s.low
+    s.take(
         r"\b(?:start|begin|open)\w*\s+(?:(?:each|every|all)\s+(?:of\s+the\s+)?(?P<u>paragraph|line|sentence|bullet"
         r"|item)s?\s+)?with\s+"
         r"(?:one\s+and\s+the|the|an)\s+(?:same|identical)(?:\s+first)?\s+word\b",
@@ -185,24 +204,27 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
             [
                 {
                     "rule": "order",
-                    "unit": _UNITS.get(m.group("u") or "", "") or _named(sentence) or _counted(low) or "",
+                    "unit": _UNITS.get(m.group("u") or "", "") or _named(s.sentence) or _counted(low) or "",
                     "rel": "same_first",
                 }
             ]
-            if (_UNITS.get(m.group("u") or "", "") or _named(sentence) or _counted(low))
+            if (_UNITS.get(m.group("u") or "", "") or _named(s.sentence) or _counted(low))
             else []
         ),
     )
 
-    # each unit opening with the last word of the one before
-    take(
+
+def _last_first(s: _Said) -> None:
+    """Each unit opening with the last word of the one before."""
+    low, out = s.low, s.out
+    s.take(
         rf"\bthe\s+(?:last|final)\s+word\s+of\s+each\s+{_UNIT.replace('(', '(?P<u>', 1)}\s+is\s+"
         rf"the\s+first\s+word\s+of\s+the\s+next\b"
         rf"|\beach\s+(?:new\s+)?(?P<u2>sentence"
         rf"|line)\s+must\s+begin\s+with\s+the\s+word\s+that\s+ended\s+the\s+(?:sentence|line)\s+before\s+it\b",
         lambda m: [{"rule": "order", "unit": _UNITS[m.group("u") or m.group("u2")], "rel": "last_first"}],
     )
-    take(
+    s.take(
         rf"\b(?:begin|start)\s+each\s+{_UNIT.replace('(', '(?P<u>', 1)}\s+(?:after the first\s+)?with\s+the\s+"
         rf"(?:last|final)\s+word\s+of\s+the\s+"
         r"(?:sentence|line)\s+before\s+it\b",
@@ -215,15 +237,17 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
         count = re.search(rf"\b({_N})\s+{told[0][0]}s\b", low)
         n = _value(count.group(1)) if count else None
         if n and steps == [(k, k - 1) for k in range(2, n + 1)]:
-            take(
+            s.take(
                 r"\b(?:and\s+)?(?:sentence|line) \w+ starts with the final word of (?:sentence|line) \w+",
                 lambda m: [{"rule": "order", "unit": told[0][0], "rel": "last_first"}],
             )
     if any(c.get("rel") == "last_first" for c in out):
-        take(r"\bmake\s+a\s+chain\s+of\s+(?:sentences|lines)\b", lambda m: [])
+        s.take(r"\bmake\s+a\s+chain\s+of\s+(?:sentences|lines)\b", lambda m: [])
 
-    # the answer's final mark
-    take(
+
+def _final_mark(s: _Said) -> None:
+    """The answer's final mark."""
+    s.take(
         r"\b(?:the\s+)?(?:reply|answer|response|text)\s+(?:must|should"
         r"|has to)\s+end\s+with\s+an?\s+(?P<k>question mark|period|full stop|exclamation mark)\b",
         lambda m: [
@@ -233,8 +257,12 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
             }
         ],
     )
-    # "first write a line of six words": every line (the second repeats the first's words)
-    take(
+
+
+def _line_of_words(s: _Said) -> None:
+    """ "first write a line of six words": every line (the second repeats the first's words)"""
+    low = s.low
+    s.take(
         rf"\ba\s+(?:line|sentence)\s+of\s+(?P<n>{_N})\s+words\b",
         lambda m: (
             [{"rule": "words", "per": "line", "min": _value(m.group("n")), "max": _value(m.group("n"))}]
@@ -243,7 +271,10 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
         ),
     )
 
-    # a line's words reversed
+
+def _reversed(s: _Said) -> None:
+    """A line's words reversed."""
+
     def reversed_words(m: re.Match[str]) -> list[dict[str, Any]]:
         got: list[dict[str, Any]] = [{"rule": "order", "unit": "line", "rel": "reversed"}]
         n = _value(m.group("n") or "")
@@ -251,7 +282,7 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
             got.append({"rule": "words", "per": "line", "min": n, "max": n})
         return got
 
-    take(
+    s.take(
         r"\b(?:the\s+same|those|the"
         r"|the\s+first\s+line's)\s+(?:(?P<n>\w+)\s+)?words(?:\s+of\s+the\s+first\s+line)?,?\s+"
         r"(?:in\s+reverse\s+order|backwards|reversed)\b"
@@ -259,21 +290,27 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
         reversed_words,
     )
 
-    # sums of the two before
-    take(
+
+def _sums(s: _Said) -> None:
+    """Sums of the two before."""
+    low, out = s.low, s.out
+    s.take(
         r"\bthe\s+sum\s+of\s+the\s+(?:two|2)\s+(?:numbers|terms|lines)?\s*(?:before\s+it|above\s+it|preceding\s*\w*"
         r"|previous\s*\w*)",
         lambda m: [{"rule": "order", "unit": "number", "rel": "sum_prev2"}],
     )
     if any(c.get("rel") == "sum_prev2" for c in out) or "sum of the two" in low:
-        take(
+        s.take(
             r"\bfrom\s+the\s+third\s+(?:line|number|term)?\s*on(?:ward)?\b|\bfrom\s+the\s+third\s+onward\b"
             r"|\bafter\s+the\s+first\s+two\b",
             lambda m: [],
         )
-        take(r"\ba\s+sequence\s+of\b", lambda m: [])
+        s.take(r"\ba\s+sequence\s+of\b", lambda m: [])
 
-    # the first or last number's value
+
+def _first_or_last_value(s: _Said) -> None:
+    """The first or last number's value."""
+
     def value(m: re.Match[str]) -> list[dict[str, Any]]:
         n = _value(m.group("n"))
         if n is None:
@@ -293,14 +330,18 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
             {"rule": "total", "unit": "number", "agg": "first" if m.group("o") == "first" else "last", **b}
         ]
 
-    take(
+    s.take(
         rf"\bthe\s+(?P<o>first|last|final)\s+number\s+(?:must|should)?\s*be\s+(?P<cmp>greater than|more than|above"
         rf"|over|less than|smaller than|"
         rf"below|under|at least|at most)\s+(?P<n>{_N}|\d+)\b",
         value,
     )
 
-    # a quoted start per unit
+
+def _quoted_start(s: _Said) -> None:
+    """A quoted start per unit."""
+    low, raw, out = s.low, s.raw, s.out
+
     def start(m: re.Match[str]) -> list[dict[str, Any]]:
         unit = _UNITS.get(m.group("u") or "", "") or _counted(low) or ""
         q = m.group("q")
@@ -311,15 +352,18 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
         written = re.search("'(" + re.escape(q) + ")'", raw, re.I)
         return [{"rule": "starts_with", "text": written.group(1) if written else q, "per": unit}]
 
-    take(
+    s.take(
         rf"\b(?:each|every)\s+(?:{_UNIT.replace('(', '(?P<u>', 1)}\s+)?(?:begins|starts|starting"
         rf"|beginning)\s+with\s+'(?P<q>[^']+)'",
         start,
     )
     if any(c["rule"] == "starts_with" and c.get("per") for c in out):
-        take(r"\bfollowed\s+by\s+(?:a\s+space\s+and\s+)?(?:the|a)\s+task\b", lambda m: [])
+        s.take(r"\bfollowed\s+by\s+(?:a\s+space\s+and\s+)?(?:the|a)\s+task\b", lambda m: [])
 
-    # a unit ending or starting with an emoji, a time, a number; one link per unit
+
+def _kind_at_ends(s: _Said) -> None:
+    """A unit ending or starting with an emoji, a time, a number; one link per unit."""
+    low = s.low
     kinds = {"emoji": "emoji", "time": "time", "number": "number", "link": "link"}
 
     def kind(m: re.Match[str]) -> list[dict[str, Any]]:
@@ -331,7 +375,7 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
             return []
         return [{"rule": "each", "unit": unit, "test": side, "arg": kinds[m.group("k")]}]
 
-    take(
+    s.take(
         rf"\b(?:each|every)\s+{_UNIT.replace('(', '(?P<u>', 1)}\s+(?:must|should|has to|needs to)?\s*(?P<v>end|start"
         rf"|begin)s?\s+with\s+an?\s+"
         r"(?:24-hour\s+)?(?P<k>emoji|time|number|link)\b",
@@ -348,7 +392,7 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
             got.append({"rule": count, "min": n, "max": n})
         return got
 
-    take(
+    s.take(
         rf"\b(?P<v>end|start|begin|finish)\s+(?:each|every"
         rf"|all)\s+(?:of\s+your\s+)?(?:(?P<n>{_N})\s+)?{_UNIT.replace('(', '(?P<u>', 1)}\s+with\s+an?\s+"
         r"(?P<k>emoji|time|number|link)\b",
@@ -356,13 +400,15 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
     )
 
     def link(m: re.Match[str]) -> list[dict[str, Any]]:
-        named = re.findall(rf"\b(?:each|every)\s+{_UNIT}\b", sentence[: m.start() + 1])
+        named = re.findall(rf"\b(?:each|every)\s+{_UNIT}\b", s.sentence[: m.start() + 1])
         unit = _UNITS[named[-1]] if named else (_counted(low) or "")
         return [{"rule": "each", "unit": unit, "test": "is_link"}] if unit in ("line", "item") else []
 
-    take(r"\bconsists?\s+of\s+nothing\s+but\s+a\s+markdown\s+link\b", link)
+    s.take(r"\bconsists?\s+of\s+nothing\s+but\s+a\s+markdown\s+link\b", link)
 
-    # a capital first and a final mark per unit
+
+def _capital_and_mark(s: _Said) -> None:
+    """A capital first and a final mark per unit."""
     marks = {"full stop": ".", "period": ".", "question mark": "?", "exclamation mark": "!"}
 
     def case(m: re.Match[str]) -> list[dict[str, Any]]:
@@ -377,14 +423,17 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
             )
         return got
 
-    take(
+    s.take(
         rf"\b(?:each|every)\s+{_UNIT.replace('(', '(?P<u>', 1)}\s+(?:text\s+)?begins\s+with\s+a\s+capital\s+letter"
         rf"(?:\s+and\s+ends\s+with\s+a\s+"
         r"(?P<mark>full stop|period|question mark|exclamation mark)(?:\s+inside\s+the\s+tag)?)?",
         case,
     )
 
-    # positive integers; different initials of neighbouring words
+
+def _integers_and_initials(s: _Said) -> None:
+    """Positive integers; different initials of neighbouring words."""
+
     def positive(m: re.Match[str]) -> list[dict[str, Any]]:
         n = _value(m.group("n"))
         if n is None:
@@ -395,35 +444,38 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
             {"rule": "each", "unit": "number", "test": "integer"},
         ]
 
-    take(rf"\b(?P<n>{_N})\s+positive\s+(?:integers|whole\s+numbers)\b", positive)
-    take(
+    s.take(rf"\b(?P<n>{_N})\s+positive\s+(?:integers|whole\s+numbers)\b", positive)
+    s.take(
         r"\bno\s+two\s+(?:consecutive|adjacent)\s+words\s+(?:may\s+|can\s+)?(?:share|have"
         r"|start with)\s+the\s+same\s+(?:first|initial)\s+letter\b",
         lambda m: [{"rule": "order", "unit": "word", "rel": "initials_differ"}],
     )
-    # IFBench's word classes
-    take(
+
+
+def _word_classes(s: _Said) -> None:
+    """IFBench's word classes."""
+    s.take(
         r"\b(?:each|every) word (?:in (?:your|the) (?:answer|response|reply) )?(?:must |should )?(?:start"
         r"|begin)s? with the next letter of the alphabet"
         r"(?:,? (?:looping|wrapping) back to \S+ after \S+)?",
         lambda m: [{"rule": "order", "unit": "word", "rel": "alphabet_next"}],
     )
-    take(
+    s.take(
         r"\b(?:use only|only use) words (?:with|whose) lengths? (?:that )?(?:are|is) (?:a )?prime(?: numbers?)?\b",
         lambda m: [{"rule": "each", "unit": "word", "test": "prime", "of": "letters"}],
     )
-    take(
+    s.take(
         r"\b(?:each|every) word (?:must |should )?(?:have|has|contain) (?:at least one "
         r"|a )?consonant cluster(?:\s*\([^)]*\))?",
         lambda m: [{"rule": "each", "unit": "word", "test": "consonant_cluster"}],
     )
-    take(
+    s.take(
         r"\b(?:each|every) paragraph (?:must|should) end with the (?:same )?word it (?:started|starts|began"
         r"|begins) with\b"
         r"|\b(?:begin|start) and end (?:each|every) paragraph with the same word\b",
         lambda m: [{"rule": "each", "unit": "paragraph", "test": "bookended"}],
     )
-    take(
+    s.take(
         r"\b(?:do not|don't|never) (?:repeat|use) any (?:single )?word more than (?P<n>\w+) times\b"
         r"|\bno word (?:may|should|can) (?:appear|occur|be used) more than (?P<n2>\w+) times\b",
         lambda m: (
@@ -432,4 +484,28 @@ def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, A
             else []
         ),
     )
-    return out, sentence
+
+
+_READERS = (
+    _measured,
+    _staircase,
+    _same_first,
+    _last_first,
+    _final_mark,
+    _line_of_words,
+    _reversed,
+    _sums,
+    _first_or_last_value,
+    _quoted_start,
+    _kind_at_ends,
+    _capital_and_mark,
+    _integers_and_initials,
+    _word_classes,
+)
+
+
+def _relations(sentence: str, low: str, raw: str = "") -> tuple[list[dict[str, Any]], str]:
+    s = _Said(sentence, low, raw)
+    for read in _READERS:
+        read(s)
+    return s.out, s.sentence

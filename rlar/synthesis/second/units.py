@@ -1,4 +1,4 @@
-"""The second reading's letter classes, number properties and punctuation counts (issue 25, sixth round), read by
+"""The second reading's letter classes, number properties and punctuation counts, read by
 keywords apart from :mod:`rlar.tasks.reading_units`: vowels or consonants at a word's start or end, doubled
 letters, different initials, a constant ratio between numbers, bounds on every number, whole numbers, numbers
 not repeated, the first number, and counts of semicolons, colons, question and exclamation marks and hashtags.
@@ -10,6 +10,7 @@ sentence with the phrases it used blanked.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from rlar.synthesis.second.vocab import _NOT, _SMALL, _num
@@ -41,13 +42,22 @@ def _unit_of(sentence: str, low: str) -> str | None:
     return named[-1] if named else None
 
 
-def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
-    out: list[dict[str, Any]] = []
-    used: list[str] = []
-    words = set(re.findall(r"[a-z']+", sentence))
-    neg = bool(words & (_NOT - {"no"})) or "n't" in sentence
+@dataclass
+class _Sentence:
+    """One sentence (``low``: the whole instruction lowercased) and what its readers found in it: ``out`` the
+    constraints, ``used`` the patterns of the phrases they read (blanked at the end)."""
 
-    # letter classes at a word's start or end
+    sentence: str
+    low: str
+    out: list[dict[str, Any]]
+    used: list[str]
+    words: set[str]
+    neg: bool
+
+
+def _letter_classes(s: _Sentence) -> None:
+    """Letter classes at a word's start or end."""
+    sentence, low, out, used, neg = s.sentence, s.low, s.out, s.used, s.neg
     cls = re.search(
         r"\b(start|starts|starting|begin|begins|beginning|end|ends|ending|finish|finishes|finishing)\s+(?:with|in)\s+an?\s+"
         r"(vowel|consonant)\b",
@@ -61,7 +71,10 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
             out.append({"rule": "each", "unit": unit, "test": test, "arg": letters})
             used.append(re.escape(cls.group(0)))
 
-    # a doubled letter in every word
+
+def _doubled_letters(s: _Sentence) -> None:
+    """A doubled letter in every word."""
+    sentence, low, out, used, neg = s.sentence, s.low, s.out, s.used, s.neg
     if (
         not neg
         and (
@@ -85,7 +98,10 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
             r"'book'",
         ]
 
-    # different initials
+
+def _different_initials(s: _Sentence) -> None:
+    """Different initials."""
+    sentence, low, out, used = s.sentence, s.low, s.out, s.used
     if re.search(
         r"\bno (?:two|2)\b[^.]*\b(?:start|begin)\w*\s+with\s+the\s+same\s+letter\b"
         r"|\b(?:start|begin)\w*\s+with\s+a\s+different\s+letter\b|\bdifferent\s+(?:first|initial)\s+letters\b"
@@ -104,7 +120,10 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
             r"\bdifferent\s+(?:first|initial)\s+letters\b",
         ]
 
-    # a constant ratio: "double the previous one", "twice the number before it", "3 times the one before"
+
+def _ratio(s: _Sentence) -> None:
+    """A constant ratio: "double the previous one", "twice the number before it", "3 times the one before"."""
+    sentence, out, used, neg = s.sentence, s.out, s.used, s.neg
     ratio = re.search(
         r"\b(double|twice|triple|thrice|quadruple|(\d+|two|three|four|five)\s+times)\s+(?:the\s+)?(?:previous|preceding|prior|"
         r"(?:one|number|term)\s+before)\b|\bprevious\s+(?:one|number|term)?\s*(?:multiplied|times)\s+by\s+(\d+)\b",
@@ -116,7 +135,10 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
             out.append({"rule": "order", "unit": "number", "rel": "ratio", "arg": int(k)})
             used.append(re.escape(ratio.group(0)))
 
-    # the kind said after the noun: "three numbers that are all odd"
+
+def _kind_after_noun(s: _Sentence) -> None:
+    """The kind said after the noun: "three numbers that are all odd"."""
+    sentence, out, used, neg = s.sentence, s.out, s.used, s.neg
     said_kind = re.search(
         r"\b(?:numbers|integers) (?:that|which) (?:are|must be|should be) (?:all )?(odd|even|prime)\b",
         sentence,
@@ -125,7 +147,10 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
         out.append({"rule": "each", "unit": "number", "test": said_kind.group(1)})
         used.append(r"\b(?:that|which) (?:are|must be|should be) (?:all )?(?:odd|even|prime)\b")
 
-    # each word longer than the one before
+
+def _longer_words(s: _Sentence) -> None:
+    """Each word longer than the one before."""
+    sentence, out, used = s.sentence, s.out, s.used
     if re.search(
         r"\b(?:each|every) word (?:is|must be|should be) longer than the (?:previous|one before)\b"
         r"|\bincreasing length\b",
@@ -134,7 +159,10 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
         out.append({"rule": "order", "unit": "word", "rel": "longer"})
         used.append(r"\blonger than the (?:previous|one before)(?: one| word)?\b|\bincreasing length\b")
 
-    # the first number
+
+def _first_number(s: _Sentence) -> None:
+    """The first number."""
+    sentence, low, out, used = s.sentence, s.low, s.out, s.used
     first = re.search(
         r"\b(?:beginning|starting|begin|start)\s+with\s+(\d+)\b(?!\s*(?:words?|lines?|letters?))", sentence
     )
@@ -143,7 +171,10 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
         out.append({"rule": "total", "unit": "number", "agg": "first", "min": n, "max": n})
         used.append(re.escape(first.group(0)))
 
-    # bounds on every number: "4 numbers between 10 and 50", "whole numbers greater than 100"
+
+def _number_bounds(s: _Sentence) -> None:
+    """Bounds on every number: "4 numbers between 10 and 50", "whole numbers greater than 100"."""
+    sentence, out, used = s.sentence, s.out, s.used
     bound = re.search(
         r"\b(?:(?P<count>"
         + _NUMWORD
@@ -186,7 +217,10 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
         if re.search(r"\b(?:whole\s+numbers?|integers?)\b", sentence):
             out.append({"rule": "each", "unit": "number", "test": "integer"})
 
-    # words in capitals counted: "words with all capital letters should appear at least 3 times"
+
+def _capital_words(s: _Sentence) -> None:
+    """Words in capitals counted: "words with all capital letters should appear at least 3 times"."""
+    sentence, out, used = s.sentence, s.out, s.used
     capw = re.search(
         r"\bwords?\s+(?:with|in)\s+(?:all\s+)?(?:capital letters|capitals|caps|upper\s?case letters)\s+(?:\w+\s+)?"
         r"(?:appear|occur|be used)\s+(at least|at most|less than|fewer than|more than|exactly)?\s*("
@@ -207,7 +241,10 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
         out.append({"rule": "capital_words", **bounds})
         used.append(re.escape(capw.group(0)))
 
-    # highlighted parts counted: "emphasize at least 2 parts with markdown italics"
+
+def _highlighted_parts(s: _Sentence) -> None:
+    """Highlighted parts counted: "emphasize at least 2 parts with markdown italics"."""
+    sentence, out, used, neg = s.sentence, s.out, s.used, s.neg
     hl = re.search(
         r"\b(?:highlight|emphasi[sz]e|italici[sz]e|bold)\w*\s+(at least|at most|exactly|no more than)?\s*("
         + _NUMWORD
@@ -227,7 +264,10 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
         out.append({"rule": "highlights", **hb})
         used.append(re.escape(hl.group(0)))
 
-    # counts of one punctuation mark (or hashtags)
+
+def _mark_counts(s: _Sentence) -> None:
+    """Counts of one punctuation mark (or hashtags)"""
+    sentence, out, used = s.sentence, s.out, s.used
     for noun, rule in _MARKS.items():
         banned = re.search(
             r"\b(?:(?:do not|don't|never)\s+(?:use|include|have)\s+(?:any\s+|a single\s+|one\s+|even one\s+)?"
@@ -276,6 +316,31 @@ def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
             c = {**c, "rule": "trailing", "what": "hashtags"}
         out.append(c)
         used.append(re.escape(m.group(0).strip()))
+
+
+_READERS = (
+    _letter_classes,
+    _doubled_letters,
+    _different_initials,
+    _ratio,
+    _kind_after_noun,
+    _longer_words,
+    _first_number,
+    _number_bounds,
+    _capital_words,
+    _highlighted_parts,
+    _mark_counts,
+)
+
+
+def _units(sentence: str, low: str) -> tuple[list[dict[str, Any]], str]:
+    out: list[dict[str, Any]] = []
+    used: list[str] = []
+    words = set(re.findall(r"[a-z']+", sentence))
+    neg = bool(words & (_NOT - {"no"})) or "n't" in sentence
+    s = _Sentence(sentence, low, out, used, words, neg)
+    for read in _READERS:
+        read(s)
     for p in used:
         sentence = re.sub(p, " ", sentence)
     return out, sentence

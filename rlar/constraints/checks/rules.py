@@ -1,6 +1,6 @@
 """What each constraint rule means, as standard-library Python: the source every composed verifier embeds.
 
-This module is the one definition of the constraint vocabulary's semantics (:mod:`rlar.tasks.constraints` lists
+This module is the one definition of the constraint vocabulary's semantics (:mod:`rlar.constraints.vocabulary` lists
 the rules and their parameters). It imports only the standard library and defines only functions and
 constants, so :func:`rlar.synthesis.blocks.render_module` copies its source verbatim into the verifier that runs
 in the sandbox, and the host uses the same functions to label probes built from a reading and to check the
@@ -14,7 +14,7 @@ white space, or at a line end; paragraphs are separated by blank lines (or by a 
 are non-empty lines; bullets start with ``-``, ``*`` or ``•`` and a space; numbered items with ``1.`` or
 ``1)``; items are bullets, else numbered items, else lines. Syllables are counted with a vowel-group
 heuristic for English (silent final ``e`` dropped, ``-le`` kept): good to about one syllable per line, not a
-dictionary. Composed rules (``each``, ``order``, ``total``, ``spell``: issue 25) work on units (``unit``) —
+dictionary. Composed rules (``each``, ``order``, ``total``, ``spell``) work on units (``unit``) —
 ``word`` / ``line`` / ``sentence`` / ``item`` as above, ``number`` (integers written in digits, a sign kept), and
 ``answer`` (the whole response); ``each`` and ``order`` give the fraction of units (of consecutive pairs) that
 hold. Tables are a Markdown pipe table (header, ``---`` separator, rows) or CSV (comma-separated lines, the
@@ -23,7 +23,7 @@ key or ``[a, b]``; ``true``/``false`` are booleans, digits an integer). Language
 function words and letters (Latin-script languages listed in ``LANGUAGES``) or by script (the others); texts
 under three words are not judged (the rule fails).
 
-Sixth round: markup tags ("<answer>") are not words; ``wrap`` (the whole answer is one element, tags as
+Forms of the whole answer: markup tags ("<answer>") are not words; ``wrap`` (the whole answer is one element, tags as
 written), ``nth`` (the k-th paragraph / sentence / line / item starts or ends with a text), ``delimited`` (the
 answer is a list of one-word / one-number / one-line pieces split by a given mark and nothing else),
 ``json_array`` (typed items, counted), ``trailing`` (hashtags that close the answer), ``repeat`` (the request
@@ -34,7 +34,7 @@ per-unit tests ``starts_in`` / ``ends_in`` (a letter class), ``double_letter``, 
 relations ``ratio`` and ``distinct_initials``; a number unit may be a decimal ("201.5" is not a whole number)
 and "3,6,12" is three numbers.
 
-What an instruction quotes is checked as written (issue 25, fifth round): a postscript marker exactly ("PS:" is
+What an instruction quotes is checked as written: a postscript marker exactly ("PS:" is
 not "P.S.") on a line after the body, with no paragraph after it; a section marker that was given in its case,
 and sections, like numbered items, numbered 1..N in order; a start, an end or an option quoted in capitals
 ("NOTE:", "YES") in its case (a word in lower or sentence case matches in any case, a ban in any case).
@@ -43,9 +43,8 @@ and sections, like numbered items, numbered 1..N in order; a start, an end or an
 import re
 import unicodedata
 
-from rlar.synthesis.checks_language import LANGUAGES, detect_language
-from rlar.synthesis.checks_layout import (
-    MEASURED_TESTS,
+from rlar.constraints.checks.language import LANGUAGES, detect_language
+from rlar.constraints.checks.layout import (
     code_fence_ok,
     count_ok,
     indexed_count_ok,
@@ -54,10 +53,10 @@ from rlar.synthesis.checks_layout import (
     layout_test,
     layout_units,
     layout_value,
-    measure_ok,
     range_bound,
 )
-from rlar.synthesis.checks_structured import (
+from rlar.constraints.checks.numbers import MEASURED_TESTS, measure_ok, number_test
+from rlar.constraints.checks.structured import (
     delimited_score,
     json_array_score,
     keys_score,
@@ -66,7 +65,7 @@ from rlar.synthesis.checks_structured import (
     table_score,
     wrap_ok,
 )
-from rlar.synthesis.checks_units import (
+from rlar.constraints.checks.units import (
     COUNT_UNITS,
     NUMBERED_NUM_RX,
     TITLE_RX,
@@ -80,6 +79,7 @@ from rlar.synthesis.checks_units import (
     within,
     words,
 )
+from rlar.constraints.families import FAMILY_CHECKS
 
 # Names the rest of the library reads from here (the embedded source defines them all in one namespace).
 __all__ = [
@@ -260,10 +260,6 @@ def _date(u):
     return (y, mo, d) if 1 <= mo <= 12 and 1 <= d <= days[mo - 1] else None
 
 
-def is_prime(n):
-    return n is not None and n > 1 and all(n % k for k in range(2, int(n**0.5) + 1))
-
-
 def unit_test(test, arg, u):
     """Whether one unit passes an ``each`` test."""
     w = _bare(u)
@@ -289,17 +285,7 @@ def unit_test(test, arg, u):
         return len(s) >= 2 and s == s[::-1]
     if test in ("prime", "even", "odd", "divisible", "digit_sum"):
         n = _int(w) if w.lstrip("-").isdigit() else None
-        if n is None:
-            return False
-        if test == "prime":
-            return is_prime(n)
-        if test == "even":
-            return n % 2 == 0
-        if test == "odd":
-            return n % 2 == 1
-        if test == "divisible":
-            return int(arg) != 0 and n % int(arg) == 0
-        return sum(int(ch) for ch in str(abs(n))) == int(arg)
+        return n is not None and number_test(test, arg, n)
     if test == "date":
         return _date(u) is not None
     if test == "hex_colour":
@@ -315,7 +301,7 @@ def unit_test(test, arg, u):
         return first.isupper()
     if test == "square":
         n = _int(w) if w.isdigit() else None
-        return n is not None and int(n**0.5 + 0.5) ** 2 == n
+        return n is not None and number_test("square", arg, n)
     if test == "starts_in":  # the first letter is one of the letters of ``arg`` ("aeiou": a vowel)
         first = next((ch for ch in w if ch.isalpha()), "")
         return bool(first) and w[:1].isalpha() and first.lower() in str(arg).lower()
@@ -462,6 +448,8 @@ def check(c, text):
     """Score in [0, 1] of ``text`` under constraint ``c``; 1.0 exactly when it holds."""
     rule = c["rule"]
     text = str(text or "")
+    if rule in FAMILY_CHECKS:  # a rule of a constraint family (rlar.constraints.families)
+        return FAMILY_CHECKS[rule](c, text)
     if rule in COUNT_UNITS:
         if rule == "sections" and not c.get("per") and not numbered_in_order(section_numbers(text, c)):
             return 0.0

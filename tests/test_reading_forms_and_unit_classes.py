@@ -1,7 +1,7 @@
-"""Constraint classes of the sixth round (issue 25): answer forms (wrappers, separators, lists on one line, JSON
-arrays, section markers, one unit's start or end, closing hashtags, a repeated request, unquoted options), letter
-classes and number properties per unit, and the IFEval / COLLIE wordings — read by both readers apart, checked
-strictly, and built into passing responses and near misses."""
+"""Answer forms (wrappers, separators, lists on one line, JSON arrays, section markers, one unit's start or end,
+closing hashtags, a repeated request, unquoted options), letter classes and number properties per unit, and the
+IFEval / COLLIE wordings — read by both readers apart, checked strictly, and built into passing responses and near
+misses."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from rlar.constraints.checks import check, holds
+from rlar.constraints.vocabulary import canonical
 from rlar.synthesis.builder import build, violations
-from rlar.synthesis.checks import check, holds
 from rlar.synthesis.second_route import constraint_key, second_reading
-from rlar.tasks.constraints import canonical
 from rlar.tasks.reading import read_instruction
 
 W = lambda n: {"rule": "words", "min": n, "max": n}  # noqa: E731
@@ -565,3 +565,8 @@ def test_the_second_reading_imports_none_of_the_main_readers_modules() -> None:
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         assert not imported & main, (path.name, imported & main)
+        # the families' modules hold the main reader's wordings too (rlar/constraints/families/)
+        wordings = [
+            m for m in imported if m.startswith(("rlar.constraints.families", "rlar.constraints.reading"))
+        ]
+        assert not wordings, (path.name, wordings)

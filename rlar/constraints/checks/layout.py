@@ -1,6 +1,6 @@
-"""Layouts, unit kinds and measured relations, as standard-library Python (part of the source every composed
-verifier embeds; issue 25, seventh round; :mod:`rlar.synthesis.checks` calls these for the rules and tests it
-does not hold itself).
+"""Unit kinds, measured relations and repeated units, as standard-library Python (part of the source every composed
+verifier embeds; :mod:`rlar.constraints.checks.rules` calls these for the units, tests and relations it does not
+hold itself).
 
 - units of composed rules: paragraphs, emojis, Markdown links (whole, their URLs, their texts), bold spans,
   times, prices, fenced code;
@@ -13,23 +13,21 @@ does not hold itself).
 - relations: the same first word in every unit, the last word of each unit opening the next, a unit's words in
   reverse order, each number the sum of the two before, consecutive words with different initials, initials in
   alphabet order;
-- whole-answer layouts: two units the same (``same``), a nested list (``outline``), a figure of one character
-  (``figure``: right, inverted or centred triangle), an HTML list (``html_list``), question/answer line pairs
-  (``pairs``), a Markdown task list (``task_list``) and one fenced block with a language tag (``code_block`` with
-  ``lang``).
+- whole answers: two units the same (``same``) and one fenced block with a language tag (``code_block`` with
+  ``lang``); the layouts of the constraint families (HTML, task and nested lists, figures, question/answer pairs)
+  are their own modules' checks (:mod:`rlar.constraints.families`).
 
-Every check is strict about the form it names (a fence tag ``Python`` is not ``python``, ``- [X]`` is no task
-box, a trailing space breaks a triangle row, a sub-bullet indented by four spaces is not one indented by two).
+Every check is strict about the form it names (a fence tag ``Python`` is not ``python``, a repeated line differing
+by a full stop is not the same).
 """
 
 import re
 
-from rlar.synthesis.checks_marks import (
+from rlar.constraints.checks.marks import (
     EMOJI_RX,
     HHMM_RX,
     LINK_RX,
     PRICE_RX,
-    TASK_RX,
     TIME_RX,
     bare_word,
     bold_spans,
@@ -39,39 +37,11 @@ from rlar.synthesis.checks_marks import (
     minutes,
     price_value,
 )
-from rlar.synthesis.checks_units import count, paragraphs, units, within, words
-
-MEASURED_TESTS = ("prime", "even", "odd", "divisible", "square", "range", "digit_sum")
-
-
-def prime_number(n):
-    return n is not None and n > 1 and all(n % k for k in range(2, int(n**0.5) + 1))
-
-
-def measure_ok(test, arg, n):
-    """Whether a count ``n`` (a unit's words, letters, ...) passes a number test; a malformed count (-1) fails."""
-    if n is None or n < 0:
-        return False
-    if test == "prime":
-        return prime_number(n)
-    if test == "even":
-        return n % 2 == 0
-    if test == "odd":
-        return n % 2 == 1
-    if test == "divisible":
-        return int(arg) != 0 and n % int(arg) == 0
-    if test == "square":
-        return int(n**0.5 + 0.5) ** 2 == n
-    if test == "digit_sum":
-        return sum(int(ch) for ch in str(n)) == int(arg)
-    if test == "range":
-        lo, hi = [*list(arg), None, None][:2] if isinstance(arg, list) else (None, None)
-        return (lo is None or n >= lo) and (hi is None or n <= hi)
-    raise ValueError(f"unknown measured test {test!r}")
+from rlar.constraints.checks.units import count, paragraphs, units, within, words
 
 
 def layout_units(unit, text):
-    """The pieces of the seventh round's units (None for a unit that is not one of them)."""
+    """The pieces of the units of this module (None for a unit that is not one of them)."""
     if unit == "paragraph":
         return paragraphs(text)
     if unit == "emoji":
@@ -114,7 +84,7 @@ def price_form(template):
 
 
 def layout_test(test, arg, u):
-    """Whether one unit passes a seventh-round ``each`` test (module docstring); raises for an unknown test."""
+    """Whether one unit passes an ``each`` test of this module (module docstring); raises for an unknown test."""
     t = u.strip()
     if test == "time24":
         return HHMM_RX.fullmatch(t) is not None
@@ -181,8 +151,8 @@ def _num(u):
 
 
 def layout_order(c, us):
-    """The score of a seventh-round ``order`` rule over units ``us`` (None when the relation is not one of
-    them): measured relations (``of``) and the relations of the module docstring."""
+    """The score of an ``order`` rule of this module over units ``us``: measured relations (``of``) and the
+    relations of the module docstring."""
     rel, arg = c["rel"], c.get("arg")
     if c.get("of"):
         keys = [count(c["of"], u) for u in us]
@@ -234,97 +204,6 @@ def layout_pair(rel, arg, a, b):
     raise ValueError(f"unknown relation {rel!r}")
 
 
-def _rows(text):
-    return text.strip("\n").split("\n")
-
-
-def figure_ok(c, text):
-    """A figure of one character: ``right`` (row k holds k of them), ``inverted`` (one fewer each row, the last
-    row one) or ``pyramid`` (row k: 2k-1 of them after spaces that centre it over the bottom row); nothing else on
-    a row, no trailing space, ``min``..``max`` rows."""
-    rows = _rows(text)
-    n = len(rows)
-    ch = str(c.get("char") or "*")
-    if not within(n, c) or n == 0:
-        return False
-    shape = c.get("shape", "right")
-    for i, row in enumerate(rows, 1):
-        if shape == "right":
-            want = ch * i
-        elif shape == "inverted":
-            want = ch * (n - i + 1)
-        else:
-            want = " " * (n - i) + ch * (2 * i - 1)
-        if row != want:
-            return False
-    return True
-
-
-def outline_score(c, text):
-    """A nested list: every line a top item (``marker`` and a space at the line start) or a sub-item (``indent``
-    spaces — any indentation when none is given — then ``sub_marker`` and a space); the first line a top item;
-    ``min``..``max`` top items, each with ``sub_min``..``sub_max`` sub-items."""
-    top_rx = re.compile(re.escape(str(c.get("marker") or "-")) + r" (?=\S)")
-    sub = re.escape(str(c.get("sub_marker") or c.get("marker") or "-")) + r" (?=\S)"
-    indent = c.get("indent")
-    sub_rx = re.compile((" " * int(indent) if indent else r"[ ]+") + sub)
-    counts = []
-    for line in [x for x in text.split("\n") if x.strip()]:
-        if top_rx.match(line):
-            counts.append(0)
-        elif sub_rx.match(line) and counts:
-            counts[-1] += 1
-        else:
-            return 0.0
-    if not counts or not within(len(counts), c):
-        return 0.0
-    lo, hi = c.get("sub_min"), c.get("sub_max")
-    good = [(lo is None or k >= lo) and (hi is None or k <= hi) for k in counts]
-    return 1.0 if all(good) else 0.5 * sum(good) / len(good)
-
-
-def html_list_ok(c, text):
-    """The whole answer is one ``<ul>`` / ``<ol>`` element (lowercase, as named) holding only ``<li>`` elements
-    (white space between them), ``min``..``max`` of them."""
-    tag = str(c.get("tag") or "ul")
-    inner = r"(?:(?!</?(?:li|ul|ol)\b).)*"
-    m = re.fullmatch(rf"<{tag}>\s*((?:<li>{inner}</li>\s*)+)</{tag}>", text.strip(), re.S)
-    if m is None:
-        return False
-    return within(len(re.findall(r"<li>", m.group(1))), c)
-
-
-def _marker(template, n):
-    return str(template).replace("{n}", str(n))
-
-
-def pairs_score(c, text):
-    """Question/answer pairs on lines: line 2k-1 starts with ``first`` and line 2k with ``second`` (``{n}`` in a
-    marker is the pair's number), each followed by text, exactly as written; a ``first_end`` every first line
-    ends with; ``min``..``max`` pairs."""
-    ls = [x for x in text.split("\n") if x.strip()]
-    if not ls or len(ls) % 2:
-        return 0.0
-    for i, line in enumerate(ls):
-        k = i // 2 + 1
-        mark = _marker(c["first"] if i % 2 == 0 else c["second"], k)
-        if not line.startswith(mark):
-            return 0.0
-        rest = line[len(mark) :]
-        if not rest.strip() or (not mark.endswith(" ") and not rest.startswith(" ")) or rest.startswith("  "):
-            return 0.0
-        if mark.endswith(" ") and rest[:1].isspace():
-            return 0.0
-        if i % 2 == 0 and c.get("first_end") and not line.rstrip().endswith(str(c["first_end"])):
-            return 0.0
-    return 1.0 if within(len(ls) // 2, c) else 0.0
-
-
-def task_list_ok(text):
-    ls = [x for x in text.split("\n") if x.strip()]
-    return bool(ls) and all(TASK_RX.match(x) for x in ls)
-
-
 def code_fence_ok(text, lang):
     """The whole answer is one fenced block whose tag is ``lang`` as written, closed, with code in it."""
     m = re.fullmatch(r"```([^\n`]*)\n(.*?)\n```", text.strip(), re.S)
@@ -344,20 +223,11 @@ def same_ok(c, text):
 
 
 def layout_check(c, text):
-    """The score of a seventh-round whole-answer rule (module docstring); raises for an unknown rule."""
+    """The score of a whole-answer rule of this module (``same``); raises for an unknown rule (the layouts of the
+    constraint families are :mod:`rlar.constraints.families`' checks)."""
     rule = c["rule"]
     if rule == "same":
         return 1.0 if same_ok(c, text) else 0.0
-    if rule == "outline":
-        return outline_score(c, text)
-    if rule == "figure":
-        return 1.0 if figure_ok(c, text) else 0.0
-    if rule == "html_list":
-        return 1.0 if html_list_ok(c, text) else 0.0
-    if rule == "pairs":
-        return pairs_score(c, text)
-    if rule == "task_list":
-        return 1.0 if task_list_ok(text) else 0.0
     raise ValueError(f"unknown constraint rule {rule!r}")
 
 

@@ -1,11 +1,11 @@
 """The units every check counts in, as standard-library Python (part of the source every composed verifier
-embeds; :mod:`rlar.synthesis.checks` describes the units): words, sentences, paragraphs, lines, bullets,
+embeds; :mod:`rlar.constraints.checks` describes the units): words, sentences, paragraphs, lines, bullets,
 numbered items, syllables, the count of each count unit, section numbers, and the bounds a count is held to."""
 
 import re
 import unicodedata
 
-from rlar.synthesis.checks_marks import MARK_UNITS, mark_count
+from rlar.constraints.checks.marks import MARK_UNITS, mark_count
 
 BULLET_RX = re.compile(r"^[ \t]*[-*\u2022][ \t]+(\S.*)$", re.M)
 NUMBERED_RX = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+(\S.*)$", re.M)

@@ -4,7 +4,7 @@ values and their types, the keys of a JSON or YAML mapping, Markdown and CSV tab
 import json
 import re
 
-from rlar.synthesis.checks_units import near, within, words
+from rlar.constraints.checks.units import near, within, words
 
 
 def load_json(text):

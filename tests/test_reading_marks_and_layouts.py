@@ -1,10 +1,10 @@
-"""Constraint classes of the seventh round (issue 25): marks counted per unit (emojis, bold, italics, links, different
-words and letters, numbers in digits or words, pronouns, parentheses, leading spaces, task boxes), measures of every
-unit (prime / even / odd counts, equal lengths, staircases), relations (one first word, chained sentences, reversed
-lines, Fibonacci-like sums), layouts (fenced blocks with a tag, identifier styles, exact separators, 24-hour times,
-prices, bit strings, HTML and Markdown task lists, nested lists, figures, question/answer pairs, repeated units) and
-lengths with a tolerance — read by both readers apart, checked strictly, built into passing answers and near misses.
-Several cases are combinations no phrasing was written for (a unit x a predicate x a quantifier)."""
+"""Marks counted per unit (emojis, bold, italics, links, different words and letters, numbers in digits or words,
+pronouns, parentheses, leading spaces, task boxes), measures of every unit (prime / even / odd counts, equal
+lengths, staircases), relations (one first word, chained sentences, reversed lines, Fibonacci-like sums), layouts
+(fenced blocks with a tag, identifier styles, exact separators, 24-hour times, prices, bit strings, HTML and
+Markdown task lists, nested lists, figures, question/answer pairs, repeated units) and lengths with a tolerance —
+read by both readers apart, checked strictly, built into passing answers and near misses. Several cases are
+combinations no phrasing was written for (a unit x a predicate x a quantifier)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from rlar.constraints.checks import check, holds
+from rlar.constraints.vocabulary import canonical
 from rlar.synthesis.builder import build, violations
-from rlar.synthesis.checks import check, holds
 from rlar.synthesis.second_route import constraint_key, second_reading
-from rlar.tasks.constraints import canonical
 from rlar.tasks.reading import read_instruction
 
 

@@ -1,5 +1,5 @@
-"""Marks and tokens of an answer, as standard-library Python (part of the source every composed verifier embeds;
-issue 25, seventh round): emojis, Markdown bold / italics / links, task-list boxes, fenced code, parentheses, times,
+"""Marks and tokens of an answer, as standard-library Python (part of the source every composed verifier embeds):
+emojis, Markdown bold / italics / links, task-list boxes, fenced code, parentheses, times,
 prices, numbers written as words, pronouns, distinct words and letters, leading spaces.
 
 Each finder is strict about the form it names: an emoticon (":)") is no emoji; ``__x__`` and ``*x*`` are not
@@ -116,7 +116,8 @@ def price_value(p):
 
 
 def mark_count(unit, text, words_of):
-    """The seventh round's count units (``None`` for a unit that is not one of them); ``words_of`` splits words."""
+    """The count of a mark unit of this module (``None`` for a unit that is not one of them); ``words_of`` splits
+    words."""
     if unit == "emojis":
         return len(emojis(text))
     if unit == "bold":
