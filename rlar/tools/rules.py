@@ -341,7 +341,7 @@ _SENTENCE_END = re.compile(r"[.!?]+(?:\s|$)")
 
 def _phrase_in(phrase: str, low: str) -> bool:
     """Whether ``phrase`` occurs in the lower-cased text ``low`` as a word or phrase (word boundaries where the
-    phrase starts or ends with a letter or digit), as :func:`rlar.synthesis.checks.phrase_count` reads it."""
+    phrase starts or ends with a letter or digit), as :func:`rlar.constraints.checks.rules.phrase_count` reads it."""
     p = phrase.strip().lower()
     if not p:
         return True
