@@ -47,7 +47,6 @@ import logging
 import random
 import re
 import time
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -565,7 +564,3 @@ class ToolRegistry:
                 await self.disable(name, mark.get("reason", ""), version=local, by=by)
         if st.get("disabled"):
             await self.disable(name, st.get("reason", ""), by=by)
-
-    async def register_many(self, specs: Iterable[ToolSpec], *, by: str) -> SpecList:
-        """``register`` each spec in order."""
-        return [await self.register(s, by=by) for s in specs]

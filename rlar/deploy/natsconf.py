@@ -1,8 +1,8 @@
 """NATS server configurations, rendered from one description: a clustered node, a leaf site, the accounts.
 
 Everything a deployment or a test starts comes from here, so the shipped files under deploy/nats/ and the
-servers the tests run cannot drift apart (tests/test_deploy_nats.py checks the shipped files are what
-:func:`write_shipped` renders today).
+servers the tests run cannot drift apart (tests/test_deploy_manifests.py checks the shipped files are what
+:func:`shipped_files` renders today, through :func:`rlar.deploy.render.rendered_files`).
 
 - :func:`accounts_block` — account ``RLAR`` (JetStream on) with one user per role of
   :data:`rlar.deploy.auth.ROLES` plus the ``leaf`` user a remote site connects with, and the system account
@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from rlar.deploy.auth import ROLES, Role, leaf_connection, password_env
@@ -304,14 +303,3 @@ def helm_accounts() -> dict[str, Any]:
 
     block = accounts_block()
     return {"accounts": conv(block["accounts"]), "system_account": block["system_account"]}
-
-
-def write_shipped(out_dir: str | Path) -> list[Path]:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, text in shipped_files().items():
-        path = out / name
-        path.write_text(text)
-        written.append(path)
-    return written

@@ -226,11 +226,6 @@ class Lab:
         _ip("link", "set", h.ifname, "down", netns=h.netns)
         _ip("link", "set", h.peer, "down", netns=self.switch)
 
-    def link_up(self, host: str) -> None:
-        h = self.hosts[host]
-        _ip("link", "set", h.peer, "up", netns=self.switch)
-        _ip("link", "set", h.ifname, "up", netns=h.netns)
-
     def pids(self, host: str) -> list[int]:
         """Processes whose network namespace is ``host``'s."""
         out = _ip("netns", "pids", self.hosts[host].netns)

@@ -209,10 +209,6 @@ class RolloutMemory:
     weights: int
     kv_per_token: int
 
-    def kv_tokens(self, budget: int) -> int:
-        """Tokens of KV cache that fit in ``budget`` bytes once the weights are in."""
-        return max(0, (budget - self.weights) // max(1, self.kv_per_token))
-
 
 def estimate_rollout(shape: ModelShape, dtype: str, tensor_parallel: int = 1) -> RolloutMemory:
     """A vLLM engine's weights and KV-cache bytes per token, per GPU (sharded ``tensor_parallel`` ways)."""

@@ -466,10 +466,6 @@ def _read_relations(cl: ClauseText, sentence: str) -> None:
         lambda m: add("line", "chronological"),
     )
 
-    def monotone(m: re.Match[str]) -> None:
-        rel = "increasing" if m.group("up") else "decreasing"
-        add("number", rel)
-
     cl.each(
         r"\b(?:in\s+)?(?:(?P<up>increasing|ascending)|decreasing|descending)(?:\s+order)?\b|\bfrom\s+(?:the\s+)?(?:(?P<up2>smallest|lowest)\s+to\s+(?:the\s+)?(?:largest|highest)|(?:largest|highest)\s+to\s+(?:the\s+)?(?:smallest|lowest))\b",
         lambda m: add("number", "increasing" if (m.group("up") or m.group("up2")) else "decreasing"),

@@ -176,11 +176,6 @@ def _separators(sentence: str, low: str, raw: str, out: list[dict[str, Any]]) ->
     return sentence
 
 
-def _clock(t: str) -> int:
-    h, m = t.split(":")
-    return int(h) * 60 + int(m)
-
-
 def _times(sentence: str, low: str, out: list[dict[str, Any]]) -> str:
     if not re.search(r"hh:mm|24-hour|twenty-four-hour", low):
         return sentence
