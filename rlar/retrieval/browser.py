@@ -209,8 +209,9 @@ class BrowserPool:
             await self._pace(host_of(url))
             t0 = time.monotonic()
             # The hard cap covers navigation, extraction and the screenshot together.
+            shot = self.cfg.screenshot_timeout_s if self.cfg.screenshots and screenshot is not None else 0.0
             data = await asyncio.wait_for(
-                self._load(page, url, ev, extract_js, screenshot, screenshot_rel, budget), budget + 5.0
+                self._load(page, url, ev, extract_js, screenshot, screenshot_rel, budget), budget + shot + 5.0
             )
         except TimeoutError:
             ev.status, ev.reason = "timeout", f"page did not finish within {budget:g}s (hard cap)"
@@ -243,12 +244,11 @@ class BrowserPool:
 
         ms = budget * 1000.0
         page.set_default_timeout(ms)
-        deadline = time.monotonic() + budget
         try:
             resp = await page.goto(url, wait_until="domcontentloaded", timeout=ms)
         except PlaywrightTimeout:
             ev.status, ev.reason = "timeout", f"page did not finish loading within {budget:g}s"
-            await self._shoot(page, ev, screenshot, screenshot_rel, 2.0)
+            await self._shoot(page, ev, screenshot, screenshot_rel)
             return None
         except PlaywrightError as exc:
             ev.status, ev.reason = "error", str(exc).splitlines()[0][:300]
@@ -259,7 +259,7 @@ class BrowserPool:
             ev.title = (await page.title())[:200]
         if resp is not None and resp.status >= 400:
             ev.status, ev.reason = "http_error", f"HTTP {resp.status}"
-            await self._shoot(page, ev, screenshot, screenshot_rel, max(1.0, deadline - time.monotonic()))
+            await self._shoot(page, ev, screenshot, screenshot_rel)
             return None
         data = None
         if extract_js:
@@ -269,17 +269,19 @@ class BrowserPool:
                 ev.status, ev.reason = "error", f"extraction failed: {str(exc).splitlines()[0][:300]}"
                 return None
         ev.status = "ok"
-        await self._shoot(page, ev, screenshot, screenshot_rel, max(1.0, deadline - time.monotonic()))
+        await self._shoot(page, ev, screenshot, screenshot_rel)
         return data
 
-    async def _shoot(
-        self, page: Any, ev: PageEvidence, path: Path | None, rel: str, timeout_s: float
-    ) -> None:
+    async def _shoot(self, page: Any, ev: PageEvidence, path: Path | None, rel: str) -> None:
+        """The page's screenshot within its own budget (``screenshot_timeout_s``); a failure is recorded."""
         if path is None or not self.cfg.screenshots:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            await page.screenshot(path=str(path), timeout=timeout_s * 1000.0, animations="disabled")
+            await page.screenshot(
+                path=str(path), timeout=self.cfg.screenshot_timeout_s * 1000.0, animations="disabled"
+            )
             ev.screenshot = rel or str(path)
         except Exception as exc:  # evidence is best-effort; the visit's status stands
-            log.debug("screenshot of %s failed: %s", ev.url, exc)
+            ev.screenshot_error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+            log.warning("screenshot of %s failed: %s", ev.url, ev.screenshot_error)

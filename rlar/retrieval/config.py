@@ -111,6 +111,10 @@ class BrowserConfig(BaseModel):
     viewport: tuple[int, int] = (1280, 900)
     screenshots: bool = True
     """Save a PNG of every page read (visible viewport) as evidence."""
+    screenshot_timeout_s: float = Field(30.0, gt=0)
+    """A screenshot's own budget, after the page loaded (not what navigation left of ``page_timeout_s``: on a
+    loaded machine a page that took most of its budget still gets its evidence). A screenshot that fails is
+    recorded in the page's evidence (``screenshot_error``); the visit's status stands."""
     restrict_hosts: bool = True
     """Abort any request whose host is not an allowed host (the configured sites and ``extra_hosts``)."""
     extra_hosts: list[str] = Field(default_factory=list)

@@ -40,6 +40,7 @@ class PageEvidence:
     reason: str = ""
     elapsed_s: float = 0.0
     screenshot: str = ""  # relative to the retrieval directory; "" when none was taken
+    screenshot_error: str = ""  # why the screenshot was not taken, when it failed
     final_url: str = ""
     title: str = ""
 
