@@ -157,6 +157,9 @@ class ProbeReport:
     maxed: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     reason: str = ""
+    vouch: dict[str, Any] | None = None
+    """For a judge: its vouching on labelled pairs (:meth:`rlar.routing.judge_vouch.VouchReport.to_dict`); a
+    judge that is not vouched for is ``refused`` with the agreement and its interval in ``reason``."""
 
     @property
     def refused(self) -> bool:
@@ -167,6 +170,8 @@ class ProbeReport:
         signature's records (and how many gave the maximum when several were probed), on one line."""
         if self.verdict == "skipped":
             return f"{self.tool} v{self.version} not probed ({self.reason})"
+        if self.vouch and self.refused:
+            return f"{self.tool} v{self.version} refused: {self.reason}"
         parts = []
         for name, group in _by_probe(self.scores).items():
             ok = [s.score for s in group if s.status == "ok" and s.score is not None]
@@ -176,7 +181,10 @@ class ProbeReport:
         return f"{self.tool} v{self.version} {self.verdict}: {', '.join(parts) or '-'}"
 
     def short(self) -> str:
-        """``math_verify v1 (bare_target 1)``: the tool and the probes it gave its maximum."""
+        """``math_verify v1 (bare_target 1)``: the tool and the probes it gave its maximum (a judge refused by
+        its vouching: ``llm_judge v2 (judge not vouched: agreement ...)``)."""
+        if self.vouch and not self.maxed:
+            return f"{self.tool} v{self.version} (judge not vouched: {self.reason})"
         return f"{self.tool} v{self.version} ({', '.join(f'{p} {self.max_score:g}' for p in self.maxed)})"
 
     def to_dict(self) -> dict[str, Any]:
@@ -189,6 +197,7 @@ class ProbeReport:
             "maxed": list(self.maxed),
             "errors": list(self.errors),
             "reason": self.reason[:300],
+            **({"vouch": dict(self.vouch)} if self.vouch is not None else {}),
         }
 
     @classmethod
@@ -211,6 +220,7 @@ class ProbeReport:
             maxed=[str(x) for x in d.get("maxed") or []],
             errors=[str(x) for x in d.get("errors") or []],
             reason=str(d.get("reason", "")),
+            vouch=dict(d["vouch"]) if isinstance(d.get("vouch"), Mapping) else None,
         )
 
 

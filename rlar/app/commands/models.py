@@ -1,4 +1,5 @@
-"""``rlar models``: real pretrained models shipped inside Python packages (:mod:`rlar.policy.packaged`)."""
+"""``rlar models``: real pretrained models shipped inside Python packages (:mod:`rlar.policy.packaged`);
+``rlar serve-model``: one served locally for the agents and the judge (:mod:`rlar.agent.serve`)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,54 @@ def cmd_list(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(a: argparse.Namespace) -> int:
+    import shlex
+    import signal
+    import threading
+
+    from rlar.agent.serve import ModelServer, ModelServerError
+
+    server = ModelServer(
+        a.checkpoint,
+        name=a.name,
+        port=a.port,
+        device=a.device,
+        threads=a.threads,
+        max_model_len=a.max_model_len,
+        startup_timeout_s=a.timeout,
+        extra_args=shlex.split(a.vllm_args),
+        log_path=a.log,
+    )
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    print(
+        f"starting vLLM on {a.checkpoint} as {a.name!r} (log {server.log_path}) …",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        server.start()
+    except ModelServerError as exc:
+        print(f"rlar serve-model: {exc}", file=sys.stderr)
+        return 3
+    print(server.base_url, flush=True)
+    print(
+        f"healthy after {server.started_s:.0f} s; [llm.endpoints.NAME] base_url = {server.base_url!r},"
+        f" model = {a.name!r}; Ctrl-C stops it",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        while not stop.wait(2.0):
+            if not server.alive():
+                print(f"rlar serve-model: the server exited:\n{server.log_tail()}", file=sys.stderr)
+                return 4
+    finally:
+        server.stop()
+    return 0
+
+
 def register(sub: Any, bench: Any) -> None:
     p = sub.add_parser("models", help="real models shipped in Python packages: convert once, use offline")
     msub = p.add_subparsers(dest="models_command", required=True)
@@ -57,3 +106,29 @@ def register(sub: Any, bench: Any) -> None:
     ls.add_argument("--cache", help="cache directory (default: rlar's cache, $RLAR_CACHE_DIR)")
     ls.add_argument("--json", action="store_true", help="one JSON line")
     ls.set_defaults(fn=cmd_list)
+    srv = sub.add_parser(
+        "serve-model",
+        help="serve a local checkpoint with vLLM's OpenAI-compatible server for the agents and the judge;"
+        " prints its base URL once healthy, runs until Ctrl-C",
+    )
+    srv.add_argument(
+        "checkpoint", help="a packaged model's name (smollm2) or a Hugging Face checkpoint directory"
+    )
+    srv.add_argument("--name", default="local", help="the model name clients send ([llm.endpoints.*] model)")
+    srv.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: a free one)")
+    srv.add_argument(
+        "--device", choices=["auto", "cpu", "cuda"], default="auto", help="auto: CUDA if a GPU is seen"
+    )
+    srv.add_argument(
+        "--threads", type=int, default=1, help="CPU threads of the engine, pinned to the last cores"
+    )
+    srv.add_argument("--max-model-len", type=int, default=8192, help="context length to allocate for")
+    srv.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for /health")
+    srv.add_argument("--log", help="the server's log file (default: /tmp/rlar-model-NAME-PORT.log)")
+    srv.add_argument(
+        "--vllm-args",
+        default="",
+        help="more arguments for vLLM's server, one quoted string: --vllm-args='--enable-auto-tool-choice"
+        " --tool-call-parser hermes'",
+    )
+    srv.set_defaults(fn=cmd_serve)
