@@ -114,7 +114,8 @@ class FallbackTool(BaseModel):
 
 class RouterConfig(ActorConfig):
     agent: AgentConfig | None = None
-    """Agent backend (``anthropic`` or ``offline``); None: anthropic when a key is set, else offline."""
+    """Agent backend (``anthropic``, ``openai`` or ``offline``); None: the ``[llm] router`` endpoint, else
+    anthropic when a key is set, else offline."""
     fallback: dict[str, list[FallbackTool]] = Field(default_factory=dict)
     """Declared fallback tools per task name (``"*"`` for any task): used when no tool arrives in time."""
     synthesis: bool = True

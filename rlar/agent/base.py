@@ -256,7 +256,9 @@ class OpenAIAgentConfig(BaseModel):
     max_retries: int = Field(2, ge=0, le=20)
     """Retries after 429, 5xx and connection errors, with exponential backoff and full jitter."""
     backoff_base_s: float = Field(1.0, gt=0)
+    """First backoff cap (doubles per retry), in seconds."""
     backoff_max_s: float = Field(30.0, gt=0)
+    """Largest backoff cap, in seconds (a server's ``retry-after`` is waited for anyway)."""
     max_concurrency: int = Field(2, ge=1)
     """Calls in flight at once from this process."""
     max_tokens: int = Field(1024, ge=1)
@@ -265,8 +267,8 @@ class OpenAIAgentConfig(BaseModel):
     """Sampling temperature sent with each call (None: the server's default)."""
     tool_calling: Literal["native", "json", "auto"] = "auto"
     """How a forced tool is called (:mod:`rlar.agent.json_tools`): ``native`` (``tools`` and a named
-    ``tool_choice``), ``json`` (one JSON object in the reply's text), ``auto`` (native, then json as the
-    repair)."""
+    ``tool_choice``), ``json`` (one JSON object in the reply's text), ``auto`` (native, repaired in json; a
+    server that refuses tool requests switches the agent to json)."""
     constrained_json: bool = True
     """In the json protocol, send the schema as ``response_format`` (``json_schema``): servers with
     structured outputs (vLLM, SGLang, llama.cpp) then decode only JSON of that schema."""

@@ -344,6 +344,14 @@ async def register_judge(registry: Any, doc: dict[str, Any]) -> Any:
         f"tool llm_judge v{got.version} (judge) -> {endpoint.api} {endpoint.url()} model {endpoint.model!r}",
         flush=True,
     )
+    feeder = doc.get("feeder") or {}
+    if feeder.get("routing", "static") == "static" and feeder.get("reward_mode", "default") == "default":
+        print(
+            'WARNING: [feeder] routing = "static": tasks whose default tools name llm_judge are rewarded by it'
+            ' without vouching (only the router grades a judge on labelled pairs first: routing = "router")',
+            file=sys.stderr,
+            flush=True,
+        )
     return got
 
 

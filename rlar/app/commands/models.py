@@ -92,7 +92,110 @@ def cmd_serve(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(a: argparse.Namespace) -> int:
+    import asyncio
+
+    from rlar.agent.endpoints import ModelEndpoint
+    from rlar.agent.serve import ModelServer, ModelServerError
+    from rlar.benchmarks.local_model import run
+    from rlar.resources import ROOT
+
+    server = None
+    base_url = a.base_url
+    if a.serve:
+        server = ModelServer(a.serve, name=a.model, threads=a.threads, max_model_len=a.max_model_len)
+        print(f"starting vLLM on {a.serve} (log {server.log_path}) …", file=sys.stderr, flush=True)
+        try:
+            server.start()
+        except ModelServerError as exc:
+            print(f"rlar bench local-model: {exc}", file=sys.stderr)
+            return 3
+        base_url = server.base_url
+        print(f"healthy after {server.started_s:.0f} s at {base_url}", file=sys.stderr, flush=True)
+    if not base_url:
+        print("rlar bench local-model: give --base-url or --serve CHECKPOINT", file=sys.stderr)
+        return 2
+    endpoint = ModelEndpoint(
+        base_url=base_url,
+        model=a.model,
+        api_key_env=a.api_key_env,
+        timeout_s=a.timeout,
+        max_tokens=a.max_tokens,
+        judge_max_tokens=a.judge_max_tokens,
+    )
+    try:
+        doc = asyncio.run(
+            run(
+                endpoint,
+                root=ROOT,
+                routing=a.routing,
+                synthesis=a.synthesis,
+                judge_pairs=a.judge_pairs,
+                max_attempts=a.max_attempts,
+            )
+        )
+    finally:
+        if server is not None:
+            server.stop()
+    if server is not None:
+        doc["server_start_s"] = round(server.started_s, 1)
+    if not a.json:
+        _print_bench(doc)
+    print(json.dumps(doc, ensure_ascii=False), flush=True)
+    return 0
+
+
+def _print_bench(doc: dict[str, Any]) -> None:
+    out = sys.stderr
+    if "routing" in doc:
+        r = doc["routing"]
+        for name in ("model", "offline"):
+            f = r[name]
+            print(
+                f"routing {name:<8} {f['correct']}/{r['records']} right ({f['accuracy']}); valid answers"
+                f" {f['valid_answers']}, refused as malformed {f['refused_malformed']}, other failures"
+                f" {f['other_failures']}; per question {f['per_question']}",
+                file=out,
+            )
+    if "synthesis" in doc:
+        s = doc["synthesis"]
+        print(
+            f"synthesis: {s['instructions']} instructions, {s['refused_before_code']} refused before code,"
+            f" {s['drafts_written']} drafts written, {s['registered']} registered, labels right"
+            f" {s['labels_right']}/{s['labels_scored']}; {s['categories']}",
+            file=out,
+        )
+    if "judge" in doc:
+        j = doc["judge"]["overall"]
+        print(
+            f"judge: {j['verdict']}: {j['reason']}; per judgement {doc['judge']['per_judgement']}", file=out
+        )
+
+
 def register(sub: Any, bench: Any) -> None:
+    b = bench.add_parser(
+        "local-model",
+        help="the router's agent, the synthesizer's agent and the judge on one local model endpoint, on bounded"
+        " subsets of the labelled sets, against the offline router",
+    )
+    b.add_argument("--base-url", help="the endpoint (OpenAI chat completions), e.g. http://127.0.0.1:8000/v1")
+    b.add_argument("--serve", help="start `rlar serve-model` on this checkpoint for the run instead")
+    b.add_argument("--model", default="local", help="the served model name")
+    b.add_argument("--api-key-env", help="environment variable holding the endpoint's key")
+    b.add_argument("--threads", type=int, default=1, help="with --serve: the engine's CPU threads")
+    b.add_argument("--max-model-len", type=int, default=8192, help="with --serve: the context length")
+    b.add_argument("--timeout", type=float, default=300.0, help="seconds per call")
+    b.add_argument("--max-tokens", type=int, default=256, help="reply budget of an agent call")
+    b.add_argument("--judge-max-tokens", type=int, default=64, help="reply budget of a judgement")
+    b.add_argument("--routing", type=int, default=12, help="routing records (one per format, round robin)")
+    b.add_argument(
+        "--synthesis", type=int, default=6, help="held-out instructions to synthesise verifiers for"
+    )
+    b.add_argument("--judge-pairs", type=int, default=12, help="labelled pairs the judge grades")
+    b.add_argument("--max-attempts", type=int, default=1, help="synthesis candidates per instruction")
+    b.add_argument("--json", action="store_true", help="only the JSON line")
+    b.set_defaults(fn=cmd_bench)
+
     p = sub.add_parser("models", help="real models shipped in Python packages: convert once, use offline")
     msub = p.add_subparsers(dest="models_command", required=True)
     prep = msub.add_parser(
