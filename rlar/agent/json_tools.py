@@ -236,10 +236,12 @@ class ToolProtocolAgent:
             ToolCall(id=native.id if native is not None else f"call_{digest}", name=tool.name, input=data)
         ]
         self.totals["valid_calls"] += 1
+        self.totals[f"valid_calls_{request.purpose or 'other'}"] += 1
         return _merge(replies, status="ok", reason="", tool_calls=calls, prompt_hash=request.prompt_hash())
 
     def _refuse(self, request: AgentRequest, replies: list[AgentReply], reason: str) -> AgentReply:
         self.totals["refused_malformed"] += 1
+        self.totals[f"refused_malformed_{request.purpose or 'other'}"] += 1
         return _merge(
             replies, status="error", reason=reason[:500], tool_calls=[], prompt_hash=request.prompt_hash()
         )

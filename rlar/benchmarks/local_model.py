@@ -205,8 +205,12 @@ async def _judge(root: Path, n: int, endpoint: ModelEndpoint, threshold: float) 
         results = list(await tool.score_batch(inputs))
         for r in results:
             tokens = r.details.get("tokens")
-            if tokens:
-                calls.append((r.latency_s, int(tokens["input"]), int(tokens["output"])))
+            if tokens and tokens.get("calls"):  # per HTTP call: a judgement may take two (one repair)
+                n = int(tokens["calls"])
+                calls.extend(
+                    [(tokens["call_ms"] / 1000 / n, int(tokens["input"]) // n, int(tokens["output"]) // n)]
+                    * n
+                )
         return results
 
     try:
@@ -226,8 +230,7 @@ async def _judge(root: Path, n: int, endpoint: ModelEndpoint, threshold: float) 
         "data": f"{SYNTHESIS_SET} (heldout: a right vs a wrong answer) and {REAL_OUTPUTS} (references)",
         "overall": overall.to_dict(),
         "by_source": by_source,
-        "per_judgement": _calls(calls),
-        "scored_responses": sum(1 for c in calls),
+        "per_call": _calls(calls),
     }
 
 

@@ -209,8 +209,9 @@ class LLMJudgeTool(RewardTool):
         return await self._http.post_json(self._url, body, self._headers, self.timeout_s)
 
     def _reply_text(self, msg: Any, tokens: dict[str, int]) -> tuple[str, str]:
-        """(text, model) of a successful reply in the endpoint's shape, its token usage added to ``tokens``;
-        raises ValueError when it has neither."""
+        """(text, model) of a successful reply in the endpoint's shape, its token usage added to ``tokens``
+        (which also counts the HTTP calls and their milliseconds, waits for a free slot excluded); raises
+        ValueError when it has neither."""
         if not isinstance(msg, dict):
             raise ValueError("not a JSON object")
         raw_usage = msg.get("usage")
@@ -240,7 +241,12 @@ class LLMJudgeTool(RewardTool):
             server_wait: float | None = None
             try:
                 async with self._sem:
-                    reply = await self._call(system, messages)
+                    t0 = time.perf_counter()
+                    try:
+                        reply = await self._call(system, messages)
+                    finally:
+                        tokens["calls"] += 1
+                        tokens["call_ms"] += int(1000 * (time.perf_counter() - t0))
             except TimeoutError:
                 return ToolResult.abstain(f"judge timeout after {self.timeout_s:g}s", attempts=attempts)
             except ConnectionError as exc:
@@ -270,7 +276,7 @@ class LLMJudgeTool(RewardTool):
             return ToolResult.abstain("no judge configured")
         if not inp.response.strip():  # nothing to judge: the lowest score, without a paid call
             return self.ok(0.0, "empty response")
-        tokens = {"input": 0, "output": 0}
+        tokens = {"input": 0, "output": 0, "calls": 0, "call_ms": 0}
         result = await self._judgement(inp, tokens)
         result.details["tokens"] = dict(tokens)
         return result

@@ -167,9 +167,7 @@ def _print_bench(doc: dict[str, Any]) -> None:
         )
     if "judge" in doc:
         j = doc["judge"]["overall"]
-        print(
-            f"judge: {j['verdict']}: {j['reason']}; per judgement {doc['judge']['per_judgement']}", file=out
-        )
+        print(f"judge: {j['verdict']}: {j['reason']}; per call {doc['judge']['per_call']}", file=out)
 
 
 def register(sub: Any, bench: Any) -> None:
