@@ -258,7 +258,10 @@ class Progress:
         """Where the samples of a task with a refused verifier go: its declared fallback, else nowhere."""
         tools = self.fallbacks.get(task) or self.fallbacks.get("*") or []
         if tools:
-            return f"its samples go to the declared fallback ({', '.join(tools)})"
+            judge = (
+                "; a judge only once the router vouches for it" if any("judge" in t for t in tools) else ""
+            )
+            return f"its samples go to the declared fallback ({', '.join(tools)}{judge})"
         return "no fallback is declared for it: its samples ABSTAIN (masked, no reward)"
 
     def _move_to(self, step: int) -> None:
