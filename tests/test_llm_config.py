@@ -89,3 +89,18 @@ async def test_rlar_train_registers_the_configured_judge_as_the_newest_version(b
     default = next(s for s in again if s.name == "llm_judge")
     assert default.version < got.version and (await registry.get("llm_judge")).version == got.version  # type: ignore[union-attr]
     assert await register_judge(registry, doc_with()) is None
+
+
+def test_the_shipped_local_model_config_passes_rlar_trains_checks() -> None:
+    from rlar.app.train import load_checked
+    from rlar.resources import ROOT
+
+    doc, built, pre, _, _ = load_checked(str(ROOT / "deploy/configs/local_judge.toml"), [], None)
+    served = doc["llm"]["endpoints"]["local"]
+    assert (
+        served["base_url"] == f"http://127.0.0.1:{served['serve']['port']}/v1"
+    )  # assigned before the actors
+    assert actor_config_dict(doc, "synthesizer", {})["agent"]["base_url"] == served["base_url"]
+    assert "agent" not in actor_config_dict(doc, "router", {})  # the router keeps its offline default
+    assert len(built["router"].labelled["three_words"]) == 4 and built["llm"].judge == "local"
+    assert [t.name for t in pre.tasks] == ["arith", "three_words"]
