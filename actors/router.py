@@ -35,6 +35,16 @@ Flow per prompt (durable ``router`` on ``rlar.prompts.>``, explicit acks, ``conc
 4. Every new or changed decision is published as a ``RouteDecision`` on ``rlar.tools.decisions`` (visible in
    ``rlar tail`` and ``rlar tools decisions``).
 
+Judge vouching (:mod:`rlar.routing.judge_vouch`, ``judge_vouch``): before a judge-kind tool rewards a signature
+— chosen by the agent or declared as the task's fallback — it grades labelled pairs (the task's ``[[tasks]]
+examples``, then the signature's references against wrong answers of their form, the empty response and the
+query echoed) in the router's tool executor; one whose agreement's Wilson lower bound is under the threshold is
+refused for the signature like a tool the hack probes refuse (its report, with the agreement and interval, is in
+the decision's ``probes``), the verdict is kept in the registry (``rlar tools list|show``), and an ``Event``
+``judge_refused`` (warning) names the figure and the config lines that change it. A refused fallback judge is
+left out of the fallback: after a refused synthesis the kind abstains. Verdicts are cached per signature and
+tool version.
+
 Canary: a synthesised tool whose spec carries ``params["canary"]`` first routes in shadow — the task's declared
 fallback tools plus the new tool with weight 0, decision state ``canary`` — until the synthesizer judges its
 live scores (:mod:`rlar.synthesis.canary`): ``ToolRegistered(action="promoted")`` (also read back from the
@@ -83,6 +93,7 @@ from rlar.routing import (
     routing_request,
     usable_candidates,
 )
+from rlar.routing.judge_vouch import JudgeVouchPolicy, VouchReport, grade_pairs, judge_agreement, vouch_pairs
 from rlar.routing.probes import ProbePolicy, Prober, ProbeReport, probed_answer
 from rlar.sandbox_client import run_tests_over_bus
 from rlar.synthesis.runner import bus_runner
@@ -103,7 +114,8 @@ class FallbackTool(BaseModel):
 
 class RouterConfig(ActorConfig):
     agent: AgentConfig | None = None
-    """Agent backend (``anthropic`` or ``offline``); None: anthropic when a key is set, else offline."""
+    """Agent backend (``anthropic``, ``openai`` or ``offline``); None: the ``[llm] router`` endpoint, else
+    anthropic when a key is set, else offline."""
     fallback: dict[str, list[FallbackTool]] = Field(default_factory=dict)
     """Declared fallback tools per task name (``"*"`` for any task): used when no tool arrives in time."""
     synthesis: bool = True
@@ -132,6 +144,12 @@ class RouterConfig(ActorConfig):
     probes: ProbePolicy = Field(default_factory=ProbePolicy)
     """Hack probes (:mod:`rlar.routing.probes`): degenerate responses each chosen tool must not give its
     maximum; a tool that does is not eligible for the signature and the agent is asked again without it."""
+    judge_vouch: JudgeVouchPolicy = Field(default_factory=JudgeVouchPolicy)
+    """Judges grade labelled pairs before they reward a task (:mod:`rlar.routing.judge_vouch`); one that does
+    not order them above the threshold is refused for the task, loudly."""
+    labelled: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    """The user's labelled examples per task name (``{response, ok, query?}``), filled from ``[[tasks]]
+    examples`` / ``examples_file`` when the run config is loaded: the judges' strongest vouching pairs."""
     metrics_interval_s: float = Field(10.0, gt=0)
 
 
@@ -155,6 +173,9 @@ class Router(Actor[RouterConfig]):
         self._queries: dict[str, list[RoutingQuery]] = {}
         self._executor: ToolExecutor | None = None
         self.prober: Prober | None = None
+        self._vouches: dict[tuple[str, str, int, str], VouchReport] = {}
+        # Vouch reports of fallback judges, merged into the signature's next decision (``_apply``).
+        self._fallback_vouches: dict[str, list[dict[str, Any]]] = {}
         self.policy = lifecycle.Policy(
             wait_s=config.wait_s,
             agent_retry_s=config.agent_retry_s,
@@ -181,7 +202,7 @@ class Router(Actor[RouterConfig]):
         self._ack_wait_s = float(info.config.ack_wait or self._ack_wait_s)
         await self.bus.subscribe(subjects.TOOLS_REGISTERED, ToolRegistered, self._on_tool_change)
         await self.bus.subscribe(subjects.events("synthesizer"), Event, self._on_synth_event)
-        if self.config.probes.enabled:
+        if self.config.probes.enabled or self.config.judge_vouch.enabled:
             # The reward workers' executor: tool worker processes with hard deadlines; code runs on the sandbox.
             self._executor = ToolExecutor(
                 workers=1,
@@ -193,7 +214,8 @@ class Router(Actor[RouterConfig]):
                     "run_code": bus_runner(self.bus, self.config.probes.timeout_s),
                 },
             )
-            self.prober = Prober(self.config.probes, self._executor)
+            if self.config.probes.enabled:
+                self.prober = Prober(self.config.probes, self._executor)
 
     async def main(self) -> None:
         stop = asyncio.Event()
@@ -310,9 +332,11 @@ class Router(Actor[RouterConfig]):
         finally:
             self.inflight.pop(sig, None)
 
-    async def _fallback_refs(self, task: str) -> list[ToolRef]:
+    async def _fallback_refs(self, task: str, sig: str = "") -> list[ToolRef]:
         """The task's declared fallback tools (``"*"``: any task's) as resolved in the registry; weights sum
-        to 1 over the declared ones, and a tool the registry does not have is left out (with a warning)."""
+        to 1 over the declared ones, and a tool the registry does not have is left out (with a warning). With
+        ``sig``, a judge among them is vouched for that signature first and left out when refused (its report
+        goes into the signature's next decision)."""
         wanted = list(self.config.fallback.get(task) or self.config.fallback.get("*") or [])
         out = []
         total = sum(w.weight for w in wanted) or 1.0
@@ -321,13 +345,102 @@ class Router(Actor[RouterConfig]):
             if spec is None:
                 log.warning("fallback tool %s is not usable in the registry", w.tool)
                 continue
+            if sig and self._vouches_judges(spec):
+                report = await self._vouch(sig, task, spec)
+                self._fallback_vouches.setdefault(sig, []).append(self._vouch_probe(spec, report).to_dict())
+                if report.refused:
+                    continue
             out.append(spec.ref(round(w.weight / total, 6)))
         return out
 
+    # -- judge vouching ---------------------------------------------------------------------------
+    def _vouches_judges(self, spec: ToolSpec) -> bool:
+        return self.config.judge_vouch.enabled and str(spec.kind) == "judge" and self._executor is not None
+
+    def _records(self, sig: str) -> list[RoutingQuery]:
+        return list(self._queries.get(sig, []))
+
+    @staticmethod
+    def _vouch_probe(spec: ToolSpec, report: VouchReport, base: ProbeReport | None = None) -> ProbeReport:
+        """A probe report carrying a judge's vouching (refused: the figure is the reason)."""
+        if base is None:
+            base = ProbeReport(spec.name, spec.version, "skipped", spec.score_range[1], reason="not probed")
+        if report.refused:
+            return dataclasses.replace(
+                base, verdict="refused", reason=f"judge not vouched: {report.reason}", vouch=report.to_dict()
+            )
+        return dataclasses.replace(base, vouch=report.to_dict())
+
+    async def _vouch(self, sig: str, task: str, spec: ToolSpec) -> VouchReport:
+        """The judge's vouching for ``sig`` (cached per signature and version): graded on labelled pairs in the
+        router's executor; kept in the registry; a refusal is announced as a warning event."""
+        key = (sig, spec.name, spec.version, spec.content_hash)
+        hit = self._vouches.get(key)
+        if hit is not None:
+            return hit
+        policy = self.config.judge_vouch
+        if spec.name in policy.trusted:
+            report = VouchReport(
+                spec.name, spec.version, "trusted", reason="named in [router] judge_vouch.trusted: not graded"
+            )
+        else:
+            assert self._executor is not None
+            executor = self._executor
+            pairs = vouch_pairs(
+                self._records(sig), self.config.labelled.get(task, []), max_pairs=policy.max_pairs
+            )
+            limit = min(policy.timeout_s, float(spec.params.get("deadline_s") or policy.timeout_s))
+
+            async def score(inputs: list[Any]) -> Any:
+                try:
+                    return await asyncio.wait_for(
+                        executor.score_batch(spec, inputs, timeout_s=limit),
+                        limit * (len(inputs) + 1) + executor.load_timeout_s,
+                    )
+                except TimeoutError:
+                    from rlar.tools.base import ToolResult
+
+                    return [ToolResult.error("judge calls timed out while vouching") for _ in inputs]
+
+            scores = await grade_pairs(pairs, score)
+            report = judge_agreement(
+                spec.name,
+                spec.version,
+                scores,
+                threshold=policy.threshold,
+                confidence=policy.confidence,
+                min_pairs=policy.min_pairs,
+            )
+        self._vouches[key] = report
+        self.counters[f"judge_{report.verdict}"] += 1
+        with contextlib.suppress(Exception):  # the registry may be briefly unreachable: the decision keeps it
+            await self.registry.record_vouch(
+                spec.name, spec.version, task, {**report.to_dict(), "signature": sig}
+            )
+        if report.refused:
+            log.warning("router: judge %s refused for task %s: %s", spec.name, task, report.reason)
+            await self.bus.publish(
+                subjects.events(self.kind),
+                Event(
+                    actor=f"{self.kind}/{self.instance}",
+                    kind="judge_refused",
+                    level="warning",
+                    message=(
+                        f"judge {spec.name} v{spec.version} may not reward task {task!r}: {report.reason}. It is"
+                        f" left out of this kind's tools (no other tool: its samples abstain). To change that,"
+                        f" give the task labelled examples the judge orders ([[tasks]] examples), or pin the"
+                        f' judge: [router] judge_vouch.trusted = ["{spec.name}"]'
+                    ),
+                    data={"signature": sig, "task": task, "tool": spec.name, **report.to_dict()},
+                ),
+            )
+        return report
+
     def _note_reference(self, sig: str, q: RoutingQuery) -> None:
         """Remember the first few records of each signature: the hack probes are built from them (another
-        record's reference is one), and a probe must get the maximum on most of them to refuse a tool."""
-        if not self.config.probes.enabled:
+        record's reference is one), and a probe must get the maximum on most of them to refuse a tool; a judge
+        is vouched for on pairs made from them."""
+        if not (self.config.probes.enabled or self.config.judge_vouch.enabled):
             return
         seen = self._queries.setdefault(sig, [])
         if len(seen) < self.config.probes.references and all(
@@ -336,9 +449,20 @@ class Router(Actor[RouterConfig]):
             seen.append(q)
 
     async def _probe(self, sig: str, q: RoutingQuery, specs: list[ToolSpec]) -> list[ProbeReport]:
-        assert self.prober is not None
+        """The hack probes' verdicts on ``specs`` (when on), and a judge's vouching (a refused judge is
+        ``refused``)."""
         records = [q, *(x for x in self._queries.get(sig, []) if x is not q)][: self.config.probes.references]
-        reports = list(await asyncio.gather(*(self.prober.check(sig, records, s) for s in specs)))
+        if self.prober is not None:
+            prober = self.prober
+            reports = list(await asyncio.gather(*(prober.check(sig, records, s) for s in specs)))
+        else:
+            reports = [
+                ProbeReport(s.name, s.version, "skipped", s.score_range[1], reason="hack probes are off")
+                for s in specs
+            ]
+        for i, spec in enumerate(specs):
+            if self._vouches_judges(spec) and not reports[i].refused:
+                reports[i] = self._vouch_probe(spec, await self._vouch(sig, q.task, spec), reports[i])
         for r in reports:
             self.counters[f"probes_{r.verdict}"] += 1
             if r.errors:
@@ -366,7 +490,7 @@ class Router(Actor[RouterConfig]):
         candidates, _ = usable_candidates(await self.registry.list(), require_ready=self.config.require_ready)
         reply, ans = await self._ask(q, candidates)
         probes: list[ProbeReport] = []
-        if self.prober is not None and ans.ok and not ans.none_fit:
+        if self._gated() and ans.ok and not ans.none_fit:
             # Hack probes: a chosen tool that gives a degenerate response its maximum is dropped; when every
             # chosen tool is, the agent chooses again among the candidates the probes leave (all probed first).
             ans, probes, again = await probed_answer(
@@ -377,7 +501,9 @@ class Router(Actor[RouterConfig]):
                 ans, probes, _ = await probed_answer(
                     second, again, q, lambda specs: self._probe(sig, q, specs), reports=probes, final=True
                 )
-        fallback = await self._fallback_refs(q.task) if lifecycle.needs_fallback(ans, self.policy) else []
+        fallback = (
+            await self._fallback_refs(q.task, sig) if lifecycle.needs_fallback(ans, self.policy) else []
+        )
         try:
             t = lifecycle.on_agent_answer(
                 ans,
@@ -391,17 +517,57 @@ class Router(Actor[RouterConfig]):
                 now=time.time(),
             )
         except lifecycle.NoFallback as exc:
-            # Not cached: the handler fails, the prompt is redelivered and the agent asked again.
-            raise RuntimeError(str(exc)) from None
+            refused = [
+                p["tool"] for p in self._fallback_vouches.get(sig, []) if p.get("verdict") == "refused"
+            ]
+            if not refused:
+                # Not cached: the handler fails, the prompt is redelivered and the agent asked again.
+                raise RuntimeError(str(exc)) from None
+            # The agent failed and the declared fallback is a judge nobody vouched for: the kind abstains
+            # (memory only) until the agent is asked again after agent_retry_s.
+            now = time.time()
+            d = Decision(
+                signature=sig,
+                task=q.task,
+                state="abstain",
+                reason=f"declared fallback {', '.join(refused)} not vouched for: its samples abstain; agent"
+                f" failed ({ans.reason})"[:500],
+                backend=reply.backend,
+                model=reply.model,
+                prompt_hash=reply.prompt_hash,
+                cost=ans.provenance.get("cost", {}),
+                decided_at=now,
+                expires_at=now + self.config.agent_retry_s,
+                fields=dict(q.signature_fields()),
+                probes=[r.to_dict() for r in probes],
+            )
+            t = lifecycle.Transition(d, store=False, count="decisions_abstain")
         return await self._apply(t, q, create=not replace)
+
+    def _gated(self) -> bool:
+        """Chosen tools are checked before a decision: hack probes, or judge vouching."""
+        return self.prober is not None or (self.config.judge_vouch.enabled and self._executor is not None)
 
     async def _apply(
         self, t: lifecycle.Transition, q: RoutingQuery | None = None, *, create: bool = False
     ) -> Decision:
         """Perform a transition's actions but the release (the caller releases, where it holds no lock):
         store (with ``create``, another router's decision may have won the race: then it is adopted and
-        nothing else is done), count, announce, request a tool. Returns the decision now in force."""
+        nothing else is done), count, announce, request a tool. Returns the decision now in force. The vouch
+        reports of fallback judges resolved for its signature go into the decision's ``probes``."""
         d = t.decision
+        vouched = self._fallback_vouches.pop(d.signature, [])
+        if vouched:
+            names = {(p["tool"], p["version"]) for p in vouched}
+            probes = [p for p in d.probes if (p.get("tool"), p.get("version")) not in names]
+            d = dataclasses.replace(d, probes=[*probes, *vouched])
+            refused = [p["tool"] for p in vouched if p.get("verdict") == "refused"]
+            if d.state == "unroutable" and not d.tools and refused:
+                # The task declared a judge and it is not vouched for: the kind abstains (kept, loudly),
+                # rather than being dead-lettered and retried with the same judge.
+                why = f"declared fallback {', '.join(refused)} not vouched for: its samples abstain"
+                d = dataclasses.replace(d, state="abstain", expires_at=0.0, reason=f"{why}; {d.reason}"[:500])
+            t = dataclasses.replace(t, decision=d)
         if t.store:
             stored = await self._store(d, create=create)
             if stored is not d:  # another router's (a fallback decision taken here has a later decided_at)
@@ -477,13 +643,13 @@ class Router(Actor[RouterConfig]):
         """Route ``d``'s kind to ``spec``, made for its request (or promoted from its canary), unless the hack
         probes refuse it; then release the prompts held for it."""
         seen = self._queries.get(d.signature)
-        if self.prober is not None and seen:
+        if self._gated() and seen:
             q = seen[0]
             # The tool made for the request meets the same probes before it scores the signature.
             (report,) = await self._probe(d.signature, q, [spec])
             probes = [*(p for p in d.probes if p.get("tool") != spec.name), report.to_dict()]
             if report.refused:
-                fallback = await self._fallback_refs(d.task)
+                fallback = await self._fallback_refs(d.task, d.signature)
                 t = lifecycle.on_tool_refused(
                     d, spec, report.short(), probes, fallback, self.policy, time.time()
                 )
@@ -492,7 +658,7 @@ class Router(Actor[RouterConfig]):
                 return new
             d = dataclasses.replace(d, probes=probes)
         # In canary the new tool scores with weight 0 beside the task's fallback (none: the samples abstain).
-        shadow = await self._fallback_refs(d.task) if await self._in_canary(spec) else None
+        shadow = await self._fallback_refs(d.task, d.signature) if await self._in_canary(spec) else None
         new = await self._apply(lifecycle.on_tool_made(d, spec, shadow_beside=shadow, now=time.time()))
         await self._release(new)
         return new
@@ -561,7 +727,7 @@ class Router(Actor[RouterConfig]):
             cur = self.decisions.get(d.signature, d)
             if cur.state != "pending":
                 return cur
-            fallback = await self._fallback_refs(cur.task)
+            fallback = await self._fallback_refs(cur.task, cur.signature)
             new = await self._apply(lifecycle.on_wait_over(cur, why, fallback, self.policy, time.time()))
         await self._release(new)
         return new

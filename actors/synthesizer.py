@@ -105,7 +105,8 @@ class ValidationConfig(BaseModel):
 
 class SynthesizerConfig(ActorConfig):
     agent: AgentConfig | None = None
-    """Agent backend; None: anthropic when a key is set, else offline (building blocks)."""
+    """Agent backend (``anthropic``, ``openai`` or ``offline``); None: the ``[llm] synthesizer`` endpoint,
+    else anthropic when a key is set, else offline (building blocks)."""
     max_attempts: int = Field(3, ge=1, le=10)
     """Candidates per request (each rejection is fed back to the agent)."""
     sandbox: Literal["bus", "local"] = "bus"

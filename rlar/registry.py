@@ -445,9 +445,26 @@ class ToolRegistry:
             name, change, "promoted" if state == "passed" else f"canary_{state}", int(version), by
         )
 
+    async def record_vouch(self, name: str, version: int, task: str, report: dict[str, Any]) -> None:
+        """Keep the judge-vouching verdict (:mod:`rlar.routing.judge_vouch`) of one version for one task: the
+        last one per task, shown by ``status`` (``vouch``) and ``rlar tools list|show``. Not announced."""
+        now = time.time()
+
+        def change(cur: Any) -> Any:
+            st = dict(cur or {})
+            by_version = dict(st.get("vouch") or {})
+            tasks = dict(by_version.get(str(version)) or {})
+            tasks[task] = {**report, "at": now}
+            by_version[str(version)] = tasks
+            st["vouch"] = by_version
+            return st
+
+        await self._cas(self._status_key(name), change)
+
     async def status(self, name: str, version: int | None = None) -> dict[str, Any]:
         """``{"name", "state", "reason", "latest", "latest_enabled", "versions"}`` (plus ``canary``, the
-        version's canary stage or ``{}``, when a version is asked for).
+        version's canary stage or ``{}``, and ``vouch``, its judge-vouching verdicts by task, when a version is
+        asked for).
 
         ``state`` is ``unknown`` (no such tool), ``disabled`` (the name is disabled), else for ``version``
         that version's mark (``disabled``/``quarantined``) or ``enabled``; without ``version``, ``enabled``
@@ -469,6 +486,7 @@ class ToolRegistry:
         out: dict[str, Any] = {"name": name, "latest": latest, "latest_enabled": usable, "versions": marks}
         if version:
             out["canary"] = dict((st.get("canary") or {}).get(str(version)) or {})
+            out["vouch"] = dict((st.get("vouch") or {}).get(str(version)) or {})
         if st.get("disabled"):
             return {**out, "state": "disabled", "reason": st.get("reason", "")}
         if version:

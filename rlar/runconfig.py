@@ -10,7 +10,8 @@
    overrides are applied next; the relative paths they bring resolve against the working directory.
 
 :func:`actor_config_dict` is one actor's fields of the document (its section plus ``[nats]``, ``[topology]``,
-``[metrics]`` and ``[run] dir``). Validating the document against every section's model is the app's job
+``[metrics]`` and ``[run] dir``; for the router and the synthesizer, the ``agent`` their ``[llm]`` role names:
+:mod:`rlar.agent.endpoints`). Validating the document against every section's model is the app's job
 (:func:`rlar.app.runconfig.validate_run_config`), since those models include each actor's config class.
 """
 
@@ -173,13 +174,14 @@ def load_run_config(
     apply_overrides(doc, overrides)
     normalise(doc, where)
     resolve_paths(doc, Path(cwd) if cwd is not None else Path.cwd())
-    _labelled_to_synthesizer(doc, where)
+    _labelled_to_actors(doc, where)
     return doc
 
 
-def _labelled_to_synthesizer(doc: dict[str, Any], where: str) -> None:
-    """The tasks' labelled examples (``examples``, ``examples_file``) go to ``[synthesizer] labelled`` by task
-    name: the synthesizer refuses a verifier that disagrees with any of them."""
+def _labelled_to_actors(doc: dict[str, Any], where: str) -> None:
+    """The tasks' labelled examples (``examples``, ``examples_file``) go to ``[synthesizer] labelled`` and
+    ``[router] labelled`` by task name: the synthesizer refuses a verifier that disagrees with any of them, the
+    router vouches for a judge with them (:mod:`rlar.routing.judge_vouch`)."""
     from rlar.tasks.config import TaskConfig
 
     feeder = doc.get("feeder")
@@ -198,9 +200,11 @@ def _labelled_to_synthesizer(doc: dict[str, Any], where: str) -> None:
     if problems:
         raise ConfigProblems(where, problems)
     if found:
-        synth = doc.setdefault("synthesizer", {})
-        if isinstance(synth, dict):
-            synth["labelled"] = {**dict(synth.get("labelled") or {}), **found}
+        # The synthesizer refuses a verifier that disagrees with them; the router vouches for judges on them.
+        for section in ("synthesizer", "router"):
+            table = doc.setdefault(section, {})
+            if isinstance(table, dict):
+                table["labelled"] = {**dict(table.get("labelled") or {}), **found}
 
 
 def actor_config_dict(doc: dict[str, Any], section: str, implied: dict[str, Any]) -> dict[str, Any]:
@@ -216,4 +220,28 @@ def actor_config_dict(doc: dict[str, Any], section: str, implied: dict[str, Any]
     run = doc.get("run", {})
     if "dir" in run:
         data.setdefault("run_dir", run["dir"])
+    _agent_from_llm(doc, section, data)
     return data
+
+
+def _agent_from_llm(doc: dict[str, Any], section: str, data: dict[str, Any]) -> None:
+    """The ``agent`` of the router or the synthesizer from the endpoint its ``[llm]`` role names; both set is
+    ambiguous and refused. An invalid ``[llm]`` is left to its own validation; an endpoint whose server is not
+    started yet (``serve`` without ``base_url``) gives nothing here (``rlar train`` sets the URL first)."""
+    llm = doc.get("llm")
+    if section not in ("router", "synthesizer") or not isinstance(llm, dict) or not llm.get(section):
+        return
+    from rlar.agent.endpoints import LLMSection, agent_config_for
+
+    try:
+        endpoint = LLMSection.model_validate(llm).endpoint_for(section)
+    except ValidationError:
+        return
+    if endpoint is None or endpoint.base_url is None:
+        return
+    if "agent" in data:
+        raise ConfigProblems(
+            "config",
+            [f"[{section}] agent and [llm] {section} = {llm[section]!r} both name its agent: keep one"],
+        )
+    data["agent"] = agent_config_for(endpoint)

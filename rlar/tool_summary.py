@@ -8,7 +8,8 @@
 - the router's decisions (``RouteDecision`` on ``rlar.tools.decisions``): how many, in which state (routed,
   pending, synthesized, canary, fallback, unroutable), the last one per task, and the hack probes
   (:mod:`rlar.routing.probes`): per verdict (refused, eligible, unverified, skipped) the tools probed for the
-  task's signatures, a refused one with the probes it gave its maximum;
+  task's signatures, a refused one with the probes it gave its maximum (a judge refused by its vouching, with
+  its agreement and interval: :mod:`rlar.routing.judge_vouch`);
 - the registry's specs: each tool's origin — ``built-in``, ``synthesised vN`` (``partial`` when its verifier
   leaves clauses unchecked), ``retrieved`` or what the spec's provenance says — and its status;
 - the synthesizer's outcome rows and canary verdicts (:mod:`rlar.synthesis.report`).
@@ -107,6 +108,12 @@ def tasks_summary(
         probes: dict[str, list[str]] = {}
         for p in verdicts.values():
             maxed = f" ({', '.join(p.get('maxed') or [])})" if p.get("verdict") == "refused" else ""
+            v = p.get("vouch")
+            if isinstance(v, dict) and p.get("verdict") == "refused":  # a judge refused by its vouching
+                maxed = (
+                    f" (judge not vouched: agreement {v.get('agreement', 0):.2f}, CI {v.get('ci_low', 0):.2f}-"
+                    f"{v.get('ci_high', 0):.2f} on {v.get('pairs', 0)} pairs)"
+                )
             label = f"{p.get('tool')} v{p.get('version')}{maxed}"
             if label not in probes.setdefault(str(p.get("verdict")), []):
                 probes[str(p.get("verdict"))].append(label)
@@ -163,9 +170,12 @@ def tasks_lines(tasks: Mapping[str, Any]) -> list[str]:
         )
         states = " ".join(f"{k} {v}" for k, v in ((t.get("routing") or {}).get("states") or {}).items())
         refused = ((t.get("routing") or {}).get("probes") or {}).get("refused") or []
+        unvouched = [r for r in refused if "(judge not vouched" in r]
+        hacks = [r for r in refused if r not in unvouched]
         lines.append(
             f"  {task}: reward {reward}, abstain {abstain}; tools {tools or '-'}; "
             f"routing {states or 'by the feeder'}{_waiting(t)}"
-            + (f"; refused by hack probes: {', '.join(refused)}" if refused else "")
+            + (f"; refused by hack probes: {', '.join(hacks)}" if hacks else "")
+            + (f"; refused: {', '.join(unvouched)}" if unvouched else "")
         )
     return lines

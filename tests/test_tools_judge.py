@@ -107,11 +107,32 @@ async def test_client_errors_are_errors_not_retried(messages_server):
 
 async def test_unparseable_or_out_of_scale_replies_abstain(messages_server):
     messages_server.script.extend([{"text": "I refuse to grade this."}, {"text": "Score: 15"}])
-    tool = make_tool(judge_spec(messages_server))
+    tool = make_tool(judge_spec(messages_server, repair=False))
     first = await tool.score(SAMPLE)
     second = await tool.score(SAMPLE)
     assert first.status == "abstain" and "could not parse" in first.reason
     assert second.status == "abstain" and "outside scale" in second.reason
+    await tool.aclose()
+
+
+async def test_a_reply_without_a_score_is_asked_again_once_then_abstains(messages_server):
+    messages_server.script.extend(
+        [{"text": "I refuse to grade this."}, {"text": "Score: 8"}, {"text": "Hmm."}, {"text": "Score: 15"}]
+    )
+    tool = make_tool(judge_spec(messages_server))
+    repaired = await tool.score(SAMPLE)
+    refused = await tool.score(SAMPLE.__class__("Other?", "Paris.", "Paris"))
+    assert repaired.status == "ok" and repaired.score == pytest.approx(0.8) and repaired.details["repaired"]
+    # The repair turn shows the model its own reply and asks for the score line alone.
+    second = messages_server.requests[1]["messages"]
+    assert second[1] == {"role": "assistant", "content": "I refuse to grade this."}
+    assert "Score: N" in second[2]["content"]
+    assert (
+        refused.status == "abstain"
+        and "outside scale" in refused.reason
+        and "after one repair" in refused.reason
+    )
+    assert len(messages_server.requests) == 4
     await tool.aclose()
 
 

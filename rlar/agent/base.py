@@ -11,13 +11,19 @@ Backends (``make_agent``):
 
 - ``anthropic`` (:mod:`rlar.agent.anthropic_agent`): the Anthropic SDK's Messages API with tool use, any
   compatible ``base_url``.
+- ``openai`` (:mod:`rlar.agent.openai_agent`): ``POST /v1/chat/completions``, the shape vLLM, SGLang, llama.cpp,
+  Ollama and the hosted OpenAI API serve — a local model included (``rlar serve-model``).
 - ``offline`` (:mod:`rlar.agent.offline`): no network and no language model. A generic dispatcher: the forced
   tool's ``offline`` handler (set by whoever defines the tool: routing in :mod:`rlar.routing`, synthesis in
   :mod:`rlar.synthesis`) computes the same tool-call input a model would give from ``context``. A forced tool
   without a handler, or no forced tool, gets status ``unsupported``.
 
+Both model backends are wrapped by :class:`~rlar.agent.json_tools.ToolProtocolAgent` (``tool_calling``:
+``native``, ``json`` or ``auto``): a forced tool's input comes back validated against its JSON schema, repaired
+once, or refused with the reason — a model without native tool calling answers in JSON text.
+
 The default (``config=None``) is ``anthropic`` when ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_BASE_URL``) is set,
-else ``offline``.
+else ``offline``. A run names its endpoints per role instead (``[llm]``, :mod:`rlar.agent.endpoints`).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ __all__ = [
     "OfflineAgentConfig",
     "OfflineHandler",
     "OfflineRefusal",
+    "OpenAIAgentConfig",
     "ReplyStatus",
     "ToolCall",
     "Usage",
@@ -90,6 +97,9 @@ class AgentRequest:
     max_tokens: int = 1024
     context: dict[str, Any] = field(default_factory=dict)
     purpose: str = ""
+    response_schema: dict[str, Any] | None = None
+    """The JSON schema the reply's text must follow (the json tool protocol, :mod:`rlar.agent.json_tools`);
+    a backend whose server decodes under a schema passes it on."""
 
     def __post_init__(self) -> None:
         if not self.messages:
@@ -99,12 +109,14 @@ class AgentRequest:
 
     def prompt_hash(self) -> str:
         """sha256 (hex, 16 chars) of what the model would read: system, messages, tools and the tool choice."""
-        doc = {
+        doc: dict[str, Any] = {
             "system": self.system,
             "messages": self.messages,
             "tools": [t.to_api() for t in self.tools],
             "tool_choice": self.tool_choice,
         }
+        if self.response_schema is not None:
+            doc["response_schema"] = self.response_schema
         text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -177,7 +189,8 @@ class AgentReply:
 
 
 class Agent(Protocol):
-    """What the router and the synthesizer call. Implementations: AnthropicAgent, OfflineAgent."""
+    """What the router and the synthesizer call. Implementations: AnthropicAgent, OpenAIAgent (each wrapped in
+    ToolProtocolAgent by :func:`make_agent`), OfflineAgent."""
 
     backend: str
     model: str
@@ -216,6 +229,55 @@ class AnthropicAgentConfig(BaseModel):
     input_usd_per_mtok: float = Field(0.0, ge=0)
     """Price per million input tokens, for the cost in metrics (0: report tokens only)."""
     output_usd_per_mtok: float = Field(0.0, ge=0)
+    """Price per million output tokens."""
+    tool_calling: Literal["native", "json", "auto"] = "native"
+    """How a forced tool is called (:mod:`rlar.agent.json_tools`): ``native`` tool use, ``json`` (the input
+    as one JSON object in the reply's text: for servers or models without tool use), ``auto`` (native, then
+    json as the repair)."""
+    repair: bool = True
+    """Ask once more, with the schema error, when the model's tool input is malformed (else refuse at once)."""
+
+
+class OpenAIAgentConfig(BaseModel):
+    """``POST /v1/chat/completions``: vLLM, SGLang, llama.cpp, Ollama, the OpenAI API (a local server too)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["openai"] = "openai"
+    model: str = Field(min_length=1)
+    """Model name sent in each request (a local server's ``--served-model-name``)."""
+    base_url: str = Field(min_length=1)
+    """API root, with or without the trailing ``/v1`` (``http://127.0.0.1:8000/v1``)."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the key, sent as a bearer token (None: no key, a local
+    server)."""
+    timeout_s: float = Field(120.0, gt=0)
+    """Wall-clock limit of one HTTP call (a timed-out call is not retried)."""
+    max_retries: int = Field(2, ge=0, le=20)
+    """Retries after 429, 5xx and connection errors, with exponential backoff and full jitter."""
+    backoff_base_s: float = Field(1.0, gt=0)
+    """First backoff cap (doubles per retry), in seconds."""
+    backoff_max_s: float = Field(30.0, gt=0)
+    """Largest backoff cap, in seconds (a server's ``retry-after`` is waited for anyway)."""
+    max_concurrency: int = Field(2, ge=1)
+    """Calls in flight at once from this process."""
+    max_tokens: int = Field(1024, ge=1)
+    """Upper bound on ``max_tokens`` per call (a request may ask for fewer)."""
+    temperature: float | None = Field(0.0, ge=0)
+    """Sampling temperature sent with each call (None: the server's default)."""
+    tool_calling: Literal["native", "json", "auto"] = "auto"
+    """How a forced tool is called (:mod:`rlar.agent.json_tools`): ``native`` (``tools`` and a named
+    ``tool_choice``), ``json`` (one JSON object in the reply's text), ``auto`` (native, repaired in json; a
+    server that refuses tool requests switches the agent to json)."""
+    constrained_json: bool = True
+    """In the json protocol, send the schema as ``response_format`` (``json_schema``): servers with
+    structured outputs (vLLM, SGLang, llama.cpp) then decode only JSON of that schema."""
+    repair: bool = True
+    """Ask once more, with the schema error, when the model's tool input is malformed (else refuse at once)."""
+    input_usd_per_mtok: float = Field(0.0, ge=0)
+    """Price per million input tokens, for the cost in metrics (0: report tokens only)."""
+    output_usd_per_mtok: float = Field(0.0, ge=0)
+    """Price per million output tokens."""
 
 
 class OfflineAgentConfig(BaseModel):
@@ -231,7 +293,9 @@ class OfflineAgentConfig(BaseModel):
     """torch threads for the embedding model."""
 
 
-AgentConfig = Annotated[AnthropicAgentConfig | OfflineAgentConfig, Field(discriminator="backend")]
+AgentConfig = Annotated[
+    AnthropicAgentConfig | OpenAIAgentConfig | OfflineAgentConfig, Field(discriminator="backend")
+]
 
 
 def default_agent_config() -> AnthropicAgentConfig | OfflineAgentConfig:
@@ -241,13 +305,23 @@ def default_agent_config() -> AnthropicAgentConfig | OfflineAgentConfig:
     return OfflineAgentConfig()
 
 
-def make_agent(config: AnthropicAgentConfig | OfflineAgentConfig | None = None) -> Agent:
-    """Build the agent a config describes (None: ``default_agent_config()``). Heavy imports happen here."""
+def make_agent(config: AnthropicAgentConfig | OpenAIAgentConfig | OfflineAgentConfig | None = None) -> Agent:
+    """Build the agent a config describes (None: ``default_agent_config()``); a model backend comes wrapped in
+    the tool protocol (:class:`~rlar.agent.json_tools.ToolProtocolAgent`). Heavy imports happen here."""
     cfg = config or default_agent_config()
-    if isinstance(cfg, AnthropicAgentConfig):
+    if isinstance(cfg, OfflineAgentConfig):
+        from rlar.agent.offline import OfflineAgent
+
+        return OfflineAgent(cfg)
+    from rlar.agent.json_tools import ToolProtocolAgent
+
+    inner: Agent
+    if isinstance(cfg, OpenAIAgentConfig):
+        from rlar.agent.openai_agent import OpenAIAgent
+
+        inner = OpenAIAgent(cfg)
+    else:
         from rlar.agent.anthropic_agent import AnthropicAgent
 
-        return AnthropicAgent(cfg)
-    from rlar.agent.offline import OfflineAgent
-
-    return OfflineAgent(cfg)
+        inner = AnthropicAgent(cfg)
+    return ToolProtocolAgent(inner, cfg.tool_calling, repair=cfg.repair)

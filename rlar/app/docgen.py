@@ -342,14 +342,19 @@ PITFALLS: dict[str, list[Pitfall]] = {
     ],
     "llm_judge": [
         Pitfall(
-            "Without an endpoint (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` or `params.base_url`) it "
-            "abstains on every sample, so those samples are masked, not scored.",
+            "Without an endpoint (`[llm] judge` in the run config, or `ANTHROPIC_API_KEY`/`ANTHROPIC_BASE_URL`, or "
+            "`params.base_url`) it abstains on every sample, so those samples are masked, not scored.",
             "anything",
             "x",
             "abstain",
         ),
         Pitfall(
             "Slow and noisy: scores of the same response vary between calls; cap its weight next to a rule."
+        ),
+        Pitfall(
+            "A configured endpoint is not a good judge: a small model answers without a score (abstain) or "
+            "scores at random. The router vouches for it per task on labelled pairs (`[router] judge_vouch`) "
+            "and refuses it where it cannot order them; static routing does not vouch."
         ),
     ],
     "set_f1": [

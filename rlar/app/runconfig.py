@@ -74,6 +74,12 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         "tools", "rlar.tools.pyfunc:PythonToolConfig", "Your own reward functions in Python.", array=True
     ),
+    Section(
+        "llm",
+        "rlar.agent.endpoints:LLMSection",
+        "Language-model endpoints (a local server or an API) and the role each serves: router, synthesizer,"
+        " judge.",
+    ),
     # The actors' sections, from the table of actor kinds.
     *(Section(k.section, k.config, k.doc, actor=k.name) for k in section_kinds()),
 )

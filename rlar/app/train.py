@@ -14,7 +14,10 @@
    by its settings, so later runs start at once); ``source = "path"`` uses any local Hugging Face checkpoint.
    The actors find it at ``{run_dir}/policy/init``.
 4. The bus: ``[nats] url`` (``embedded`` starts nats-server for the run), every stream ensured; the
-   ``[[tools]]`` of the config are registered (trusted ones added to ``[reward] allowed_prefixes``).
+   ``[[tools]]`` of the config are registered (trusted ones added to ``[reward] allowed_prefixes``), and with
+   ``[llm] judge`` the ``llm_judge`` version pointed at that endpoint. The model servers of ``[llm.endpoints.*.serve]``
+   (:mod:`rlar.app.served`) are started before, healthy before any actor asks them, restarted if they exit, and
+   stopped at the end.
 5. The actors of ``[train] actors`` as supervised child processes (crashes restarted, see ``rlar up``); one
    that crashes ``crash_limit`` times with the same error within ``crash_window_s`` stops the run.
 6. A progress bar from the learner's metrics (steps, reward, samples/s, staleness), a warning when no group
@@ -276,7 +279,10 @@ class Progress:
         """Where the samples of a task with a refused verifier go: its declared fallback, else nowhere."""
         tools = self.fallbacks.get(task) or self.fallbacks.get("*") or []
         if tools:
-            return f"its samples go to the declared fallback ({', '.join(tools)})"
+            judge = (
+                "; a judge only once the router vouches for it" if any("judge" in t for t in tools) else ""
+            )
+            return f"its samples go to the declared fallback ({', '.join(tools)}{judge})"
         return "no fallback is declared for it: its samples ABSTAIN (masked, no reward)"
 
     def _move_to(self, step: int) -> None:
@@ -330,6 +336,10 @@ class Progress:
             n = int(msg.data.get("abstained_rounds", 0))
             if n == 1 or n % 10 == 0:  # loud, not a flood
                 self.bar.write(f"WARNING: learner: {msg.message}", file=sys.stderr)
+        elif msg.kind == "judge_refused":
+            text = f"WARNING: router: {msg.message}"
+            self.warnings.append(text.removeprefix("WARNING: "))
+            self.bar.write(text, file=sys.stderr)
         elif msg.kind == "synthesis_failed" and str(msg.data.get("category", "")).startswith("refused"):
             unread = "; ".join(repr(u) for u in msg.data.get("unread") or []) or "-"
             self.bar.write(
@@ -338,6 +348,35 @@ class Progress:
                 f"clauses nobody read: {unread}",
                 file=sys.stderr,
             )
+
+
+async def register_judge(registry: Any, doc: dict[str, Any]) -> Any:
+    """With ``[llm] judge``: the built-in tools, then ``llm_judge`` pointed at that endpoint as the newest
+    version (so the run's routes, and the workers that register the built-ins later, use it). Returns the
+    registered spec, or None without a judge role."""
+    from rlar.agent.endpoints import LLMSection, judge_params
+
+    section = LLMSection.model_validate(doc.get("llm") or {})
+    endpoint = section.endpoint_for("judge")
+    if endpoint is None:
+        return None
+    await registry.ensure_builtins(by="rlar train")
+    base = await registry.get("llm_judge")
+    spec = base.replace(params={**base.params, **judge_params(endpoint)})
+    got = await registry.register(spec, by="rlar train")
+    print(
+        f"tool llm_judge v{got.version} (judge) -> {endpoint.api} {endpoint.url()} model {endpoint.model!r}",
+        flush=True,
+    )
+    feeder = doc.get("feeder") or {}
+    if feeder.get("routing", "static") == "static" and feeder.get("reward_mode", "default") == "default":
+        print(
+            'WARNING: [feeder] routing = "static": tasks whose default tools name llm_judge are rewarded by it'
+            ' without vouching (only the router grades a judge on labelled pairs first: routing = "router")',
+            file=sys.stderr,
+            flush=True,
+        )
+    return got
 
 
 async def _last_progress(bus: Bus) -> LearnerProgress | None:
@@ -353,8 +392,10 @@ async def _drive(
     tool_specs: list[Any],
     dashboard: Any = None,
     started: float | None = None,
+    models: Any = None,
 ) -> dict[str, Any]:
-    """``started``: :func:`time.perf_counter` at the command's start (the budget counts from there)."""
+    """``started``: :func:`time.perf_counter` at the command's start (the budget counts from there); ``models``:
+    the run's :class:`rlar.app.served.ServedModels`, watched (restarted) while the run goes on."""
     from rlar.observe.session import RunObserver
     from rlar.registry import ToolRegistry
     from rlar.summary import read_reward_health, reward_warnings, run_totals, unique_steps
@@ -380,6 +421,7 @@ async def _drive(
             f"tool {got.name} v{got.version} ({got.kind}, your {got.params.get('function', '')}) registered",
             flush=True,
         )
+    await register_judge(ToolRegistry(bus), doc)
     max_steps = doc.get("learner", {}).get("max_steps", 200)
     last = await _last_progress(bus)
     fallbacks = {
@@ -397,6 +439,8 @@ async def _drive(
     await bus.subscribe(subjects.metrics("learner"), Metrics, progress.on_metrics)
     await bus.subscribe(subjects.events("learner"), Event, progress.on_event)
     await bus.subscribe(subjects.events("synthesizer"), Event, progress.on_event)
+    await bus.subscribe(subjects.events("router"), Event, progress.on_event)
+    watch = asyncio.create_task(models.watch()) if models is not None and models.servers else None
     decisions: list[RouteDecision] = []
 
     async def on_decision(msg: RouteDecision, raw: Msg) -> None:
@@ -434,6 +478,8 @@ async def _drive(
     for w in waits[:2]:
         w.cancel()
     progress.bar.close()
+    if watch is not None:
+        watch.cancel()
     print(f"stopping actors ({reason}) …", flush=True)
     sup.stop()
     await warm
@@ -467,7 +513,7 @@ async def _drive(
         "tasks": tasks_summary(steps, decisions, specs, statuses),
         "synthesis": {**summarize(synthesis), "requests_detail": synthesis} if synthesis else None,
         "rewards": rewards,
-        "warnings": [*progress.warnings, *reward_warns, *synth_warns],
+        "warnings": [*progress.warnings, *reward_warns, *synth_warns, *(models.events if models else [])],
     }
     if sup.fatal:
         summary["fatal"] = sup.fatal
@@ -629,6 +675,9 @@ def load_checked(
     path = packaged(config) if config else (saved_path if resumed else packaged(DEMO_CONFIG))
     assert path is not None
     doc = load_run_config(path, overrides)
+    from rlar.app.served import assign_urls
+
+    assign_urls(doc)  # a served model's URL, before the actors' agent configs are derived from it
     if resumed:
         assert saved_path is not None
         saved = load_run_config(saved_path)
@@ -785,8 +834,17 @@ def train(config: str | None, *, overrides: list[str], run_dir: str | None, dash
         url = "embedded"  # a run saved by an older rlar, with its embedded server's port
     doc.setdefault("nats", {})["url"] = url
     config_path = save_run_config(doc, rdir)
-    with serve(url, rdir, live_run=True) as real_url:
-        summary = asyncio.run(_drive(doc, rdir, real_url, config_path, pre.tool_specs, dashboard, started=t0))
+    from rlar.app.served import ServedModels
+
+    models = ServedModels(doc, rdir)
+    models.start()  # the agents' and the judge's local servers, healthy before any actor asks them
+    try:
+        with serve(url, rdir, live_run=True) as real_url:
+            summary = asyncio.run(
+                _drive(doc, rdir, real_url, config_path, pre.tool_specs, dashboard, started=t0, models=models)
+            )
+    finally:
+        models.stop()
     print("\n".join(["per task (summary.json tasks):", *tasks_lines(summary["tasks"])]), flush=True)
     final = build(TrainSection, doc.get("train", {}), where="[train]").eval
     if final is not None and summary["exit_code"] == 0:

@@ -162,6 +162,9 @@ class ProbeReport:
     reason: str = ""
     discrimination: list[ProbeScore] = field(default_factory=list)
     undiscriminated: list[str] = field(default_factory=list)
+    vouch: dict[str, Any] | None = None
+    """For a judge: its vouching on labelled pairs (:meth:`rlar.routing.judge_vouch.VouchReport.to_dict`); a
+    judge that is not vouched for is ``refused`` with the agreement and its interval in ``reason``."""
 
     @property
     def refused(self) -> bool:
@@ -172,6 +175,8 @@ class ProbeReport:
         signature's records (and how many gave the maximum when several were probed), on one line."""
         if self.verdict == "skipped":
             return f"{self.tool} v{self.version} not probed ({self.reason})"
+        if self.vouch and self.refused:
+            return f"{self.tool} v{self.version} refused: {self.reason}"
         parts = []
         for name, group in _by_probe(self.scores).items():
             ok = [s.score for s in group if s.status == "ok" and s.score is not None]
@@ -187,7 +192,10 @@ class ProbeReport:
 
     def short(self) -> str:
         """``math_verify v1 (bare_target 1)``: the tool, the probes it gave its maximum and the discrimination
-        probes it failed (``right_period below 1``, ``wrong_sign 1``)."""
+        probes it failed (``right_period below 1``, ``wrong_sign 1``); a judge refused by its vouching:
+        ``llm_judge v2 (judge not vouched: agreement ...)``."""
+        if self.vouch and not self.maxed and not self.undiscriminated:
+            return f"{self.tool} v{self.version} (judge not vouched: {self.reason})"
         parts = [f"{p} {self.max_score:g}" for p in self.maxed] + [
             f"{p} {'below ' if p.startswith('right') else ''}{self.max_score:g}" for p in self.undiscriminated
         ]
@@ -205,6 +213,7 @@ class ProbeReport:
             "reason": self.reason[:300],
             "discrimination": [s.to_dict() for s in self.discrimination],
             "undiscriminated": list(self.undiscriminated),
+            **({"vouch": dict(self.vouch)} if self.vouch is not None else {}),
         }
 
     @classmethod
@@ -220,6 +229,7 @@ class ProbeReport:
             reason=str(d.get("reason", "")),
             discrimination=[_score_from_dict(s) for s in d.get("discrimination") or []],
             undiscriminated=[str(x) for x in d.get("undiscriminated") or []],
+            vouch=dict(d["vouch"]) if isinstance(d.get("vouch"), Mapping) else None,
         )
 
 

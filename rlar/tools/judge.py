@@ -1,7 +1,11 @@
-"""LLM judge: a rubric prompt to a Messages-API model, the score parsed from its reply.
+"""LLM judge: a rubric prompt to a language model (Messages API or OpenAI chat completions), the score parsed
+from its reply.
 
-Configuration (``spec.params``): ``model``, ``rubric``, ``scale`` ([lo, hi], default [0, 10]), ``base_url``
-(else ``$ANTHROPIC_BASE_URL``, else ``https://api.anthropic.com``), ``api_key_env`` (name of the environment
+Configuration (``spec.params``): ``api`` (``anthropic``: ``POST {base_url}/v1/messages``, the default;
+``openai``: ``POST {base_url}/v1/chat/completions``, the shape vLLM, SGLang, llama.cpp and Ollama serve — a run's
+``[llm] judge`` endpoint sets these, :mod:`rlar.agent.endpoints`), ``model``, ``rubric``, ``scale`` ([lo, hi],
+default [0, 10]), ``base_url`` (else, for ``anthropic`` only, ``$ANTHROPIC_BASE_URL``, else
+``https://api.anthropic.com``), ``api_key_env`` (name of the environment
 variable with the key, default ``ANTHROPIC_API_KEY``; keys are never stored in specs, which live in a shared
 registry), ``timeout_s`` per HTTP call, ``max_concurrency`` calls in flight per tool (default 64),
 ``rate_limit_per_s`` (a token bucket: average calls started per second, bursts up to ``max_concurrency``;
@@ -9,15 +13,18 @@ None: unlimited), ``max_retries`` and ``backoff_base_s``/``backoff_max_s``; ``de
 backstop per ``max_concurrency`` inputs. Without a key and without a base URL the tool abstains with "no
 judge configured". A base URL without a key (a local gateway) is allowed.
 
-Each call is one ``POST {base_url}/v1/messages`` (headers ``x-api-key``, ``anthropic-version``) on the
-tool's pooled HTTP client (:mod:`rlar.tools.http`: keep-alive connections, one session per tool instance),
-bounded as a whole by ``timeout_s``. The retry loop is ours so it can be bounded and observed: 429, 5xx
-(529 overloaded included) and connection errors are retried with exponential backoff and full jitter,
-waiting at least the server's ``retry-after-ms``/``retry-after`` (seconds or an HTTP date). A timeout is not
-retried (the reward's latency budget is spent). Other 4xx are configuration errors → status error.
+Each call is one ``POST {base_url}/v1/messages`` (headers ``x-api-key``, ``anthropic-version``) or
+``POST {base_url}/v1/chat/completions`` (``Authorization: Bearer`` when a key is set; a base URL ending in
+``/v1`` is not doubled) on the tool's pooled HTTP client (:mod:`rlar.tools.http`: keep-alive connections,
+one session per tool instance), bounded as a whole by ``timeout_s``. The retry loop is ours so it can be
+bounded and observed: 429, 5xx (529 overloaded included) and connection errors are retried with exponential
+backoff and full jitter, waiting at least the server's ``retry-after-ms``/``retry-after`` (seconds or an HTTP
+date). A timeout is not retried (the reward's latency budget is spent). Other 4xx are configuration errors →
+status error.
 
 The reply must end with ``Score: N`` (``N/10`` also parses); the last such line counts. A missing or
-out-of-scale score → abstain with the reply's tail in details. The score maps linearly from ``scale`` to
+out-of-scale score is asked for once more (``repair``, default on: the model sees its reply and is asked for
+the line alone), then → abstain with the reply's tail in details. The score maps linearly from ``scale`` to
 [0, 1].
 """
 
@@ -121,6 +128,7 @@ class LLMJudgeTool(RewardTool):
         task_types=["open_ended", "explanation", "writing", "open_qa", "reasoning", "any"],
         answer_formats=["free_text", "paragraph", "any"],
         params={
+            "api": "anthropic",
             "model": "claude-haiku-4-5",
             "rubric": DEFAULT_RUBRIC,
             "scale": [0, 10],
@@ -135,6 +143,7 @@ class LLMJudgeTool(RewardTool):
             "backoff_base_s": 0.5,
             "backoff_max_s": 30.0,
             "deadline_s": 120.0,
+            "repair": True,
         },
     )
 
@@ -150,32 +159,48 @@ class LLMJudgeTool(RewardTool):
         self.max_retries = int(p.get("max_retries", 4))
         self.backoff_base_s = float(p.get("backoff_base_s", 0.5))
         self.backoff_max_s = float(p.get("backoff_max_s", 30.0))
-        self.base_url = p.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL") or None
-        self.api_key = os.environ.get(p.get("api_key_env") or "ANTHROPIC_API_KEY") or None
+        self.api = str(p.get("api") or "anthropic")
+        if self.api not in ("anthropic", "openai"):
+            raise ValueError(f"judge api must be 'anthropic' or 'openai', got {self.api!r}")
+        self.repair = bool(p.get("repair", True))
+        env_url = os.environ.get("ANTHROPIC_BASE_URL") if self.api == "anthropic" else None
+        self.base_url = p.get("base_url") or env_url or None
+        key_env = p.get("api_key_env", "ANTHROPIC_API_KEY" if self.api == "anthropic" else "")
+        self.api_key = (os.environ.get(key_env) if key_env else None) or None
         self.configured = bool(self.api_key or self.base_url)
         self.max_concurrency = max(1, int(p.get("max_concurrency") or 64))
         self._sem = asyncio.Semaphore(self.max_concurrency)
         rate = p.get("rate_limit_per_s")
         self._bucket = TokenBucket(float(rate), self.max_concurrency) if rate else None
         self._http = HttpClient(self.max_concurrency)
-        self._url = (self.base_url or DEFAULT_BASE_URL).rstrip("/") + "/v1/messages"
-        self._headers = {
-            "anthropic-version": API_VERSION,
-            **({"x-api-key": self.api_key} if self.api_key else {}),
-        }
+        root = (self.base_url or DEFAULT_BASE_URL).rstrip("/")
+        if root.endswith("/v1"):
+            root = root[: -len("/v1")]
+        if self.api == "openai":
+            self._url = root + "/v1/chat/completions"
+            self._headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        else:
+            self._url = root + "/v1/messages"
+            self._headers = {
+                "anthropic-version": API_VERSION,
+                **({"x-api-key": self.api_key} if self.api_key else {}),
+            }
 
     @classmethod
     def cacheable(cls, spec: ToolSpec) -> bool:
         return bool(spec.params.get("cache", True))
 
-    async def _call(self, system: str, user: str) -> Any:
-        """One Messages API call: the reply (status, headers, body) whatever its status."""
+    async def _call(self, system: str, messages: list[dict[str, str]]) -> Any:
+        """One API call: the reply (status, headers, body) whatever its status."""
         body: dict[str, Any] = {
             "model": self.params.get("model", "claude-haiku-4-5"),
             "max_tokens": int(self.params.get("max_tokens", 512)),
-            "system": system,
-            "messages": [{"role": "user", "content": user}],
         }
+        if self.api == "openai":
+            body["messages"] = [{"role": "system", "content": system}, *messages]
+        else:
+            body["system"] = system
+            body["messages"] = messages
         temperature = self.params.get("temperature")
         if temperature is not None:
             body["temperature"] = float(temperature)
@@ -183,22 +208,45 @@ class LLMJudgeTool(RewardTool):
             await self._bucket.acquire()
         return await self._http.post_json(self._url, body, self._headers, self.timeout_s)
 
+    def _reply_text(self, msg: Any, tokens: dict[str, int]) -> tuple[str, str]:
+        """(text, model) of a successful reply in the endpoint's shape, its token usage added to ``tokens``
+        (which also counts the HTTP calls and their milliseconds, waits for a free slot excluded); raises
+        ValueError when it has neither."""
+        if not isinstance(msg, dict):
+            raise ValueError("not a JSON object")
+        raw_usage = msg.get("usage")
+        usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
+        if self.api == "openai":
+            choices = msg.get("choices") or []
+            if not choices or not isinstance(choices[0], dict):
+                raise ValueError("no choices")
+            tokens["input"] += int(usage.get("prompt_tokens") or 0)
+            tokens["output"] += int(usage.get("completion_tokens") or 0)
+            return str((choices[0].get("message") or {}).get("content") or ""), str(msg.get("model", ""))
+        tokens["input"] += int(usage.get("input_tokens") or 0)
+        tokens["output"] += int(usage.get("output_tokens") or 0)
+        blocks = msg.get("content") or []
+        text = "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict))
+        return text, str(msg.get("model", ""))
+
     def _backoff(self, attempt: int, server_wait: float | None) -> float:
         jittered = random.uniform(0.0, min(self.backoff_max_s, self.backoff_base_s * 2**attempt))
         return max(jittered, server_wait or 0.0)
 
-    async def _judge(self, inp: ToolInput) -> ToolResult:
-        if not self.configured:
-            return ToolResult.abstain("no judge configured")
-        if not inp.response.strip():  # nothing to judge: the lowest score, without a paid call
-            return self.ok(0.0, "empty response")
-        system, user = build_judge_prompt(inp, self.rubric, self.lo, self.hi)
-        attempts: list[str] = []
+    async def _ask(
+        self, system: str, messages: list[dict[str, str]], attempts: list[str], tokens: dict[str, int]
+    ) -> ToolResult | tuple[str, str]:
+        """One judgement call with retries: (text, model), or the result that ends the judgement."""
         for attempt in range(self.max_retries + 1):
             server_wait: float | None = None
             try:
                 async with self._sem:
-                    reply = await self._call(system, user)
+                    t0 = time.perf_counter()
+                    try:
+                        reply = await self._call(system, messages)
+                    finally:
+                        tokens["calls"] += 1
+                        tokens["call_ms"] += int(1000 * (time.perf_counter() - t0))
             except TimeoutError:
                 return ToolResult.abstain(f"judge timeout after {self.timeout_s:g}s", attempts=attempts)
             except ConnectionError as exc:
@@ -207,13 +255,10 @@ class LLMJudgeTool(RewardTool):
                 code = reply.status
                 if code == 200:
                     try:
-                        msg = reply.json()
-                        text = "".join(
-                            str(b.get("text", "")) for b in msg.get("content") or [] if isinstance(b, dict)
-                        )
+                        return self._reply_text(reply.json(), tokens)
                     except (ValueError, AttributeError) as exc:
-                        return ToolResult.error(f"judge reply is not a Messages API message: {exc}"[:300])
-                    return self._parse(text, attempts, str(msg.get("model", "")))
+                        shape = "chat completion" if self.api == "openai" else "Messages API message"
+                        return ToolResult.error(f"judge reply is not a {shape}: {exc}"[:300])
                 attempts.append(f"HTTP {code}")
                 if code != 429 and code < 500:
                     detail = reply.body[:300].decode("utf-8", "replace")
@@ -224,6 +269,50 @@ class LLMJudgeTool(RewardTool):
         return ToolResult.abstain(
             f"judge failed after {len(attempts)} attempts: {attempts[-1] if attempts else '?'}",
             attempts=attempts,
+        )
+
+    async def _judge(self, inp: ToolInput) -> ToolResult:
+        if not self.configured:
+            return ToolResult.abstain("no judge configured")
+        if not inp.response.strip():  # nothing to judge: the lowest score, without a paid call
+            return self.ok(0.0, "empty response")
+        tokens = {"input": 0, "output": 0, "calls": 0, "call_ms": 0}
+        result = await self._judgement(inp, tokens)
+        result.details["tokens"] = dict(tokens)
+        return result
+
+    async def _judgement(self, inp: ToolInput, tokens: dict[str, int]) -> ToolResult:
+        system, user = build_judge_prompt(inp, self.rubric, self.lo, self.hi)
+        attempts: list[str] = []
+        messages = [{"role": "user", "content": user}]
+        got = await self._ask(system, messages, attempts, tokens)
+        if isinstance(got, ToolResult):
+            return got
+        text, model = got
+        first = self._parse(text, attempts, model)
+        if first.ok or not self.repair:
+            return first
+        # One repair: the model sees its reply and is asked for the score line alone.
+        messages += [
+            {"role": "assistant", "content": text[-1500:] or "(empty)"},
+            {
+                "role": "user",
+                "content": f"{first.reason}. Reply with one line only: 'Score: N' with N from {self.lo:g} to"
+                f" {self.hi:g}.",
+            },
+        ]
+        again = await self._ask(system, messages, attempts, tokens)
+        if isinstance(again, ToolResult):
+            return again
+        second = self._parse(again[0], attempts, again[1])
+        if second.ok:
+            second.details["repaired"] = True
+            return second
+        return ToolResult.abstain(
+            f"{second.reason} (after one repair; first: {first.reason})",
+            reply_tail=again[0][-300:],
+            first_reply_tail=text[-300:],
+            attempts=list(attempts),
         )
 
     def _parse(self, text: str, attempts: list[str], model: str) -> ToolResult:
@@ -237,7 +326,12 @@ class LLMJudgeTool(RewardTool):
             )
         score = (raw - self.lo) / (self.hi - self.lo)
         return self.ok(
-            score, f"judge score {raw:g}", judge_score=raw, model=model, attempts=attempts, reply_tail=tail
+            score,
+            f"judge score {raw:g}",
+            judge_score=raw,
+            model=model,
+            attempts=list(attempts),
+            reply_tail=tail,
         )
 
     async def _score(self, inp: ToolInput) -> Outcome:

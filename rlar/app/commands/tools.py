@@ -45,6 +45,7 @@ async def _rows(reg: Any, include_disabled: bool) -> list[dict[str, Any]]:
     for spec in await reg.list(include_disabled=include_disabled):
         st = await reg.status(spec.name)
         stats = await reg.stats(spec.name, spec.version)
+        vouch = (await reg.status(spec.name, spec.version)).get("vouch") or {}
         rows.append(
             {
                 "name": spec.name,
@@ -57,6 +58,7 @@ async def _rows(reg: Any, include_disabled: bool) -> list[dict[str, Any]]:
                 "origin": spec.provenance.get("origin", ""),
                 "content_hash": spec.content_hash,
                 "stats": stats,
+                "vouch": vouch,
             }
         )
     return rows
@@ -83,6 +85,12 @@ def cmd_list(a: argparse.Namespace) -> int:
             f"{r['name'][:28]:<28} {r['version']:>3} {r['kind']:<8} {r['state']:<11} {calls:>7} {pct['ok']} "
             f"{pct['abstain']} {pct['error']} {1000 * s['mean_latency_s']:7.1f}"
         )
+        for task, v in sorted(r["vouch"].items()):  # a judge's vouching on labelled pairs, per task
+            print(
+                f"{'':<4}vouch {task}: {v.get('verdict')} — agreement {v.get('agreement', 0):.2f}"
+                f" ({100 * v.get('confidence', 0.95):.0f}% CI {v.get('ci_low', 0):.2f}-{v.get('ci_high', 0):.2f})"
+                f" on {v.get('pairs', 0)} pairs, threshold {v.get('threshold', 0):g}"
+            )
     return 0
 
 
