@@ -235,8 +235,9 @@ PITFALLS: dict[str, list[Pitfall]] = {
     ],
     "exact_match": [
         Pitfall(
-            "Case and punctuation matter (only surrounding whitespace is stripped): `Paris.` is not `Paris`.",
-            "Paris.",
+            "Case and punctuation inside the answer matter: `paris` is not `Paris`, `Paris!` is not `Paris` (only "
+            "surrounding whitespace and one sentence-final full stop, `Paris.`, are not the answer's).",
+            "Paris!",
             "Paris",
             0.0,
         ),
