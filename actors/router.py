@@ -10,6 +10,11 @@ Flow per prompt (durable ``router`` on ``rlar.prompts.>``, explicit acks, ``conc
    signature even when many prompts of a new kind arrive together (one call in flight per signature; the
    prompts are kept in progress meanwhile). The agent sees the registry's tools that can score here
    (``require_ready``).
+   Selective routing (:func:`rlar.routing.lifecycle.unsure`): an answer whose confidence is calibrated (the
+   offline backend's) and below ``min_confidence`` (default: the threshold fitted with it) is not taken: the
+   ``model_agent`` is asked instead when one is configured; else the kind goes to the task's fallback, or its
+   samples abstain — in memory only, with a warning (log and ``Event`` ``low_confidence``) naming why and the
+   line of config that declares a tool for the task.
    Hack probes (:mod:`rlar.routing.probes`, ``probes``): before the decision is taken, each tool the agent
    chose scores degenerate responses built from the query (empty, the query echoed, a derivation's bare
    target, every option, a list of candidates, another record's reference) in the router's own tool
@@ -116,6 +121,16 @@ class RouterConfig(ActorConfig):
     agent: AgentConfig | None = None
     """Agent backend (``anthropic``, ``openai`` or ``offline``); None: the ``[llm] router`` endpoint, else
     anthropic when a key is set, else offline."""
+    min_confidence: float | None = Field(None, ge=0, le=1)
+    """Selective routing: a decision whose calibrated confidence (the offline backend's, the probability that
+    it is right) is below this is not taken — the kind goes to ``model_agent``, else to the task's
+    ``fallback``, else its samples abstain (with a warning naming why and the line of config that declares a
+    tool for the task). None: the threshold fitted with the confidence (``data/routing/model.json``: the lowest
+    confidence at which decisions on formats held out of the fit were right 95% of the time)."""
+    model_agent: AgentConfig | None = None
+    """A language-model agent (``anthropic`` or ``openai``) asked instead when the offline backend is below
+    ``min_confidence``; its answer is taken as any agent's (hack probes and judge vouching included). None: none
+    is asked."""
     fallback: dict[str, list[FallbackTool]] = Field(default_factory=dict)
     """Declared fallback tools per task name (``"*"`` for any task): used when no tool arrives in time."""
     synthesis: bool = True
@@ -157,9 +172,12 @@ class Router(Actor[RouterConfig]):
     kind = "router"
     Config = RouterConfig
 
-    def __init__(self, config: RouterConfig, *, agent: Agent | None = None) -> None:
+    def __init__(
+        self, config: RouterConfig, *, agent: Agent | None = None, model_agent: Agent | None = None
+    ) -> None:
         super().__init__(config)
         self.agent: Agent | None = agent
+        self.model_agent: Agent | None = model_agent
         self.decisions: dict[str, Decision] = {}
         self.inflight: dict[str, asyncio.Future[Decision]] = {}
         self.held: dict[str, list[tuple[Prompt, Msg]]] = {}
@@ -180,6 +198,7 @@ class Router(Actor[RouterConfig]):
             wait_s=config.wait_s,
             agent_retry_s=config.agent_retry_s,
             request_tools=config.synthesis or config.retrieval,
+            min_confidence=config.min_confidence,
         )
 
     # -- life -------------------------------------------------------------------------------------
@@ -196,6 +215,8 @@ class Router(Actor[RouterConfig]):
     async def setup(self) -> None:
         if self.agent is None:
             self.agent = make_agent(self.config.agent)
+        if self.model_agent is None and self.config.model_agent is not None:
+            self.model_agent = make_agent(self.config.model_agent)
         self._registry = ToolRegistry(self.bus)
         self._kv = await self.bus.js.key_value(topology.DECISIONS_BUCKET)
         info = await self.bus.js.consumer_info(topology.PROMPTS, topology.ROUTER)
@@ -249,6 +270,8 @@ class Router(Actor[RouterConfig]):
     async def teardown(self) -> None:
         if self.agent is not None:
             await self.agent.aclose()
+        if self.model_agent is not None:
+            await self.model_agent.aclose()
         if self._executor is not None:
             await self._executor.close()
 
@@ -478,10 +501,11 @@ class Router(Actor[RouterConfig]):
                 )
         return reports
 
-    async def _ask(self, q: RoutingQuery, candidates: list[ToolSpec]) -> Any:
-        assert self.agent is not None
-        reply = await self.agent.ask(routing_request(q, candidates))
-        self.counters["agent_calls"] += 1
+    async def _ask(self, q: RoutingQuery, candidates: list[ToolSpec], agent: Agent | None = None) -> Any:
+        agent = agent or self.agent
+        assert agent is not None
+        reply = await agent.ask(routing_request(q, candidates))
+        self.counters["agent_calls" if agent is self.agent else "model_agent_calls"] += 1
         self.counters["agent_input_tokens"] += reply.usage.input_tokens
         self.counters["agent_output_tokens"] += reply.usage.output_tokens
         return reply, parse_route(reply, candidates)
@@ -489,8 +513,17 @@ class Router(Actor[RouterConfig]):
     async def _decide(self, sig: str, q: RoutingQuery, *, replace: bool) -> Decision:
         candidates, _ = usable_candidates(await self.registry.list(), require_ready=self.config.require_ready)
         reply, ans = await self._ask(q, candidates)
+        threshold = lifecycle.unsure(ans, self.policy)
+        if threshold is not None and self.model_agent is not None:
+            # Selective routing: the offline router is out of its depth here; the model agent decides.
+            model_reply, model_ans = await self._ask(q, candidates, self.model_agent)
+            if model_ans.ok:
+                reply, ans = model_reply, lifecycle.escalated(model_ans, ans, threshold)
+                self.counters["escalated"] += 1
+            else:  # the unsure offline answer stays: its kind goes to the fallback or abstains
+                log.warning("router: the model agent failed for task %s: %s", q.task, model_ans.reason)
         probes: list[ProbeReport] = []
-        if self._gated() and ans.ok and not ans.none_fit:
+        if self._gated() and ans.ok and not ans.none_fit and lifecycle.unsure(ans, self.policy) is None:
             # Hack probes: a chosen tool that gives a degenerate response its maximum is dropped; when every
             # chosen tool is, the agent chooses again among the candidates the probes leave (all probed first).
             ans, probes, again = await probed_answer(
@@ -542,11 +575,35 @@ class Router(Actor[RouterConfig]):
                 probes=[r.to_dict() for r in probes],
             )
             t = lifecycle.Transition(d, store=False, count="decisions_abstain")
+        if t.count == "decisions_unsure":
+            await self._warn_unsure(t.decision)
         return await self._apply(t, q, create=not replace)
 
     def _gated(self) -> bool:
         """Chosen tools are checked before a decision: hack probes, or judge vouching."""
         return self.prober is not None or (self.config.judge_vouch.enabled and self._executor is not None)
+
+    async def _warn_unsure(self, d: Decision) -> None:
+        """Say loudly (log and an ``Event`` ``low_confidence``, which ``rlar train`` prints and keeps in the
+        run's warnings) that a kind was not routed as the offline router would have: why, and the line of
+        config that declares a tool for the task."""
+        log.warning("router: task %s (%s): [%s] %s", d.task, d.signature, d.state, d.reason)
+        await self.bus.publish(
+            subjects.events(self.kind),
+            Event(
+                actor=f"{self.kind}/{self.instance}",
+                kind="low_confidence",
+                level="warning",
+                message=f"task {d.task!r}: {d.reason}"[:1000],
+                data={
+                    "signature": d.signature,
+                    "task": d.task,
+                    "state": d.state,
+                    "confidence": d.confidence,
+                    "tools": [t.tool for t in d.tools],
+                },
+            ),
+        )
 
     async def _apply(
         self, t: lifecycle.Transition, q: RoutingQuery | None = None, *, create: bool = False

@@ -87,3 +87,33 @@ async def test_a_refused_verifier_warning_names_the_declared_fallback_or_says_th
         Event(actor="synthesizer", kind="synthesis_failed", message="refused", data=refused), None
     )  # type: ignore[arg-type]
     assert "ABSTAIN" in capsys.readouterr().err
+
+
+async def test_kinds_the_router_was_unsure_of_are_warned_about_once_per_task_as_they_happen_and_counted(
+    tmp_path: Path, capsys: Any
+) -> None:
+    def unsure(task: str, n: int) -> Event:
+        reason = (
+            f"low confidence 0.4{n} < threshold 0.96: no fallback declared: its samples ABSTAIN (masked, no reward);"
+            f' to declare a tool for this task, in [router]: fallback."{task}" = [{{ tool = "set_f1" }}]'
+        )
+        data = {"task": task, "signature": f"s{n}", "state": "abstain", "confidence": 0.4, "tools": []}
+        return Event(
+            actor="router/1",
+            kind="low_confidence",
+            level="warning",
+            message=f"task {task!r}: {reason}",
+            data=data,
+        )
+
+    p = Progress(tmp_path, max_steps=10, plot_every=1000)
+    for event in (unsure("survey", 1), unsure("survey", 2), unsure("survey", 2), unsure("dates", 3)):
+        await p.on_event(event, None)  # type: ignore[arg-type]
+    err = capsys.readouterr().err
+    assert (
+        err.count("WARNING: routing task 'survey'") == 1 and err.count("WARNING: routing task 'dates'") == 1
+    )
+    survey, dates = p.unsure_warnings()
+    assert survey.startswith("routing task 'survey': low confidence 0.41 < threshold 0.96")
+    assert survey.endswith("(and 1 more kinds of this task)") and 'fallback."survey"' in survey
+    assert "more kinds" not in dates

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import nats.js.errors
 import pytest
 
 from actors.reward import RewardConfig, RewardWorker
@@ -45,7 +46,7 @@ from rlar.testing.anthropic_server import MessagesServer
 from rlar.tools.synthesized import synthesized_spec
 from tests.support.env import REPO, actor_env
 from tests.support.reward_tools import running
-from tests.support.router import actor_fields, inbox, prompt, router_config
+from tests.support.router import ChoosingModel, actor_fields, inbox, prompt, router_config
 from tests.support.servers import serve_nats
 
 needs_bwrap = pytest.mark.skipif(not os.access("/usr/bin/bwrap", os.X_OK), reason="bubblewrap not installed")
@@ -483,3 +484,70 @@ async def test_when_synthesis_fails_the_waiting_prompts_fall_back_at_once(
     # Small talk is content no rule judges: refused at once (partial = "refuse"), before any composing.
     assert "would not check every clause" in got.route["reason"] and got.tools[0].tool == "contains_match"
     assert synth.counters["failed"] == 1
+
+
+async def test_a_kind_the_router_is_unsure_of_goes_to_the_model_agent_else_the_fallback_else_abstains(
+    bus: Bus,
+    nats_url: str,
+    tmp_path: Path,
+    agent: OfflineAgent,
+    registry: ToolRegistry,
+    task_name: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Selective routing: with ``min_confidence = 1.0`` no calibrated decision is sure enough (a confidence is
+    a probability below 1). Without a model agent or a fallback the samples abstain, loudly; a declared
+    fallback takes the kind; a model agent decides it."""
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("RLAR_TEST_KEY", "sk-test")
+    events = await inbox(bus, subjects.events("router"), Event)
+
+    async def route_one(name: str, router: Router) -> Prompt:
+        routed = await inbox(bus, subjects.routed(name), Prompt)
+        async with running(router, bus):
+            p = prompt(
+                name, 0, query="Capital of France?", reference="Paris", description=f"Answer ({name})."
+            )
+            await bus.js_publish(subjects.prompts(name), p, msg_id=p.prompt_id)
+            got = await routed.wait(1)
+        # On a loaded host a prompt can be redelivered before its first decision is taken (the route is then
+        # published twice under one message id): every copy carries the one decision.
+        assert {(x.prompt_id, x.route["signature"], x.route["state"]) for x in got} == {
+            (p.prompt_id, got[0].route["signature"], got[0].route["state"])
+        }
+        return got[0]
+
+    alone = await route_one(
+        task_name, Router(router_config(nats_url, tmp_path, min_confidence=1.0), agent=agent)
+    )
+    assert alone.tools == [] and alone.route["state"] == "abstain" and 0 < alone.route["confidence"] < 1
+    assert alone.route["reason"].startswith(
+        f"low confidence {alone.route['confidence']:.2f} < threshold 1.00"
+    )
+    assert "no fallback declared: its samples ABSTAIN" in alone.route["reason"] and alone.route["why"]
+    warned = [e for e in events.items if e.kind == "low_confidence" and e.data["task"] == task_name]
+    assert len(warned) == 1 and warned[0].level == "warning" and warned[0].data["state"] == "abstain"
+    assert f'in [router]: fallback."{task_name}" = [{{ tool = "' in warned[0].message
+    kv = await bus.js.key_value(topology.DECISIONS_BUCKET)
+    with pytest.raises(nats.js.errors.KeyNotFoundError):
+        await kv.get(
+            alone.route["signature"]
+        )  # in memory only: a router with a fallback declared decides anew
+
+    second = f"{task_name}-fb"
+    cfg = router_config(
+        nats_url, tmp_path, min_confidence=1.0, fallback={second: [{"tool": "normalized_match", "weight": 1}]}
+    )
+    fell = await route_one(second, Router(cfg, agent=agent))
+    assert [t.tool for t in fell.tools] == ["normalized_match"] and fell.route["state"] == "fallback"
+
+    third = f"{task_name}-model"
+    with ChoosingModel(["exact_match"]) as model:
+        router = Router(router_config(nats_url, tmp_path, min_confidence=1.0), agent=agent, model_agent=model)
+        asked = await route_one(third, router)
+    assert [t.tool for t in asked.tools] == ["exact_match"] and asked.route["state"] == "routed"
+    assert (
+        asked.route["backend"] == "anthropic"
+        and "asked the model agent: offline confidence" in asked.route["reason"]
+    )
+    assert router.counters["model_agent_calls"] == 1 and router.counters["escalated"] == 1

@@ -89,6 +89,16 @@ async def test_the_held_out_figures_on_a_small_file(small: Path) -> None:
     }
     assert 0 <= lo["calibration"]["ece"] <= 1 and lo["calibration"]["bins"] and 0 < lo["mean_confidence"] < 1
     assert {"in_distribution", "descriptions_only", "weights", "majority_eligible"} <= set(doc)
+    # Confidences of the held-out decisions, from a correctness model that never saw their format, and the
+    # risk–coverage curve at selective routing's threshold, for this file's formats and kinds.
+    assert doc["kind_held_out"]["n"] == lo["n"] and 0 < doc["correctness"]["threshold"] <= 1
+    for figure in (lo, doc["kind_held_out"], doc["agent"]):
+        conf = figure["confidence"]
+        curve = [r["coverage"] for r in conf["risk_coverage"]]
+        assert curve == sorted(curve, reverse=True) and curve[0] == 1.0
+    assert doc["agent"]["confidence"]["threshold"] is not None, (
+        "the offline backend's confidence is calibrated"
+    )
 
 
 @pytest.mark.slow
@@ -125,21 +135,42 @@ async def test_the_unseen_formats_are_routed_as_deployed_and_reported_beside_the
     """``data/routing/heldout_unseen.jsonl`` (formats the labelled set lacks, never tuned on): the goal of issue 24
     is at least 0.90 strict as deployed. ``heldout_short_answers*.jsonl`` (short references that are
     translations of text the query gives, beside short facts and one-word lookups that are not; written blind)
-    are reported beside it: 0.52 and 0.82 before short translations were read as such, 0.94 and 0.95 after."""
+    are reported beside it: 0.52 and 0.82 before short translations were read as such, 0.94 and 0.95 after.
+    ``heldout_public_formats.jsonl`` (issue 39's blind set) is routed by ``rlar bench routing`` and reported in
+    docs/benchmarks.md; nothing is tuned or asserted on it here."""
     from rlar.benchmarks.routing import _unseen_figures, unseen_paths
     from rlar.tools.base import builtin_specs
 
-    names = [p.name for p in unseen_paths()]
-    assert names == ["heldout_short_answers.jsonl", "heldout_short_answers2.jsonl", "heldout_unseen.jsonl"]
+    paths = unseen_paths()
+    names = [p.name for p in paths]
+    assert names == [
+        "heldout_public_formats.jsonl",  # the blind set of issue 39: reported, not asserted on (see below)
+        "heldout_short_answers.jsonl",
+        "heldout_short_answers2.jsonl",
+        "heldout_unseen.jsonl",
+    ]
     agent = OfflineAgent(OfflineAgentConfig())
     try:
-        figures = await _unseen_figures(agent, builtin_specs())
+        figures = await _unseen_figures(agent, builtin_specs(), paths[1:])
     finally:
         await agent.aclose()
+    assert set(figures) == set(names[1:])
     doc = figures["heldout_unseen.jsonl"]
     assert doc["records"] >= 60 and doc["types"] >= 20
     assert doc["strict_accuracy"] >= 0.9, doc["mistakes"]
-    for name in names[:2]:
+    for name in names[1:3]:
         short = figures[name]
         assert short["records"] >= 40 and short["types"] >= 10
         assert short["strict_accuracy"] >= 0.85, (name, short["mistakes"])
+    # Selective routing (issue 39's goal: at least 95% right at 70% coverage or more on formats never seen):
+    # met on the set of unseen formats; the short-answer sets are reported in docs/benchmarks.md.
+    for fig in figures.values():
+        curve = fig["confidence"]["risk_coverage"]
+        assert curve[0] == {
+            "threshold": 0.0,
+            "coverage": 1.0,
+            "precision": fig["strict_accuracy"],
+            "kept": fig["records"],
+        }
+    at = doc["confidence"]["at_threshold"]
+    assert at["coverage"] >= 0.7 and at["precision"] >= 0.95, doc["confidence"]

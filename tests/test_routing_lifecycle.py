@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from bus.messages import ToolKind, ToolRef
@@ -106,6 +108,75 @@ def test_a_failed_agent_falls_back_in_memory_only_and_is_asked_again_later() -> 
     assert lifecycle.is_live(t.decision, NOW + 59.0) and not lifecycle.is_live(t.decision, NOW + 60.0)
     with pytest.raises(lifecycle.NoFallback, match="declares no fallback"):
         decide(failed)
+
+
+# -- selective routing -------------------------------------------------------------------------------
+EXACT = [ToolRef(tool="exact_match", version=1, weight=1.0, kind=ToolKind.RULE)]
+
+
+def calibrated(confidence: float, *, threshold: float | None = 0.9, none_fit: bool = False) -> RouteAnswer:
+    return dataclasses.replace(
+        answer(tools=[] if none_fit else EXACT, none_fit=none_fit),
+        confidence=confidence,
+        calibrated=True,
+        why="nearest formats gsm8k (0.41); reference structure list:number",
+        threshold=threshold,
+    )
+
+
+def test_a_calibrated_answer_below_the_threshold_goes_to_the_fallback_in_memory_only() -> None:
+    ans = calibrated(0.42)
+    assert lifecycle.unsure(ans, POLICY) == 0.9 and lifecycle.needs_fallback(ans, POLICY)
+    t = decide(ans, fallback=JUDGE)
+    d = t.decision
+    assert (d.state, d.tools, d.confidence) == ("fallback", JUDGE, 0.42) and d.why == ans.why
+    assert not t.store and t.count == "decisions_unsure" and not t.request_tool
+    assert d.reason.startswith("low confidence 0.42 < threshold 0.90: fallback to judge;")
+    assert 'in [router]: fallback."math" = [{ tool = "exact_match" }]' in d.reason
+    assert "nearest formats gsm8k (0.41)" in d.reason and d.reason.endswith(
+        "it would have chosen exact_match"
+    )
+    assert lifecycle.is_live(d, NOW + 1e9), "kept for the life of this router, decided afresh by the next"
+
+
+def test_without_a_fallback_an_unsure_kind_abstains_and_says_so() -> None:
+    t = decide(calibrated(0.42))
+    d = t.decision
+    assert d.state == "abstain" and d.tools == [] and not t.store and lifecycle.delivery(d) == "route"
+    assert "no fallback declared: its samples ABSTAIN" in d.reason
+
+
+def test_only_calibrated_answers_below_the_threshold_are_unsure() -> None:
+    assert lifecycle.unsure(calibrated(0.95), POLICY) is None
+    assert lifecycle.unsure(dataclasses.replace(calibrated(0.42), calibrated=False), POLICY) is None
+    assert lifecycle.unsure(dataclasses.replace(calibrated(0.42), ok=False), POLICY) is None
+    assert lifecycle.unsure(calibrated(0.42, threshold=None), POLICY) is None
+    # "No tool fits" gives no reward of its own: it takes its own path (a tool request, else the fallback).
+    assert lifecycle.unsure(calibrated(0.42, none_fit=True), POLICY) is None
+    assert decide(calibrated(0.42, none_fit=True)).decision.state == "pending"
+    assert decide(calibrated(0.42, none_fit=True), NO_REQUESTS).decision.state == "unroutable"
+    strict = dataclasses.replace(POLICY, min_confidence=0.99)
+    assert lifecycle.unsure(calibrated(0.95), strict) == 0.99, "the configured threshold wins"
+    lax = dataclasses.replace(POLICY, min_confidence=0.3)
+    t = decide(calibrated(0.42), lax)
+    assert t.decision.state == "routed" and t.count == "decisions" and t.decision.confidence == 0.42
+
+
+def test_the_model_agents_answer_says_why_it_was_asked() -> None:
+    model = dataclasses.replace(answer(tools=JUDGE), reason="a judge reads free text")
+    out = lifecycle.escalated(model, calibrated(0.42), 0.9)
+    assert out.tools == JUDGE and not out.calibrated and lifecycle.unsure(out, POLICY) is None
+    assert out.reason.startswith(
+        "a judge reads free text [asked the model agent: offline confidence 0.42 < 0.90"
+    )
+    assert decide(out).decision.state == "routed"
+
+
+def test_the_pin_line_is_toml_under_router() -> None:
+    import tomllib
+
+    line = lifecycle.pin_line('qa "hard"', "exact_match")
+    assert tomllib.loads(line) == {"fallback": {'qa "hard"': [{"tool": "exact_match"}]}}
 
 
 # -- waiting ----------------------------------------------------------------------------------------------

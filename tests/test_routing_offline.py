@@ -243,8 +243,10 @@ async def test_a_user_tool_registered_for_a_task_is_chosen_for_it_and_only_for_i
     )
     ans = await route(agent, sql, specs)
     assert chosen(ans) == "sql_exec_match" and "registered for this task" in ans.reason
+    # The user's binding is not judged by the labelled experience: no selective threshold applies to it.
+    assert not ans.calibrated and ans.threshold is None and "no labelled exemplar names" in ans.why
     other = await route(agent, q(task="facts", query="Capital of Peru?", reference="Lima"), specs)
-    assert chosen(other) != "sql_exec_match"
+    assert chosen(other) != "sql_exec_match" and other.calibrated and other.threshold is not None
 
 
 async def test_confidences_are_calibrated_estimates_not_constants(agent: OfflineAgent) -> None:
@@ -258,8 +260,11 @@ async def test_confidences_are_calibrated_estimates_not_constants(agent: Offline
         q(task="c", query="Is this review positive or negative? 'Loved every minute.'", reference="positive"),
         q(task="d", query="Tell me a joke.", reference=""),
     ]
-    confidences = [(await route(agent, x)).confidence for x in queries]
+    answers = [await route(agent, x) for x in queries]
+    confidences = [a.confidence for a in answers]
     assert all(0.0 < c < 1.0 for c in confidences) and len(set(confidences)) >= 3
+    # Each says why, and carries the threshold fitted with it (the shipped model's).
+    assert all(a.calibrated and "nearest formats" in a.why and 0.5 < (a.threshold or 0) < 1 for a in answers)
 
 
 def test_health_flags_error_spikes_and_collapse_in_the_window_since_the_last_look() -> None:

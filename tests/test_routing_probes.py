@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 import subprocess
 import sys
 import uuid
@@ -23,8 +22,6 @@ from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.messages import Prompt, RouteDecision, ToolKind, ToolRef, ToolRequest
-from rlar.agent.anthropic_agent import AnthropicAgent
-from rlar.agent.base import AnthropicAgentConfig
 from rlar.registry import ToolRegistry
 from rlar.routing import Decision, RoutingQuery
 from rlar.routing.probes import (
@@ -39,12 +36,12 @@ from rlar.routing.probes import (
     probed_answer,
 )
 from rlar.routing.request import RouteAnswer
-from rlar.testing.anthropic_server import MessagesServer
 from rlar.tool_summary import tasks_lines, tasks_summary
 from rlar.tools.base import ToolSpec, builtin_specs
 from rlar.tools.executor import ToolExecutor
 from tests.support.env import REPO, actor_env
 from tests.support.reward_tools import running
+from tests.support.router import ChoosingModel
 from tests.support.servers import TEST_TOPOLOGY, serve_nats
 
 MAKE_24 = "Use the numbers 3, 3, 8 and 8 once each with + - * / to make 24."
@@ -341,46 +338,6 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedSe
 @pytest.fixture(scope="module")
 def nats_url(nats_server: EmbeddedServer) -> str:
     return nats_server.url
-
-
-class ChoosingModel:
-    """A model backend (the Anthropic Messages API, served locally) that routes like a careless agent: it picks
-    the first tool of ``prefer`` among the candidates it is offered, or says none fits. What it is offered is
-    recorded, so a test sees the second question the router asks after the probes refused its first choice."""
-
-    def __init__(self, prefer: list[str]) -> None:
-        self.prefer = prefer
-        self.offered: list[list[str]] = []
-        self.server = MessagesServer()
-
-    def respond(self, body: dict[str, Any]) -> dict[str, Any]:
-        text = body["messages"][0]["content"]
-        text = text if isinstance(text, str) else " ".join(b.get("text", "") for b in text)
-        names = re.findall(r"(?m)^- (\S+) \(v\d+, kind", text.split("# Ruled out")[0])
-        self.offered.append(names)
-        pick = next((n for n in self.prefer if n in names), None)
-        data = {
-            "tools": [{"name": pick, "weight": 1}] if pick else [],
-            "none_fit": pick is None,
-            "confidence": 0.9,
-            "reason": f"picked {pick}" if pick else "none of them",
-            "constraints": [],
-        }
-        return {
-            "content": [{"type": "tool_use", "id": "toolu_1", "name": "choose_reward_tools", "input": data}]
-        }
-
-    def __enter__(self) -> AnthropicAgent:
-        self.server.respond = self.respond
-        self.server.__enter__()
-        return AnthropicAgent(
-            AnthropicAgentConfig(
-                base_url=self.server.url, api_key_env="RLAR_TEST_KEY", max_retries=1, timeout_s=10
-            )
-        )
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.__exit__(None, None, None)
 
 
 @pytest.fixture(autouse=True)

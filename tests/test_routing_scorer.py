@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rlar.benchmarks.routing import _baselines, _held_out_figures
+from rlar.routing.confidence import calibration_error, fit_platt
 from rlar.routing.exemplars import ExemplarBank
-from rlar.routing.scorer import FEATURES, ScorerModel, calibration_error, fit_platt, fit_weights
+from rlar.routing.scorer import FEATURES, fit_weights
 from rlar.routing.training import Trainer
 from rlar.tools import builtin_specs
 from tests.support.embedding import bag_of_words
@@ -33,6 +34,13 @@ def test_fitting_finds_the_informative_feature_deterministically() -> None:
     mask = np.ones((n, c), dtype=bool)
     w = fit_weights(x, mask, y)
     assert w[0] > 3 and abs(w[2]) < 1 and np.array_equal(w, fit_weights(x, mask, y))
+
+
+def _platt(a: float, b: float, p: float) -> float:
+    """The Platt map as the correctness model applies it (logit clipped to [1e-4, 1 - 1e-4])."""
+    p = min(max(p, 1e-4), 1 - 1e-4)
+    z = a * math.log(p / (1 - p)) + b
+    return 1 / (1 + math.exp(-z)) if z >= 0 else math.exp(z) / (1 + math.exp(z))
 
 
 def test_platt_scaling_calibrates_and_ece_measures_it() -> None:
@@ -89,15 +97,13 @@ def test_platt_scaling_fits_any_confidences_and_outcomes(p_top: list[float], dat
     correct = data.draw(st.lists(st.booleans(), min_size=len(p_top), max_size=len(p_top)))
     a, b = fit_platt(p_top, correct)
     assert math.isfinite(a) and math.isfinite(b)
-    model = ScorerModel([], [], (a, b))
-    assert all(0.0 <= model.confidence(p) <= 1.0 for p in (0.0, 1e-12, 0.5, 1 - 1e-12, 1.0, *p_top))
+    assert all(0.0 <= _platt(a, b, p) <= 1.0 for p in (0.0, 1e-12, 0.5, 1 - 1e-12, 1.0, *p_top))
 
 
 def test_platt_scaling_stays_finite_when_confidence_separates_right_from_wrong() -> None:
     # Every wrong route at p=1e-4, every right one at 1-1e-4: plain Newton on 0/1 targets runs off to infinity.
     a, b = fit_platt([1e-9] * 5 + [1.0] * 5, [False] * 5 + [True] * 5)
-    conf = ScorerModel([], [], (a, b))
-    assert math.isfinite(a) and 0.5 < conf.confidence(1.0) < 1.0 and 0.0 < conf.confidence(0.0) < 0.5
+    assert math.isfinite(a) and 0.5 < _platt(a, b, 1.0) < 1.0 and 0.0 < _platt(a, b, 0.0) < 0.5
 
 
 _TOOLS = [s.name for s in builtin_specs()]

@@ -26,7 +26,10 @@
    learner resumes) and updates, the first-10 vs last-10 step mean reward per task, and per task the tools
    used with their origin (built-in, synthesised vN, retrieved, user), the routing decisions (of the whole run,
    read back from the ``TOOLS`` stream: :func:`run_decisions`) and the abstain
-   rate (:mod:`rlar.tool_summary`), and the synthesis report (:mod:`rlar.synthesis.report`); ``tools.jsonl``,
+   rate (:mod:`rlar.tool_summary`), and the synthesis report (:mod:`rlar.synthesis.report`); a warning per task
+   whose kinds the router was not sure enough to route (its ``low_confidence`` events: the confidence, the
+   threshold, where the samples went, the line of config that declares a tool), printed when it happens and at
+   the end, and kept in ``warnings``; ``tools.jsonl``,
    the registry's snapshot (every tool version, code inline), from which ``rlar eval`` scores with the run's tools.
 7. Observation (:mod:`rlar.observe`): tracking to ``[train] report_to`` (TensorBoard by default) from the bus,
    the live dashboard with ``--dashboard``, and ``report.html`` at the end.
@@ -274,6 +277,7 @@ class Progress:
         self.silent: list[dict[str, Any]] = []  # the current run of steps without signal
         self.warnings: list[str] = []
         self.fallbacks = fallbacks or {}
+        self.unsure: dict[str, list[str]] = {}  # task -> the router's low-confidence warnings, one per kind
 
     def _where_refused_go(self, task: str) -> str:
         """Where the samples of a task with a refused verifier go: its declared fallback, else nowhere."""
@@ -284,6 +288,15 @@ class Progress:
             )
             return f"its samples go to the declared fallback ({', '.join(tools)}{judge})"
         return "no fallback is declared for it: its samples ABSTAIN (masked, no reward)"
+
+    def unsure_warnings(self) -> list[str]:
+        """One warning per task some of whose kinds the router was not sure enough to route: the first
+        kind's reason (why, where its samples go, the line of config that declares a tool) and how many."""
+        return [
+            f"routing {kinds[0]}"
+            + (f" (and {len(kinds) - 1} more kinds of this task)" if len(kinds) > 1 else "")
+            for kinds in self.unsure.values()
+        ]
 
     def _move_to(self, step: int) -> None:
         if step != self.bar.n:
@@ -340,6 +353,13 @@ class Progress:
             text = f"WARNING: router: {msg.message}"
             self.warnings.append(text.removeprefix("WARNING: "))
             self.bar.write(text, file=sys.stderr)
+        elif msg.kind == "low_confidence":
+            task = str(msg.data.get("task"))
+            kinds = self.unsure.setdefault(task, [])
+            if not kinds:  # once per task as it happens; the summary counts its kinds
+                self.bar.write(f"WARNING: routing {msg.message}", file=sys.stderr)
+            if msg.message not in kinds:
+                kinds.append(msg.message)
         elif msg.kind == "synthesis_failed" and str(msg.data.get("category", "")).startswith("refused"):
             unread = "; ".join(repr(u) for u in msg.data.get("unread") or []) or "-"
             self.bar.write(
@@ -502,7 +522,8 @@ async def _drive(
         row["then"] = where_to(row, decisions)  # registered | judge: <tools> | abstain | dead-lettered
     # Tasks nothing vouched for: where their samples went, and what nobody read.
     synth_warns = unvouched(synthesis, decisions)
-    for text in synth_warns:
+    unsure_warns = progress.unsure_warnings()  # kinds the router was not sure enough to route
+    for text in [*synth_warns, *unsure_warns]:
         print(f"WARNING: {text}", file=sys.stderr, flush=True)
     summary = {
         "run_dir": str(run_dir),
@@ -513,7 +534,13 @@ async def _drive(
         "tasks": tasks_summary(steps, decisions, specs, statuses),
         "synthesis": {**summarize(synthesis), "requests_detail": synthesis} if synthesis else None,
         "rewards": rewards,
-        "warnings": [*progress.warnings, *reward_warns, *synth_warns, *(models.events if models else [])],
+        "warnings": [
+            *progress.warnings,
+            *unsure_warns,
+            *reward_warns,
+            *synth_warns,
+            *(models.events if models else []),
+        ],
     }
     if sup.fatal:
         summary["fatal"] = sup.fatal

@@ -14,14 +14,21 @@ Figures, all in one run, with the built-in tools as candidates:
   (:func:`route_records`; the two commands give the same decisions on the same file). ``bank_overlap`` says
   how many of the records are themselves exemplars of the offline router (then this figure is in-sample).
 - ``leave_one_type_out`` (offline method, data = its exemplars): each type's records routed by a router whose
-  exemplars and fitted weights never saw that type; with the calibration error (ECE, Brier, reliability bins)
-  of the confidences, the Platt map fitted on the other types' held-out routes.
+  exemplars and fitted weights never saw that type; with each decision's confidence from a correctness model
+  that never saw the type either (:func:`rlar.routing.confidence.fit_correctness`, cross-fitted by format) and
+  their calibration error (ECE, Brier, reliability bins).
+- ``kind_held_out``: the same with every type of the record's reference kind held out together (accuracy by
+  kind, confidences); ``correctness``: selective routing's threshold fitted on both.
+- ``confidence`` (in ``agent``, ``leave_one_type_out``, ``kind_held_out`` and each ``unseen`` set): the median
+  confidence of the right and of the wrong decisions (strict), the risk–coverage curve (the share of decisions
+  at or above each threshold and how many of them are right) and the coverage and precision at the threshold
+  the router uses (:func:`deployed_threshold`; None for a backend whose confidence is not calibrated).
 - ``in_distribution``: each record routed with only itself out of the exemplars.
 - ``descriptions_only``: no exemplars at all (every tool chosen by its description, declared formats and kind).
 - ``tool_held_out``: per built-in tool, the records that accept it routed as if no exemplar had ever named it
   — whether a tool is found by its description.
 - ``unseen`` (the shipped set only): each ``data/routing/heldout_*.jsonl`` — task formats the labelled set does
-  not have, never tuned on — routed as deployed: accuracy, strict accuracy, per type.
+  not have, never tuned on — routed as deployed: accuracy, strict accuracy, per type, confidences.
 - Baselines: ``random`` (uniform among the candidates plus "none fits": exact expectation and sampled runs),
   ``random_eligible`` (uniform among the tools the rules leave eligible), ``majority_eligible`` (the eligible
   tool most often acceptable across the other types' records); ``p_value_vs_random`` is the one-sided exact
@@ -40,6 +47,7 @@ from typing import Any
 
 from rlar.agent.base import Agent
 from rlar.routing import RoutingQuery, parse_route, routing_request
+from rlar.routing.confidence import selective_summary
 from rlar.routing.exemplars import cached_features, default_path, group_of, load_labelled
 from rlar.routing.rules import eligibility
 from rlar.tools.base import ToolSpec, builtin_specs
@@ -87,6 +95,8 @@ async def route_records(
                 "tools": [t.to_dict() for t in sorted(ans.tools, key=lambda t: -t.weight)],
                 "none_fit": ans.none_fit,
                 "confidence": ans.confidence,
+                "calibrated": ans.calibrated,
+                "why": ans.why,
                 "reason": ans.reason,
                 "constraints": ans.constraints,
                 "ok": ans.ok,
@@ -189,30 +199,27 @@ def _held_out_figures(
 ) -> dict[str, Any]:
     import json
 
+    from rlar.routing.confidence import calibration_error
     from rlar.routing.exemplars import ExemplarBank, save_shipped_vectors, shipped_vectors_path
-    from rlar.routing.scorer import K_NEIGHBOURS, TEMPERATURE, ScorerModel, calibration_error, fit_platt
-    from rlar.routing.training import Trainer, build_model, describe, shipped_model_path
+    from rlar.routing.scorer import K_NEIGHBOURS, TEMPERATURE, ScorerModel
+    from rlar.routing.training import Trainer, build_model, describe, fit_confidence, shipped_model_path
 
     model_id = getattr(embed, "model_id", None)
     bank = ExemplarBank.from_records([dict(r) for r in records], embed, model_id=model_id)
     trainer = Trainer(bank, specs, embed)
     routes = trainer.held_out_routes(progress)
+    kind_routes = trainer.kind_held_out_routes()
+    ind = trainer.in_distribution_routes()
+    # Each route's confidence from a correctness model that never saw its format (cross-fitted by format).
+    correctness, confidence = fit_confidence([*routes, *kind_routes, *ind])
+    conf, kind_conf = confidence[: len(routes)], confidence[len(routes) : len(routes) + len(kind_routes)]
     if save:
         if not model_id:
             raise ValueError("--save needs the offline backend's embedding model")
         save_shipped_vectors(shipped_vectors_path(), [e.text for e in bank.exemplars], bank.vectors, model_id)
-        shipped_model_path().write_text(json.dumps(build_model(trainer, routes).to_dict(), indent=1) + "\n")
+        model = build_model(trainer, routes, correctness)
+        shipped_model_path().write_text(json.dumps(model.to_dict(), indent=1) + "\n")
     groups = [r.group for r in routes]
-    # Confidence of each held-out route from a Platt map fitted on the other types' held-out routes.
-    conf = []
-    for r in routes:
-        if r.path == "scorer":
-            others = [o for o in routes if o.group != r.group and o.path == "scorer"]
-            a, b = fit_platt([o.p_top for o in others], [o.correct for o in others])
-            conf.append(ScorerModel([], [], (a, b)).confidence(r.p_top))
-        else:
-            others = [o for o in routes if o.group != r.group and o.path == r.path]
-            conf.append((sum(o.correct for o in others) + 1) / (len(others) + 2))
     loto = {
         "accuracy": _rate([r.correct for r in routes]),
         "correct": sum(r.correct for r in routes),
@@ -224,17 +231,28 @@ def _held_out_figures(
         },
         "calibration": calibration_error(conf, [r.correct for r in routes]),
         "mean_confidence": round(sum(conf) / len(conf), 4),
+        "confidence": selective_summary(conf, [r.correct for r in routes], correctness.threshold),
         "mistakes": [
             {
                 "id": bank.exemplars[r.index].id,
                 "chosen": r.tools or ["<none>"],
                 "acceptable": list(bank.exemplars[r.index].acceptable) or ["<none>"],
+                "confidence": round(c, 4),
             }
-            for r in routes
+            for r, c in zip(routes, conf, strict=True)
             if not r.correct
         ][:40],
     }
-    ind = trainer.in_distribution_routes()
+    kinds = trainer.kinds()
+    kind_of = {g: k for k, gs in kinds.items() for g in gs}
+    kind_held = {
+        "accuracy": _rate([r.correct for r in kind_routes]),
+        "correct": sum(r.correct for r in kind_routes),
+        "n": len(kind_routes),
+        "by_kind": _by_group([kind_of[r.group] for r in kind_routes], [r.correct for r in kind_routes]),
+        "calibration": calibration_error(kind_conf, [r.correct for r in kind_routes]),
+        "confidence": selective_summary(kind_conf, [r.correct for r in kind_routes], correctness.threshold),
+    }
     weights = ScorerModel([float(w) for w in trainer.weights(set())], trainer.tools)
     desc_router = trainer.router(set(groups), weights)  # every exemplar left out
     desc_only = []
@@ -243,6 +261,12 @@ def _held_out_figures(
         desc_only.append(_correct([t["name"] for t in m.tools], m.none_fit, e.acceptable)[0])
     doc: dict[str, Any] = {
         "leave_one_type_out": loto,
+        "kind_held_out": kind_held,
+        "correctness": {
+            "threshold": correctness.threshold,
+            "decisions": len(confidence),
+            "platt": [round(x, 4) for x in correctness.platt],
+        },
         "in_distribution": {
             "accuracy": _rate([r.correct for r in ind]),
             "correct": sum(r.correct for r in ind),
@@ -272,10 +296,42 @@ def unseen_paths() -> list[Path]:
     return sorted(default_path().parent.glob("heldout_*.jsonl"))
 
 
-async def _unseen_figures(agent: Agent, specs: Sequence[ToolSpec]) -> dict[str, Any]:
-    """Per held-out file: its records routed by ``agent`` as deployed (its exemplars: the labelled set)."""
+def deployed_threshold(agent: Agent) -> float | None:
+    """Selective routing's threshold for ``agent``'s decisions: the fitted correctness model's, for the
+    offline backend (its confidences are calibrated); None for a backend whose confidence is its own say."""
+    embed = getattr(agent, "embedder", None)
+    if agent.backend != "offline" or embed is None:
+        return None
+    from rlar.routing.offline import router_for
+
+    correctness = router_for(embed).model.correctness
+    return correctness.threshold if correctness is not None else None
+
+
+def _mistakes(
+    records: Sequence[Mapping[str, Any]], routed: Sequence[Mapping[str, Any]], right: Sequence[bool]
+) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": rec.get("id"),
+            "chosen": [t["tool"] for t in r["tools"]] or ["<none>"],
+            "acceptable": rec["acceptable"] or ["<none>"],
+            "confidence": r["confidence"],
+        }
+        for r, rec, ok in zip(routed, records, right, strict=True)
+        if not ok
+    ][:40]
+
+
+async def _unseen_figures(
+    agent: Agent, specs: Sequence[ToolSpec], paths: Sequence[Path] | None = None
+) -> dict[str, Any]:
+    """Per held-out file (``paths``, else :func:`unseen_paths`): its records routed by ``agent`` as deployed
+    (its exemplars: the labelled set), with the confidences of its right and wrong decisions and the
+    risk–coverage curve at selective routing's threshold."""
     out: dict[str, Any] = {}
-    for p in unseen_paths():
+    threshold = deployed_threshold(agent)
+    for p in unseen_paths() if paths is None else paths:
         records = load_labelled(p)
         routed = await route_records(records, agent, specs)
         rows = [
@@ -283,22 +339,16 @@ async def _unseen_figures(agent: Agent, specs: Sequence[ToolSpec]) -> dict[str, 
             for r, rec in zip(routed, records, strict=True)
         ]
         groups = [group_of(r) for r in records]
+        strict = [x for _, x in rows]
         out[p.name] = {
             "records": len(records),
             "types": len(set(groups)),
             "accuracy": _rate([c for c, _ in rows]),
-            "strict_accuracy": _rate([x for _, x in rows]),
-            "correct": sum(x for _, x in rows),
-            "by_type": _by_group(groups, [x for _, x in rows]),
-            "mistakes": [
-                {
-                    "id": rec.get("id"),
-                    "chosen": [t["tool"] for t in r["tools"]] or ["<none>"],
-                    "acceptable": rec["acceptable"] or ["<none>"],
-                }
-                for r, rec, (_, x) in zip(routed, records, rows, strict=True)
-                if not x
-            ][:40],
+            "strict_accuracy": _rate(strict),
+            "correct": sum(strict),
+            "by_type": _by_group(groups, strict),
+            "confidence": selective_summary([r["confidence"] for r in routed], strict, threshold),
+            "mistakes": _mistakes(records, routed, strict),
         }
     return out
 
@@ -362,15 +412,10 @@ async def run(
         "output_tokens": sum(r["usage"]["output_tokens"] for r in routed),
         "bank_overlap": overlap,
         "by_type": _by_group(groups, [c for c, _ in rows]),
-        "mistakes": [
-            {
-                "id": rec.get("id"),
-                "chosen": [t["tool"] for t in r["tools"]] or ["<none>"],
-                "acceptable": rec["acceptable"] or ["<none>"],
-            }
-            for r, rec, (c, _) in zip(routed, records, rows, strict=True)
-            if not c
-        ][:40],
+        "confidence": selective_summary(
+            [r["confidence"] for r in routed], [x for _, x in rows], deployed_threshold(agent)
+        ),
+        "mistakes": _mistakes(records, routed, [c for c, _ in rows]),
     }
     doc: dict[str, Any] = {
         "data": str(path),

@@ -9,6 +9,8 @@
 - :mod:`rlar.routing.matching`: the offline router's decision (rules, then the scorer);
 - :mod:`rlar.routing.scorer`, :mod:`rlar.routing.exemplars`, :mod:`rlar.routing.training`: the scorer's
   features, the labelled exemplars it matches against, and its fitting and held-out evaluation;
+- :mod:`rlar.routing.confidence` (with :mod:`rlar.routing.boosting`): each decision's evidence and the
+  correctness model that turns it into a calibrated confidence, selective routing's threshold, risk–coverage;
 - :mod:`rlar.routing.offline`: the offline backend's handler for ``choose_reward_tools``;
 - :mod:`rlar.routing.health`: tool health verdicts from live stats.
 

@@ -33,6 +33,9 @@ class Decision:
     tools: list[ToolRef] = field(default_factory=list)
     reason: str = ""
     confidence: float = 0.0
+    why: str = ""
+    """The confidence in words, when it is calibrated (the offline router's): the nearest labelled formats, the
+    reference's structure, what lowers it most."""
     backend: str = ""
     model: str = ""
     prompt_hash: str = ""
@@ -76,6 +79,7 @@ class Decision:
             "model": self.model,
             "prompt_hash": self.prompt_hash,
             "confidence": self.confidence,
+            "why": self.why,
             "cost": dict(self.cost),
             "reason": self.reason,
             "request_id": self.request_id,

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlar import resources
 from rlar.resources import data_dir
+from rlar.routing.confidence import reference_structure
 from rlar.routing.query import QueryFeatures, RoutingQuery
 
 if TYPE_CHECKING:
@@ -97,7 +98,10 @@ def group_of(rec: dict[str, Any]) -> str:
 class ExemplarBank:
     """Exemplars and their unit vectors (``vectors[i]`` belongs to ``exemplars[i]``)."""
 
-    def __init__(self, exemplars: Sequence[Exemplar], vectors: np.ndarray) -> None:
+    def __init__(
+        self, exemplars: Sequence[Exemplar], vectors: np.ndarray, *, structures: Sequence[str] | None = None
+    ) -> None:
+        """``structures``: the exemplars' reference structures when already read (a subset's)."""
         import numpy as np
 
         if len(exemplars) != len(vectors):
@@ -105,9 +109,18 @@ class ExemplarBank:
         self.exemplars = list(exemplars)
         self.vectors = vectors
         self.shapes = np.array([e.shape for e in self.exemplars])
+        self.groups = np.array([e.group for e in self.exemplars])
+        self.structures = np.array(
+            list(structures)
+            if structures is not None
+            else [reference_structure(e.query.reference) for e in self.exemplars]
+        )
+        """Each reference's structure (:func:`rlar.routing.confidence.reference_structure`)."""
+        self.metadata_keys = frozenset(str(k) for e in self.exemplars for k in e.query.metadata)
         self.tools = sorted({t for e in self.exemplars for t in e.acceptable})
         """Tool names some exemplar labels (a candidate outside this list is new to the bank)."""
         self._columns: dict[str, Any] = {}
+        self._options: Any = None
 
     def label_matrix(self, names: Sequence[str]) -> np.ndarray:
         """(exemplars, names) booleans: whether each exemplar calls each tool acceptable."""
@@ -119,6 +132,25 @@ class ExemplarBank:
         if not names:
             return np.zeros((len(self.exemplars), 0), dtype=bool)
         return np.stack([self._columns[n] for n in names], axis=1)
+
+    def accepts(self, decision: str | None) -> np.ndarray:
+        """(exemplars,) booleans: whether each exemplar accepts ``decision`` — lists that tool, or for None
+        ("no tool fits") lists none."""
+        import numpy as np
+
+        if decision is None:
+            return np.array([not e.acceptable for e in self.exemplars], dtype=bool)
+        return self.label_matrix([decision])[:, 0]
+
+    def option_matrix(self) -> np.ndarray:
+        """(exemplars, options) booleans over every tool some exemplar names, then "no tool fits"."""
+        import numpy as np
+
+        if self._options is None:
+            self._options = np.concatenate(
+                [self.label_matrix(self.tools), self.accepts(None)[:, None]], axis=1
+            ).astype(float)
+        return np.asarray(self._options)
 
     def __len__(self) -> int:
         return len(self.exemplars)
@@ -153,7 +185,11 @@ class ExemplarBank:
 
     def subset(self, keep: Sequence[bool]) -> ExemplarBank:
         idx = [i for i, k in enumerate(keep) if k]
-        return ExemplarBank([self.exemplars[i] for i in idx], self.vectors[idx])
+        return ExemplarBank(
+            [self.exemplars[i] for i in idx],
+            self.vectors[idx],
+            structures=[str(self.structures[i]) for i in idx],
+        )
 
 
 # The packages whose code computes QueryFeatures: a change to any of their files is a new cache key.

@@ -11,6 +11,8 @@ States (``Decision.state``) and the events that move them::
     (no decision)  --answer: tools chosen-->            routed
                    --answer: none fits, tools asked-->  pending      (request_tool)
                    --answer: none fits, none asked-->   fallback | abstain | unroutable
+                   --calibrated answer below the
+                     selective threshold-->             fallback | abstain, memory only (see below)
                    --agent failed-->                    fallback, memory only, expires after agent_retry_s
                                                         (no fallback declared: NoFallback, nothing kept)
     pending        --a tool made for its request-->     synthesized | canary (shadow beside the fallback)
@@ -25,6 +27,15 @@ A fallback decision's state depends on what the task declares: ``fallback`` (its
 ``abstain`` (none, and synthesis refused because no verifier checks every clause: its samples abstain),
 ``unroutable`` (none: the prompts are dead-lettered, and the kind is decided afresh after ``wait_s``).
 
+Selective routing (:func:`unsure`): an answer that chooses tools, whose confidence is calibrated (the offline
+router's, :mod:`rlar.routing.confidence`) and below the threshold (``Policy.min_confidence``, else the one the answer
+carries: its correctness model's) is not taken. The router first asks its model agent, when one is configured
+(its answer is then decided as any other; :func:`escalated`); else :func:`on_agent_answer` routes the kind to the
+task's declared fallback, or with none its samples abstain — a decision kept in memory only, so that a restarted
+router with a fallback declared since routes the kind there — and the decision's reason names the confidence,
+the threshold, the nearest labelled formats and the line of config that declares a tool for the task
+(:func:`pin_line`).
+
 The quarantine policy of a suspect tool (:func:`suspect_action`) is here too: what the router does when
 :mod:`rlar.routing.health` finds a tool in use suspect.
 """
@@ -32,6 +43,7 @@ The quarantine policy of a suspect tool (:func:`suspect_action`) is here too: wh
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -51,6 +63,7 @@ __all__ = [
     "announcement",
     "awaiting_tool",
     "delivery",
+    "escalated",
     "fall_back",
     "in_canary_for",
     "is_live",
@@ -62,10 +75,13 @@ __all__ = [
     "on_tool_refused",
     "on_wait_over",
     "overdue",
+    "pin_line",
     "prompt_action",
     "suspect_action",
     "synthesis_failed",
     "tool_request",
+    "unsure",
+    "unsure_reason",
     "using",
 ]
 
@@ -86,6 +102,8 @@ class Policy:
     """How long a fallback taken because the agent failed lasts before the agent is asked again."""
     request_tools: bool
     """Whether a kind no tool fits gets a tool request (synthesis or retrieval on)."""
+    min_confidence: float | None = None
+    """Selective routing's threshold on calibrated confidences (None: the one each answer carries)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,10 +217,44 @@ def fall_back(d: Decision, why: str, tools: Sequence[ToolRef], policy: Policy, n
     )
 
 
+def unsure(ans: RouteAnswer, policy: Policy) -> float | None:
+    """The threshold that ``ans`` falls below (selective routing: it is not taken as it is), or None. Only a
+    calibrated confidence is compared, and only for an answer that chooses tools: a failed one has its own path,
+    and "no tool fits" gives no reward of its own (a tool made for it is vouched for and probed before it scores;
+    without one the kind takes the fallback or gets none)."""
+    if not ans.ok or not ans.calibrated or ans.none_fit:
+        return None
+    threshold = policy.min_confidence if policy.min_confidence is not None else ans.threshold
+    return threshold if threshold is not None and ans.confidence < threshold else None
+
+
+def pin_line(task: str, tool: str) -> str:
+    """The line of config (in ``[router]``) that declares ``tool`` for ``task``: its kinds the router is
+    unsure of are scored with it."""
+    return f'fallback.{json.dumps(task)} = [{{ tool = "{tool}" }}]'
+
+
+def unsure_reason(ans: RouteAnswer, threshold: float, task: str, outcome: str) -> str:
+    """Why an unsure answer (one that chose tools) was not taken, where its kind goes (``outcome``), the line of
+    config that declares the tool it chose for ``task``, the confidence in words, and what it chose — in that
+    order, so that a shortened reason keeps the first parts."""
+    choice = ", ".join(t.tool for t in ans.tools)
+    return (
+        f"low confidence {ans.confidence:.2f} < threshold {threshold:.2f}: {outcome}; to declare a tool for"
+        f" this task, in [router]: {pin_line(task, ans.tools[0].tool)}; {ans.why}; it would have chosen {choice}"
+    )
+
+
+def escalated(model_answer: RouteAnswer, offline: RouteAnswer, threshold: float) -> RouteAnswer:
+    """The model agent's answer, asked because ``offline`` was unsure: its reason says so."""
+    note = f"asked the model agent: offline confidence {offline.confidence:.2f} < {threshold:.2f} ({offline.why})"
+    return dataclasses.replace(model_answer, reason=f"{model_answer.reason} [{note}]"[:500])
+
+
 def needs_fallback(ans: RouteAnswer, policy: Policy) -> bool:
     """Whether :func:`on_agent_answer` needs the task's fallback tools for ``ans`` (the router resolves
     them in the registry only then)."""
-    return not ans.ok or (ans.none_fit and not policy.request_tools)
+    return not ans.ok or (ans.none_fit and not policy.request_tools) or unsure(ans, policy) is not None
 
 
 def on_agent_answer(
@@ -219,7 +271,8 @@ def on_agent_answer(
 ) -> Transition:
     """The first decision of a signature, from the agent's (probed) answer. ``fallback``: the task's
     resolved fallback tools, needed only when :func:`needs_fallback`. Raises :class:`NoFallback` when the
-    agent failed and there is none."""
+    agent failed and there is none. An :func:`unsure` answer is not taken: its kind goes to ``fallback``, or
+    its samples abstain (in memory only; counted as ``decisions_unsure``)."""
     base: dict[str, Any] = dict(
         signature=signature,
         task=task,
@@ -243,8 +296,26 @@ def on_agent_answer(
             expires_at=now + policy.agent_retry_s,
         )
         return Transition(d, store=False)
+    threshold = unsure(ans, policy)
+    if threshold is not None:
+        outcome = (
+            f"fallback to {', '.join(t.tool for t in fallback)}"
+            if fallback
+            else "no fallback declared: its samples ABSTAIN (masked, no reward)"
+        )
+        d = Decision(
+            **base,
+            state="fallback" if fallback else "abstain",
+            tools=list(fallback),
+            reason=unsure_reason(ans, threshold, task, outcome)[:1000],
+            confidence=ans.confidence,
+            why=ans.why,
+        )
+        return Transition(d, store=False, count="decisions_unsure")
     if not ans.none_fit:
-        d = Decision(**base, state="routed", tools=ans.tools, reason=ans.reason, confidence=ans.confidence)
+        d = Decision(
+            **base, state="routed", tools=ans.tools, reason=ans.reason, confidence=ans.confidence, why=ans.why
+        )
         return Transition(d, count="decisions")
     if policy.request_tools:
         d = Decision(
@@ -252,6 +323,7 @@ def on_agent_answer(
             state="pending",
             reason=ans.reason,
             confidence=ans.confidence,
+            why=ans.why,
             constraints=ans.constraints,
             request_id=f"{signature}.{int(now)}",
             requested_at=now,

@@ -19,8 +19,11 @@ No language model is involved. ``OfflineRouter.decide(query, candidates)``, in o
    each tool's description, and declared formats and kinds; the most probable tool is chosen. A tool no
    exemplar names (a user's, a synthesised one) competes on its description.
 
-Every decision carries ``confidence``: the probability, calibrated on held-out benchmark types, that it is
-right (Platt scaling for the scorer's choices, held-out rates for the rules' own decisions).
+Every decision, the rules' and the scorer's, carries its evidence (:mod:`rlar.routing.confidence`: the
+choice model's margin, how near and how unanimous the nearest exemplars are, whether the reference's kind and
+structure were ever seen) and ``confidence``: the probability that it is right, from the correctness model
+fitted on decisions taken with whole formats held out, with ``why`` in words (the nearest formats, what lowers
+it).
 
 The exemplars are ``data/routing/labelled.jsonl`` unless given; the fitted model is computed on first use from
 them and cached on disk (:func:`rlar.routing.training.fit_model`), as are their embeddings.
@@ -33,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rlar.routing.confidence import gather_evidence, reference_structure
 from rlar.routing.query import QueryFeatures, RoutingQuery
 from rlar.routing.rules import (
     covers,
@@ -70,17 +74,28 @@ class Match:
     constraints: list[dict[str, Any]] = field(default_factory=list)
     scores: dict[str, float] = field(default_factory=dict)
     excluded: dict[str, str] = field(default_factory=dict)
+    evidence: dict[str, Any] = field(default_factory=dict)
+    """What the confidence was computed from (:meth:`rlar.routing.confidence.Evidence.to_dict`)."""
+    why: str = ""
+    """The confidence in words: the nearest formats, the reference's structure, what lowers it most."""
+    threshold: float | None = None
+    """Selective routing's threshold fitted with the confidence (the correctness model's); None when there is
+    none to apply: a model without a correctness part, or a rule's choice of a tool no exemplar names."""
 
     def tool_input(self) -> dict[str, Any]:
         return {
             "tools": [{"name": t["name"], "weight": t["weight"]} for t in self.tools],
             "none_fit": self.none_fit,
             "confidence": self.confidence,
+            "calibrated": self.threshold is not None,
+            "why": self.why,
+            "threshold": self.threshold,
             "reason": self.reason,
             "constraints": self.constraints,
             "path": self.path,
             "scores": self.scores,
             "excluded": self.excluded,
+            "evidence": self.evidence,
         }
 
 
@@ -147,11 +162,26 @@ class OfflineRouter:
     def decide(
         self, q: RoutingQuery, candidates: Sequence[ToolSpec], *, features: QueryFeatures | None = None
     ) -> Match:
-        """The tools for ``q`` among ``candidates`` (``features``: ``q.features()`` when already computed)."""
+        """The tools for ``q`` among ``candidates`` (``features``: ``q.features()`` when already computed),
+        with the decision's evidence and calibrated confidence (:meth:`_settle`)."""
         specs = list(candidates)
         if not specs:
             return Match([], True, 1.0, "no tools are registered", "rule:no_tools")
         f = q.features() if features is None else features
+        bank, model = self._load()
+        m, probs = self._choose(q, specs, f, bank, model)
+        return self._settle(m, q, f, bank, model, probs)
+
+    def _choose(
+        self,
+        q: RoutingQuery,
+        specs: list[ToolSpec],
+        f: QueryFeatures,
+        bank: ExemplarBank,
+        model: ScorerModel,
+    ) -> tuple[Match, list[float]]:
+        """The decision (steps 2-4 of the module docstring) and the choice model's probabilities (the scorer
+        only); its confidence is set by :meth:`_settle`."""
         cons = list(f.constraints) if f.reference_free else []
         excluded: dict[str, str] = {}
         eligible: list[ToolSpec] = []
@@ -161,12 +191,10 @@ class OfflineRouter:
                 excluded[s.name] = why
             else:
                 eligible.append(s)
-        bank, model = self._load()
 
-        def ruled(path: str, reason: str, chosen: ToolSpec | None = None) -> Match:
+        def ruled(path: str, reason: str, chosen: ToolSpec | None = None) -> tuple[Match, list[float]]:
             tools = [] if chosen is None else [{"name": chosen.name, "weight": 1.0}]
-            conf = round(model.path_confidence(path), 4)
-            return Match(tools, chosen is None, conf, reason, path, constraints=cons, excluded=excluded)
+            return Match(tools, chosen is None, 0.0, reason, path, constraints=cons, excluded=excluded), []
 
         named = [s for s in eligible if names_query(s, q)]
         if named:
@@ -216,12 +244,11 @@ class OfflineRouter:
         probs = self._probabilities(q, eligible, f, bank, model)
         ranked = sorted(zip(probs, eligible, strict=True), key=lambda x: (-x[0], x[1].name))
         p_top, best = ranked[0]
-        conf = model.confidence(float(p_top))
         runner = f", then {ranked[1][1].name} ({ranked[1][0]:.2f})" if len(ranked) > 1 else ""
-        return Match(
+        match = Match(
             [{"name": best.name, "weight": 1.0}],
             False,
-            round(conf, 4),
+            0.0,
             f"{best.name} ({p_top:.2f}{runner}); reference shape {f.reference_shape}",
             "scorer",
             float(p_top),
@@ -229,6 +256,43 @@ class OfflineRouter:
             scores={s.name: round(float(p), 4) for p, s in ranked},
             excluded=excluded,
         )
+        return match, [float(p) for p in probs]
+
+    def _settle(
+        self,
+        m: Match,
+        q: RoutingQuery,
+        f: QueryFeatures,
+        bank: ExemplarBank,
+        model: ScorerModel,
+        probs: Sequence[float],
+    ) -> Match:
+        """``m`` with its evidence (:func:`rlar.routing.confidence.gather_evidence`) and its confidence: the
+        probability the model's correctness part gives it (0 for a model without one: being fitted)."""
+        import numpy as np
+
+        sims = bank.vectors @ self._query_vector(q) if len(bank) else np.zeros(0)
+        ev = gather_evidence(
+            sims,
+            bank,
+            routing_shape=f.routing_shape,
+            structure=reference_structure(q.reference),
+            metadata_keys=[str(k) for k in q.metadata],
+            decision=None if m.none_fit else m.tools[0]["name"],
+            path=m.path,
+            probabilities=probs,
+        )
+        m.evidence = ev.to_dict()
+        if model.correctness is not None:
+            m.confidence = round(model.correctness.probability(ev), 4)
+            m.why = model.correctness.explain(ev)
+            if m.path != "scorer" and m.tools and m.tools[0]["name"] not in bank.tools:
+                # A rule chose a tool no exemplar names: the user's, bound to the task, or one made for this kind
+                # (vouched for and probed). The labelled experience cannot judge it: no selective threshold.
+                m.why = f"{m.path} chose a tool no labelled exemplar names; {m.why}"
+            else:
+                m.threshold = model.correctness.threshold
+        return m
 
     def _probabilities(
         self,

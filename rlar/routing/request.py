@@ -156,6 +156,13 @@ class RouteAnswer:
     reason: str
     constraints: list[dict[str, Any]] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
+    calibrated: bool = False
+    """``confidence`` is the offline router's calibrated probability that the decision is right
+    (:mod:`rlar.routing.confidence`), not a language model's own say: selective routing reads it."""
+    why: str = ""
+    """The offline router's confidence in words (the nearest labelled formats, what lowers it)."""
+    threshold: float | None = None
+    """Selective routing's threshold fitted with the calibrated confidence (its correctness model's)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -163,6 +170,9 @@ class RouteAnswer:
             "tools": [t.to_dict() for t in self.tools],
             "none_fit": self.none_fit,
             "confidence": self.confidence,
+            "calibrated": self.calibrated,
+            "why": self.why,
+            "threshold": self.threshold,
             "reason": self.reason,
             "constraints": list(self.constraints),
             "provenance": dict(self.provenance),
@@ -211,4 +221,10 @@ def parse_route(reply: AgentReply, candidates: Sequence[ToolSpec]) -> RouteAnswe
         chosen = []
     cons = [dict(c) for c in data.get("constraints") or [] if isinstance(c, Mapping) and "rule" in c]
     prov["confidence"] = confidence
-    return RouteAnswer(True, chosen, none_fit, confidence, reason, cons, prov)
+    # Only the offline router's confidence is calibrated; a model may say anything about its own.
+    offline = reply.backend == "offline"
+    calibrated = offline and bool(data.get("calibrated"))
+    why = str(data.get("why", ""))[:500] if offline else ""
+    threshold = data.get("threshold") if calibrated else None
+    threshold = float(threshold) if isinstance(threshold, int | float) and 0 <= threshold <= 1 else None
+    return RouteAnswer(True, chosen, none_fit, confidence, reason, cons, prov, calibrated, why, threshold)

@@ -26,19 +26,18 @@ task; each exemplar also appears with one eligible tool hidden from the labels, 
 would be. Nothing here is set by hand except ``K_NEIGHBOURS``, ``TEMPERATURE`` and the fitting constants,
 fixed before any evaluation.
 
-Confidence: the chosen tool's probability, mapped by Platt scaling (:func:`fit_platt`) fitted on held-out
-folds, is the probability that the choice is acceptable; decisions the rules make alone get the rate at which
-such decisions were right on held-out folds (``path_rates``). :func:`calibration_error` is the expected
-calibration error (ECE) of such confidences.
+Confidence is not the choice model's probability: a decision's chance of being right is estimated from its
+evidence (that probability among it) by :class:`rlar.routing.confidence.CorrectnessModel`, which the model
+carries.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rlar.routing.confidence import CorrectnessModel
 from rlar.routing.rules import needs_reference
 from rlar.tasks.references import Relation
 from rlar.tools.base import ToolKind, ToolSpec
@@ -51,10 +50,8 @@ __all__ = [
     "K_NEIGHBOURS",
     "TEMPERATURE",
     "ScorerModel",
-    "calibration_error",
     "candidate_rows",
     "feature_names",
-    "fit_platt",
     "fit_weights",
     "knn_votes",
     "neighbour_order",
@@ -232,112 +229,16 @@ def fit_weights(
     return w
 
 
-def _logit(p: float) -> float:
-    p = min(max(p, 1e-4), 1 - 1e-4)
-    return math.log(p / (1 - p))
-
-
-def _sigmoid(z: float) -> float:
-    """1 / (1 + e^-z) without overflow for any finite ``z``."""
-    if z >= 0:
-        return 1 / (1 + math.exp(-z))
-    e = math.exp(z)
-    return e / (1 + e)
-
-
-def fit_platt(p_top: Sequence[float], correct: Sequence[bool]) -> tuple[float, float]:
-    """(a, b) with P(correct) = sigmoid(a · logit(p_top) + b), by Newton's method on the log loss.
-
-    The targets are Platt's smoothed ones ((n+ + 1) / (n+ + 2) for right, 1 / (n- + 2) for wrong), so the fit
-    stays finite when the probabilities separate right from wrong (a handful of held-out routes, one type
-    only); any confidence in [0, 1] is accepted (clipped to [1e-4, 1 - 1e-4] before the logit). Without
-    both outcomes: a constant map at the smoothed rate."""
-    ys = [1.0 if c else 0.0 for c in correct]
-    if not ys or len(set(ys)) < 2:
-        rate = (sum(ys) + 1) / (len(ys) + 2)
-        return 0.0, _logit(rate)
-    xs = [_logit(float(p)) if math.isfinite(float(p)) else 0.0 for p in p_top]
-    n_pos = sum(ys)
-    n_neg = len(ys) - n_pos
-    hi, lo = (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2)
-    ts = [hi if y else lo for y in ys]
-    a, b = 1.0, 0.0
-
-    def loss(a: float, b: float) -> float:
-        total = 0.0
-        for x, t in zip(xs, ts, strict=True):
-            z = a * x + b
-            # log(1 + e^z) - t z, stably
-            total += (z if z > 0 else 0.0) + math.log1p(math.exp(-abs(z))) - t * z
-        return total
-
-    f = loss(a, b)
-    for _ in range(100):
-        ga = gb = haa = hab = hbb = 0.0
-        for x, t in zip(xs, ts, strict=True):
-            s = _sigmoid(a * x + b)
-            ga += (s - t) * x
-            gb += s - t
-            h = s * (1 - s)
-            haa += h * x * x + 1e-6
-            hab += h * x
-            hbb += h + 1e-6
-        det = haa * hbb - hab * hab
-        if det <= 0 or not math.isfinite(det):
-            break
-        da, db = (hbb * ga - hab * gb) / det, (haa * gb - hab * ga) / det
-        step = 1.0
-        while step > 1e-6:  # damped: never a step that raises the loss
-            na, nb = a - step * da, b - step * db
-            nf = loss(na, nb)
-            if nf <= f + 1e-12:
-                break
-            step /= 2
-        else:
-            break
-        a, b, f = na, nb, nf
-        if step * (abs(da) + abs(db)) < 1e-9:
-            break
-    return a, b
-
-
-def calibration_error(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10) -> dict[str, Any]:
-    """Expected calibration error over equal-width confidence bins, with the reliability table."""
-    n = len(confidence)
-    table = []
-    ece = 0.0
-    for k in range(bins):
-        lo, hi = k / bins, (k + 1) / bins
-        idx = [i for i, c in enumerate(confidence) if lo <= c < hi or (k == bins - 1 and c == 1.0)]
-        if not idx:
-            continue
-        conf = sum(confidence[i] for i in idx) / len(idx)
-        acc = sum(1 for i in idx if correct[i]) / len(idx)
-        ece += len(idx) / n * abs(conf - acc)
-        table.append(
-            {
-                "bin": f"{lo:.1f}-{hi:.1f}",
-                "n": len(idx),
-                "confidence": round(conf, 4),
-                "accuracy": round(acc, 4),
-            }
-        )
-    brier = sum((c - (1.0 if ok else 0.0)) ** 2 for c, ok in zip(confidence, correct, strict=True)) / max(
-        1, n
-    )
-    return {"ece": round(ece, 4), "brier": round(brier, 4), "bins": table}
-
-
 @dataclass(slots=True)
 class ScorerModel:
-    """Fitted weights, the Platt map and the rule paths' held-out rates; plain data (``to_dict``)."""
+    """Fitted weights and the correctness model of the decisions they lead to; plain data (``to_dict``)."""
 
     weights: list[float]
     tools: list[str] = field(default_factory=list)
     """The tools the exemplars name (the per-tool features' order)."""
-    platt: tuple[float, float] = (1.0, 0.0)
-    path_rates: dict[str, list[int]] = field(default_factory=dict)
-    """Decision path -> [right, total] on held-out folds (``rule:none_fit``, ``rule:only_tool``, ...)."""
+    correctness: CorrectnessModel | None = None
+    """How likely a decision is right given its evidence (:mod:`rlar.routing.confidence`); None while the
+    weights are being fitted or evaluated (decisions then have confidence 0)."""
     info: dict[str, Any] = field(default_factory=dict)
 
     def probabilities(self, rows: np.ndarray) -> np.ndarray:
@@ -345,21 +246,12 @@ class ScorerModel:
 
         return _softmax(rows @ np.asarray(self.weights), np.ones(len(rows), dtype=bool))
 
-    def confidence(self, p_top: float) -> float:
-        a, b = self.platt
-        return _sigmoid(a * _logit(p_top) + b)
-
-    def path_confidence(self, path: str) -> float:
-        right, total = self.path_rates.get(path, [0, 0])
-        return (right + 1) / (total + 2)
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "features": feature_names(self.tools),
             "weights": list(self.weights),
             "tools": list(self.tools),
-            "platt": list(self.platt),
-            "path_rates": dict(self.path_rates),
+            "correctness": self.correctness.to_dict() if self.correctness is not None else None,
             "info": dict(self.info),
         }
 
@@ -370,11 +262,10 @@ class ScorerModel:
             feature_names(tools)
         ):
             raise ValueError("scorer model was fitted with other features")
-        a, b = d.get("platt", (1.0, 0.0))
+        correctness = d.get("correctness")
         return cls(
             [float(w) for w in d["weights"]],
             tools,
-            (float(a), float(b)),
-            dict(d.get("path_rates", {})),
+            CorrectnessModel.from_dict(correctness) if correctness else None,
             dict(d.get("info", {})),
         )

@@ -8,15 +8,19 @@ exemplar and to each tool's description, its features and eligible tools. Then:
 - ``router(exclude, weights)``: an :class:`~rlar.routing.matching.OfflineRouter` on the bank without
   ``exclude`` — the deployed decision procedure, unchanged, on a smaller bank;
 - ``held_out_routes()``: every exemplar routed by a router that never saw its group (its exemplars are out of
-  the bank and out of the weights' fit): leave-one-type-out.
+  the bank and out of the weights' fit): leave-one-type-out;
+- ``kind_held_out_routes()``: the same with every group of its reference kind held out together.
 
 - ``in_distribution_routes()``: every exemplar routed with only itself left out;
 - ``tool_held_out_routes(name)``: the exemplars that accept a tool, routed as if no exemplar named it.
 
-:func:`fit_model` is what the router uses: weights fitted on the whole bank, with a Platt map and rule-path
-rates fitted on the leave-one-type-out routes (:func:`build_model`) — read from ``data/routing/model.json``
-or the disk cache when its :func:`fingerprint` (method, constants, every exemplar and vector, every tool)
-matches, else fitted and cached.
+:func:`fit_model` is what the router uses: weights fitted on the whole bank, with the correctness model of its
+decisions (:mod:`rlar.routing.confidence`) fitted on the evidence of three families of held-out decisions —
+every exemplar routed with its format held out (``held_out_routes``), with every format of its reference kind
+held out (``kind_held_out_routes``: reference kinds the router has not seen), and with only itself held out
+(``in_distribution_routes``: formats it knows) — (:func:`build_model`), read from
+``data/routing/model.json`` or the disk cache when its :func:`fingerprint` (method, constants, every exemplar
+and vector, every tool) matches, else fitted and cached.
 """
 
 from __future__ import annotations
@@ -26,11 +30,21 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from rlar.routing.boosting import constants as boosting_constants
+from rlar.routing.confidence import (
+    EVIDENCE,
+    FOLDS,
+    NEIGHBOURS,
+    SHARPNESS,
+    TARGET_PRECISION,
+    CorrectnessModel,
+    fit_correctness,
+)
 from rlar.routing.exemplars import ExemplarBank, cache_dir, cached_vectors
 from rlar.routing.matching import OfflineRouter
 from rlar.routing.rules import eligibility
@@ -44,25 +58,26 @@ from rlar.routing.scorer import (
     ScorerModel,
     candidate_rows,
     feature_names,
-    fit_platt,
     fit_weights,
     neighbour_order,
     tool_text,
 )
 from rlar.tools.base import ToolSpec
 
-__all__ = ["HeldOutRoute", "Trainer", "build_model", "describe", "fingerprint", "fit_model"]
+__all__ = ["HeldOutRoute", "Trainer", "build_model", "describe", "fingerprint", "fit_confidence", "fit_model"]
 
 log = logging.getLogger(__name__)
 
 Embed = Callable[[list[str]], list[list[float]]]
-METHOD_VERSION = "knn-choice-v4"  # v2: relation features for answer texts only; v3: reference kinds;
-# v4: short answers in another language read as answer texts (QueryFeatures.answer_shape)
+METHOD_VERSION = "knn-choice-v5"  # v2: relation features for answer texts only; v3: reference kinds;
+# v4: short answers in another language read as answer texts (QueryFeatures.answer_shape); v5: confidence from
+# a correctness model on each decision's evidence (rlar.routing.confidence)
 
 
 @dataclass(slots=True)
 class HeldOutRoute:
-    """One exemplar routed with its group held out."""
+    """One exemplar routed with its group held out (``family``: ``type``, its format alone; ``kind``, every
+    format of its reference kind; ``record``, only itself)."""
 
     index: int
     group: str
@@ -71,6 +86,8 @@ class HeldOutRoute:
     path: str
     p_top: float
     correct: bool
+    evidence: dict[str, float] = field(default_factory=dict)
+    family: str = "type"
 
 
 class Trainer:
@@ -171,25 +188,50 @@ class Trainer:
             tool_vectors=self.tool_vectors,
         )
 
-    def _route(self, router: OfflineRouter, i: int, acceptable: Sequence[str] | None = None) -> HeldOutRoute:
+    def _route(
+        self, router: OfflineRouter, i: int, acceptable: Sequence[str] | None = None, family: str = "type"
+    ) -> HeldOutRoute:
         e = self.bank.exemplars[i]
         acc = e.acceptable if acceptable is None else tuple(acceptable)
         m = router.decide(e.query, self.specs, features=e.features)
         tools = [t["name"] for t in m.tools]
         ok = (not acc and m.none_fit) or (bool(tools) and tools[0] in acc)
-        return HeldOutRoute(i, e.group, tools, m.none_fit, m.path, m.p_top, ok)
+        values = dict(m.evidence.get("values", {}))
+        return HeldOutRoute(i, e.group, tools, m.none_fit, m.path, m.p_top, ok, values, family)
+
+    def _held_out(
+        self, folds: Sequence[set[str]], family: str, progress: Callable[[str], None] | None
+    ) -> list[HeldOutRoute]:
+        out: list[HeldOutRoute] = []
+        everything = self.weights(set())
+        for fold in folds:
+            model = ScorerModel([float(w) for w in self.weights(fold, start=everything)], self.tools)
+            router = self.router(fold, model)
+            out.extend(
+                self._route(router, int(i), family=family)
+                for i in np.flatnonzero(np.isin(self.groups, list(fold)))
+            )
+            if progress:
+                progress(", ".join(sorted(fold)))
+        return sorted(out, key=lambda r: r.index)
 
     def held_out_routes(self, progress: Callable[[str], None] | None = None) -> list[HeldOutRoute]:
         """Every exemplar routed with its group out of the bank and out of the fit (leave-one-type-out)."""
-        out: list[HeldOutRoute] = []
-        everything = self.weights(set())
+        return self._held_out([{g} for g in sorted(set(self.groups.tolist()))], "type", progress)
+
+    def kinds(self) -> dict[str, set[str]]:
+        """The groups by reference kind: each group under the routing shape most of its exemplars have."""
+        shapes = self.bank.shapes
+        out: dict[str, set[str]] = {}
         for g in sorted(set(self.groups.tolist())):
-            model = ScorerModel([float(w) for w in self.weights({g}, start=everything)], self.tools)
-            router = self.router({g}, model)
-            out.extend(self._route(router, i) for i in np.flatnonzero(self.groups == g))
-            if progress:
-                progress(g)
-        return sorted(out, key=lambda r: r.index)
+            values, counts = np.unique(shapes[self.groups == g], return_counts=True)
+            out.setdefault(str(values[int(np.argmax(counts))]), set()).add(g)
+        return out
+
+    def kind_held_out_routes(self, progress: Callable[[str], None] | None = None) -> list[HeldOutRoute]:
+        """Every exemplar routed with every group of its reference kind (:meth:`kinds`) out of the bank and
+        out of the fit: queries whose kind of reference the router has (almost) never seen."""
+        return self._held_out([set(gs) for _, gs in sorted(self.kinds().items())], "kind", progress)
 
     def in_distribution_routes(self) -> list[HeldOutRoute]:
         """Every exemplar routed with only itself out of the bank, by the weights fitted on all."""
@@ -205,7 +247,7 @@ class Trainer:
                 known_vectors=known,
                 tool_vectors=self.tool_vectors,
             )
-            out.append(self._route(router, i))
+            out.append(self._route(router, i, family="record"))
         return out
 
     def without_tool(self, name: str) -> Trainer:
@@ -263,6 +305,7 @@ def fingerprint(bank: ExemplarBank, specs: Sequence[ToolSpec]) -> str:
     doc = {
         "method": METHOD_VERSION,
         "constants": [K_NEIGHBOURS, TEMPERATURE, L2, STEPS, list(FEATURES), list(RELATIONS)],
+        "confidence": [list(EVIDENCE), NEIGHBOURS, SHARPNESS, TARGET_PRECISION, FOLDS, *boosting_constants()],
         "exemplars": [[e.text, list(e.acceptable), e.group, e.shape] for e in bank.exemplars],
         "vectors": hashlib.sha256(np.ascontiguousarray(bank.vectors).tobytes()).hexdigest(),
         "tools": [
@@ -273,29 +316,30 @@ def fingerprint(bank: ExemplarBank, specs: Sequence[ToolSpec]) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:32]
 
 
-def calibrate(model: ScorerModel, routes: Sequence[HeldOutRoute]) -> ScorerModel:
-    """``model`` with the Platt map and rule-path rates of ``routes`` (held-out decisions)."""
-    scored = [r for r in routes if r.path == "scorer"]
-    model.platt = fit_platt([r.p_top for r in scored], [r.correct for r in scored])
-    rates: dict[str, list[int]] = {}
-    for r in routes:
-        if r.path != "scorer":
-            rates.setdefault(r.path, [0, 0])
-            rates[r.path][0] += int(r.correct)
-            rates[r.path][1] += 1
-    model.path_rates = rates
-    return model
-
-
 def shipped_model_path() -> Path:
     from rlar.routing.exemplars import default_path
 
     return default_path().with_name("model.json")
 
 
-def build_model(trainer: Trainer, routes: Sequence[HeldOutRoute]) -> ScorerModel:
-    """Weights fitted on the whole bank, calibrated on its held-out ``routes``."""
-    model = calibrate(ScorerModel([float(w) for w in trainer.weights(set())], trainer.tools), routes)
+def fit_confidence(routes: Sequence[HeldOutRoute]) -> tuple[CorrectnessModel, list[float]]:
+    """The correctness model of held-out ``routes`` and each route's cross-fitted confidence
+    (:func:`rlar.routing.confidence.fit_correctness`), with selective routing's threshold chosen on the routes
+    whose format was held out (``type`` and ``kind``; not the ``record`` ones, whose format the router knew)."""
+    return fit_correctness(
+        [r.evidence for r in routes],
+        [r.correct for r in routes],
+        [r.group for r in routes],
+        threshold_on=[r.family != "record" for r in routes],
+    )
+
+
+def build_model(
+    trainer: Trainer, routes: Sequence[HeldOutRoute], correctness: CorrectnessModel
+) -> ScorerModel:
+    """Weights fitted on the whole bank, with the ``correctness`` model fitted on its held-out decisions
+    (``routes``: leave-one-type-out, for the record of its accuracy)."""
+    model = ScorerModel([float(w) for w in trainer.weights(set())], trainer.tools, correctness)
     model.info = {
         "fingerprint": fingerprint(trainer.bank, trainer.specs),
         "exemplars": len(trainer.bank),
@@ -332,7 +376,10 @@ def fit_model(
     log.info(
         "routing: fitting the offline router on %d exemplars (not shipped or cached for them)", len(bank)
     )
-    model = build_model(trainer, trainer.held_out_routes())
+    routes = trainer.held_out_routes()
+    held = [*routes, *trainer.kind_held_out_routes(), *trainer.in_distribution_routes()]
+    correctness, _ = fit_confidence(held)
+    model = build_model(trainer, routes, correctness)
     if use_cache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -189,7 +189,12 @@ class ExactMatchTool(_MatchTool):
         if answer == ref:
             return True
         # "positive." states the label "positive": a single sentence-final full stop is punctuation, not answer.
-        return answer.endswith(".") and not answer.endswith("..") and not ref.endswith(".") and answer[:-1] == ref
+        return (
+            answer.endswith(".")
+            and not answer.endswith("..")
+            and not ref.endswith(".")
+            and answer[:-1] == ref
+        )
 
 
 class NormalizedMatchTool(_MatchTool):

@@ -1,9 +1,11 @@
 """The router tests' vocabulary, shared with the synthesis tests: actor fields on a given bus, a router
-config, a prompt, and an inbox collecting what a core subscription receives."""
+config, a prompt, an inbox collecting what a core subscription receives, and a model backend that routes by
+a fixed preference (:class:`ChoosingModel`)."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,9 @@ from actors.router import RouterConfig
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.messages import Prompt
+from rlar.agent.anthropic_agent import AnthropicAgent
+from rlar.agent.base import AnthropicAgentConfig
+from rlar.testing.anthropic_server import MessagesServer
 from tests.support.servers import TEST_TOPOLOGY
 
 
@@ -60,3 +65,43 @@ async def inbox(bus: Bus, subject: str, msg_type: type) -> Inbox:
     box = Inbox()
     await bus.subscribe(subject, msg_type, box.on)
     return box
+
+
+class ChoosingModel:
+    """A model backend (the Anthropic Messages API, served locally) that routes like a careless agent: it picks
+    the first tool of ``prefer`` among the candidates it is offered, or says none fits. What it is offered is
+    recorded, so a test sees the second question the router asks after the probes refused its first choice."""
+
+    def __init__(self, prefer: list[str]) -> None:
+        self.prefer = prefer
+        self.offered: list[list[str]] = []
+        self.server = MessagesServer()
+
+    def respond(self, body: dict[str, Any]) -> dict[str, Any]:
+        text = body["messages"][0]["content"]
+        text = text if isinstance(text, str) else " ".join(b.get("text", "") for b in text)
+        names = re.findall(r"(?m)^- (\S+) \(v\d+, kind", text.split("# Ruled out")[0])
+        self.offered.append(names)
+        pick = next((n for n in self.prefer if n in names), None)
+        data = {
+            "tools": [{"name": pick, "weight": 1}] if pick else [],
+            "none_fit": pick is None,
+            "confidence": 0.9,
+            "reason": f"picked {pick}" if pick else "none of them",
+            "constraints": [],
+        }
+        return {
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "choose_reward_tools", "input": data}]
+        }
+
+    def __enter__(self) -> AnthropicAgent:
+        self.server.respond = self.respond
+        self.server.__enter__()
+        return AnthropicAgent(
+            AnthropicAgentConfig(
+                base_url=self.server.url, api_key_env="RLAR_TEST_KEY", max_retries=1, timeout_s=10
+            )
+        )
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.__exit__(None, None, None)
