@@ -302,9 +302,11 @@ class Learner(Actor[LearnerConfig]):
                         pass
                     continue
                 await self._learn(batch)
-            if self.step > self._checkpointed:  # a graceful stop keeps the updates since the last checkpoint
-                await self._checkpoint()
+            # A graceful stop keeps the final weights (what rlar eval reads; small) first, then the updates since the
+            # last checkpoint (optimizer state included).
             await self._keep_final_weights()
+            if self.step > self._checkpointed:
+                await self._checkpoint()
         finally:
             keepalive.cancel()
             if self.trainer is not None and int(os.environ.get("WORLD_SIZE", "1")) > 1:

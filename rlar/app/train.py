@@ -154,6 +154,10 @@ class TrainSection(BaseModel):
     """Stop the run when one actor crashed this many times with the same error within ``crash_window_s``."""
     crash_window_s: float = Field(600.0, gt=0)
     """The window of ``crash_limit``."""
+    drain_s: float = Field(120.0, gt=0)
+    """At the end of a run, how long the actors get to drain after SIGTERM before they are killed: the learner
+    finishes its step, keeps its final weights and writes its checkpoint (a 135M-parameter model's optimizer
+    state is ~2 GB) in that time."""
     no_signal_steps: int = Field(20, ge=1)
     """Warn when this many learner steps in a row had no group with reward signal (all rewards equal)."""
     report_to: list[Backend] = Field(default_factory=lambda: list[Backend](["tensorboard"]))
@@ -477,6 +481,7 @@ async def _drive(
         crash_limit=train.crash_limit,
         crash_window_s=train.crash_window_s,
         placement=from_doc(doc, train.actors, check=False),
+        grace_s=train.drain_s,
     )
     runner = asyncio.create_task(sup.run())
     # matplotlib takes seconds to import on a busy machine: not on the way out after the last step.
