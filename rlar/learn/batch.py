@@ -3,7 +3,10 @@
 - :class:`PolicyBatch`: right-padded prompt + response token ids with behaviour log-probs, advantages and
   the temperature each row was sampled at, aligned per position.
 - :func:`token_logprobs`: log π(token | prefix) per position at a per-row temperature (the policy the
-  learner trains is the tempered one, ``softmax(logits / T)``; see :mod:`rlar.learn.trainer`).
+  learner trains is the tempered one, ``softmax(logits / T)``; see :mod:`rlar.learn.trainer`). Given the
+  positions it needs (the response tokens), it applies the output head to those positions only: a real
+  vocabulary's logits (SmolLM2: 49,152 per position) for every prompt and padding position would cost more
+  time and memory than the rest of the step.
 - :func:`micro_batches`: rows grouped by a row count and a token budget (rows × longest row), each group
   cut to its own length, so activation memory is bounded whatever the response lengths.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -154,6 +158,31 @@ class PolicyBatch:
         )
 
 
+# Architectures whose causal-LM logits are exactly ``output_embeddings(decoder(x).last_hidden_state)``: no final
+# logit soft-capping or scaling (Gemma 2/3, Cohere and Granite have them), so the head can be applied to chosen
+# positions only.
+_PLAIN_HEAD_MODELS = frozenset(
+    {"llama", "mistral", "qwen2", "qwen3", "phi3", "olmo", "olmo2", "stablelm", "starcoder2", "smollm3"}
+)
+
+
+def _decoder_and_head(model: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.Module] | None:
+    """The decoder stack and the output head of a plain-head causal LM (through a DeepSpeed engine or a PEFT
+    wrapper), or None when the model is not known to be one."""
+    inner: Any = getattr(model, "module", model)  # a DeepSpeed engine wraps the module
+    if hasattr(inner, "get_base_model"):  # PEFT: the base model with its adapters injected
+        inner = inner.get_base_model()
+    config = getattr(inner, "config", None)
+    if getattr(config, "model_type", None) not in _PLAIN_HEAD_MODELS:
+        return None
+    get_decoder: Any = getattr(inner, "get_decoder", None)
+    get_head: Any = getattr(inner, "get_output_embeddings", None)
+    if get_decoder is None or get_head is None:
+        return None
+    decoder, head = get_decoder(), get_head()
+    return (decoder, head) if decoder is not None and head is not None else None
+
+
 def token_logprobs(
     model: torch.nn.Module,
     input_ids: torch.Tensor,
@@ -161,6 +190,7 @@ def token_logprobs(
     *,
     temperature: torch.Tensor | float | None = None,
     with_entropy: bool = False,
+    positions: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Teacher-forced log π_T(input_ids[t] | input_ids[<t]) per position, [B, T] (position 0 is 0), where
     π_T = softmax(logits / T) with ``temperature`` T per row ([B] tensor) or for all rows (float; None: 1).
@@ -168,7 +198,16 @@ def token_logprobs(
     With ``with_entropy``, also the (detached) entropy of π_T at each position that predicts a token,
     [B, T]. Gradients flow through the log-probs when grad is enabled. Right padding only: pads after a
     row's tokens do not affect its earlier positions (causal attention).
+
+    ``positions`` ([B, T] bool, e.g. the response mask): the positions whose log-probs are needed. For a
+    plain-head architecture (:data:`_PLAIN_HEAD_MODELS`) only those get logits; the others are 0 in both
+    outputs. The values at ``positions`` are those of the full computation (same operations on the same hidden
+    states).
     """
+    split = _decoder_and_head(model) if positions is not None else None
+    if split is not None:
+        assert positions is not None
+        return _chosen_logprobs(split, input_ids, attention_mask, positions, temperature, with_entropy)
     out = model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
     logits = out.logits[:, :-1, :].float()
     if isinstance(temperature, torch.Tensor):
@@ -184,6 +223,36 @@ def token_logprobs(
         with torch.no_grad():  # row by row: p·log p of the whole batch would double the head's memory
             e = torch.stack([-(row.exp() * row).sum(-1) for row in logp]) if len(logp) else logp.sum(-1)
             ent = torch.cat([torch.zeros_like(e[:, :1]), e], dim=1)
+    return lp, ent
+
+
+def _chosen_logprobs(
+    split: tuple[torch.nn.Module, torch.nn.Module],
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    positions: torch.Tensor,
+    temperature: torch.Tensor | float | None,
+    with_entropy: bool,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """:func:`token_logprobs` with the head applied at ``positions`` only (see there)."""
+    decoder, head = split
+    hidden = decoder(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
+    want = positions[:, 1:].bool()  # position t is predicted from the hidden state at t - 1
+    rows, cols = want.nonzero(as_tuple=True)
+    logits = head(hidden[:, :-1][want]).float()  # [N, V]
+    if isinstance(temperature, torch.Tensor):
+        logits = logits / temperature.to(logits)[rows, None]
+    elif temperature is not None and temperature != 1.0:
+        logits = logits / temperature
+    logp = F.log_softmax(logits, dim=-1)
+    tok = torch.gather(logp, -1, input_ids[:, 1:][want][:, None]).squeeze(-1)
+    b, t = input_ids.shape
+    lp = torch.zeros(b, t, dtype=tok.dtype, device=tok.device).index_put((rows, cols + 1), tok)
+    ent: torch.Tensor | None = None
+    if with_entropy:
+        with torch.no_grad():
+            e = -(logp.exp() * logp).sum(-1)
+            ent = torch.zeros(b, t, dtype=e.dtype, device=e.device).index_put((rows, cols + 1), e)
     return lp, ent
 
 

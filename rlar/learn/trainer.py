@@ -239,18 +239,19 @@ class DeepSpeedPolicyTrainer:
         out = torch.zeros(batch.input_ids.shape, dtype=torch.float32, device=batch.input_ids.device)
         for rows in self._groups(batch):
             idx, mb = self._sub(batch, rows)
+            temp, want = mb.temperature, mb.response_mask
             if not reference:
                 lp, _ = token_logprobs(
-                    self.engine, mb.input_ids, mb.attention_mask, temperature=mb.temperature
+                    self.engine, mb.input_ids, mb.attention_mask, temperature=temp, positions=want
                 )
             elif self.ref_model is not None:
                 lp, _ = token_logprobs(
-                    self.ref_model, mb.input_ids, mb.attention_mask, temperature=mb.temperature
+                    self.ref_model, mb.input_ids, mb.attention_mask, temperature=temp, positions=want
                 )
             else:  # LoRA: the base model is the adapters switched off
                 with self.module.disable_adapter():  # type: ignore[operator]
                     lp, _ = token_logprobs(
-                        self.engine, mb.input_ids, mb.attention_mask, temperature=mb.temperature
+                        self.engine, mb.input_ids, mb.attention_mask, temperature=temp, positions=want
                     )
             out[idx, : lp.shape[1]] = lp.float()
         return out
@@ -327,6 +328,7 @@ class DeepSpeedPolicyTrainer:
                     mb.attention_mask,
                     temperature=mb.temperature,
                     with_entropy=True,
+                    positions=mb.response_mask,
                 )
                 new = new.float()
                 old = new.detach() if prox is None else prox[at, :w]
