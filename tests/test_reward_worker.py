@@ -145,7 +145,7 @@ async def test_a_group_is_scored_by_each_tool_of_its_kind_in_one_call_and_answer
     bus: Bus, nats_url: str, tmp_path: Path
 ) -> None:
     task = f"group_{_uid()}"
-    responses = [["42", "the answer is 42", "41"][i % 3] for i in range(16)]
+    responses = [["42", "42 apples", "41"][i % 3] for i in range(16)]  # "42 apples" contains 42 but is not it
     req = ScoreGroup(
         prompt_id=f"{task}-p",
         generation="g7",
