@@ -1,8 +1,10 @@
 # RLAR — every target installs what it needs first.
-#   make run   : the main job: GRPO on a real model (SmolLM2-135M-Instruct, from a PyPI wheel) on a four-task mix,
+#   make run   : the main job: GRPO on a real model (SmolLM2-135M-Instruct, from a PyPI wheel) on a three-task mix,
 #                rewards chosen by the router, then the initial and the trained policy evaluated (embedded NATS)
 #   make run-tiny : the same system on the tiny locally built policy (the demo the tests use; ~5 min)
-#   make test  : format check + lint, then the type check beside every test tier in parallel (what CI runs)
+#   make test  : format check + lint, then the type check beside the unit, bus and e2e tiers in parallel
+#   make test-real : the real-model tier (SmolLM2 served by vLLM, the main job's recipe; ~5 min). CI runs
+#                make test, then make test-real
 #   make test-unit : the unit tier only (in-process tests; under a minute)
 #   make test-bus / test-e2e : the integration tier (servers, child processes) / the bounded real runs
 #   make test-stress : the whole suite with every core kept busy by a CPU burner
@@ -18,7 +20,7 @@ export DS_ACCELERATOR ?= cpu
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: run run-tiny test lint typecheck fmt pytest test-unit test-bus test-e2e test-fast test-slow test-stress test-chaos \
+.PHONY: run run-tiny test lint typecheck fmt pytest test-unit test-bus test-e2e test-real test-fast test-slow test-stress test-chaos \
 	venv system-deps clean bench
 
 run: venv
@@ -92,8 +94,9 @@ PYTEST = $(PY) -m pytest -q -p no:cacheprovider $(1); rc=$$?; \
 # (172% CPU), 2 workers (`-n auto`) 16:05 at a211a16 (143%).
 JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 XDIST = -n $(JOBS) --dist loadscope --no-loadscope-reorder
-# The tiers (tests/conftest.py gives each test one): unit, bus (integration), e2e (slow and chaos runs).
-PYTEST_ALL = $(call PYTEST,$(XDIST) tests)
+# The tiers (tests/conftest.py gives each test one): unit, bus (integration), e2e (slow and chaos runs), real (the
+# real pretrained model at work: minutes of both cores per test, run by `make test-real`, which CI runs after).
+PYTEST_ALL = $(call PYTEST,$(XDIST) -m "not real" tests)
 
 pytest: venv
 	@$(PYTEST_ALL)
@@ -107,6 +110,10 @@ test-bus: venv
 test-e2e: venv
 	@$(call PYTEST,$(XDIST) -m e2e tests)
 
+# Its two files (one vLLM server for the agents, the main job's recipe) run side by side, one worker each.
+test-real: venv
+	@$(call PYTEST,$(XDIST) -m real tests)
+
 # The whole suite while CPU burners keep every core busy (started here, stopped here by PID, also on
 # Ctrl-C): tests wait for events with generous deadlines, never on timing luck.
 test-stress: venv
@@ -119,7 +126,7 @@ test-chaos: venv
 	@$(call PYTEST,$(XDIST) -m chaos tests)
 
 test-fast: venv
-	@$(call PYTEST,$(XDIST) -m "not slow" tests)
+	@$(call PYTEST,$(XDIST) -m "not slow and not real" tests)
 
 test-slow: venv
 	@$(call PYTEST,$(XDIST) -m slow tests)

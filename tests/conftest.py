@@ -42,15 +42,19 @@ settings.register_profile(
 settings.load_profile(os.environ.get("RLAR_HYPOTHESIS_PROFILE", "rlar"))
 
 
-# The tiers (``make test-unit``, ``make test-bus``, ``make test-e2e``): every test gets exactly one.
+# The tiers (``make test-unit``, ``make test-bus``, ``make test-e2e``, ``make test-real``): every test gets exactly
+# one.
 #   unit: in-process and quick: no server, no child process (a unit test that starts one fails, below).
 #   bus:  integration: a real nats-server, child processes (CLI, workers, ranks), the sandbox, a browser,
 #         real models, sweeps.
 #   e2e:  bounded real runs: the slow and chaos tests.
+#   real: the real pretrained model at work (SmolLM2-135M-Instruct served by vLLM, the main job's own recipe):
+#         minutes of both cores each, so ``make test`` leaves them to ``make test-real`` (CI runs both). Only an
+#         explicit ``pytest.mark.real`` gives it.
 # A test or module marked with a tier keeps it; else slow/chaos -> e2e; else the nats fixtures, the sandbox
 # or browser markers, or a module in BUS_MODULES -> bus; else unit.
-TIERS = ("unit", "bus", "e2e")
-LONGEST_FIRST = ("e2e", "bus", "unit")
+TIERS = ("unit", "bus", "e2e", "real")
+LONGEST_FIRST = ("real", "e2e", "bus", "unit")
 BUS_FIXTURES = frozenset({"nats_server", "nats_url", "bus"})
 BUS_MARKS = ("sandbox", "browser", "vllm", "netns")
 # Modules whose tests start servers, child processes, real models or sweeps (whole data sets, hypothesis

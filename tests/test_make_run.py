@@ -19,9 +19,9 @@ import pytest
 
 from tests.support.env import REPO, actor_env
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.real, pytest.mark.slow, pytest.mark.timeout(900)]
 
-TASKS = {"arith_words", "format", "capitals", "code"}
+TASKS = {"arith_words", "format", "capitals"}
 
 
 def make_run_recipe() -> list[str]:
@@ -66,7 +66,7 @@ def test_make_run_trains_the_real_model_and_evaluates_it_against_its_start(tmp_p
     assert list((run / "weights").glob("v*/model.safetensors")), "the trained weights were not kept"
     rows = summary["final_eval"]["comparison"]
     assert {r["task"] for r in rows} == TASKS
-    true_metric = {"arith_words": "nem", "format": "prompt_strict", "capitals": "match", "code": "pass@1"}
+    true_metric = {"arith_words": "nem", "format": "prompt_strict", "capitals": "match"}
     for task, metric in true_metric.items():
         (row,) = [r for r in rows if r["task"] == task and r["metric"] == metric]
         assert row["pairs"] + row["left_out"] == 3 and ("ci" in row or row["pairs"] < 2), row

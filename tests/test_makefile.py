@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-TARGETS = ("pytest", "test-unit", "test-bus", "test-e2e", "test-fast", "test-slow", "test-chaos")
+TARGETS = ("pytest", "test-unit", "test-bus", "test-e2e", "test-real", "test-fast", "test-slow", "test-chaos")
 
 
 def _env() -> dict[str, str]:

@@ -40,5 +40,5 @@ def test_the_main_jobs_config_passes_the_checks_rlar_train_runs_first() -> None:
 
     _doc, built, pre, _, resumed = load_checked(str(ROOT / "deploy/configs/smollm2.toml"), [], None)
     assert not resumed and built["policy"].source == "package"
-    assert {t.name for t in pre.tasks} == {"arith_words", "format", "capitals", "code"}
+    assert {t.name for t in pre.tasks} == {"arith_words", "format", "capitals"}
     assert all(t.records > 0 and t.routed for t in pre.tasks)
