@@ -118,4 +118,13 @@ def init_distributed(backend: Literal["auto", "gloo", "nccl"] = "auto") -> tuple
         finally:
             if build is not None:
                 ds_comm_torch.build_shm_op = build
+    elif "LOCAL_RANK" not in os.environ:
+        # Another library made the default group in this process without a launcher (vLLM's in-process engine
+        # does, world size 1): DeepSpeed's sanity check wants LOCAL_RANK, which is only known for one process.
+        if dist.get_world_size() != 1:
+            raise RuntimeError(
+                f"torch.distributed was initialised without a launcher ({dist.get_world_size()} ranks, no"
+                " LOCAL_RANK): start the ranks with torchrun or the deepspeed launcher"
+            )
+        os.environ["LOCAL_RANK"] = "0"
     return dist.get_rank(), dist.get_world_size()
