@@ -84,7 +84,10 @@ class MessagesServer(ThreadingHTTPServer):
     def start(self) -> MessagesServer:
         """Serve in a daemon thread."""
         if self._thread is None:
-            self._thread = threading.Thread(target=self.serve_forever, name="messages-server", daemon=True)
+            # Polled every 50 ms, not the default 0.5 s: stop() waits for the next poll, once per test.
+            self._thread = threading.Thread(
+                target=self.serve_forever, kwargs={"poll_interval": 0.05}, name="messages-server", daemon=True
+            )
             self._thread.start()
         return self
 
