@@ -255,7 +255,7 @@ class Synthesizer(Actor[SynthesizerConfig]):
 
         prior: list[Attempt] = []
         outcome = SynthesisOutcome(None, [], "not attempted")
-        for _ in range(2):  # a second round only when the registry returned a quarantined twin
+        for _ in range(2):  # a second try only when the registry returned a quarantined twin
             outcome = await synthesize(
                 task,
                 self.agent,

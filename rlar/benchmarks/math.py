@@ -11,7 +11,7 @@ misses, accuracy per source, and the ids of each side's misses.
 The shipped sets: ``data/math_pairs.jsonl`` (333 pairs written from the public formats of GSM8K, MATH, AIME, SVAMP
 and multiple-choice sets; 166 of them by class: intervals and inequalities, solution sets, named components,
 ``\\pm``, repeating decimals, polynomial forms, scalar-factor matrices, GSM8K sentences, multi-answer refusal),
-``data/math_pairs_heldout.jsonl`` (60 more), ``data/math_pairs_heldout2.jsonl`` (80 by the same classes, issue 24)
+``data/math_pairs_heldout.jsonl`` (60 more), ``data/math_pairs_heldout2.jsonl`` (80 by the same classes)
 and ``data/math_pairs_heldout3.jsonl`` (36 more by class), kept out of the tool's tuning.
 """
 

@@ -20,8 +20,8 @@ Records may name their ``task`` (a kind of instruction with several prompts: ``d
 every clause), and labels right among the answers scored; and ``overall``: ``precision`` (labels right among
 the answers a registered verifier scored), ``tasks_whole`` (the share of tasks with a whole verifier for every
 prompt), ``tasks_with_verifier`` and the refusals by category. Synthesis runs with ``partial`` (default
-``refuse``: the gate of issue 25), so a refused prompt's answers are not scored — they would go to a judge or
-abstain.
+``refuse``: a verifier that cannot check every clause is refused), so a refused prompt's answers are not
+scored — they would go to a judge or abstain.
 """
 
 from __future__ import annotations
