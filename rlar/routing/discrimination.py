@@ -57,7 +57,7 @@ _NUM_IN = re.compile(r"(?<![\w.])(\d+)(\.\d+)?(?!\d)")
 _OPPOSITE = {"yes": "no", "no": "yes", "true": "false", "false": "true"}
 
 
-def _final(text: str) -> str:
+def final_answer(text: str) -> str:
     """A worked solution's final answer (after GSM8K's ``####``, in its last ``\\boxed{}``), else the text."""
     if "####" in text and text.rsplit("####", 1)[1].strip():
         return text.rsplit("####", 1)[1].strip()
@@ -77,7 +77,7 @@ def _answer(reference: Any) -> str:
     if isinstance(reference, list | tuple) and len([r for r in reference if r not in (None, "")]) > 1:
         return ""
     answers = [a for a in (answer_strings(reference) or []) if a.strip()]
-    return _final(answers[0]) if answers else ""
+    return final_answer(answers[0]) if answers else ""
 
 
 def _wrong_forms(answer: str, shape: str) -> list[tuple[str, str]]:

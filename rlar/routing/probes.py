@@ -62,7 +62,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rlar.routing.discrimination import build_discrimination_probes, undiscriminated
+from rlar.routing.discrimination import build_discrimination_probes, final_answer, undiscriminated
 from rlar.routing.query import RoutingQuery
 from rlar.routing.request import RouteAnswer
 from rlar.routing.rules import eligibility, instructions_of
@@ -315,20 +315,6 @@ def _number_candidates(value: str) -> list[str]:
     return [str(int(v)) if integral and float(v).is_integer() else f"{v:g}" for v in out]
 
 
-def _bare(text: str) -> str:
-    """A worked solution's final answer (after GSM8K's ``####``, or its last ``\\boxed{}``), else the text."""
-    if "####" in text and text.rsplit("####", 1)[1].strip():
-        return text.rsplit("####", 1)[1].strip()
-    start = text.rfind("\\boxed{")
-    if start >= 0:
-        depth, i = 0, start + len("\\boxed")
-        for j in range(i, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[j], 0)
-            if depth == 0:
-                return text[i + 1 : j].strip()
-    return text.strip()
-
-
 def _formula_candidates(ref: str) -> list[str]:
     """Answers of the same form as ``ref`` with other values: every number in it shifted (``120^\\circ`` ->
     ``121^\\circ``, ``3, -3`` -> ``4, -4``, ``4.0 cm`` -> ``5.0 cm``); without numbers, simple transforms of it."""
@@ -346,12 +332,12 @@ def _candidates(
 ) -> list[str]:
     # A list of guesses of the reference's own kind: for numbers and formulas, bare values (a worked
     # solution's final answer, never the solution with its "####" or \\boxed that a checker would read).
-    ref = _bare(answers[0]) if shape in ("number", "math") else answers[0].strip()
+    ref = final_answer(answers[0]) if shape in ("number", "math") else answers[0].strip()
     if shape == "number" and _NUMBER.match(ref):
         pool = _number_candidates(ref)
     elif shape in ("number", "math"):
         pool = _formula_candidates(ref)
-        others = [_bare(o) for o in others]
+        others = [final_answer(o) for o in others]
     elif shape not in ("choice", "label") and _NUM_IN.search(ref):
         pool = _formula_candidates(ref)  # a quantity, a date, a code: the same text with other numbers
     elif shape == "choice":
