@@ -20,21 +20,28 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import time
-from collections import Counter
 from typing import Any
 
-from rlar.agent.base import AgentReply, AgentRequest, AnthropicAgentConfig, ReplyStatus, ToolCall, Usage
+from rlar.agent.base import (
+    AgentReply,
+    AgentRequest,
+    AnthropicAgentConfig,
+    RemoteAgentAccounts,
+    ReplyStatus,
+    ToolCall,
+    Usage,
+)
 from rlar.tools.judge import retry_after_seconds
 
 __all__ = ["AnthropicAgent"]
 
 
-class AnthropicAgent:
+class AnthropicAgent(RemoteAgentAccounts):
     """``Agent`` over the Messages API. See the module docstring for the retry and accounting contract."""
 
     backend = "anthropic"
+    config: AnthropicAgentConfig
 
     def __init__(self, config: AnthropicAgentConfig) -> None:
         self.config = config
@@ -43,10 +50,7 @@ class AnthropicAgent:
         self.api_key = os.environ.get(config.api_key_env) or None
         self._sem = asyncio.Semaphore(config.max_concurrency)
         self._client: Any = None
-        self.totals: Counter[str] = Counter()
-        self.usage = Usage()
-        self.cost_usd = 0.0
-        self.latency_s = 0.0
+        self._start_accounts()
 
     @property
     def configured(self) -> bool:
@@ -64,16 +68,6 @@ class AnthropicAgent:
             )
         return self._client
 
-    def _backoff(self, attempt: int, server_wait: float | None) -> float:
-        cap = min(self.config.backoff_max_s, self.config.backoff_base_s * 2**attempt)
-        return max(random.uniform(0.0, cap), server_wait or 0.0)
-
-    def _cost(self, usage: Usage) -> float:
-        return (
-            usage.input_tokens * self.config.input_usd_per_mtok
-            + usage.output_tokens * self.config.output_usd_per_mtok
-        ) / 1e6
-
     async def _create(self, request: AgentRequest) -> Any:
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -88,21 +82,6 @@ class AnthropicAgent:
             kwargs["tool_choice"] = {"type": "tool", "name": request.tool_choice}
         async with asyncio.timeout(self.config.timeout_s):
             return await self._get_client().messages.create(**kwargs)
-
-    def _reply(self, request: AgentRequest, status: ReplyStatus, **fields: Any) -> AgentReply:
-        reply = AgentReply(
-            status=status,
-            backend=self.backend,
-            model=fields.pop("model", None) or self.model,
-            prompt_hash=request.prompt_hash(),
-            **fields,
-        )
-        self.totals[f"status_{status}"] += 1
-        self.totals["calls"] += 1
-        self.usage.add(reply.usage)
-        self.cost_usd += reply.cost_usd
-        self.latency_s += reply.latency_s
-        return reply
 
     async def ask(self, request: AgentRequest) -> AgentReply:
         """One question, with retries; see the module docstring. Never raises for the remote side."""

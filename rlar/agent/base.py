@@ -31,6 +31,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Protocol
@@ -325,3 +327,43 @@ def make_agent(config: AnthropicAgentConfig | OpenAIAgentConfig | OfflineAgentCo
 
         inner = AnthropicAgent(cfg)
     return ToolProtocolAgent(inner, cfg.tool_calling, repair=cfg.repair)
+
+
+class RemoteAgentAccounts:
+    """What every agent behind a remote API keeps and computes alike: backoff with full jitter (at least the
+    server's Retry-After), the cost of a call's tokens, and the running totals each reply adds to."""
+
+    backend: str
+    model: str
+    config: AnthropicAgentConfig | OpenAIAgentConfig
+
+    def _start_accounts(self) -> None:
+        self.totals: Counter[str] = Counter()
+        self.usage = Usage()
+        self.cost_usd = 0.0
+        self.latency_s = 0.0
+
+    def _backoff(self, attempt: int, server_wait: float | None) -> float:
+        cap = min(self.config.backoff_max_s, self.config.backoff_base_s * 2**attempt)
+        return max(random.uniform(0.0, cap), server_wait or 0.0)
+
+    def _cost(self, usage: Usage) -> float:
+        return (
+            usage.input_tokens * self.config.input_usd_per_mtok
+            + usage.output_tokens * self.config.output_usd_per_mtok
+        ) / 1e6
+
+    def _reply(self, request: AgentRequest, status: ReplyStatus, **fields: Any) -> AgentReply:
+        reply = AgentReply(
+            status=status,
+            backend=self.backend,
+            model=fields.pop("model", None) or self.model,
+            prompt_hash=request.prompt_hash(),
+            **fields,
+        )
+        self.totals[f"status_{status}"] += 1
+        self.totals["calls"] += 1
+        self.usage.add(reply.usage)
+        self.cost_usd += reply.cost_usd
+        self.latency_s += reply.latency_s
+        return reply

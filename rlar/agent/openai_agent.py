@@ -29,12 +29,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import random
 import time
-from collections import Counter
 from typing import Any
 
-from rlar.agent.base import AgentReply, AgentRequest, OpenAIAgentConfig, ReplyStatus, ToolCall, Usage
+from rlar.agent.base import (
+    AgentReply,
+    AgentRequest,
+    OpenAIAgentConfig,
+    RemoteAgentAccounts,
+    ReplyStatus,
+    ToolCall,
+    Usage,
+)
 from rlar.tools.http import HttpClient
 from rlar.tools.judge import retry_after_seconds
 
@@ -92,10 +98,11 @@ def to_chat_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[s
     return out
 
 
-class OpenAIAgent:
+class OpenAIAgent(RemoteAgentAccounts):
     """``Agent`` over ``/v1/chat/completions``. See the module docstring."""
 
     backend = "openai"
+    config: OpenAIAgentConfig
 
     def __init__(self, config: OpenAIAgentConfig) -> None:
         self.config = config
@@ -105,10 +112,7 @@ class OpenAIAgent:
         self.api_key = os.environ.get(config.api_key_env) if config.api_key_env else None
         self._sem = asyncio.Semaphore(config.max_concurrency)
         self._http = HttpClient(config.max_concurrency)
-        self.totals: Counter[str] = Counter()
-        self.usage = Usage()
-        self.cost_usd = 0.0
-        self.latency_s = 0.0
+        self._start_accounts()
 
     def _headers(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
@@ -138,31 +142,6 @@ class OpenAIAgent:
                 "json_schema": {"name": "answer", "schema": request.response_schema, "strict": True},
             }
         return body
-
-    def _backoff(self, attempt: int, server_wait: float | None) -> float:
-        cap = min(self.config.backoff_max_s, self.config.backoff_base_s * 2**attempt)
-        return max(random.uniform(0.0, cap), server_wait or 0.0)
-
-    def _cost(self, usage: Usage) -> float:
-        return (
-            usage.input_tokens * self.config.input_usd_per_mtok
-            + usage.output_tokens * self.config.output_usd_per_mtok
-        ) / 1e6
-
-    def _reply(self, request: AgentRequest, status: ReplyStatus, **fields: Any) -> AgentReply:
-        reply = AgentReply(
-            status=status,
-            backend=self.backend,
-            model=fields.pop("model", None) or self.model,
-            prompt_hash=request.prompt_hash(),
-            **fields,
-        )
-        self.totals[f"status_{status}"] += 1
-        self.totals["calls"] += 1
-        self.usage.add(reply.usage)
-        self.cost_usd += reply.cost_usd
-        self.latency_s += reply.latency_s
-        return reply
 
     async def ask(self, request: AgentRequest) -> AgentReply:
         """One question, with retries; see the module docstring. Never raises for the remote side."""
