@@ -71,8 +71,7 @@ from bus.client import keep_in_progress
 from bus.codec import encode_parts
 from bus.messages import Event, RewardGroup, ScoredItem, ScoreGroup, ToolRef, ToolRegistered
 from rlar.registry import ToolRegistry
-from rlar.sandbox_client import run_tests_over_bus
-from rlar.synthesis.runner import bus_runner
+from rlar.sandbox_client import bus_runner, run_tests_over_bus
 from rlar.tools import ToolExecutor, ToolInput, ToolResult, ToolSpec, resolve_tool_class
 from rlar.tools.stats import StatsDelta, ThroughputWatch
 

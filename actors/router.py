@@ -86,7 +86,8 @@ from bus import subjects, topology
 from bus.client import KEEPALIVE_MIN_S, keep_in_progress, mark_in_progress
 from bus.codec import encode
 from bus.messages import Event, Metrics, Prompt, ToolRef, ToolRegistered
-from rlar.agent.base import Agent, AgentConfig, make_agent
+from rlar.agent.base import Agent, AgentConfig
+from rlar.agent.factory import make_agent
 from rlar.registry import ToolRegistry
 from rlar.routing import (
     Decision,
@@ -100,8 +101,7 @@ from rlar.routing import (
 )
 from rlar.routing.judge_vouch import JudgeVouchPolicy, VouchReport, grade_pairs, judge_agreement, vouch_pairs
 from rlar.routing.probes import ProbePolicy, Prober, ProbeReport, probed_answer
-from rlar.sandbox_client import run_tests_over_bus
-from rlar.synthesis.runner import bus_runner
+from rlar.sandbox_client import bus_runner, run_tests_over_bus
 from rlar.tools.base import ToolSpec
 from rlar.tools.executor import ToolExecutor
 

@@ -60,15 +60,16 @@ from bus import subjects, topology
 from bus.client import keep_in_progress
 from bus.codec import DecodeError, decode
 from bus.messages import Event, RewardGroup, SampleGroup, ToolRegistered, ToolRequest
-from rlar.agent.base import Agent, AgentConfig, make_agent
+from rlar.agent.base import Agent, AgentConfig
+from rlar.agent.factory import make_agent
 from rlar.registry import ToolRegistry
 from rlar.sandbox.schema import Limits
+from rlar.sandbox_client import RunCode, bus_runner, local_runner
 from rlar.synthesis.canary import Canary, CanaryPolicy, canary_params, independent_labeller, read_canary
 from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.drafting import Attempt
 from rlar.synthesis.loop import AttemptRecord, SynthesisOutcome, synthesize
 from rlar.synthesis.report import OUTCOMES_FILE, outcome_row
-from rlar.synthesis.runner import RunCode, bus_runner, local_runner
 from rlar.synthesis.second_route import independent_constraints
 from rlar.synthesis.validate import ValidationPolicy
 from rlar.tools.base import ToolSpec

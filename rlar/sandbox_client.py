@@ -17,6 +17,12 @@ its own verdict (a timeout, scored 0) instead of being dropped as a bus timeout.
 ``queued`` every few seconds; a request nothing is heard about for ``alive_s`` died with its actor (SIGKILL, a
 lost connection, a bus restart) and is answered ``rejected`` then, not after the whole queue bound.
 
+A synthesised verifier's code reaches the sandbox through an injectable ``RunCode`` callable, ``async (program,
+stdin, limits) -> RunResult`` (or its dict): ``local_runner(config)`` runs ``rlar.sandbox.run_code_async`` in a
+bubblewrap jail on this host (tests, the CLI, single-host runs); ``bus_runner(bus, timeout_s)`` sends it to the
+sandbox actor with ``sandbox_run``, so actors without bubblewrap can still validate and score (no reply: a
+``rejected`` result, not the candidate's fault). Either way the candidate runs in a jail, never in the caller.
+
 ``run_tests_over_bus(bus)`` adapts it to the code reward tool's ``run_tests`` resource
 (``rlar.tools.code.CodeTestsTool``): ``(program, tests, limits=None) -> RunResult``.
 """
@@ -32,12 +38,23 @@ from typing import Any
 from nats.aio.msg import Msg
 
 from bus import subjects
-from bus.client import Bus
+from bus.client import Bus, RequestTimeout
 from bus.codec import DecodeError, decode, encode
 from bus.messages import SandboxReply, SandboxRequest
-from rlar.sandbox.schema import CodeTests, Limits, RunResult
+from rlar.sandbox import run_code_async
+from rlar.sandbox.schema import CodeTests, Limits, RunResult, SandboxConfig
 
-__all__ = ["ALIVE_S", "QUEUE_TIMEOUT_S", "reply_timeout_s", "run_tests_over_bus", "sandbox_run"]
+__all__ = [
+    "ALIVE_S",
+    "QUEUE_TIMEOUT_S",
+    "RunCode",
+    "as_run_result",
+    "bus_runner",
+    "local_runner",
+    "reply_timeout_s",
+    "run_tests_over_bus",
+    "sandbox_run",
+]
 
 # Transport slack on top of the run's own wall-clock limit, counted from the start of execution.
 SLACK_S = 10.0
@@ -125,3 +142,47 @@ def run_tests_over_bus(
         return await sandbox_run(bus, request, timeout, queue_timeout_s=queue_timeout_s)
 
     return run_tests
+
+
+RunCode = Callable[[str, str, Limits | None], Awaitable[Any]]
+
+
+def as_run_result(raw: Any) -> RunResult:
+    """A ``RunResult`` from what a runner returned (a RunResult, its dict, or a SandboxReply-like object)."""
+    if isinstance(raw, RunResult):
+        return raw
+    if isinstance(raw, dict):
+        return RunResult.from_dict(raw)
+    result = getattr(raw, "result", None)
+    if isinstance(result, dict) and result:
+        return RunResult.from_dict(result)
+    raise TypeError(f"sandbox runner returned {type(raw).__name__}, expected a RunResult or its dict")
+
+
+def local_runner(config: SandboxConfig | None = None) -> RunCode:
+    """Run in a jail on this host."""
+
+    async def run(program: str, stdin: str, limits: Limits | None) -> RunResult:
+        return await run_code_async(program, stdin, limits, config)
+
+    return run
+
+
+def bus_runner(bus: Any, timeout_s: float = 30.0) -> RunCode:
+    """Run through the sandbox actor (``rlar.sandbox_client.sandbox_run``) over ``bus``."""
+
+    async def run(program: str, stdin: str, limits: Limits | None) -> RunResult:
+        req = SandboxRequest(
+            code=program,
+            style="script",
+            stdin=stdin,
+            limits=limits.to_dict() if limits is not None else {},
+            request_id=uuid.uuid4().hex,
+        )
+        try:
+            raw = await sandbox_run(bus, req, timeout_s)
+        except RequestTimeout as exc:
+            return RunResult(status="rejected", reason=f"sandbox actor unreachable: {exc}")
+        return as_run_result(raw)
+
+    return run

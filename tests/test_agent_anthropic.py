@@ -15,9 +15,9 @@ from bus.messages import ToolKind, ToolRef
 from rlar.agent import AnthropicAgentConfig, OfflineAgentConfig, default_agent_config, make_agent
 from rlar.agent.anthropic_agent import AnthropicAgent
 from rlar.routing import CHOOSE_TOOL, RoutingQuery, parse_route, routing_request
+from rlar.sandbox_client import local_runner
 from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.loop import synthesize
-from rlar.synthesis.runner import local_runner
 from rlar.testing.anthropic_server import MessagesServer
 from rlar.tools import builtin_specs
 

@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 
 from rlar.constraints import model
+from rlar.constraints.checks.rules import check, holds
 from rlar.constraints.families.figure import Figure
 from rlar.constraints.families.outline import Outline
 from rlar.constraints.families.task_list import TaskList
@@ -71,9 +72,10 @@ def test_typed_fields_are_frozen_and_keyword_only() -> None:
 
 
 def test_a_typed_constraint_scores_and_says_itself_as_the_dict_form_does() -> None:
+    # the checks read the dict form (a verifier embeds them as standard-library code)
     c = Count(rule="words", per="sentence", max=3)
-    assert c.holds("One two three. Four five.") and not c.holds("One two three four.")
-    assert c.score("One two three four. Five.") == 0.5
+    assert holds(c.to_dict(), "One two three. Four five.") and not holds(c.to_dict(), "One two three four.")
+    assert check(c.to_dict(), "One two three four. Five.") == 0.5
     assert c.describe() == describe(c.to_dict()) == "each sentence: at most 3 words"
     assert Sections(rule="sections", marker="Part", suffix=":", min=2, max=2).describe() == (
         "exactly 2 sections marked Part N:"

@@ -217,11 +217,6 @@ def test_decay_mode_scales_linearly_down_to_the_bound() -> None:
     assert got == pytest.approx([1.0, 0.8, 0.6, 0.2, 0.0])
 
 
-def test_config_applies_its_own_staleness_bound_and_mode() -> None:
-    cfg = GRPOConfig(max_staleness=1, staleness_mode="decay")
-    assert [cfg.staleness_weight(s) for s in (0, 1, 2)] == pytest.approx([1.0, 0.5, 0.0])
-
-
 def test_negative_staleness_is_an_error() -> None:
     with pytest.raises(ValueError):
         staleness_weight(-1, 4)

@@ -1,5 +1,5 @@
-"""The import layers (bus <- constraints <- library <- actors <- app) as pyproject.toml's import-linter contract
-states them.
+"""The import layers (bus <- constraints <- the library's own layers <- actors <- app) as pyproject.toml's
+import-linter contract states them.
 
 `make lint` runs `lint-imports`; these tests check that the contract covers every package (a new library
 module that is missing from the library layer would be checked by nothing) and that it is enforced (an
@@ -33,14 +33,28 @@ def _top_level(package: str) -> set[str]:
 
 
 def test_the_layers_are_app_actors_library_constraints_bus_and_name_every_rlar_module() -> None:
-    app, actors, library, constraints, bus = _layers()
+    app, actors, *library, constraints, bus = _layers()
     assert (
         "rlar.app" in app and actors == ["actors"] and constraints == ["rlar.constraints"] and bus == ["bus"]
     )
-    named = set(app) | set(library) | set(constraints)
+    assert len(library) >= 2, "the library is ordered in layers of its own"
+    named = set(app) | {m for layer in library for m in layer} | set(constraints)
     assert _top_level("rlar") == named, (
         f"not in a layer: {sorted(_top_level('rlar') - named)}; no such module: {sorted(named - _top_level('rlar'))}"
     )
+    listed = [m for layer in _layers() for m in layer]
+    assert len(listed) == len(set(listed)), "a package is in two layers"
+
+
+def _index(package: str) -> int:
+    return next(i for i, layer in enumerate(_layers()) if package in layer)
+
+
+def test_the_library_order_puts_tools_below_tasks_below_routing_below_synthesis() -> None:
+    # The order the reward-reading code depends on: a tool reads answers, a task reads instructions with the
+    # tools, routing chooses among tools for tasks, synthesis writes verifiers with all three.
+    assert _index("rlar.synthesis") < _index("rlar.routing") < _index("rlar.tasks") < _index("rlar.tools")
+    assert _index("rlar.learn") < _index("rlar.tools") and _index("rlar.wire") < _index("rlar.policy")
 
 
 def test_the_actors_layer_imports_no_app_module_and_the_library_no_actor() -> None:
@@ -93,3 +107,18 @@ def test_lint_imports_keeps_the_tree_and_breaks_on_an_upward_import(tmp_path: Pa
     )
     assert wired.returncode != 0
     assert "rlar.learn.wired -> bus.client" in wired.stdout and "Layers: bus" in wired.stdout
+    # ... and through another module: the GRPO step reading the learner's groups as the wire carries them.
+    (tmp_path / "rlar" / "learn" / "wired.py").write_text("import rlar.wire.groups\n")
+    indirect = subprocess.run(
+        [lint, "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert indirect.returncode != 0
+    assert "rlar.learn.wired -> rlar.wire.groups" in indirect.stdout
+    # Inside the library: a tool reading a task's module is an upward import.
+    (tmp_path / "rlar" / "learn" / "wired.py").unlink()
+    (tmp_path / "rlar" / "tools" / "upward.py").write_text("import rlar.tasks.reading\n")
+    inner = subprocess.run(
+        [lint, "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert inner.returncode != 0
+    assert "rlar.tools.upward -> rlar.tasks.reading" in inner.stdout

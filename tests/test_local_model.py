@@ -34,10 +34,10 @@ from rlar.agent.json_tools import validate_input
 from rlar.agent.openai_agent import OpenAIAgent
 from rlar.registry import ToolRegistry
 from rlar.routing import CHOOSE_TOOL, RoutingQuery, parse_route, routing_request
+from rlar.sandbox_client import local_runner
 from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.drafting import SUBMIT_TOOL
 from rlar.synthesis.loop import synthesize
-from rlar.synthesis.runner import local_runner
 from rlar.tools import ToolInput, builtin_specs, make_tool
 from tests.support.env import REPO
 from tests.support.reward_tools import running

@@ -364,7 +364,7 @@ def test_the_new_unit_tests_judge_units() -> None:
 
 
 def test_the_number_words_are_one_table_that_both_readers_read_alike() -> None:
-    from rlar.tasks.numbers import NUMBER_WORDS
+    from rlar.number_words import NUMBER_WORDS
     from rlar.tasks.phrasings import numbers
 
     for word, n in NUMBER_WORDS.items():

@@ -21,10 +21,10 @@ from rlar.agent.base import AnthropicAgentConfig, OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
 from rlar.app.runconfig import ConfigProblems, load_run_config, validate_run_config
 from rlar.constraints.checks import holds
+from rlar.sandbox_client import local_runner
 from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.loop import synthesize
 from rlar.synthesis.report import outcome_row, summarize, to_markdown, unvouched, where_to
-from rlar.synthesis.runner import local_runner
 from rlar.synthesis.second_route import second_reading
 from rlar.synthesis.shapes import build_shaped
 from rlar.synthesis.shapes_violations import shaped_violations

@@ -22,11 +22,11 @@ from bus.messages import Prompt, RouteDecision, ScoreGroup, ScoreItem, ToolRef
 from rlar.agent.base import OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
 from rlar.registry import ToolRegistry
+from rlar.sandbox_client import local_runner
 from rlar.synthesis.canary import Canary, CanaryPolicy, independent_labeller
 from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.loop import synthesize
 from rlar.synthesis.report import summarize, to_markdown
-from rlar.synthesis.runner import local_runner
 from rlar.tool_summary import origin_label, tasks_lines, tasks_summary
 from rlar.tools.base import ToolSpec
 from tests.support.servers import TEST_TOPOLOGY

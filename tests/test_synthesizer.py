@@ -20,9 +20,9 @@ from bus.messages import Event, ToolRegistered, ToolRequest
 from rlar.agent.base import OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
 from rlar.registry import ToolRegistry
+from rlar.sandbox_client import bus_runner, local_runner
 from rlar.synthesis.compose import ComposeError, SynthesisTask, compose
 from rlar.synthesis.probes import holds, make_probes
-from rlar.synthesis.runner import bus_runner, local_runner
 from rlar.synthesis.second_route import write_probes
 from rlar.synthesis.validate import CHECKS, validate
 from rlar.tasks.constraints import extract_constraints

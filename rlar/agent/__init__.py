@@ -6,6 +6,10 @@ and read by :mod:`rlar.agent.routing`; the offline router's method is :mod:`rlar
 checks are :mod:`rlar.agent.health`. Heavy libraries (anthropic, torch) load only when a backend is built.
 """
 
-# The package's names are the contract module's (one list, in ``rlar.agent.base.__all__``).
+# The package's names are the contract module's (``rlar.agent.base.__all__``) and the factory's.
+from rlar.agent import base, factory
 from rlar.agent.base import *  # noqa: F403
-from rlar.agent.base import __all__ as __all__
+from rlar.agent.factory import default_agent_config as default_agent_config
+from rlar.agent.factory import make_agent as make_agent
+
+__all__ = [*base.__all__, *factory.__all__]

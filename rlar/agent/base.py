@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -54,8 +53,6 @@ __all__ = [
     "ReplyStatus",
     "ToolCall",
     "Usage",
-    "default_agent_config",
-    "make_agent",
 ]
 
 ReplyStatus = Literal["ok", "error", "timeout", "unsupported"]
@@ -298,35 +295,6 @@ class OfflineAgentConfig(BaseModel):
 AgentConfig = Annotated[
     AnthropicAgentConfig | OpenAIAgentConfig | OfflineAgentConfig, Field(discriminator="backend")
 ]
-
-
-def default_agent_config() -> AnthropicAgentConfig | OfflineAgentConfig:
-    """``anthropic`` when a key or a base URL is in the environment, else ``offline``."""
-    if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL"):
-        return AnthropicAgentConfig()
-    return OfflineAgentConfig()
-
-
-def make_agent(config: AnthropicAgentConfig | OpenAIAgentConfig | OfflineAgentConfig | None = None) -> Agent:
-    """Build the agent a config describes (None: ``default_agent_config()``); a model backend comes wrapped in
-    the tool protocol (:class:`~rlar.agent.json_tools.ToolProtocolAgent`). Heavy imports happen here."""
-    cfg = config or default_agent_config()
-    if isinstance(cfg, OfflineAgentConfig):
-        from rlar.agent.offline import OfflineAgent
-
-        return OfflineAgent(cfg)
-    from rlar.agent.json_tools import ToolProtocolAgent
-
-    inner: Agent
-    if isinstance(cfg, OpenAIAgentConfig):
-        from rlar.agent.openai_agent import OpenAIAgent
-
-        inner = OpenAIAgent(cfg)
-    else:
-        from rlar.agent.anthropic_agent import AnthropicAgent
-
-        inner = AnthropicAgent(cfg)
-    return ToolProtocolAgent(inner, cfg.tool_calling, repair=cfg.repair)
 
 
 class RemoteAgentAccounts:

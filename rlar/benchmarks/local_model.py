@@ -117,9 +117,9 @@ async def _routing(root: Path, n: int, model: Agent, offline: Agent) -> dict[str
 
 async def _synthesis(root: Path, n: int, agent: Agent, max_attempts: int) -> dict[str, Any]:
     from rlar.benchmarks.synthesis import _score
+    from rlar.sandbox_client import local_runner
     from rlar.synthesis.compose import SynthesisTask
     from rlar.synthesis.loop import synthesize
-    from rlar.synthesis.runner import local_runner
 
     records = pick([r for r in _jsonl(root / SYNTHESIS_SET) if r["split"] == "heldout"], n, "id")
     run = local_runner()
@@ -247,7 +247,8 @@ async def run(
     """The three parts (see the module docstring); a part with ``0`` items is skipped."""
     from pydantic import TypeAdapter
 
-    from rlar.agent.base import AgentConfig, OfflineAgentConfig, make_agent
+    from rlar.agent.base import AgentConfig, OfflineAgentConfig
+    from rlar.agent.factory import make_agent
 
     root = Path(root)
     t0 = time.perf_counter()

@@ -136,7 +136,7 @@ async def _score_all(
 
 
 async def _agentic_routes(records: list[dict[str, Any]], specs: list[Any]) -> tuple[dict[str, Any], str]:
-    from rlar.agent.base import make_agent
+    from rlar.agent.factory import make_agent
     from rlar.routing import RoutingQuery, parse_route, routing_request, usable_candidates
 
     agent = make_agent()

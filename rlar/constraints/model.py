@@ -173,16 +173,6 @@ class Constraint:
         """The constraint in words, e.g. ``each item: at most 10 words``."""
         return self.rule.replace("_", " ")
 
-    def score(self, text: str) -> float:
-        """``text``'s score in [0, 1] under this constraint (:func:`rlar.constraints.checks.check`)."""
-        # imported here: the checks dispatch to the families, whose constraint types derive from this class
-        from rlar.constraints.checks.rules import check
-
-        return float(check(self.to_dict(), text))
-
-    def holds(self, text: str) -> bool:
-        return self.score(text) >= 1.0
-
     def _bounds(self) -> str:
         return bounds_text(getattr(self, "min", None), getattr(self, "max", None))
 

@@ -66,12 +66,6 @@ class GRPOConfig(BaseModel):
             raise ValueError("clip_eps_low and clip_eps_high are both 0: the ratio would be frozen at 1")
         return self
 
-    def staleness_weight(self, staleness: int) -> float:
-        """``staleness_weight(staleness, max_staleness, staleness_mode)`` with this config's bound and mode."""
-        from rlar.learn.grpo import staleness_weight
-
-        return staleness_weight(staleness, self.max_staleness, self.staleness_mode)
-
 
 class LoraSettings(BaseModel):
     """Low-rank adapters (peft) instead of full fine-tuning: the base weights stay frozen, only the adapters

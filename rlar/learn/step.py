@@ -1,15 +1,16 @@
 """One GRPO learner step as pure functions: complete groups in, the rows to train on and the step's record out.
 
-No bus, no process, no trainer: the learner actor (:mod:`actors.learner`) calls :func:`plan_step` on the
-groups it took, trains on :meth:`StepPlan.batch`, then turns the plan and the trainer's metrics into the
-step's :class:`StepRecord` (:meth:`StepPlan.record`) — the line of ``metrics.jsonl``.
+No bus, no process, no trainer (a group is any :class:`rlar.learn.samples.SampledGroup`): the learner actor
+(:mod:`actors.learner`) calls :func:`plan_step` on the groups it took, trains on :meth:`StepPlan.batch`, then
+turns the plan and the trainer's metrics into the step's :class:`StepRecord` (:meth:`StepPlan.record`) — the line
+of ``metrics.jsonl``.
 
 Per group:
 1. per sample, the tools' results are combined (:func:`rlar.tools.combine.combine`); a sample whose
    combined status is not ``ok`` (an abstain) is masked: it scores 0 and is left out of the update;
 2. group-relative advantages over the unmasked samples (:func:`rlar.learn.grpo.advantages`); a group
    whose rewards are all equal carries no signal;
-3. a group sampled with processed log-probs (:func:`rlar.wire.groups.logprobs_usable`) that carries raw
+3. a group sampled with processed log-probs (:func:`rlar.learn.samples.logprobs_usable`) that carries raw
    ones is not trained on at all (its samples still count, in the record);
 4. a trainable sample becomes one row (prompt tokens, response tokens, behaviour log-probs, advantage,
    staleness weight, the temperature its log-probs are recomputed at); samples without response tokens,
@@ -26,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from rlar.learn.config import GRPOConfig
 from rlar.learn.grpo import advantages, staleness_weight
+from rlar.learn.samples import SampledGroup, learner_temperature, logprobs_usable
 from rlar.tools.combine import combine
-from rlar.wire.groups import Group, learner_temperature, logprobs_usable
 
 if TYPE_CHECKING:
     from rlar.learn.batch import PolicyBatch
@@ -186,7 +187,7 @@ class StepPlan:
     truncated_by_task: dict[str, int]
     """Samples cut at the length limit, per task."""
     tools: dict[str, set[str]]
-    unusable: list[Group]
+    unusable: list[SampledGroup]
     """Groups not trained on: sampled with processed log-probs, carrying raw ones."""
 
     def batch(self) -> PolicyBatch | None:
@@ -247,7 +248,7 @@ class StepPlan:
 
 
 def plan_step(
-    groups: Sequence[Group],
+    groups: Sequence[SampledGroup],
     *,
     version: int,
     grpo: GRPOConfig,
@@ -259,7 +260,8 @@ def plan_step(
 
     ``version`` is the learner's policy version before the step (a group's lag is measured from it);
     ``prev_interval`` the (start, end) of the previous step, for ``samples_generated_during_prev_step``.
-    ``groups`` must be complete (:meth:`Group.complete`) and non-empty.
+    ``groups`` must be complete (every sample in, every tool's result for each:
+    :meth:`rlar.wire.groups.Group.complete`) and non-empty.
     """
     if not groups:
         raise ValueError("a step needs at least one group")
@@ -273,7 +275,7 @@ def plan_step(
     stale_hist: collections.Counter[int] = collections.Counter()
     abstained = total = with_signal = during_prev = 0
     created: list[float] = []
-    unusable: list[Group] = []
+    unusable: list[SampledGroup] = []
     for g in groups:
         samples = [g.completions[i] for i in sorted(g.completions)]
         tools[g.task].update(

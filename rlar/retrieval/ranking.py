@@ -263,10 +263,10 @@ class AgentMatcher:
 
     def __init__(self) -> None:
         from rlar.agent.offline import Embedder
-        from rlar.routing import OfflineRouter
+        from rlar.routing.training import shipped_router
 
         self.embedder = Embedder()
-        self.router = OfflineRouter(self.embedder)
+        self.router = shipped_router(self.embedder)
 
     def _fit(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]:
         from rlar.retrieval.probes import examples_from_items

@@ -99,10 +99,14 @@ class Match:
         }
 
 
+Loader = Callable[["ExemplarBank | None", "ScorerModel | None"], "tuple[ExemplarBank, ScorerModel]"]
+"""Fills an :class:`OfflineRouter`'s missing bank and model on first use: ``(bank, model) -> (bank, model)``."""
+
+
 class OfflineRouter:
-    """See the module docstring. ``bank``/``model`` default to the shipped exemplars and their fitted model
-    (loaded on first use); ``known_vectors`` and ``tool_vectors`` map query and tool texts to vectors already
-    computed (evaluation)."""
+    """See the module docstring. ``bank``/``model`` missing are filled on first use by ``loader(bank, model)``
+    (:func:`rlar.routing.training.shipped_router`: the shipped exemplars and their fitted model);
+    ``known_vectors`` and ``tool_vectors`` map query and tool texts to vectors already computed (evaluation)."""
 
     def __init__(
         self,
@@ -112,10 +116,12 @@ class OfflineRouter:
         model: ScorerModel | None = None,
         known_vectors: Mapping[str, Any] | None = None,
         tool_vectors: Mapping[str, Any] | None = None,
+        loader: Loader | None = None,
     ) -> None:
         self.embed = embed
         self._bank = bank
         self._model = model
+        self._loader = loader
         self._known = dict(known_vectors or {})
         self._tool_vecs: dict[str, Any] = dict(tool_vectors or {})
         self._lock = threading.Lock()
@@ -124,15 +130,12 @@ class OfflineRouter:
     def _load(self) -> tuple[ExemplarBank, ScorerModel]:
         with self._lock:
             if self._bank is None or self._model is None:
-                from rlar.routing.exemplars import ExemplarBank
-                from rlar.routing.training import fit_model
-                from rlar.tools.base import builtin_specs
-
-                model_id = getattr(self.embed, "model_id", None)
-                if self._bank is None:
-                    self._bank = ExemplarBank.load(None, self.embed, model_id=model_id)
-                if self._model is None:
-                    self._model = fit_model(self._bank, builtin_specs(), self.embed, use_cache=bool(model_id))
+                if self._loader is None:
+                    raise ValueError(
+                        "an OfflineRouter needs its bank and model, or a loader for them "
+                        "(rlar.routing.training.shipped_router builds one on the shipped exemplars)"
+                    )
+                self._bank, self._model = self._loader(self._bank, self._model)
             return self._bank, self._model
 
     @property

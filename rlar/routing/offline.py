@@ -14,6 +14,7 @@ from typing import Any
 from rlar.agent.base import Embed
 from rlar.routing.matching import OfflineRouter, coerce_specs
 from rlar.routing.query import RoutingQuery
+from rlar.routing.training import shipped_router
 
 __all__ = ["answer", "router_for"]
 
@@ -24,7 +25,7 @@ def router_for(embed: Embed) -> OfflineRouter:
     """The offline router that uses ``embed`` (built on first use; readiness is the caller's filter)."""
     router = _ROUTERS.get(embed)
     if router is None:
-        router = _ROUTERS[embed] = OfflineRouter(embed)
+        router = _ROUTERS[embed] = shipped_router(embed)
     return router
 
 

@@ -32,6 +32,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -62,9 +63,18 @@ from rlar.routing.scorer import (
     neighbour_order,
     tool_text,
 )
-from rlar.tools.base import ToolSpec
+from rlar.tools.base import ToolSpec, builtin_specs
 
-__all__ = ["HeldOutRoute", "Trainer", "build_model", "describe", "fingerprint", "fit_confidence", "fit_model"]
+__all__ = [
+    "HeldOutRoute",
+    "Trainer",
+    "build_model",
+    "describe",
+    "fingerprint",
+    "fit_confidence",
+    "fit_model",
+    "shipped_router",
+]
 
 log = logging.getLogger(__name__)
 
@@ -392,3 +402,18 @@ def fit_model(
 def describe(model: ScorerModel) -> dict[str, float]:
     """The fitted weights by feature name."""
     return dict(zip(feature_names(model.tools), (round(w, 4) for w in model.weights), strict=True))
+
+
+def shipped_router(embed: Any) -> OfflineRouter:
+    """An :class:`OfflineRouter` on the shipped exemplars and the model fitted to them for ``embed`` (the cached
+    fit when ``embed`` names its model), both loaded on its first decision, not here."""
+    model_id = getattr(embed, "model_id", None)
+
+    def load(bank: ExemplarBank | None, model: ScorerModel | None) -> tuple[ExemplarBank, ScorerModel]:
+        if bank is None:
+            bank = ExemplarBank.load(None, embed, model_id=model_id)
+        if model is None:
+            model = fit_model(bank, builtin_specs(), embed, use_cache=bool(model_id))
+        return bank, model
+
+    return OfflineRouter(embed, loader=load)

@@ -35,10 +35,10 @@ from typing import Any
 from bus.subjects import safe_token
 from rlar.agent.base import Agent, Usage
 from rlar.constraints.vocabulary import describe, from_metadata
+from rlar.sandbox_client import RunCode
 from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.drafting import Attempt, parse_draft, synthesis_request
 from rlar.synthesis.probes import make_probes
-from rlar.synthesis.runner import RunCode
 from rlar.synthesis.second_route import constraint_key, parse_probes, probes_request, vouched_keys
 from rlar.synthesis.validate import ValidationPolicy, validate
 from rlar.tools.base import ToolSpec

@@ -3,7 +3,7 @@
 ``synthesize_records(records, agent)`` groups records ``{task, query, reference, metadata, description?, ...}``
 by kind (their routing signature), builds one :class:`~rlar.synthesis.compose.SynthesisTask` per kind with up
 to ``examples`` of its records, and runs :func:`rlar.synthesis.loop.synthesize` with
-:func:`rlar.synthesis.runner.local_runner`. Each result is a dict: the kind, the outcome row of the synthesis
+:func:`rlar.sandbox_client.local_runner`. Each result is a dict: the kind, the outcome row of the synthesis
 report (:func:`rlar.synthesis.report.outcome_row`), the clauses the verifier does and does not check, and the
 spec (``ToolSpec.to_dict()``) when one passed. ``write_export`` writes the specs in the registry's export
 format, so ``rlar tools import FILE`` registers them in a live run.
@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from rlar.agent.base import Agent
+from rlar.sandbox_client import RunCode, local_runner
 from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.loop import synthesize
 from rlar.synthesis.report import outcome_row
-from rlar.synthesis.runner import RunCode, local_runner
 from rlar.synthesis.validate import ValidationPolicy
 
 __all__ = ["synthesize_records", "task_from_records", "write_export"]

@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlar.sandbox.schema import Limits
-from rlar.synthesis.harness import harness_input, harness_program, parse_harness_output
+from rlar.sandbox_client import RunCode, as_run_result
 from rlar.synthesis.probes import INDEPENDENT, Probe, ProbeSet
-from rlar.synthesis.runner import RunCode, as_run_result
+from rlar.tools.verifier_harness import harness_input, harness_program, parse_harness_output
 
 __all__ = ["ValidationPolicy", "ValidationRecord", "static_check", "validate"]
 

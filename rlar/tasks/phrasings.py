@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rlar.constraints.reading import Q
-from rlar.tasks.numbers import ONES, TENS
+from rlar.number_words import ONES, TENS
 
 # -- normalisation --------------------------------------------------------------------------------------------
 PS = "\ue002"  # "P.S."

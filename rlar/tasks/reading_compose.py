@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import re
 
-from rlar.tasks.numbers import ORDINALS
+from rlar.number_words import ORDINALS
 from rlar.tasks.phrasings import CMP_ALL, STOP_WORDS, ClauseText, Q, cmp_kind, to_bounds
 
 __all__ = ["read_composed"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from rlar.constraints.families import FAMILIES
-from rlar.tasks.numbers import ORDINALS
+from rlar.number_words import ORDINALS
 from rlar.tasks.phrasings import ClauseText, Q
 
 __all__ = ["read_lists"]

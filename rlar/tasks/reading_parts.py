@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rlar.tasks.numbers import ORDINALS
+from rlar.number_words import ORDINALS
 from rlar.tasks.phrasings import ClauseText, Q
 
 __all__ = ["SUBJECT", "read_parts"]

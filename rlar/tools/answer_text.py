@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 
-from rlar.tasks.numbers import NUMBER_WORDS
+from rlar.number_words import NUMBER_WORDS
 from rlar.tools.answer_chars import read_chars
 
 __all__ = [

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rlar.tasks.numbers import NUMBER_WORDS
+from rlar.number_words import NUMBER_WORDS
 from rlar.tools.answer_text import asked_count, asks_for_one, listed_items, statements
 from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
 from rlar.tools.rules import normalize_text

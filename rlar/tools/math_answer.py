@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from rlar.tasks.numbers import NUMBER_WORDS
+from rlar.number_words import NUMBER_WORDS
 from rlar.tools.answer_chars import read_chars
 from rlar.tools.math_forms import repeating_to_fraction
 

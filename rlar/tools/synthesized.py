@@ -6,13 +6,13 @@ verifier module in ``code`` (defining ``reward(query, response, reference, metad
 ``case_timeout_s`` (per call, inside the jail), ``limits`` (a ``rlar.sandbox.Limits`` dict for the jail) plus
 what the router matches on (``signature``, ``constraints``).
 
-Scoring a batch is one sandbox run of :func:`rlar.synthesis.harness.harness_program` (the same harness that
+Scoring a batch is one sandbox run of :func:`rlar.tools.verifier_harness.harness_program` (the same harness that
 validated it) with the inputs on stdin, so the cost is one jail (~40 ms) per batch, not per sample. The code
 never runs in this process.
 
 Execution is injected like the code tool's: ``run_code`` is an async callable ``(program, stdin, limits) ->
-RunResult`` (or its dict) — e.g. :func:`rlar.synthesis.runner.bus_runner` to reach the sandbox actor over the
-bus; default: a local jail (:func:`rlar.synthesis.runner.local_runner` with the ``sandbox_config`` resource).
+RunResult`` (or its dict) — e.g. :func:`rlar.sandbox_client.bus_runner` to reach the sandbox actor over the
+bus; default: a local jail (:func:`rlar.sandbox_client.local_runner` with the ``sandbox_config`` resource).
 
 Caching: results may be cached by (tool, query, response, reference) only when the verifier never reads its
 ``metadata`` parameter (``cacheable``, decided by parsing the source).
@@ -30,7 +30,10 @@ import secrets
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from rlar.sandbox.schema import Limits
+from rlar.sandbox_client import as_run_result, local_runner
 from rlar.tools.base import Outcome, RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
+from rlar.tools.verifier_harness import harness_input, harness_program, parse_harness_output
 
 __all__ = ["IMPL", "SynthesizedTool", "synthesized_spec"]
 
@@ -91,10 +94,6 @@ class SynthesizedTool(RewardTool):
         super().__init__(spec, **resources)
         if not spec.code.strip():
             raise ValueError(f"synthesised tool {spec.name!r} has no code")
-        from rlar.sandbox.schema import Limits
-        from rlar.synthesis.harness import harness_program
-        from rlar.synthesis.runner import local_runner
-
         self.run_code = run_code or local_runner(sandbox_config)
         self.program = harness_program(spec.code)
         self.needs_reference = bool(spec.params.get("needs_reference", False))
@@ -110,8 +109,6 @@ class SynthesizedTool(RewardTool):
         return not _reads_metadata(spec.code)
 
     def _limits_for(self, n: int) -> Any:
-        from rlar.sandbox.schema import Limits
-
         if self.limits is not None:
             return self.limits
         # One "test" is the whole batch: each call may use case_timeout_s, plus start-up slack.
@@ -122,9 +119,6 @@ class SynthesizedTool(RewardTool):
         )
 
     async def _run(self, inputs: Sequence[ToolInput]) -> list[Outcome]:
-        from rlar.synthesis.harness import harness_input, parse_harness_output
-        from rlar.synthesis.runner import as_run_result
-
         nonce = secrets.token_hex(8)
         stdin = harness_input([x.to_dict() for x in inputs], nonce, case_timeout_s=self.case_timeout_s)
         try:

@@ -73,20 +73,3 @@ class Group:
             and len(self.completions) >= n
             and all(t.tool in self.rewards and len(self.rewards[t.tool].items) >= n for t in self.tools)
         )
-
-
-def learner_temperature(sampling: Sampling) -> float:
-    """The temperature at which the learner recomputes a group's log-probs: the rollout's, or 1 for greedy
-    decoding (whose log-probs are the raw ones)."""
-    from rlar.policy.engines.base import GREEDY_TEMPERATURE
-
-    return sampling.temperature if sampling.temperature >= GREEDY_TEMPERATURE else 1.0
-
-
-def logprobs_usable(sampling: Sampling) -> bool:
-    """Behaviour log-probs fit the importance weight: "sampled" ones always, "raw" ones only when sampling
-    was plain (temperature 1, no truncation) or greedy."""
-    from rlar.policy.engines.base import GREEDY_TEMPERATURE
-
-    plain = sampling.temperature == 1.0 and sampling.top_p == 1.0 and sampling.top_k == 0
-    return sampling.logprobs == "sampled" or plain or sampling.temperature < GREEDY_TEMPERATURE

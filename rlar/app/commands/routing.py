@@ -14,7 +14,8 @@ from typing import Any
 
 
 def _agent(a: argparse.Namespace) -> Any:
-    from rlar.agent.base import AnthropicAgentConfig, OfflineAgentConfig, default_agent_config, make_agent
+    from rlar.agent.base import AnthropicAgentConfig, OfflineAgentConfig
+    from rlar.agent.factory import default_agent_config, make_agent
 
     if a.backend == "auto":
         cfg: AnthropicAgentConfig | OfflineAgentConfig = default_agent_config()

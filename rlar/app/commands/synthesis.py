@@ -98,7 +98,8 @@ def cmd_report(a: argparse.Namespace) -> int:
 
 
 def cmd_bench(a: argparse.Namespace) -> int:
-    from rlar.agent.base import OfflineAgentConfig, default_agent_config, make_agent
+    from rlar.agent.base import OfflineAgentConfig
+    from rlar.agent.factory import default_agent_config, make_agent
     from rlar.benchmarks.synthesis import run
     from rlar.resources import packaged
     from rlar.synthesis.report import to_markdown

@@ -3,7 +3,7 @@
 It reads by token windows around numbers and quoted strings, with its own vocabulary and comparator lists, and
 shares no pattern with :mod:`rlar.tasks.phrasings` and the modules beside it; it may share only the checks
 (:mod:`rlar.constraints.checks`), the constraint vocabulary (:mod:`rlar.constraints.vocabulary`) and the number-word
-table (:mod:`rlar.tasks.numbers`). :mod:`rlar.synthesis.second_route` turns what it reads into labelled probes.
+table (:mod:`rlar.number_words`). :mod:`rlar.synthesis.second_route` turns what it reads into labelled probes.
 Modules: ``vocab`` (number words, units, comparators, windows), ``forms`` (wrappers, separators, lists on one
 line, JSON arrays, section markers, one unit's start or end, closing hashtags, a repeated request, unquoted
 options), ``units`` (letter classes, doubled letters, initials, number ranges and ratios, punctuation counts),

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from rlar.number_words import ORDINALS
 from rlar.synthesis.second.vocab import _NOT, _SMALL, _num
-from rlar.tasks.numbers import ORDINALS
 
 _UNITS = {
     "paragraph": "paragraph",

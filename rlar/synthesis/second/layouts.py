@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rlar.number_words import ORDINALS
 from rlar.synthesis.second.vocab import _value
-from rlar.tasks.numbers import ORDINALS
 
 _N = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a|single)"
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rlar.number_words import ORDINALS
 from rlar.synthesis.second.vocab import _NOT, _bounded, _direction, _tokens, _value
-from rlar.tasks.numbers import ORDINALS
 
 _NTH_WORDS = {
     1: "first",

@@ -1,6 +1,6 @@
 """The second reading's vocabulary and token windows: number words, count units, scopes, comparator words, and
 the helpers that read a bound from the words around a number. Written apart from :mod:`rlar.tasks.phrasings`
-(it shares only the number-word table, :mod:`rlar.tasks.numbers`)."""
+(it shares only the number-word table, :mod:`rlar.number_words`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from rlar.tasks.numbers import NUMBER_WORDS
+from rlar.number_words import NUMBER_WORDS
 
 _NUMS = {
     **{w: n for w, n in NUMBER_WORDS.items() if n},  # "zero" is left to the count words ("no commas")
