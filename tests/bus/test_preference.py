@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from rlar.benchmarks.preference import load_records, record_accuracy, run
+from tests.support.env import REPO
 
-SAMPLE = Path(__file__).resolve().parents[1] / "data" / "preference_sample.jsonl"
+SAMPLE = REPO / "data" / "preference_sample.jsonl"
 
 
 def test_the_chosen_response_strictly_on_top_counts_one() -> None:

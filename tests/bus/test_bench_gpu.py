@@ -15,8 +15,7 @@ import tomli_w
 from rlar.benchmarks.gpu import render_config, summarize, write_gsm8k
 from rlar.policy.model import build_tiny_policy
 from rlar.tasks.formats import detect_format, load_format
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.env import REPO
 
 
 def test_the_data_is_gsm8k_as_published_and_its_answers_are_right(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from rlar.eval import comparison_rows, resolve_checkpoint, run_eval, terminal_table
 from rlar.testing.anthropic_server import MessagesServer
+from tests.support.env import REPO
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +103,7 @@ def test_eval_uses_the_judge_endpoint_when_one_is_configured(run_dir: Path) -> N
 # ---------------------------------------------------------------------------------------------------------
 # data files in published formats, and a run's own tasks
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "formats"
+DATA = REPO / "data" / "formats"
 
 
 def _score_files(*cases: tuple[str, Any, dict[str, Any]]) -> list[dict[str, Any]]:

@@ -15,9 +15,8 @@ from bus.embedded import free_port
 from rlar.learn.grpo import GRPOConfig, grpo_token_loss
 from rlar.learn.trainer import DeepSpeedPolicyTrainer, PolicyBatch, TrainerConfig, token_logprobs
 from rlar.policy.model import build_tiny_policy
+from tests.support.env import REPO
 from tests.support.trainer import flat_weights, make_batch
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")

@@ -29,10 +29,10 @@ from rlar.synthesis.loop import synthesize
 from rlar.synthesis.report import summarize, to_markdown
 from rlar.tool_summary import origin_label, tasks_lines, tasks_summary
 from rlar.tools.base import ToolSpec
+from tests.support.env import REPO
 from tests.support.servers import TEST_TOPOLOGY
 
 needs_bwrap = pytest.mark.skipif(not os.access("/usr/bin/bwrap", os.X_OK), reason="bubblewrap not installed")
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def reward(
@@ -204,7 +204,7 @@ async def test_a_verifier_with_clauses_it_cannot_check_is_partial_or_refused() -
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
     return subprocess.run(
         [sys.executable, "-m", "rlar.app.cli", *args],
         cwd=cwd,

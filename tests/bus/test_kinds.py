@@ -17,7 +17,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.env import REPO
 
 
 def _load(path: str) -> object:

@@ -31,6 +31,7 @@ from rlar.sandbox import (
     run_tests,
     run_tests_async,
 )
+from tests.support.env import REPO
 
 BWRAP = "/usr/bin/bwrap"
 # One worker runs this module's tests in turn (pytest-xdist): its process census counts orphaned jail
@@ -41,7 +42,7 @@ needs_bwrap = pytest.mark.skipif(
     reason=f"bubblewrap is not installed at {BWRAP} (apt-get install bubblewrap)",
 )
 FAST = Limits(test_s=1.0, cpu_s=5)
-PROJECT_FILE = Path(__file__).resolve().parents[1] / "pyproject.toml"
+PROJECT_FILE = REPO / "pyproject.toml"
 DRIVER_MARK = "In-jail driver of the rlar sandbox"  # first words of the driver's source, on its command line
 
 

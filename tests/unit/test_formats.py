@@ -12,8 +12,9 @@ import pytest
 
 from rlar.tasks import TaskConfig, TaskDataError, build_mix, load_task
 from rlar.tasks.formats import boxed_answer, detect_format, gsm8k_final_answer, load_format
+from tests.support.env import REPO
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "formats"
+DATA = REPO / "data" / "formats"
 
 
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:

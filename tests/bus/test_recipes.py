@@ -16,7 +16,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.env import REPO
 
 
 def _run(code: str, cwd: Path, tree: Path = REPO) -> dict[str, object]:

@@ -6,7 +6,6 @@ misses."""
 from __future__ import annotations
 
 import ast
-import pathlib
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from rlar.constraints.vocabulary import canonical
 from rlar.synthesis.builder import build, violations
 from rlar.synthesis.second_route import constraint_key, second_reading
 from rlar.tasks.reading import read_instruction
+from tests.support.env import REPO
 
 W = lambda n: {"rule": "words", "min": n, "max": n}  # noqa: E731
 S = lambda n: {"rule": "sentences", "min": n, "max": n}  # noqa: E731
@@ -559,7 +559,7 @@ def test_the_second_reading_imports_none_of_the_main_readers_modules() -> None:
         "rlar.tasks.reading_lists",
         "rlar.tasks.reading_kinds",
     }
-    root = pathlib.Path(__file__).resolve().parents[1] / "rlar" / "synthesis"
+    root = REPO / "rlar" / "synthesis"
     for path in [*sorted((root / "second").glob("*.py")), root / "second_route.py"]:
         tree = ast.parse(path.read_text())
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.env import REPO
+
 TARGETS = ("pytest", "test-unit", "test-bus", "test-e2e", "test-real", "test-fast", "test-slow", "test-chaos")
 
 

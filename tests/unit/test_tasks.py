@@ -40,8 +40,7 @@ from rlar.tasks import (
     load_task,
     load_verl,
 )
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.env import REPO
 
 SPEC = TaskSpec(
     name="qa",

@@ -4,15 +4,15 @@ the documented rules (percent, hedging, number spam, choice letters) on cases of
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from rlar.app.cli import main
 from rlar.benchmarks.math import load_pairs, run
 from rlar.tools import ToolInput, builtin_specs, make_tool
+from tests.support.env import REPO
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = REPO / "data"
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ Fast: pure Python, no sandbox. The labelled instruction set (data/instructions_l
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +16,9 @@ from rlar.constraints.vocabulary import canonical, describe, from_metadata, vali
 from rlar.synthesis.builder import build, violations
 from rlar.synthesis.second_route import second_reading, write_probes
 from rlar.tasks.reading import read_instruction
+from tests.support.env import REPO
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "instructions_labelled.jsonl"
+DATA = REPO / "data" / "instructions_labelled.jsonl"
 
 # (instruction, exactly the constraints it states)
 PHRASINGS: list[tuple[str, list[dict[str, Any]]]] = [
