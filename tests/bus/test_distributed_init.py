@@ -10,7 +10,7 @@ import torch.distributed as dist
 
 from rlar.learn.distributed import init_distributed
 
-pytestmark = pytest.mark.bus  # importing DeepSpeed runs `uname -p`
+# In the bus tier: importing DeepSpeed runs `uname -p`.
 
 
 def test_a_group_made_in_process_without_a_launcher_gets_the_local_rank_deepspeed_asks_for(

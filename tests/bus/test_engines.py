@@ -1,4 +1,5 @@
-"""Generation engines (rlar/policy/engines): sampling, behaviour log-probs and in-place weight updates.
+"""Generation engines (rlar/policy/engines): sampling, behaviour log-probs and in-place weight updates (the vLLM
+engine: tests/e2e/test_engines_vllm.py).
 
 Everything runs on the tiny policy from rlar/policy/model.py. Reference log-probs come from a separate
 ``AutoModelForCausalLM`` fed the whole prompt + completion at once (teacher forcing), so they share no
@@ -10,34 +11,33 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
 from pydantic import TypeAdapter, ValidationError
-from transformers import AutoModelForCausalLM, PreTrainedModel
 
 from rlar.policy.engines import (
-    Completion,
     EngineConfig,
     GenerationEngine,
-    TransformersEngineConfig,
     VLLMEngineConfig,
-    make_engine,
     sampling_log_probs,
 )
 from rlar.policy.engines.hf import TransformersEngine
 from rlar.policy.engines.vllm_engine import _RELOAD_LOGGER
 from rlar.policy.model import build_tiny_policy
 from rlar.policy.weights import read_weights, state_dict_to_safetensors_bytes, write_weights_dir
+from tests.support.engines import (
+    EOS,
+    PROMPTS,
+    max_logprob_error,
+    reference_model,
+    train_towards_eos,
+    transformers_engine,
+)
 
 torch.set_num_threads(1)
-EOS = 1
-
-PROMPTS = ["hi", "The quick brown fox", "2+2="]
 
 
 @pytest.fixture(scope="module")
@@ -45,75 +45,9 @@ def policy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_policy(tmp_path_factory.mktemp("policy") / "tiny")
 
 
-def _engine(policy_dir: Path, **kw: Any) -> TransformersEngine:
-    cfg = TransformersEngineConfig(model=str(policy_dir), **{"max_model_len": 128, **kw})
-    engine = make_engine(cfg)
-    assert isinstance(engine, TransformersEngine)
-    return engine
-
-
 @pytest.fixture
 def engine(policy_dir: Path) -> TransformersEngine:
-    return _engine(policy_dir)
-
-
-def _reference_model(policy_dir: Path) -> PreTrainedModel:
-    model = AutoModelForCausalLM.from_pretrained(policy_dir, dtype=torch.float32)
-    return model.eval()
-
-
-def _teacher_forced(
-    model: PreTrainedModel,
-    prompt: list[int],
-    completion: list[int],
-    temperature: float = 1.0,
-    top_p: float = 1.0,
-) -> list[float]:
-    """Log-probs of ``completion`` given ``prompt`` from one full forward pass."""
-    ids = torch.tensor([prompt + completion])
-    with torch.no_grad():
-        logits = model(ids).logits[0].float()
-    if temperature == 1.0 and top_p == 1.0:
-        logp = torch.log_softmax(logits, dim=-1)
-    else:
-        logp = sampling_log_probs(logits, temperature, top_p)
-    return [logp[len(prompt) - 1 + k, tok].item() for k, tok in enumerate(completion)]
-
-
-def _max_logprob_error(
-    model: PreTrainedModel,
-    prompts: list[list[int]],
-    out: list[list[Completion]],
-    temperature: float = 1.0,
-    top_p: float = 1.0,
-) -> float:
-    err = 0.0
-    for prompt, samples in zip(prompts, out, strict=True):
-        for c in samples:
-            ref = _teacher_forced(model, prompt, c.token_ids, temperature, top_p)
-            err = max(err, *(abs(a - b) for a, b in zip(ref, c.logprobs, strict=True)))
-    return err
-
-
-def _train_towards_eos(model: PreTrainedModel, min_p_eos: float = 0.1) -> dict[str, torch.Tensor]:
-    """A few SGD steps that raise p(EOS) at every position to >= ``min_p_eos``; returns the new weights.
-
-    Gives a policy that stops on its own (~1 in 5 tokens) and whose distribution clearly moved."""
-    g = torch.Generator().manual_seed(0)
-    batch = torch.randint(3, 259, (16, 24), generator=g)
-    opt = torch.optim.SGD(model.parameters(), lr=0.03)
-    model.train()
-    for _ in range(20):
-        logp_eos = torch.log_softmax(model(batch).logits.float(), dim=-1)[..., EOS]
-        if logp_eos.exp().mean().item() >= min_p_eos:
-            break
-        opt.zero_grad()
-        (-logp_eos.mean()).backward()
-        opt.step()
-    else:
-        raise AssertionError("p(EOS) did not rise")
-    model.eval()
-    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+    return transformers_engine(policy_dir)
 
 
 # -- transformers engine ---------------------------------------------------------------------------
@@ -138,10 +72,10 @@ def test_generate_returns_n_completions_per_prompt_with_a_logprob_per_token(
 
 def test_behaviour_logprobs_equal_a_teacher_forced_recomputation(policy_dir: Path) -> None:
     # max_num_seqs=5 splits the 12 rows into three left-padded chunks of mixed prompt lengths.
-    engine = _engine(policy_dir, max_num_seqs=5)
+    engine = transformers_engine(policy_dir, max_num_seqs=5)
     prompts = [engine.render_prompt(p) for p in PROMPTS]
     out = engine.generate(prompts, n=4, max_new_tokens=12, temperature=1.0, top_p=1.0, seed=1)
-    assert _max_logprob_error(_reference_model(policy_dir), prompts, out) < 1e-4
+    assert max_logprob_error(reference_model(policy_dir), prompts, out) < 1e-4
 
 
 def test_decode_steps_give_the_mask_transformers_would_build_only_for_plain_causal_sdpa(
@@ -151,7 +85,10 @@ def test_decode_steps_give_the_mask_transformers_would_build_only_for_plain_caus
 
     from rlar.policy.engines.hf import _plain_causal_sdpa
 
-    built, own = _engine(policy_dir, max_num_seqs=5), _engine(policy_dir, max_num_seqs=5)
+    built, own = (
+        transformers_engine(policy_dir, max_num_seqs=5),
+        transformers_engine(policy_dir, max_num_seqs=5),
+    )
     assert own._decode_mask_4d  # the tiny Llama: sdpa, full causal attention
     built._decode_mask_4d = False  # the 2D padding mask, turned into a 4D one by transformers at every step
     prompts = [own.render_prompt(p) for p in PROMPTS]  # mixed lengths: left padding in every chunk
@@ -176,16 +113,16 @@ def test_decode_steps_give_the_mask_transformers_would_build_only_for_plain_caus
 
 def test_logprobs_are_those_of_the_tempered_top_p_distribution_sampled_from(policy_dir: Path) -> None:
     prompts = [[104, 105], [87, 104, 104, 35, 102]]
-    ref = _reference_model(policy_dir)
-    sampled = _engine(policy_dir)
+    ref = reference_model(policy_dir)
+    sampled = transformers_engine(policy_dir)
     out = sampled.generate(prompts, n=4, max_new_tokens=12, temperature=0.7, top_p=0.8, seed=2)
-    assert _max_logprob_error(ref, prompts, out, temperature=0.7, top_p=0.8) < 1e-4
+    assert max_logprob_error(ref, prompts, out, temperature=0.7, top_p=0.8) < 1e-4
     # The same draws with logprobs_mode="raw" report the model's own (temperature-1) log-probs.
-    raw = _engine(policy_dir, logprobs_mode="raw")
+    raw = transformers_engine(policy_dir, logprobs_mode="raw")
     out_raw = raw.generate(prompts, n=4, max_new_tokens=12, temperature=0.7, top_p=0.8, seed=2)
     assert [[c.token_ids for c in s] for s in out_raw] == [[c.token_ids for c in s] for s in out]
-    assert _max_logprob_error(ref, prompts, out_raw) < 1e-4
-    assert _max_logprob_error(ref, prompts, out) > 0.1  # the two modes really differ at T=0.7
+    assert max_logprob_error(ref, prompts, out_raw) < 1e-4
+    assert max_logprob_error(ref, prompts, out) > 0.1  # the two modes really differ at T=0.7
 
 
 def test_sampling_log_probs_match_transformers_temperature_and_top_p_warpers() -> None:
@@ -205,8 +142,8 @@ def test_sampling_log_probs_match_transformers_temperature_and_top_p_warpers() -
 
 
 def test_generation_stops_at_eos_and_keeps_it_as_the_last_token(policy_dir: Path) -> None:
-    engine = _engine(policy_dir)
-    engine.load_weights(_train_towards_eos(_reference_model(policy_dir)), version=1)
+    engine = transformers_engine(policy_dir)
+    engine.load_weights(train_towards_eos(reference_model(policy_dir)), version=1)
     prompts = [engine.render_prompt(p) for p in PROMPTS]
     out = engine.generate(prompts, n=12, max_new_tokens=6, seed=3)
     samples = [c for s in out for c in s]
@@ -233,7 +170,11 @@ def test_a_seed_makes_generation_reproducible(engine: TransformersEngine) -> Non
 
 
 def test_unseeded_generation_follows_the_engine_seed(policy_dir: Path) -> None:
-    a, b, c = _engine(policy_dir, seed=5), _engine(policy_dir, seed=5), _engine(policy_dir, seed=6)
+    a, b, c = (
+        transformers_engine(policy_dir, seed=5),
+        transformers_engine(policy_dir, seed=5),
+        transformers_engine(policy_dir, seed=6),
+    )
     prompts = [a.render_prompt("seed")]
 
     def ids(e: GenerationEngine) -> list[list[int]]:
@@ -246,20 +187,20 @@ def test_unseeded_generation_follows_the_engine_seed(policy_dir: Path) -> None:
 
 
 def test_greedy_decoding_gives_identical_argmax_samples_with_raw_logprobs(policy_dir: Path) -> None:
-    engine = _engine(policy_dir)
+    engine = transformers_engine(policy_dir)
     prompts = [engine.render_prompt("greedy")]
     out = engine.generate(prompts, n=3, max_new_tokens=8, temperature=0.0)
     assert len({tuple(c.token_ids) for c in out[0]}) == 1
-    ref = _reference_model(policy_dir)
+    ref = reference_model(policy_dir)
     ids = prompts[0] + out[0][0].token_ids
     with torch.no_grad():
         argmax = ref(torch.tensor([ids])).logits[0].argmax(-1).tolist()
     assert out[0][0].token_ids == argmax[len(prompts[0]) - 1 : -1]
-    assert _max_logprob_error(ref, prompts, out) < 1e-4
+    assert max_logprob_error(ref, prompts, out) < 1e-4
 
 
 def test_completions_end_at_max_model_len(policy_dir: Path) -> None:
-    engine = _engine(policy_dir, max_model_len=16)
+    engine = transformers_engine(policy_dir, max_model_len=16)
     prompts = [[100] * 10, [100] * 3]
     out = engine.generate(prompts, n=2, max_new_tokens=50, temperature=1.0, seed=0)
     assert {len(c.token_ids) for c in out[0]} <= set(range(1, 7))
@@ -270,20 +211,20 @@ def test_completions_end_at_max_model_len(policy_dir: Path) -> None:
 
 
 def test_load_weights_changes_outputs_and_sets_version(policy_dir: Path, tmp_path: Path) -> None:
-    engine = _engine(policy_dir)
+    engine = transformers_engine(policy_dir)
     prompts = [engine.render_prompt(p) for p in PROMPTS]
     before = engine.generate(prompts, n=4, max_new_tokens=8, seed=4)
-    trained = _reference_model(policy_dir)
-    new_weights = _train_towards_eos(trained)
+    trained = reference_model(policy_dir)
+    new_weights = train_towards_eos(trained)
     ref = write_weights_dir(tmp_path, 1, new_weights)
 
     engine.load_weights(state_dict_to_safetensors_bytes(read_weights(ref)), version=1)  # as bytes
     assert engine.version == 1
     after = engine.generate(prompts, n=4, max_new_tokens=8, seed=4)
     assert [[c.token_ids for c in s] for s in after] != [[c.token_ids for c in s] for s in before]
-    assert _max_logprob_error(trained, prompts, after) < 1e-4
+    assert max_logprob_error(trained, prompts, after) < 1e-4
 
-    original = _reference_model(policy_dir)
+    original = reference_model(policy_dir)
     engine.load_weights(original.named_parameters(), version=2)  # as named tensors
     assert engine.version == 2
     again = engine.generate(prompts, n=4, max_new_tokens=8, seed=4)
@@ -344,133 +285,6 @@ def test_engine_config_picks_the_backend_by_kind_and_imports_vllm_lazily(policy_
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
     )
     assert out.stdout.split() == ["TransformersEngine", "False"]
-
-
-# -- vLLM engine -----------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def vllm_engine(policy_dir: Path) -> Iterator[Any]:
-    start = time.perf_counter()
-    engine = make_engine(VLLMEngineConfig(model=str(policy_dir), max_model_len=256))
-    print(f"\nvLLM engine init (incl. import): {time.perf_counter() - start:.2f} s")
-    yield engine
-    engine.close()
-
-
-def _vllm_prompt_logprobs(engine: Any, ids: list[int]) -> list[float]:
-    """vLLM's log-probs of ids[1:] given their prefixes (a fixed continuation, no sampling)."""
-    from vllm import SamplingParams
-    from vllm.inputs import TokensPrompt
-
-    params = SamplingParams(max_tokens=1, prompt_logprobs=0)
-    (out,) = engine.llm.generate([TokensPrompt(prompt_token_ids=ids)], params, use_tqdm=False)
-    return [step[tok].logprob for tok, step in zip(ids[1:], out.prompt_logprobs[1:], strict=True)]
-
-
-@pytest.mark.vllm
-@pytest.mark.slow
-def test_vllm_generates_from_a_fresh_thread_when_torch_uses_fewer_threads_than_cores(
-    vllm_engine: Any,
-) -> None:
-    """The rollout (its compute thread) and `rlar eval` (asyncio.to_thread) call the engine from worker
-    threads, and the actors set torch to one thread: vLLM's CPU attention then saw OpenMP's default in that
-    thread and aborted (on any machine with 2+ cores; on one core both counts are 1 and this cannot fail)."""
-    import threading
-
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    got: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            got["out"] = vllm_engine.generate(
-                [[1, 2, 3], [4, 5, 6, 7]], n=1, max_new_tokens=4, temperature=0.0
-            )
-        except Exception as exc:  # the failure to report, from the other thread
-            got["error"] = exc
-
-    try:
-        t = threading.Thread(target=work)
-        t.start()
-        t.join(300)
-    finally:
-        torch.set_num_threads(before)
-    assert "error" not in got, got.get("error")
-    assert [len(s) for s in got["out"]] == [1, 1]
-
-
-@pytest.mark.vllm
-@pytest.mark.slow
-def test_vllm_logprobs_match_a_transformers_recomputation(vllm_engine: Any, policy_dir: Path) -> None:
-    ref = _reference_model(policy_dir)
-    prompts = [vllm_engine.render_prompt(p) for p in PROMPTS]
-    out = vllm_engine.generate(prompts, n=4, max_new_tokens=12, temperature=1.0, top_p=1.0, seed=0)
-    assert [len(s) for s in out] == [4, 4, 4]
-    assert all(len(c.logprobs) == len(c.token_ids) > 0 for s in out for c in s)
-    assert _max_logprob_error(ref, prompts, out) < 1e-3
-    tempered = vllm_engine.generate(prompts, n=4, max_new_tokens=12, temperature=0.7, top_p=0.8, seed=0)
-    assert _max_logprob_error(ref, prompts, tempered, temperature=0.7, top_p=0.8) < 1e-3
-    again = vllm_engine.generate(prompts, n=4, max_new_tokens=12, temperature=0.7, top_p=0.8, seed=0)
-    assert [[c.token_ids for c in s] for s in again] == [[c.token_ids for c in s] for s in tempered]
-
-
-@pytest.mark.vllm
-@pytest.mark.slow
-def test_vllm_loads_new_weights_in_place_without_a_restart(vllm_engine: Any, policy_dir: Path) -> None:
-    original = _reference_model(policy_dir)
-    block = vllm_engine.llm.llm_engine.vllm_config.cache_config.block_size
-    # A prompt longer than a KV block, generated from before the update, so its prefix is cached.
-    long_prompt = vllm_engine.render_prompt(
-        "The quick brown fox jumps over the lazy dog. " * (block // 40 + 1)
-    )
-    assert len(long_prompt) > block
-    fixed = long_prompt + vllm_engine.render_prompt(" and then it sleeps.")
-    before = _vllm_prompt_logprobs(vllm_engine, fixed)
-    assert (
-        max(abs(a - b) for a, b in zip(before, _teacher_forced(original, fixed[:1], fixed[1:]), strict=True))
-        < 1e-3
-    )
-    vllm_engine.generate([long_prompt], n=2, max_new_tokens=4, seed=0)
-    llm = vllm_engine.llm
-
-    trained = _reference_model(policy_dir)
-    new_weights = _train_towards_eos(trained)
-    start = time.perf_counter()
-    seen = _LogRecords()
-    logging.getLogger(_RELOAD_LOGGER).addHandler(seen)
-    try:
-        vllm_engine.load_weights(state_dict_to_safetensors_bytes(new_weights), version=1)
-    finally:
-        logging.getLogger(_RELOAD_LOGGER).removeHandler(seen)
-    # The tied head and the rotary cache are never in an update; vLLM's warnings for them are expected and dropped.
-    assert not [m for m in seen.messages if "Failed to load weights" in m], seen.messages
-    print(f"\nvLLM in-place weight update: {1000 * (time.perf_counter() - start):.1f} ms")
-    assert vllm_engine.version == 1 and vllm_engine.llm is llm
-
-    after = _vllm_prompt_logprobs(vllm_engine, fixed)
-    expected = _teacher_forced(trained, fixed[:1], fixed[1:])
-    assert max(abs(a - b) for a, b in zip(after, expected, strict=True)) < 1e-3
-    assert max(abs(a - b) for a, b in zip(after, before, strict=True)) > 0.1
-    out = vllm_engine.generate([long_prompt], n=8, max_new_tokens=8, seed=1)  # cached prefix must be gone
-    assert _max_logprob_error(trained, [long_prompt], out) < 1e-3
-    assert any(c.finish_reason == "stop" and c.token_ids[-1] == EOS for c in out[0])
-
-    vllm_engine.load_weights(original.named_parameters(), version=2)  # named tensors, back to the start
-    assert (
-        max(abs(a - b) for a, b in zip(_vllm_prompt_logprobs(vllm_engine, fixed), before, strict=True)) < 1e-5
-    )
-
-
-class _LogRecords(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__()
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
 
 
 def test_only_the_reload_warnings_of_layers_an_update_never_carries_are_dropped() -> None:

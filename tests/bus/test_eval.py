@@ -11,26 +11,12 @@ import pytest
 from rlar.eval import comparison_rows, resolve_checkpoint, run_eval, terminal_table
 from rlar.testing.anthropic_server import MessagesServer
 from tests.support.env import REPO
+from tests.support.runs import eval_run_dir
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A run directory: the tiny policy as policy/init and one set of learner weights (perturbed) as v3."""
-    import torch
-
-    from rlar.policy.model import build_tiny_policy
-    from rlar.policy.weights import write_weights_dir
-
-    torch.set_num_threads(1)
-    run = tmp_path_factory.mktemp("run")
-    init = build_tiny_policy(run / "policy" / "init")
-    from safetensors.torch import load_file
-
-    tensors = load_file(str(next(init.glob("*.safetensors"))))
-    gen = torch.Generator().manual_seed(1)
-    perturbed = {k: v + 0.05 * torch.randn(v.shape, generator=gen) for k, v in tensors.items()}
-    write_weights_dir(run / "weights", 3, perturbed)
-    return run
+    return eval_run_dir(tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)
@@ -582,21 +568,6 @@ def test_a_second_eval_of_the_same_checkpoint_keeps_the_first_ones_files(
         "key"
     ]
     assert [e["files"][0] for e in index] == [Path(d["files"][0]).name for d in (first, second, other)]
-
-
-@pytest.mark.slow
-def test_the_vllm_engine_generates_the_same_greedy_answers(run_dir: Path, tmp_path: Path) -> None:
-    kw: dict[str, Any] = {
-        "data": str(DATA / "gsm8k_sample.jsonl"),
-        "limit": 3,
-        "overrides": {"max_new_tokens": 8},
-    }
-    hf = run_eval(str(run_dir / "policy" / "init"), "gsm8k", out=str(tmp_path / "hf"), **kw)
-    vl = run_eval(str(run_dir / "policy" / "init"), "gsm8k", out=str(tmp_path / "vllm"), engine="vllm", **kw)
-    assert vl["result"]["metrics"]["gsm8k"].keys() == {"nem", "avg_len"}
-    assert [e["response"] for e in vl["result"]["examples"]["gsm8k"]] == [
-        e["response"] for e in hf["result"]["examples"]["gsm8k"]
-    ]
 
 
 def test_a_paired_bootstrap_interval_excludes_zero_only_for_a_real_gain() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,52 +11,15 @@ import pytest
 
 from rlar.app.export import export_run
 from rlar.config import ConfigError
-from tests.support.env import REPO, actor_env
+from tests.support.env import actor_env
+from tests.support.runs import exported_run_dir
 
 PROMPT = "12+7="
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A run directory as `rlar train` leaves it: the initial policy, two weight versions, a summary."""
-    import torch
-
-    from rlar.policy.model import build_tiny_policy
-    from rlar.policy.weights import write_weights_dir
-
-    run = tmp_path_factory.mktemp("run")
-    init = build_tiny_policy(run / "policy" / "init")
-    from transformers import AutoModelForCausalLM
-
-    model = AutoModelForCausalLM.from_pretrained(init)
-    gen = torch.Generator().manual_seed(0)
-    for version in (3, 4):
-        with torch.no_grad():
-            for p in model.parameters():
-                p.add_(torch.randn(p.shape, generator=gen) * 0.05)
-        write_weights_dir(run / "weights", version, dict(model.named_parameters()))
-    (run / "config.toml").write_text(
-        '[feeder]\ntasks = [{ name = "arith", weight = 2.0 }]\n'
-        "[learner]\nprompts_per_step = 8\ntrainer = { lr = 1e-4 }\n"
-    )
-    summary = {
-        "reason": "finished",
-        "steps": 12,
-        "updates": 11,
-        "minutes": 1.5,
-        "tasks": {
-            "arith": {
-                "reward": {"first": 0.2, "last": 0.4, "steps": 12},
-                "abstain": {"mean": 0.05},
-                "tools": [
-                    {"tool": "math_verify", "version": 1, "origin": "built-in", "steps": 12, "shadow": False}
-                ],
-            }
-        },
-    }
-    (run / "summary.json").write_text(json.dumps(summary))
-    torch.save(model.state_dict(), run / "v4_state.pt")
-    return run
+    return exported_run_dir(tmp_path_factory)
 
 
 def test_export_writes_a_checkpoint_transformers_loads_with_the_trained_weights(
@@ -234,50 +196,3 @@ def test_the_exported_byte_tokenizer_encodes_and_decodes_like_byt5_and_appends_n
         len(slow),
     )
     assert set(fast.all_special_ids) == set(slow.all_special_ids)
-
-
-_VLLM_CHECK = """
-import sys, torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
-from vllm import LLM, SamplingParams
-from vllm.inputs import TokensPrompt
-path = sys.argv[1]
-tok = AutoTokenizer.from_pretrained(path)
-ids = tok("12+7=19 and 3+4=7", add_special_tokens=False).input_ids
-llm = LLM(model=path, dtype="float32", enforce_eager=True, max_model_len=128, seed=0,
-          distributed_executor_backend="uni")
-out = llm.generate([TokensPrompt(prompt_token_ids=ids)], SamplingParams(max_tokens=1, prompt_logprobs=0))[0]
-got = [d[t].logprob for t, d in zip(ids[1:], out.prompt_logprobs[1:])]
-logits = AutoModelForCausalLM.from_pretrained(path)(torch.tensor([ids])).logits[0, :-1]
-ref = torch.log_softmax(logits.float(), -1).gather(1, torch.tensor(ids[1:])[:, None])[:, 0].tolist()
-print("MAXDIFF", max(abs(a - b) for a, b in zip(got, ref)), len(got))
-text = llm.generate(["12+7=19 and 3+4=7"], SamplingParams(max_tokens=1))[0]  # a text prompt, as vLLM users write it
-print("TEXT_PROMPT_IDS_AS_TRAINED", list(text.prompt_token_ids) == list(ids))
-"""
-
-
-@pytest.mark.vllm
-@pytest.mark.slow
-def test_vllm_loads_the_exported_checkpoint_and_scores_tokens_like_transformers(
-    run_dir: Path, tmp_path: Path
-) -> None:
-    export_run(run_dir, tmp_path / "hf")
-    env = {
-        **actor_env(),
-        "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
-        "VLLM_CPU_KVCACHE_SPACE": "1",
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
-    }
-    r = subprocess.run(
-        [sys.executable, "-c", _VLLM_CHECK, str(tmp_path / "hf")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-        cwd=REPO,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    line = next(x for x in r.stdout.splitlines() if x.startswith("MAXDIFF"))
-    diff, n = line.split()[1:]
-    assert int(n) > 10 and float(diff) < 1e-3, line  # vLLM scores every token as transformers does
-    assert "TEXT_PROMPT_IDS_AS_TRAINED True" in r.stdout  # vLLM's own encoding of a text prompt adds no </s>

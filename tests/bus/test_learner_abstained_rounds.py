@@ -11,8 +11,6 @@ import asyncio
 import json
 from pathlib import Path
 
-import pytest
-
 from actors.launch import make_actor
 from bus import subjects, topology
 from bus.client import Bus, wait_for
@@ -20,8 +18,6 @@ from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.messages import Completion, Event, RewardGroup, SampleGroup, ScoredItem, ToolKind, ToolRef
 from tests.support.servers import TEST_TOPOLOGY
-
-pytestmark = pytest.mark.bus
 
 GROUP = 2
 TOOL = ToolRef(tool="exact_match", version=1, kind=ToolKind.RULE)

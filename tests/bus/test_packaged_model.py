@@ -21,7 +21,7 @@ from rlar.policy.packaged import (
 )
 from rlar.resources import cache_dir
 
-pytestmark = pytest.mark.bus  # a real 135M-parameter model
+# In the bus tier: a real 135M-parameter model.
 
 PROMPTS = ["What is the capital of France?", "Write a Python function that returns the square of x."]
 

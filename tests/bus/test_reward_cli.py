@@ -15,18 +15,8 @@ from bus.client import Bus
 from bus.embedded import EmbeddedServer
 from rlar.registry import ToolRegistry
 from rlar.tools import builtin_specs
-from tests.support.env import REPO, actor_env
-
-
-def _rlar(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rlar.app.cli", "--log-level", "WARNING", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=actor_env(),
-        cwd=REPO,
-    )
+from tests.support.cli import rlar_cli
+from tests.support.env import actor_env
 
 
 def test_reward_score_with_an_embedded_bus_prints_one_line_per_record(tmp_path: Path) -> None:
@@ -52,7 +42,9 @@ def test_reward_score_with_an_embedded_bus_prints_one_line_per_record(tmp_path: 
     path = tmp_path / "recs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     mode = "bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else "rlimit-only"
-    r = _rlar("reward", "score", str(path), "--nats", "embedded", "--timeout", "60", "--sandbox-mode", mode)
+    r = rlar_cli(
+        "reward", "score", str(path), "--nats", "embedded", "--timeout", "60", "--sandbox-mode", mode
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     out = [json.loads(line) for line in r.stdout.splitlines()]
     assert [o["index"] for o in out] == list(range(len(records)))
@@ -75,7 +67,7 @@ def test_reward_score_reports_a_timeout_when_no_worker_serves_the_kind(tmp_path:
     path.write_text(json.dumps({"task": "t", "query": "q", "response": "r", "reference": "r"}) + "\n")
     # A bus of its own with no reward worker at all (the command registers the built-in tools itself).
     with EmbeddedServer(tmp_path / "nats") as server:
-        r = _rlar(
+        r = rlar_cli(
             "reward", "score", str(path), "--tool", "exact_match", "--nats", server.url, "--timeout", "1"
         )
     assert r.returncode == 1, r.stderr[-2000:]
@@ -84,7 +76,7 @@ def test_reward_score_reports_a_timeout_when_no_worker_serves_the_kind(tmp_path:
 
 
 def test_reward_score_of_a_missing_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    r = _rlar("reward", "score", str(tmp_path / "missing.jsonl"), "--nats", "embedded", timeout=60)
+    r = rlar_cli("reward", "score", str(tmp_path / "missing.jsonl"), "--nats", "embedded", timeout=60)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().splitlines() == [
         f"rlar reward score: error: {tmp_path / 'missing.jsonl'}: no such file"
@@ -155,7 +147,9 @@ def test_reward_score_takes_the_tools_of_a_run_config(tmp_path: Path) -> None:
     ]
     path = tmp_path / "recs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    r = _rlar("reward", "score", str(path), "--config", str(config), "--nats", "embedded", "--timeout", "60")
+    r = rlar_cli(
+        "reward", "score", str(path), "--config", str(config), "--nats", "embedded", "--timeout", "60"
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     cap, other = (json.loads(line) for line in r.stdout.splitlines())
     # the config's task: its default_tools, combined; another task: the config's one [[tools]] entry
@@ -173,31 +167,31 @@ async def test_tools_commands_list_show_disable_export_and_import(
     await reg.register(base.replace(name=name, impl="exact_match"), by="test")
     await reg.register(base.replace(name=name, impl="exact_match", params={"lowercase": True}), by="test")
 
-    r = _rlar("tools", "disable", name, "--reason", "too lenient", "--nats", nats_url)
+    r = rlar_cli("tools", "disable", name, "--reason", "too lenient", "--nats", nats_url)
     assert r.returncode == 0, r.stderr
     st = await reg.status(name)
     assert st["state"] == "disabled" and st["reason"] == "too lenient"
 
-    rows = json.loads(_rlar("tools", "list", "--json", "--all", "--nats", nats_url).stdout)
+    rows = json.loads(rlar_cli("tools", "list", "--json", "--all", "--nats", nats_url).stdout)
     mine = next(x for x in rows if x["name"] == name)
     assert (mine["version"], mine["state"], mine["reason"]) == (2, "disabled", "too lenient")
     assert name not in {
-        x["name"] for x in json.loads(_rlar("tools", "list", "--json", "--nats", nats_url).stdout)
+        x["name"] for x in json.loads(rlar_cli("tools", "list", "--json", "--nats", nats_url).stdout)
     }
-    text = _rlar("tools", "list", "--nats", nats_url).stdout
+    text = rlar_cli("tools", "list", "--nats", nats_url).stdout
     assert "exact_match" in text and "kind" in text.splitlines()[0]
 
-    shown = json.loads(_rlar("tools", "show", name, "--nats", nats_url).stdout)
+    shown = json.loads(rlar_cli("tools", "show", name, "--nats", nats_url).stdout)
     assert shown["spec"]["version"] == 2 and shown["status"]["state"] == "disabled"
     assert [v["version"] for v in shown["versions"]] == [1, 2]
     assert shown["versions"][0]["registered_by"] == "test"
-    assert _rlar("tools", "show", f"ghost_{name}", "--nats", nats_url).returncode == 1
+    assert rlar_cli("tools", "show", f"ghost_{name}", "--nats", nats_url).returncode == 1
 
-    assert _rlar("tools", "enable", name, "--nats", nats_url).returncode == 0
+    assert rlar_cli("tools", "enable", name, "--nats", nats_url).returncode == 0
     assert (await reg.status(name))["state"] == "enabled"
 
     export = tmp_path / "tools.jsonl"
-    r = _rlar("tools", "export", str(export), "--nats", nats_url)
+    r = rlar_cli("tools", "export", str(export), "--nats", nats_url)
     assert r.returncode == 0, r.stderr
     lines = [json.loads(x) for x in export.read_text().splitlines()]
     assert {(x["spec"]["name"], x["spec"]["version"]) for x in lines if x["type"] == "tool"} >= {
@@ -205,16 +199,6 @@ async def test_tools_commands_list_show_disable_export_and_import(
         (name, 2),
     }
     # Importing an unchanged export into the same registry creates no new versions.
-    r = _rlar("tools", "import", str(export), "--nats", nats_url)
+    r = rlar_cli("tools", "import", str(export), "--nats", nats_url)
     assert r.returncode == 0, r.stderr
     assert f"{name} v2" in r.stdout and [s.version for s in await reg.versions(name)] == [1, 2]
-
-
-@pytest.mark.slow
-def test_bench_reward_prints_its_figures_as_json_on_the_last_line() -> None:
-    r = _rlar("bench", "reward", "--json", "--quick", timeout=180)
-    assert r.returncode == 0, r.stderr[-3000:]
-    doc = json.loads(r.stdout.strip().splitlines()[-1])
-    assert doc["sandbox_exec_per_s_1_worker"] > 0 and doc["sandbox_exec_per_s_2_workers"] > 0
-    assert doc["rule_scores_per_s"] > 0
-    assert set(doc["judge_rewards_per_s"]) == {"1", "2"} and doc["judge_scaling_vs_linear"]["1"] == 1.0

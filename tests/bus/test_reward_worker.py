@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import signal
 import subprocess
 import sys
@@ -25,7 +24,6 @@ from bus.client import Bus, wait_for
 from bus.config import NatsConfig
 from bus.messages import Event, Heartbeat, RewardGroup, ScoredItem, ScoreGroup, ScoreItem, ToolRef
 from rlar.registry import ToolRegistry
-from rlar.tools.combine import combine
 from rlar.tools.pyfunc import PythonToolConfig, python_tool_spec
 from tests.support.env import REPO, actor_env
 from tests.support.reward_tools import running, spec
@@ -93,20 +91,6 @@ async def _score(bus: Bus, reqs: list[ScoreGroup], timeout_s: float = 30.0) -> d
     finally:
         await sub.unsubscribe()
     return got
-
-
-# -- combination rule -----------------------------------------------------------------------------------
-def test_combine_is_the_weighted_mean_of_ok_results_and_abstains_without_any() -> None:
-    assert combine([(0.6, "ok", 1.0), (0.4, "ok", 0.5)]) == ("ok", pytest.approx(0.8))
-    # an abstaining or failing tool is left out and the others renormalised — never counted as 0
-    assert combine([(0.5, "ok", 0.4), (0.5, "abstain", None), (1.0, "error", None)]) == ("ok", 0.4)
-    assert combine([(1.0, "abstain", None), (1.0, "error", None)]) == ("abstain", None)
-    assert combine([]) == ("abstain", None)
-    assert combine([(0.0, "ok", 1.0)]) == ("abstain", None)
-    with pytest.raises(ValueError):
-        combine([(-1.0, "ok", 1.0)])
-    with pytest.raises(ValueError):
-        combine([(math.nan, "ok", 1.0)])
 
 
 # -- scoring through the bus ----------------------------------------------------------------------------

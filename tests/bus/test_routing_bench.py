@@ -1,5 +1,6 @@
 """``rlar bench routing`` and ``rlar tools route``: the same decisions on the same file, figures as JSON, the
-held-out machinery on a small file; the full held-out benchmark on the shipped set is ``slow``."""
+held-out machinery on a small file; the full held-out benchmark on the shipped set is
+tests/e2e/test_routing_bench_shipped_set.py."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from rlar.agent.base import OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
 from rlar.app.cli import main
 from rlar.benchmarks.routing import binomial_tail, run
-from rlar.routing.exemplars import default_path, group_of
+from rlar.routing.exemplars import default_path
 from tests.support.env import REPO, actor_env
 
 DATA = default_path()
@@ -99,28 +100,6 @@ async def test_the_held_out_figures_on_a_small_file(small: Path) -> None:
     assert doc["agent"]["confidence"]["threshold"] is not None, (
         "the offline backend's confidence is calibrated"
     )
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(900)  # 77 refits and 863 leave-one-out routers: ~1.5 min of CPU, 5-10 min on a busy host
-def test_the_shipped_set_held_out_by_type_beats_every_baseline() -> None:
-    from rlar.benchmarks.routing import held_out_figures
-    from rlar.routing.exemplars import load_labelled
-    from rlar.tools.base import builtin_specs
-
-    # The held-out figures alone: routing the set as deployed is the business of the tests above and below.
-    records = load_labelled(default_path())
-    embed = OfflineAgent(OfflineAgentConfig()).embedder
-    doc = held_out_figures(records, builtin_specs(), embed, random_trials=50, tools_held_out=False)
-    lo = doc["leave_one_type_out"]
-    assert len(records) >= 600 and len({group_of(r) for r in records}) >= 40
-    assert (
-        lo["accuracy"]
-        > doc["majority_eligible"]["accuracy"] + 0.15
-        > doc["random_eligible"]["expected_accuracy"]
-    )
-    assert doc["p_value_vs_random"] < 1e-12 and lo["calibration"]["ece"] < 0.1
-    assert doc["in_distribution"]["accuracy"] >= lo["accuracy"]
 
 
 def test_the_cli_lists_the_routing_commands_without_importing_model_libraries() -> None:

@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from actors.sandbox import SandboxActor, SandboxActorConfig
+from actors.sandbox import SandboxActorConfig
 from bus import subjects
 from bus.client import Bus
 from bus.codec import decode, encode
 from bus.config import NatsConfig
 from bus.messages import SandboxReply, SandboxRequest
-from rlar.sandbox import CodeTests, Limits
+from rlar.sandbox import CodeTests
 from rlar.sandbox_client import run_tests_over_bus, sandbox_run
+from tests.support.actors import sandbox_actor
 from tests.support.reward_tools import running
-from tests.support.servers import TEST_TOPOLOGY
 
 _no_bwrap = pytest.mark.skipif(not os.access("/usr/bin/bwrap", os.X_OK), reason="bubblewrap not installed")
 
@@ -29,22 +29,11 @@ def needs_bwrap(fn: Any) -> Any:
     return pytest.mark.sandbox(_no_bwrap(fn))
 
 
-def _actor(nats_url: str, tmp_path: Path, **fields: Any) -> SandboxActor:
-    cfg = SandboxActorConfig(
-        nats=NatsConfig(url=nats_url),
-        topology=TEST_TOPOLOGY,
-        run_dir=str(tmp_path),
-        heartbeat_s=0.5,
-        **fields,
-    )
-    return SandboxActor(cfg)
-
-
 @needs_bwrap
 async def test_a_program_and_its_tests_run_in_the_jail_over_the_bus(
     bus: Bus, nats_url: str, tmp_path: Path
 ) -> None:
-    async with running(_actor(nats_url, tmp_path), bus) as actor:
+    async with running(sandbox_actor(nats_url, tmp_path), bus) as actor:
         run_tests = run_tests_over_bus(bus)
         tests = CodeTests.asserts(["assert add(1, 2) == 3", "assert add(2, 2) == 5"])
         res = await run_tests("def add(a, b):\n    return a + b\n", tests)
@@ -59,7 +48,7 @@ async def test_a_program_and_its_tests_run_in_the_jail_over_the_bus(
 async def test_an_infinite_loop_times_out_at_the_operators_cap(
     bus: Bus, nats_url: str, tmp_path: Path
 ) -> None:
-    actor = _actor(nats_url, tmp_path, max_limits={"test_s": 1.0, "wall_s": 4.0, "cpu_s": 2})
+    actor = sandbox_actor(nats_url, tmp_path, max_limits={"test_s": 1.0, "wall_s": 4.0, "cpu_s": 2})
     async with running(actor, bus):
         t0 = time.monotonic()
         res = await sandbox_run(
@@ -82,7 +71,7 @@ async def test_without_bubblewrap_every_request_is_rejected_and_nothing_runs(
 ) -> None:
     marker = Path("/tmp") / f"rlar-sandbox-ran-{uuid.uuid4().hex}"
     program = f"open({str(marker)!r}, 'w').write('ran')\n"
-    async with running(_actor(nats_url, tmp_path, bwrap="/nonexistent/bwrap"), bus) as actor:
+    async with running(sandbox_actor(nats_url, tmp_path, bwrap="/nonexistent/bwrap"), bus) as actor:
         assert actor.unusable and "bwrap" in actor.unusable
         res = await sandbox_run(bus, SandboxRequest(code=program), 30)
         tests_res = await run_tests_over_bus(bus)(program, CodeTests.asserts(["assert True"]))
@@ -100,7 +89,7 @@ async def test_the_weaker_mode_runs_only_when_the_operator_opts_in(
     bus: Bus, nats_url: str, tmp_path: Path
 ) -> None:
     async with running(
-        _actor(nats_url, tmp_path, bwrap="/nonexistent/bwrap", mode="rlimit-only"), bus
+        sandbox_actor(nats_url, tmp_path, bwrap="/nonexistent/bwrap", mode="rlimit-only"), bus
     ) as actor:
         assert actor.unusable is None
         res = await sandbox_run(bus, SandboxRequest(code="print(6 * 7)"), 30)
@@ -110,7 +99,7 @@ async def test_the_weaker_mode_runs_only_when_the_operator_opts_in(
 async def test_a_malformed_request_is_rejected_with_the_reason(
     bus: Bus, nats_url: str, tmp_path: Path
 ) -> None:
-    async with running(_actor(nats_url, tmp_path, mode="rlimit-only"), bus):
+    async with running(sandbox_actor(nats_url, tmp_path, mode="rlimit-only"), bus):
         bad_style = await sandbox_run(bus, SandboxRequest(code="x=1", tests=["assert x"], style="pytest"), 10)
         bad_limits = await sandbox_run(bus, SandboxRequest(code="x=1", limits={"bogus": 1}), 10)
     assert bad_style.status == "rejected" and "style 'pytest'" in bad_style.reason
@@ -156,7 +145,7 @@ async def test_a_queued_request_hears_queued_until_its_run_starts(
     from bus.client import wait_for
 
     async with running(
-        _actor(nats_url, tmp_path, mode="rlimit-only", concurrency=1, queued_notice_s=0.1), bus
+        sandbox_actor(nats_url, tmp_path, mode="rlimit-only", concurrency=1, queued_notice_s=0.1), bus
     ) as a:
         first = asyncio.create_task(sandbox_run(bus, SandboxRequest(code="import time\ntime.sleep(1)\n"), 60))
         assert await wait_for(a._sem.locked, 60), "the first run never took the only slot"
@@ -178,19 +167,6 @@ async def test_a_queued_request_hears_queued_until_its_run_starts(
     assert replies[0] == "queued" and replies[-2:] == ["started", "ok"] and set(replies[:-2]) == {"queued"}
 
 
-def test_operator_caps_apply_to_every_limit_and_defaults_fill_the_rest(tmp_path: Path) -> None:
-    actor = _actor(
-        "nats://127.0.0.1:1",
-        tmp_path,
-        default_limits={"memory_mb": 256},
-        max_limits={"test_s": 2.0, "wall_s": 5.0, "memory_mb": 512},
-    )
-    lim = actor.effective_limits({"test_s": 100, "memory_mb": 4096}, jobs=10)
-    assert (lim.test_s, lim.memory_mb, lim.wall_s) == (2.0, 512, 5.0)
-    assert actor.effective_limits({}, jobs=1).memory_mb == 256
-    assert actor.effective_limits({}, jobs=1).wall_s == Limits(test_s=2.0).wall_for(1)
-
-
 @needs_bwrap
 async def test_a_fork_bomb_queued_behind_slow_runs_is_scored_zero_not_dropped(
     bus: Bus, nats_url: str, tmp_path: Path
@@ -205,7 +181,7 @@ async def test_a_fork_bomb_queued_behind_slow_runs_is_scored_zero_not_dropped(
     bomb = "import os\ndef add(a, b):\n    while True:\n        os.fork()\n"
     spec = next(s for s in builtin_specs() if s.name == "code_tests")
     spec = spec.replace(params={**spec.params, "limits": {"test_s": 0.5, "cpu_s": 1}}).sealed()
-    async with running(_actor(nats_url, tmp_path, concurrency=1), bus) as actor:
+    async with running(sandbox_actor(nats_url, tmp_path, concurrency=1), bus) as actor:
         assert SandboxActorConfig().concurrency == (os.cpu_count() or 1)  # the default: one slot per core
         runs = [asyncio.create_task(sandbox_run(bus, slow, 30)) for _ in range(2)]
         while actor.counters["requests"] < 2:

@@ -1,23 +1,15 @@
-"""The code unit-test tool: program extraction, test formats, pass@k, and real runs in the sandbox."""
+"""The code unit-test tool's real runs in the sandbox
+(extraction, formats, pass@k: tests/unit/test_tools_code_without_sandbox.py)."""
 
 from __future__ import annotations
 
-import asyncio
-import socket
-from math import comb
 from typing import Any
 
 import msgpack
 import pytest
 
-from rlar.tools import ToolExecutor, ToolInput, builtin_specs, make_tool, pass_at_k
-from rlar.tools.base import ToolSpec
-from rlar.tools.code import extract_code, reference_tests
-
-
-def code_spec(**params: Any) -> ToolSpec:
-    base = next(s for s in builtin_specs() if s.name == "code_tests")
-    return base.replace(params={**base.params, **params}).sealed()
+from rlar.tools import ToolExecutor, ToolInput, make_tool
+from tests.support.code_tools import ADD_TESTS, HUMANEVAL, code_spec
 
 
 def sandbox_problem() -> str | None:
@@ -27,70 +19,6 @@ def sandbox_problem() -> str | None:
 
 
 SANDBOX_PROBLEM = sandbox_problem()  # once, at collection: None where bubblewrap works
-
-
-ADD_TESTS = ["assert add(1, 2) == 3", "assert add(-1, 1) == 0", "assert add(10, 5) == 15"]
-HUMANEVAL = {
-    "prompt": 'def add(a, b):\n    """Return a + b."""\n',
-    "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(0, 0) == 0\n",
-    "entry_point": "add",
-}
-
-
-def test_pass_at_k_matches_the_combinatorial_definition():
-    for n in range(1, 12):
-        for c in range(n + 1):
-            for k in range(1, n + 1):
-                expected = 1.0 - comb(n - c, k) / comb(n, k)
-                assert pass_at_k(n, c, k) == pytest.approx(expected, abs=1e-12)
-    assert pass_at_k(10, 3, 1) == pytest.approx(0.3)
-    with pytest.raises(ValueError):
-        pass_at_k(3, 1, 4)
-
-
-def test_extract_code_takes_the_last_python_block_or_an_unterminated_one():
-    text = "Idea:\n```python\nx = 1\n```\nBetter:\n```py\ndef f():\n    return 2\n```\nDone."
-    assert extract_code(text) == "def f():\n    return 2\n"
-    assert extract_code("```python\ndef g():\n    return 3") == "def g():\n    return 3"
-    assert extract_code("def h(): return 4") == "def h(): return 4"
-    assert extract_code("```bash\nls\n```\n```\nprint(1)\n```") == "print(1)\n"
-
-
-def test_reference_formats_become_sandbox_code_tests():
-    assert reference_tests(ADD_TESTS)[0].style == "asserts"
-    tests, prompt = reference_tests(HUMANEVAL, "ignored")
-    assert tests.style == "humaneval" and tests.entry_point == "add" and prompt == HUMANEVAL["prompt"]
-    mbpp, _ = reference_tests({"test_list": ADD_TESTS, "test_setup_code": "import math"})
-    assert mbpp.setup == "import math" and len(mbpp) == 3
-    stdio, _ = reference_tests({"inputs": ["1 2\n"], "outputs": ["3\n"]})
-    assert stdio.style == "stdio"
-    assert reference_tests(stdio.to_dict())[0] == stdio
-    with pytest.raises(ValueError):
-        reference_tests({"nothing": 1})
-
-
-async def test_missing_tests_abstain_without_calling_the_sandbox():
-    calls = []
-
-    async def run(program: str, tests: Any, **kw: Any) -> Any:
-        calls.append(program)
-        raise AssertionError("must not be called")
-
-    res = await make_tool(code_spec(), run_tests=run).score(ToolInput("q", "def f(): pass", None))
-    assert res.status == "abstain" and "invalid tests" in res.reason and not calls
-
-
-async def test_unreachable_sandbox_abstains():
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-
-    async def over_the_network(program: str, tests: Any, **kw: Any) -> Any:
-        _, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.close()
-
-    res = await make_tool(code_spec(), run_tests=over_the_network).score(ToolInput("q", "x", ADD_TESTS))
-    assert res.status == "abstain" and res.reason.startswith("sandbox unavailable: ConnectionRefusedError")
 
 
 @pytest.mark.sandbox

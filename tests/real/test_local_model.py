@@ -44,7 +44,7 @@ from tests.support.reward_tools import running
 from tests.support.router import inbox, prompt, router_config
 from tests.support.servers import serve_nats
 
-pytestmark = [pytest.mark.real, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 MODEL = "smollm2"
 SKY = "Answer in exactly three words: what colour is the sky?"

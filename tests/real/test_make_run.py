@@ -19,7 +19,7 @@ import pytest
 
 from tests.support.env import REPO, actor_env
 
-pytestmark = [pytest.mark.real, pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 TASKS = {"arith_words", "format", "capitals"}
 

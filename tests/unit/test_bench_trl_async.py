@@ -16,7 +16,7 @@ import pytest
 from rlar.app.benchmarks import pipeline
 from rlar.app.benchmarks.pipeline import PipelineSettings, baselines, trl_async_skip_reason, validate
 from rlar.benchmarks import trl_async_peer
-from rlar.benchmarks.trl_async_peer import PLAIN_CHAT_TEMPLATE, ProjectReward, missing, plain_chat
+from rlar.benchmarks.trl_async_peer import ProjectReward, missing
 
 
 def test_baseline_names_one_peer_both_or_none_and_nothing_else() -> None:
@@ -94,39 +94,6 @@ def test_the_peers_reward_is_the_projects_tool_and_pickles_for_trls_spawned_work
     prompts = [[{"role": "user", "content": "3+4="}]] * 3
     completions = [[{"role": "assistant", "content": t}] for t in ("it is 7", "8", "")]
     assert asyncio.run(again(prompts, completions, ["7", "7", "7"])) == [1.0, 0.0, 0.0]
-
-
-@pytest.mark.bus  # building the model runs a child process (platform's uname)
-def test_a_tokenizer_without_a_chat_template_renders_the_prompt_as_the_projects_engines_do(
-    tmp_path: Path,
-) -> None:
-    """...and TRL's rollout worker can read its completions: with the chat template alone it refuses the
-    tokenizer (an unknown template, no response template)."""
-    from transformers import AutoTokenizer
-    from trl.chat_template_utils import add_response_schema, parse_response
-
-    from rlar.policy.model import build_tiny_policy
-
-    model_dir = build_tiny_policy(tmp_path / "policy", pipeline.tiny_policy_spec())
-    bare = AutoTokenizer.from_pretrained(model_dir)
-    assert not getattr(bare, "chat_template", None)
-    bare.chat_template = PLAIN_CHAT_TEMPLATE
-    with pytest.raises(ValueError, match="Unrecognized chat template"):
-        add_response_schema(bare)
-    tok = pickle.loads(pickle.dumps(plain_chat(AutoTokenizer.from_pretrained(model_dir))))  # as TRL spawns it
-    assert tok.chat_template == PLAIN_CHAT_TEMPLATE
-    text = "What is 12 + 30? Answer with the number."
-    ids = tok.apply_chat_template(
-        [{"role": "user", "content": text}], add_generation_prompt=True, return_dict=False
-    )
-    assert list(ids) == list(tok.encode(text, add_special_tokens=False))  # rlar.policy.engines: render_prompt
-    for completion in ("it is 42", "4"):
-        out = tok.encode(completion, add_special_tokens=False)
-        assert parse_response(tok, [*out, tok.eos_token_id], prefix=ids) == {
-            "role": "assistant",
-            "content": completion,
-        }
-        assert parse_response(tok, out, prefix=ids)["content"] == completion  # cut at max tokens: no EOS
 
 
 def test_cpu_window_note_names_the_ways_measured_too_briefly_and_only_those() -> None:

@@ -7,12 +7,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from bus.client import Bus
 from rlar.agent.endpoints import LLMSection, ModelEndpoint, judge_params
 from rlar.app.runconfig import validate_run_config
 from rlar.app.served import assign_urls
-from rlar.app.train import register_judge
-from rlar.registry import ToolRegistry
 from rlar.runconfig import ConfigProblems, actor_config_dict
 from rlar.tools import make_tool
 
@@ -79,16 +76,6 @@ def test_judge_params_point_llm_judge_at_the_endpoint() -> None:
     tool = make_tool(base.replace(params={**base.params, **params}))
     assert tool._url == "http://127.0.0.1:8000/v1/chat/completions"  # type: ignore[attr-defined]
     assert tool.configured and params["model"] == "smollm2" and params["max_tokens"] == 64  # type: ignore[attr-defined]
-
-
-async def test_rlar_train_registers_the_configured_judge_as_the_newest_version(bus: Bus) -> None:
-    registry = ToolRegistry(bus)
-    got = await register_judge(registry, doc_with(judge="local"))
-    assert got.params["base_url"] == LOCAL["base_url"] and got.params["api"] == "openai"
-    again = await registry.ensure_builtins()  # a worker registering the built-ins later changes nothing
-    default = next(s for s in again if s.name == "llm_judge")
-    assert default.version < got.version and (await registry.get("llm_judge")).version == got.version  # type: ignore[union-attr]
-    assert await register_judge(registry, doc_with()) is None
 
 
 def test_the_shipped_local_model_config_passes_rlar_trains_checks() -> None:

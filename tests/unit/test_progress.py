@@ -2,29 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from bus import subjects
-from bus.client import Bus
-from bus.embedded import EmbeddedServer
-from bus.messages import Event, LearnerProgress, Metrics
-from rlar.app.train import Progress, _last_progress
-from tests.support.servers import serve_nats
-
-
-@pytest.fixture(scope="module")
-def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    """A bus of this module's own: the learner progress published here must not pace other tests' feeders."""
-    yield from serve_nats(tmp_path_factory, "nats-progress")
-
-
-@pytest.fixture(scope="module")
-def nats_url(nats_server: EmbeddedServer) -> str:
-    return nats_server.url
+from bus.messages import Event, Metrics
+from rlar.app.train import Progress
 
 
 def _metrics(step: int) -> Metrics:
@@ -54,20 +36,6 @@ async def test_a_learner_restarted_from_an_older_checkpoint_moves_the_bar_back_a
     assert p.finished.is_set() and p.finished_at is not None
     p.bar.close()
     assert "steps 151-170 are redone" in capsys.readouterr().out
-
-
-async def test_a_resumed_run_starts_the_bar_at_the_learners_last_step(bus: Bus, tmp_path: Path) -> None:
-    await bus.js_publish(
-        subjects.LEARNER_PROGRESS,
-        LearnerProgress(version=151, step=150, consumed_prompts=1200, dropped_prompts=0),
-    )
-    last = await _last_progress(bus)
-    assert last is not None and last.step == 150
-    p = Progress(tmp_path, max_steps=200, plot_every=1000, initial_step=last.step)
-    assert p.bar.n == 150
-    await p.on_metrics(_metrics(151), None)  # type: ignore[arg-type]
-    assert p.bar.n == 151
-    p.bar.close()
 
 
 async def test_a_refused_verifier_warning_names_the_declared_fallback_or_says_the_samples_abstain(

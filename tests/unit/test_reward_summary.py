@@ -4,15 +4,10 @@ verdict and the dashboard's tools panel."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
-from bus.client import Bus
 from rlar.app.train import _verdict
-from rlar.observe.state import LiveState
-from rlar.registry import ToolRegistry
 from rlar.summary import reward_health, reward_warnings
-from rlar.tools.base import ToolKind, ToolSpec
 from rlar.tools.stats import StatsDelta, derived_stats, merge_stats
 
 RAISED = "raised ValueError: boom (at plural_rewards.py:7 in plural_reward)"
@@ -71,20 +66,3 @@ def test_throughput_warnings_and_frequent_timeouts_are_warnings_and_clean_tools_
         "twice v1 failed in <1% of calls: score is NaN",
         "twice v2 failed in 67% of calls: score is a str ('0.7'), not a number (and 1 other errors)",
     ]
-
-
-async def test_the_dashboard_tools_panel_shows_the_most_frequent_error_and_the_last_warning(bus: Bus) -> None:
-    reg = ToolRegistry(bus)
-    name = f"plural_{uuid.uuid4().hex[:8]}"
-    tool = await reg.register(
-        ToolSpec(name=name, kind=ToolKind.RULE, description="d", impl="exact_match"), by="t"
-    )
-    delta = StatsDelta()
-    for status, reason in [("error", RAISED), ("error", RAISED), ("ok", ""), ("abstain", "timeout after 2s")]:
-        delta.add(status, 1.0 if status == "ok" else None, 0.1, reason=reason)
-    delta.warn(f"{name} v1: 3 timeouts in a row at its 2s deadline", streak=3)
-    await reg.record_stats(name, tool.version, delta)
-    rows = [r for r in await LiveState(bus=bus).read_registry() if r["name"] == name]
-    (stats,) = [r["stats"] for r in rows]
-    assert stats["top_error"] == {"reason": RAISED, "count": 2} and stats["timeouts"] == 1
-    assert stats["error_rate"] == 0.5 and stats["last_warning"].startswith(f"{name} v1: 3 timeouts in a row")

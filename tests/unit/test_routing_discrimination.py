@@ -5,19 +5,12 @@ that cannot tell them apart is refused, and the probes it failed are recorded be
 
 from __future__ import annotations
 
-import pytest
-
 from rlar.routing import RoutingQuery
 from rlar.routing.discrimination import build_discrimination_probes, undiscriminated
-from rlar.routing.probes import ProbePolicy, Prober, ProbeReport, ProbeScore, judge_probes, probed_answer
+from rlar.routing.probes import ProbeReport, ProbeScore, judge_probes, probed_answer
 from rlar.routing.request import RouteAnswer
-from rlar.tools.base import ToolKind, ToolSpec, builtin_specs
-from rlar.tools.executor import ToolExecutor
-from tests.support.reward_tools import PREFIX
-
-
-def spec(name: str) -> ToolSpec:
-    return next(s for s in builtin_specs() if s.name == name)
+from rlar.tools.base import ToolSpec
+from tests.support.routing import SUMS, builtin_spec
 
 
 def probes(query: str, reference: object, others: list[object] | None = None) -> dict[str, str]:
@@ -106,39 +99,8 @@ def test_most_records_decide_as_for_the_hack_probes() -> None:
     assert undiscriminated(sign(True, False, False), 1.0, 1e-6) == []
 
 
-SUMS = [
-    RoutingQuery(task="s", query="What is 17 + 7?", reference="24"),
-    RoutingQuery(task="s", query="What is 2 - 5?", reference="-3"),
-    RoutingQuery(task="s", query="What is 6 * 7?", reference="42"),
-]
-
-
-@pytest.mark.bus
-async def test_a_checker_that_drops_the_sign_is_refused_and_math_verify_is_kept() -> None:
-    digits = ToolSpec(name="digits", kind=ToolKind.RULE, description="digits", impl=f"{PREFIX}:DigitsTool")
-    async with ToolExecutor(timeout_s=10, allowed_prefixes=["rlar.", "tests."]) as ex:
-        prober = Prober(ProbePolicy(allowed_prefixes=("rlar.", "tests.")), ex)
-        dropped = await prober.check("sums", SUMS, digits)
-        assert dropped.refused and "wrong_sign" in dropped.undiscriminated, dropped.summary()
-        assert dropped.maxed == [], "no hack probe catches it: only the discrimination probes do"
-        kept = await prober.check("sums", SUMS, spec("math_verify"))
-        assert kept.verdict == "eligible" and kept.undiscriminated == [], kept.summary()
-        assert {s.probe for s in kept.discrimination} >= {
-            "right",
-            "right_sentence",
-            "wrong_sign",
-            "wrong_value",
-        }
-        # A checker of the whole response as written cannot read the answer in a sentence or in bold.
-        whole = spec("exact_match").replace(params={"answer_pattern": r"(?s)^(.*)$"}).sealed()
-        strict = await prober.check("sums", SUMS, whole)
-        assert strict.refused and {"right_sentence", "right_bold"} <= set(strict.undiscriminated), (
-            strict.summary()
-        )
-
-
 async def test_a_tool_refused_by_the_discrimination_probes_is_dropped_with_the_reason() -> None:
-    specs = [spec("math_verify"), spec("exact_match")]
+    specs = [builtin_spec("math_verify"), builtin_spec("exact_match")]
     ans = RouteAnswer(True, [specs[0].ref(0.5), specs[1].ref(0.5)], False, 0.9, "both")
     told = [ProbeScore("right", "ok", 1.0), ProbeScore("right_period", "ok", 0.0)]
 

@@ -8,12 +8,10 @@ import pytest
 from rlar.routing.exemplars import ExemplarBank
 from rlar.routing.matching import OfflineRouter
 from rlar.routing.query import RoutingQuery
-from rlar.routing.rules import eligibility, unread_by_record_rules
+from rlar.routing.rules import unread_by_record_rules
 from rlar.routing.scorer import ScorerModel, feature_names
-from rlar.tools import builtin_specs
 from tests.support.embedding import bag_of_words
-
-SPECS = builtin_specs()
+from tests.support.routing import SPECS, eligible, format_chat
 
 
 def kind(query: str, reference: object, metadata: dict[str, object] | None = None) -> str:
@@ -48,12 +46,6 @@ def test_the_reference_kind_is_read_from_the_reference_and_what_the_query_says_o
     query: str, reference: object, metadata: dict[str, object], expected: str
 ) -> None:
     assert kind(query, reference, metadata) == expected
-
-
-def eligible(query: str, reference: object, metadata: dict[str, object] | None = None) -> set[str]:
-    q = RoutingQuery("t", query, reference, metadata=metadata or {})
-    f = q.features()
-    return {s.name for s in SPECS if not eligibility(s, q, f)}
 
 
 def test_an_option_index_is_never_scored_by_math_equivalence_or_partial_credit() -> None:
@@ -130,12 +122,6 @@ IFEVAL_ROW = {
 }
 
 
-def chat(text: str, rules: list[dict[str, object]]) -> RoutingQuery:
-    return RoutingQuery(
-        "house", text, None, metadata={"format_rules": rules}, messages=[{"role": "user", "content": text}]
-    )
-
-
 def test_an_ifeval_row_as_shipped_with_its_instructions_in_metadata_goes_to_ifeval() -> None:
     row = RoutingQuery(
         "if",
@@ -162,7 +148,7 @@ async def test_ifeval_scores_a_row_from_the_instructions_in_its_metadata() -> No
 
 
 def test_record_rules_that_read_every_stated_constraint_route_to_format_rules() -> None:
-    whole = chat(
+    whole = format_chat(
         "Answer in lowercase and without commas: why is the sky blue?",
         [{"rule": "lowercase"}, {"rule": "no_commas"}],
     )
@@ -189,33 +175,8 @@ def test_record_rules_that_read_every_stated_constraint_route_to_format_rules() 
 def test_record_rules_that_leave_a_style_or_a_stated_constraint_unread_do_not_cover_the_instruction(
     text: str, rules: list[dict[str, object]], unread: str
 ) -> None:
-    q = chat(text, rules)
+    q = format_chat(text, rules)
     left = unread_by_record_rules(q)
     assert left and any(unread in x for x in left), left
     m = router(BANK).decide(q, SPECS)
     assert m.none_fit and m.path == "rule:uncovered_constraints", (m.tools, m.path)
-
-
-@pytest.mark.bus  # the tool executor runs the probes in worker processes
-async def test_the_echo_probe_refuses_format_rules_only_where_the_echoed_prompt_meets_the_rule() -> None:
-    from rlar.routing.probes import ProbePolicy, Prober
-    from rlar.tools.executor import ToolExecutor
-
-    spec = next(s for s in SPECS if s.name == "format_rules")
-    commas = [
-        chat(t, [{"rule": "no_commas"}])
-        for t in ("Describe rain without using commas.", "Explain tides without any commas.")
-    ]
-    bullets = [
-        chat(t, [{"rule": "bullets", "min": 3, "max": 3}])
-        for t in (
-            "Give exactly 3 bullet points on how to save water.",
-            "List 3 uses of salt as exactly 3 bullet points.",
-        )
-    ]
-    async with ToolExecutor(timeout_s=10) as ex:
-        prober = Prober(ProbePolicy(), ex)
-        echoed = await prober.check("sig-commas", commas, spec)
-        kept = await prober.check("sig-bullets", bullets, spec)
-    assert echoed.refused and "echo" in echoed.maxed, echoed.summary()
-    assert kept.verdict == "eligible", kept.summary()

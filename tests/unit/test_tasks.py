@@ -5,8 +5,6 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import subprocess
-import sys
 import tomllib
 from collections import Counter
 from pathlib import Path
@@ -294,29 +292,6 @@ def test_arith_has_a_few_thousand_problems_and_options_shrink_it() -> None:
     assert max(int(r.reference) for r in small) <= 18
     with pytest.raises(ValueError, match="unknown option"):
         builtin_task("arith", bogus=1)
-
-
-@pytest.mark.bus  # runs the references in a child interpreter
-def test_humaneval_loads_164_problems_with_runnable_references() -> None:
-    train, test = builtin_task("humaneval", "train"), builtin_task("humaneval", "test")
-    assert (len(train), len(test)) == (131, 33)
-    assert all(int(r.id.split("/")[1]) % 5 == 0 for r in test)
-    rec = train.get("HumanEval/1")
-    assert rec.reference["style"] == "humaneval" and rec.reference["entry_point"] == "separate_paren_groups"
-    assert "def check(candidate)" in rec.reference["tests"] and rec.reference["prompt"] == rec.prompt
-    # The reference contract (prompt + completion + tests + check(entry_point)) holds for the package's own
-    # known-good solutions; run in a child process with a timeout, never exec'd in ours.
-    for r in list(train)[:4]:
-        ref = r.reference
-        program = (
-            ref["prompt"]
-            + r.metadata["canonical_solution"]
-            + "\n"
-            + ref["tests"]
-            + f"\ncheck({ref['entry_point']})\n"
-        )
-        done = subprocess.run([sys.executable, "-c", program], capture_output=True, timeout=30)
-        assert done.returncode == 0, (r.id, done.stderr[-500:])
 
 
 def test_translate_has_about_120_pairs() -> None:
