@@ -1,6 +1,7 @@
-"""Shared fixtures, and only fixtures (helpers live in ``tests/support``): one real nats-server (JetStream)
-per test process on free ports (so one per xdist worker); no mocked bus. Also the local stand-ins the
-retrieval and Anthropic-API tests share (hub mirror, Messages API server)."""
+"""Shared fixtures (helpers live in ``tests/support``): one real nats-server (JetStream) per test process on free
+ports (so one per xdist worker); no mocked bus. Also the local stand-ins the retrieval and Anthropic-API tests
+share (hub mirror, Messages API server). And the tier hook: a test's tier is the folder its file is in
+(``tests/unit``, ``tests/bus``, ``tests/e2e``, ``tests/real``); a test in the wrong folder fails collection."""
 
 from __future__ import annotations
 
