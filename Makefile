@@ -5,7 +5,7 @@
 #   make test  : format check + lint, then the type check beside the unit, bus and e2e tiers in parallel
 #   make test-real : the real-model tier (SmolLM2 served by vLLM, the main job's recipe; ~5 min). CI runs
 #                make test, then make test-real
-#   make test-unit : the unit tier only (in-process tests; under a minute)
+#   make test-unit : the unit tier only (tests/unit: in-process tests; under a minute)
 #   make test-bus / test-e2e : the integration tier (servers, child processes) / the bounded real runs
 #   make test-stress : the whole suite with every core kept busy by a CPU burner
 SHELL := /bin/bash
@@ -85,7 +85,7 @@ PYTEST = $(PY) -m pytest -q -p no:cacheprovider $(1); rc=$$?; \
 	if [ $$rc = 5 ]; then echo "error: pytest collected no tests ($(1))"; rc=1; fi; exit $$rc
 # Tests run in parallel in pytest-xdist workers (JOBS=1: in series). Each worker has its own nats-server and
 # temp dirs. `--dist loadscope`: a file's test functions run on one worker, in file order (test_sandbox's process
-# census must not see another worker's jails), and so do a test class's tests (tests/test_docs.py makes one class
+# census must not see another worker's jails), and so do a test class's tests (the docs tests make one class
 # per docs page: a page's blocks build on each other, while pages spread over the workers). xdist_group marks are
 # not used: with pytest 9.2 and xdist 3.8 they do not keep tests together (measured). `--no-loadscope-reorder`: the
 # scopes go out in tests/conftest.py's order (e2e first, longest-first), not xdist's default of most tests first.
@@ -94,25 +94,27 @@ PYTEST = $(PY) -m pytest -q -p no:cacheprovider $(1); rc=$$?; \
 # (172% CPU), 2 workers (`-n auto`) 16:05 at a211a16 (143%).
 JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 XDIST = -n $(JOBS) --dist loadscope --no-loadscope-reorder
-# The tiers (tests/conftest.py gives each test one): unit, bus (integration), e2e (slow and chaos runs), real (the
-# real pretrained model at work: minutes of both cores per test, run by `make test-real`, which CI runs after).
-PYTEST_ALL = $(call PYTEST,$(XDIST) -m "not real" tests)
+# The tiers are folders: tests/unit, tests/bus (integration), tests/e2e (slow and chaos runs), tests/real (the real
+# pretrained model at work: minutes of both cores per test, run by `make test-real`, which CI runs after);
+# tests/conftest.py marks each test with its folder's tier, so `-m unit` etc. select the same tests.
+TIERS_BUT_REAL = tests/unit tests/bus tests/e2e
+PYTEST_ALL = $(call PYTEST,$(XDIST) $(TIERS_BUT_REAL))
 
 pytest: venv
 	@$(PYTEST_ALL)
 
 test-unit: venv
-	@$(call PYTEST,$(XDIST) -m unit tests)
+	@$(call PYTEST,$(XDIST) tests/unit)
 
 test-bus: venv
-	@$(call PYTEST,$(XDIST) -m bus tests)
+	@$(call PYTEST,$(XDIST) tests/bus)
 
 test-e2e: venv
-	@$(call PYTEST,$(XDIST) -m e2e tests)
+	@$(call PYTEST,$(XDIST) tests/e2e)
 
 # Its two files (one vLLM server for the agents, the main job's recipe) run side by side, one worker each.
 test-real: venv
-	@$(call PYTEST,$(XDIST) -m real tests)
+	@$(call PYTEST,$(XDIST) tests/real)
 
 # The whole suite while CPU burners keep every core busy (started here, stopped here by PID, also on
 # Ctrl-C): tests wait for events with generous deadlines, never on timing luck.
@@ -126,7 +128,7 @@ test-chaos: venv
 	@$(call PYTEST,$(XDIST) -m chaos tests)
 
 test-fast: venv
-	@$(call PYTEST,$(XDIST) -m "not slow and not real" tests)
+	@$(call PYTEST,$(XDIST) -m "not slow" $(TIERS_BUT_REAL))
 
 test-slow: venv
 	@$(call PYTEST,$(XDIST) -m slow tests)

@@ -303,7 +303,7 @@ def _compile(
     fast decoder checks exactly what :meth:`_WireSpec.bad_field` checks and converts what
     :meth:`_WireSpec.build` converts; whatever it is not sure of (a field left out, a value that fails a
     check, a constructor that raises) it hands back as None and the generic path decides, so errors and
-    their messages are the generic path's. ``tests/test_properties.py`` checks both paths agree."""
+    their messages are the generic path's. ``tests/bus/test_properties.py`` checks both paths agree."""
     ns: dict[str, Any] = {"CLS": spec.cls}
     load = ["def fast_load(obj):", "    if type(obj) is not dict:", "        return None", "    try:"]
     load += [f"        v{i} = obj[{f!r}]" for i, f in enumerate(spec.fields)]

@@ -13,7 +13,7 @@ how many replicas ``rlar train`` starts by default. Derived:
 - ``rlar.placement.PlacementSection`` — one ``[placement.<kind>]`` table per GPU-eligible kind;
 - ``rlar.app.train.TrainSection.actors`` — the default actor mix of ``rlar train``.
 
-``tests/test_kinds.py`` checks the table is complete (every class and config importable, every role in the
+``tests/bus/test_kinds.py`` checks the table is complete (every class and config importable, every role in the
 role table) and follows the recipe of docs/architecture.md with a throwaway kind.
 """
 

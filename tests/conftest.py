@@ -1,6 +1,7 @@
-"""Shared fixtures, and only fixtures (helpers live in ``tests/support``): one real nats-server (JetStream)
-per test process on free ports (so one per xdist worker); no mocked bus. Also the local stand-ins the
-retrieval and Anthropic-API tests share (hub mirror, Messages API server)."""
+"""Shared fixtures (helpers live in ``tests/support``): one real nats-server (JetStream) per test process on free
+ports (so one per xdist worker); no mocked bus. Also the local stand-ins the retrieval and Anthropic-API tests
+share (hub mirror, Messages API server). And the tier hook: a test's tier is the folder its file is in
+(``tests/unit``, ``tests/bus``, ``tests/e2e``, ``tests/real``); a test in the wrong folder fails collection."""
 
 from __future__ import annotations
 
@@ -42,97 +43,53 @@ settings.register_profile(
 settings.load_profile(os.environ.get("RLAR_HYPOTHESIS_PROFILE", "rlar"))
 
 
-# The tiers (``make test-unit``, ``make test-bus``, ``make test-e2e``, ``make test-real``): every test gets exactly
-# one.
+# The tiers (``make test-unit``, ``make test-bus``, ``make test-e2e``, ``make test-real``): a test's tier is the folder
+# its file is in, ``tests/<tier>/``, and the hook below gives it that marker (so ``-m unit`` selects the same tests).
 #   unit: in-process and quick: no server, no child process (a unit test that starts one fails, below).
 #   bus:  integration: a real nats-server, child processes (CLI, workers, ranks), the sandbox, a browser,
 #         real models, sweeps.
 #   e2e:  bounded real runs: the slow and chaos tests.
 #   real: the real pretrained model at work (SmolLM2-135M-Instruct served by vLLM, the main job's own recipe):
-#         minutes of both cores each, so ``make test`` leaves them to ``make test-real`` (CI runs both). Only an
-#         explicit ``pytest.mark.real`` gives it.
-# A test or module marked with a tier keeps it; else slow/chaos -> e2e; else the nats fixtures, the sandbox
-# or browser markers, or a module in BUS_MODULES -> bus; else unit.
+#         minutes of both cores each, so ``make test`` leaves them to ``make test-real`` (CI runs both).
+# A test that asks for more than its folder's tier fails collection, naming the folder it belongs in: the nats
+# fixtures or the sandbox/browser/vllm/netns markers outside unit, the slow and chaos markers in e2e (or real).
+# A tier marker written on a test is refused: the folder says it.
 TIERS = ("unit", "bus", "e2e", "real")
 LONGEST_FIRST = ("real", "e2e", "bus", "unit")
+TESTS = Path(__file__).resolve().parent
 BUS_FIXTURES = frozenset({"nats_server", "nats_url", "bus"})
 BUS_MARKS = ("sandbox", "browser", "vllm", "netns")
-# Modules whose tests start servers, child processes, real models or sweeps (whole data sets, hypothesis
-# properties of every wire type) themselves (not through the fixtures);
-# a single such test elsewhere says so with ``@pytest.mark.bus``.
-BUS_MODULES = frozenset(
-    {
-        "test_ablate",
-        "test_agent_anthropic",
-        "test_attach",
-        "test_bench_gpu",
-        "test_bench_pipeline",
-        "test_bench_weight_sync",
-        "test_bus",
-        "test_code_formats",
-        "test_deploy_manifests",
-        "test_deploy_nats",
-        "test_docs",
-        "test_engines",
-        "test_eval",
-        "test_export",
-        "test_feeder_and_sync",
-        "test_kinds",
-        "test_layers",
-        "test_malloc",
-        "test_learner_handover",
-        "test_makefile",
-        "test_math_equivalence",
-        "test_permissions",
-        "test_placement",
-        "test_preference",
-        "test_properties",
-        "test_pyfunc",
-        "test_recipes",
-        "test_registry",
-        "test_retrieval_browser",
-        "test_retrieval_deploy",
-        "test_retrieval_kinds",
-        "test_retrieval_taskfit",
-        "test_reward_cli",
-        "test_routing_bench",
-        "test_routing_offline",
-        "test_routing_probes",
-        "test_routing_set",
-        "test_runconfig",
-        "test_runtime",
-        "test_sampling_logprobs",
-        "test_sandbox",
-        "test_sandbox_hacks",
-        "test_synthesis_gate",
-        "test_synthesis_stages",
-        "test_synthesizer",
-        "test_tools_executor",
-        "test_tools_metrics",
-        "test_tools_reward_model",
-        "test_trainer",
-        "test_trainer_scale",
-        "test_weight_http",
-        "test_weight_routes",
-    }
-)
+RUN_MARKS = ("slow", "chaos")
 
 
 def tier_of(item: pytest.Item) -> str:
-    explicit = [t for t in TIERS if item.get_closest_marker(t) is not None]
-    if len(explicit) > 1:
-        raise pytest.UsageError(f"{item.nodeid}: marked with more than one tier: {explicit}")
-    if explicit:
-        return explicit[0]
-    if item.get_closest_marker("slow") is not None or item.get_closest_marker("chaos") is not None:
-        return "e2e"
-    if BUS_FIXTURES & set(getattr(item, "fixturenames", ())) or any(
-        item.get_closest_marker(m) for m in BUS_MARKS
-    ):
-        return "bus"
-    if item.path.stem in BUS_MODULES:
-        return "bus"
-    return "unit"
+    """The folder of the test's file under tests/; a test elsewhere, or one that needs another tier, is a
+    collection error that names the folder it belongs in."""
+    where = item.path.resolve().relative_to(TESTS).parts
+    tier = where[0] if len(where) > 1 else ""
+    if tier not in TIERS:
+        raise pytest.UsageError(
+            f"{item.nodeid}: a test file lives in tests/<tier>/, one of {', '.join(TIERS)}"
+        )
+    written = [t for t in TIERS if any(m.name == t for m in item.iter_markers())]
+    if written:
+        raise pytest.UsageError(
+            f"{item.nodeid}: marked {written}; the tier is the folder (tests/{tier}/): drop the marker, or move "
+            "the test"
+        )
+    needs = {m for m in RUN_MARKS if item.get_closest_marker(m) is not None}
+    if needs and tier not in ("e2e", "real"):
+        raise pytest.UsageError(
+            f"{item.nodeid}: marked {sorted(needs)}: it belongs in tests/e2e/, not tests/{tier}/"
+        )
+    if tier == "unit":
+        server = sorted(BUS_FIXTURES & set(getattr(item, "fixturenames", ())))
+        marks = [m for m in BUS_MARKS if item.get_closest_marker(m) is not None]
+        if server or marks:
+            raise pytest.UsageError(
+                f"{item.nodeid}: uses {server + marks}: it belongs in tests/bus/, not tests/unit/ (in-process only)"
+            )
+    return tier
 
 
 def _scope(item: pytest.Item) -> str:
@@ -145,8 +102,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     rank: dict[str, int] = {}
     for item in items:
         tier = tier_of(item)
-        if item.get_closest_marker(tier) is None:
-            item.add_marker(tier)
+        item.add_marker(tier)
         scope = _scope(item)
         rank[scope] = min(rank.get(scope, len(TIERS)), LONGEST_FIRST.index(tier))
     # The longest scopes first (those holding an e2e test, then bus, then unit): xdist hands scopes out in this
@@ -159,7 +115,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(autouse=True)
 def unit_starts_no_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A unit test that starts a child process (``subprocess``, ``asyncio`` subprocesses, ``multiprocessing``)
-    fails once it is done, naming what it started: it belongs to the bus tier (mark it ``pytest.mark.bus``).
+    fails once it is done, naming what it started: it belongs to the bus tier (move it to ``tests/bus/``).
     The process is started as asked; only the verdict changes."""
     if request.node.get_closest_marker("unit") is None:
         yield
@@ -181,8 +137,8 @@ def unit_starts_no_process(request: pytest.FixtureRequest, monkeypatch: pytest.M
     yield
     if started:
         pytest.fail(
-            f"a unit test started child processes ({'; '.join(started[:3])}): mark it pytest.mark.bus "
-            "(or list its module in tests/conftest.py BUS_MODULES)",
+            f"a unit test started child processes ({'; '.join(started[:3])}): it belongs in tests/bus/, not "
+            f"tests/unit/ ({request.node.path.name})",
             pytrace=False,
         )
 

@@ -1,7 +1,7 @@
 """Write the real-model demo mix (``make run``): four small tasks SmolLM2-135M-Instruct can learn from in minutes.
 
 Run ``python data/mix/generate.py`` to write the JSONL files beside this script (deterministic: a fixed seed, no
-randomness from elsewhere); ``tests/test_mix_data.py`` checks the shipped files are what it writes. Every record
+randomness from elsewhere); ``tests/unit/test_mix_data.py`` checks the shipped files are what it writes. Every record
 has a ``split`` field (``train`` / ``test``): the test split is held out from training and is what ``make run``
 evaluates the initial and the trained policy on.
 

@@ -4,7 +4,7 @@
   from the pydantic models themselves — type, default and the field's docstring.
 - ``docs/reference/tools.md``: every built-in reward tool from its default spec (kind, what it checks,
   parameters, range, the task types and answer formats the router matches) plus its pitfalls; each pitfall
-  carries an example that ``tests/test_docs.py`` scores with the real tool, so a claim that stops being true
+  carries an example that ``tests/bus/test_docs.py`` scores with the real tool, so a claim that stops being true
   fails the tests.
 - ``docs/reference/cli.md``: every ``rlar`` command and flag with its help text.
 

@@ -44,7 +44,7 @@ class Family:
     """``(why, response)`` pairs for one of its constraints ``c``, each breaking ``c`` in the good response ``good``
     built for the set ``cons``: ``near_misses(c, good, cons)``."""
     examples: tuple[str, ...]
-    """Instructions the family reads whole (tests/test_constraint_families.py reads, checks, builds and breaks
+    """Instructions the family reads whole (tests/unit/test_constraint_families.py reads, checks, builds and breaks
     each)."""
 
     @property

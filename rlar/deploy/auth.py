@@ -2,7 +2,7 @@
 
 This table is the single source of truth: :mod:`rlar.deploy.natsconf` renders it into the servers'
 ``accounts`` block (the shipped deploy/nats/auth.conf and the configs the tests start), ``rlar up`` maps
-each actor kind to its role's credentials, and tests/test_permissions.py checks the policy against real
+each actor kind to its role's credentials, and tests/bus/test_permissions.py checks the policy against real
 servers.
 
 Policy (what the table enforces, beyond "each role publishes only its own outputs"):

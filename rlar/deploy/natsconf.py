@@ -1,7 +1,7 @@
 """NATS server configurations, rendered from one description: a clustered node, a leaf site, the accounts.
 
 Everything a deployment or a test starts comes from here, so the shipped files under deploy/nats/ and the
-servers the tests run cannot drift apart (tests/test_deploy_manifests.py checks the shipped files are what
+servers the tests run cannot drift apart (tests/bus/test_deploy_manifests.py checks the shipped files are what
 :func:`shipped_files` renders today, through :func:`rlar.deploy.render.rendered_files`).
 
 - :func:`accounts_block` — account ``RLAR`` (JetStream on) with one user per role of

@@ -11,7 +11,7 @@
 - k8s/prometheus-adapter-values.yaml and grafana/rlar-dashboard.json — :mod:`rlar.deploy.monitoring`;
 - compose/compose.yaml — the single-host recipe.
 
-tests/test_deploy_manifests.py checks that the committed files equal what this renders, and validates
+tests/bus/test_deploy_manifests.py checks that the committed files equal what this renders, and validates
 them (Kubernetes schemas, the Compose spec).
 """
 

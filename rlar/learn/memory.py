@@ -20,7 +20,7 @@ them trainable — all, or the LoRA adapters; W ranks):
   the log-probs and logits) — with a large vocabulary the largest single term, which
   ``micro_batch_tokens`` bounds.
 
-How it was checked (tests/test_trainer_scale.py): the saved-activation bytes that autograd actually keeps
+How it was checked (tests/bus/test_trainer_scale.py): the saved-activation bytes that autograd actually keeps
 (counted with ``torch.autograd.graph.saved_tensors_hooks``) on the tiny Llama, fp32 and bf16, with and
 without checkpointing (within 2%); parameter counts against the model (built on the meta device here:
 exact for any architecture transformers knows); LoRA's trainable count against peft's. Other layer types

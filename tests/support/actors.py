@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from actors.runtime import Actor, ActorConfig
+from actors.sandbox import SandboxActor, SandboxActorConfig
+from bus.config import NatsConfig
+from tests.support.servers import TEST_TOPOLOGY
 
 
 class CrashOnceConfig(ActorConfig):
@@ -50,3 +54,14 @@ class Counting(Actor[ActorConfig]):
         self.counters["starts"] += 1
         self.counters["work"] += 3
         await self.stopping.wait()
+
+
+def sandbox_actor(nats_url: str, tmp_path: Path, **fields: Any) -> SandboxActor:
+    cfg = SandboxActorConfig(
+        nats=NatsConfig(url=nats_url),
+        topology=TEST_TOPOLOGY,
+        run_dir=str(tmp_path),
+        heartbeat_s=0.5,
+        **fields,
+    )
+    return SandboxActor(cfg)

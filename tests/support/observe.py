@@ -4,6 +4,7 @@ and readers of what the tracking libraries wrote, with the libraries' own format
 
 from __future__ import annotations
 
+import asyncio
 import random
 import struct
 from pathlib import Path
@@ -26,6 +27,9 @@ from bus.messages import (
     ToolRef,
     ToolRegistered,
 )
+from rlar.observe.config import TrackingConfig
+from rlar.observe.feed import Feed
+from rlar.observe.tracking import Tracker
 
 TASKS = ("arith", "copy", "translate")
 TOOLS = {
@@ -209,3 +213,53 @@ def score_messages(
             reference=reference,
         )
     ]
+
+
+STEPS = 5
+
+
+class FeedCount:
+    """A sink that lets the test wait until the feed has delivered what was published (no sleeps)."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+        self.steps = 0
+        self.changed = asyncio.Event()
+
+    def observe(self, kind: str, item: Any) -> None:
+        if kind == "metrics":
+            self.steps += 1
+        elif kind in ("sample", "reward"):
+            self.seen += 1
+        self.changed.set()
+
+    async def _until(self, done: Any) -> None:
+        async with asyncio.timeout(60):
+            while not done():
+                self.changed.clear()
+                await self.changed.wait()
+
+    async def reach(self, messages: int) -> None:
+        await self._until(lambda: self.seen >= messages)
+
+    async def reach_steps(self, steps: int) -> None:
+        await self._until(lambda: self.steps >= steps)
+
+
+async def track(
+    bus: Bus, run: Path, report_to: list[str], cfg: TrackingConfig
+) -> tuple[Tracker, dict[str, Any]]:
+    tracker = Tracker(run, report_to, cfg, {"train": {"name": "t"}, "learner": {"max_steps": STEPS}})
+    tracker.start()
+    feed = Feed(bus, [tracker])
+    await feed.start()
+    await feed.flush()
+    counter = FeedCount()
+    feed.add(counter)
+    sent = await publish_run(bus, STEPS, settle=counter.reach)
+    await counter.reach_steps(STEPS)
+    await feed.stop()
+    await asyncio.to_thread(tracker.close)
+    assert tracker.logged_steps == STEPS
+    assert tracker.errors == {}
+    return tracker, sent

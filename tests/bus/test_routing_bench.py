@@ -1,0 +1,155 @@
+"""``rlar bench routing`` and ``rlar tools route``: the same decisions on the same file, figures as JSON, the
+held-out machinery on a small file; the full held-out benchmark on the shipped set is
+tests/e2e/test_routing_bench_shipped_set.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlar.agent.base import OfflineAgentConfig
+from rlar.agent.offline import OfflineAgent
+from rlar.app.cli import main
+from rlar.benchmarks.routing import binomial_tail, run
+from rlar.routing.exemplars import default_path
+from tests.support.env import REPO, actor_env
+
+DATA = default_path()
+
+
+@pytest.fixture(autouse=True)
+def no_judge(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    """Every 25th record of the shipped set, a handful of types."""
+    path = tmp_path / "small.jsonl"
+    path.write_text("".join(line + "\n" for line in DATA.read_text().splitlines()[::25]))
+    return path
+
+
+def test_binomial_tail_is_exact_on_small_cases() -> None:
+    assert binomial_tail(3, 0, 0.5) == 1.0
+    assert binomial_tail(3, 3, 0.5) == pytest.approx(0.125)
+    assert binomial_tail(4, 2, 0.5) == pytest.approx(11 / 16)
+
+
+def test_tools_route_and_the_bench_decide_alike_on_the_same_file(
+    small: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # In-process (the CLI's own entry point), so the model libraries are loaded once.
+    assert main(["tools", "route", str(small), "--backend", "offline"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.strip().splitlines()]
+    records = [json.loads(x) for x in small.read_text().splitlines()]
+    assert [x["line"] for x in lines] == list(range(1, len(records) + 1)) and {
+        x["backend"] for x in lines
+    } == {"offline"}
+    assert all(len(x["signature"]) == 24 and 0 < x["confidence"] < 1 for x in lines)
+    right = [
+        (not r["acceptable"] and x["none_fit"])
+        or (bool(x["tools"]) and x["tools"][0]["tool"] in r["acceptable"])
+        for x, r in zip(lines, records, strict=True)
+    ]
+    assert (
+        main(
+            [
+                "bench",
+                "routing",
+                "--data",
+                str(small),
+                "--json",
+                "--trials",
+                "20",
+                "--no-held-out",
+                "--backend",
+                "offline",
+            ]
+        )
+        == 0
+    )
+    doc = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert doc["records"] == len(records) and doc["agent"]["correct"] == sum(right)
+    assert doc["agent"]["bank_overlap"] == 1.0, "these records are the router's own exemplars"
+    assert 0 <= doc["random"]["expected_accuracy"] < doc["random_eligible"]["expected_accuracy"] < 1
+    assert "leave_one_type_out" not in doc and "p_value_vs_random" in doc
+
+
+async def test_the_held_out_figures_on_a_small_file(small: Path) -> None:
+    agent = OfflineAgent(OfflineAgentConfig())
+    doc = await run(small, agent, random_trials=20, tools_held_out=False)
+    lo = doc["leave_one_type_out"]
+    assert lo["n"] == doc["records"] and set(lo["by_type"]) == {
+        json.loads(x)["type"] for x in small.read_text().splitlines()
+    }
+    assert 0 <= lo["calibration"]["ece"] <= 1 and lo["calibration"]["bins"] and 0 < lo["mean_confidence"] < 1
+    assert {"in_distribution", "descriptions_only", "weights", "majority_eligible"} <= set(doc)
+    # Confidences of the held-out decisions, from a correctness model that never saw their format, and the
+    # risk–coverage curve at selective routing's threshold, for this file's formats and kinds.
+    assert doc["kind_held_out"]["n"] == lo["n"] and 0 < doc["correctness"]["threshold"] <= 1
+    for figure in (lo, doc["kind_held_out"], doc["agent"]):
+        conf = figure["confidence"]
+        curve = [r["coverage"] for r in conf["risk_coverage"]]
+        assert curve == sorted(curve, reverse=True) and curve[0] == 1.0
+    assert doc["agent"]["confidence"]["threshold"] is not None, (
+        "the offline backend's confidence is calibrated"
+    )
+
+
+def test_the_cli_lists_the_routing_commands_without_importing_model_libraries() -> None:
+    code = "import sys; from rlar.app.cli import build_parser; build_parser(); print('torch' in sys.modules)"
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=actor_env(), cwd=REPO
+    )
+    assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
+
+
+async def test_the_unseen_formats_are_routed_as_deployed_and_reported_beside_the_shipped_set() -> None:
+    """``data/routing/heldout_unseen.jsonl`` (formats the labelled set lacks, never tuned on): the goal of issue 24
+    is at least 0.90 strict as deployed. ``heldout_short_answers*.jsonl`` (short references that are
+    translations of text the query gives, beside short facts and one-word lookups that are not; written blind)
+    are reported beside it: 0.52 and 0.82 before short translations were read as such, 0.94 and 0.95 after.
+    ``heldout_public_formats.jsonl`` (issue 39's blind set) is routed by ``rlar bench routing`` and reported in
+    docs/benchmarks.md; nothing is tuned or asserted on it here."""
+    from rlar.benchmarks.routing import _unseen_figures, unseen_paths
+    from rlar.tools.base import builtin_specs
+
+    paths = unseen_paths()
+    names = [p.name for p in paths]
+    assert names == [
+        "heldout_public_formats.jsonl",  # the blind set of issue 39: reported, not asserted on (see below)
+        "heldout_short_answers.jsonl",
+        "heldout_short_answers2.jsonl",
+        "heldout_unseen.jsonl",
+    ]
+    agent = OfflineAgent(OfflineAgentConfig())
+    try:
+        figures = await _unseen_figures(agent, builtin_specs(), paths[1:])
+    finally:
+        await agent.aclose()
+    assert set(figures) == set(names[1:])
+    doc = figures["heldout_unseen.jsonl"]
+    assert doc["records"] >= 60 and doc["types"] >= 20
+    assert doc["strict_accuracy"] >= 0.9, doc["mistakes"]
+    for name in names[1:3]:
+        short = figures[name]
+        assert short["records"] >= 40 and short["types"] >= 10
+        assert short["strict_accuracy"] >= 0.85, (name, short["mistakes"])
+    # Selective routing (issue 39's goal: at least 95% right at 70% coverage or more on formats never seen):
+    # met on the set of unseen formats; the short-answer sets are reported in docs/benchmarks.md.
+    for fig in figures.values():
+        curve = fig["confidence"]["risk_coverage"]
+        assert curve[0] == {
+            "threshold": 0.0,
+            "coverage": 1.0,
+            "precision": fig["strict_accuracy"],
+            "kept": fig["records"],
+        }
+    at = doc["confidence"]["at_threshold"]
+    assert at["coverage"] >= 0.7 and at["precision"] >= 0.95, doc["confidence"]

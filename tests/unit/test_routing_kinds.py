@@ -1,0 +1,182 @@
+"""What the reference is (issue 24): the kinds read from references as datasets ship them, and the routes they
+imply — by rules, before any exemplar votes (a bag-of-words embedding, no model needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlar.routing.exemplars import ExemplarBank
+from rlar.routing.matching import OfflineRouter
+from rlar.routing.query import RoutingQuery
+from rlar.routing.rules import unread_by_record_rules
+from rlar.routing.scorer import ScorerModel, feature_names
+from tests.support.embedding import bag_of_words
+from tests.support.routing import SPECS, eligible, format_chat
+
+
+def kind(query: str, reference: object, metadata: dict[str, object] | None = None) -> str:
+    return RoutingQuery("t", query, reference, metadata=metadata or {}).features().reference_kind
+
+
+@pytest.mark.parametrize(
+    ("query", "reference", "metadata", "expected"),
+    [
+        ("Which is right?\n1) a cat\n2) a dog\n3) a fish", "2", {}, "index"),
+        ("Review: great food.\nLabel (0: negative, 1: positive):", 1, {}, "index"),
+        ("Pick the better ending.", 0, {"ending0": "x", "ending1": "y"}, "index"),
+        ("How many legs do 3 spiders have? Options: none", "24", {}, ""),
+        ("What is 7 + 5?", 12, {}, ""),
+        ("Q: who wrote it?", {"spans": ["A. Author"], "types": ["span"]}, {}, "span_object"),
+        ("Tokens: the big dog", ["DET", "ADJ", "NOUN"], {"tokens": ["the", "big", "dog"]}, "tag_sequence"),
+        ("Tag each word: New York is big", [5, 6, 0, 0], {}, "tag_sequence"),
+        ("List the tags.", ["python", "numpy arrays", "indexing"], {}, "item_list"),
+        ("Use 2 3 5 7 once each to make 17.", "17", {}, "target"),
+        ("A train travels 17 km in 2 hours then 3 km more. How far did it go?", "20", {}, ""),
+        ("Solve the puzzle.", "123456789123456789", {}, "grid"),
+        ("Fill the 3x3 grid.", "ABC\nDEF\nGHI", {}, "grid"),
+        ("How long is the rod?", "2.5 m", {}, "quantity"),
+        ("How much does it cost?", "$4.50", {}, ""),
+        ("Decode: KHOOR ZRUOG", "HELLO WORLD", {}, "transformation"),
+        ("Who painted the Mona Lisa?", "Leonardo da Vinci", {}, ""),
+        ("Write a haiku about frogs.", None, {}, "form"),
+        ("Write a story about frogs.", None, {}, ""),
+    ],
+)
+def test_the_reference_kind_is_read_from_the_reference_and_what_the_query_says_of_it(
+    query: str, reference: object, metadata: dict[str, object], expected: str
+) -> None:
+    assert kind(query, reference, metadata) == expected
+
+
+def test_an_option_index_is_never_scored_by_math_equivalence_or_partial_credit() -> None:
+    got = eligible("Which is right?\n1) a cat\n2) a dog", "2")
+    assert "math_verify" not in got and "contains_match" not in got and "llm_judge" not in got
+    assert {"exact_match", "normalized_match"} <= got
+    assert "math_verify" in eligible("What is 7 + 5?", "12"), "a plain number still goes to math"
+
+
+def test_each_structure_reader_is_eligible_only_for_its_kind() -> None:
+    assert "set_f1" in eligible("Q?", {"spans": ["a", "b"], "types": ["span", "span"]})
+    assert "set_f1" not in eligible("Q?", "Paris")
+    assert "sequence_match" in eligible("Solve.", "123456789123456789") and "math_verify" not in eligible(
+        "Solve.", "123456789123456789"
+    )
+    quantity = eligible("How long?", "2.5 m")
+    assert "quantity_match" in quantity and not {"math_verify", "normalized_match", "exact_match"} & quantity
+
+
+def router(records: list[dict[str, object]]) -> OfflineRouter:
+    bank = ExemplarBank.from_records(records, bag_of_words)
+    model = ScorerModel([0.0] * len(feature_names(bank.tools)), bank.tools)
+    return OfflineRouter(bag_of_words, bank=bank, model=model)
+
+
+BANK = [
+    {
+        "id": "a",
+        "type": "a",
+        "task": "a",
+        "query": "what is 2 plus 2",
+        "reference": "4",
+        "acceptable": ["math_verify"],
+    },
+    {
+        "id": "b",
+        "type": "b",
+        "task": "b",
+        "query": "write a poem",
+        "reference": "",
+        "acceptable": ["llm_judge"],
+    },
+]
+
+
+def test_a_target_only_reference_gets_a_verifier_not_a_tool_the_bare_target_would_satisfy() -> None:
+    m = router(BANK).decide(RoutingQuery("g", "Use 4 7 8 8 once each to make 24.", "24"), SPECS)
+    assert m.none_fit and m.path == "rule:target_only"
+
+
+def test_structured_references_go_to_the_tool_that_reads_them() -> None:
+    r = router(BANK)
+    drop = r.decide(RoutingQuery("d", "Who led?", {"spans": ["A", "B"], "types": ["span", "span"]}), SPECS)
+    tags = r.decide(RoutingQuery("n", "Tag: a b", ["O", "B-PER"], metadata={"tokens": ["a", "b"]}), SPECS)
+    units = r.decide(RoutingQuery("p", "How fast?", "15 m/s"), SPECS)
+    assert [m.tools[0]["name"] for m in (drop, tags, units)] == ["set_f1", "sequence_match", "quantity_match"]
+    assert {m.path for m in (drop, tags, units)} == {"rule:reads_reference"}
+
+
+def test_a_stated_verse_form_goes_to_a_judge_even_with_checkable_constraints() -> None:
+    r = router(BANK)
+    form = r.decide(RoutingQuery("l", "Write a limerick about tea in under 50 words.", None), SPECS)
+    plain = r.decide(RoutingQuery("s", "Write about tea in under 50 words.", None), SPECS)
+    assert form.tools and form.tools[0]["name"] == "llm_judge"
+    assert plain.none_fit and plain.path == "rule:uncovered_constraints"
+
+
+# -- reference-free format instructions a built-in checks (issue 24) -------------------------------------------
+
+IFEVAL_ROW = {
+    "key": 7,
+    "instruction_id_list": ["change_case:english_lowercase", "punctuation:no_comma"],
+    "kwargs": [{}, {}],
+}
+
+
+def test_an_ifeval_row_as_shipped_with_its_instructions_in_metadata_goes_to_ifeval() -> None:
+    row = RoutingQuery(
+        "if",
+        "Describe a harbour at night in lowercase letters without commas.",
+        None,
+        metadata=dict(IFEVAL_ROW),
+    )
+    m = router(BANK).decide(row, SPECS)
+    assert [t["name"] for t in m.tools] == ["ifeval"] and m.path == "rule:covering"
+    bare = RoutingQuery("if", "Describe a harbour at night.", None, metadata=dict(IFEVAL_ROW))
+    assert [t["name"] for t in router(BANK).decide(bare, SPECS).tools] == ["ifeval"]
+    nothing = RoutingQuery("if", "Describe a harbour at night.", None, metadata={"key": 7})
+    assert "ifeval" not in eligible(nothing.query, None, nothing.metadata)
+
+
+async def test_ifeval_scores_a_row_from_the_instructions_in_its_metadata() -> None:
+    from rlar.tools.base import ToolInput, make_tool
+
+    tool = make_tool(next(s for s in SPECS if s.name == "ifeval"))
+    good = await tool.score(ToolInput("q", "quiet water and soft lights", None, dict(IFEVAL_ROW)))
+    bad = await tool.score(ToolInput("q", "Quiet water, soft lights", None, dict(IFEVAL_ROW)))
+    assert (good.status, good.score, bad.score) == ("ok", 1.0, 0.0)
+    assert (await tool.score(ToolInput("q", "quiet", None, {"key": 7}))).status == "abstain"
+
+
+def test_record_rules_that_read_every_stated_constraint_route_to_format_rules() -> None:
+    whole = format_chat(
+        "Answer in lowercase and without commas: why is the sky blue?",
+        [{"rule": "lowercase"}, {"rule": "no_commas"}],
+    )
+    m = router(BANK).decide(whole, SPECS)
+    assert [t["name"] for t in m.tools] == ["format_rules"] and m.path == "rule:covering"
+    assert unread_by_record_rules(whole) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "rules", "unread"),
+    [
+        (
+            "In a cheerful tone, give exactly 3 bullet points on studying.",
+            [{"rule": "bullets", "min": 3, "max": 3}],
+            "tone",
+        ),
+        (
+            "Describe a harbour at dawn in under 40 words, all in lowercase.",
+            [{"rule": "words", "max": 40}],
+            "lowercase",
+        ),
+    ],
+)
+def test_record_rules_that_leave_a_style_or_a_stated_constraint_unread_do_not_cover_the_instruction(
+    text: str, rules: list[dict[str, object]], unread: str
+) -> None:
+    q = format_chat(text, rules)
+    left = unread_by_record_rules(q)
+    assert left and any(unread in x for x in left), left
+    m = router(BANK).decide(q, SPECS)
+    assert m.none_fit and m.path == "rule:uncovered_constraints", (m.tools, m.path)
