@@ -93,8 +93,8 @@ from bus.config import NatsConfig
 from bus.embedded import serve
 from bus.messages import Event, Heartbeat, Metrics, WeightsAnnounce
 from bus.topology import WEIGHTS, TopologyConfig, declare, ensure_topology
+from rlar.benchmarks import trl_async_peer
 from rlar.benchmarks.judge_endpoint import JudgeEndpoint
-from rlar.benchmarks.trl_async_peer import devices, missing
 from rlar.malloc import keep_freed_memory, kept
 from rlar.plots import read_metrics
 from rlar.policy.engines import EngineConfig, make_engine
@@ -393,7 +393,7 @@ def trl_async_skip_reason(s: PipelineSettings) -> str | None:
     kernels — :func:`rlar.benchmarks.trl_async_peer.missing`), or None when it can. Where it can, the project's
     ways must run on the GPU too (``--engine vllm --device cuda``): a GPU peer against CPU ways measures nothing."""
 
-    lacking = missing()
+    lacking = trl_async_peer.missing()
     if lacking:
         return "; ".join(lacking)
     if not s.device.startswith("cuda") or s.engine != "vllm":
@@ -412,7 +412,7 @@ def _trl_async(
     if reason is not None:
         return {"skipped": True, "reason": reason}
 
-    server_dev, trainer_dev = devices()
+    server_dev, trainer_dev = trl_async_peer.devices()
     records = _records(s)
     settings = {
         "model_dir": str(model_dir.absolute()),
