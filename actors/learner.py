@@ -56,12 +56,17 @@ from bus.messages import (
     SampleGroup,
 )
 from rlar.learn.config import TrainerConfig
+from rlar.learn.memory import estimate_line
 from rlar.learn.step import plan_step
 from rlar.malloc import kept as malloc_kept
 from rlar.policy.broadcast import BroadcastConfig, WeightSender
 from rlar.policy.httpweights import HttpWeightsConfig, WeightServer
+from rlar.policy.weights import write_weights_dir
 from rlar.wire.groups import JOURNAL, Group, ToolResults, read_journal
 from rlar.wire.weight_sync import SyncMode, latest_announcement, publish_weights
+
+# torch is imported where used: heavy and optional (the CLI starts without it).
+# rlar.learn.trainer is imported where used: it imports torch at its top.
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +165,6 @@ class Learner(Actor[LearnerConfig]):
         return None if steps is None else steps * self.config.trainer.minibatches_per_step
 
     def _memory_line(self) -> str:
-        from rlar.learn.memory import estimate_line
 
         return estimate_line(self._trainer_config(), world_size=int(os.environ.get("WORLD_SIZE", "1")))
 
@@ -480,7 +484,6 @@ class Learner(Actor[LearnerConfig]):
             or self.config.trainer.lora is not None
         ):
             return
-        from rlar.policy.weights import write_weights_dir
 
         tensors = await self.on_compute_thread(self._collective, "export", self.config.weights_dtype)
         ref = await asyncio.to_thread(write_weights_dir, self.run_dir / "weights", self.version, tensors)

@@ -102,7 +102,7 @@ from rlar.routing import (
 from rlar.routing.judge_vouch import JudgeVouchPolicy, VouchReport, grade_pairs, judge_agreement, vouch_pairs
 from rlar.routing.probes import ProbePolicy, Prober, ProbeReport, probed_answer
 from rlar.sandbox_client import bus_runner, run_tests_over_bus
-from rlar.tools.base import ToolSpec
+from rlar.tools.base import ToolResult, ToolSpec
 from rlar.tools.executor import ToolExecutor
 
 log = logging.getLogger(__name__)
@@ -421,8 +421,6 @@ class Router(Actor[RouterConfig]):
                         limit * (len(inputs) + 1) + executor.load_timeout_s,
                     )
                 except TimeoutError:
-                    from rlar.tools.base import ToolResult
-
                     return [ToolResult.error("judge calls timed out while vouching") for _ in inputs]
 
             scores = await grade_pairs(pairs, score)

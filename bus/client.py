@@ -28,6 +28,7 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from bus import subjects
 from bus.codec import DecodeError, decode, encode
@@ -296,7 +297,6 @@ class Bus:
         counts the pending entries when it is created, before anything is delivered, and the keys are
         read until that count is used up; keys deleted or purged are left out.
         """
-        from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
         stream = f"KV_{bucket}"
         prefix = f"$KV.{bucket}."

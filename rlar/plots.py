@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+# matplotlib is imported where used: heavy and optional (rlar --help imports this module).
+
 
 def read_metrics(path: str | Path) -> list[dict[str, Any]]:
     p = Path(path)

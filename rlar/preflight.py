@@ -24,6 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from rlar.runconfig import ConfigProblems
+from rlar.tasks import TaskConfig, TaskDataError, load_task
+from rlar.tasks.builtin import BUILTIN_NAMES
+from rlar.tasks.loaders import expand_paths
+from rlar.tasks.references import is_reference_free
+from rlar.tools import builtin_specs
+from rlar.tools.base import BUILTIN_IMPLS
+from rlar.tools.pyfunc import PythonToolError, python_tool_spec
 
 __all__ = ["FULL_LOAD_BYTES", "HEAD_RECORDS", "Preflight", "TaskCheck", "preflight"]
 
@@ -68,8 +75,6 @@ def _short(value: Any, n: int = 40) -> str:
 
 
 def _check_task(cfg: Any, problems: list[str]) -> tuple[TaskCheck, Any] | None:
-    from rlar.tasks import TaskDataError, load_task
-    from rlar.tasks.loaders import expand_paths
 
     paths: list[str] = []
     complete = True
@@ -118,7 +123,6 @@ def reference_problem(name: str, ds: Any, tools: list[tuple[str, str]] | None) -
     A task whose records all lack a reference, routed by the router, is a reference-free task: the router
     gives it a reference-free tool (or asks for one), and says so while it waits.
     """
-    from rlar.tasks.references import is_reference_free
 
     missing = [r for r in ds.records if is_reference_free(r.reference)]
     if not missing:
@@ -150,8 +154,6 @@ def preflight(
 ) -> Preflight:
     """Check what the actors will need (see the module docstring); raise ``ConfigProblems`` listing every
     problem. ``built`` is what ``validate_run_config`` returned."""
-    from rlar.tools.base import BUILTIN_IMPLS
-    from rlar.tools.pyfunc import PythonToolError, python_tool_spec
 
     problems: list[str] = []
     out = Preflight()
@@ -205,7 +207,6 @@ def preflight(
 
 def _reference_needs(user_specs: list[Any]) -> dict[str, str]:
     """Tool name → what it needs as a reference (built-in tools and this config's ``[[tools]]``)."""
-    from rlar.tools import builtin_specs
 
     return {s.name: s.reference_need for s in [*builtin_specs(), *user_specs]}
 
@@ -221,7 +222,6 @@ def _scoring_tools(feeder: Any, check: TaskCheck) -> list[str] | None:
 
 
 def _check_policy(policy: Any, problems: list[str]) -> None:
-    from rlar.tasks import TaskConfig
 
     if policy.source == "path":
         p = Path(policy.path).expanduser() if policy.path else None
@@ -242,7 +242,5 @@ def _check_policy(policy: Any, problems: list[str]) -> None:
             problems.append(f"[policy] sft_tasks: {exc}".splitlines()[0])
             continue
         if cfg.source == "builtin":
-            from rlar.tasks.builtin import BUILTIN_NAMES
-
             if (cfg.builtin or cfg.name) not in BUILTIN_NAMES:
                 problems.append(f"[policy] sft_tasks: unknown builtin task {cfg.builtin or cfg.name!r}")

@@ -23,7 +23,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from rlar.agent.endpoints import LLMSection, agent_config_for
 from rlar.config import ConfigError, apply_overrides, load_toml
+from rlar.tasks.config import TaskConfig
 
 __all__ = [
     "MODEL_KEYS",
@@ -182,7 +184,6 @@ def _labelled_to_actors(doc: dict[str, Any], where: str) -> None:
     """The tasks' labelled examples (``examples``, ``examples_file``) go to ``[synthesizer] labelled`` and
     ``[router] labelled`` by task name: the synthesizer refuses a verifier that disagrees with any of them, the
     router vouches for a judge with them (:mod:`rlar.routing.judge_vouch`)."""
-    from rlar.tasks.config import TaskConfig
 
     feeder = doc.get("feeder")
     tasks = feeder.get("tasks") if isinstance(feeder, dict) else None
@@ -231,7 +232,6 @@ def _agent_from_llm(doc: dict[str, Any], section: str, data: dict[str, Any]) -> 
     llm = doc.get("llm")
     if section not in ("router", "synthesizer") or not isinstance(llm, dict) or not llm.get(section):
         return
-    from rlar.agent.endpoints import LLMSection, agent_config_for
 
     try:
         endpoint = LLMSection.model_validate(llm).endpoint_for(section)

@@ -19,9 +19,12 @@ routing, abstain rates — is :mod:`rlar.tool_summary`).
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from rlar.registry import ToolRegistry
 
 __all__ = [
     "first_last",
@@ -193,9 +196,6 @@ def reward_warnings(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 async def read_reward_health(bus: Any, specs: Mapping[tuple[str, int], Any]) -> list[dict[str, Any]]:
     """:func:`reward_health` of every tool version in ``specs`` from the registry on ``bus`` (empty when the
     registry cannot be read: the summary is written without it)."""
-    import logging
-
-    from rlar.registry import ToolRegistry
 
     try:
         reg = ToolRegistry(bus, announce=False)

@@ -34,6 +34,8 @@ from rlar.agent.base import (
 )
 from rlar.tools.judge import retry_after_seconds
 
+# anthropic is imported where used: heavy and optional (the CLI starts without it).
+
 __all__ = ["AnthropicAgent"]
 
 

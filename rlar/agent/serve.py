@@ -31,6 +31,9 @@ from types import TracebackType
 from typing import Any
 
 from bus.embedded import die_with_parent, free_port
+from rlar.placement import detect_gpus
+from rlar.policy.packaged import PackagedModelMissing, prepare
+from rlar.resources import cache_dir
 
 __all__ = ["ModelServer", "ModelServerError", "resolve_checkpoint", "vllm_command"]
 
@@ -45,8 +48,6 @@ def resolve_checkpoint(checkpoint: str, *, log: Any = None) -> Path:
     path = Path(checkpoint).expanduser()
     if path.is_dir():
         return path.absolute()
-    from rlar.policy.packaged import PackagedModelMissing, prepare
-    from rlar.resources import cache_dir
 
     try:
         return prepare(checkpoint, cache_dir(), log=log or (lambda s: print(s, file=sys.stderr)))
@@ -57,7 +58,6 @@ def resolve_checkpoint(checkpoint: str, *, log: Any = None) -> Path:
 
 
 def _gpu_present() -> bool:
-    from rlar.placement import detect_gpus
 
     return detect_gpus(timeout_s=5.0)[0] > 0
 

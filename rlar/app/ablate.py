@@ -58,8 +58,15 @@ from typing import Any
 
 import tomli_w
 
+from rlar.eval import run_eval
+from rlar.eval.hacks import ablation_eval, ablation_tasks
+from rlar.eval.runner import _spec
 from rlar.learn.distributed import child_env
+from rlar.observe.report import write_ablation_report
+from rlar.plots import read_metrics
 from rlar.runconfig import load_run_config
+
+# matplotlib is imported where used: heavy and optional (the CLI starts without it).
 
 __all__ = [
     "PLAN_KEYS",
@@ -197,7 +204,6 @@ def _safe(mode: str) -> str:
 
 
 def _curve(run_dir: Path) -> list[tuple[int, float]]:
-    from rlar.plots import read_metrics
 
     path = run_dir / "metrics.jsonl"
     if not path.exists():
@@ -458,9 +464,6 @@ def ablate(
     )
     eval_tasks = None
     if eval_suite == "tasks":
-        from rlar.eval.hacks import ablation_tasks
-        from rlar.eval.runner import _spec
-
         for tool in hack_tools:
             _spec(tool)  # a name that is not a built-in tool fails here, before any run
         eval_tasks = ablation_tasks(
@@ -550,14 +553,10 @@ def ablate(
                 row["reward_all"] = {"first": sum(pts[:n]) / n, "last": sum(pts[-n:]) / n}
             t1 = time.time()
             if eval_tasks is not None and (run_dir / "policy" / "init").exists():
-                from rlar.eval.hacks import ablation_eval
-
                 ev = ablation_eval(run_dir, eval_tasks, hack_tools, seed=seed)
                 row["eval_label"] = ev["label"]
                 row["eval"] = _eval_row(ev)
             elif eval_suite and (run_dir / "policy" / "init").exists():
-                from rlar.eval import run_eval
-
                 ev = run_eval(str(run_dir), eval_suite, limit=eval_limit, seed=seed)
                 row["eval_label"] = ev["result"]["label"]
                 row["eval"] = {
@@ -629,7 +628,6 @@ def _write_comparison(
         f"{budget['note']}\n\n{table}\n\n{_diff_table(diffs, against)}\n"
     )
     _plot(summary_by_mode, curves, root / "comparison.png")
-    from rlar.observe.report import write_ablation_report
 
     write_ablation_report(root, rows, curves, title=f"{config}: seeds {seeds}, ≤{max_steps} steps per run")
     return {

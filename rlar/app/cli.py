@@ -10,6 +10,9 @@ import sys
 
 from rlar.app.commands import MODULES
 
+# bus.client, rlar.config and rlar.process are imported where used: a command's implementation loads when the
+# command runs, so rlar --help stays instant.
+
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="rlar", description="Multi-task GRPO with agentic rewards over NATS.")

@@ -32,6 +32,10 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from rlar.app.cli import build_parser
+from rlar.app.runconfig import MODEL_KEYS, PATH_KEYS, SECTIONS, section_model
+from rlar.tools.base import builtin_specs
+
 __all__ = ["PITFALLS", "Pitfall", "generate", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,7 +180,6 @@ def model_rows(model: Any, prefix: str = "", seen: tuple[Any, ...] = ()) -> list
 
 
 def config_reference() -> str:
-    from rlar.app.runconfig import MODEL_KEYS, PATH_KEYS, SECTIONS, section_model
 
     out = [
         HEADER,
@@ -403,7 +406,6 @@ PITFALLS: dict[str, list[Pitfall]] = {
 
 
 def tools_reference() -> str:
-    from rlar.tools.base import builtin_specs
 
     out = [
         HEADER,
@@ -454,7 +456,6 @@ def walk_parser(
 
 
 def cli_reference() -> str:
-    from rlar.app.cli import build_parser
 
     out = [
         HEADER,

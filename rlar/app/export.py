@@ -35,7 +35,17 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
 from rlar.config import ConfigError
+from rlar.learn.config import GRPOConfig, TrainerConfig
+from rlar.plots import read_metrics
+from rlar.policy.weights import read_manifest, read_weights
+from rlar.summary import run_totals, unique_steps
+from rlar.tool_summary import tasks_summary
+
+# transformers and torch are imported where used: heavy and optional (the CLI starts without them).
+# actors.learner and actors.rollout are imported where used: they import torch at their top.
 
 __all__ = ["byte_tokenizer", "export_run", "hyperparameters", "model_card"]
 
@@ -53,9 +63,6 @@ def _summary(run: Path) -> dict[str, Any]:
     path = run / "summary.json"
     if path.is_file():
         return dict(json.loads(path.read_text()))
-    from rlar.plots import read_metrics
-    from rlar.summary import run_totals, unique_steps
-    from rlar.tool_summary import tasks_summary
 
     steps = unique_steps(read_metrics(run / "metrics.jsonl"))
     return {
@@ -82,7 +89,6 @@ def byte_tokenizer(slow: Any) -> Any:
     """A ``tokenizers``-backed copy of a ``ByT5Tokenizer``: byte ``b`` is id ``b + 3``, the special tokens
     (``<pad>`` 0, ``</s>`` 1, ``<unk>`` 2, the ``<extra_id_N>``) keep their ids and stripping, decoding drops
     invalid UTF-8 as ByT5 does, and encoding appends nothing. Raises ``RuntimeError`` if an id would move."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
     offset = 3
@@ -141,7 +147,6 @@ def hyperparameters(config: dict[str, Any]) -> list[tuple[str, str, Any]]:
     out are the config models' defaults, so every value is a number (or a word such as ``token-mean``)."""
     from actors.learner import LearnerConfig
     from actors.rollout import RolloutConfig
-    from rlar.learn.config import GRPOConfig, TrainerConfig
 
     learner = dict(config.get("learner") or {})
     trainer = dict(learner.get("trainer") or {})
@@ -265,8 +270,6 @@ def export_run(run_dir: str | Path, out: str | Path, *, version: int | None = No
     Raises ``ConfigError`` for a run that has no such weights."""
     import torch
     from transformers import AutoModelForCausalLM, GenerationConfig
-
-    from rlar.policy.weights import read_manifest, read_weights
 
     run = Path(run_dir).expanduser()
     init = run / "policy" / "init"

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from actors import UnknownActorKind, resolve
 from rlar.kinds import section_kinds
 from rlar.runconfig import MODEL_KEYS, PATH_KEYS, ConfigProblems, actor_config_dict, load_run_config
 
@@ -233,7 +234,6 @@ def validate_run_config(
     """Validate every section of ``doc`` and the config of every actor kind in ``actors`` (built-in names or
     ``module:Class`` paths, whose section is the class name in lower case); return the built models by
     section (a list for ``[[...]]`` sections). Raises :class:`ConfigProblems` listing every problem."""
-    from actors import UnknownActorKind, resolve
 
     problems: list[str] = []
     built: dict[str, Any] = {}

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from bus.embedded import free_port
+from rlar.agent.endpoints import LLMSection
+from rlar.agent.serve import ModelServer, ModelServerError
 
 __all__ = ["ServedModels", "assign_urls", "served_endpoints"]
 
@@ -44,8 +46,6 @@ class ServedModels:
     """The run's model servers (see the module docstring)."""
 
     def __init__(self, doc: dict[str, Any], run_dir: Path, *, restarts: int = 3) -> None:
-        from rlar.agent.endpoints import LLMSection
-        from rlar.agent.serve import ModelServer
 
         section = LLMSection.model_validate(doc.get("llm") or {})
         self.servers: dict[str, ModelServer] = {}
@@ -69,7 +69,6 @@ class ServedModels:
 
     def start(self) -> None:
         """Start every server and wait until each is healthy (``ModelServerError`` stops the others first)."""
-        from rlar.agent.serve import ModelServerError
 
         for name, server in self.servers.items():
             print(f"model server {name!r}: starting vLLM on {server.checkpoint} …", flush=True)

@@ -58,21 +58,44 @@ from typing import Any, Literal
 
 import tomli_w
 from nats.aio.msg import Msg
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from tqdm import tqdm
 
+from actors.feeder import FeederConfig
 from actors.supervisor import Supervisor
 from bus import subjects
 from bus.client import Bus
+from bus.codec import DecodeError, decode
 from bus.config import NatsConfig
 from bus.embedded import serve
 from bus.messages import Event, LearnerProgress, Metrics, RouteDecision
-from bus.topology import PROGRESS, TopologyConfig, declare, ensure_topology
+from bus.topology import PROGRESS, TOOLS, TopologyConfig, declare, ensure_topology
+from rlar.agent.endpoints import LLMSection, judge_params
+from rlar.app.runconfig import ConfigProblems, load_run_config, validate_run_config
+from rlar.app.served import ServedModels, assign_urls
 from rlar.config import ConfigError, build
+from rlar.eval import run_eval
+from rlar.eval.tools import save_tool_snapshot
 from rlar.kinds import train_defaults
+from rlar.learn.memory import estimate_line
 from rlar.observe.config import Backend, TrackingConfig, check_report_to
+from rlar.observe.report import write_report
+from rlar.observe.session import RunObserver
 from rlar.placement import from_doc
 from rlar.plots import plot_reward_curves, read_metrics
-from rlar.tool_summary import tasks_lines
+from rlar.policy.model import TinyPolicySpec, build_tiny_policy
+from rlar.policy.packaged import model_file, prepare, resolve
+from rlar.preflight import preflight
+from rlar.registry import ToolRegistry
+from rlar.resources import DEMO_CONFIG, cache_dir, packaged
+from rlar.summary import no_signal_cause, read_reward_health, reward_warnings, run_totals, unique_steps
+from rlar.synthesis.report import read_run, summarize, unvouched, where_to
+from rlar.tasks import TaskConfig, load_task
+from rlar.tool_summary import tasks_lines, tasks_summary
+
+# torch is imported where used: heavy and optional (the CLI starts without it).
+# rlar.learn.sft is imported where used: it imports torch at its top.
 
 log = logging.getLogger("rlar.train")
 
@@ -109,8 +132,6 @@ class PolicySection(BaseModel):
         if self.source == "path" and not self.path:
             raise ValueError('source = "path" needs path = "<checkpoint directory>"')
         if self.source == "package":
-            from rlar.policy.packaged import model_file, resolve
-
             if not self.package:
                 raise ValueError('source = "package" needs package = "<name>" (see `rlar models list`)')
             try:
@@ -186,8 +207,6 @@ def prepare_policy(section: PolicySection, run_dir: Path, cache_root: Path) -> P
         target.symlink_to(Path(section.path).resolve())
         return target
     if section.source == "package":
-        from rlar.policy.packaged import prepare
-
         assert section.package  # the section's validator
         target.symlink_to(prepare(section.package, cache_root).resolve())
         return target
@@ -202,8 +221,6 @@ def prepare_policy(section: PolicySection, run_dir: Path, cache_root: Path) -> P
 def _cached_policy(section: PolicySection, cached: Path, target: Path) -> Path:
     if not (cached / "init" / "config.json").exists():
         from rlar.learn.sft import sft_warmup
-        from rlar.policy.model import TinyPolicySpec, build_tiny_policy
-        from rlar.tasks import TaskConfig, load_task
 
         base = build_tiny_policy(cached / "base", TinyPolicySpec(seed=section.seed))
         if section.sft_steps == 0:
@@ -268,7 +285,6 @@ class Progress:
         fallbacks: dict[str, list[str]] | None = None,
     ) -> None:
         """``fallbacks``: the router's declared fallback tools per task (``"*"``: any task's)."""
-        from tqdm import tqdm
 
         self.run_dir = run_dir
         self.plot_every = plot_every
@@ -324,7 +340,6 @@ class Progress:
             await asyncio.to_thread(plot_reward_curves, self.run_dir / "metrics.jsonl", self.run_dir)
 
     def _watch_signal(self, values: dict[str, Any]) -> None:
-        from rlar.summary import no_signal_cause
 
         if values.get("groups_with_signal"):
             self.silent = []
@@ -378,7 +393,6 @@ async def register_judge(registry: Any, doc: dict[str, Any]) -> Any:
     """With ``[llm] judge``: the built-in tools, then ``llm_judge`` pointed at that endpoint as the newest
     version (so the run's routes, and the workers that register the built-ins later, use it). Returns the
     registered spec, or None without a judge role."""
-    from rlar.agent.endpoints import LLMSection, judge_params
 
     section = LLMSection.model_validate(doc.get("llm") or {})
     endpoint = section.endpoint_for("judge")
@@ -420,11 +434,6 @@ async def _drive(
 ) -> dict[str, Any]:
     """``started``: :func:`time.perf_counter` at the command's start (the budget counts from there); ``models``:
     the run's :class:`rlar.app.served.ServedModels`, watched (restarted) while the run goes on."""
-    from rlar.observe.session import RunObserver
-    from rlar.registry import ToolRegistry
-    from rlar.summary import read_reward_health, reward_warnings, run_totals, unique_steps
-    from rlar.synthesis.report import read_run, summarize, unvouched, where_to
-    from rlar.tool_summary import tasks_summary
 
     train = build(TrainSection, doc.get("train", {}), where="[train]")
     nats_cfg = NatsConfig.model_validate({**doc.get("nats", {}), "url": url})
@@ -553,7 +562,6 @@ async def _drive(
     if progress.finished_at is not None:
         summary["shutdown_s"] = round(time.time() - progress.finished_at, 2)  # last step -> all stopped
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    from rlar.observe.report import write_report
 
     print(f"report: {write_report(run_dir, summary)}", flush=True)
     return summary
@@ -565,10 +573,6 @@ async def run_decisions(
     """Every routing decision of the run, in order: the ``TOOLS`` stream keeps ``rlar.tools.decisions``, so a
     resumed run counts those announced before it too (its router reads them back from KV and announces nothing
     new). ``seen`` (what this process received live) when the stream cannot be read."""
-    from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-
-    from bus.codec import DecodeError, decode
-    from bus.topology import TOOLS
 
     out: list[RouteDecision] = []
     try:
@@ -611,7 +615,6 @@ async def run_decisions(
 async def _registry_view(bus: Bus) -> tuple[dict[tuple[str, int], Any], dict[tuple[str, int], str]]:
     """Every tool version used in the run with its status, for the summary's origins (empty when the registry
     cannot be read)."""
-    from rlar.registry import ToolRegistry
 
     specs: dict[tuple[str, int], Any] = {}
     statuses: dict[tuple[str, int], str] = {}
@@ -628,7 +631,6 @@ async def _registry_view(bus: Bus) -> tuple[dict[tuple[str, int], Any], dict[tup
 
 async def _save_tool_snapshot(bus: Bus, run_dir: Path) -> None:
     """``<run>/tools.jsonl``: the run's tools as its registry holds them (code inline), for ``rlar eval``."""
-    from rlar.eval.tools import save_tool_snapshot
 
     try:
         await save_tool_snapshot(bus, run_dir)
@@ -696,9 +698,6 @@ def load_checked(
 ) -> tuple[dict[str, Any], dict[str, Any], Any, Path, bool]:
     """The validated run document for ``rlar train`` (see the module docstring): (doc, built sections,
     preflight, run directory, resumed). Raises ``ConfigError`` with every problem."""
-    from rlar.app.runconfig import ConfigProblems, load_run_config, validate_run_config
-    from rlar.preflight import preflight
-    from rlar.resources import DEMO_CONFIG, packaged
 
     saved_path = Path(run_dir) / "config.toml" if run_dir else None
     resumed = saved_path is not None and saved_path.is_file()
@@ -707,7 +706,6 @@ def load_checked(
     path = packaged(config) if config else (saved_path if resumed else packaged(DEMO_CONFIG))
     assert path is not None
     doc = load_run_config(path, overrides)
-    from rlar.app.served import assign_urls
 
     assign_urls(doc)  # a served model's URL, before the actors' agent configs are derived from it
     if resumed:
@@ -750,7 +748,6 @@ def _routed_runs_a_router(doc: dict[str, Any]) -> None:
     """Without ``[train] actors``, a mix the router routes (``[feeder] routing``: ``router``, or ``auto`` with a task
     that has no tools of its own) gets a router and a synthesizer beside the default actors, written into the
     document (so the run's saved config resumes with them)."""
-    from actors.feeder import FeederConfig
 
     if "actors" in doc.get("train", {}):
         return
@@ -801,7 +798,6 @@ def train_budget_s(max_minutes: float, started: float | None) -> float:
 def final_eval(section: FinalEval, run_dir: Path, doc: dict[str, Any]) -> dict[str, Any]:
     """Evaluate the run's trained policy against its initial one (see :class:`FinalEval`); print the table and
     return ``{"seconds", "table", "comparison", "files"}``."""
-    from rlar.eval import run_eval
 
     t0 = time.perf_counter()
     tasks = section.tasks or [t["name"] for t in doc.get("feeder", {}).get("tasks", [])]
@@ -838,7 +834,6 @@ def save_run_config(doc: dict[str, Any], run_dir: Path) -> Path:
 
 
 def train(config: str | None, *, overrides: list[str], run_dir: str | None, dashboard: Any = None) -> int:
-    from rlar.resources import cache_dir
 
     t0 = time.perf_counter()
     doc, built, pre, rdir, resumed = load_checked(config, overrides, run_dir)
@@ -854,8 +849,6 @@ def train(config: str | None, *, overrides: list[str], run_dir: str | None, dash
     init = prepare_policy(policy, rdir, cache_dir())
     print(f"run directory: {rdir}   policy: {init}", flush=True)
     if (learner := built.get("learner")) is not None:  # before anything loads it: does it fit?
-        from rlar.learn.memory import estimate_line
-
         model_dir = Path(str(learner.trainer.model_dir).replace("{run_dir}", str(rdir)))
         print(
             f"learner {estimate_line(learner.trainer.model_copy(update={'model_dir': model_dir}))}",
@@ -866,7 +859,6 @@ def train(config: str | None, *, overrides: list[str], run_dir: str | None, dash
         url = "embedded"  # a run saved by an older rlar, with its embedded server's port
     doc.setdefault("nats", {})["url"] = url
     config_path = save_run_config(doc, rdir)
-    from rlar.app.served import ServedModels
 
     models = ServedModels(doc, rdir)
     models.start()  # the agents' and the judge's local servers, healthy before any actor asks them

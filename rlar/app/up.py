@@ -10,13 +10,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from actors import resolve
 from actors.supervisor import Supervisor, parse_actor_specs
 from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import serve
 from bus.topology import TopologyConfig, declare, ensure_topology
+from rlar.app.runconfig import load_run_config, validate_run_config
 from rlar.config import ConfigError
+from rlar.deploy.auth import CREDS_DIR_ENV, MissingCredentials, load_password, password_env, role_settings
 from rlar.placement import from_doc
+from rlar.preflight import preflight
 
 log = logging.getLogger("rlar.up")
 
@@ -42,7 +46,6 @@ def credentials_for(
 ) -> tuple[dict[str, list[str]], dict[str, dict[str, str]]]:
     """Role credentials when a credentials directory is given (``--creds-dir`` or $RLAR_NATS_CREDS_DIR) or
     $RLAR_NATS_PASSWORD_SUPERVISOR is set; else none (every replica uses the run config's [nats])."""
-    from rlar.deploy.auth import CREDS_DIR_ENV, MissingCredentials, load_password, password_env, role_settings
 
     creds_dir = creds_dir or os.environ.get(CREDS_DIR_ENV)
     if not creds_dir and not os.environ.get(password_env("supervisor")):
@@ -102,9 +105,6 @@ def up(
 
 def _checked(specs: list[tuple[str, int]], config: str | None, overrides: list[str]) -> dict[str, Any]:
     """The run document, validated for the actors to start, their data opened (``rlar.preflight``)."""
-    from actors import resolve
-    from rlar.app.runconfig import load_run_config, validate_run_config
-    from rlar.preflight import preflight
 
     doc = load_run_config(config, overrides)
     kinds = [k for k, n in specs if n > 0]

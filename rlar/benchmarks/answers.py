@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rlar.tools import ToolInput, builtin_specs, make_tool
+
 #: Tolerance of "the top of the declared range".
 FULL_MARKS_EPS = 1e-9
 
@@ -47,7 +49,6 @@ def load_records(path: str | Path) -> list[dict[str, Any]]:
 
 def verdicts(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each record scored by its built-in tool: ``{"full": bool, "status", "score", "reason"}``."""
-    from rlar.tools import ToolInput, builtin_specs, make_tool
 
     specs = {s.name: s for s in builtin_specs()}
     unknown = sorted({str(r["tool"]) for r in records} - set(specs))

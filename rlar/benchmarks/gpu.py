@@ -25,6 +25,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import tomli_w
+
+from rlar.learn.memory import ModelShape
+from rlar.tasks.formats import load_format
+
 PEAK_BF16_TFLOPS = {"H200": 989.0, "H100": 989.0, "A100": 312.0, "L40S": 362.0, "A10G": 70.0, "L4": 121.0}
 """Dense bf16 tensor-core peaks (vendor datasheets, no sparsity), by a substring of nvidia-smi's name."""
 
@@ -102,8 +107,6 @@ def peak_tflops(gpu_name: str) -> float | None:
 
 def summarize(out: str | Path, model_dir: str | Path, peak: float | None = None) -> dict[str, Any]:
     """The bench's JSON document from ``out`` (pipeline.json, train.json, train/metrics.jsonl, gpu.txt)."""
-    from rlar.learn.memory import ModelShape
-    from rlar.tasks.formats import load_format
 
     out = Path(out)
     pipe = json.loads((out / "pipeline.json").read_text())
@@ -152,7 +155,6 @@ def summarize(out: str | Path, model_dir: str | Path, peak: float | None = None)
 
 
 def main(argv: list[str] | None = None) -> int:
-    import tomli_w
 
     ap = argparse.ArgumentParser(prog="python -m rlar.benchmarks.gpu", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)

@@ -25,7 +25,10 @@ import urllib.request
 from types import TracebackType
 from typing import Any
 
+from aiohttp import web
+
 from bus.embedded import die_with_parent
+from rlar.testing.anthropic_server import message_json
 
 __all__ = ["JudgeEndpoint"]
 
@@ -41,9 +44,6 @@ def score_text(user: str) -> str:
 
 
 def _serve(delay_s: float) -> None:
-    from aiohttp import web
-
-    from rlar.testing.anthropic_server import message_json
 
     stats = {"calls": 0, "in_flight": 0, "max_in_flight": 0}
 

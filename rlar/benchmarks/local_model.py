@@ -32,8 +32,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rlar.agent.base import Agent
+from pydantic import TypeAdapter
+
+from rlar.agent.base import Agent, AgentConfig, OfflineAgentConfig
 from rlar.agent.endpoints import ModelEndpoint, agent_config_for, judge_params
+from rlar.agent.factory import make_agent
+from rlar.benchmarks.routing import route_records
+from rlar.benchmarks.synthesis import _score
+from rlar.routing import RoutingQuery
+from rlar.routing.judge_vouch import LabelledPair, grade_pairs, judge_agreement, pairs_from_references
+from rlar.sandbox_client import local_runner
+from rlar.synthesis.compose import SynthesisTask
+from rlar.synthesis.loop import synthesize
+from rlar.tools import make_tool
+from rlar.tools.base import ToolInput, ToolResult, builtin_specs
 
 __all__ = ["pick", "run"]
 
@@ -86,8 +98,6 @@ def _right(row: Mapping[str, Any], acceptable: Sequence[str]) -> bool:
 
 
 async def _routing(root: Path, n: int, model: Agent, offline: Agent) -> dict[str, Any]:
-    from rlar.benchmarks.routing import route_records
-    from rlar.tools.base import builtin_specs
 
     records = pick(_jsonl(root / ROUTING_SET), n, "type")
     specs = builtin_specs()
@@ -116,10 +126,6 @@ async def _routing(root: Path, n: int, model: Agent, offline: Agent) -> dict[str
 
 
 async def _synthesis(root: Path, n: int, agent: Agent, max_attempts: int) -> dict[str, Any]:
-    from rlar.benchmarks.synthesis import _score
-    from rlar.sandbox_client import local_runner
-    from rlar.synthesis.compose import SynthesisTask
-    from rlar.synthesis.loop import synthesize
 
     records = pick([r for r in _jsonl(root / SYNTHESIS_SET) if r["split"] == "heldout"], n, "id")
     run = local_runner()
@@ -182,10 +188,6 @@ def _count(values: Iterable[str]) -> dict[str, int]:
 
 
 async def _judge(root: Path, n: int, endpoint: ModelEndpoint, threshold: float) -> dict[str, Any]:
-    from rlar.routing import RoutingQuery
-    from rlar.routing.judge_vouch import LabelledPair, grade_pairs, judge_agreement, pairs_from_references
-    from rlar.tools import make_tool
-    from rlar.tools.base import ToolInput, ToolResult, builtin_specs
 
     half = max(1, n // 2)
     pairs: list[LabelledPair] = []
@@ -245,10 +247,6 @@ async def run(
     threshold: float = 0.6,
 ) -> dict[str, Any]:
     """The three parts (see the module docstring); a part with ``0`` items is skipped."""
-    from pydantic import TypeAdapter
-
-    from rlar.agent.base import AgentConfig, OfflineAgentConfig
-    from rlar.agent.factory import make_agent
 
     root = Path(root)
     t0 = time.perf_counter()

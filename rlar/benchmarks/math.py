@@ -23,6 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rlar.tools import ToolInput, builtin_specs, make_tool
+
+# math_verify is imported where used: heavy and optional (rlar --help imports this module).
+
 
 def load_pairs(path: str | Path) -> list[dict[str, Any]]:
     """Read labelled pairs; ``ValueError`` naming the line for a malformed one."""
@@ -55,7 +59,6 @@ def library_alone(reference: str, response: str) -> bool:
 
 def tool_verdicts(pairs: list[dict[str, Any]]) -> list[bool]:
     """The built-in ``math_verify`` tool's verdicts (score 1.0) on each pair."""
-    from rlar.tools import ToolInput, builtin_specs, make_tool
 
     tool = make_tool(next(s for s in builtin_specs() if s.name == "math_verify").sealed())
 

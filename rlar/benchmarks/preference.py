@@ -31,6 +31,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rlar.agent.factory import make_agent
+from rlar.routing import RoutingQuery, parse_route, routing_request, usable_candidates
+from rlar.tasks import Rng
+from rlar.tools import ToolExecutor, ToolInput, builtin_specs
+from rlar.tools.combine import combine
+
+# pyarrow is imported where used: heavy and optional (the CLI starts without it).
+
 __all__ = ["SUBSETS", "load_records", "record_accuracy", "run"]
 
 SUBSETS = ("Factuality", "Precise IF", "Math", "Safety", "Focus")
@@ -109,8 +117,6 @@ async def _score_all(
     rec: dict[str, Any],
     cache: dict[tuple[str, str], list[Any]],
 ) -> list[float | None]:
-    from rlar.tools import ToolInput
-    from rlar.tools.combine import combine
 
     responses = [*rec["chosen"][:1], *rec["rejected"]]
     per_tool = []
@@ -136,8 +142,6 @@ async def _score_all(
 
 
 async def _agentic_routes(records: list[dict[str, Any]], specs: list[Any]) -> tuple[dict[str, Any], str]:
-    from rlar.agent.factory import make_agent
-    from rlar.routing import RoutingQuery, parse_route, routing_request, usable_candidates
 
     agent = make_agent()
     specs, _ = usable_candidates(specs, require_ready=True)
@@ -168,8 +172,6 @@ async def _agentic_routes(records: list[dict[str, Any]], specs: list[Any]) -> tu
 async def _run(
     path: str, limit: int | None, seed: int, judge_url: str | None, tools: list[str] | None
 ) -> dict[str, Any]:
-    from rlar.tasks import Rng
-    from rlar.tools import ToolExecutor, builtin_specs
 
     t0 = time.perf_counter()
     records = load_records(path, limit)

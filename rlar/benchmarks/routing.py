@@ -37,6 +37,7 @@ Figures, all in one run, with the built-in tools as candidates:
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import time
@@ -47,9 +48,20 @@ from typing import Any
 
 from rlar.agent.base import Agent
 from rlar.routing import RoutingQuery, parse_route, routing_request
-from rlar.routing.confidence import selective_summary
-from rlar.routing.exemplars import cached_features, default_path, group_of, load_labelled
+from rlar.routing.confidence import calibration_error, selective_summary
+from rlar.routing.exemplars import (
+    ExemplarBank,
+    cached_features,
+    default_path,
+    group_of,
+    load_labelled,
+    save_shipped_vectors,
+    shipped_vectors_path,
+)
+from rlar.routing.offline import router_for
 from rlar.routing.rules import eligibility
+from rlar.routing.scorer import K_NEIGHBOURS, TEMPERATURE, ScorerModel
+from rlar.routing.training import Trainer, build_model, describe, fit_confidence, shipped_model_path
 from rlar.tools.base import ToolSpec, builtin_specs
 
 __all__ = ["binomial_tail", "route_records", "run"]
@@ -197,12 +209,6 @@ def _held_out_figures(
     tools_held_out: bool,
     save: bool,
 ) -> dict[str, Any]:
-    import json
-
-    from rlar.routing.confidence import calibration_error
-    from rlar.routing.exemplars import ExemplarBank, save_shipped_vectors, shipped_vectors_path
-    from rlar.routing.scorer import K_NEIGHBOURS, TEMPERATURE, ScorerModel
-    from rlar.routing.training import Trainer, build_model, describe, fit_confidence, shipped_model_path
 
     model_id = getattr(embed, "model_id", None)
     bank = ExemplarBank.from_records([dict(r) for r in records], embed, model_id=model_id)
@@ -302,7 +308,6 @@ def deployed_threshold(agent: Agent) -> float | None:
     embed = getattr(agent, "embedder", None)
     if agent.backend != "offline" or embed is None:
         return None
-    from rlar.routing.offline import router_for
 
     correctness = router_for(embed).model.correctness
     return correctness.threshold if correctness is not None else None

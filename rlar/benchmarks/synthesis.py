@@ -35,6 +35,8 @@ from typing import Any
 from rlar.agent.base import Agent
 from rlar.synthesis.report import summarize
 from rlar.synthesis.standalone import synthesize_records
+from rlar.tools import ToolInput, make_tool
+from rlar.tools.base import ToolSpec
 
 __all__ = ["run"]
 
@@ -56,8 +58,6 @@ def _load(path: str | Path, split: str) -> list[dict[str, Any]]:
 
 
 async def _score(spec: Mapping[str, Any], instruction: str, answers: Sequence[str]) -> list[float | None]:
-    from rlar.tools import ToolInput, make_tool
-    from rlar.tools.base import ToolSpec
 
     tool = make_tool(ToolSpec.from_dict(dict(spec)))
     results = await tool.score_batch([ToolInput(instruction, a, None) for a in answers])

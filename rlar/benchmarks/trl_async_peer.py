@@ -39,7 +39,14 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import psutil
+
+from rlar.benchmarks import trl_async_peer
 from rlar.benchmarks.trl_peer import step_figures
+from rlar.tools import ToolInput, ToolSpec, make_tool
+
+# torch, trl, datasets and transformers are imported where used: heavy and optional (the CLI starts without
+# them).
 
 __all__ = ["ProjectReward", "devices", "missing", "plain_chat", "run"]
 
@@ -133,7 +140,6 @@ class ProjectReward:
     async def __call__(
         self, prompts: list[Any], completions: list[Any], reference: list[Any], **kw: Any
     ) -> list[float]:
-        from rlar.tools import ToolInput, ToolSpec, make_tool
 
         if self._tool is None:
             self._tool = make_tool(ToolSpec.from_dict(self.tool_spec))
@@ -156,7 +162,6 @@ def _free_port() -> int:
 
 def _tree_cpu_s(root: int) -> float:
     """CPU seconds (user + system) of the process ``root`` and every live descendant."""
-    import psutil
 
     me = psutil.Process(root)
     total = 0.0
@@ -300,7 +305,6 @@ def _train(s: dict[str, Any], url: str) -> dict[str, Any]:
 def main() -> None:
     # Through the module's own name, so ProjectReward pickles as rlar.benchmarks.trl_async_peer.ProjectReward
     # (TRL's rollout worker is a spawned process that must import it), not as __main__.ProjectReward.
-    from rlar.benchmarks import trl_async_peer
 
     settings = json.loads(Path(sys.argv[1]).read_text())
     print(json.dumps(trl_async_peer.run(settings)), flush=True)

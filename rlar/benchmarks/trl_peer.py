@@ -28,6 +28,10 @@ import time
 from typing import Any
 
 from rlar.malloc import keep_freed_memory
+from rlar.tools import ToolInput, ToolSpec, make_tool
+
+# transformers, torch, datasets and trl are imported where used: heavy and optional (the CLI starts without
+# them).
 
 
 def _tokenizer(model_dir: str) -> Any:
@@ -51,8 +55,6 @@ def run(s: dict[str, Any]) -> dict[str, Any]:
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
-
-    from rlar.tools import ToolInput, ToolSpec, make_tool
 
     torch.set_num_threads(int(s["torch_threads"]))
     malloc = keep_freed_memory() if s.get("keep_freed_memory") else "not asked"

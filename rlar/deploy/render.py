@@ -18,9 +18,12 @@ them (Kubernetes schemas, the Compose spec).
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from rlar.deploy import monitoring, natsconf
 from rlar.deploy.auth import ROLES, password_env
@@ -369,7 +372,6 @@ HEADER = "# Rendered by `rlar deploy render` from rlar/deploy/render.py; edit th
 
 def rendered_files() -> dict[str, str]:
     """Path under deploy/ -> text."""
-    import yaml
 
     def dump(doc: Any) -> str:
         return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=110)
@@ -387,7 +389,6 @@ def rendered_files() -> dict[str, str]:
         + "deploy/k8s/prometheus-adapter-values.yaml\n"
         + dump(monitoring.adapter_values())
     )
-    import json
 
     files["grafana/rlar-dashboard.json"] = json.dumps(monitoring.grafana_dashboard(), indent=1) + "\n"
     files["compose/compose.yaml"] = (

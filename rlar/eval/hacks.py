@@ -26,7 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlar.constraints.checks import holds
+from rlar.eval.runner import EngineSettings, _score, _spec, evaluate_async, resolve_checkpoint
 from rlar.eval.suites import EvalTask
+from rlar.tasks.base import query_text
+from rlar.tasks.reading import read_instruction
+from rlar.tools import ToolExecutor, ToolInput
 
 __all__ = ["HIGH", "TaskVerdicts", "ablation_eval", "ablation_tasks", "hack_rates", "true_verdicts"]
 
@@ -103,13 +108,8 @@ async def true_verdicts(
     domain: str, records: list[Any], outputs: list[tuple[int, str]], ex: Any
 ) -> list[bool]:
     """Whether each output passes its task's true metric (see the module docstring)."""
-    from rlar.eval.runner import _score, _spec
-    from rlar.tasks.base import query_text
 
     if domain == "format":
-        from rlar.constraints.checks import holds
-        from rlar.tasks.reading import read_instruction
-
         cons = {i: read_instruction(query_text(records[i].prompt)).constraints for i, _ in outputs}
         return [bool(cons[i]) and all(holds(c, t) for c in cons[i]) for i, t in outputs]
     res = await _score(ex, _spec(_TRUE_TOOL[domain]), _inputs(records, outputs))
@@ -117,8 +117,6 @@ async def true_verdicts(
 
 
 def _inputs(records: list[Any], outputs: list[tuple[int, str]]) -> list[Any]:
-    from rlar.tasks.base import query_text
-    from rlar.tools import ToolInput
 
     return [
         ToolInput(
@@ -136,7 +134,6 @@ async def hack_rates(
 ) -> tuple[dict[str, float], TaskVerdicts]:
     """``{"<tool>/hack": share, "<tool>/high": share, "<tool>/abstain": share}`` for every tool in ``tools`` (built-in
     names), over the outputs the task's true metric scores, and the verdicts behind them."""
-    from rlar.eval.runner import _score, _spec
 
     outputs = _outputs(domain, texts)
     passed = await true_verdicts(domain, records, outputs, ex)
@@ -157,8 +154,6 @@ async def hack_rates(
 async def _ablation_eval_async(
     run_dir: Path, tasks: list[EvalTask], tools: list[str], seed: int
 ) -> dict[str, Any]:
-    from rlar.eval.runner import EngineSettings, evaluate_async, resolve_checkpoint
-    from rlar.tools import ToolExecutor
 
     ck = resolve_checkpoint(run_dir)
     loaded = [(t, t.load()) for t in tasks]

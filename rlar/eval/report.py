@@ -14,6 +14,7 @@ this many prompts.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 __all__ = [
@@ -54,7 +55,6 @@ def paired_bootstrap(
 ) -> tuple[float, float]:
     """The 95% percentile interval of ``mean(new) - mean(base)`` over records resampled with replacement, the
     two values of a record kept together (a paired bootstrap). Needs two or more pairs."""
-    import random
 
     if len(base) != len(new) or len(base) < 2:
         raise ValueError(f"a paired bootstrap needs two or more pairs, got {len(base)} and {len(new)}")

@@ -29,15 +29,31 @@ still differ with the weights; the two engine kinds draw different samples for t
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sacrebleu.metrics import BLEU
+
+from rlar.constraints.checks import holds
 from rlar.eval.suites import EvalTask
+from rlar.eval.tools import executor_options
+from rlar.policy.engines import TransformersEngineConfig, VLLMEngineConfig, make_engine
+from rlar.policy.weights import (
+    WeightsIntegrityError,
+    latest_weights_ref,
+    read_manifest,
+    read_weights_bytes,
+)
 from rlar.tasks.base import query_text
 from rlar.tasks.parallel import bleu_tokenizer
+from rlar.tasks.reading import read_instruction
+from rlar.tools import ToolExecutor, ToolInput, builtin_specs, pass_at_k
+from rlar.tools.combine import combine
 
 __all__ = [
     "Checkpoint",
@@ -83,7 +99,6 @@ def resolve_checkpoint(path: str | Path) -> Checkpoint:
 
     Raises ``FileNotFoundError`` when ``path`` is neither.
     """
-    from rlar.policy.weights import latest_weights_ref
 
     p = Path(path).absolute()
     if (p / "config.json").exists():
@@ -101,7 +116,6 @@ def resolve_checkpoint(path: str | Path) -> Checkpoint:
 
 def judge_status(judge_url: str | None = None) -> str | None:
     """``None`` when no judge is reachable by configuration, else a description of the judge used."""
-    from rlar.tools import builtin_specs
 
     spec = next(s for s in builtin_specs() if s.name == "llm_judge")
     url = judge_url or os.environ.get("ANTHROPIC_BASE_URL")
@@ -156,7 +170,6 @@ def _example(sample: dict[str, Any]) -> dict[str, Any]:
 
 
 def _spec(name: str, **params: Any) -> Any:
-    from rlar.tools import builtin_specs
 
     spec = next((s for s in builtin_specs() if s.name == name), None)
     if spec is None:
@@ -166,7 +179,6 @@ def _spec(name: str, **params: Any) -> Any:
 
 
 def _bleu2(hyps: list[str], refs: list[str], tokenize: str = "13a") -> float:
-    from sacrebleu.metrics import BLEU
 
     return float(
         BLEU(max_ngram_order=2, effective_order=True, tokenize=tokenize).corpus_score(hyps, [refs]).score
@@ -197,7 +209,6 @@ async def _code_metrics(
     texts: list[list[str]],
     per_record: dict[str, list[float | None]],
 ) -> dict[str, float]:
-    from rlar.tools import ToolInput, pass_at_k
 
     flat = [
         ToolInput(
@@ -250,7 +261,6 @@ async def _tool_score(
     (``rlar.tools.combine``), None when every sample abstains; ``score_abstained`` and ``score_errors``:
     samples whose tools all abstained, and tool results that were errors (e.g. a user function raising).
     The judge tool is left out when no judge is configured."""
-    from rlar.tools.combine import combine
 
     per_tool = []
     for spec, weight in tools:
@@ -279,8 +289,6 @@ async def _tool_score(
 
 def _format_pass(records: list[Any], texts: list[list[str]]) -> float:
     """Share of all samples meeting every constraint read from their prompt (see the suites' docstring)."""
-    from rlar.constraints.checks import holds
-    from rlar.tasks.reading import read_instruction
 
     verdicts = []
     for rec, samples in zip(records, texts, strict=True):
@@ -306,7 +314,6 @@ async def score_responses(
     ``default_tools`` name. ``per_record``, when given, receives each per-record metric's value for every
     record (``None`` where the record's scoring abstained): what a paired comparison of two checkpoints
     resamples (:func:`rlar.eval.report.paired_bootstrap`). Corpus-level metrics (BLEU-2) have none."""
-    from rlar.tools import ToolInput
 
     records = list(ds.records)
     domain = ds.spec.domain
@@ -373,14 +380,6 @@ def _generate(task: EvalTask, ds: Any, engine: Any, seed: int) -> tuple[list[lis
 def _read_newest(ck: Checkpoint, attempts: int = 5) -> tuple[Checkpoint, bytes]:
     """The weights bytes of a run's newest version, read now. A live learner keeps only its last few
     versions, so the one resolved earlier may be gone: re-resolve and retry a few times."""
-    import dataclasses
-
-    from rlar.policy.weights import (
-        WeightsIntegrityError,
-        latest_weights_ref,
-        read_manifest,
-        read_weights_bytes,
-    )
 
     assert ck.weights_uri is not None
     for attempt in range(attempts):
@@ -400,7 +399,6 @@ def _read_newest(ck: Checkpoint, attempts: int = 5) -> tuple[Checkpoint, bytes]:
 
 
 def _max_len(model_dir: Path) -> int:
-    import json
 
     cfg = json.loads((model_dir / "config.json").read_text())
     return int(min(cfg.get("max_position_embeddings") or 2048, 4096))
@@ -419,7 +417,6 @@ class EngineSettings:
     actors' one thread each is for processes that share the cores)."""
 
     def config(self, model_dir: Path, seed: int) -> Any:
-        from rlar.policy.engines import TransformersEngineConfig, VLLMEngineConfig
 
         common = {
             "model": str(model_dir),
@@ -449,9 +446,6 @@ async def evaluate_async(
 ) -> EvalResult:
     """Evaluate one checkpoint on ``tasks`` (pairs of an :class:`EvalTask` and its loaded dataset).
     ``tools``: per task name, the :class:`rlar.eval.tools.ChosenTool` list its ``score`` comes from."""
-    from rlar.eval.tools import executor_options
-    from rlar.policy.engines import make_engine
-    from rlar.tools import ToolExecutor
 
     t0 = time.perf_counter()
     cfg = (engine or EngineSettings()).config(checkpoint.model_dir, seed)

@@ -42,6 +42,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from rlar.tasks import BUILTIN_NAMES, builtin_task, load_task
+from rlar.tasks.formats import detect_format, matching_formats
+
 __all__ = ["DATA_SUITES", "SUITES", "EvalTask", "config_tasks", "data_task", "get_suite", "plan"]
 
 
@@ -68,7 +71,6 @@ class EvalTask:
 
     def load(self) -> Any:
         """The task's dataset (``rlar.tasks.TaskDataset``), cut to ``limit``."""
-        from rlar.tasks import builtin_task, load_task
 
         ds = builtin_task(self.name, "test") if self.source is None else load_task(self.source, self.base_dir)
         return ds.head(self.limit) if self.limit else ds
@@ -160,7 +162,6 @@ def data_task(
 
     Raises ``ValueError`` (a ``TaskDataError`` names the file) when the file is not in a format the suite reads.
     """
-    from rlar.tasks.formats import detect_format, matching_formats
 
     if suite is not None and suite not in DATA_SUITES:
         raise ValueError(
@@ -185,8 +186,6 @@ def data_task(
     if options:
         source["options"] = options
     if suite is None:
-        from rlar.tasks import load_task
-
         domain = load_task({**source, "limit": 1}).spec.domain
         return replace(_settings(domain), name=source["name"], source=source)
     return replace(DATA_SUITES[suite][1], name=source["name"], source=source)
@@ -205,7 +204,6 @@ def config_tasks(config: str | Path) -> tuple[list[dict[str, Any]], Path]:
 
 
 def _named_task(name: str, configs: list[dict[str, Any]]) -> dict[str, Any] | None:
-    from rlar.tasks import BUILTIN_NAMES
 
     for cfg in configs:
         if cfg.get("name") == name:
@@ -278,7 +276,6 @@ def plan(
                 )
                 continue
             source = _heldout(cfg, split, data, name)
-            from rlar.tasks import load_task
 
             domain = load_task({**source, "limit": 1}, base).spec.domain
             out.append(

@@ -32,9 +32,16 @@ from __future__ import annotations
 import json
 import re
 import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from rlar.registry import ToolRegistry
+from rlar.tool_summary import origin_label
+from rlar.tools import ToolSpec, builtin_specs
+from rlar.tools.base import DEFAULT_ALLOWED_PREFIXES
+from rlar.tools.pyfunc import PythonToolConfig, PythonToolError, python_tool_spec
 
 __all__ = ["SNAPSHOT", "ChosenTool", "ToolCatalog", "save_tool_snapshot"]
 
@@ -45,7 +52,6 @@ SNAPSHOT = "tools.jsonl"
 async def save_tool_snapshot(bus: Any, run_dir: str | Path) -> Path:
     """Write every tool version registered on ``bus`` (code inline) and each name's status to
     ``<run_dir>/tools.jsonl`` (written to a temporary file, then renamed); returns the path."""
-    from rlar.registry import ToolRegistry
 
     path = Path(run_dir) / SNAPSHOT
     tmp = path.with_name(f".{SNAPSHOT}.tmp")
@@ -67,14 +73,12 @@ class ChosenTool:
     """The version's status in the run's registry (``enabled``, ``disabled``, ``quarantined``)."""
 
     def label(self) -> str:
-        from rlar.tool_summary import origin_label
 
         return (
             f"{self.spec.name} v{self.spec.version} x{self.weight:g} ({origin_label(self.spec, self.state)})"
         )
 
     def to_dict(self) -> dict[str, Any]:
-        from rlar.tool_summary import origin_label
 
         return {
             "tool": self.spec.name,
@@ -110,7 +114,6 @@ class ToolCatalog:
         docstring); without a run, an exported checkpoint's copies of them in ``model_dir`` (``rlar_tools.jsonl``,
         ``rlar_summary.json``, written by ``rlar export``). Raises ``ValueError`` when a ``[[tools]]`` entry
         cannot become a tool."""
-        from rlar.tools import builtin_specs
 
         cat = cls()
         for spec in builtin_specs():
@@ -133,9 +136,6 @@ class ToolCatalog:
         return cat
 
     def _add_config_tools(self, config: Path) -> None:
-        import tomllib
-
-        from rlar.tools.pyfunc import PythonToolConfig, PythonToolError, python_tool_spec
 
         known = set(self.names())
         entries = [
@@ -154,7 +154,6 @@ class ToolCatalog:
             self.sources.append(f"{config} [[tools]]")
 
     def _add_snapshot(self, path: Path) -> None:
-        from rlar.tools import ToolSpec
 
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if not line.strip():
@@ -229,7 +228,6 @@ class ToolCatalog:
 def executor_options(tools: list[ChosenTool]) -> dict[str, Any]:
     """``ToolExecutor`` keyword arguments that let its workers import the trusted user modules among
     ``tools`` (their directories go on ``sys.path``, which the workers inherit)."""
-    from rlar.tools.base import DEFAULT_ALLOWED_PREFIXES
 
     prefixes = list(DEFAULT_ALLOWED_PREFIXES)
     for t in tools:

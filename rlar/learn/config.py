@@ -7,6 +7,7 @@ does not pay for them. :mod:`rlar.learn.trainer` runs what :class:`TrainerConfig
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Literal
 
@@ -203,7 +204,6 @@ class TrainerConfig(BaseModel):
     def lr_factor(self, update: int, total: int | None = None) -> float:
         """Multiplier of lr at optimizer update ``update`` (0-based): the warm-up, then the schedule.
         ``total`` stands in for decay_steps when that is None (the learner passes its step budget)."""
-        import math
 
         w = self.warmup_steps
         if w and update < w:

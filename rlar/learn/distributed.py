@@ -15,6 +15,8 @@ import socket
 from collections.abc import Mapping
 from typing import Any, Literal
 
+# torch and deepspeed are imported where used: heavy and optional (the CLI starts without them).
+
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port free on ``host`` now (the 1-rank group's MASTER_PORT)."""

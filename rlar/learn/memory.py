@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+# torch and transformers are imported where used: heavy and optional (rlar --help imports this module).
+
 if TYPE_CHECKING:
     from rlar.learn.config import TrainerConfig
 

@@ -11,6 +11,7 @@ Prompts are encoded without special tokens; the tokenizer's EOS is appended afte
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import time
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
+
+# transformers is imported where used: heavy and optional (the CLI starts without it).
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -130,7 +133,6 @@ def sft_warmup(
     ``out_dir`` defaults to ``<model_dir>-sft``. The saved dir holds the model, the tokenizer and
     ``sft.json``: steps taken, final greedy accuracy (overall and per group), seconds.
     """
-    import json
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

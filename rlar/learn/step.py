@@ -30,6 +30,8 @@ from rlar.learn.grpo import advantages, staleness_weight
 from rlar.learn.samples import SampledGroup, learner_temperature, logprobs_usable
 from rlar.tools.combine import combine
 
+# rlar.learn.batch is imported where used: it imports torch at its top.
+
 if TYPE_CHECKING:
     from rlar.learn.batch import PolicyBatch
 

@@ -62,6 +62,9 @@ from rlar.learn.distributed import import_deepspeed, init_distributed
 from rlar.learn.grpo import grpo_token_loss
 from rlar.learn.memory import BUCKET_MAX
 from rlar.malloc import keep_freed_memory
+from rlar.policy.lora import PREFIX, merge_adapter
+
+# deepspeed, transformers and peft are imported where used: heavy and optional (the CLI starts without them).
 
 __all__ = ["DeepSpeedPolicyTrainer", "PolicyBatch", "PrecisionUnsupported", "TrainerConfig", "token_logprobs"]
 
@@ -469,7 +472,6 @@ class DeepSpeedPolicyTrainer:
         """Every weight under its HF name, in float32 on CPU (LoRA: the adapters merged into the base)."""
         if self.cfg.lora is None:
             return dict(self.export_named_tensors())
-        from rlar.policy.lora import PREFIX, merge_adapter
 
         base = {}
         for name, p in self.module.named_parameters():

@@ -32,7 +32,11 @@ import warnings
 from pathlib import Path
 from typing import Any, Protocol
 
+import tomli_w
+
 from rlar.observe.config import TrackingConfig
+
+# tensorboard, wandb and mlflow are imported where used: heavy and optional (rlar --help imports this module).
 
 __all__ = ["Backend", "MlflowBackend", "TensorBoardBackend", "WandbBackend", "make_backend"]
 
@@ -277,7 +281,6 @@ def _flatten(doc: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def _toml(doc: dict[str, Any]) -> str:
-    import tomli_w
 
     try:
         return tomli_w.dumps(doc)

@@ -22,11 +22,18 @@ import contextlib
 import hmac
 import json
 import logging
+import signal
 from collections.abc import AsyncIterator, Iterator
 from importlib import resources
 from typing import Any
+from urllib.parse import parse_qs
 
+from bus.client import Bus
+from bus.config import NatsConfig
+from rlar.observe.feed import Feed
 from rlar.observe.state import LiveState
+
+# starlette and uvicorn are imported where used: heavy and optional (rlar --help imports this module).
 
 log = logging.getLogger("rlar.observe.dashboard")
 
@@ -47,7 +54,6 @@ class _BearerToken:
         self.token = token.encode()
 
     def _ok(self, scope: dict[str, Any]) -> bool:
-        from urllib.parse import parse_qs
 
         headers = dict(scope.get("headers") or [])
         auth = headers.get(b"authorization", b"")
@@ -205,11 +211,6 @@ async def serve(
 ) -> int:
     """``rlar dashboard``: attach to the bus at ``url`` (replaying what its streams keep), serve the page
     until SIGINT/SIGTERM. ``ready(link)`` is called once the page is up (default: print it)."""
-    import signal
-
-    from bus.client import Bus
-    from bus.config import NatsConfig
-    from rlar.observe.feed import Feed
 
     bus = await Bus.connect(NatsConfig(url=url), name="rlar-dashboard")
     stop = asyncio.Event()

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -232,7 +232,6 @@ class ActorMetrics:
     def serve(self, endpoint: MetricsEndpoint, js: Any = None) -> str:
         """Start ``/metrics`` on ``endpoint`` (a daemon thread) and, given a JetStream context, the backlog
         refresher; return the URL."""
-        from prometheus_client import start_http_server
 
         assert endpoint.port is not None
         self._server, _ = start_http_server(endpoint.port, addr=endpoint.host, registry=self.registry)

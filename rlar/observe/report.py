@@ -24,6 +24,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from rlar.plots import read_metrics
+
 __all__ = ["line_chart", "write_ablation_report", "write_report"]
 
 COLORS = [
@@ -173,7 +175,6 @@ def _read_json(path: Path) -> Any:
 
 
 def _records(run_dir: Path) -> list[dict[str, Any]]:
-    from rlar.plots import read_metrics
 
     by_step: dict[int, dict[str, Any]] = {}
     for r in read_metrics(run_dir / "metrics.jsonl"):

@@ -21,8 +21,10 @@ from typing import Any
 
 from bus.client import Bus
 from rlar.observe.config import TrackingConfig
+from rlar.observe.dashboard import Dashboard
 from rlar.observe.feed import Feed
 from rlar.observe.state import LiveState
+from rlar.observe.tracking import Tracker
 
 log = logging.getLogger("rlar.observe")
 
@@ -52,7 +54,6 @@ class RunObserver:
         dashboard: DashboardOptions | None = None,
         describe: str = "",
     ) -> None:
-        from rlar.observe.tracking import Tracker
 
         self.bus = bus
         self.run_dir = run_dir
@@ -73,8 +74,6 @@ class RunObserver:
         await self.feed.start()
         await self.feed.flush()
         if self.dashboard_options is not None:
-            from rlar.observe.dashboard import Dashboard
-
             o = self.dashboard_options
             self._pollers = asyncio.create_task(self.state.run_pollers(self._stop))
             self.dashboard = Dashboard(self.state, host=o.host, port=o.port, token=o.token)

@@ -36,6 +36,7 @@ from nats.js.errors import NotFoundError
 from bus.client import Bus
 from bus.topology import declare
 from rlar.observe.feed import RewardView, SampleJoin, SampleView, combined_reward
+from rlar.registry import ToolRegistry
 
 log = logging.getLogger("rlar.observe.state")
 
@@ -401,7 +402,6 @@ class LiveState:
 
     async def read_registry(self) -> list[dict[str, Any]]:
         """Every version of every tool, with origin, validation, status and live stats."""
-        from rlar.registry import ToolRegistry
 
         assert self.bus is not None
         reg = ToolRegistry(self.bus, announce=False)

@@ -22,10 +22,12 @@ the receiver is the rollout process, which then loads the tensors into its engin
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import hashlib
 import json
 import logging
+import sys
 import threading
 import time
 import uuid
@@ -34,6 +36,8 @@ from typing import Any, Literal
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
+
+# torch is imported where used: heavy and optional (the CLI starts without it).
 
 __all__ = ["BroadcastConfig", "WeightReceiver", "WeightSender", "broadcast_uri"]
 
@@ -293,8 +297,6 @@ class WeightReceiver:
 def main() -> None:
     """``python -m rlar.policy.broadcast --address H:P --receivers N --rank R``: a receiver that prints one JSON
     line per version it takes (for benchmarks and tests)."""
-    import argparse
-    import sys
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--address", required=True)

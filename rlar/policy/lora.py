@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+# torch and safetensors are imported where used: heavy and optional (rlar --help imports this module).
+
 if TYPE_CHECKING:
     import torch
 

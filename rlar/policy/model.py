@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+# torch and transformers are imported where used: heavy and optional (the CLI starts without them).
+
 
 @dataclass(frozen=True, slots=True)
 class TinyPolicySpec:

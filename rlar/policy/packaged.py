@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# torch and transformers are imported where used: heavy and optional (rlar --help imports this module).
+
 SOURCE_FILE = "rlar_source.json"
 
 

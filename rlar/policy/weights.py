@@ -31,6 +31,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+# safetensors and torch are imported where used: heavy and optional (rlar --help imports this module).
+
 if TYPE_CHECKING:
     import torch
 

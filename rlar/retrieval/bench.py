@@ -22,7 +22,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlar.retrieval.browser import BrowserPool
 from rlar.retrieval.config import RetrievalConfig, RetrievalRequest
+from rlar.retrieval.pipeline import RetrievalPipeline
 
 CATALOGUES = ("heldout", "demo")
 DEFAULT_DATA = {"heldout": "data/retrieval/heldout.jsonl"}
@@ -135,8 +137,6 @@ def bench_config(hub_url: str, overrides: dict[str, Any] | None = None) -> Retri
 async def run_cases(
     cases: list[BenchCase], hub_url: str, run_dir: Path, overrides: dict[str, Any] | None = None
 ) -> list[CaseResult]:
-    from rlar.retrieval.browser import BrowserPool
-    from rlar.retrieval.pipeline import RetrievalPipeline
 
     cfg = bench_config(hub_url, overrides)
     out = []

@@ -36,6 +36,8 @@ from urllib.parse import urlparse
 from rlar.retrieval.config import BrowserConfig
 from rlar.retrieval.records import PageEvidence
 
+# playwright is imported where used: heavy and optional (rlar --help imports this module).
+
 log = logging.getLogger("rlar.retrieval.browser")
 
 

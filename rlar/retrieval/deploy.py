@@ -38,6 +38,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from huggingface_hub import constants, hf_hub_download
+
 from rlar.retrieval.config import FetchConfig
 from rlar.retrieval.hub_api import BadFile, HubClient, HubError, HubStatusError, HubUnreachable, OverCap
 
@@ -200,7 +202,6 @@ class WeightFetcher:
     def _backend(self) -> str:
         if self.cfg.backend in ("auto", "http"):
             return "http"
-        from huggingface_hub import constants
 
         if constants.is_offline_mode():
             raise Refused(
@@ -431,7 +432,6 @@ class WeightFetcher:
     ) -> tuple[int, str]:
         """huggingface_hub's download, then the same size and sha256 checks (it cannot stop at the cap, so
         a file of unknown size is refused)."""
-        from huggingface_hub import hf_hub_download
 
         name = p["name"]
         if p["size"] is None:

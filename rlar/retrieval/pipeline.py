@@ -64,6 +64,7 @@ from rlar.retrieval.records import Candidate, PageEvidence, RetrievalRecord
 from rlar.retrieval.taskfit import request_domains
 from rlar.retrieval.validate import ValidationReport, validate_checkpoint
 from rlar.tools.base import Origin, ToolKind, ToolSpec
+from rlar.tools.reward_model import RewardModelTool
 
 log = logging.getLogger("rlar.retrieval")
 
@@ -437,7 +438,6 @@ class RetrievalPipeline:
         rdir: Path,
         label_index: int | None = None,
     ) -> ToolSpec:
-        from rlar.tools.reward_model import RewardModelTool
 
         base = RewardModelTool.default_spec
         assert base is not None

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from rlar.tasks.base import Rng, query_text
+from rlar.tasks.builtin import BUILTIN_NAMES, builtin_task
 
 KINDS: tuple[str, ...] = ("shuffle", "truncate", "echo", "repeat", "swap")
 
@@ -70,7 +71,6 @@ def examples_from_items(items: Iterable[dict[str, Any]]) -> list[Example]:
 
 def examples_from_task(task: str, split: str = "test", seed: int = 0) -> list[Example]:
     """Examples from a builtin task's split (records with a string reference). Empty for unknown tasks."""
-    from rlar.tasks.builtin import BUILTIN_NAMES, builtin_task
 
     if task not in BUILTIN_NAMES:
         return []

@@ -40,10 +40,17 @@ import re
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from rlar.agent.offline import Embedder
 from rlar.retrieval.config import RankingConfig, RetrievalConfig, RetrievalRequest
 from rlar.retrieval.kinds import candidate_kind, check_kind, request_kinds
+from rlar.retrieval.probes import examples_from_items
 from rlar.retrieval.records import Candidate
 from rlar.retrieval.taskfit import check_fit, domains_in_text, task_fit_filters
+from rlar.routing import RoutingQuery, tool_fit
+from rlar.routing.training import shipped_router
+from rlar.tools import make_tool
+from rlar.tools.base import ToolKind, ToolSpec
+from rlar.tools.metrics import EmbeddingSimilarityTool
 
 log = logging.getLogger("rlar.retrieval.ranking")
 
@@ -223,8 +230,6 @@ class EmbeddingMatcher:
         self._lock = asyncio.Lock()
 
     def _load(self) -> Any:
-        from rlar.tools import make_tool
-        from rlar.tools.metrics import EmbeddingSimilarityTool
 
         spec = EmbeddingSimilarityTool.default_spec
         assert spec is not None
@@ -262,16 +267,11 @@ class AgentMatcher:
     name = "agent:rlar.routing.tool_fit"
 
     def __init__(self) -> None:
-        from rlar.agent.offline import Embedder
-        from rlar.routing.training import shipped_router
 
         self.embedder = Embedder()
         self.router = shipped_router(self.embedder)
 
     def _fit(self, req: RetrievalRequest, candidates: list[Candidate]) -> list[float]:
-        from rlar.retrieval.probes import examples_from_items
-        from rlar.routing import RoutingQuery, tool_fit
-        from rlar.tools.base import ToolKind, ToolSpec
 
         ex = examples_from_items(req.examples[:1])
         q = RoutingQuery(

@@ -36,6 +36,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rlar.retrieval.probes import ProbePair
+from rlar.tools import ToolInput, make_tool
+from rlar.tools.reward_model import RewardModelTool
 
 
 @dataclass(slots=True)
@@ -73,8 +75,6 @@ def validate_checkpoint(
     """Load ``path`` as a reward-model tool and check it on ``probes`` (see the module docstring).
     ``label_index``: for a two-label safety classifier, the good label — it is then scored by that label's
     probability (the ``softmax`` transform) instead of the raw logit."""
-    from rlar.tools import ToolInput, make_tool
-    from rlar.tools.reward_model import RewardModelTool
 
     report = ValidationReport(
         passed=False,

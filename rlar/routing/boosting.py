@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -74,7 +76,6 @@ def _best_split(
 ) -> tuple[int, float]:
     """(feature, threshold) of the best split of ``rows`` (feature -1: none worth making). ``codes[i, f]``:
     the index of the first of ``cuts[f]`` at or above row i's value (rows at or below cut k: codes <= k)."""
-    import numpy as np
 
     width = BINS + 1
     n_features = codes.shape[1]
@@ -107,7 +108,6 @@ def _leaf(g: np.ndarray, h: np.ndarray, rows: np.ndarray) -> float:
 def fit_trees(x: Sequence[Sequence[float]], y: Sequence[bool], *, rounds: int = ROUNDS) -> Trees:
     """Trees predicting ``y`` from the rows ``x`` (see the module docstring). With fewer than two outcomes
     or ``2 * MIN_LEAF`` rows: the smoothed rate alone."""
-    import numpy as np
 
     ya = np.array([1.0 if v else 0.0 for v in y])
     rate = (ya.sum() + 1) / (len(ya) + 2)
@@ -142,7 +142,6 @@ def fit_trees(x: Sequence[Sequence[float]], y: Sequence[bool], *, rounds: int = 
 
 def _leaf_index(x: np.ndarray, tree: Sequence[float]) -> np.ndarray:
     """Each row's leaf (0-3) in ``tree``."""
-    import numpy as np
 
     f, t, fl, tl, fr, tr = tree[:6]
     right = x[:, int(f)] > t if f >= 0 else np.zeros(len(x), dtype=bool)

@@ -44,6 +44,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from rlar.routing.boosting import Trees, fit_trees
 from rlar.tasks.references import is_reference_free
 
@@ -180,7 +182,6 @@ class Evidence:
 
 
 def _weighted_share(sims: np.ndarray, idx: np.ndarray, hits: np.ndarray) -> float:
-    import numpy as np
 
     if idx.size == 0:
         return 0.0
@@ -202,7 +203,6 @@ def gather_evidence(
     """The evidence of one decision. ``sims``: the query's cosine to every exemplar of ``bank``;
     ``decision``: the chosen tool, or None for "no tool fits"; ``path``: the deciding step (``scorer`` or a
     rule); ``probabilities``: the choice model's probabilities over the eligible tools (the scorer only)."""
-    import numpy as np
 
     n = len(bank)
     values = dict.fromkeys(EVIDENCE, 0.0)
@@ -449,7 +449,6 @@ def fit_correctness(
     right, each one's format in ``groups``), and each decision's cross-fitted confidence (from trees that never
     saw its format, through the Platt map fitted on all of those). Its threshold is :func:`precision_threshold`
     of the cross-fitted confidences of the rows ``threshold_on`` marks (default: all)."""
-    import numpy as np
 
     on = list(threshold_on) if threshold_on is not None else [True] * len(rows)
     raw = cross_fitted(rows, correct, groups)

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from rlar import resources
 from rlar.resources import data_dir
 from rlar.routing.confidence import reference_structure
@@ -102,7 +104,6 @@ class ExemplarBank:
         self, exemplars: Sequence[Exemplar], vectors: np.ndarray, *, structures: Sequence[str] | None = None
     ) -> None:
         """``structures``: the exemplars' reference structures when already read (a subset's)."""
-        import numpy as np
 
         if len(exemplars) != len(vectors):
             raise ValueError("one vector per exemplar")
@@ -124,7 +125,6 @@ class ExemplarBank:
 
     def label_matrix(self, names: Sequence[str]) -> np.ndarray:
         """(exemplars, names) booleans: whether each exemplar calls each tool acceptable."""
-        import numpy as np
 
         for n in names:
             if n not in self._columns:
@@ -136,7 +136,6 @@ class ExemplarBank:
     def accepts(self, decision: str | None) -> np.ndarray:
         """(exemplars,) booleans: whether each exemplar accepts ``decision`` — lists that tool, or for None
         ("no tool fits") lists none."""
-        import numpy as np
 
         if decision is None:
             return np.array([not e.acceptable for e in self.exemplars], dtype=bool)
@@ -144,7 +143,6 @@ class ExemplarBank:
 
     def option_matrix(self) -> np.ndarray:
         """(exemplars, options) booleans over every tool some exemplar names, then "no tool fits"."""
-        import numpy as np
 
         if self._options is None:
             self._options = np.concatenate(
@@ -160,7 +158,6 @@ class ExemplarBank:
         cls, records: Sequence[dict[str, Any]], embed: Embed, *, model_id: str | None = None
     ) -> ExemplarBank:
         """Embed ``records`` (cached on disk under ``model_id``; no disk cache without one)."""
-        import numpy as np
 
         queries = [RoutingQuery.from_record(rec) for rec in records]
         exemplars = [
@@ -249,7 +246,6 @@ def shipped_vectors_path() -> Path:
 
 def save_shipped_vectors(path: Path, texts: Sequence[str], vectors: np.ndarray, model_id: str) -> None:
     """Write the vectors of ``texts`` (float16) with the key they are valid for."""
-    import numpy as np
 
     np.savez_compressed(path, key=np.array(vectors_key(model_id, texts)), vectors=vectors.astype(np.float16))
 
@@ -258,7 +254,6 @@ def cached_vectors(texts: list[str], embed: Embed, model_id: str | None) -> np.n
     """``embed(texts)`` as float32 rounded through float16 (the same values whether computed here or read
     back), from the shipped file (``data/routing/vectors.npz``) or the disk cache when their key (model and
     every text) matches, else computed and cached on disk; without a ``model_id`` nothing is cached."""
-    import numpy as np
 
     path = None
     if model_id:

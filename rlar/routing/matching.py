@@ -36,6 +36,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from rlar.routing.confidence import gather_evidence, reference_structure
 from rlar.routing.query import QueryFeatures, RoutingQuery
 from rlar.routing.rules import (
@@ -143,7 +145,6 @@ class OfflineRouter:
         return self._load()[1]
 
     def _query_vector(self, q: RoutingQuery) -> np.ndarray:
-        import numpy as np
 
         text = q.matching_text()
         vec = self._known.get(text)
@@ -152,7 +153,6 @@ class OfflineRouter:
         return vec
 
     def _tool_vectors(self, specs: Sequence[ToolSpec]) -> np.ndarray:
-        import numpy as np
 
         texts = [tool_text(s) for s in specs]
         missing = list(dict.fromkeys(t for t in texts if t not in self._tool_vecs))
@@ -272,7 +272,6 @@ class OfflineRouter:
     ) -> Match:
         """``m`` with its evidence (:func:`rlar.routing.confidence.gather_evidence`) and its confidence: the
         probability the model's correctness part gives it (0 for a model without one: being fitted)."""
-        import numpy as np
 
         sims = bank.vectors @ self._query_vector(q) if len(bank) else np.zeros(0)
         ev = gather_evidence(
@@ -305,7 +304,6 @@ class OfflineRouter:
         bank: ExemplarBank,
         model: ScorerModel,
     ) -> np.ndarray:
-        import numpy as np
 
         qv = self._query_vector(q)
         desc = self._tool_vectors(eligible) @ qv
@@ -326,7 +324,6 @@ def tool_fit(router: OfflineRouter, q: RoutingQuery, specs: Sequence[ToolSpec]) 
     """How well each tool's description fits ``q``: the cosine of their embeddings clipped to [0, 1], and 0 for
     tools the rules say cannot score ``q``. A plain similarity (not a probability), for ranking candidates
     that no exemplar names, such as reward models found on a hub."""
-    import numpy as np
 
     f = q.features()
     vecs = router._tool_vectors(list(specs))

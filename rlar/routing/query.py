@@ -48,6 +48,7 @@ from rlar.tasks.references import (
     reference_shape,
     unspaced_letters,
 )
+from rlar.tools.structured import parse_quantity
 
 __all__ = [
     "KIND_WORDS",
@@ -245,7 +246,6 @@ def _is_transformation(answer: str, text: str) -> bool:
 def reference_kind(reference: Any, shape: str, text: str, metadata: Mapping[str, Any]) -> str:
     """What the reference is (:data:`KIND_WORDS`), read from the reference as the dataset ships it and what the
     query says about it; ``""`` when none of these."""
-    from rlar.tools.structured import parse_quantity
 
     meta = metadata or {}
     if shape == "none":

@@ -37,6 +37,7 @@ from typing import Any
 
 from rlar.routing.query import QueryFeatures, RoutingQuery
 from rlar.tasks.constraints import constraints_key, from_metadata
+from rlar.tasks.reading import read_instruction
 from rlar.tasks.references import answer_strings
 from rlar.tools.base import Origin, ToolKind, ToolSpec, resolve_tool_class
 
@@ -177,7 +178,6 @@ def unread_by_record_rules(q: RoutingQuery) -> list[str]:
     instruction reader reads it: constraints of a kind no record rule checks, and requirement words the reader
     did not understand that no record rule names (a tone, a style, a form). The task's content (what to write
     about) is no format constraint and is not listed. ``[]``: the record's rules read every constraint."""
-    from rlar.tasks.reading import read_instruction
 
     rules = from_metadata(q.metadata)
     checked = {fam for r in rules for fam in _RULE_FAMILY.get(str(r["rule"]), frozenset({str(r["rule"])}))}

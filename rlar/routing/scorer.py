@@ -37,6 +37,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from rlar.routing.confidence import CorrectnessModel
 from rlar.routing.rules import needs_reference
 from rlar.tasks.references import Relation
@@ -99,7 +101,6 @@ def tool_text(spec: ToolSpec) -> str:
 def neighbour_order(sims: np.ndarray, same_shape: np.ndarray) -> np.ndarray:
     """Exemplar indices, nearest first: those whose reference has the query's shape before all others, each
     part by decreasing cosine (works row-wise on matrices too)."""
-    import numpy as np
 
     return np.argsort(-(sims + 4.0 * same_shape), axis=-1, kind="stable")
 
@@ -109,7 +110,6 @@ def knn_votes(sims: np.ndarray, order: np.ndarray, labels: np.ndarray, usable: n
 
     ``sims``: cosine to every exemplar; ``order``: :func:`neighbour_order`; ``labels``: (exemplars, candidates)
     booleans, acceptable or not; ``usable``: exemplars that may vote (not left out)."""
-    import numpy as np
 
     relevant = usable & labels.any(axis=1)
     top = order[relevant[order]][:K_NEIGHBOURS]
@@ -139,7 +139,6 @@ def candidate_rows(
     tools: Sequence[str],
 ) -> np.ndarray:
     """The feature rows (candidates, len(feature_names(tools))) of one query's eligible tools."""
-    import numpy as np
 
     rel = description_cos - description_cos.max()
     rows = np.zeros((len(specs), len(FEATURES) + len(tools) * len(RELATIONS)))
@@ -160,7 +159,6 @@ def candidate_rows(
 
 
 def _softmax(z: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    import numpy as np
 
     z = np.where(mask, z, -np.inf)
     z = z - z.max(axis=-1, keepdims=True)
@@ -177,7 +175,6 @@ def fit_weights(
 
     The loss is ``mean(-log sum_{acceptable} p) + L2 |w|^2``, minimised by L-BFGS (10 pairs) with a
     backtracking line search: deterministic."""
-    import numpy as np
 
     n, d = x.shape[0], x.shape[2]
     if n == 0:  # nothing to fit on (every exemplar left out, or none with two eligible tools)
@@ -242,7 +239,6 @@ class ScorerModel:
     info: dict[str, Any] = field(default_factory=dict)
 
     def probabilities(self, rows: np.ndarray) -> np.ndarray:
-        import numpy as np
 
         return _softmax(rows @ np.asarray(self.weights), np.ones(len(rows), dtype=bool))
 

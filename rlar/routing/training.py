@@ -46,7 +46,7 @@ from rlar.routing.confidence import (
     CorrectnessModel,
     fit_correctness,
 )
-from rlar.routing.exemplars import ExemplarBank, cache_dir, cached_vectors
+from rlar.routing.exemplars import ExemplarBank, cache_dir, cached_vectors, default_path
 from rlar.routing.matching import OfflineRouter
 from rlar.routing.rules import eligibility
 from rlar.routing.scorer import (
@@ -327,7 +327,6 @@ def fingerprint(bank: ExemplarBank, specs: Sequence[ToolSpec]) -> str:
 
 
 def shipped_model_path() -> Path:
-    from rlar.routing.exemplars import default_path
 
     return default_path().with_name("model.json")
 

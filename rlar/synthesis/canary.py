@@ -31,6 +31,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rlar.constraints.checks import holds
+
 __all__ = ["Canary", "CanaryPolicy", "CanaryVerdict", "independent_labeller"]
 
 Labeller = Callable[[str, str], bool | None]
@@ -62,7 +64,6 @@ def independent_labeller(constraints: list[dict[str, Any]]) -> Labeller | None:
     """A labeller from an independent reading's constraints (see :mod:`rlar.synthesis.second_route`)."""
     if not constraints:
         return None
-    from rlar.constraints.checks import holds
 
     def label(query: str, response: str) -> bool | None:
         return all(holds(c, response) for c in constraints)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rlar.agent.base import Agent
+from rlar.routing import RoutingQuery
 from rlar.sandbox_client import RunCode, local_runner
 from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.loop import synthesize
@@ -33,7 +34,6 @@ def task_from_records(
     records: Sequence[Mapping[str, Any]], *, signature: str = "", examples: int = 4
 ) -> SynthesisTask:
     """The synthesis task for records of one kind (fields as ``rlar tools route`` reads them)."""
-    from rlar.routing import RoutingQuery
 
     first = RoutingQuery.from_record(records[0])
     shown = []

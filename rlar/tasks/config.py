@@ -23,6 +23,8 @@ Example::
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -162,8 +164,6 @@ class TaskConfig(BaseModel):
     def labelled_examples(self) -> list[dict[str, object]]:
         """``examples`` and the rows of ``examples_file`` as plain dicts; raises ``ValueError`` naming the file
         and line of a bad row."""
-        import json
-        from pathlib import Path
 
         out: list[dict[str, object]] = [e.model_dump(exclude_none=True) for e in self.examples]
         if self.examples_file:

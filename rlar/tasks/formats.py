@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlar.sandbox import parse_code_tests
 from rlar.tasks import parallel
 from rlar.tasks.base import TaskDataset, TaskRecord, TaskSpec
 from rlar.tasks.loaders import (
@@ -55,6 +56,7 @@ from rlar.tasks.loaders import (
     iter_rows,
     make_record,
 )
+from rlar.tools.instructions import check_instructions
 
 __all__ = [
     "FORMATS",
@@ -181,7 +183,6 @@ def _math(row: Mapping[str, Any], opts: dict[str, Any]) -> tuple[Any, Any, dict[
 
 
 def _check_tests(reference: dict[str, Any], query: str) -> None:
-    from rlar.sandbox import parse_code_tests
 
     parse_code_tests(reference, prompt=query)
 
@@ -229,7 +230,6 @@ def _mbpp(row: Mapping[str, Any], opts: dict[str, Any]) -> tuple[Any, Any, dict[
 
 
 def _ifeval(row: Mapping[str, Any], opts: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
-    from rlar.tools.instructions import check_instructions
 
     ids = _string_list(row, "instruction_id_list")
     raw = row.get("kwargs")

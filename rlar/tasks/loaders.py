@@ -30,6 +30,8 @@ from typing import Any, Literal
 
 from rlar.tasks.base import TaskDataset, TaskRecord, TaskSpec, is_plain
 
+# pyarrow is imported where used: heavy and optional (the CLI starts without it).
+
 PathLike = str | Path
 
 

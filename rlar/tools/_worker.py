@@ -26,6 +26,10 @@ import sys
 from collections import OrderedDict
 from typing import Any, BinaryIO
 
+import msgpack
+
+from rlar.tools.base import ToolInput, ToolResult, ToolSpec, make_tool
+
 _HEADER = struct.Struct(">I")
 _MAX_TOOLS = 8
 
@@ -44,7 +48,6 @@ def _packable(obj: Any) -> Any:
 
 
 def write_frame(out: BinaryIO, obj: Any) -> None:
-    import msgpack
 
     data = msgpack.packb(obj, use_bin_type=True, default=_packable)
     out.write(_HEADER.pack(len(data)) + data)
@@ -52,7 +55,6 @@ def write_frame(out: BinaryIO, obj: Any) -> None:
 
 
 def read_frame(inp: BinaryIO) -> Any | None:
-    import msgpack
 
     header = inp.read(_HEADER.size)
     if len(header) < _HEADER.size:
@@ -92,8 +94,6 @@ def main() -> None:
         if p not in sys.path:
             sys.path.append(p)
     allowed = init.get("allowed_prefixes")
-
-    from rlar.tools.base import ToolInput, ToolResult, ToolSpec, make_tool
 
     tools: OrderedDict[str, Any] = OrderedDict()
     loop = asyncio.new_event_loop()

@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
+
 __all__ = ["HttpClient", "HttpReply", "TokenBucket"]
 
 
@@ -41,7 +43,6 @@ class HttpClient:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _get(self) -> Any:
-        import aiohttp
 
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._loop is not loop:
@@ -59,7 +60,6 @@ class HttpClient:
         """POST ``body`` as JSON; the reply whatever its status. Raises ``TimeoutError`` after ``timeout_s``
         (the whole request, connecting included) and ``ConnectionError`` when no connection could be made
         or it broke."""
-        import aiohttp
 
         session = self._get()
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")

@@ -29,6 +29,9 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from langdetect import DetectorFactory, detect
+from langdetect.lang_detect_exception import LangDetectException
+
 from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
 
 __all__ = ["INSTRUCTIONS", "IFEvalTool", "check_instructions", "follows", "loose_variants"]
@@ -41,8 +44,6 @@ def _compare(count: int, relation: str, target: int) -> bool:
 
 
 def _detect_language(text: str) -> str | None:
-    from langdetect import DetectorFactory, detect
-    from langdetect.lang_detect_exception import LangDetectException
 
     DetectorFactory.seed = 0
     try:

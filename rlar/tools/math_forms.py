@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+# sympy is imported where used: heavy and optional (the CLI starts without it).
+
 __all__ = [
     "MAX_CHARS",
     "Form",

@@ -21,6 +21,7 @@ the time (the executor kills the worker process).
 
 from __future__ import annotations
 
+import cmath
 import logging
 import math
 import re
@@ -33,6 +34,8 @@ from rlar.tools.answer_chars import read_chars, unknown_chars
 from rlar.tools.answer_text import chosen_letters, lettered_options, statements
 from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
 from rlar.tools.rules import reference_strings
+
+# math_verify and sympy are imported where used: heavy and optional (the CLI starts without them).
 
 __all__ = ["MathVerifyTool"]
 
@@ -158,7 +161,6 @@ class MathVerifyTool(RewardTool):
     def _evaluate(self, text: str) -> complex | None:
         """One LaTeX expression as a complex number (``i`` read as the imaginary unit), None when it is not one
         number. Called under the time limit of ``_notations``."""
-        import cmath
 
         import sympy
         from math_verify import parse

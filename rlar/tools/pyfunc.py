@@ -57,6 +57,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rlar.tools.base import Origin, Outcome, RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
+from rlar.tools.synthesized import IMPL as SANDBOX_IMPL
 
 __all__ = [
     "IMPL_BATCHED",
@@ -233,7 +234,6 @@ def python_tool_spec(cfg: PythonToolConfig, *, base_dir: str | Path | None = Non
             code = _sandbox_code(source, cfg.function, style, cfg)
         except (SyntaxError, PythonToolError) as exc:
             raise PythonToolError(f"tool {cfg.name!r} ({src}): {exc}") from None
-        from rlar.tools.synthesized import IMPL as SANDBOX_IMPL
 
         return ToolSpec(
             name=cfg.name,

@@ -41,7 +41,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rlar.policy.engines.vllm_engine import align_omp_threads
 from rlar.tools.base import Outcome, RewardTool, ToolInput, ToolKind, ToolSpec
+
+# torch, transformers and vllm are imported where used: heavy and optional (rlar --help imports this module).
 
 __all__ = ["RewardModelTool", "build_tiny_reward_model", "resolve_device", "resolve_dtype", "token_batches"]
 
@@ -299,8 +302,6 @@ class RewardModelTool(RewardTool):
         """Raw logits (float32) per sequence, in order."""
         if self.llm is not None:
             from vllm import PoolingParams
-
-            from rlar.policy.engines.vllm_engine import align_omp_threads
 
             align_omp_threads()
             outs = self.llm.classify(

@@ -7,6 +7,7 @@ judge); a response with no extractable answer → score 0 (the policy's fault).
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from typing import Any, ClassVar
@@ -359,7 +360,6 @@ def record_rule_checks(text: str, rules: Any) -> dict[str, bool]:
     """Checks for per-record rules in the task vocabulary (``rlar.tasks.FORMAT_RULES``): a list of
     ``{"rule": name, ...params}`` such as ``{"rule": "bullets", "min": 3, "max": 3}``. Unknown rule names
     are reported as failed checks rather than ignored."""
-    import json
 
     lines = [ln for ln in text.splitlines() if ln.strip()]
     counts = {

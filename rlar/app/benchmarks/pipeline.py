@@ -81,6 +81,32 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import psutil
+import tomli_w
+from pydantic import TypeAdapter
+
+from actors.supervisor import Supervisor
+from bus import subjects
+from bus.client import Bus
+from bus.codec import decode
+from bus.config import NatsConfig
+from bus.embedded import serve
+from bus.messages import Event, Heartbeat, Metrics, WeightsAnnounce
+from bus.topology import WEIGHTS, TopologyConfig, declare, ensure_topology
+from rlar.benchmarks import trl_async_peer
+from rlar.benchmarks.judge_endpoint import JudgeEndpoint
+from rlar.malloc import keep_freed_memory, kept
+from rlar.plots import read_metrics
+from rlar.policy.engines import EngineConfig, make_engine
+from rlar.policy.model import TinyPolicySpec, build_tiny_policy
+from rlar.registry import ToolRegistry
+from rlar.tasks import TaskConfig, build_mix
+from rlar.tasks.base import query_text
+from rlar.tools import ToolExecutor, ToolInput, builtin_specs
+
+# trl and torch are imported where used: heavy and optional (the CLI starts without them).
+# rlar.learn.grpo and rlar.learn.trainer are imported where used: they import torch at their top.
+
 __all__ = [
     "BASELINES",
     "TINY_POLICY",
@@ -160,7 +186,6 @@ class PipelineSettings:
 
 def tiny_policy_spec() -> Any:
     """The comparison's default policy: hidden 64, 2 layers, 1 head, ByT5 vocabulary, untied head, seed 0."""
-    from rlar.policy.model import TinyPolicySpec
 
     return TinyPolicySpec(
         hidden_size=64,
@@ -206,7 +231,6 @@ def task_config(s: PipelineSettings) -> dict[str, Any]:
     """The task every way trains on (see ``data``), as ``[feeder] tasks`` takes it."""
     if s.data is None:
         return {"name": "arith", "weight": 1.0}
-    import json
 
     first = json.loads(Path(s.data).read_text(encoding="utf-8").splitlines()[0])
     prompt, reference = ("question", "answer") if "question" in first else ("prompt", "reference")
@@ -223,7 +247,6 @@ def task_config(s: PipelineSettings) -> dict[str, Any]:
 
 
 def _records(s: PipelineSettings) -> list[Any]:
-    from rlar.tasks import TaskConfig, build_mix
 
     mix = build_mix([TaskConfig.model_validate(task_config(s))], seed=s.seed)
     return [next(mix).record for _ in range((s.warmup_steps + s.steps) * s.prompts)]
@@ -231,7 +254,6 @@ def _records(s: PipelineSettings) -> list[Any]:
 
 def _tool_spec(s: PipelineSettings, judge_url: str | None) -> Any:
     """The reward tool every way uses (a sealed spec)."""
-    from rlar.tools import builtin_specs
 
     specs = {sp.name: sp for sp in builtin_specs()}
     if s.reward == "rule":
@@ -264,7 +286,6 @@ def _way_cpu(exclude: int | None) -> list[tuple[Any, float]]:
     """(process, CPU seconds so far, user + system) of this process and every live descendant (actors,
     nats-server, tool workers) except the process ``exclude`` (the judge endpoint: it stands in for a remote
     service)."""
-    import psutil
 
     me = psutil.Process()
     out = []
@@ -371,9 +392,8 @@ def trl_async_skip_reason(s: PipelineSettings) -> str | None:
     """Why TRL's AsyncGRPOTrainer cannot run on this machine (what it lacks, checked: CUDA devices, NCCL, vLLM,
     kernels — :func:`rlar.benchmarks.trl_async_peer.missing`), or None when it can. Where it can, the project's
     ways must run on the GPU too (``--engine vllm --device cuda``): a GPU peer against CPU ways measures nothing."""
-    from rlar.benchmarks.trl_async_peer import missing
 
-    lacking = missing()
+    lacking = trl_async_peer.missing()
     if lacking:
         return "; ".join(lacking)
     if not s.device.startswith("cuda") or s.engine != "vllm":
@@ -391,9 +411,8 @@ def _trl_async(
     (:mod:`rlar.benchmarks.trl_async_peer`); ``{"skipped": true, "reason": ...}`` where this machine cannot run it."""
     if reason is not None:
         return {"skipped": True, "reason": reason}
-    from rlar.benchmarks.trl_async_peer import devices
 
-    server_dev, trainer_dev = devices()
+    server_dev, trainer_dev = trl_async_peer.devices()
     records = _records(s)
     settings = {
         "model_dir": str(model_dir.absolute()),
@@ -431,13 +450,9 @@ def _trl_async(
 # --------------------------------------------------------------------------------------------- sync
 async def _sync(model_dir: Path, s: PipelineSettings, spec: Any, judge_pid: int | None) -> dict[str, Any]:
     import torch
-    from pydantic import TypeAdapter
 
     from rlar.learn.grpo import group_advantages
     from rlar.learn.trainer import DeepSpeedPolicyTrainer, PolicyBatch, TrainerConfig
-    from rlar.policy.engines import EngineConfig, make_engine
-    from rlar.tasks.base import query_text
-    from rlar.tools import ToolExecutor, ToolInput
 
     torch.set_num_threads(1)
     engine = make_engine(TypeAdapter(EngineConfig).validate_python(_engine_cfg(str(model_dir), s)))
@@ -516,7 +531,6 @@ async def _sync(model_dir: Path, s: PipelineSettings, spec: Any, judge_pid: int 
 
 
 def _malloc_state() -> str:
-    from rlar.malloc import keep_freed_memory, kept
 
     return "freed memory kept" if kept() else keep_freed_memory.__name__ + " not set"
 
@@ -553,16 +567,6 @@ def _async_doc(s: PipelineSettings, run_dir: Path, tool: str, kind: str) -> dict
 async def _async(
     model_dir: Path, s: PipelineSettings, work: Path, spec: Any, judge_pid: int | None
 ) -> dict[str, Any]:
-    import tomli_w
-
-    from actors.supervisor import Supervisor
-    from bus import subjects
-    from bus.client import Bus
-    from bus.config import NatsConfig
-    from bus.embedded import serve
-    from bus.messages import Event, Heartbeat, Metrics
-    from bus.topology import TopologyConfig, declare, ensure_topology
-    from rlar.registry import ToolRegistry
 
     run_dir = work / "async"
     (run_dir / "policy").mkdir(parents=True)
@@ -619,7 +623,6 @@ async def _async(
         await runner
         routes = await _announced_routes(bus)
         await bus.close()
-    from rlar.plots import read_metrics
 
     records = read_metrics(run_dir / "metrics.jsonl")
     measured = records[s.warmup_steps :]
@@ -707,9 +710,6 @@ def _async_stages(beats: dict[str, Any], s: PipelineSettings, learner_step_s: fl
 
 async def _announced_routes(bus: Any) -> dict[str, int]:
     """Weight announcements kept on the bus (the stream keeps the last 16) by uri scheme (a path: ``file``)."""
-    from bus.codec import decode
-    from bus.messages import WeightsAnnounce
-    from bus.topology import WEIGHTS
 
     info = await bus.js.stream_info(WEIGHTS)
     out: dict[str, int] = {}
@@ -733,8 +733,6 @@ def _rollout_loads(run_dir: Path) -> int:
 
 # --------------------------------------------------------------------------------------------- run
 async def _run(s: PipelineSettings) -> dict[str, Any]:
-    from rlar.benchmarks.judge_endpoint import JudgeEndpoint
-    from rlar.policy.model import build_tiny_policy
 
     t0 = time.time()
     peers = baselines(s)

@@ -31,8 +31,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from actors.reward import RewardConfig, RewardWorker
+from actors.runtime import in_process
+from actors.sandbox import SandboxActor, SandboxActorConfig
 from bus import subjects
 from bus.client import Bus
+from bus.codec import encode
 from bus.config import NatsConfig
 from bus.embedded import serve
 from bus.messages import (
@@ -45,6 +49,11 @@ from bus.messages import (
     ToolRef,
 )
 from bus.topology import ensure_topology
+from rlar.registry import ToolRegistry
+from rlar.sandbox import SandboxConfig, check_sandbox
+from rlar.sandbox_client import sandbox_run
+from rlar.testing.anthropic_server import MessagesServer
+from rlar.tools import builtin_specs
 
 log = logging.getLogger("rlar.bench.reward")
 
@@ -56,9 +65,6 @@ START_TIMEOUT_S = 300.0
 
 
 async def _sandbox_rate(bus: Bus, url: str, run_dir: Path, workers: int, n: int, mode: str) -> float:
-    from actors.runtime import in_process
-    from actors.sandbox import SandboxActor, SandboxActorConfig
-    from rlar.sandbox_client import sandbox_run
 
     actors = [
         SandboxActor(
@@ -140,14 +146,11 @@ def _require_ok(rewards: list[RewardGroup], what: str) -> None:
 
 
 def _encode(msg: Any) -> bytes:
-    from bus.codec import encode
 
     return encode(msg)
 
 
 async def _rule_rate(bus: Bus, url: str, run_dir: Path, n: int) -> float:
-    from actors.reward import RewardConfig, RewardWorker
-    from actors.runtime import in_process
 
     worker = RewardWorker(
         RewardConfig(
@@ -264,10 +267,6 @@ async def run(
     *, quick: bool = False, judge_latency_s: float = 0.05, judge_concurrency: int = 2
 ) -> dict[str, Any]:
     """All figures in one run on a fresh embedded server; returns the JSON document."""
-    from rlar.registry import ToolRegistry
-    from rlar.sandbox import SandboxConfig, check_sandbox
-    from rlar.testing.anthropic_server import MessagesServer
-    from rlar.tools import builtin_specs
 
     t_start = time.perf_counter()
     doc: dict[str, Any] = {"cpu_count": os.cpu_count(), "quick": quick}

@@ -8,6 +8,9 @@ import json
 import sys
 from typing import Any
 
+# rlar.app and rlar.benchmarks are imported where used: a command's implementation loads when the command
+# runs, so rlar --help stays instant.
+
 
 def cmd_up(a: argparse.Namespace) -> int:
     from rlar.app.up import up

@@ -17,6 +17,9 @@ import asyncio
 import json
 from typing import Any
 
+# rlar.deploy, bus.client, bus.config, bus.topology, rlar.registry and rlar.config are imported where used: a
+# command's implementation loads when the command runs, so rlar --help stays instant.
+
 
 def cmd_render(a: argparse.Namespace) -> int:
     from rlar.deploy.render import write_all

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import tomllib
+from pathlib import Path
 from typing import Any
+
+# rlar.eval, rlar.app, rlar.benchmarks and rlar.resources are imported where used: a command's implementation
+# loads when the command runs, so rlar --help stays instant.
 
 
 def _config_policy(config: str | None) -> str:
     """The checkpoint a run config trains from (``[policy] source = "path"``); ValueError otherwise."""
-    import tomllib
-    from pathlib import Path
 
     if not config:
         raise ValueError("give --checkpoint (a run directory or a Hugging Face checkpoint directory)")
@@ -25,7 +29,6 @@ def _config_policy(config: str | None) -> str:
 
 
 def cmd_eval(a: argparse.Namespace) -> int:
-    import sys
 
     from rlar.eval import run_eval
 

@@ -6,6 +6,9 @@ import argparse
 import json
 from typing import Any
 
+# rlar.app is imported where used: a command's implementation loads when the command runs, so rlar --help
+# stays instant.
+
 
 def cmd_export(a: argparse.Namespace) -> int:
     from rlar.app.export import export_run

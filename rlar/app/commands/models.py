@@ -4,13 +4,20 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import shlex
+import signal
 import sys
+import threading
+from pathlib import Path
 from typing import Any
+
+# rlar.policy, rlar.resources, rlar.agent and rlar.benchmarks are imported where used: a command's
+# implementation loads when the command runs, so rlar --help stays instant.
 
 
 def cmd_prepare(a: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from rlar.policy.packaged import PackagedModelMissing, prepare
     from rlar.resources import cache_dir
@@ -27,7 +34,6 @@ def cmd_prepare(a: argparse.Namespace) -> int:
 
 
 def cmd_list(a: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from rlar.policy.packaged import status
     from rlar.resources import cache_dir
@@ -45,9 +51,6 @@ def cmd_list(a: argparse.Namespace) -> int:
 
 
 def cmd_serve(a: argparse.Namespace) -> int:
-    import shlex
-    import signal
-    import threading
 
     from rlar.agent.serve import ModelServer, ModelServerError
 
@@ -93,7 +96,6 @@ def cmd_serve(a: argparse.Namespace) -> int:
 
 
 def cmd_bench(a: argparse.Namespace) -> int:
-    import asyncio
 
     from rlar.agent.endpoints import ModelEndpoint
     from rlar.agent.serve import ModelServer, ModelServerError

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
+from pathlib import Path
 from typing import Any
+
+# rlar.observe and rlar.app are imported where used: a command's implementation loads when the command runs,
+# so rlar --help stays instant.
 
 TOKEN_ENV = "RLAR_DASHBOARD_TOKEN"
 
@@ -30,7 +35,6 @@ def dashboard_options(a: argparse.Namespace) -> Any:
 
 
 def cmd_dashboard(a: argparse.Namespace) -> int:
-    import asyncio
 
     from rlar.app.attach import attach
     from rlar.observe.dashboard import serve
@@ -48,7 +52,6 @@ def cmd_dashboard(a: argparse.Namespace) -> int:
 
 
 def cmd_report(a: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from rlar.observe.report import write_report
 

@@ -8,6 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+# rlar.app, rlar.learn and rlar.placement are imported where used: a command's implementation loads when the
+# command runs, so rlar --help stays instant.
+
 
 def _shape_dir(model: str | None, doc: dict[str, Any], section: str, key: str) -> Path | None:
     """The checkpoint to estimate for: --model, else the section's model directory when it has a config."""

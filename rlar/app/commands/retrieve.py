@@ -28,6 +28,10 @@ from typing import Any
 
 from rlar.resources import cache_dir
 
+# rlar.config, rlar.retrieval, rlar.tasks, rlar.testing, bus.client, bus.config, bus.embedded, bus.topology
+# and rlar.registry are imported where used: a command's implementation loads when the command runs, so rlar
+# --help stays instant.
+
 EXIT_CODES = {
     "registered": 0,
     "validated": 0,

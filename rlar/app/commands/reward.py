@@ -31,11 +31,16 @@ import contextlib
 import json
 import sys
 import tempfile
+import tomllib
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+# rlar.tools, rlar.tasks, actors.reward, actors.runtime, actors.sandbox, bus.config, bus, bus.client,
+# bus.codec, bus.messages, bus.topology, rlar.registry, bus.embedded, rlar.app and rlar.benchmarks are
+# imported where used: a command's implementation loads when the command runs, so rlar --help stays instant.
 
 
 class UsageError(ValueError):
@@ -66,7 +71,6 @@ class UserTools:
 def user_tools(python: list[str], config: str | None) -> UserTools:
     """Build the ``--python module:function`` tools (trusted, imported from the working directory) and the
     ``[[tools]]`` of ``config`` (against its directory). Raises :class:`UsageError` saying what is wrong."""
-    import tomllib
 
     from rlar.tools.base import BUILTIN_IMPLS
     from rlar.tools.pyfunc import PythonToolConfig, PythonToolError, python_tool_spec

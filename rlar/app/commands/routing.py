@@ -12,6 +12,10 @@ import json
 import sys
 from typing import Any
 
+# rlar.agent, rlar.tools, bus.client, bus.config, bus.topology, rlar.registry, rlar.benchmarks, rlar.routing,
+# rlar.app, nats and rlar.resources are imported where used: a command's implementation loads when the command
+# runs, so rlar --help stays instant.
+
 
 def _agent(a: argparse.Namespace) -> Any:
     from rlar.agent.base import AnthropicAgentConfig, OfflineAgentConfig

@@ -14,6 +14,9 @@ import json
 import sys
 from typing import Any
 
+# rlar.constraints, rlar.synthesis, rlar.agent, rlar.benchmarks and rlar.resources are imported where used: a
+# command's implementation loads when the command runs, so rlar --help stays instant.
+
 
 def add_synthesize_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(

@@ -11,6 +11,9 @@ from typing import Any, TypeVar
 
 from bus.subjects import TOOL_KINDS
 
+# bus.client, bus.config, bus.topology, rlar.registry, rlar.app, rlar.config and rlar.tools are imported where
+# used: a command's implementation loads when the command runs, so rlar --help stays instant.
+
 T = TypeVar("T")
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from rlar.app.commands.observe import add_dashboard_flags, dashboard_options
 
+# rlar.app is imported where used: a command's implementation loads when the command runs, so rlar --help
+# stays instant.
+
 
 def cmd_train(a: argparse.Namespace) -> int:
-    import sys
 
     from rlar.app.train import NoSuchRun, train
 

@@ -15,6 +15,8 @@ from rlar.policy.engines.base import (
     VLLMEngineConfig,
     sampling_log_probs,
 )
+from rlar.policy.engines.hf import TransformersEngine
+from rlar.policy.engines.vllm_engine import VLLMEngine
 
 __all__ = [
     "Completion",
@@ -31,11 +33,7 @@ __all__ = [
 def make_engine(cfg: TransformersEngineConfig | VLLMEngineConfig) -> GenerationEngine:
     """Build the engine ``cfg.kind`` names (imports its backend lazily)."""
     if isinstance(cfg, TransformersEngineConfig):
-        from rlar.policy.engines.hf import TransformersEngine
-
         return TransformersEngine(cfg)
     if isinstance(cfg, VLLMEngineConfig):
-        from rlar.policy.engines.vllm_engine import VLLMEngine
-
         return VLLMEngine(cfg)
     raise TypeError(f"not an engine config: {type(cfg).__name__}")

@@ -24,6 +24,7 @@ the learner must also learn when to stop; ``text`` is decoded without special to
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from abc import ABC, abstractmethod
@@ -34,6 +35,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from rlar.policy.lora import adapter_pairs
+from rlar.policy.weights import safetensors_bytes_to_tensors
+
+# torch and transformers are imported where used: heavy and optional (rlar --help imports this module).
 
 if TYPE_CHECKING:
     import torch
@@ -267,8 +273,6 @@ class GenerationEngine(ABC):
     @staticmethod
     def _items(weights: WeightsInput) -> Iterable[tuple[str, torch.Tensor]]:
         if isinstance(weights, bytes | bytearray | memoryview):
-            from rlar.policy.weights import safetensors_bytes_to_tensors
-
             return safetensors_bytes_to_tensors(bytes(weights)).items()
         if isinstance(weights, Mapping):
             return weights.items()
@@ -278,7 +282,6 @@ class GenerationEngine(ABC):
         self, weights: WeightsInput, adapter: Mapping[str, Any]
     ) -> dict[str, torch.Tensor]:
         """Decode and validate a LoRA update against the model's shapes (names, A [r, in], B [out, r])."""
-        from rlar.policy.lora import adapter_pairs
 
         tensors = dict(self._items(weights))
         r = int(adapter["r"])
@@ -345,7 +348,6 @@ def _checkpoint_param_shapes(model_dir: str) -> tuple[dict[str, tuple[int, ...]]
 
 def stop_token_ids(model_dir: str | Path, tokenizer: Any) -> set[int]:
     """The ids that end a completion: the tokenizer's EOS plus generation_config's eos_token_id(s)."""
-    import json
 
     ids: set[int] = set()
     if tokenizer.eos_token_id is not None:

@@ -31,6 +31,9 @@ from rlar.policy.engines.base import (
     sampling_log_probs,
     stop_token_ids,
 )
+from rlar.policy.lora import adapter_pairs, merge_adapter
+
+# torch and transformers are imported where used: heavy and optional (rlar --help imports this module).
 
 if TYPE_CHECKING:
     import torch
@@ -203,8 +206,6 @@ class TransformersEngine(GenerationEngine):
             update = self._normalize_weights(weights)  # validates everything before the first write
             self._lora_base = None
         else:
-            from rlar.policy.lora import adapter_pairs, merge_adapter
-
             tensors = self._normalize_adapter(weights, adapter)
             # The base weights of adapted modules, kept from before the first merge (a later adapter
             # version replaces the earlier one, never adds to it).

@@ -38,6 +38,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,10 @@ from rlar.policy.engines.base import (
     VLLMEngineConfig,
     WeightsInput,
 )
+from rlar.policy.lora import write_peft_dir
+from rlar.policy.weights import state_dict_to_safetensors_bytes
+
+# torch, safetensors and vllm are imported where used: heavy and optional (rlar --help imports this module).
 
 if TYPE_CHECKING:
     import torch
@@ -213,8 +218,6 @@ class VLLMEngine(GenerationEngine):
         if self.cfg.in_process:
             payload = update  # same process: no serialisation
         else:
-            from rlar.policy.weights import state_dict_to_safetensors_bytes
-
             # Re-serialised even when given bytes: the validated update has tied aliases removed.
             payload = state_dict_to_safetensors_bytes(update)
         align_omp_threads()
@@ -228,11 +231,8 @@ class VLLMEngine(GenerationEngine):
     def _serve_adapter(self, weights: WeightsInput, version: int, adapter: Mapping[str, Any]) -> None:
         """Write the adapter as a PEFT directory and pass it with every later generate call (vLLM loads it
         on first use; the previous version's directory is removed)."""
-        import tempfile
 
         from vllm.lora.request import LoRARequest
-
-        from rlar.policy.lora import write_peft_dir
 
         rank = int(adapter["r"])
         if self.cfg.max_lora_rank is None or rank > self.cfg.max_lora_rank:

@@ -28,6 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from rlar.testing.hub.mirror import MirrorModel, MirrorSite, files_of_dir
+from rlar.tools.reward_model import build_tiny_reward_model
+
+# torch and transformers are imported where used: heavy and optional (rlar --help imports this module).
 
 HELDOUT_RECIPE = "heldout-models-v1"
 
@@ -46,8 +49,6 @@ def build_heldout_models(cache_dir: str | Path) -> HeldoutModels:
     """Build (once) the tiny stand-in checkpoints under ``cache_dir`` (seconds on one core)."""
     import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
-
-    from rlar.tools.reward_model import build_tiny_reward_model
 
     root = Path(cache_dir)
     dirs = HeldoutModels(scalar=root / "scalar", safety=root / "safety", toxicity=root / "toxicity")

@@ -17,6 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlar.retrieval.probes import build_probes, examples_from_task
+from rlar.tools.reward_model import build_tiny_reward_model
+
+# torch and transformers are imported where used: heavy and optional (the CLI starts without them).
+
 DEMO_RECIPE = "demo-models-v2"
 
 
@@ -45,8 +50,6 @@ def train_pairwise(
     probe-like pairs (reference vs. corruption) of ``examples``; seconds for the tiny model on one core."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    from rlar.retrieval.probes import build_probes
 
     torch.set_num_threads(1)
     torch.manual_seed(seed)
@@ -137,8 +140,6 @@ def build_demo_models(cache_dir: str | Path, *, steps: int = 300) -> DemoModels:
 
 
 def _build(dirs: DemoModels, marker: Path, steps: int) -> None:
-    from rlar.retrieval.probes import examples_from_task
-    from rlar.tools.reward_model import build_tiny_reward_model
 
     marker.unlink(missing_ok=True)
     for d in (dirs.good, dirs.random, dirs.dialogue, dirs.three_class, dirs.legacy):
