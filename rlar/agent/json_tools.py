@@ -32,8 +32,7 @@ import re
 from collections import Counter
 from typing import Any, Literal
 
-import jsonschema
-
+# jsonschema is imported where used: it comes with the agents extra, and this module with every run config
 from rlar.agent.base import Agent, AgentReply, AgentRequest, AgentTool, ToolCall, Usage
 
 __all__ = ["MISSING_CALL", "ToolProtocolAgent", "json_request", "read_tool_input", "validate_input"]
@@ -48,6 +47,7 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
 
 def validate_input(data: Any, tool: AgentTool) -> str:
     """``""`` when ``data`` is a valid input of ``tool``, else its first three schema errors (``path: message``)."""
+    import jsonschema
 
     if not isinstance(data, dict):
         return f"the tool input is a {type(data).__name__}, not a JSON object"

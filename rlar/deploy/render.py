@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+# yaml (pyyaml) is imported where used: it comes with the dev extra and only rendering needs it
 from rlar.deploy import monitoring, natsconf
 from rlar.deploy.auth import ROLES, password_env
 from rlar.kinds import ACTOR_KINDS
@@ -372,6 +371,7 @@ HEADER = "# Rendered by `rlar deploy render` from rlar/deploy/render.py; edit th
 
 def rendered_files() -> dict[str, str]:
     """Path under deploy/ -> text."""
+    import yaml
 
     def dump(doc: Any) -> str:
         return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=110)

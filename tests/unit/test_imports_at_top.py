@@ -4,7 +4,8 @@ An import inside a function body is allowed when it loads something heavy that t
 starts without, and the module says so once, in a comment near its top imports that names it and says
 "imported where used" (``# torch is imported where used: heavy and optional; the CLI starts without it``):
 
-- a third-party package of :data:`HEAVY`;
+- a third-party package of :data:`HEAVY`, or of :data:`OPTIONAL` (light, but from an extra that some users of
+  the importing module do not install);
 - one of our modules that imports one of those at its top, directly or through another of our modules
   (found here from the modules' top-level imports, not listed by hand);
 - in the CLI's entry (:data:`CLI_ENTRY` and every command module), anything but the standard library: a
@@ -32,7 +33,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.env import REPO
+
+ROOT = REPO
 PACKAGES = ("bus", "actors", "rlar")
 
 # Third-party packages that are optional (extras in pyproject.toml) and slow to import (a fraction of a second
@@ -48,6 +51,10 @@ HEAVY = frozenset(
         "starlette", "uvicorn",
     }
 )  # fmt: skip
+# Light packages of an extra that not every user of the importing module installs: jsonschema (the agents extra)
+# checks a model's tool calls, but rlar.agent is imported by every run config; yaml (pyyaml, the dev extra) writes
+# the deploy manifests, whose module the CLI's deploy commands import.
+OPTIONAL = frozenset({"jsonschema", "yaml"})
 # Programs run inside the sandbox jail on its bare interpreter: their startup is part of every sandboxed run, so
 # they import (standard library only) where needed; see their docstrings.
 EXEMPT = frozenset({"rlar/sandbox/harness.py", "rlar/sandbox/rpc.py"})
@@ -170,7 +177,7 @@ def _heavy(name: str, importer: str) -> bool:
         return name.split(".")[0] not in sys.stdlib_module_names
     if importer in _cli_start_path():
         return not _loads(name) <= _core()
-    return bool(_loads(name) & HEAVY)
+    return bool(_loads(name) & (HEAVY | OPTIONAL))
 
 
 def _header_comments(tree: ast.Module, source: str) -> str:
