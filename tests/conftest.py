@@ -19,12 +19,12 @@ from bus.client import Bus
 from bus.config import NatsConfig
 from bus.embedded import STATE_DIR_ENV, EmbeddedServer
 from bus.topology import declare, ensure_topology
-from rlar.testing.anthropic_server import MessagesServer
+from rlar.standins.anthropic_server import MessagesServer
 from tests.support.retrieval import trained_demo_cache
 from tests.support.servers import TEST_TOPOLOGY, serve_nats
 
 if TYPE_CHECKING:
-    from rlar.testing.hub.mirror import MirrorSite
+    from rlar.standins.hub.mirror import MirrorSite
 
 os.environ.setdefault("DS_ACCELERATOR", "cpu")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -178,7 +178,7 @@ async def bus(nats_url: str) -> AsyncIterator[Bus]:
 
 @pytest.fixture
 def messages_server() -> Iterator[MessagesServer]:
-    """A local Anthropic Messages API server (``rlar.testing.anthropic_server``) for one test."""
+    """A local Anthropic Messages API server (``rlar.standins.anthropic_server``) for one test."""
     with MessagesServer() as srv:
         yield srv
 
@@ -195,7 +195,7 @@ def no_ambient_anthropic(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def trained_mirror_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MirrorSite]:
     """The local hub mirror serving the demo catalogue (trained checkpoints) and its leaderboard."""
-    from rlar.testing.hub.catalogue import demo_site
+    from rlar.standins.hub.catalogue import demo_site
 
     with demo_site(trained_demo_cache(tmp_path_factory), steps=300, hang_s=30) as s:
         yield s

@@ -28,7 +28,7 @@ from typing import Any
 from aiohttp import web
 
 from bus.embedded import die_with_parent
-from rlar.testing.anthropic_server import message_json
+from rlar.standins.anthropic_server import message_json
 
 __all__ = ["JudgeEndpoint"]
 

@@ -5,7 +5,7 @@ Playwright), ``adapters`` (page structure of the hub and of leaderboards), ``ran
 (filters, the task-fit gate, quality signals), ``hub_api`` and ``deploy`` (the hub's file API; fetch and
 vet weights within a byte cap), ``probes`` and ``validate`` (the gate before registration), ``records``
 (the evidence trail) and ``report`` (its text form), ``pipeline`` (one retrieval end to end). The local
-hub-shaped site for tests and the demo is :mod:`rlar.testing.hub`, outside this package. Importing this
+hub-shaped site for tests and the demo is :mod:`rlar.standins.hub`, outside this package. Importing this
 package is light: Playwright, torch and transformers are imported only when used.
 """
 

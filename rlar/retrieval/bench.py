@@ -4,7 +4,7 @@ Each request of a JSONL file (``data/retrieval/heldout.jsonl``: ``id``, ``descri
 with ``language`` / ``max_params`` / ``licences``, ``examples`` of ``{query, reference}`` for the probes,
 ``acceptable``: the repo ids a right retriever picks, or ``"none"``) runs through the whole pipeline
 (search, read, filter, rank, deploy, validate) in real headless Chromium against a local site
-(:mod:`rlar.testing.hub`: ``heldout`` — written apart from the retriever's tuning — or ``demo``).
+(:mod:`rlar.standins.hub`: ``heldout`` — written apart from the retriever's tuning — or ``demo``).
 
 Per request: ``top`` is the candidate ranked first (the one deployed first); it is a **hit** when it is one
 of the acceptable repos, or, for ``"none"``, when no candidate is ranked at all. Also reported: whether an

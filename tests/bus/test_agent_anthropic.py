@@ -1,6 +1,6 @@
 """The model backend of the agent client through the real anthropic SDK, against a local Messages API server.
 
-The server (``rlar.testing.anthropic_server``) stands in for the paid remote API only: the SDK, HTTP, tool-use
+The server (``rlar.standins.anthropic_server``) stands in for the paid remote API only: the SDK, HTTP, tool-use
 blocks, error statuses, retry-after headers and timeouts are all real; what answers is a script.
 """
 
@@ -16,9 +16,9 @@ from rlar.agent import AnthropicAgentConfig, OfflineAgentConfig, default_agent_c
 from rlar.agent.anthropic_agent import AnthropicAgent
 from rlar.routing import CHOOSE_TOOL, RoutingQuery, parse_route, routing_request
 from rlar.sandbox_client import local_runner
+from rlar.standins.anthropic_server import MessagesServer
 from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.loop import synthesize
-from rlar.testing.anthropic_server import MessagesServer
 from rlar.tools import builtin_specs
 
 QUERY = RoutingQuery(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from rlar.eval import comparison_rows, resolve_checkpoint, run_eval, terminal_table
-from rlar.testing.anthropic_server import MessagesServer
+from rlar.standins.anthropic_server import MessagesServer
 from tests.support.env import REPO
 from tests.support.runs import eval_run_dir
 

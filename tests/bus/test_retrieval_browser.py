@@ -15,9 +15,9 @@ from bus.embedded import free_port
 from rlar.retrieval.adapters import HubAdapter, LeaderboardAdapter
 from rlar.retrieval.browser import BrowserPool
 from rlar.retrieval.config import BrowserConfig
-from rlar.testing.hub.catalogue import LEADERBOARD_NAME, demo_catalogue, demo_leaderboard
-from rlar.testing.hub.mirror import MirrorModel, MirrorSite, files_of_dir
-from rlar.testing.hub.models import build_demo_models
+from rlar.standins.hub.catalogue import LEADERBOARD_NAME, demo_catalogue, demo_leaderboard
+from rlar.standins.hub.mirror import MirrorModel, MirrorSite, files_of_dir
+from rlar.standins.hub.models import build_demo_models
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [

@@ -22,9 +22,9 @@ from rlar.retrieval.deploy import WeightFetcher
 from rlar.retrieval.hub_api import HubClient
 from rlar.retrieval.probes import build_probes, examples_from_task
 from rlar.retrieval.validate import validate_checkpoint
-from rlar.testing.hub.catalogue import demo_catalogue
-from rlar.testing.hub.mirror import MirrorModel, MirrorSite, files_of_dir
-from rlar.testing.hub.models import DemoModels, build_demo_models
+from rlar.standins.hub.catalogue import demo_catalogue
+from rlar.standins.hub.mirror import MirrorModel, MirrorSite, files_of_dir
+from rlar.standins.hub.models import DemoModels, build_demo_models
 from tests.support.env import REPO, actor_env
 
 torch.set_num_threads(1)

@@ -19,8 +19,8 @@ from rlar.retrieval.pipeline import RetrievalPipeline
 from rlar.retrieval.probes import build_probes, examples_from_task
 from rlar.retrieval.ranking import EmbeddingMatcher, apply_filters, gate_fit, rank, task_fit_margins
 from rlar.retrieval.records import Candidate, RetrievalRecord
-from rlar.testing.hub.mirror import MirrorModel, MirrorSite, files_of_dir
-from rlar.testing.hub.models import build_demo_models
+from rlar.standins.hub.mirror import MirrorModel, MirrorSite, files_of_dir
+from rlar.standins.hub.models import build_demo_models
 from tests.support.env import needs_chromium
 
 MATCHER = EmbeddingMatcher()
@@ -315,7 +315,7 @@ async def test_a_translation_request_finds_the_quality_estimation_model_and_rank
 def test_a_two_label_safety_classifier_is_validated_on_its_safe_label_probability(tmp_path: Path) -> None:
     from rlar.retrieval.deploy import vet_config
     from rlar.retrieval.validate import validate_checkpoint
-    from rlar.testing.hub.catalogue_heldout import build_heldout_models
+    from rlar.standins.hub.catalogue_heldout import build_heldout_models
 
     safety = build_heldout_models(tmp_path / "models").safety
     config = json.loads((safety / "config.json").read_text())

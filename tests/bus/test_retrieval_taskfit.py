@@ -27,8 +27,8 @@ from rlar.retrieval.taskfit import (
     request_languages,
     task_fit_filters,
 )
-from rlar.testing.hub.mirror import MirrorModel, MirrorSite, files_of_dir
-from rlar.testing.hub.models import build_demo_models
+from rlar.standins.hub.mirror import MirrorModel, MirrorSite, files_of_dir
+from rlar.standins.hub.models import build_demo_models
 
 MATCHER = EmbeddingMatcher()
 

@@ -41,8 +41,8 @@ from rlar.agent.base import AnthropicAgentConfig, OfflineAgentConfig
 from rlar.agent.offline import OfflineAgent
 from rlar.registry import ToolRegistry
 from rlar.routing import Decision
+from rlar.standins.anthropic_server import MessagesServer
 from rlar.synthesis.compose import SynthesisTask, compose
-from rlar.testing.anthropic_server import MessagesServer
 from rlar.tools.synthesized import synthesized_spec
 from tests.support.env import REPO, actor_env
 from tests.support.reward_tools import running

@@ -3,7 +3,7 @@
 A verifier is registered only when every clause of the instruction is checked and it agrees with probes that
 do not come from its own reading (a second reading, a model's probes, the user's labelled examples); refused
 tasks go to a declared judge or abstain, and the report and ``rlar train`` say which clauses nobody read. The
-language-model path is tested against the local Messages API server (``rlar.testing.anthropic_server``),
+language-model path is tested against the local Messages API server (``rlar.standins.anthropic_server``),
 which stands in for the paid API only.
 """
 
@@ -22,6 +22,7 @@ from rlar.agent.offline import OfflineAgent
 from rlar.app.runconfig import ConfigProblems, load_run_config, validate_run_config
 from rlar.constraints.checks import holds
 from rlar.sandbox_client import local_runner
+from rlar.standins.anthropic_server import MessagesServer
 from rlar.synthesis.compose import SynthesisTask
 from rlar.synthesis.loop import synthesize
 from rlar.synthesis.report import outcome_row, summarize, to_markdown, unvouched, where_to
@@ -29,7 +30,6 @@ from rlar.synthesis.second_route import second_reading
 from rlar.synthesis.shapes import build_shaped
 from rlar.synthesis.shapes_violations import shaped_violations
 from rlar.tasks.reading import read_instruction
-from rlar.testing.anthropic_server import MessagesServer
 
 needs_bwrap = pytest.mark.skipif(not os.access("/usr/bin/bwrap", os.X_OK), reason="bubblewrap not installed")
 

@@ -365,7 +365,7 @@ async def test_a_models_misreading_is_caught_by_the_probes_it_wrote_for_the_task
     verifier it then writes with the classic misreading fails on them, and the retry (told why) passes."""
     from rlar.agent.anthropic_agent import AnthropicAgent
     from rlar.agent.base import AnthropicAgentConfig
-    from rlar.testing.anthropic_server import MessagesServer
+    from rlar.standins.anthropic_server import MessagesServer
 
     monkeypatch.setenv("RLAR_TEST_KEY", "sk-test")
     seen: list[str] = []

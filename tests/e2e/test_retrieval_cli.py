@@ -14,7 +14,7 @@ import pytest
 from bus.client import Bus
 from rlar.registry import ToolRegistry
 from rlar.retrieval.records import load_record
-from rlar.testing.hub.models import build_demo_models
+from rlar.standins.hub.models import build_demo_models
 from tests.support.env import REPO, actor_env, needs_chromium
 from tests.support.retrieval import trained_demo_cache
 

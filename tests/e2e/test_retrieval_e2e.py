@@ -21,9 +21,9 @@ from bus.config import NatsConfig
 from bus.messages import Event, RewardGroup, ScoreGroup, ScoreItem, ToolRegistered, ToolRequest
 from rlar.registry import ToolRegistry
 from rlar.retrieval.config import BrowserConfig, RetrievalConfig, SearchConfig
+from rlar.standins.hub.catalogue import LEADERBOARD_NAME
+from rlar.standins.hub.mirror import MirrorSite
 from rlar.tasks import builtin_task
-from rlar.testing.hub.catalogue import LEADERBOARD_NAME
-from rlar.testing.hub.mirror import MirrorSite
 from tests.support.env import needs_chromium
 from tests.support.reward_tools import running
 from tests.support.servers import TEST_TOPOLOGY

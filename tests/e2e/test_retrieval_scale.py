@@ -18,9 +18,9 @@ import pytest
 from bus import subjects
 from bus.client import Bus
 from bus.messages import Heartbeat, ToolRequest
+from rlar.standins.hub.catalogue import LEADERBOARD_NAME
+from rlar.standins.hub.mirror import MirrorSite
 from rlar.tasks import builtin_task
-from rlar.testing.hub.catalogue import LEADERBOARD_NAME
-from rlar.testing.hub.mirror import MirrorSite
 from tests.support.env import REPO, actor_env, needs_chromium
 from tests.support.servers import TEST_TOPOLOGY
 

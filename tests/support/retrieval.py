@@ -25,7 +25,7 @@ def trained_demo_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo checkpoints with the reward model trained (``steps=300``; 15-50 s on a busy core), built by
     the first test (or docs command: ``rlar retrieve --mirror`` builds them in ``<cache>/mirror-models``) that
     asks, in the session cache; the others wait on the builder's lock, then reuse them."""
-    from rlar.testing.hub.models import build_demo_models
+    from rlar.standins.hub.models import build_demo_models
 
     cache = session_cache(tmp_path_factory) / "mirror-models"
     build_demo_models(cache, steps=DEMO_STEPS)

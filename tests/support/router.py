@@ -16,7 +16,7 @@ from bus.config import NatsConfig
 from bus.messages import Prompt
 from rlar.agent.anthropic_agent import AnthropicAgent
 from rlar.agent.base import AnthropicAgentConfig
-from rlar.testing.anthropic_server import MessagesServer
+from rlar.standins.anthropic_server import MessagesServer
 from tests.support.servers import TEST_TOPOLOGY
 
 

@@ -15,8 +15,8 @@ from bus.config import NatsConfig
 from bus.messages import RewardGroup, ScoreGroup, ScoreItem, ToolRef
 from rlar.app.benchmarks.reward import collect_rewards
 from rlar.registry import ToolRegistry
+from rlar.standins.anthropic_server import MessagesServer
 from rlar.tasks import TaskRecord
-from rlar.testing.anthropic_server import MessagesServer
 from rlar.tools import builtin_specs
 from rlar.tools.combine import combine
 from tests.support.reward_tools import running

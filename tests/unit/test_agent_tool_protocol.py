@@ -12,7 +12,7 @@ from rlar.agent import AnthropicAgentConfig, OpenAIAgentConfig, make_agent
 from rlar.agent.json_tools import ToolProtocolAgent, json_request, read_tool_input, validate_input
 from rlar.agent.openai_agent import chat_completions_url, to_chat_messages
 from rlar.routing import CHOOSE_TOOL, RoutingQuery, parse_route, routing_request
-from rlar.testing.anthropic_server import MessagesServer
+from rlar.standins.anthropic_server import MessagesServer
 from rlar.tools import builtin_specs
 
 QUERY = RoutingQuery(task="arith", query="12+7=", reference="19", answer_format="number")

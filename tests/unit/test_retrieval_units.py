@@ -28,8 +28,8 @@ from rlar.retrieval.ranking import (
 )
 from rlar.retrieval.records import Candidate, RetrievalRecord
 from rlar.retrieval.report import render
+from rlar.standins.hub.mirror import markdown_to_html, safetensors_parameters
 from rlar.tasks.base import Rng
-from rlar.testing.hub.mirror import markdown_to_html, safetensors_parameters
 
 
 def _req(**kw) -> RetrievalRequest:

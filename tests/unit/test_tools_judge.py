@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from rlar.testing.anthropic_server import MessagesServer
+from rlar.standins.anthropic_server import MessagesServer
 from rlar.tools import ToolExecutor, ToolInput, builtin_specs, make_tool
 from rlar.tools.base import ToolSpec
 from rlar.tools.judge import parse_judge_score, retry_after_seconds

@@ -7,7 +7,7 @@
    ``exact_match`` requests end to end — publish ``ScoreGroup`` (one response each) → executor →
    ``RewardGroup`` published and received — with distinct responses so nothing comes from the cache.
 3. I/O-bound scaling: an LLM-judge tool pointed at a local Messages-API endpoint with a fixed latency
-   (``rlar.testing.anthropic_server``), served by 1, 2, 4 and 8 reward-worker *processes*
+   (``rlar.standins.anthropic_server``), served by 1, 2, 4 and 8 reward-worker *processes*
    (``python -m actors reward-judge``), each with ``judge_concurrency`` calls in flight. Workers are warmed
    up (every one has served a request) before the timed batch. Reported: rewards/s per worker count and the
    ratio to linear scaling, ``rate(n) / (n * rate(1))`` (target >= 0.8).
@@ -52,7 +52,7 @@ from bus.topology import ensure_topology
 from rlar.registry import ToolRegistry
 from rlar.sandbox import SandboxConfig, check_sandbox
 from rlar.sandbox_client import sandbox_run
-from rlar.testing.anthropic_server import MessagesServer
+from rlar.standins.anthropic_server import MessagesServer
 from rlar.tools import builtin_specs
 
 log = logging.getLogger("rlar.bench.reward")

@@ -28,7 +28,7 @@ from typing import Any
 
 from rlar.resources import cache_dir
 
-# rlar.config, rlar.retrieval, rlar.tasks, rlar.testing, bus.client, bus.config, bus.embedded, bus.topology
+# rlar.config, rlar.retrieval, rlar.tasks, rlar.standins, bus.client, bus.config, bus.embedded, bus.topology
 # and rlar.registry are imported where used: a command's implementation loads when the command runs, so rlar
 # --help stays instant.
 
@@ -51,7 +51,7 @@ def cmd_retrieve(a: argparse.Namespace) -> int:
     if a.mirror and a.hub:
         raise ConfigError("--mirror serves its own hub; drop --hub")
     if a.mirror and not a.task and not a.examples:
-        from rlar.testing.hub.catalogue import DEMO_TASK
+        from rlar.standins.hub.catalogue import DEMO_TASK
 
         a.task = DEMO_TASK
         print(
@@ -103,7 +103,7 @@ def cmd_retrieve(a: argparse.Namespace) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     with contextlib.ExitStack() as stack:
         if a.mirror:
-            from rlar.testing.hub.catalogue import LEADERBOARD_NAME, demo_site
+            from rlar.standins.hub.catalogue import LEADERBOARD_NAME, demo_site
 
             cache = Path(a.mirror_cache) if a.mirror_cache else cache_dir() / "mirror-models"
             print(f"building/reusing the demo mirror's models under {cache} …", flush=True)
@@ -173,11 +173,11 @@ def cmd_bench_retrieval(a: argparse.Namespace) -> int:
     cache = Path(a.mirror_cache) if a.mirror_cache else cache_dir() / "mirror-models"
     with contextlib.ExitStack() as stack:
         if a.catalogue == "heldout":
-            from rlar.testing.hub.catalogue_heldout import heldout_site
+            from rlar.standins.hub.catalogue_heldout import heldout_site
 
             site = stack.enter_context(heldout_site(cache / "heldout"))
         else:
-            from rlar.testing.hub.catalogue import demo_site
+            from rlar.standins.hub.catalogue import demo_site
 
             site = stack.enter_context(demo_site(cache / "demo", steps=0, hang_s=30.0))
         results = asyncio.run(bench.run_cases(cases, site.url, run_dir, overrides))
@@ -203,7 +203,7 @@ def register(sub: Any, bench: Any) -> None:
         "--catalogue",
         choices=["heldout", "demo"],
         default="heldout",
-        help="the site served: heldout (rlar.testing.hub.catalogue_heldout) or demo",
+        help="the site served: heldout (rlar.standins.hub.catalogue_heldout) or demo",
     )
     b.add_argument("--data", help="requests JSONL (default for heldout: data/retrieval/heldout.jsonl)")
     b.add_argument("--only", action="append", help="run only this request id (repeatable)")

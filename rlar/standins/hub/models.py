@@ -2,7 +2,7 @@
 
 :func:`build_demo_models` builds them: a reward model trained briefly (:func:`train_pairwise`) to prefer
 good English→German translations (it passes validation), random ones (they fail it), a 3-label classifier
-(not a scalar head) and a pickle-only repo (refused). :mod:`rlar.testing.hub.catalogue` lists them on
+(not a scalar head) and a pickle-only repo (refused). :mod:`rlar.standins.hub.catalogue` lists them on
 the demo site.
 """
 

@@ -1,7 +1,7 @@
 """The mirror's repositories: what a model is made of (:class:`MirrorModel`) and what the hub derives from it —
 siblings with git blob ids and LFS pointers, parameter counts from safetensors headers, the repo's sha, tags,
-card data and listing items. Used by :mod:`rlar.testing.hub.mirror` (API and files) and
-:mod:`rlar.testing.hub.pages` (HTML)."""
+card data and listing items. Used by :mod:`rlar.standins.hub.mirror` (API and files) and
+:mod:`rlar.standins.hub.pages` (HTML)."""
 
 from __future__ import annotations
 

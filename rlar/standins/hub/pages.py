@@ -1,7 +1,7 @@
 """The mirror's HTML pages, in the shapes of the real hub's (/work/shared/HUB.md): the search page with its
 ``ModelList`` data-props and result cards, a model page (``ModelHeader``, ``ModelSafetensorsParams``, chips,
 card, sidebar), the files page and a leaderboard; the ``missing_fields`` and ``dom_only`` behaviours of
-:mod:`rlar.testing.hub.mirror` are rendered here."""
+:mod:`rlar.standins.hub.mirror` are rendered here."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from rlar.testing.hub.repos import Repo, card_data, list_item, tags
+from rlar.standins.hub.repos import Repo, card_data, list_item, tags
 
 PAGE_SIZE = 30
 

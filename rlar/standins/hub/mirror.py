@@ -32,9 +32,9 @@ the real size of each weight file), ``no_head`` (HEAD answers 405) and ``branch_
 ``weights_unavailable`` (the pages, the API and HEAD describe the weight files as usual, but a GET of one
 answers 503 from the CDN: a download that fails).
 
-The demo site's catalogue and leaderboard are in :mod:`rlar.testing.hub.catalogue`, the checkpoints it
-serves in :mod:`rlar.testing.hub.models`; repositories (siblings, hashes, parameter counts) in
-:mod:`rlar.testing.hub.repos`, the HTML pages in :mod:`rlar.testing.hub.pages`. Only ever bind to loopback.
+The demo site's catalogue and leaderboard are in :mod:`rlar.standins.hub.catalogue`, the checkpoints it
+serves in :mod:`rlar.standins.hub.models`; repositories (siblings, hashes, parameter counts) in
+:mod:`rlar.standins.hub.repos`, the HTML pages in :mod:`rlar.standins.hub.pages`. Only ever bind to loopback.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
-from rlar.testing.hub.pages import (
+from rlar.standins.hub.pages import (
     PAGE_SIZE,
     html_page,
     leaderboard_page,
@@ -57,7 +57,7 @@ from rlar.testing.hub.pages import (
     search_page,
     tree_page,
 )
-from rlar.testing.hub.repos import (
+from rlar.standins.hub.repos import (
     LFS_SUFFIXES,
     QUIRKS,
     MirrorModel,
@@ -71,7 +71,7 @@ from rlar.testing.hub.repos import (
     tags,
 )
 
-log = logging.getLogger("rlar.testing.hub.mirror")
+log = logging.getLogger("rlar.standins.hub.mirror")
 
 
 class MirrorSite:

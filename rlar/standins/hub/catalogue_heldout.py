@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from rlar.testing.hub.mirror import MirrorModel, MirrorSite, files_of_dir
+from rlar.standins.hub.mirror import MirrorModel, MirrorSite, files_of_dir
 from rlar.tools.reward_model import build_tiny_reward_model
 
 # torch and transformers are imported where used: heavy and optional (rlar --help imports this module).

@@ -1,8 +1,8 @@
 """The demo site: a catalogue of reward models for an English→German translation-adequacy request, with
-every failure a retriever meets (see :mod:`rlar.testing.hub.mirror`), and a leaderboard that misleads.
+every failure a retriever meets (see :mod:`rlar.standins.hub.mirror`), and a leaderboard that misleads.
 
 :func:`demo_catalogue` and :func:`demo_leaderboard` describe the site; :func:`demo_site` builds the demo
-checkpoints (:mod:`rlar.testing.hub.models`) and serves it on loopback.
+checkpoints (:mod:`rlar.standins.hub.models`) and serves it on loopback.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from rlar.testing.hub.mirror import MirrorModel, MirrorSite, files_of_dir
-from rlar.testing.hub.models import DemoModels, build_demo_models
+from rlar.standins.hub.mirror import MirrorModel, MirrorSite, files_of_dir
+from rlar.standins.hub.models import DemoModels, build_demo_models
 
 
 def _ago(days: float) -> str:
@@ -57,7 +57,7 @@ def _shards(count: int, size: int) -> dict[str, int]:
 
 def demo_catalogue(models: DemoModels) -> list[MirrorModel]:
     """The demo site: reward models for an English→German translation-adequacy request, with every
-    failure a retriever meets (see :mod:`rlar.testing.hub.mirror`). Dates are relative to now."""
+    failure a retriever meets (see :mod:`rlar.standins.hub.mirror`). Dates are relative to now."""
     return [
         _entry(
             "mirror-lab/mt-reward-base",

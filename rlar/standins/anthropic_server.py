@@ -8,7 +8,7 @@ request takes the step ``respond(body)`` returns when ``respond`` is set, else t
 before answering — a fixed-latency judge endpoint. HTTP/1.1 keep-alive, one thread per connection.
 
 Use in-process (``with MessagesServer(delay_s=0.05) as srv: srv.url``) or as a process:
-``python -m rlar.testing.anthropic_server --port 8123 --delay 0.05 --text 'Score: 7'``.
+``python -m rlar.standins.anthropic_server --port 8123 --delay 0.05 --text 'Score: 7'``.
 """
 
 from __future__ import annotations
