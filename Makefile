@@ -21,7 +21,7 @@ export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
 .PHONY: run run-tiny test lint typecheck fmt pytest test-unit test-bus test-e2e test-real test-fast test-slow test-stress test-chaos \
-	venv system-deps clean bench
+	venv system-deps clean
 
 run: venv
 	$(VENV)/bin/rlar train --config deploy/configs/smollm2.toml
@@ -69,12 +69,12 @@ $(STAMP): pyproject.toml $(CONSTRAINTS) Makefile
 	touch $(STAMP)
 
 fmt: venv
-	$(VENV)/bin/ruff format bus actors rlar tests bench
-	$(VENV)/bin/ruff check --fix bus actors rlar tests bench
+	$(VENV)/bin/ruff format bus actors rlar tests
+	$(VENV)/bin/ruff check --fix bus actors rlar tests
 
 lint: venv
-	$(VENV)/bin/ruff format --check bus actors rlar tests bench
-	$(VENV)/bin/ruff check bus actors rlar tests bench
+	$(VENV)/bin/ruff format --check bus actors rlar tests
+	$(VENV)/bin/ruff check bus actors rlar tests
 	$(VENV)/bin/lint-imports
 
 typecheck: venv

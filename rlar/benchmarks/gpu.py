@@ -1,4 +1,5 @@
-"""The Python half of ``bench/gpu.sh``: GSM8K-format training data, the 30-step run's config, and the summary.
+"""The Python half of ``rlar bench gpu`` (``rlar/benchmarks/gpu.sh``): GSM8K-format training data, the 30-step
+run's config, and the summary.
 
 - ``python -m rlar.benchmarks.gpu data FILE [--n N]``: GSM8K-format JSONL (``question``; ``answer`` with the
   worked steps and ``#### N``), two-step arithmetic word problems a ~0.5B instruct model solves part of the

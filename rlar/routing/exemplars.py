@@ -1,7 +1,7 @@
 """The labelled exemplars the offline router matches queries against, with their embeddings.
 
 An exemplar is one record of a labelled routing set (``data/routing/labelled.jsonl``, written by
-``python -m bench.routing_set``): a query in its dataset's own shape and the built-in tools that fit it
+``python -m rlar.benchmarks.routing_set``): a query in its dataset's own shape and the built-in tools that fit it
 (``acceptable``; empty: none fits). ``group`` is the record's ``type`` (its benchmark format), else its task
 name: evaluations leave whole groups out.
 

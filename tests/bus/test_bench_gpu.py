@@ -1,5 +1,6 @@
-"""bench/gpu.sh, checked on CPU as far as it goes without a GPU: its GSM8K-format data, its run config (validated
-and its data opened as `rlar train` does), its summary's arithmetic, and its refusal without a GPU."""
+"""``rlar bench gpu`` (rlar/benchmarks/gpu.sh), checked on CPU as far as it goes without a GPU: its GSM8K-format
+data, its run config (validated and its data opened as `rlar train` does), its summary's arithmetic, and its
+refusal without a GPU."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,7 +67,7 @@ def test_the_summary_computes_tokens_per_s_mfu_and_weight_sync(tmp_path: Path) -
 @pytest.mark.skipif(
     shutil.which("nvidia-smi") is not None, reason="this machine has a GPU: the bench would run"
 )
-def test_gpu_sh_refuses_to_start_without_a_gpu(tmp_path: Path) -> None:
+def test_rlar_bench_gpu_refuses_to_start_without_a_gpu(tmp_path: Path) -> None:
     env = {
         **os.environ,
         "MODEL_DIR": str(tmp_path),
@@ -73,6 +75,11 @@ def test_gpu_sh_refuses_to_start_without_a_gpu(tmp_path: Path) -> None:
         "PY": shutil.which("python") or "python",
     }
     r = subprocess.run(
-        ["bash", str(REPO / "bench" / "gpu.sh")], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "rlar.app.cli", "bench", "gpu"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert r.returncode == 2 and "needs an NVIDIA GPU" in r.stderr

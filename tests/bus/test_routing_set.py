@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from bench.routing_set import build, render
+from rlar.benchmarks.routing_set import build, render
 from rlar.routing import RoutingQuery
 from rlar.routing.exemplars import default_path, load_labelled
 from rlar.tasks.references import is_code_tests

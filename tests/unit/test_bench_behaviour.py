@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.behaviour import differences, main, strip_timings
+from rlar.benchmarks.behaviour import differences, main, strip_timings
 
 
 def test_timings_are_dropped_at_every_depth_and_figures_kept() -> None:

@@ -15,4 +15,5 @@ MODULES: list[str] = [
     "rlar.app.commands.export",
     "rlar.app.commands.plan",
     "rlar.app.commands.models",
+    "rlar.app.commands.bench",
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from bench.routing_set.common import JUDGE, LABEL, NONE, OPEN, SPAN, Item, Task, records
+from rlar.benchmarks.routing_set.common import JUDGE, LABEL, NONE, OPEN, SPAN, Item, Task, records
 
 _HH_HELPFUL = [
     "What are some good ways to save money on groceries?",

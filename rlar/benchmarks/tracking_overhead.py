@@ -9,21 +9,22 @@ steps (``t_end`` to ``t_end``, the first ``--skip`` steps dropped: warm-up) and 
 tracking, progress bar, supervisor). Prints one line per run, then one JSON line: per arm the median step
 interval and update time over its runs, and their ratio to ``off``.
 
-    python bench/tracking_overhead.py --config deploy/configs/demo.toml --steps 30 --repeats 2
+    rlar bench tracking-overhead --config deploy/configs/demo.toml --steps 30 --repeats 2
 
 ``--hooks``: instead, the cost of the actors' Prometheus hooks (:class:`rlar.observe.prom.ActorMetrics`) on
-the per-sample message path of ``bench/bus_overhead.py`` (rollout publish, reward worker, learner acks on real
+the per-sample message path of ``rlar bench bus-overhead`` (rollout publish, reward worker, learner acks on real
 durables, one process, an embedded nats-server): the same path with the hooks off (no ``[metrics] port``,
 the default) and on (every pulled message, reward result, sample and learner step reported), alternated
 ``--repeats`` times; prints the median ms per sample of each (wall, and CPU of the bench process — where the
 hooks run; it is less disturbed by other load on the machine) and their ratio.
 
-    python bench/tracking_overhead.py --hooks --samples 4096 --repeats 5
+    rlar bench tracking-overhead --hooks --samples 4096 --repeats 5
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import statistics
 import subprocess
@@ -33,6 +34,10 @@ import time
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
+
+from bus.embedded import serve
+from rlar.benchmarks.bus_overhead import _bus_path
+from rlar.observe.prom import ActorMetrics
 
 
 def _run(config: str, steps: int, report_to: list[str], out: Path, extra: list[str]) -> dict[str, Any]:
@@ -67,13 +72,6 @@ def _run(config: str, steps: int, report_to: list[str], out: Path, extra: list[s
 
 
 def _hooks(samples: int, repeats: int) -> None:
-    import asyncio
-
-    from bus_overhead import _bus_path  # a sibling script: bench/ is on sys.path as the script's directory
-
-    from bus.embedded import serve
-    from rlar.observe.prom import ActorMetrics
-
     g, batch_prompts = 8, 8
     n_prompts = max(1, samples // g)
     per: dict[str, dict[str, list[float]]] = {"off": {"wall": [], "cpu": []}, "on": {"wall": [], "cpu": []}}
@@ -107,8 +105,10 @@ def _hooks(samples: int, repeats: int) -> None:
     )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None, prog: str | None = None) -> None:
+    ap = argparse.ArgumentParser(
+        prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--config", default="deploy/configs/demo.toml")
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--repeats", type=int, default=2)
@@ -121,7 +121,7 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], help="more config overrides for every run")
     ap.add_argument("--hooks", action="store_true", help="measure the actors' Prometheus hooks instead")
     ap.add_argument("--samples", type=int, default=4096, help="--hooks: samples per run")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     if a.hooks:
         _hooks(a.samples, a.repeats)
         return

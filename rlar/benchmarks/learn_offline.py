@@ -14,7 +14,7 @@ Algorithm (all seeded, one torch thread):
 Tasks: ``add`` ("12+7=" → "19", operands 0-19), ``copy`` ("c:abc=" → "abc"), ``reverse``
 ("r:abc=" → "cba"), strings of 3-5 letters a-z; ``mix`` draws a task per prompt.
 
-Run: ``DS_ACCELERATOR=cpu .venv/bin/python bench/learn_offline.py --task add`` (accepts the deepspeed
+Run: ``DS_ACCELERATOR=cpu rlar bench learn-offline --task add`` (accepts the deepspeed
 launcher's ``--local_rank``; single process only).
 """
 
@@ -30,8 +30,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rlar.policy.model import build_tiny_policy
+
 if TYPE_CHECKING:
     import torch
+
+# torch, transformers and rlar.learn are imported where used: heavy and optional (the CLI starts without them).
 
 TASKS = ("add", "copy", "reverse")
 
@@ -107,8 +111,10 @@ def sample(
     return toks, lps
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--task", choices=[*TASKS, "mix"], default="add")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--prompts", type=int, default=8, help="prompts per step")
@@ -137,7 +143,6 @@ def main(argv: list[str] | None = None) -> int:
     from rlar.learn.grpo import GRPOConfig, group_advantages
     from rlar.learn.sft import greedy_answers, sft_warmup
     from rlar.learn.trainer import DeepSpeedPolicyTrainer, PolicyBatch, TrainerConfig
-    from rlar.policy.model import build_tiny_policy
 
     t_start = time.perf_counter()
     tasks = list(TASKS) if args.task == "mix" else [args.task]

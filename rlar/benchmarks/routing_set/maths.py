@@ -7,7 +7,7 @@ import random
 from fractions import Fraction
 from typing import Any
 
-from bench.routing_set.common import MATH, Item, Task, records
+from rlar.benchmarks.routing_set.common import MATH, Item, Task, records
 
 NAMES = [
     "Maria",

@@ -41,6 +41,10 @@ from bus.messages import (
     ToolRef,
 )
 from bus.topology import declare, ensure_topology
+from rlar.policy.model import build_tiny_policy
+
+# torch and rlar.learn are imported where used: heavy and optional (only the step time needs them; the CLI
+# starts without them).
 
 EXACT = ToolRef(tool="exact_match", version=1, kind=ToolKind.RULE, needs_reference=True)
 
@@ -64,7 +68,7 @@ def _group(tag: str, p: int, g: int) -> SampleGroup:
 
 async def _bus_path(url: str, n_prompts: int, g: int, batch_prompts: int, metrics: Any = None) -> float:
     """Seconds for ``n_prompts`` groups. ``metrics`` (an ``rlar.observe.prom.ActorMetrics``): also call the
-    actors' Prometheus hooks where they do (``bench/tracking_overhead.py --hooks`` compares)."""
+    actors' Prometheus hooks where they do (``rlar bench tracking-overhead --hooks`` compares)."""
     bus = await Bus.connect(NatsConfig(url=url), name="bench-bus-overhead")
     bus.observer = metrics
     await ensure_topology(bus.js, declare(topology.TopologyConfig()))
@@ -160,7 +164,6 @@ def _step_seconds(batch: int, work: Path) -> float:
     import torch
 
     from rlar.learn.trainer import DeepSpeedPolicyTrainer, PolicyBatch, TrainerConfig
-    from rlar.policy.model import build_tiny_policy
 
     torch.set_num_threads(1)
     model = build_tiny_policy(work / "policy")
@@ -181,14 +184,14 @@ def _step_seconds(batch: int, work: Path) -> float:
     return sorted(times)[1]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None, prog: str | None = None) -> None:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     ap.add_argument("--samples", type=int, default=2048)
     ap.add_argument("--group-size", type=int, default=8, help="samples per prompt group (G)")
     ap.add_argument("--batch-prompts", type=int, default=8, help="prompts the rollout publishes together")
     ap.add_argument("--batch", type=int, default=64, help="samples per learner step")
     ap.add_argument("--step-s", type=float, help="use this step time instead of measuring one")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     n_prompts = max(1, a.samples // a.group_size)
     samples = n_prompts * a.group_size
     with tempfile.TemporaryDirectory(prefix="rlar-bench-busoh-") as tmp:

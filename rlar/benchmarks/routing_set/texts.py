@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from bench.routing_set.common import JUDGE, MEANING, MT, SUMMARY, Item, Task, records
+from rlar.benchmarks.routing_set.common import JUDGE, MEANING, MT, SUMMARY, Item, Task, records
 
 _WMT = [
     (

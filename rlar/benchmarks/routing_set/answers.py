@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from bench.routing_set.common import CHOICE, LABEL, MATH, SPAN, Item, Task, records
+from rlar.benchmarks.routing_set.common import CHOICE, LABEL, MATH, SPAN, Item, Task, records
 
 LETTERS = "ABCDE"
 

@@ -5,9 +5,9 @@ For each size (MB of tensors in 4 MB pieces, like a model's layers; float32, or 
 
 - ``filesystem``, ``objstore`` and ``http``: :func:`rlar.wire.weight_sync.publish_weights` here (serialise to
   safetensors, store, announce on ``rlar.weights``) and :func:`rlar.wire.weight_sync.fetch_weights` (read, check
-  size and sha256) in a reader *process* (``bench/weight_reader.py``) that starts on the announcement, as a
-  rollout does, timed from the start of the publish until the reader has verified bytes, on an embedded
-  nats-server (``objstore`` announces before it writes, so its reader reads while the learner writes;
+  size and sha256) in a reader *process* (``python -m rlar.benchmarks.weight_reader``) that starts on the
+  announcement, as a rollout does, timed from the start of the publish until the reader has verified bytes, on
+  an embedded nats-server (``objstore`` announces before it writes, so its reader reads while the learner writes;
   ``filesystem`` announces a complete file; ``http`` announces once the learner's weight server holds the
   version — a :class:`~rlar.policy.httpweights.WeightServer` in this process, as in the learner — and the
   reader pulls it over a TCP connection);
@@ -19,7 +19,7 @@ Loading into an engine is not included (~10 ms for the tiny demo policy; a model
 MB/s = the bytes moved (the blob, or the tensors on the wire) / that time. Prints one JSON line per case, then
 one JSON line with all of them (last). The 1.2 GB case needs ~6 GB of free memory.
 
-    python bench/weight_sync.py --sizes 12,120,1200
+    rlar bench weight-sync --sizes 12,120,1200
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ from bus.topology import TopologyConfig, declare, ensure_topology
 from rlar.policy.broadcast import BroadcastConfig, WeightSender
 from rlar.policy.httpweights import HttpWeightsConfig, WeightServer
 from rlar.wire.weight_sync import publish_weights
+
+# torch is imported where used: heavy and optional (the CLI starts without it).
 
 ROUTES = ("filesystem", "objstore", "broadcast", "http")
 
@@ -133,7 +135,7 @@ async def _run(
     server = WeightServer(HttpWeightsConfig()) if "http" in routes else None
     if set(routes) - {"broadcast"}:
         reader = subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name("weight_reader.py")), "--url", url],
+            [sys.executable, "-m", "rlar.benchmarks.weight_reader", "--url", url],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -184,8 +186,8 @@ async def _run(
     return rows
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None, prog: str | None = None) -> None:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="12,120,1200", help="MB per version, comma-separated")
     ap.add_argument(
         "--routes", default=",".join(ROUTES), help=f"comma-separated subset of {','.join(ROUTES)}"
@@ -193,7 +195,7 @@ def main() -> None:
     ap.add_argument(
         "--dtype", default="fp32", choices=["fp32", "bf16"], help="tensor dtype (bf16: a bf16 model)"
     )
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     import torch
 
     torch.set_num_threads(1)

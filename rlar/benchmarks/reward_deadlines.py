@@ -47,12 +47,12 @@ async def measure(samples: int, deadline_s: float, concurrency: int) -> dict[str
     }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None, prog: str | None = None) -> None:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     ap.add_argument("--samples", type=int, default=8)
     ap.add_argument("--deadline", type=float, default=2.0, help="per-sample deadline (s)")
     ap.add_argument("--concurrency", type=int, nargs="+", default=[8, 4, 1])
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     rows = [asyncio.run(measure(a.samples, a.deadline, c)) for c in a.concurrency]
     for r in rows:
         print(

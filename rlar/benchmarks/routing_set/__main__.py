@@ -1,4 +1,4 @@
-"""``python -m bench.routing_set [PATH]``: write the routing labelled set (default data/routing/labelled.jsonl)."""
+"""``python -m rlar.benchmarks.routing_set [PATH]``: write the routing labelled set (default data/routing/labelled.jsonl)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from bench.routing_set import OUT, build, render
+from rlar.benchmarks.routing_set import OUT, build, render
 
 rows = build()
 out = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT

@@ -12,12 +12,12 @@ import json
 from rlar.app.benchmarks.reward import run
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None, prog: str | None = None) -> None:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--latency", type=float, default=0.05, help="judge endpoint latency (s)")
     ap.add_argument("--concurrency", type=int, default=2, help="judge calls in flight per worker")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     doc = asyncio.run(run(quick=a.quick, judge_latency_s=a.latency, judge_concurrency=a.concurrency))
     for workers, rate in doc["judge_rewards_per_s"].items():
         print(

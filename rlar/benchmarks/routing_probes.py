@@ -1,6 +1,6 @@
 """Hack probes on a labelled routing file: which tools they refuse, the right ones and the wrong ones.
 
-    .venv/bin/python -m bench.routing_probes --data data/routing/labelled.jsonl [--json] [--limit N]
+    rlar bench routing-probes --data data/routing/labelled.jsonl [--json] [--limit N]
 
 Records (``{type, query, reference, metadata, acceptable: [tools]}``, the routing sets' format) are grouped by
 signature as the router groups them; each group's first records (``probes.references``) get the probes of
@@ -93,8 +93,8 @@ async def run(path: Path, limit: int | None = None) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     ap.add_argument(
         "--data",
         type=Path,

@@ -1,8 +1,8 @@
-"""A rollout's side of ``bench/weight_sync.py``, in its own process: hear each weights announcement on the
+"""A rollout's side of ``rlar bench weight-sync``, in its own process: hear each weights announcement on the
 bus (but a broadcast's), fetch and verify that version (:func:`rlar.wire.weight_sync.fetch_weights`),
 print one JSON line.
 
-    python bench/weight_reader.py --url nats://127.0.0.1:4222
+    python -m rlar.benchmarks.weight_reader --url nats://127.0.0.1:4222
 
 Prints ``{"ready": true}`` once subscribed, then per version ``{"version", "bytes", "sha256", "heard",
 "at"}`` (``heard``/``at``: wall-clock times of the announcement's arrival and of the verified bytes), or
@@ -57,10 +57,10 @@ async def _run(url: str) -> None:
     await asyncio.Event().wait()
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None, prog: str | None = None) -> None:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     ap.add_argument("--url", required=True, help="the nats-server to read from")
-    asyncio.run(_run(ap.parse_args().url))
+    asyncio.run(_run(ap.parse_args(argv).url))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Every held-out figure of the reward-reading code in one JSON, at any commit, and the difference between two.
 
-    .venv/bin/python -m bench.behaviour [--repo PATH] [--only math,answers,routing,synthesis,sandbox] --out F.json
-    .venv/bin/python -m bench.behaviour --compare BEFORE.json AFTER.json
+    rlar bench behaviour [--repo PATH] [--only math,answers,routing,synthesis,sandbox] --out F.json
+    rlar bench behaviour --compare BEFORE.json AFTER.json
 
 A refactor that claims "behaviour unchanged" runs this at the commit before it and at the commit after it (a
 ``git worktree`` of the old commit as ``--repo``) and compares. Each set runs through the CLI of the checkout
@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SETS = ("math", "answers", "routing", "synthesis", "sandbox")
 _TIMING = re.compile(r"(_s|_ms|seconds|wall|latency|elapsed|per_s|_per_sec|started|finished_at)$", re.I)
 _PASSED = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)")
@@ -137,8 +137,8 @@ def differences(a: Any, b: Any, path: str = "") -> list[str]:
     return []
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     ap.add_argument("--repo", type=Path, default=REPO, help="the checkout measured (default: this one)")
     ap.add_argument("--only", default=",".join(SETS), help=f"comma-separated, of {', '.join(SETS)}")
     ap.add_argument("--out", type=Path, help="write the figures here (JSON)")

@@ -7,7 +7,7 @@ import json
 import random
 from typing import Any
 
-from bench.routing_set.common import CODE, Item, Task, records
+from rlar.benchmarks.routing_set.common import CODE, Item, Task, records
 
 # (entry point, signature + docstring, check body lines)
 _HUMANEVAL = [

@@ -3,13 +3,13 @@
 # data with a ~0.5B-parameter model from a local directory; prints learner tokens/s, an MFU estimate and the
 # weight-sync time (rlar/benchmarks/gpu.py), the merged JSON document last.
 #
-#   MODEL_DIR=/models/Qwen2.5-0.5B-Instruct bench/gpu.sh        # needs an NVIDIA GPU and the vllm wheel
+#   MODEL_DIR=/models/Qwen2.5-0.5B-Instruct rlar bench gpu      # needs an NVIDIA GPU and the vllm wheel
 #
 # Budget: pipeline ≤ 300 s + training ≤ 240 s (+ start-up) — under 8 minutes on one GPU (with two, TRL's
 # AsyncGRPOTrainer runs too: give it PIPELINE_TIMEOUT_S=900; PIPELINE_BASELINE=none leaves it out). Results also go to
 # $OUT (default: runs/gpu-bench-<timestamp>). Nothing is downloaded: MODEL_DIR must be a local HF checkpoint.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the repository root
 PY=${PY:-.venv/bin/python}
 MODEL_DIR=${MODEL_DIR:?set MODEL_DIR to a local ~0.5B Hugging Face checkpoint directory}
 OUT=${OUT:-runs/gpu-bench-$(date +%Y%m%d-%H%M%S)}

@@ -1,4 +1,4 @@
-"""Writes data/routing/heldout_unseen.jsonl (`python -m bench.routing_set.heldout`): 24 task formats the labelled
+"""Writes data/routing/heldout_unseen.jsonl (`python -m rlar.benchmarks.routing_set.heldout`): 24 task formats the labelled
 set does not have, references as the source datasets ship them. Written before the router was changed for
 issue 24 and never tuned on; none of these formats may be added to the labelled set."""
 
@@ -495,6 +495,6 @@ add(
     [(f"{p}\nOptions: {o}", a, EM, {"options": o, "category": "gain"}) for p, o, a in MQ],
 )
 open(
-    Path(__file__).resolve().parents[2] / "data" / "routing" / "heldout_unseen.jsonl", "w", encoding="utf-8"
+    Path(__file__).resolve().parents[3] / "data" / "routing" / "heldout_unseen.jsonl", "w", encoding="utf-8"
 ).write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 print(len(rows), len(collections.Counter(r["type"] for r in rows)))

@@ -1,7 +1,7 @@
 """The routing labelled set (``data/routing/labelled.jsonl``): queries in public benchmarks' own shapes,
 each labelled with the built-in reward tools that fit it.
 
-Run ``python -m bench.routing_set`` from the repository root to rewrite the file (deterministic). Every
+Run ``python -m rlar.benchmarks.routing_set`` to rewrite the file (deterministic). Every
 benchmark format is one ``type`` (the unit ``rlar bench routing`` leaves out together); its records are
 spread over a few task names and descriptions a user might write, none of which uses the tools' declared
 task-type vocabulary. The router never reads ``type``, ``id`` or ``acceptable``. Label policy: see
@@ -15,10 +15,10 @@ import random
 from pathlib import Path
 from typing import Any
 
-from bench.routing_set import answers, formats, maths, open_ended, programs, texts
+from rlar.benchmarks.routing_set import answers, formats, maths, open_ended, programs, texts
 
 GENERATORS = [*maths.ALL, *programs.ALL, *answers.ALL, *texts.ALL, *open_ended.ALL, *formats.ALL]
-OUT = Path(__file__).resolve().parents[2] / "data" / "routing" / "labelled.jsonl"
+OUT = Path(__file__).resolve().parents[3] / "data" / "routing" / "labelled.jsonl"
 
 
 def build() -> list[dict[str, Any]]:

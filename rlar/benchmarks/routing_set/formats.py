@@ -9,7 +9,7 @@ import codecs
 import random
 from typing import Any
 
-from bench.routing_set.common import CHOICE, JUDGE, LABEL, NONE, Item, Task, records
+from rlar.benchmarks.routing_set.common import CHOICE, JUDGE, LABEL, NONE, Item, Task, records
 
 SET_F1 = ["set_f1"]
 SEQUENCE = ["sequence_match"]
