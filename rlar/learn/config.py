@@ -125,7 +125,7 @@ class TrainerConfig(BaseModel):
 
     lr: float = Field(1e-4, gt=0.0)
     """AdamW peak learning rate. On the tiny demo policy after a supervised warm-up, 1e-4 learns
-    (bench/learn_offline.py); 5e-4 lost most of the warm-up's accuracy in its first steps."""
+    (rlar bench learn-offline); 5e-4 lost most of the warm-up's accuracy in its first steps."""
 
     lr_schedule: Schedule = "constant"
     """After the warm-up: "constant" keeps lr; "linear" and "cosine" decay it to min_lr_ratio · lr at

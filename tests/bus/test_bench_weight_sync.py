@@ -1,4 +1,4 @@
-"""bench/weight_sync.py end to end at two small sizes: every route moves a version from this side to a reader
+"""``rlar bench weight-sync`` end to end at two small sizes: every route moves a version from this side to a reader
 process, and each case reports what it timed (the reader verified the announced bytes; broadcast: the
 receiver got every buffer)."""
 
@@ -15,7 +15,10 @@ def test_every_route_delivers_a_version_and_reports_its_speed() -> None:
     proc = subprocess.run(
         [
             sys.executable,
-            "bench/weight_sync.py",
+            "-m",
+            "rlar.app.cli",
+            "bench",
+            "weight-sync",
             "--sizes",
             "1,2",
             "--routes",

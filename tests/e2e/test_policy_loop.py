@@ -2,7 +2,7 @@
 
 These are bounded end-to-end runs (marked slow): they check the mechanics — overlap of generation and
 learning, the staleness bound, checkpoint/resume, redelivery after a crash — not that reward rises
-(that is a benchmark: bench/learning.py).
+(that is a benchmark: rlar bench learn-offline).
 """
 
 from __future__ import annotations

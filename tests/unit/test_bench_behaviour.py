@@ -1,4 +1,5 @@
-"""bench/behaviour.py: the figures a refactor must leave unchanged, without their timings, and their difference."""
+"""rlar bench behaviour (rlar/benchmarks/behaviour.py): the figures a refactor must leave unchanged, without their
+timings, and their difference."""
 
 from __future__ import annotations
 

@@ -61,8 +61,8 @@ Learning: every way reports its mean reward per step (``reward_by_step``) and ``
 over the last quarter of its steps — so the ways are compared after the same number of samples, not only in
 speed.
 
-Not covered: vLLM on GPU (``--engine vllm --device cuda``, see bench/gpu.sh), several rollout or learner
-replicas (weight-route speed alone: bench/weight_sync.py).
+Not covered: vLLM on GPU (``--engine vllm --device cuda``, see rlar bench gpu), several rollout or learner
+replicas (weight-route speed alone: rlar bench weight-sync).
 """
 
 from __future__ import annotations

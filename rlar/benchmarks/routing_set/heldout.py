@@ -5,8 +5,9 @@ issue 24 and never tuned on; none of these formats may be added to the labelled 
 import collections
 import json
 from pathlib import Path
+from typing import Any
 
-rows = []
+rows: list[dict[str, Any]] = []
 
 
 def add(type_, source, task, items, desc=""):
