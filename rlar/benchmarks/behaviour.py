@@ -35,7 +35,12 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 SETS = ("math", "answers", "routing", "synthesis", "sandbox")
-_TIMING = re.compile(r"(_s|_ms|seconds|wall|latency|elapsed|per_s|_per_sec|started|finished_at)$", re.I)
+_TIMING = re.compile(
+    r"(_s|_ms|seconds|wall|latency|elapsed|per_s|_per_sec|started|finished_at)$|_s_|^time_|^wall|^latency",
+    re.I,
+)
+# a duration inside a message ("p95 0.05 ms", "took 1.2 s")
+_DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s)\b")
 _PASSED = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)")
 
 
@@ -45,6 +50,8 @@ def strip_timings(value: Any) -> Any:
         return {k: strip_timings(v) for k, v in value.items() if not _TIMING.search(str(k))}
     if isinstance(value, list):
         return [strip_timings(v) for v in value]
+    if isinstance(value, str):
+        return _DURATION.sub("<duration>", value)
     return value
 
 
@@ -123,7 +130,12 @@ RUNNERS = {
 
 
 def differences(a: Any, b: Any, path: str = "") -> list[str]:
-    """The paths where ``a`` and ``b`` differ, each with both values (shortened)."""
+    """The paths where ``a`` and ``b`` differ, each with both values (shortened); lists of one length are
+    compared item by item."""
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [
+            d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in differences(x, y, f"{path}[{i}]")
+        ]
     if isinstance(a, dict) and isinstance(b, dict):
         out = []
         for k in sorted(set(a) | set(b), key=str):
@@ -145,7 +157,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     ap.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"), help="compare two outputs")
     args = ap.parse_args(argv)
     if args.compare:
-        before, after = (json.loads(p.read_text()) for p in args.compare)
+        before, after = (strip_timings(json.loads(p.read_text())) for p in args.compare)
         diffs = differences(before.get("sets", {}), after.get("sets", {}))
         for line in diffs:
             print(line)
