@@ -49,6 +49,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import random
 import subprocess
 import sys
 import time
@@ -383,6 +384,83 @@ def compare_modes(rows: list[dict[str, Any]], against: str) -> dict[str, dict[st
     }
 
 
+def sample_verdicts(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """``{metric: {sample id: 0 or 1}}`` from a run's ``eval/ablation.json`` (every sample with its verdicts):
+    ``<task>/<true metric>`` (the sample passed) and ``<task>/hack@<tool>`` (the tool scored it at least
+    ``high`` and it failed), the per-sample terms of the run's eval means. Samples of one prompt get ids
+    ``<id>#<k>``."""
+    high = float(doc.get("high", 0.5))
+    out: dict[str, dict[str, float]] = {}
+    for task, samples in (doc.get("samples") or {}).items():
+        names = [m for m in (doc.get("metrics") or {}).get(task, {}) if "/" not in m and m != "avg_len"]
+        if len(names) != 1:
+            continue  # no single true metric to pair on
+        seen: dict[str, int] = {}
+        for s in samples:
+            k = seen[s["id"]] = seen.get(s["id"], -1) + 1
+            sid = f"{s['id']}#{k}"
+            out.setdefault(f"{task}/{names[0]}", {})[sid] = float(bool(s["passed"]))
+            for tool, score in (s.get("scores") or {}).items():
+                hack = score is not None and score >= high and not s["passed"]
+                out.setdefault(f"{task}/hack@{tool}", {})[sid] = float(hack)
+    return out
+
+
+def paired_by_prompt(
+    base: dict[tuple[int, str], float], new: dict[tuple[int, str], float], samples: int = 2000, seed: int = 0
+) -> dict[str, Any] | None:
+    """``mean(new) - mean(base)`` over the (seed, sample) pairs both hold, with a 95% bootstrap interval that
+    resamples prompts (a prompt's pairs of every seed kept together): how far the difference could move with
+    other prompts of the same tasks. The spread between training runs is not in it (that is the interval over
+    seeds). None with fewer than two prompts."""
+    keys = sorted(set(base) & set(new))
+    by_prompt: dict[str, list[float]] = {}
+    for seed_, sid in keys:
+        by_prompt.setdefault(sid.split("#", 1)[0], []).append(new[(seed_, sid)] - base[(seed_, sid)])
+    if len(by_prompt) < 2:
+        return None
+    groups = list(by_prompt.values())
+    total = sum(sum(g) for g in groups) / len(keys)
+    rng = random.Random(seed)
+    means = []
+    for _ in range(samples):
+        pick = [groups[rng.randrange(len(groups))] for _ in groups]
+        means.append(sum(sum(g) for g in pick) / sum(len(g) for g in pick))
+    means.sort()
+    lo, hi = means[int(0.025 * samples)], means[min(samples - 1, int(0.975 * samples))]
+    return {
+        "diff": round(total, 4),
+        "lo": round(lo, 4),
+        "hi": round(hi, 4),
+        "beyond_noise": lo > 0 or hi < 0,
+        "pairs": len(keys),
+        "prompts": len(groups),
+    }
+
+
+def compare_by_prompt(
+    root: Path, rows: list[dict[str, Any]], against: str
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{mode: {metric: paired_by_prompt(against, mode)}}`` from the runs' sample verdicts, pooled over seeds."""
+    verdicts: dict[str, dict[str, dict[tuple[int, str], float]]] = {}
+    for r in rows:
+        path = root / Path(r["run_dir"]).name / "eval" / "ablation.json"
+        if not path.exists():
+            continue
+        for metric, by_sample in sample_verdicts(json.loads(path.read_text())).items():
+            into = verdicts.setdefault(r["mode"], {}).setdefault(metric, {})
+            into.update({(int(r["seed"]), sid): v for sid, v in by_sample.items()})
+    base = verdicts.get(against, {})
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for mode, metrics in verdicts.items():
+        if mode == against:
+            continue
+        for metric, values in sorted(metrics.items()):
+            if metric in base and (diff := paired_by_prompt(base[metric], values)) is not None:
+                out.setdefault(mode, {})[metric] = diff
+    return out
+
+
 def _eval_row(doc: dict[str, Any]) -> dict[str, float]:
     """An ablation eval document's metrics as the row's flat ``task/metric`` values: the true metric of every
     task, their mean (``all/true``) and each static tool's hack rate (``task/hack@tool``) and share scored high
@@ -605,6 +683,7 @@ def _write_comparison(
     summary_by_mode = summarize_runs(rows)
     against = "agentic" if "agentic" in modes else modes[0]
     diffs = compare_modes(rows, against)
+    by_prompt = compare_by_prompt(root, rows, against)
     table = _table(rows, summary_by_mode)
     budget = budget_note(rows, max_steps, max_minutes)
     (root / "comparison.json").write_text(
@@ -615,6 +694,7 @@ def _write_comparison(
                 "budget": budget,
                 "against": against,
                 "differences": diffs,
+                "differences_by_prompt": by_prompt,
                 "hack_tools": hack_tools,
             },
             indent=2,
@@ -625,7 +705,8 @@ def _write_comparison(
     (root / "comparison.md").write_text(
         f"Reward-mode ablation of `{config}`: seeds {seeds}, ≤{max_steps} steps and ≤{max_minutes} min per run; "
         f"eval `{eval_suite or '-'}` (limit {eval_limit}); cells: mean [95% interval] over seeds.\n\n"
-        f"{budget['note']}\n\n{table}\n\n{_diff_table(diffs, against)}\n"
+        f"{budget['note']}\n\n{table}\n\n{_diff_table(diffs, against)}\n\n"
+        f"{_diff_table(by_prompt, against, by_prompt=True)}\n"
     )
     _plot(summary_by_mode, curves, root / "comparison.png")
 
@@ -637,21 +718,28 @@ def _write_comparison(
         "table": table,
         "budget": budget,
         "differences": diffs,
+        "differences_by_prompt": by_prompt,
         "files": [
             str(root / n) for n in ("comparison.json", "comparison.md", "comparison.png", "report.html")
         ],
     }
 
 
-def _diff_table(diffs: dict[str, dict[str, dict[str, Any]]], against: str) -> str:
-    """Each mode minus ``against`` per metric: difference [95% Welch interval], ``*`` when beyond noise."""
+def _diff_table(diffs: dict[str, dict[str, dict[str, Any]]], against: str, *, by_prompt: bool = False) -> str:
+    """Each mode minus ``against`` per metric: difference [95% interval], ``*`` when beyond noise — over seeds
+    (Welch), or ``by_prompt`` (the samples paired by seed and prompt, prompts resampled)."""
     if not diffs:
         return ""
     modes = list(diffs)
     metrics = _metric_order({m for per in diffs.values() for m in per})
+    how = (
+        "paired by seed and prompt, 95% bootstrap over prompts — the prompts' noise, not the training runs' "
+        "spread, which the table above holds"
+        if by_prompt
+        else "95% Welch interval over seeds"
+    )
     lines = [
-        f"Difference from `{against}` (mode − {against}; 95% Welch interval; * = the interval excludes 0, "
-        "beyond noise):",
+        f"Difference from `{against}` (mode − {against}; {how}; * = the interval excludes 0, beyond noise):",
         "",
         "| metric | " + " | ".join(modes) + " |",
         "|---|" + "---|" * len(modes),
