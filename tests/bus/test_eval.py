@@ -359,7 +359,8 @@ def test_rlar_eval_tasks_reads_the_runs_own_config_and_errors_are_one_line(
         "--out",
         str(tmp_path),
     ]
-    assert main(args) == 0 and "capitalize on run0@init" in capsys.readouterr().out
+    # the label is the run directory's name (tmp_path_factory numbers it: run0, run1, ... per worker)
+    assert main(args) == 0 and f"capitalize on {run_dir.name}@init" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------------------------------------------------
