@@ -80,45 +80,35 @@ def test_lint_imports_keeps_the_tree_and_breaks_on_an_upward_import(tmp_path: Pa
         shutil.copytree(REPO / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__", "static"))
     shutil.copy(REPO / "pyproject.toml", tmp_path)
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "HOME": str(tmp_path)}
+
+    def lint_with(module: str, imports: str) -> subprocess.CompletedProcess[str]:
+        """lint-imports on the copy with ``module`` (a path under it) importing ``imports``, then without it."""
+        path = tmp_path / module
+        path.write_text(f"import {imports}\n")
+        try:
+            return subprocess.run(
+                [lint, "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+            )
+        finally:
+            path.unlink()
+
     ok = subprocess.run(
         [lint, "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
     )
     assert ok.returncode == 0, ok.stdout + ok.stderr
     # The library importing an actor is an upward import: the contract must break, naming it.
-    (tmp_path / "rlar" / "tools" / "upward.py").write_text("import actors.feeder\n")
-    bad = subprocess.run(
-        [lint, "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert bad.returncode != 0
-    assert "rlar.tools.upward -> actors.feeder" in bad.stdout
+    bad = lint_with("rlar/tools/upward.py", "actors.feeder")
+    assert bad.returncode != 0 and "rlar.tools.upward -> actors.feeder" in bad.stdout
     # The constraint model importing the library above it (the reader) is an upward import too.
-    (tmp_path / "rlar" / "tools" / "upward.py").unlink()
-    (tmp_path / "rlar" / "constraints" / "upward.py").write_text("import rlar.tasks.reading\n")
-    model = subprocess.run(
-        [lint, "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert model.returncode != 0
-    assert "rlar.constraints.upward -> rlar.tasks.reading" in model.stdout
+    model = lint_with("rlar/constraints/upward.py", "rlar.tasks.reading")
+    assert model.returncode != 0 and "rlar.constraints.upward -> rlar.tasks.reading" in model.stdout
     # The GRPO maths importing the bus directly breaks the second contract (their wire parts are rlar.wire).
-    (tmp_path / "rlar" / "constraints" / "upward.py").unlink()
-    (tmp_path / "rlar" / "learn" / "wired.py").write_text("import bus.client\n")
-    wired = subprocess.run(
-        [lint, "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-    )
+    wired = lint_with("rlar/learn/wired.py", "bus.client")
     assert wired.returncode != 0
     assert "rlar.learn.wired -> bus.client" in wired.stdout and "Layers: bus" in wired.stdout
     # ... and through another module: the GRPO step reading the learner's groups as the wire carries them.
-    (tmp_path / "rlar" / "learn" / "wired.py").write_text("import rlar.wire.groups\n")
-    indirect = subprocess.run(
-        [lint, "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert indirect.returncode != 0
-    assert "rlar.learn.wired -> rlar.wire.groups" in indirect.stdout
+    indirect = lint_with("rlar/learn/wired.py", "rlar.wire.groups")
+    assert indirect.returncode != 0 and "rlar.learn.wired -> rlar.wire.groups" in indirect.stdout
     # Inside the library: a tool reading a task's module is an upward import.
-    (tmp_path / "rlar" / "learn" / "wired.py").unlink()
-    (tmp_path / "rlar" / "tools" / "upward.py").write_text("import rlar.tasks.reading\n")
-    inner = subprocess.run(
-        [lint, "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert inner.returncode != 0
-    assert "rlar.tools.upward -> rlar.tasks.reading" in inner.stdout
+    inner = lint_with("rlar/tools/upward.py", "rlar.tasks.reading")
+    assert inner.returncode != 0 and "rlar.tools.upward -> rlar.tasks.reading" in inner.stdout
