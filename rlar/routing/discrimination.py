@@ -1,5 +1,5 @@
 """Discrimination probes: before a tool scores a signature, it must tell the signature's right answers from wrong
-answers of the same form (issue 39 item 4).
+answers of the same form.
 
 The hack probes (:mod:`rlar.routing.probes`) catch a tool that rewards what is no answer at all; these catch a tool
 that cannot read the answer it is given. Built per record from its reference, for answer texts only (shapes

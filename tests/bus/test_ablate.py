@@ -16,7 +16,8 @@ from bus.config import NatsConfig
 from bus.embedded import EmbeddedServer
 from bus.messages import Prompt
 from bus.topology import TopologyConfig, declare, ensure_topology
-from rlar.app.ablate import interval, mode_overrides, summarize_runs
+from rlar.app.ablate import mode_overrides
+from rlar.eval.ablation_stats import interval, summarize_runs
 from tests.support.reward_tools import running
 
 
@@ -209,7 +210,7 @@ async def test_format_tasks_score_every_sample_and_reference_tools_abstain() -> 
 
 
 def test_differences_say_which_are_beyond_noise() -> None:
-    from rlar.app.ablate import compare_modes, difference
+    from rlar.eval.ablation_stats import compare_modes, difference
 
     far = difference([0.8, 0.82, 0.79], [0.1, 0.12, 0.09])
     assert far["beyond_noise"] and far["lo"] > 0 and abs(far["diff"] - 0.7) < 1e-3

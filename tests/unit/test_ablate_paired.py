@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlar.app.ablate import paired_by_prompt, sample_verdicts
+from rlar.eval.ablation_stats import paired_by_prompt, sample_verdicts
 
 DOC = {
     "high": 0.5,

@@ -1,4 +1,4 @@
-"""Formats by what the reference is (issue 24): option indices and digit labels, span objects and item lists,
+"""Formats by what the reference is: option indices and digit labels, span objects and item lists,
 token tag sequences, target-only number games, puzzle grids, exact transformations (ciphers), quantities with
 units, and reference-free verse forms — each in a public dataset's own shape. None of these formats is in
 ``data/routing/heldout_unseen.jsonl`` (that file is never a source for this one)."""

@@ -1,6 +1,6 @@
 """Writes data/routing/heldout_unseen.jsonl (`python -m rlar.benchmarks.routing_set.heldout`): 24 task formats the labelled
-set does not have, references as the source datasets ship them. Written before the router was changed for
-issue 24 and never tuned on; none of these formats may be added to the labelled set."""
+set does not have, references as the source datasets ship them. Written before the router learned these
+shapes and never tuned on; none of these formats may be added to the labelled set."""
 
 import collections
 import json
