@@ -20,9 +20,15 @@ def test_a_group_made_in_process_without_a_launcher_gets_the_local_rank_deepspee
     asserts LOCAL_RANK is set (what `rlar bench pipeline --engine vllm` met in its sync way)."""
     for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
         monkeypatch.delenv(var, raising=False)
-    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    # Under xdist an earlier test in this worker (a DeepSpeed learner) may have left its one-rank group, which is
+    # the state under test too: a group exists and the environment names no launcher. Only a group made here is
+    # destroyed here.
+    made_here = not dist.is_initialized()
+    if made_here:
+        dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
     try:
         assert init_distributed("gloo") == (0, 1)
         assert os.environ["LOCAL_RANK"] == "0"
     finally:
-        dist.destroy_process_group()
+        if made_here:
+            dist.destroy_process_group()
