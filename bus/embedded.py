@@ -52,6 +52,16 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
+    """``n`` distinct TCP ports free on ``host`` now: every socket stays bound until all are chosen, so one
+    call never hands out the same port twice (n calls of :func:`free_port` can)."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(n)]
+        for s in socks:
+            s.bind((host, 0))
+        return [int(s.getsockname()[1]) for s in socks]
+
+
 def die_with_parent() -> None:
     """``preexec_fn`` for child processes: SIGTERM when this process dies; own process group."""
     with contextlib.suppress(Exception):

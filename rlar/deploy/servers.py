@@ -21,7 +21,7 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from bus.embedded import find_server_binary, free_port, stop_process
+from bus.embedded import find_server_binary, free_ports, stop_process
 from rlar.deploy import natsconf
 
 
@@ -96,10 +96,15 @@ class ServerProcess:
         return self
 
     def log_tail(self, n: int = 2000) -> str:
+        """The log's last ``n`` characters, less the server's own "Healthcheck failed" lines (one per poll of
+        :meth:`wait_healthy`; they would fill the tail and hide why)."""
         try:
-            return self.log_path.read_text(errors="replace")[-n:]
+            text = self.log_path.read_text(errors="replace")
         except OSError:
             return "(no log)"
+        return "".join(line for line in text.splitlines(keepends=True) if "Healthcheck failed" not in line)[
+            -n:
+        ]
 
     def wait_healthy(self, timeout_s: float = 30.0, *, query: str = "") -> None:
         deadline = time.monotonic() + timeout_s
@@ -132,7 +137,7 @@ def local_server(
 ) -> ServerProcess:
     """A single JetStream server on free loopback ports with the role table's accounts (literal
     ``passwords``; None: an open server), optionally TLS on client connections. Not started."""
-    port, mport = free_port(host), free_port(host)
+    port, mport = free_ports(2, host)
     workdir = Path(workdir)
     text = natsconf.single_config(
         name,
@@ -162,7 +167,8 @@ def local_cluster(
     """``size`` clustered JetStream nodes on free loopback ports (not started). Each node's ``url`` is the
     whole cluster's URL list, its ``leaf_url`` (when ``leaf_port``) its leaf-node listener."""
     workdir = Path(workdir)
-    ports = [(free_port(host), free_port(host), free_port(host), free_port(host)) for _ in range(size)]
+    flat = free_ports(4 * size, host)
+    ports = [(flat[4 * i], flat[4 * i + 1], flat[4 * i + 2], flat[4 * i + 3]) for i in range(size)]
     routes = [f"nats-route://{host}:{p[1]}" for p in ports]
     url = ",".join(f"{'tls' if tls else 'nats'}://{host}:{p[0]}" for p in ports)
     auth = natsconf.accounts_block(passwords) if passwords is not None else None
@@ -192,8 +198,25 @@ def local_cluster(
 
 def start_all(nodes: Sequence[ServerProcess], timeout_s: float = 60.0) -> None:
     """Start every node, then wait until each is healthy (a cluster elects its JetStream meta leader only
-    once a quorum is up, so nodes are started before any is waited on)."""
+    once a quorum is up, so nodes are started before any is waited on). A node that exits fails the wait at
+    once, whichever node was being waited on; a timeout names every node with its answer and log."""
     for n in nodes:
         n.start(wait=False)
-    for n in nodes:
-        n.wait_healthy(timeout_s)
+    deadline = time.monotonic() + timeout_s
+    waiting = list(nodes)
+    answers: dict[str, tuple[int, str]] = {}
+    while waiting and time.monotonic() < deadline:
+        for n in nodes:
+            if n.proc is not None and n.proc.poll() is not None:
+                raise ServerStartError(f"{n.name} exited with {n.proc.returncode}:\n{n.log_tail()}")
+        for n in list(waiting):
+            answers[n.name] = health(n.monitor_url)
+            if answers[n.name][0] == 200:
+                waiting.remove(n)
+        if waiting:
+            time.sleep(0.1)
+    if waiting:
+        report = "\n".join(f"--- {n.name} {answers.get(n.name)}:\n{n.log_tail()}" for n in nodes)
+        raise ServerStartError(
+            f"{', '.join(n.name for n in waiting)} not healthy after {timeout_s}s:\n{report}"
+        )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -19,12 +20,12 @@ import pytest
 from bus import subjects
 from bus.client import Bus, BusUnreachable
 from bus.config import NatsConfig, TLSConfig
-from bus.embedded import free_port
+from bus.embedded import free_port, free_ports
 from bus.messages import RewardGroup, ScoreGroup, ScoreItem, ToolKind, ToolRef
 from bus.topology import SCORE, TopologyConfig, declare, ensure_topology, reward_consumer
 from rlar.deploy import natsconf
 from rlar.deploy.auth import ROLES
-from rlar.deploy.servers import ServerProcess, local_cluster, local_server, start_all
+from rlar.deploy.servers import ServerProcess, ServerStartError, local_cluster, local_server, start_all
 from tests.support.env import REPO, actor_env
 
 PW = {r: f"pw-{r}" for r in [*ROLES, "sys", "leaf"]}
@@ -296,5 +297,27 @@ async def test_leaf_site_worker_uses_the_hub_jetstream_within_its_role(tmp_path:
             await hub.close()
     finally:
         leaf.stop()
+        for n in nodes:
+            n.stop()
+
+
+def test_free_ports_are_distinct_and_bindable() -> None:
+    ports = free_ports(64)
+    assert len(set(ports)) == 64
+    for p in ports[:4]:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", p))
+
+
+def test_start_all_fails_at_once_when_a_node_it_is_not_waiting_on_exits(tmp_path: Path) -> None:
+    """With n2 and n3 unable to start, n1 never elects a meta leader; the wait names n2's exit instead of
+    waiting out its timeout on n1 and reporting n1's health-check answer."""
+    nodes = local_cluster(tmp_path, passwords=PW)
+    for n in nodes[1:]:
+        n.config_text = "this is { not a config"
+    try:
+        with pytest.raises(ServerStartError, match=r"^n2 exited"):
+            start_all(nodes, timeout_s=60)
+    finally:
         for n in nodes:
             n.stop()
