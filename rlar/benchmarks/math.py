@@ -6,7 +6,8 @@ miss the pair tests; reported as ``by_class``). The tool is the built-in ``math_
 this process; the library alone is ``math_verify.verify(parse(reference), parse(response))`` with its default
 extraction, which is what wrapping the library directly gives. A prediction is "equivalent" when the score is 1
 (an abstain counts as "not equivalent"). Reported: accuracy of each, the pairs each gets right that the other
-misses, accuracy per source, and the ids of each side's misses.
+misses, accuracy per source, and the ids of each side's misses, false positives (a wrong answer given 1), the
+tool's right answers scored 0 and its abstains.
 
 The shipped sets: ``data/math_pairs.jsonl`` (333 pairs written from the public formats of GSM8K, MATH, AIME, SVAMP
 and multiple-choice sets; 166 of them by class: intervals and inequalities, solution sets, named components,
@@ -57,25 +58,31 @@ def library_alone(reference: str, response: str) -> bool:
     return bool(verify(parse(reference), parse(response)))
 
 
-def tool_verdicts(pairs: list[dict[str, Any]]) -> list[bool]:
-    """The built-in ``math_verify`` tool's verdicts (score 1.0) on each pair."""
+def tool_results(pairs: list[dict[str, Any]]) -> list[tuple[bool, bool]]:
+    """The built-in ``math_verify`` tool on each pair: (scored 1.0, abstained or failed)."""
 
     tool = make_tool(next(s for s in builtin_specs() if s.name == "math_verify").sealed())
 
-    async def score_all() -> list[bool]:
+    async def score_all() -> list[tuple[bool, bool]]:
         out = []
         for p in pairs:
             res = await tool.score(ToolInput(query="", response=str(p["response"]), reference=p["reference"]))
-            out.append(res.ok and res.score == 1.0)
+            out.append((res.ok and res.score == 1.0, not res.ok))
         return out
 
     return asyncio.run(score_all())
 
 
+def tool_verdicts(pairs: list[dict[str, Any]]) -> list[bool]:
+    """The built-in ``math_verify`` tool's verdicts (score 1.0) on each pair."""
+    return [equal for equal, _ in tool_results(pairs)]
+
+
 def run(path: str | Path) -> dict[str, Any]:
     pairs = load_pairs(path)
     t0 = time.perf_counter()
-    tool = tool_verdicts(pairs)
+    results = tool_results(pairs)
+    tool = [equal for equal, _ in results]
     t_tool = time.perf_counter() - t0
     t0 = time.perf_counter()
     lib = [library_alone(str(p["reference"]), str(p["response"])) for p in pairs]
@@ -108,6 +115,18 @@ def run(path: str | Path) -> dict[str, Any]:
         "library_right_tool_wrong": sum(v and not t for t, v in zip(tool_ok, lib_ok, strict=True)),
         "by_source": by_source,
         "by_class": by_class,
+        # A false positive is a wrong answer given full marks: the error a reward must never make.
+        "tool_false_positives": [p["id"] for p, t, y in zip(pairs, tool, labels, strict=True) if t and not y],
+        "library_false_positives": [
+            p["id"] for p, v, y in zip(pairs, lib, labels, strict=True) if v and not y
+        ],
+        # Right answers not given 1: scored 0, or abstained (an abstain trains nothing; a 0 trains against it).
+        "tool_right_scored_0": [
+            p["id"]
+            for p, t, (_, a), y in zip(pairs, tool, results, labels, strict=True)
+            if y and not t and not a
+        ],
+        "tool_abstains": [p["id"] for p, (_, a) in zip(pairs, results, strict=True) if a],
         "tool_misses": [p["id"] for p, ok in zip(pairs, tool_ok, strict=True) if not ok],
         "library_misses": [p["id"] for p, ok in zip(pairs, lib_ok, strict=True) if not ok],
         "tool_s": round(t_tool, 3),
