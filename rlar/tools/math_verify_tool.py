@@ -29,7 +29,7 @@ import threading
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from rlar.tools import math_answer, math_forms, math_notations
+from rlar.tools import math_answer, math_forms, math_notations, structured
 from rlar.tools.answer_chars import read_chars, unknown_chars
 from rlar.tools.answer_text import chosen_letters, lettered_options, statements
 from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
@@ -236,6 +236,9 @@ class MathVerifyTool(RewardTool):
             if chosen is None and options:
                 chosen = self._chosen_option(answer, options)
             return chosen == letter, f"chose {chosen}" if chosen else "no choice letter in the answer"
+        decided = _quantities(gold, answer)
+        if decided is not None:
+            return decided
         decided = self._notations(gold, answer.text, answer.hedged)
         if decided is not None:
             return decided
@@ -343,6 +346,44 @@ class MathVerifyTool(RewardTool):
         if unreadable == len(refs):
             return ToolResult.abstain("reference not parseable as math", reference=str(refs)[:200])
         return self.ok(0.0, reason[:300], extracted=answer.text[:200])
+
+
+_DIMENSIONLESS = (0, 0, 0, 0, 0, 0)
+
+
+def _unit_text(text: str) -> str:
+    """LaTeX units as words: ``36 \\text{ cm}^2`` -> ``36 cm^2``, ``2000\\,\\mathrm{m}`` -> ``2000 m``."""
+    s = re.sub(r"\\(?:text|mathrm|mbox|textrm|operatorname)\s*\{([^{}]*)\}", r" \1", text)
+    s = re.sub(r"(?<!\\)\\[,;:! ]|\$", " ", s)
+    s = re.sub(r"\^\{([^{}]*)\}", r"^\1", s)
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def _quantities(gold: str, answer: math_answer.FinalAnswer) -> tuple[bool, str] | None:
+    """A reference that is one quantity with a physical unit (``150 \\text{ cm}``, ``2.25 hours``) against an
+    answer that states one with a unit: compared in SI units ("1.5 m" equals it; "36 mm^2" is not "36 cm^2"; "2 h
+    30 min" is 150 minutes). None — the number is read below, with its own rounding rules — when either has no
+    unit, or both are written in the same unit."""
+    gold_q = structured.compound_quantities(_unit_text(gold))
+    if len(gold_q) != 1 or gold_q[0][1] == _DIMENSIONLESS:
+        return None
+    said = [q for q in structured.compound_quantities(_unit_text(answer.text)) if q[1] != _DIMENSIONLESS]
+    if not said:
+        return None
+    g_value, g_dim, g_unit = gold_q[0]
+    if answer.hedged:
+        return False, f"hedged: {answer.hedged}"
+    # A speed stated after the distance asked for ("180 km at 180 km/hr") does not replace it.
+    of_dim = [q for q in said if q[1] == g_dim]
+    if not of_dim:
+        return False, f"{said[-1][2]} is not a unit of what {g_unit} measures"
+    if len({round(q[0], 12) for q in of_dim}) > 1:
+        return False, f"{len(of_dim)} different values of what {g_unit} measures in the answer"
+    a_value, _, a_unit = of_dim[-1]
+    if a_unit.split() == g_unit.split():
+        return None
+    same = math.isclose(a_value, g_value, rel_tol=1e-9)
+    return same, f"{'equal' if same else 'not equal'} as quantities: {a_unit} against {g_unit}"
 
 
 def _plain(text: str) -> str:

@@ -328,6 +328,8 @@ def quantities(text: str) -> list[tuple[float, _D, str]]:
             continue
         # Drop trailing words that are not units ("4.0 cm long", "15 m/s to the east").
         words = unit_text.split()
+        # "in" after a unit is the preposition ("90 minutes in total"), not an inch multiplying it.
+        words = next((words[:i] for i, w in enumerate(words) if i and w.lower() == "in"), words)
         unit = None
         while words and unit is None:
             unit = _unit(" ".join(words))
@@ -342,6 +344,35 @@ def quantities(text: str) -> list[tuple[float, _D, str]]:
             value *= 10 ** int(exp.replace("−", "-"))
         found.append((value * unit[0], unit[1], " ".join(words)))
     return found
+
+
+_COMPOUND_JOIN = re.compile(r"\s*(?:,|and|,\s*and)?\s*", re.IGNORECASE)
+
+
+def compound_quantities(text: str) -> list[tuple[float, _D, str]]:
+    """:func:`quantities`, with a quantity written in several units of one dimension, largest first and joined only
+    by spaces, commas or "and" ("2 h 30 min", "1 hour and 30 minutes", "5 ft 3 in"), read as their sum."""
+    spans = []
+    readable, pos = _readable(text), 0
+    while m := _QUANTITY.search(readable, pos):
+        pos = m.end(1) if m.end(1) > pos else pos + 1
+        found = quantities(m.group(0))
+        if found and m.group(4):
+            spans.append((m.start(), m.start(4) + len(m.group(4).split()[0]), found[0]))
+    if len(spans) < 2:
+        return quantities(text)
+    merged: list[tuple[float, _D, str]] = []
+    prev_end, prev_factor = -1, 0.0
+    for start, end, (value, dim, unit) in spans:
+        factor = (_unit(unit) or (0.0, dim))[0]
+        joined = prev_end >= 0 and _COMPOUND_JOIN.fullmatch(readable[prev_end:start]) is not None
+        if merged and joined and merged[-1][1] == dim and 0 < factor < prev_factor and value >= 0:
+            last = merged[-1]
+            merged[-1] = (last[0] + value, dim, f"{last[2]} {unit}")
+        else:
+            merged.append((value, dim, unit))
+        prev_end, prev_factor = end, factor
+    return merged
 
 
 def parse_quantity(text: str, last: bool = True) -> tuple[float, _D, str] | None:

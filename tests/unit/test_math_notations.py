@@ -225,3 +225,37 @@ def test_read_chars_names_what_it_does_not_read_and_keeps_it_in_place() -> None:
     assert unknown_chars(text) == ["U+1F642 SLIGHTLY SMILING FACE", "U+2460 CIRCLED DIGIT ONE"]
     assert unknown_chars(read_chars("½ · π ≤ ∞ °")) == []
     assert read_chars("x² – 3", latex=False) == "x² - 3", "text checkers keep the symbols as written"
+
+
+QUANTITIES = [
+    # A reference with a physical unit against an answer with one: compared in SI units, never read past.
+    ("36 \\text{ cm}^2", "So the area is $\\boxed{36\\ \\mathrm{mm}^2}$.", 0.0),  # the digits, another unit
+    ("36 \\text{ cm}^2", "So the area is 36 cm².", 1.0),
+    ("36 \\text{ cm}^2", "The area is 3600 mm^2.", 1.0),
+    ("150 \\text{ cm}", "The board is 1.5 m long.", 1.0),
+    ("150 \\text{ cm}", "The board is 1.5 cm long.", 0.0),
+    ("150 \\text{ cm}", "The board is 150 g.", 0.0),  # another dimension
+    ("2 \\text{ km}", "The path is 2000 meters long, i.e. $2000\\,\\text{m}$.", 1.0),
+    (
+        "2.25 \\text{ hours}",
+        "It takes 2 hours 15 minutes to fill the pool.",
+        1.0,
+    ),  # one quantity in two units
+    ("2.25 \\text{ hours}", "It takes 2 hours 25 minutes to fill the pool.", 0.0),
+    ("150 \\text{ minutes}", "The whole trip takes 2 h 30 min.", 1.0),
+    (
+        "180 km",
+        "60 km/hr * 3 hours = 180 km. The train travels 180 km at 180 km/hr.",
+        1.0,
+    ),  # a speed after it
+    ("20 \\text{ m}", "It is between 10 m and 20 m.", 0.0),  # two values of what the reference measures
+    ("150 \\text{ cm}", "150", 1.0),  # a bare number: read as the number, as before
+]
+
+
+@pytest.mark.parametrize(("reference", "response", "expected"), QUANTITIES)
+async def test_a_reference_with_a_unit_is_compared_as_a_quantity(
+    math_tool: RewardTool, reference: str, response: str, expected: float
+) -> None:
+    status, got, reason = await score(math_tool, reference, response)
+    assert (status, got) == ("ok", expected), reason

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from rlar.tools.base import ToolInput, builtin_specs, make_tool
-from rlar.tools.structured import parse_quantity
+from rlar.tools.structured import compound_quantities, parse_quantity, quantities
 
 SPECS = {s.name: s for s in builtin_specs()}
 CONLL = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]
@@ -85,3 +85,14 @@ def test_quantity_match_converts_units_and_refuses_other_dimensions_or_none(
 def test_quantity_match_abstains_on_a_reference_without_a_unit() -> None:
     assert score("quantity_match", "12 m", "twelve") is None
     assert parse_quantity("15 m/s to the east") is not None and parse_quantity("no numbers here") is None
+
+
+def test_in_after_a_unit_is_the_preposition_and_compound_quantities_add_up() -> None:
+    assert [(round(v, 6), u) for v, _, u in quantities("which is 90 minutes in total")] == [
+        (5400.0, "minutes")
+    ]
+    assert [round(v, 4) for v, _, _ in compound_quantities("5 ft 3 in tall")] == [1.6002]
+    assert [v for v, _, _ in compound_quantities("1 hour and 30 minutes")] == [5400.0]
+    # Not a compound: the same unit twice, or a smaller unit first.
+    assert [v for v, _, _ in compound_quantities("between 10 m and 20 m")] == [10.0, 20.0]
+    assert [v for v, _, _ in compound_quantities("30 min 2 h")] == [1800.0, 7200.0]
