@@ -93,6 +93,8 @@ _SYMBOLS = {
     "∅": "\\emptyset ",
     "∠": "\\angle ",
     "→": "\\to ",
+    "⇒": "\\implies ",
+    "⟹": "\\implies ",
     "⟨": "\\langle ",
     "⟩": "\\rangle ",
     "〈": "\\langle ",

@@ -58,6 +58,27 @@ _WORD_RUN = re.compile(r"\b(?:(?:" + _WORD_ALTERNATIVES + r")(?:[\s-]+(?:and[\s-
 # "negative 3", "minus 3" as a sign; "10 minus 3" is a subtraction, not a sign.
 _SIGN_WORD = re.compile(r"(?<![\d)]\s)(?<![\d)])\b(?:negative|minus)\s+(?=\.?\d)", re.IGNORECASE)
 _DIGIT_SCALE = re.compile(r"\b(\d+(?:\.\d+)?)\s+(thousand|million|billion)\b", re.IGNORECASE)
+# "3.5k steps", "$2.5M", "$4bn", "$1.2B": a scale letter attached to the number (a capital K or a bare B is left
+# alone: 300K is a temperature, 2B a pencil).
+_SUFFIX_SCALE = re.compile(r"(?<=[$€£¥])(\d+(?:\.\d+)?)(k|M|bn|B)\b|(?<![\w.$€£¥])(\d+(?:\.\d+)?)(k|M|bn)\b")
+_SUFFIXES = {"k": 1000, "M": 10**6, "bn": 10**9, "B": 10**9}
+# A precision stated beside the answer is not a second value: "(rounded to 2 d.p.)", "to one decimal place",
+# "to the nearest hundredth", "correct to 3 significant figures".
+_PRECISION = re.compile(
+    r"[ \t]*,?[ \t]*\(?\s*(?:(?:rounded|correct|accurate|approximately|approximated|given|exact)\s+)?to\s+(?:"
+    r"the\s+nearest\s+(?:whole\s+number|integer|tenth|hundredth|thousandth|ten|hundred|thousand|cent|dollar"
+    r"|percent|degree|unit)s?"
+    r"|(?:\d+|one|two|three|four|five|six)\s*(?:d\.\s?p\.?|dp\b|decimal\s+(?:places?|digits?)|s\.\s?f\.?|sf\b"
+    r"|significant\s+(?:figures?|digits?)|sig\.?\s*figs?)"
+    r")\s*\)?",
+    re.IGNORECASE,
+)
+# A check of the answer after it ("Check: 3(4) - 2 = 10 ✓", "Verification: ..."): its numbers are not the answer.
+_CHECK = re.compile(
+    r"(?:^|\n|(?<=[.!?])[ \t]+)[ \t]*(?:\*\*)?(?:sanity\s+check|double[- ]check|check(?:ing)?|verification|verify"
+    r"|verifying)(?:\*\*)?\s*(?::|—|–|-\s)",
+    re.IGNORECASE,
+)
 
 _NUM = (
     r"-?\d+\s*\\[dt]?frac\{\d+\}\{\d+\}"  # mixed number, MATH style
@@ -88,7 +109,7 @@ _MARKERS = re.compile(
     re.IGNORECASE,
 )
 _HEDGE = re.compile(
-    r"\b(?:or|to|and/or)\s+(?:maybe\s+|perhaps\s+|possibly\s+)?(?=[-\d(\\$A-Ea-e])|\beither\b|\bbetween\b",
+    r"(?<!\\)\b(?:or|to|and/or)\s+(?:maybe\s+|perhaps\s+|possibly\s+)?(?=[-\d(\\$A-Ea-e])|\beither\b|\bbetween\b",
     re.IGNORECASE,
 )
 
@@ -138,7 +159,28 @@ def _clean(text: str) -> str:
     text = re.sub(r"</?(?:b|i|em|strong|u|mark|code|span)\s*>", "", text, flags=re.IGNORECASE)
     text = re.sub(r"\\(?:textbf|mathbf|boldsymbol|bm|textit|emph|underline)\s*\{([^{}]*)\}", r"\1", text)
     text = text.replace("**", "").replace("__", "").replace("`", "")
+    # Sizing commands are layout: "\\left( -4 \\right)" is (-4).
+    text = re.sub(
+        r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![A-Za-z])\s*", "", text
+    )
+    text = _PRECISION.sub(" ", text)
+    # "x^2 = 4 ⇒ x = 2": what an implication arrow leads to is the conclusion.
+    text = re.sub(r"\\(?:implies|Rightarrow|Longrightarrow)(?![A-Za-z])", " so ", text)
+    # Ordinal suffixes: "the $12^{\\text{th}}$ row" is row 12.
+    text = re.sub(r"(?<=\d)\s*\^\s*\{\s*(?:\\text(?:rm)?\s*\{\s*)?(?:st|nd|rd|th)\s*\}?\s*\}", "", text)
     return re.sub(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])", r"\1", text)  # *emphasis*
+
+
+def _before_check(text: str) -> str:
+    """``text`` up to a check of its answer that follows it ("So x = 4. Check: 3(4) - 2 = 10 ✓"), when the part
+    before states a value and the check states no answer of its own; else ``text``."""
+    for m in reversed(list(_CHECK.finditer(text))):
+        before, after = text[: m.start()], text[m.start() :]
+        if _MARKERS.search(after) or _boxed_spans(after):
+            return text
+        if _NUMBER.search(before):
+            return before.rstrip()
+    return text
 
 
 def _sentence_end(text: str, start: int) -> int:
@@ -148,7 +190,7 @@ def _sentence_end(text: str, start: int) -> int:
 
 def final_answer(response: str) -> FinalAnswer | None:
     """The final answer of a response (see the module docstring), or None when it states none."""
-    text = _clean(response).strip()
+    text = _before_check(_clean(response).strip())
     if not text:
         return None
     found: list[tuple[int, int, str, bool]] = []  # (position, end, span, boxed)
@@ -205,9 +247,22 @@ def _hedge_between_boxes(text: str, found: list[tuple[int, int, str, bool]]) -> 
     return ""
 
 
+# A conditional aside that gives another value: "the 4th term (if you count from 0 it would be index 3)".
+_CONDITIONAL_ASIDE = re.compile(
+    r"\(([^()]*\b(?:if|would|otherwise|alternatively|or)\b[^()]*)\)", re.IGNORECASE
+)
+
+
 def _hedge_in(span: str) -> str:
     """Why ``span`` offers more than one value ("" when it does not)."""
     words = _numbers_from_words(span)
+    for m in _CONDITIONAL_ASIDE.finditer(words):
+        inside = {v for v in _values_in(m.group(1)) if not isinstance(v, str)}
+        outside = {
+            v for v in _values_in(words[: m.start()] + " " + words[m.end() :]) if not isinstance(v, str)
+        }
+        if inside and outside and inside - outside:
+            return f"a conditional aside gives another value: ({m.group(1).strip()[:60]})"
     for m in _HEDGE.finditer(words):
         before, after = words[: m.start()], words[m.end() :]
         if m.group(0).lower().startswith("to") and re.search(r"\bfrom\s+\S+\s*$", before, re.IGNORECASE):
@@ -245,11 +300,20 @@ def _is_spam(text: str) -> bool:
     return bool(re.fullmatch(r"[A-E]{3,5}", text.strip()))
 
 
+_PRONOUN_ONE = re.compile(
+    r"\b(?:the|this|that|which|each|every|no|any|some|first|last|next|other|another|same|right|wrong|correct"
+    r"|only|new|old|big|small|largest|smallest|biggest)\s+$",
+    re.IGNORECASE,
+)
+
+
 def _numbers_from_words(text: str) -> str:
     """Number words written as digits: "sixty-four" -> "64", "one hundred and five" -> "105"."""
 
     def convert(m: re.Match[str]) -> str:
         parts = [p.lower() for p in re.split(r"[\s-]+", m.group(0).strip()) if p and p.lower() != "and"]
+        if parts == ["one"] and _PRONOUN_ONE.search(m.string[: m.start()]):
+            return m.group(0)  # "the first one", "this one": a pronoun, not 1
         if not parts or all(p in _SCALES for p in parts):
             return m.group(0)
         total, current = 0, 0
@@ -266,9 +330,15 @@ def _numbers_from_words(text: str) -> str:
 
     text = _WORD_RUN.sub(convert, text)
     text = _SIGN_WORD.sub("-", text)
-    return _DIGIT_SCALE.sub(
+    text = _DIGIT_SCALE.sub(
         lambda m: str(Fraction(m.group(1)) * _SCALES[m.group(2).lower()]).split("/")[0], text
     )
+
+    def scaled(m: re.Match[str]) -> str:
+        number, suffix = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        return str(Fraction(number) * _SUFFIXES[suffix]).split("/")[0]
+
+    return _SUFFIX_SCALE.sub(scaled, text)
 
 
 def _number(token: str) -> tuple[Fraction, bool] | None:
@@ -342,7 +412,7 @@ def last_value(span: str) -> tuple[Fraction, bool] | None:
 
 _GIVEN_BEFORE = re.compile(
     r"\b(?:for|(?<!total )(?<!sum )of|in|after|from|with|by|per|each|on|at|among|over|into|than|every"
-    r"|across|within|during)\s+"
+    r"|across|within|during|above|below|under|beyond)\s+"
     r"(?:(?:the|a|an|his|her|their|its|our|my|your|all|original|first|other|remaining|those|these)\s+)*\$?\s*$",
     re.IGNORECASE,
 )
@@ -358,7 +428,7 @@ _CONCLUSION = re.compile(
     r"\b(?:so|therefore|thus|hence|in\s+total|altogether|overall|in\s+all|which\s+means|that\s+means)\b",
     re.IGNORECASE,
 )
-_RESULT = re.compile(rf"=\s*\$?\s*(?P<num>{_NUM})")
+_RESULT = re.compile(rf"=\s*\$?\s*(?:\(\s*(?P<paren>{_NUM})\s*\)(?![\d(])|(?P<num>{_NUM}))")
 
 
 def stated_value(span: str, response: str = "") -> tuple[Fraction, bool] | None:
@@ -377,7 +447,9 @@ def stated_value(span: str, response: str = "") -> tuple[Fraction, bool] | None:
     if len(candidates) <= 1:
         return candidates[0][1] if candidates else last_value(span)
     work = _numbers_from_words(_strip_latex(_clean(response)))
-    results = [v for r in _RESULT.finditer(work) if (v := _number(r.group("num"))) is not None]
+    results = [
+        v for r in _RESULT.finditer(work) if (v := _number(r.group("num") or r.group("paren"))) is not None
+    ]
     for result in reversed(results):
         chosen = [v for _, v in candidates if v[0] == result[0]]
         if chosen:

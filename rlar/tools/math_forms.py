@@ -178,7 +178,7 @@ def math_span(text: str) -> str:
 
 _LEAD_IN = re.compile(
     r"^(?:.*?\b(?:is|are|was|were|be|equals?|gives?|becomes?)\b|.*?:)\s*"
-    r"(?=[-+(\[\\{\d]|[A-Za-z](?:_\{?\w+\}?)?\s*(?:=|<|>|\\[lg]e|≤|≥))",
+    r"(?=[-+(\[\\{\d]|[A-Za-z](?:_\{?\w+\}?)?\s*(?:=|<|>|\\[lg]e|≤|≥)|[A-Za-z]\s*\^)",
     re.IGNORECASE,
 )
 _CONNECTIVE = re.compile(r"(?<!\{)\s+\b(and|or)\b\s+(?!\})", re.IGNORECASE)

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 from rlar.tools import math_answer, math_forms, math_notations, structured
 from rlar.tools.answer_chars import read_chars, unknown_chars
-from rlar.tools.answer_text import chosen_letters, lettered_options, statements
+from rlar.tools.answer_text import chosen_letters, explicit_statement, lettered_options, statements
 from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
 from rlar.tools.rules import reference_strings
 
@@ -280,7 +280,12 @@ class MathVerifyTool(RewardTool):
         if not gold_parsed:  # what the library alone would do with the raw texts
             gold_parsed, answer_parsed = self._parse(raw_ref, wrap=False), self._parse(response, wrap=False)
         else:
-            answer_parsed = self._parse(answer_text, wrap=True)
+            # A sentence's mathematics ("The expansion is x^2 + 2x + 1" -> x^2 + 2x + 1), else the answer as written.
+            span = math_forms.prepare(math_forms.math_span(answer.text))
+            stated = "$" not in answer.text and span != answer_text and not math_answer.is_prose(span)
+            answer_parsed = (self._parse(span, wrap=True) if stated else []) or self._parse(
+                answer_text, wrap=True
+            )
         if not gold_parsed:
             raise ValueError("reference not parseable as math")
         if not answer_parsed:
@@ -288,11 +293,40 @@ class MathVerifyTool(RewardTool):
         same = self._verify(gold_parsed, answer_parsed)
         return same, f"{'equivalent' if same else 'not equivalent'}: {str(answer_parsed[-1])[:80]}"
 
+    def _truth_value(self, gold: bool, response: str) -> ToolResult:
+        """A reference that is a truth value (TheoremQA's ``True``/``False``, yes/no): the truth value the response
+        states — its explicit answer ("Answer: False", ``\\boxed{True}``, a bold line), else its last sentence
+        that says true, false, yes or no. Two different ones, or one under a negation ("not true"), read two ways:
+        abstain."""
+        explicit = explicit_statement(response)
+        span = explicit if explicit and _TRUTH_IN_TEXT.search(explicit) else None
+        if span is None:
+            sentences = [
+                x for x in re.split(r"(?<=[.!?])\s+|\n+", read_chars(response, latex=False)) if x.strip()
+            ]
+            span = next((x for x in reversed(sentences) if _TRUTH_IN_TEXT.search(x)), None)
+        if span is None:
+            return self.ok(0.0, "no truth value stated")
+        said = {_TRUTH_WORDS[w.lower()] for w in _TRUTH_IN_TEXT.findall(span)}
+        if len(said) > 1 or _NEGATED_TRUTH.search(span):
+            return ToolResult.abstain(f"the truth value reads two ways: {span.strip()[:120]}")
+        stated = said.pop()
+        return self.ok(
+            1.0 if stated == gold else 0.0,
+            f"states {stated}, the reference is {gold}",
+            extracted=span.strip()[:200],
+        )
+
     async def _score(self, inp: ToolInput) -> ToolResult:
         refs = reference_strings(inp.reference)
         if not refs:
             return ToolResult.abstain("no reference")
         marker = str(self.params.get("reference_marker") or "")
+        truths = {
+            _TRUTH_WORDS.get(math_answer.gold_answer(r, marker).strip().strip(".").lower()) for r in refs
+        }
+        if len(truths) == 1 and None not in truths:
+            return self._truth_value(truths.pop() is True, inp.response)
         answer = math_answer.final_answer(inp.response)
         if answer is None:
             # No number or letter stated: only a notation that needs none ("noon") can still be read.
@@ -384,6 +418,11 @@ def _quantities(gold: str, answer: math_answer.FinalAnswer) -> tuple[bool, str] 
         return None
     same = math.isclose(a_value, g_value, rel_tol=1e-9)
     return same, f"{'equal' if same else 'not equal'} as quantities: {a_unit} against {g_unit}"
+
+
+_TRUTH_WORDS = {"true": True, "false": False, "yes": True, "no": False}
+_TRUTH_IN_TEXT = re.compile(r"\b(true|false|yes|no)\b", re.IGNORECASE)
+_NEGATED_TRUTH = re.compile(r"\b(?:not|never|neither|nor)\b|n't\b", re.IGNORECASE)
 
 
 def _plain(text: str) -> str:

@@ -259,3 +259,67 @@ async def test_a_reference_with_a_unit_is_compared_as_a_quantity(
 ) -> None:
     status, got, reason = await score(math_tool, reference, response)
     assert (status, got) == ("ok", expected), reason
+
+
+ANSWERS_IN_SENTENCES = [
+    # A precision stated beside the answer is not a second value.
+    ("2.24", "So d = √5 ≈ 2.236, which is 2.24 (rounded to 2 d.p.).", 1.0),
+    ("2.24", "So d = √5 ≈ 2.236, which is 2.23 (rounded to 2 d.p.).", 0.0),
+    ("7.1", "The height is about 7.1 m to one decimal place.", 1.0),
+    ("0.67", "It comes to 0.67, correct to 2 significant figures.", 1.0),
+    # A check after the answer is not the answer; a check that states an answer of its own is read.
+    ("5", "So $y = 5$.\n\nCheck: $3(5) + 1 = 16$ ✓", 1.0),
+    ("16", "So $y = 5$.\n\nCheck: $3(5) + 1 = 16$ ✓", 0.0),
+    ("9", "So m = 8. Verification: 8 + 3 = 11, not 12. Redoing it, m = 9. Check: 9 + 3 = 12 ✓", 1.0),
+    # Scale letters on a number.
+    ("4200", "About 4.2k people came.", 1.0),
+    ("4200000", "The budget is $4.2M.", 1.0),
+    ("4200", "The budget is $4.2M.", 0.0),
+    ("300", "It is kept at 300K.", 1.0),  # a capital K is a temperature, not thousands
+    # Sizing commands, implication arrows, ordinal suffixes, a pronoun "one".
+    ("-7", "Substituting, $g(2) = \\left( -7 \\right)$.", 1.0),
+    ("-3", "Since $y < 0$: y^2 = 9 ⇒ y = -3", 1.0),
+    ("-3", "Since $y < 0$: y^2 = 9 ⇒ y = 3", 0.0),
+    ("#### 36", "6 rows × 6 seats → 36 seats", 1.0),
+    ("15", "The $15^{\\text{th}}$ term is the first one above 100.", 1.0),
+    # A conditional aside that gives another value is a hedge.
+    ("6", "It is the 7th digit (if you count from 0 it would be position 6).", 0.0),
+    ("7", "It is the 7th digit (if you count from 0 it would be position 6).", 0.0),
+    # A sentence's mathematics after its lead-in.
+    ("3\\sqrt{2}", "The side length is √18.", 1.0),
+    ("3\\sqrt{2}", "The side length is √19.", 0.0),
+    ("x^2 - 4x + 4", "The expansion is x² − 4x + 4.", 1.0),
+    ("x^2 - 4x + 4", "The expansion is x² + 4x + 4.", 0.0),
+]
+
+
+@pytest.mark.parametrize(("reference", "response", "expected"), ANSWERS_IN_SENTENCES)
+async def test_the_answer_a_sentence_states_is_read_and_what_surrounds_it_is_not(
+    math_tool: RewardTool, reference: str, response: str, expected: float
+) -> None:
+    status, got, reason = await score(math_tool, reference, response)
+    assert (status, got) == ("ok", expected), reason
+
+
+TRUTH_VALUES = [
+    (
+        "True",
+        "The function is continuous and changes sign, so such a point exists. The claim is true.",
+        "ok",
+        1.0,
+    ),
+    ("True", "Some steps hold, but in the end:\n\n**Answer: False**", "ok", 0.0),
+    ("False", "No. The series diverges.\n\nAnswer: False", "ok", 1.0),
+    ("False", "Yes, it converges.", "ok", 0.0),
+    ("True", "It is not true that the map is onto.", "abstain", None),  # a negation: reads two ways
+    ("True", "Part (a) is true and part (b) is false.", "abstain", None),
+    ("False", "The series diverges.", "ok", 0.0),  # no truth value stated
+]
+
+
+@pytest.mark.parametrize(("reference", "response", "status", "expected"), TRUTH_VALUES)
+async def test_a_truth_value_reference_is_compared_with_the_truth_value_stated(
+    math_tool: RewardTool, reference: str, response: str, status: str, expected: float | None
+) -> None:
+    got_status, got, reason = await score(math_tool, reference, response)
+    assert (got_status, got) == (status, expected), reason
