@@ -28,6 +28,13 @@ each):
   refused: unpickling dataset text can run code on this host.
 - stdin/stdout pairs: ``{"inputs": [...], "outputs": [...]}``, ``[{"input": ..., "output": ...}]`` or
   ``[[input, output], ...]``.
+- ODEX: ``{"test_start": "def check(candidate):", "test": ["    assert ...", ...], "entry_point"}``: the check
+  written as its header and its lines.
+- A test file of pytest-style ``test_*`` functions (no fixtures, no decorators) or ``unittest.TestCase`` classes
+  (BigCodeBench): one test per function or ``test*`` method, passed when it returns without raising / its unittest
+  run succeeds. Refused when it imports beyond the standard library (the jail's interpreter has no third-party
+  packages, so right programs would fail too) or patches with ``unittest.mock`` (a patch acts in the checker's
+  process, not the program's).
 - ``{"tests": <any of these>, "prompt"?}``.
 
 ``is_code_tests(reference)`` says whether a reference is one of these (for routing).
@@ -37,6 +44,7 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -50,7 +58,9 @@ ACCEPTED_SHAPES = (
     "MBPP {test_list, test_setup_code?, test_imports?}; APPS {input_output: {inputs, outputs, fn_name?}}; "
     "CodeContests {public_tests: {input, output}, private_tests?}; LiveCodeBench {public_test_cases: "
     "[{input, output, testtype}], metadata?: {func_name}}; stdin/stdout {inputs, outputs} or "
-    "[{input, output}]; {tests: <any of these>}; a CodeTests dict (with style)"
+    "[{input, output}]; ODEX {test_start, test: [lines], entry_point}; a test file of test_* functions or "
+    "unittest.TestCase classes (standard library only, no mocks or fixtures); {tests: <any of these>}; a CodeTests "
+    "dict (with style)"
 )
 
 
@@ -124,6 +134,11 @@ def _from_mapping(ref: Mapping[str, Any], prompt: str, depth: int) -> CodeTests:
             data["prompt"] = prompt
         return CodeTests.from_dict(data)
     entry = str(ref.get("entry_point") or "")
+    if isinstance(ref.get("test_start"), str) and isinstance(ref.get("test"), list | tuple):
+        # ODEX: the check's header and its assert lines apart ({"test_start": "def check(candidate):", "test": [...]}).
+        return _from_source(
+            ref["test_start"] + "".join(_text(t, "test") for t in ref["test"]) + "\n", entry, prompt
+        )
     for key in ("test", "tests"):
         if isinstance(ref.get(key), str) and ref[key].strip():
             return _from_source(ref[key], entry, prompt)
@@ -217,8 +232,64 @@ def _from_source(source: str, entry: str, prompt: str) -> CodeTests:
         return CodeTests.humaneval(source, entry, prompt=prompt)
     asserts, other = _split_source(source)
     if not asserts:
-        raise CodeTestsFormatError("test source has neither check(candidate) nor top-level asserts")
+        checks = _test_units(tree)
+        if not checks:
+            raise CodeTestsFormatError(
+                "test source has neither check(candidate), top-level asserts, test_* functions nor TestCase classes"
+            )
+        _refuse_what_the_jail_cannot_run(tree)
+        return CodeTests.asserts(checks, setup=f"{source}\n{_UNIT_IMPORTS}", prompt=prompt)
     return CodeTests.asserts(asserts, setup="\n".join(other), prompt=prompt)
+
+
+_UNIT_IMPORTS = "import io as _rlar_io\nimport unittest as _rlar_unittest"
+
+
+def _test_units(tree: ast.Module) -> list[str]:
+    """One check per test of a pytest-style or unittest test file: ``test_*`` functions without parameters or
+    decorators (pass: it returns without raising) and the ``test*`` methods of ``TestCase`` classes (pass: the
+    method's unittest run succeeds). Empty when the file has neither."""
+    checks: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+            if node.args.args or node.args.vararg or node.args.kwonlyargs or node.decorator_list:
+                raise CodeTestsFormatError(
+                    f"{node.name} takes fixtures or is decorated (pytest parametrize/fixtures are not run)"
+                )
+            checks.append(f"assert {node.name}() is None")
+        elif isinstance(node, ast.ClassDef) and any(
+            (isinstance(b, ast.Name) and b.id == "TestCase")
+            or (isinstance(b, ast.Attribute) and b.attr == "TestCase")
+            for b in node.bases
+        ):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name.startswith("test"):
+                    checks.append(
+                        "assert _rlar_unittest.TextTestRunner(stream=_rlar_io.StringIO(), verbosity=0)"
+                        f".run({node.name}({item.name!r})).wasSuccessful()"
+                    )
+    return checks
+
+
+def _refuse_what_the_jail_cannot_run(tree: ast.Module) -> None:
+    """Test files the checker cannot run faithfully raise ``CodeTestsFormatError``: imports beyond the standard
+    library (the jail's interpreter has no third-party packages: every run would fail, right programs too), and
+    ``unittest.mock`` (a patch applies in the checker's process, not in the program's)."""
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        for name in names:
+            if name.split(".")[0] not in sys.stdlib_module_names:
+                raise CodeTestsFormatError(
+                    f"the tests import {name}, which the sandbox's interpreter does not have"
+                )
+            if name == "unittest.mock" or name.startswith("unittest.mock."):
+                raise CodeTestsFormatError(
+                    "the tests patch with unittest.mock, which acts on the checker, not the program"
+                )
 
 
 def _joined(value: Any) -> str:

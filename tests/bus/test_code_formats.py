@@ -216,6 +216,40 @@ CASES: list[tuple[str, Any, str, str, str, int]] = [
         1,
     ),
     (
+        "odex_test_start_and_lines",
+        {
+            "test_start": "\nimport re\n\ndef check(candidate):",
+            "test": [
+                "\n    assert candidate('a  b') == ['a', 'b']\n",
+                "\n    assert candidate('x') == ['x']\n",
+            ],
+            "entry_point": "f_101",
+        },
+        "import re\n\ndef f_101(s):\n    return re.split(r'\\s+', s)\n",
+        "def f_101(s):\n    return s.split(' ')\n",
+        "humaneval",
+        1,
+    ),
+    (
+        "unittest_testcase_class",  # BigCodeBench: one check per test method
+        "import unittest\n\nclass TestCases(unittest.TestCase):\n    def test_a(self):\n"
+        "        self.assertEqual(task_func([3, 1, 2]), [1, 2, 3])\n    def test_b(self):\n"
+        "        self.assertEqual(task_func([]), [])\n    def helper(self):\n        pass\n",
+        "def task_func(xs):\n    return sorted(xs)\n",
+        "def task_func(xs):\n    return [0]\n",
+        "asserts",
+        2,
+    ),
+    (
+        "pytest_functions",
+        "import math\n\ndef test_root():\n    assert math.isclose(root(9), 3)\n\n"
+        "def test_zero():\n    assert root(0) == 0\n",
+        "def root(x):\n    return x ** 0.5\n",
+        "def root(x):\n    return x / 2\n",
+        "asserts",
+        2,
+    ),
+    (
         "tests_wrapper",
         {"tests": ["assert twice(2) == 4"], "prompt": 'def twice(x):\n    """Double x."""\n'},
         "def twice(x):\n    return 2 * x\n",
@@ -258,6 +292,12 @@ def test_right_programs_pass_and_wrong_ones_fail_in_every_shape():
         42,
         [],
         [{"input": "1", "output": "1", "testtype": "functional"}],  # functional without a func_name
+        # Test files the jail's interpreter cannot run faithfully: a third-party import fails right programs too,
+        # a mock patches the checker's modules, pytest fixtures and parametrize need pytest.
+        "import numpy as np\n\ndef test_a():\n    assert f() == 1\n",
+        "from unittest.mock import patch\nimport unittest\n\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+        "        self.assertEqual(f(), 1)\n",
+        "def test_a(tmp_path):\n    assert f() == 1\n",
     ],
 )
 def test_unknown_shapes_are_refused_naming_the_accepted_ones(reference):
