@@ -247,7 +247,7 @@ def _held_out_figures(
             }
             for r, c in zip(routes, conf, strict=True)
             if not r.correct
-        ][:40],
+        ],
     }
     kinds = trainer.kinds()
     kind_of = {g: k for k, gs in kinds.items() for g in gs}
@@ -325,7 +325,7 @@ def _mistakes(
         }
         for r, rec, ok in zip(routed, records, right, strict=True)
         if not ok
-    ][:40]
+    ]
 
 
 async def _unseen_figures(

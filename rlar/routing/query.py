@@ -106,6 +106,20 @@ _DIGIT_LABELS = re.compile(
     r"[^.\n]{0,40}?(?<![\w.])(\d)\s*(?:or|to|-|–|,)\s*(\d)(?![\w.])|\bscale of (\d)\b[^.\n]{0,40}\bto (\d)\b"
     r"|\b(?:answer|reply|output|say|return|write)\s+(\d)\b[^.\n]{0,60}?\b(?:else|otherwise|or)\s+(\d)\b"
 )
+# A query that maps digits to labels or options, two or more of them ("0 = a, 1 = b", "A=0 ... D=3", "ABBR=0,
+# ENTY=1", "1 if the same, 0 if different", "1 for yes, 0 for no", "(0/1)", "0 true / entailment, 1 false"): a
+# reference that is one of those digits is a label, not a value. One mapping alone ("x = 3") says nothing.
+_DIGIT_MAPPINGS = (
+    re.compile(r"(?<![\w.])(?P<d>\d)\s*[=:]\s*[A-Za-z](?![\w(])"),
+    re.compile(r"(?<![\w.])(?:[A-Z]|[A-Za-z_]{2,})\s*=\s*(?P<d>\d)(?![\w.])"),
+    re.compile(r"(?<![\w.])(?P<d>\d)\s+(?:if|for|when|means)\b"),
+    re.compile(
+        r"(?<![\w.])(?P<d>\d)\s+(?:true|false|yes|no|neither|neutral|entailment|contradiction|positive|negative"
+        r"|correct|incorrect|same|different)\b",
+        re.IGNORECASE,
+    ),
+)
+_DIGIT_CHOICE = re.compile(r"\((?P<d>[01](?:\s*/\s*\d)+)\)")
 _OPTION_META = re.compile(
     r"(?i)^(?:option\d|choice\d|sol\d|ending\d?|endings|choices|options|label_names|answer[A-E])$"
 )
@@ -203,6 +217,11 @@ def _is_index(reference: Any, text: str, metadata: Mapping[str, Any]) -> bool:
             return True
         if len(got) == 2 and min(got) <= int(digit) <= max(got):
             return True
+    mapped = {m.group("d") for pattern in _DIGIT_MAPPINGS for m in pattern.finditer(text)}
+    for m in _DIGIT_CHOICE.finditer(text):
+        mapped |= set(re.findall(r"\d", m.group("d")))
+    if len(mapped) >= 2 and digit in mapped:
+        return True
     return any(_OPTION_META.match(str(k)) for k in metadata)
 
 

@@ -79,9 +79,10 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 Embed = Callable[[list[str]], list[list[float]]]
-METHOD_VERSION = "knn-choice-v5"  # v2: relation features for answer texts only; v3: reference kinds;
+METHOD_VERSION = "knn-choice-v6"  # v2: relation features for answer texts only; v3: reference kinds;
 # v4: short answers in another language read as answer texts (QueryFeatures.answer_shape); v5: confidence from
-# a correctness model on each decision's evidence (rlar.routing.confidence)
+# a correctness model on each decision's evidence (rlar.routing.confidence); v6: a digit the query maps to a label
+# is an index (rlar.routing.query._DIGIT_MAPPINGS)
 
 
 @dataclass(slots=True)

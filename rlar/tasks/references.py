@@ -150,6 +150,9 @@ def _text_shape(text: str) -> str:
         return "choice"
     if _NUMBER.fullmatch(text):
         return "number"
+    # ASDiv writes what was counted after the number, in parentheses: "9 (apples)".
+    if (m := re.fullmatch(r"(.+?)\s*\([A-Za-z][A-Za-z' -]{0,30}\)", text)) and _NUMBER.fullmatch(m.group(1)):
+        return "number"
     if _TUPLE.fullmatch(text):  # a tuple, interval or list of solutions: (-2, 2), 3, -3, [2, \infty)
         return "math"
     if text.lower() in ("true", "false"):

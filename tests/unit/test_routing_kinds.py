@@ -24,6 +24,22 @@ def kind(query: str, reference: object, metadata: dict[str, object] | None = Non
         ("Which is right?\n1) a cat\n2) a dog\n3) a fish", "2", {}, "index"),
         ("Review: great food.\nLabel (0: negative, 1: positive):", 1, {}, "index"),
         ("Pick the better ending.", 0, {"ending0": "x", "ending1": "y"}, "index"),
+        # Digits the query maps to labels or options, two or more of them: a reference among them is a label.
+        ("Which drug? a) X b) Y c) Z. Reply with the index (0 = a, 1 = b, 2 = c).", 2, {}, "index"),
+        (
+            "Normal range? A. 1-2 B. 3-4 C. 5-6 D. 7-8 Answer with the option number (A=0 ... D=3).",
+            "3",
+            {},
+            "index",
+        ),
+        ("Same sense in both sentences? Label 1 if the same meaning, 0 if different.", 0, {}, "index"),
+        ("Does 'it' refer to the box? 1 for yes, 0 for no.", 1, {}, "index"),
+        ("Do span1 and span2 corefer? (0/1)", "1", {}, "index"),
+        ("True, False or Neither? (label ids: 0 true, 1 false, 2 neither)", 2, {}, "index"),
+        ("Question type (ABBR=0, ENTY=1, DESC=2, HUM=3):", 1, {}, "index"),
+        # One mapping, or a digit outside the mapped ones, is not a label: a value the query gives or asks for.
+        ("If x = 3, what is 2x?", 6, {}, ""),
+        ("If AB = 5 and BC = 3, what is AB + BC?", 8, {}, ""),
         ("How many legs do 3 spiders have? Options: none", "24", {}, ""),
         ("What is 7 + 5?", 12, {}, ""),
         ("Q: who wrote it?", {"spans": ["A. Author"], "types": ["span"]}, {}, "span_object"),
@@ -180,3 +196,15 @@ def test_record_rules_that_leave_a_style_or_a_stated_constraint_unread_do_not_co
     assert left and any(unread in x for x in left), left
     m = router(BANK).decide(q, SPECS)
     assert m.none_fit and m.path == "rule:uncovered_constraints", (m.tools, m.path)
+
+
+@pytest.mark.parametrize(
+    ("reference", "shape"),
+    [("9 (apples)", "number"), ("15 (red balls)", "number"), ("Paris (France)", "short_text")],
+)
+def test_a_number_with_what_it_counts_in_parentheses_is_a_number(reference: str, shape: str) -> None:
+    """ASDiv writes its answers so: "9 (apples)" is the number 9, read by math equivalence."""
+    q = RoutingQuery(
+        "t", "Seven red apples and two green apples are in the basket. How many apples?", reference
+    )
+    assert q.features().reference_shape == shape

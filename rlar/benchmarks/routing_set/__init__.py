@@ -15,9 +15,17 @@ import random
 from pathlib import Path
 from typing import Any
 
-from rlar.benchmarks.routing_set import answers, formats, maths, open_ended, programs, texts
+from rlar.benchmarks.routing_set import answers, formats, maths, measured, open_ended, programs, texts
 
-GENERATORS = [*maths.ALL, *programs.ALL, *answers.ALL, *texts.ALL, *open_ended.ALL, *formats.ALL]
+GENERATORS = [
+    *maths.ALL,
+    *programs.ALL,
+    *answers.ALL,
+    *texts.ALL,
+    *open_ended.ALL,
+    *formats.ALL,
+    *measured.ALL,
+]
 OUT = Path(__file__).resolve().parents[3] / "data" / "routing" / "labelled.jsonl"
 
 

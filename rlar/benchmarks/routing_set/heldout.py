@@ -1,6 +1,7 @@
 """Writes data/routing/heldout_unseen.jsonl (`python -m rlar.benchmarks.routing_set.heldout`): 24 task formats the labelled
 set does not have, references as the source datasets ship them. Written before the router learned these
-shapes and never tuned on; none of these formats may be added to the labelled set."""
+shapes and measured unseen (docs/benchmarks.md, "Routing, unseen formats"); since then its records are exemplars of
+the labelled set (``rlar.benchmarks.routing_set.measured``), as every measured held-out set's are."""
 
 import collections
 import json

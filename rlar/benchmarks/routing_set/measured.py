@@ -1,0 +1,41 @@
+"""Formats of held-out sets that have been measured and reported, joined to the labelled set as experience.
+
+A blind set is written by someone who read no routing code, committed, and routed once; its figures are reported
+in docs/benchmarks.md. After that its mistakes have been read and it no longer measures anything unseen, so its
+formats are worth more as exemplars: a router that has seen more public formats, written by more hands, meets a
+new one nearer to something it knows, and the correctness model fitted on formats held out from it sees more
+kinds of novelty. The blind sets still unmeasured or kept for measuring (``heldout_blind*.jsonl``) never join.
+
+The records join as written (their ``note`` dropped: a reason for a label, which the router never reads).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+ROUTING_DATA = Path(__file__).resolve().parents[3] / "data" / "routing"
+MEASURED = (
+    "heldout_unseen.jsonl",  # issue 24's unseen formats (24), measured at d35fa1a and e78a1c8
+    "heldout_short_answers.jsonl",  # short translations beside short facts (11), measured 2026-12-03
+    "heldout_short_answers2.jsonl",  # the same, second set (14)
+    "heldout_public_formats.jsonl",  # the first blind set of public formats (52), measured at 9461082 and 8851d74
+)
+
+
+def measured_sets(rng: random.Random) -> list[dict[str, Any]]:
+    """Every record of the measured held-out sets, in file order (``rng`` unused: the records are fixed)."""
+    del rng
+    rows = []
+    for name in MEASURED:
+        for line in (ROUTING_DATA / name).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                rec.pop("note", None)
+                rows.append(rec)
+    return rows
+
+
+ALL = [measured_sets]
