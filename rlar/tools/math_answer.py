@@ -171,13 +171,20 @@ def _clean(text: str) -> str:
     return re.sub(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])", r"\1", text)  # *emphasis*
 
 
+_REVISION = re.compile(
+    r"\b(?:wrong|incorrect|mistake|actually|instead|redo|redoing|should\s+be|correct(?:ed)?\s+(?:answer|value)"
+    r"|so\s+the\s+answer)\b|\\neq\b|≠",
+    re.IGNORECASE,
+)
+
+
 def _before_check(text: str) -> str:
     """``text`` up to a check of its answer that follows it ("So x = 4. Check: 3(4) - 2 = 10 ✓"), when the part
     before states a value and the check states no answer of its own; else ``text``."""
     for m in reversed(list(_CHECK.finditer(text))):
         before, after = text[: m.start()], text[m.start() :]
-        if _MARKERS.search(after) or _boxed_spans(after):
-            return text
+        if _MARKERS.search(after) or _boxed_spans(after) or _REVISION.search(after):
+            return text  # the check states or changes the answer: it is read as written
         if _NUMBER.search(before):
             return before.rstrip()
     return text

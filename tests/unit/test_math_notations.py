@@ -323,3 +323,12 @@ async def test_a_truth_value_reference_is_compared_with_the_truth_value_stated(
 ) -> None:
     got_status, got, reason = await score(math_tool, reference, response)
     assert (got_status, got) == (status, expected), reason
+
+
+@pytest.mark.parametrize(("reference", "expected"), [("5", 0.0), ("6", 1.0)])
+async def test_a_check_that_changes_the_answer_is_read_as_written(
+    math_tool: RewardTool, reference: str, expected: float
+) -> None:
+    response = "So x = 5.\n\nCheck: 2(5) + 1 = 11, not 13, so actually x = 6."
+    status, got, reason = await score(math_tool, reference, response)
+    assert (status, got) == ("ok", expected), reason
