@@ -18,7 +18,7 @@ from typing import Any
 
 ROUTING_DATA = Path(__file__).resolve().parents[3] / "data" / "routing"
 MEASURED = (
-    "heldout_unseen.jsonl",  # issue 24's unseen formats (24), measured at d35fa1a and e78a1c8
+    "heldout_unseen.jsonl",  # 24 formats the set lacked then, measured at d35fa1a and e78a1c8
     "heldout_short_answers.jsonl",  # short translations beside short facts (11), measured 2026-12-03
     "heldout_short_answers2.jsonl",  # the same, second set (14)
     "heldout_public_formats.jsonl",  # the first blind set of public formats (52), measured at 9461082 and 8851d74
