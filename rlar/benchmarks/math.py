@@ -73,11 +73,6 @@ def tool_results(pairs: list[dict[str, Any]]) -> list[tuple[bool, bool]]:
     return asyncio.run(score_all())
 
 
-def tool_verdicts(pairs: list[dict[str, Any]]) -> list[bool]:
-    """The built-in ``math_verify`` tool's verdicts (score 1.0) on each pair."""
-    return [equal for equal, _ in tool_results(pairs)]
-
-
 def run(path: str | Path) -> dict[str, Any]:
     pairs = load_pairs(path)
     t0 = time.perf_counter()

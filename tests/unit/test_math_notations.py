@@ -27,6 +27,14 @@ async def score(
     return res.status, res.score, res.reason
 
 
+async def assert_scores(
+    tool: RewardTool, reference: Any, response: str, expected: float, query: str = ""
+) -> None:
+    """The tool scores ``response`` ``expected`` (not an abstain), and says why when it does not."""
+    status, got, reason = await score(tool, reference, response, query)
+    assert (status, got) == ("ok", expected), reason
+
+
 SIGNS_AND_CHARACTERS = [
     ("-3", "The slope is −3.", 1.0),  # U+2212 minus sign
     ("3", "The slope is −3.", 0.0),
@@ -70,8 +78,7 @@ SIGNS_AND_CHARACTERS = [
 async def test_characters_beyond_ascii_are_read_for_what_they_mean(
     math_tool: RewardTool, reference: str, response: str, expected: float
 ) -> None:
-    status, got, reason = await score(math_tool, reference, response)
-    assert (status, got) == ("ok", expected), reason
+    await assert_scores(math_tool, reference, response, expected)
 
 
 MARKUP_AND_FORMS = [
@@ -96,8 +103,7 @@ MARKUP_AND_FORMS = [
 async def test_markup_is_removed_and_written_forms_of_a_number_are_evaluated(
     math_tool: RewardTool, reference: str, response: str, expected: float
 ) -> None:
-    status, got, reason = await score(math_tool, reference, response)
-    assert (status, got) == ("ok", expected), reason
+    await assert_scores(math_tool, reference, response, expected)
 
 
 NOTATIONS = [
@@ -166,8 +172,7 @@ NOTATIONS = [
 async def test_notations_the_library_does_not_read_are_compared_by_meaning(
     math_tool: RewardTool, reference: str, response: str, expected: float
 ) -> None:
-    status, got, reason = await score(math_tool, reference, response)
-    assert (status, got) == ("ok", expected), reason
+    await assert_scores(math_tool, reference, response, expected)
 
 
 ABSTAINS = [
@@ -215,8 +220,7 @@ QUERY = "What is 7 x 8?\nA) 54\nB) 56\nC) 58\nD) 64\nAnswer with the letter."
 async def test_an_option_letter_answers_for_its_value_and_a_value_for_its_letter(
     math_tool: RewardTool, reference: str, response: str, expected: float
 ) -> None:
-    status, got, reason = await score(math_tool, reference, response, QUERY)
-    assert (status, got) == ("ok", expected), reason
+    await assert_scores(math_tool, reference, response, expected, QUERY)
 
 
 def test_read_chars_names_what_it_does_not_read_and_keeps_it_in_place() -> None:
@@ -257,8 +261,7 @@ QUANTITIES = [
 async def test_a_reference_with_a_unit_is_compared_as_a_quantity(
     math_tool: RewardTool, reference: str, response: str, expected: float
 ) -> None:
-    status, got, reason = await score(math_tool, reference, response)
-    assert (status, got) == ("ok", expected), reason
+    await assert_scores(math_tool, reference, response, expected)
 
 
 ANSWERS_IN_SENTENCES = [
@@ -297,8 +300,7 @@ ANSWERS_IN_SENTENCES = [
 async def test_the_answer_a_sentence_states_is_read_and_what_surrounds_it_is_not(
     math_tool: RewardTool, reference: str, response: str, expected: float
 ) -> None:
-    status, got, reason = await score(math_tool, reference, response)
-    assert (status, got) == ("ok", expected), reason
+    await assert_scores(math_tool, reference, response, expected)
 
 
 TRUTH_VALUES = [
@@ -330,5 +332,4 @@ async def test_a_check_that_changes_the_answer_is_read_as_written(
     math_tool: RewardTool, reference: str, expected: float
 ) -> None:
     response = "So x = 5.\n\nCheck: 2(5) + 1 = 11, not 13, so actually x = 6."
-    status, got, reason = await score(math_tool, reference, response)
-    assert (status, got) == ("ok", expected), reason
+    await assert_scores(math_tool, reference, response, expected)

@@ -1,4 +1,4 @@
-"""A hub-shaped site written apart from the retriever's tuning: the held-out catalogue of issue 25.
+"""A hub-shaped site written apart from the retriever's tuning: the retriever's held-out catalogue.
 
 22 fictional repositories in the card styles the real hub shows — metadata with ``model-index`` results,
 plain prose, tables of benchmark scores, cards with no metadata at all — with licences of several kinds,
@@ -10,8 +10,8 @@ a non-commercial one, one whose weights fail to download).
 
 The requests asked of it, with the answers a right retriever picks, are in
 ``data/retrieval/heldout.jsonl``; ``rlar bench retrieval --catalogue heldout`` measures them. This file and
-that one were written before the retriever was changed for issue 25 and are not tuned on: change neither
-to make a figure move.
+that one were written before the retriever was changed for the kinds they hold, and are not tuned on: change
+neither to make a figure move.
 
 The weights served are stand-ins (tiny random checkpoints with the head shape the card describes: one
 score, two labels safe/unsafe, six toxicity labels); the sizes the pages and API state are the cards'.
