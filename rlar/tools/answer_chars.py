@@ -7,6 +7,9 @@ character it knows and names every other one, so a checker can abstain with the 
 
 ``read_chars(text)`` rewrites, in order:
 
+- HTML character references become their characters (``&minus;5`` is −5, ``&frac12;`` is ½, ``&#8722;``), which
+  are then read like the rest; a reference HTML does not define becomes U+FFFD, unknown; an ampersand that starts
+  no reference (LaTeX's alignment ``&=``) stays;
 - invisible format characters (zero-width space / joiners, word joiner, BOM, soft hyphen, left-to-right and
   right-to-left marks) are removed; they carry no meaning. Bidirectional overrides and embeddings (U+202A-U+202E,
   U+2066-U+2069) are *not*: they reorder what a reader sees, so they stay and are unknown;
@@ -25,18 +28,23 @@ character it knows and names every other one, so a checker can abstain with the 
   ``÷``, ``·``, ``⟨ ⟩``, ``≡``, ``∪``, ``∈``, Greek letters) and the degree, prime and double prime signs become
   ``^\\circ``, ``'`` and ``''``; typographic quotes, the ellipsis and bullets become ASCII.
 
-Letters of any script (and their combining marks) are text and stay as written. Everything else — emoji, other
-symbols, other numerals (circled numbers, Roman numeral characters), control characters, bidirectional overrides —
-stays in the text and is listed by ``unknown_chars``: a checker must not score an answer that holds one.
+Pictographs and dingbats that only decorate (🎯, 👉, 🍎), apart from any word or number, are read as a space;
+those that say something about the answer (a check mark or a cross, thumbs, ❓, 🤔) or are numbers (🔟, ❶) are
+not. Letters of any script (and their combining marks) are text and stay as written. Everything else — those
+emoji, other symbols, other numerals (circled numbers, Roman numeral characters), control characters,
+bidirectional overrides — stays in the text and is listed by ``unknown_chars``: a checker must not score an
+answer that holds one.
 """
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 
 __all__ = ["read_chars", "unknown_chars"]
 
+_ENTITY = re.compile(r"&(?:#\d{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u200e\u200f\u180e"), None)
 _UNICODE_SPACES = "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
 _THOUSANDS = re.compile(rf"(?<![\d.,])(\d{{1,3}})((?:[{_UNICODE_SPACES}]\d{{3}})+)(?![\d])")
@@ -94,6 +102,8 @@ _SYMBOLS = {
     "∠": "\\angle ",
     "→": "\\to ",
     "⇒": "\\implies ",
+    "∴": "\\therefore ",
+    "∵": "\\because ",
     "⟹": "\\implies ",
     "⟨": "\\langle ",
     "⟩": "\\rangle ",
@@ -146,6 +156,45 @@ _KEPT = set("¢€£¥₹₩₽$%µΩ")
 _BIDI = set(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
 
 
+# Pictographs and dingbats decorate ("🎯 The probability is 1/4", "👉 8 apples left! 🍎"): read as a space. Not
+# those that say something about the answer — a check or a cross, thumbs, a prohibition, a question or exclamation
+# mark, a thinking or shrugging face — nor those that are numbers (🔟, keycaps, dingbat digits ❶-➓): unknown.
+_EMOJI_RANGES = (
+    (0x1F300, 0x1F5FF),
+    (0x1F600, 0x1F64F),
+    (0x1F680, 0x1F6FF),
+    (0x1F900, 0x1F9FF),
+    (0x1FA70, 0x1FAFF),
+    (0x2600, 0x27BF),
+)
+_EMOJI_JOINERS = set("\ufe0f\u200d") | set(map(chr, range(0x1F3FB, 0x1F400)))
+_SAYS_SOMETHING = set("✓✔✅☑✗✘❌❎👍👎🚫⛔❓❔❕❗⁉‼🤔🤷🔟") | set(map(chr, range(0x2776, 0x2794)))
+
+
+def _decoration(ch: str) -> bool:
+    code = ord(ch)
+    return ch not in _SAYS_SOMETHING and any(lo <= code <= hi for lo, hi in _EMOJI_RANGES)
+
+
+def _decorations_as_spaces(text: str) -> str:
+    """Each run of decorating pictographs (with their variation selectors, joiners and skin tones) that stands
+    apart — no letter or digit against it — as a space; one inside or against a word or number ("4🎉2", "42🎉")
+    stays, unknown."""
+    out, i = [], 0
+    while i < len(text):
+        if not _decoration(text[i]):
+            out.append(text[i])
+            i += 1
+            continue
+        j = i
+        while j < len(text) and (_decoration(text[j]) or text[j] in _EMOJI_JOINERS):
+            j += 1
+        apart = (i == 0 or not text[i - 1].isalnum()) and (j == len(text) or not text[j].isalnum())
+        out.append(" " if apart else text[i:j])
+        i = j
+    return "".join(out)
+
+
 def _script(m: re.Match[str]) -> str:
     run = m.group(0)
     if run[0] in _SUPERSCRIPT:
@@ -166,11 +215,18 @@ def _vulgar(ch: str) -> str:
     return f"\\frac{{{p}}}{{{q}}}"
 
 
+def _entity(m: re.Match[str]) -> str:
+    """An HTML character reference as its character; one HTML does not define is U+FFFD, which no rule reads."""
+    got = html.unescape(m.group(0))
+    return "\ufffd" if got == m.group(0) else got
+
+
 def read_chars(text: str, latex: bool = True) -> str:
     """``text`` with every known character rewritten (see the module docstring); unknown ones are kept.
 
     ``latex=False`` (for checkers of text, not of mathematics) stops after the digits, spaces, dashes and
     typographic quotes: superscripts, fractions and mathematical symbols stay as written."""
+    text = _ENTITY.sub(_entity, text)
     text = text.translate(_INVISIBLE)
     chars = []
     for ch in text:
@@ -182,7 +238,7 @@ def read_chars(text: str, latex: bool = True) -> str:
         elif not ch.isascii() and unicodedata.category(ch) == "Nd":
             ch = str(unicodedata.decimal(ch))
         chars.append(ch)
-    text = "".join(chars)
+    text = _decorations_as_spaces("".join(chars))
     text = _THOUSANDS.sub(lambda m: m.group(1) + re.sub(f"[{_UNICODE_SPACES}]", "", m.group(2)), text)
     text = re.sub(f"[{_UNICODE_SPACES}]", " ", text)
     text = re.sub(f"[{_MINUS}]", "-", text)

@@ -5,9 +5,12 @@ answers that are not plain numbers or choice letters.
 
 1. The final answer. A reference: the part after GSM8K's ``####`` (or its ``\\boxed{}``), as written. A response:
    the *last* explicit answer (``\\boxed{...}``, ``#### X``, "the answer is X", "answer: X", "final answer: X",
-   "option X"); without one, the last sentence that holds a value. Markdown emphasis and ``<<calc>>`` notes are
-   dropped first. A sentence with several numbers states the one ``stated_value`` picks ("In total, he will pay
-   $48 for the 4 shirts" -> 48), not simply its last.
+   "option X"); without one, a bulleted list its last line introduces as the solutions, else the last sentence
+   that holds a value. Markdown emphasis (also around braces: ``\\mathbf{\\frac{2}{3}}``), struck-through text
+   (``~~60~~``) and ``<<calc>>`` notes are dropped first; Python's ``x**2`` is a power, a nested list a matrix, an
+   ``aligned`` chain one line, ``\\therefore`` / ∴ a "so". A sentence with several numbers states the one
+   ``stated_value`` picks ("In total, he will pay $48 for the 4 shirts" -> 48), not simply its last; the base or exponent of a power is no value of its own
+   ("8^(2/3)"), nor is a number in a bracketed remark when one stands outside it.
 2. Hedging and spam score 0: a final answer that offers two different values ("3 or 4", "either B or C",
    "40 to 50", ``\\boxed{6} or \\boxed{7}``), and a response that is only a list of numbers or letters
    ("1 2 3 4 5", "A, B, C, D"), a final answer that is a list of numbers ("The answer is 3, 4, 5, 6"), and three
@@ -37,8 +40,9 @@ from fractions import Fraction
 from typing import Any
 
 from rlar.number_words import NUMBER_WORDS
+from rlar.tools import structured
 from rlar.tools.answer_chars import read_chars
-from rlar.tools.math_forms import repeating_to_fraction
+from rlar.tools.math_forms import nested_lists_as_matrices, repeating_to_fraction
 
 __all__ = [
     "FinalAnswer",
@@ -46,6 +50,7 @@ __all__ = [
     "final_answer",
     "gold_answer",
     "is_prose",
+    "numbers_from_words",
     "scalar_value",
     "stated_value",
     "value_form",
@@ -97,7 +102,7 @@ _PERCENT = r"\s*(?:\\%|%|\s*percent\b|\s*per\s*cent\b)"
 _NUMBER = re.compile(rf"(?<![\w.])(?:{_NUM})(?:{_PERCENT})?")
 _SCALAR = re.compile(
     rf"^\s*(?P<num>(?:{_NUM}))(?P<pct>{_PERCENT})?"
-    r"(?:\s*[A-Za-z][A-Za-z .,/^23]*)?\s*[.!]?\s*$"  # trailing units or words: "540 m", "8 apples left"
+    r"(?P<rest>\s*[A-Za-z][A-Za-z .,/^23]*)?\s*[.!]?\s*$"  # trailing units or words: "540 m", "8 apples left"
 )
 _SPACE_GROUPS = re.compile(r"^\s*-?\d{1,3}(?:[ \u00a0\u2009\u202f]\d{3})+(?=\s|$)")
 _LETTER = r"[A-Ea-e]"
@@ -157,18 +162,55 @@ def _clean(text: str) -> str:
     text = re.sub(r"<sup>\s*([^<]*?)\s*</sup>", r"^{\1}", text, flags=re.IGNORECASE)
     text = re.sub(r"<sub>\s*([^<]*?)\s*</sub>", r"_{\1}", text, flags=re.IGNORECASE)
     text = re.sub(r"</?(?:b|i|em|strong|u|mark|code|span)\s*>", "", text, flags=re.IGNORECASE)
-    text = re.sub(r"\\(?:textbf|mathbf|boldsymbol|bm|textit|emph|underline)\s*\{([^{}]*)\}", r"\1", text)
+    # Struck-through text is withdrawn: "~~60~~ **64** pages".
+    text = re.sub(
+        r"~~[^~\n]*~~|<(del|s|strike)>.*?</\1>|\\(?:sout|st)\{[^{}]*\}", " ", text, flags=re.IGNORECASE
+    )
+    text = _unwrap_emphasis(text)
+    # Python's power between operands ("x**2", "(x+1)**3") before Markdown's bold ("**64**") goes.
+    text = re.sub(r"(?<=[\w)])\*\*(?=[\w(]|-\d)", "^", text)
     text = text.replace("**", "").replace("__", "").replace("`", "")
     # Sizing commands are layout: "\\left( -4 \\right)" is (-4).
     text = re.sub(
         r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![A-Za-z])\s*", "", text
     )
     text = _PRECISION.sub(" ", text)
+    text = nested_lists_as_matrices(text)
+    text = _ALIGNED.sub(_aligned_lines, text)
+    text = re.sub(r"\^\s*-\s*(\d+)", r"^{-\1}", text)  # "A^-1" is A^{-1}, as TeX reads only "A^-" unbraced
     # "x^2 = 4 ⇒ x = 2": what an implication arrow leads to is the conclusion.
-    text = re.sub(r"\\(?:implies|Rightarrow|Longrightarrow)(?![A-Za-z])", " so ", text)
+    text = re.sub(r"\\(?:implies|Rightarrow|Longrightarrow|therefore)(?![A-Za-z])", " so ", text)
+    text = re.sub(r"\\because(?![A-Za-z])", " because ", text)
     # Ordinal suffixes: "the $12^{\\text{th}}$ row" is row 12.
     text = re.sub(r"(?<=\d)\s*\^\s*\{\s*(?:\\text(?:rm)?\s*\{\s*)?(?:st|nd|rd|th)\s*\}?\s*\}", "", text)
     return re.sub(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])", r"\1", text)  # *emphasis*
+
+
+_ALIGNED = re.compile(r"\\begin\{(aligned|align\*?|eqnarray\*?|split|gathered)\}(.*?)\\end\{\1\}", re.DOTALL)
+
+
+def _aligned_lines(m: re.Match[str]) -> str:
+    """An aligned display without its alignment marks: lines that continue the first ("&= \\sqrt{20}") make one
+    chain of equalities (its last side is the answer); other lines (a system) stay lines."""
+    lines = [ln.replace("&", " ").strip() for ln in re.split(r"\\\\", m.group(2)) if ln.strip()]
+    chained = all(re.match(r"(?:=|<|>|\\(?:le|ge|leq|geq|approx|neq)(?![A-Za-z]))", ln) for ln in lines[1:])
+    return (" " if chained else "\n").join(lines)
+
+
+_EMPHASIS = re.compile(r"\\(?:textbf|mathbf|boldsymbol|bm|textit|emph|underline)\s*\{")
+
+
+def _unwrap_emphasis(text: str) -> str:
+    """``\\mathbf{\\frac{2}{3}}`` -> ``\\frac{2}{3}``: emphasis wrappers removed around balanced braces."""
+    while m := _EMPHASIS.search(text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        if depth:
+            return text  # unbalanced: left as written
+        text = text[: m.start()] + text[m.end() : i - 1] + text[i:]
+    return text
 
 
 _REVISION = re.compile(
@@ -222,6 +264,8 @@ def final_answer(response: str) -> FinalAnswer | None:
         return FinalAnswer(span, boxed, hedge)
     if _is_spam(text):
         return FinalAnswer(text, False, "a list of candidates, not an answer")
+    if listed := _listed_answers(text):
+        return FinalAnswer(listed, False, "")
     sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
     for sentence in reversed(sentences):
         if _NUMBER.search(_numbers_from_words(sentence)) or re.search(r"\$[^$]+\$|\\\(", sentence):
@@ -232,6 +276,25 @@ def final_answer(response: str) -> FinalAnswer | None:
     if sentences and choice_letter(sentences[-1]) is not None:
         return FinalAnswer(sentences[-1].strip(), False, _hedge_in(sentences[-1]))
     return None
+
+
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+?)\s*$")
+_LIST_LEAD = re.compile(
+    r"\b(?:solutions?|roots?|answers?|values?|zeros|zeroes|pairs?)\b[^\n]*:\s*$", re.IGNORECASE
+)
+
+
+def _listed_answers(text: str) -> str:
+    """The answers of a response that ends with a bulleted list its last line introduces as the solutions ("The
+    solutions are:\\n- x = 3\\n- x = 5" -> "x = 3, x = 5"); "" otherwise (a list of steps ends with its answer)."""
+    lines = [ln for ln in text.rstrip().split("\n") if ln.strip()]
+    items: list[str] = []
+    while lines and (m := _BULLET.match(lines[-1])):
+        items.insert(0, m.group(1).rstrip(".;,"))
+        lines.pop()
+    if len(items) < 2 or not lines or not _LIST_LEAD.search(lines[-1]):
+        return ""
+    return ", ".join(items)
 
 
 def _listed(span: str) -> str:
@@ -345,7 +408,17 @@ def _numbers_from_words(text: str) -> str:
         number, suffix = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         return str(Fraction(number) * _SUFFIXES[suffix]).split("/")[0]
 
-    return _SUFFIX_SCALE.sub(scaled, text)
+    text = _SUFFIX_SCALE.sub(scaled, text)
+    return _DOLLARS_AND_CENTS.sub(lambda m: f"${m.group(1)}.{int(m.group(2)):02d}", text)
+
+
+# "12 dollars and 50 cents" is $12.50 (after the words are digits: "twelve dollars and fifty cents").
+_DOLLARS_AND_CENTS = re.compile(r"\$?(\d+)\s*dollars?\s*(?:and\s+|,\s*)?(\d{1,2})\s*cents?\b", re.IGNORECASE)
+
+
+def numbers_from_words(text: str) -> str:
+    """Number words written as digits ("sixty-four" -> "64", "twelve dollars and fifty cents" -> "$12.50")."""
+    return _numbers_from_words(text)
 
 
 def _number(token: str) -> tuple[Fraction, bool] | None:
@@ -402,7 +475,7 @@ def scalar_value(span: str) -> tuple[Fraction, bool] | None:
     if m := _SPACE_GROUPS.match(s):
         s = re.sub(r"[ \u00a0\u2009\u202f]", "", m.group(0)) + s[m.end() :]
     m = _SCALAR.match(s)
-    if m is None:
+    if m is None or not _units_or_words(m.group("rest") or ""):
         return None
     value = _number(m.group("num"))
     if value is None:
@@ -410,11 +483,38 @@ def scalar_value(span: str) -> tuple[Fraction, bool] | None:
     return value[0], value[1] or bool(m.group("pct"))
 
 
+def _units_or_words(rest: str) -> bool:
+    """What follows a number is units or words ("540 m", "12cm^2", "8 apples left", "3rd"), not the rest of a
+    product ("3x^2y" is no number 3): written against it, it must be a unit; a power needs its unit."""
+    word = rest.strip().rstrip(".!").strip()
+    if not word:
+        return True
+    if not rest[0].isspace() and not re.fullmatch(r"st|nd|rd|th", word):
+        return structured.is_unit(word)
+    if "^" in word:
+        return structured.is_unit(word.split()[0])
+    return True
+
+
 def last_value(span: str) -> tuple[Fraction, bool] | None:
     """The last number written in ``span`` (words and currency normalised), or None."""
     s = _numbers_from_words(_strip_latex(span))
-    matches = list(_NUMBER.finditer(s))
+    matches = _plain_numbers(s)
     return _number(matches[-1].group(0)) if matches else None
+
+
+_POWER_AFTER = re.compile(r"\s*[)}]?\s*(?:\^|\*\*)")
+_POWER_BEFORE = re.compile(r"(?:\^|\*\*)\s*[{(]?\s*$")
+
+
+def _plain_numbers(s: str, start: int = 0) -> list[re.Match[str]]:
+    """The numbers of ``s`` from ``start`` that are values of their own: not the base or the exponent of a power
+    ("8^(2/3)" states no 8 and no 2/3; the library evaluates it). ``10^5`` is one number (scientific notation)."""
+    return [
+        m
+        for m in _NUMBER.finditer(s, start)
+        if not _POWER_AFTER.match(s, m.end()) and not _POWER_BEFORE.search(s[: m.start()])
+    ]
 
 
 _GIVEN_BEFORE = re.compile(
@@ -438,6 +538,9 @@ _CONCLUSION = re.compile(
 _RESULT = re.compile(rf"=\s*\$?\s*(?:\(\s*(?P<paren>{_NUM})\s*\)(?![\d(])|(?P<num>{_NUM}))")
 
 
+_ASIDE = re.compile(r"\([^()]*[A-Za-z]{3,}[^()]*\)")
+
+
 def stated_value(span: str, response: str = "") -> tuple[Fraction, bool] | None:
     """The value a sentence states as its answer when it holds several numbers ("In total, he will pay $48 for
     the 4 shirts" -> 48): within the clause after its last "so" / "therefore" / "in total" (when that clause holds
@@ -449,8 +552,12 @@ def stated_value(span: str, response: str = "") -> tuple[Fraction, bool] | None:
     for m in _CONCLUSION.finditer(s):
         if _NUMBER.search(s, m.end()):
             clause_start = m.end()
-    found = [(m, _number(m.group(0))) for m in _NUMBER.finditer(s, clause_start)]
+    found = [(m, _number(m.group(0))) for m in _plain_numbers(s, clause_start)]
     candidates = [(m, v) for m, v in found if v is not None]
+    # A remark in brackets is not the answer ("64 pages (I forgot the last 4 pages)") when a number stands outside.
+    asides = [a.span() for a in _ASIDE.finditer(s)]
+    outside = [(m, v) for m, v in candidates if not any(a <= m.start() < b for a, b in asides)]
+    candidates = outside or candidates
     if len(candidates) <= 1:
         return candidates[0][1] if candidates else last_value(span)
     work = _numbers_from_words(_strip_latex(_clean(response)))
@@ -508,14 +615,15 @@ def gold_answer(reference: str, marker: str = "####") -> str:
 
 def choice_letter(text: str, reference: bool = False) -> str | None:
     """The multiple-choice letter ``text`` names: for a reference, only when it is a bare letter (``C``,
-    ``(C)``, ``\\text{(C)}``); for an answer span, a leading letter ("C", "(c)", "C) 12", "C. 42")."""
+    ``(C)``, ``\\text{(C)}``); for an answer span, a leading letter ("C", "(c)", "C) 12", "C. 42", "c ) 15")."""
     s = _strip_latex(text) if not reference else text.replace("$", "").strip()
     if reference:
         m = _CHOICE_REF.match(s) or _CHOICE_REF.match(_strip_latex(text))
         return m.group(1) if m else None
     s = re.sub(r"^(?:option|choice)\s+", "", s.strip(), flags=re.IGNORECASE)
     m = re.match(rf"^\(?({_LETTER})\)?(?:$|[\s.):,])", s)
-    if m and (m.group(1).isupper() or s.startswith("(") or len(s) == 1):
+    # A lower-case letter is a choice when bracketed, alone, or followed by its bracket (MathQA's "c ) 15").
+    if m and (m.group(1).isupper() or s.startswith("(") or len(s) == 1 or re.match(r"^.\s*\)", s)):
         return m.group(1).upper()
     return None
 

@@ -46,6 +46,7 @@ __all__ = [
     "compare",
     "form_of",
     "math_span",
+    "nested_lists_as_matrices",
     "prepare",
     "repeating_to_fraction",
     "split_top",
@@ -177,7 +178,8 @@ def math_span(text: str) -> str:
 
 
 _LEAD_IN = re.compile(
-    r"^(?:.*?\b(?:is|are|was|were|be|equals?|gives?|becomes?)\b|.*?:)\s*"
+    r"^(?:.*?\b(?:is|are|was|were|be|equals?|gives?|becomes?|gets?|got|obtains?|finds?|have|has|so|thus|hence"
+    r"|therefore|then)\b|.*?:)\s*"
     r"(?=[-+(\[\\{\d]|[A-Za-z](?:_\{?\w+\}?)?\s*(?:=|<|>|\\[lg]e|≤|≥)|[A-Za-z]\s*\^)",
     re.IGNORECASE,
 )
@@ -204,10 +206,43 @@ def _is_words(content: str) -> bool:
     return re.search(r"[A-Za-z]{3,}", bare) is not None
 
 
+# Set-builder notation over the reals is its condition: "\\{x \\in \\mathbb{R} \\mid x > 2\\}" is "x > 2".
+_SET_BUILDER = re.compile(
+    r"\\\{\s*(?:\\[,;: ]\s*)*(?P<var>[A-Za-z])\s*(?:(?:\\in|∈)\s*(?:\\mathbb\s*\{?R\}?|\\R\b|ℝ)\s*)?"
+    r"(?:\\mid|\\vert|\||:)\s*(?P<cond>[^{}]*?(?P=var)[^{}]*?)\s*(?:\\[,;: ]\s*)*\\\}"
+)
+
+
+# A function written without its backslash ("sin(C)", "ln 5") is the function, not a product of letters.
+_FUNCTION_NAME = re.compile(
+    r"(?<![\\A-Za-z])(arcsin|arccos|arctan|sinh|cosh|tanh|sin|cos|tan|cot|sec|csc|ln|log|exp)"
+    r"(?=\s*[({]|\s*_|\s+[A-Za-z0-9\\])"
+)
+
+
+# A matrix written as a nested list, as code prints it: "[[1, 2], [3, 4]]", "[[3], [-1]]".
+_NESTED_LIST = re.compile(r"\[\s*\[[^\[\]]*\](?:\s*,?\s*\[[^\[\]]*\])*\s*\]")
+
+
+def nested_lists_as_matrices(text: str) -> str:
+    """Every nested list of equal rows in ``text`` as a LaTeX ``pmatrix`` ("[[1, 2], [3, 4]]")."""
+    return _NESTED_LIST.sub(_as_matrix, text)
+
+
+def _as_matrix(m: re.Match[str]) -> str:
+    rows = [[c.strip() for c in row.split(",")] for row in re.findall(r"\[([^\[\]]*)\]", m.group(0))]
+    if len({len(r) for r in rows}) != 1 or any(not c for r in rows for c in r):
+        return m.group(0)
+    return "\\begin{pmatrix}" + " \\\\ ".join(" & ".join(r) for r in rows) + "\\end{pmatrix}"
+
+
 def prepare(text: str) -> str:
     """The text rewrites of the module docstring (repeating decimals, then ``\\pm``, also written ``±`` or
-    ``+/-``)."""
+    ``+/-``), set-builder notation over the reals as its condition, function names written without their
+    backslash as functions."""
     text = text.replace("±", "\\pm ").replace("∓", "\\mp ").replace("+/-", "\\pm ")
+    text = _SET_BUILDER.sub(lambda m: m.group("cond"), text)
+    text = _FUNCTION_NAME.sub(r"\\\1", text)
     return expand_pm(repeating_to_fraction(text))
 
 

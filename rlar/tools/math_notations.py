@@ -44,6 +44,8 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 
+from rlar.tools.math_answer import numbers_from_words
+
 __all__ = ["Unreadable", "compare"]
 
 Evaluate = Callable[[str], complex | None]
@@ -339,7 +341,7 @@ def _amount(text: str) -> Fraction:
 
 
 def _compare_money(gold: str, answer: str) -> tuple[bool, str] | None:
-    g, a = _bare(gold), _bare(answer)
+    g, a = _bare(gold), numbers_from_words(_bare(answer))
     a_cents = [_amount(m.group(1)) for m in _CENTS.finditer(a)]
     g_cents = _CENTS.fullmatch(g)
     g_dollars = _DOLLARS.fullmatch(g)
@@ -375,7 +377,9 @@ def _vector(text: str, tuples: bool) -> list[str] | None:
     vector mark among them, a one-row or one-column matrix, each possibly after a scalar factor; a tuple when
     ``tuples``), else None. :class:`Unreadable` for angle brackets or a matrix inside a longer expression."""
     s = _bare(text)
-    body = re.sub(r"^.*?\b(?:is|are|equals?)\s+|^\\?vec\{?\w\}?\s*=\s*|^[A-Za-z]\s*=\s*", "", s).strip()
+    body = re.sub(
+        r"^.*?\b(?:is|are|equals?)\s+|^\\?vec\{?\w\}?\s*=\s*|^[A-Za-z](?:\^\{-?\d+\})?\s*=\s*", "", s
+    ).strip()
     form = _LANGLE.search(body) or _MATRIX.search(body)
     if form is None:
         return _unit_vector(body) or (_tuple(s) if tuples else None)

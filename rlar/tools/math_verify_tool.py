@@ -194,6 +194,31 @@ class MathVerifyTool(RewardTool):
         except TimeoutException:
             return None
 
+    def _at_precision(self, gold: str, answer: str) -> tuple[bool, str] | None:
+        """A reference written as a rounded decimal (TheoremQA's ``0.7854``: two or more decimals, three or more
+        significant digits) against an exact form (``\\frac{\\pi}{4}``, ``\\sqrt{3}``, ``\\ln 10``): the form's
+        value rounded to the reference's decimals. None when the reference is no such decimal or the form is not
+        one real number."""
+        m = re.fullmatch(r"\s*(-?)(\d*)\.(\d{2,})\s*", gold)
+        if m is None or len((m.group(2) + m.group(3)).lstrip("0")) < 3:
+            return None
+        from math_verify.errors import TimeoutException
+        from math_verify.utils import timeout
+
+        span = math_forms.prepare(math_forms.math_span(answer))
+        try:
+            value = timeout(self._timeout())(self._evaluate)(span)
+        except TimeoutException:
+            return None
+        if value is None or abs(value.imag) > 1e-12:
+            return None
+        places = len(m.group(3))
+        same = round(value.real, places) == round(float(gold), places)
+        return (
+            same,
+            f"{'equal' if same else 'not equal'} at the reference's {places} decimals: {value.real:.{places + 2}f}",
+        )
+
     def _option_answer(
         self, gold: str, answer: math_answer.FinalAnswer, options: dict[str, str]
     ) -> math_answer.FinalAnswer:
@@ -224,6 +249,12 @@ class MathVerifyTool(RewardTool):
         options = lettered_options(query) if query else {}
         answer = self._option_answer(gold, answer, options)
         letter = math_answer.choice_letter(gold, reference=True)
+        if letter is None and re.fullmatch(r"\s*\(?[a-e]\)?\s*", gold):
+            # MathQA's lower-case letter: a choice when the answer names one as a choice ("c ) 15", "(c)"); a
+            # bare letter may be a variable or e, left to the library.
+            named = math_answer.choice_letter(answer.text)
+            if named is not None and not re.fullmatch(r"\s*[a-eA-E]\s*", answer.text):
+                letter = gold.strip().strip("()").upper()
         if letter is not None:
             if answer.hedged:
                 return False, f"hedged: {answer.hedged}"
@@ -263,6 +294,8 @@ class MathVerifyTool(RewardTool):
                     raise math_notations.Unreadable(
                         f"{bang.group(0).strip()} is a factorial or an exclamation"
                     )
+            if given is None and written and (decided := self._at_precision(gold, answer.text)) is not None:
+                return decided
             if given is not None:
                 same = math_answer.same_number(number, given)
                 return (
@@ -403,6 +436,10 @@ def _quantities(gold: str, answer: math_answer.FinalAnswer) -> tuple[bool, str] 
         return None
     said = [q for q in structured.compound_quantities(_unit_text(answer.text)) if q[1] != _DIMENSIONLESS]
     if not said:
+        # A number followed by a word of another language that no unit table reads ("5 метров") may be the unit:
+        # the number alone is not compared.
+        if foreign := re.search(r"\d\s*((?:[^\W\d_])*[^\x00-\x7f](?:[^\W\d_])*)", answer.text):
+            raise math_notations.Unreadable(f"a word after the number not read as a unit: {foreign.group(1)}")
         return None
     g_value, g_dim, g_unit = gold_q[0]
     if answer.hedged:

@@ -25,7 +25,14 @@ from rlar.tools.answer_text import explicit_statement
 from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
 from rlar.tools.item_sets import decoded_reference
 
-__all__ = ["QuantityMatchTool", "SequenceMatchTool", "parse_quantity", "quantities", "stated_quantity"]
+__all__ = [
+    "QuantityMatchTool",
+    "SequenceMatchTool",
+    "is_unit",
+    "parse_quantity",
+    "quantities",
+    "stated_quantity",
+]
 
 
 # -- sequence_match ---------------------------------------------------------------------------------------------
@@ -232,6 +239,22 @@ _WORDS = {
     "kmh": "km/h",
     "degree": "deg",
 }
+# The same units named in Spanish, Portuguese, French, Italian and German (answers in another language, or units
+# written in one: "120 Minuten", "5 centímetros"); plurals in -s are read by stripping it, others are listed.
+_FOREIGN_WORDS = {
+    "m": "metro metri mètre",
+    "cm": "centímetro centimetro centimetri centimètre zentimeter",
+    "mm": "milímetro millimetro millimetri millimètre",
+    "km": "kilómetro quilômetro quilómetro chilometro chilometri kilomètre",
+    "g": "gramo grama gramme grammo grammi gramm",
+    "kg": "kilogramo quilograma kilogramme chilogrammo chilogrammi kilogramm",
+    "s": "segundo seconde secondo secondi sekunde sekunden",
+    "min": "minuto minuti minuten",
+    "h": "hora heure stunde stunden",
+    "L": "litro litri",
+    "day": "día jour giorno giorni",
+}
+_WORDS.update({word: symbol for symbol, words in _FOREIGN_WORDS.items() for word in words.split()})
 _PREFIX = {
     "k": 1e3,
     "M": 1e6,
@@ -248,8 +271,8 @@ _SUPERSCRIPT = str.maketrans("⁻¹²³⁴", "-1234")
 _QUANTITY = re.compile(
     r"(?<![\w.])([-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+)"
     r"(?:\s*(?:[eE]([-+]?\d+)|[x×]\s*10\^?\{?([-+−]?\d+)\}?))?"
-    r"\s*((?:°\s?[CF]|[A-Za-zµμΩ%°][A-Za-zµμΩ°]*(?:\s*(?:\^|\*\*)\s*[-−]?\d|[-−]?\d(?![\d.])|[⁻¹²³⁴]+)?)"
-    r"(?:\s*(?:/|·|\*|⋅|\s|per\s)\s*[A-Za-zµμΩ]+(?:\s*(?:\^|\*\*)\s*[-−]?\d|[-−]?\d(?![\d.])|[⁻¹²³⁴]+)?)*)?"
+    r"\s*((?:°\s?[CF]|(?:[^\W\d_]|[%°])(?:[^\W\d_]|°)*(?:\s*(?:\^|\*\*)\s*[-−]?\d|[-−]?\d(?![\d.])|[⁻¹²³⁴]+)?)"
+    r"(?:\s*(?:/|·|\*|⋅|\s|per\s)\s*[^\W\d_]+(?:\s*(?:\^|\*\*)\s*[-−]?\d|[-−]?\d(?![\d.])|[⁻¹²³⁴]+)?)*)?"
 )
 
 
@@ -282,11 +305,11 @@ def _unit(text: str) -> tuple[float, _D] | None:
         return None  # offset scales: not converted
     factor, dims = 1.0, [0] * 6
     sign = 1
-    for tok in re.findall(r"/|per\b|[A-Za-zµμΩ%]+(?:\s*\^?\s*-?\d+)?", text):
+    for tok in re.findall(r"/|per\b|(?:[^\W\d_]|%)+(?:\s*\^?\s*-?\d+)?", text):
         if tok in ("/", "per"):
             sign = -1
             continue
-        m = re.fullmatch(r"([A-Za-zµμΩ%]+)\s*\^?\s*(-?\d+)?", tok)
+        m = re.fullmatch(r"((?:[^\W\d_]|%)+)\s*\^?\s*(-?\d+)?", tok)
         if not m:
             return None
         got = _unit_factor(m.group(1))
@@ -296,6 +319,11 @@ def _unit(text: str) -> tuple[float, _D] | None:
         factor *= got[0] ** power
         dims = [d + power * e for d, e in zip(dims, got[1], strict=True)]
     return factor, (dims[0], dims[1], dims[2], dims[3], dims[4], dims[5])
+
+
+def is_unit(text: str) -> bool:
+    """``text`` is a unit expression this module converts (``m``, ``kg``, ``cm^2``, ``km/h``, ``minutes``)."""
+    return _unit(text) is not None
 
 
 _SUPERSCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")

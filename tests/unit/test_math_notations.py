@@ -176,7 +176,8 @@ async def test_notations_the_library_does_not_read_are_compared_by_meaning(
 
 
 ABSTAINS = [
-    ("42", "The answer is 42 🎉", "U+1F389"),
+    ("42", "The answer is 42 🤔", "U+1F914"),  # a face that doubts the answer says something
+    ("42", "The answer is 42🎉", "U+1F389"),  # a pictograph against a number is not apart from it
     ("24", "The answer is \u202e42", "U+202E RIGHT-TO-LEFT OVERRIDE"),
     ("3", "The answer is ③.", "U+2462"),
     ("120", "The answer is 5!", "factorial or an exclamation"),
@@ -224,9 +225,13 @@ async def test_an_option_letter_answers_for_its_value_and_a_value_for_its_letter
 
 
 def test_read_chars_names_what_it_does_not_read_and_keeps_it_in_place() -> None:
-    text = read_chars("x = −3 🙂 ①")
+    text = read_chars("x = −3 🤔 ①")
     assert text.startswith("x = -3")
-    assert unknown_chars(text) == ["U+1F642 SLIGHTLY SMILING FACE", "U+2460 CIRCLED DIGIT ONE"]
+    assert unknown_chars(text) == ["U+1F914 THINKING FACE", "U+2460 CIRCLED DIGIT ONE"]
+    assert read_chars("🎯 x = 3 🙂") == "  x = 3  ", "pictographs apart from any word or number decorate"
+    assert unknown_chars(read_chars("x = 3🙂")) == ["U+1F642 SLIGHTLY SMILING FACE"], (
+        "against a number: unknown"
+    )
     assert unknown_chars(read_chars("½ · π ≤ ∞ °")) == []
     assert read_chars("x² – 3", latex=False) == "x² - 3", "text checkers keep the symbols as written"
 
@@ -333,3 +338,104 @@ async def test_a_check_that_changes_the_answer_is_read_as_written(
 ) -> None:
     response = "So x = 5.\n\nCheck: 2(5) + 1 = 11, not 13, so actually x = 6."
     await assert_scores(math_tool, reference, response, expected)
+
+
+# Forms chat models write an answer in, each with a wrong answer of the same form (the fourth blind set's classes).
+WRITTEN_FORMS = [
+    # HTML character references are their characters; one HTML does not define is not read.
+    ("-7", "Solving gives x = &minus;7", 1.0),
+    ("7", "Solving gives x = &minus;7", 0.0),
+    ("\\frac{1}{2}", "The probability is <strong>&frac12;</strong>.", 1.0),
+    # A coefficient is no number of its own: "5x^2y" is not 5.
+    ("5x^2y", "The answer is 5.", 0.0),
+    ("5x^2y", "$\\frac{10x^3y^2}{2xy} = 5xy^2$", 0.0),
+    ("5x^2y", "$\\frac{10x^3y^2}{2xy} = 5x^2y$", 1.0),
+    # Numbers inside a power are not values: the power is evaluated.
+    ("9", "So the value is 27^(2/3).", 1.0),
+    ("27", "So the value is 27^(2/3).", 0.0),
+    ("\\frac{1}{27}", "$(\\frac{1}{3})^3 = 3^{-3}$", 1.0),
+    ("3", "$(\\frac{1}{3})^3 = 3^{-3}$", 0.0),
+    # Therefore signs and LaTeX's \therefore lead to the conclusion.
+    ("31", "Apples = 4 × 9 = 36\nEaten = 5\n∴ Apples left = 36 − 5 = 31", 1.0),
+    ("36", "Apples = 4 × 9 = 36\nEaten = 5\n∴ Apples left = 36 − 5 = 31", 0.0),
+    ("7\\sqrt{3}", "$$\\therefore \\text{height} = 7\\sqrt3$$", 1.0),
+    # MathQA's lower-case option letter, named as a choice.
+    ("d", "speed = 240 / 8 = 30 km / hr\nanswer : d ) 30", 1.0),
+    ("d", "speed = 240 / 8 = 30 km / hr\nanswer : b ) 30", 0.0),
+    # Set-builder notation over the reals is its condition.
+    ("(4, \\infty)", "The domain is $$\\{x \\in \\mathbb{R} \\mid x > 4\\}$$", 1.0),
+    ("[-2,2]", "Domain: $\\{\\,x : -2 \\le x \\le 2\\,\\}$", 1.0),
+    ("[-2,2]", "Domain: $\\{x \\mid -2 < x < 2\\}$", 0.0),
+    ("\\{x \\mid x \\geq 3\\}", "That is the interval $[3, \\infty)$.", 1.0),
+    # Function names without their backslash, Python's ** and nested lists as matrices.
+    ("\\frac{1}{2}xy\\cos B", "Value = (1/2)·x·y·cos(B)", 1.0),
+    ("-9*x**2 + 2", "$$\\frac{d}{dx}(-3x^3 + 2x) = -9x^2 + 2$$", 1.0),
+    ("-9*x**2 + 2", "The derivative is $-9x^2 + 2x$", 0.0),
+    ("\\begin{pmatrix} 5 & 6 \\\\ 7 & 8 \\end{pmatrix}", "M = [[5, 6], [7, 8]]", 1.0),
+    ("\\begin{pmatrix} 5 & 6 \\\\ 7 & 8 \\end{pmatrix}", "M = [[5, 7], [6, 8]]", 0.0),
+    ("\\begin{pmatrix} 2 \\\\ -5 \\end{pmatrix}", "So the vector is [[2], [-5]].", 1.0),
+    ("\\begin{pmatrix} 1 & -\\frac{1}{2} \\end{pmatrix}", "B^-1 = [[1, -0.5]]", 1.0),
+    # Emphasis around braces.
+    ("\\frac{4}{5}", "Therefore the ratio is $\\mathbf{\\frac{4}{5}}$.", 1.0),
+    ("\\frac{4}{5}", "Therefore the ratio is $\\mathbf{\\frac{5}{4}}$.", 0.0),
+    # A reference rounded to its decimals against an exact form.
+    ("1.5708", "The angle is $\\frac{\\pi}{2}$ radians.", 1.0),
+    ("1.5708", "The angle is $\\frac{\\pi}{3}$ radians.", 0.0),
+    ("2.236", "So the norm is $\\sqrt{5}$.", 1.0),
+    ("2", "So the norm is $\\sqrt{5}$.", 0.0),  # no decimals: no rounding
+    # Pictographs that decorate are spaces.
+    ("9", "Nine friends came. 👉 9 friends! 🎂", 1.0),
+    ("8", "Nine friends came. 👉 9 friends! 🎂", 0.0),
+    # A list of solutions introduced as such; a list of steps ends with its answer.
+    ("2, 7", "The solutions are:\n- $x = 2$\n- $x = 7$", 1.0),
+    ("2, 7", "The solutions are:\n- $x = 2$\n- $x = 7$\n- $x = -7$", 0.0),
+    ("30", "Steps:\n- 5 boxes\n- 6 each\n- Total: 30 pens", 1.0),
+    # Lead-ins: "we get", "so".
+    ("(4,-3)", "Substituting back, we get x = 4, y = −3", 1.0),
+    ("(4,-3)", "Substituting back, we get y = 4, x = −3", 0.0),
+    ("(-\\infty,1)\\cup(5,\\infty)", "It is positive outside its roots, so x < 1 or x > 5", 1.0),
+    # An aligned chain ends with its answer.
+    (
+        "3\\sqrt{2}",
+        "\\begin{aligned}\nd &= \\sqrt{3^2 + 3^2} \\\\\n  &= \\sqrt{18} \\\\\n  &= 3\\sqrt{2}\n\\end{aligned}",
+        1.0,
+    ),
+    ("3\\sqrt{2}", "\\begin{aligned}\nd &= \\sqrt{18} \\\\\n  &= 2\\sqrt{3}\n\\end{aligned}", 0.0),
+    # Struck-through text is withdrawn; a remark in brackets is no answer.
+    ("51", "~~50~~ **51** marbles (I forgot the last 1 marble)", 1.0),
+    ("50", "~~50~~ **51** marbles (I forgot the last 1 marble)", 0.0),
+    # Units named in other languages; money in words.
+    ("3\\text{ hours}", "Total time = 100 + 80 = 180 Minuten.", 1.0),
+    ("4\\text{ m}", "The pole is 4 centímetros tall.", 0.0),
+    ("3\\text{ kg}", "The mass is 3 gramos.", 0.0),
+    ("8.25", "She paid eight dollars and twenty-five cents.", 1.0),
+    ("8.25", "She paid eight dollars and five cents.", 0.0),
+    ("\\$0.45", "Each pencil costs forty-five cents.", 1.0),
+    ("\\$0.45", "Each pencil costs forty-five dollars.", 0.0),
+]
+
+
+@pytest.mark.parametrize(("reference", "response", "expected"), WRITTEN_FORMS)
+async def test_answers_written_in_the_forms_chat_models_use(
+    math_tool: RewardTool, reference: str, response: str, expected: float
+) -> None:
+    await assert_scores(math_tool, reference, response, expected)
+
+
+@pytest.mark.parametrize(
+    ("reference", "response", "reason"),
+    [
+        (
+            "5\\text{ m}",
+            "Длина 5 метров",
+            "метров",
+        ),  # a unit word no table reads: the number alone is not compared
+        ("42", "The answer is 4&bogus;2", "U+FFFD"),  # a character reference HTML does not define
+        ("42", "The answer is 42 ❌", "U+274C"),  # a mark that says something about the answer
+    ],
+)
+async def test_what_is_not_read_in_a_written_form_abstains(
+    math_tool: RewardTool, reference: str, response: str, reason: str
+) -> None:
+    status, _, why = await score(math_tool, reference, response)
+    assert status == "abstain" and reason in why, why
