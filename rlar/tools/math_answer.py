@@ -9,8 +9,9 @@ answers that are not plain numbers or choice letters.
    that holds a value. Markdown emphasis (also around braces: ``\\mathbf{\\frac{2}{3}}``), struck-through text
    (``~~60~~``) and ``<<calc>>`` notes are dropped first; Python's ``x**2`` is a power, a nested list a matrix, an
    ``aligned`` chain one line, ``\\therefore`` / ∴ a "so". A sentence with several numbers states the one
-   ``stated_value`` picks ("In total, he will pay $48 for the 4 shirts" -> 48), not simply its last; the base or exponent of a power is no value of its own
-   ("8^(2/3)"), nor is a number in a bracketed remark when one stands outside it.
+   ``stated_value`` picks ("In total, he will pay $48 for the 4 shirts" -> 48), not simply its last; the base or
+   exponent of a power is no value of its own ("8^(2/3)"), nor is a number in a bracketed remark when one stands
+   outside it.
 2. Hedging and spam score 0: a final answer that offers two different values ("3 or 4", "either B or C",
    "40 to 50", ``\\boxed{6} or \\boxed{7}``), and a response that is only a list of numbers or letters
    ("1 2 3 4 5", "A, B, C, D"), a final answer that is a list of numbers ("The answer is 3, 4, 5, 6"), and three
