@@ -134,6 +134,15 @@ _PUNCTUATION = {
     "…": "...",
     "•": "-",
     "‣": "-",
+    # CJK punctuation (the full-width forms of "，？！：" are read as ASCII above)
+    "。": ". ",
+    "、": ", ",
+    "「": '"',
+    "」": '"',
+    "『": '"',
+    "』": '"',
+    "【": "[",
+    "】": "]",
 }
 _GREEK = {
     "α": "alpha",

@@ -163,6 +163,17 @@ def _clean(text: str) -> str:
     text = re.sub(r"<sup>\s*([^<]*?)\s*</sup>", r"^{\1}", text, flags=re.IGNORECASE)
     text = re.sub(r"<sub>\s*([^<]*?)\s*</sub>", r"_{\1}", text, flags=re.IGNORECASE)
     text = re.sub(r"</?(?:b|i|em|strong|u|mark|code|span)\s*>", "", text, flags=re.IGNORECASE)
+    # A point named by its letter, and coordinates separated by a semicolon (French): "P(2, -1)", "(2 ; -1)".
+    text = re.sub(r"(?<![A-Za-z\\])[A-Z]\s*(?=\(\s*-?[\d.]+\s*[,;]\s*-?[\d.]+\s*\))", "", text)
+    text = re.sub(r"\(\s*(-?[\d.,]+)\s*;\s*(-?[\d.,]+)\s*\)", r"(\1, \2)", text)
+    # Infinity in words: "diverges to negative infinity" is -\\infty.
+    text = re.sub(
+        r"\b(?:(negative|minus)|positive|plus)\s+infinity\b",
+        lambda m: ("-" if m.group(1) else "") + "\\infty ",
+        text,
+        flags=re.I,
+    )
+    text = re.sub(r"(?<![\\\w])infinity\b", "\\\\infty ", text, flags=re.I)
     # Struck-through text is withdrawn: "~~60~~ **64** pages".
     text = re.sub(
         r"~~[^~\n]*~~|<(del|s|strike)>.*?</\1>|\\(?:sout|st)\{[^{}]*\}", " ", text, flags=re.IGNORECASE
@@ -269,10 +280,10 @@ def final_answer(response: str) -> FinalAnswer | None:
         return FinalAnswer(listed, False, "")
     sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
     for sentence in reversed(sentences):
-        if _NUMBER.search(_numbers_from_words(sentence)) or re.search(r"\$[^$]+\$|\\\(", sentence):
+        if _NUMBER.search(_numbers_from_words(sentence)) or re.search(r"\$[^$]+\$|\\\(|\\infty", sentence):
             # A bare list of numbers ("8 7", "3, 4, 5") is several answers here as after a marker.
             # Its full stop ends the sentence, not the answer: "x^2+2x+1." is x^2+2x+1 (an ellipsis stays).
-            text = re.sub(r"(?<![.\s])\.\s*$", "", sentence.strip())
+            text = re.sub(r"(?<=[^.\s])\s*\.\s*$", "", sentence.strip())
             return FinalAnswer(text, False, _hedge_in(sentence) or _listed(sentence))
     if sentences and choice_letter(sentences[-1]) is not None:
         return FinalAnswer(sentences[-1].strip(), False, _hedge_in(sentences[-1]))
@@ -508,13 +519,28 @@ _POWER_AFTER = re.compile(r"\s*[)}]?\s*(?:\^|\*\*)")
 _POWER_BEFORE = re.compile(r"(?:\^|\*\*)\s*[{(]?\s*$")
 
 
+# A number that multiplies what follows it: a constant, a root or a function ("3\\pi", "2\\sqrt{3}", "4\\ln 2"),
+# or a variable written against it ("5x").
+_FACTOR_AFTER = re.compile(
+    r"\s*\\(?:pi|sqrt|ln|log|sin|cos|tan|exp|cdot\s*\\pi|mathrm\{e\}|mathrm\{i\})(?![A-Za-z])|[xyzabnpq](?![A-Za-z])"
+)
+_COMMAND_ARGUMENT = re.compile(
+    r"\\(?:sqrt(?:\[[^\]]*\])?|[dt]?frac|binom|log_|ln|log)\s*\{[^{}]*$|\}\s*\{[^{}]*$"
+)
+
+
 def _plain_numbers(s: str, start: int = 0) -> list[re.Match[str]]:
     """The numbers of ``s`` from ``start`` that are values of their own: not the base or the exponent of a power
-    ("8^(2/3)" states no 8 and no 2/3; the library evaluates it). ``10^5`` is one number (scientific notation)."""
+    ("8^(2/3)" states no 8 and no 2/3; the library evaluates it), not a factor of a constant, root, function or
+    variable ("3\\pi", "2\\sqrt{3}", "5x"), not inside a command's braces (the 3 of "\\sqrt{3}", the 2 of
+    "\\frac{\\pi}{2}"). ``10^5`` and ``\\frac{1}{2}`` are one number each."""
     return [
         m
         for m in _NUMBER.finditer(s, start)
-        if not _POWER_AFTER.match(s, m.end()) and not _POWER_BEFORE.search(s[: m.start()])
+        if not _POWER_AFTER.match(s, m.end())
+        and not _POWER_BEFORE.search(s[: m.start()])
+        and not _FACTOR_AFTER.match(s, m.end())
+        and not _COMMAND_ARGUMENT.search(s[: m.start()])
     ]
 
 
@@ -533,7 +559,10 @@ _CUE_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _CONCLUSION = re.compile(
-    r"\b(?:so|therefore|thus|hence|in\s+total|altogether|overall|in\s+all|which\s+means|that\s+means)\b",
+    r"\b(?:so|therefore|thus|hence|in\s+total|altogether|overall|in\s+all|which\s+means|that\s+means)\b"
+    # a restatement of the value just given in other units: "1 hour and 30 minutes, which is 90 minutes" (not
+    # "which is 5 fewer than 12", nor "which is the price of 5 tickets")
+    r"|\b(?:which\s+(?:is|makes|comes\s+to)|that\s+is|i\.e\.,?)\s+(?=\$?\d[\d,.]*\s*(?:[A-Za-z]+)?\s*(?:in\s+total)?\s*[.,;]?\s*$)",
     re.IGNORECASE,
 )
 _RESULT = re.compile(rf"=\s*\$?\s*(?:\(\s*(?P<paren>{_NUM})\s*\)(?![\d(])|(?P<num>{_NUM}))")

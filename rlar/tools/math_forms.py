@@ -179,7 +179,7 @@ def math_span(text: str) -> str:
 
 _LEAD_IN = re.compile(
     r"^(?:.*?\b(?:is|are|was|were|be|equals?|gives?|becomes?|gets?|got|obtains?|finds?|have|has|so|thus|hence"
-    r"|therefore|then)\b|.*?:)\s*"
+    r"|therefore|then|to|as|approaches)\b|.*?:)\s*"
     r"(?=[-+(\[\\{\d]|[A-Za-z](?:_\{?\w+\}?)?\s*(?:=|<|>|\\[lg]e|≤|≥)|[A-Za-z]\s*\^)",
     re.IGNORECASE,
 )
@@ -192,7 +192,11 @@ def _plain_math(text: str) -> str:
         s = s[lead.end() :]
     s = re.sub(r"\bsqrt\s*\(([^()]*)\)", r"\\sqrt{\1}", s)
     s = _CONNECTIVE.sub(lambda m: f" \\text{{ {m.group(1).lower()} }} ", s)
-    return text if _is_words(s) else s
+    if _is_words(s):  # units or words after the mathematics: "3\\pi square units"
+        s = re.sub(r"(?:\s+[A-Za-z]{2,})+\s*$", "", s)
+    if _is_words(s) and (end := re.search(r"\s([\[(][^()\[\]]*,[^()\[\]]*[\])])\s*$", s)):
+        s = end.group(1)  # words in any language, then a point or an interval: "Le point est (2, -1)"
+    return text if _is_words(s) or not s else s
 
 
 def _region(m: re.Match[str]) -> str:

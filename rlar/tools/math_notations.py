@@ -247,6 +247,8 @@ def _angle(text: str, evaluate: Evaluate) -> tuple[float, str, int | None] | Non
     is a decimal written to that many places (None when it is exact)."""
     s = _bare(text)
     s = re.sub(r"^.*?\b(?:is|are|equals?|measures?|of)\s+(?=[-\d\\(])|^[A-Za-z]\s*=\s*", "", s, flags=re.I)
+    # "\\theta = 60^\\circ", "\\angle ABC = \\frac{\\pi}{2}": the angle is what it equals
+    s = s.replace("$", " ").rsplit("=", 1)[-1].strip()
     if m := _DMS.search(s):
         deg, minutes, seconds = (float(g) if g else 0.0 for g in m.groups())
         sign = -1.0 if deg < 0 or m.group(1).startswith("-") else 1.0
@@ -377,6 +379,8 @@ def _vector(text: str, tuples: bool) -> list[str] | None:
     vector mark among them, a one-row or one-column matrix, each possibly after a scalar factor; a tuple when
     ``tuples``), else None. :class:`Unreadable` for angle brackets or a matrix inside a longer expression."""
     s = _bare(text)
+    if regions := re.findall(r"\$([^$]+)\$", s):  # "Therefore $v = 3i + 4j$": the mathematics written
+        s = regions[-1].strip()
     body = re.sub(
         r"^.*?\b(?:is|are|equals?)\s+|^\\?vec\{?\w\}?\s*=\s*|^[A-Za-z](?:\^\{-?\d+\})?\s*=\s*", "", s
     ).strip()

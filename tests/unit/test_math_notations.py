@@ -412,6 +412,31 @@ WRITTEN_FORMS = [
     ("8.25", "She paid eight dollars and five cents.", 0.0),
     ("\\$0.45", "Each pencil costs forty-five cents.", 1.0),
     ("\\$0.45", "Each pencil costs forty-five dollars.", 0.0),
+    # A number that multiplies a constant, a root or a variable is no value of its own (these were full marks).
+    ("3", "So the area is 3\\pi square units.", 0.0),
+    ("3\\pi", "So the area is 3\\pi square units.", 1.0),
+    ("4", "x = \\sqrt{4}\\pi", 0.0),
+    ("3", "The height is $2\\sqrt{3}$ cm.", 0.0),
+    ("2", "The angle is $\\frac{\\pi}{2}$ radians.", 0.0),
+    # An angle is what it equals; radians and degrees compared; a vector in a sentence's mathematics.
+    ("\\frac{\\pi}{4}", "So the angle is \\theta = 45^\\circ.", 1.0),
+    ("\\frac{\\pi}{4}", "So the angle is \\theta = 60^\\circ.", 0.0),
+    ("180^\\circ", "Hence $\\angle PQR = \\pi$ radians", 1.0),
+    ("\\begin{pmatrix} 5 \\\\ -2 \\end{pmatrix}", "Therefore $u = 5i - 2j$", 1.0),
+    ("\\begin{pmatrix} 5 \\\\ -2 \\end{pmatrix}", "Therefore $u = -2i + 5j$", 0.0),
+    # CJK punctuation, infinity in words and signs, a point named by its letter or written the French way.
+    ("#### 17", "所以答案是 17。", 1.0),
+    ("#### 17", "所以答案是 16。", 0.0),
+    ("-\\infty", "lim = -infinity", 1.0),
+    ("-\\infty", "The limit diverges to positive infinity.", 0.0),
+    ("\\infty", "The sum diverges to +∞.", 1.0),
+    ("(3, -4)", "The two lines meet at Q(3, −4).", 1.0),
+    ("(3, -4)", "Le point d'intersection est (3 ; −4).", 1.0),
+    ("(3, -4)", "Le point d'intersection est (−4 ; 3).", 0.0),
+    # A restatement in other units; not a comparison nor a price.
+    ("#### 150", "It takes 2 hours and 30 minutes, which is 150 minutes in total.", 1.0),
+    ("#### 9", "Ann has 9 pears, which is 4 fewer than Bo's 13.", 1.0),
+    ("#### 96", "The total is $96, which is the price of 4 tickets at $24 each.", 1.0),
 ]
 
 
