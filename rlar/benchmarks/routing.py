@@ -59,6 +59,7 @@ from rlar.routing.exemplars import (
     shipped_vectors_path,
 )
 from rlar.routing.offline import router_for
+from rlar.routing.query import UNCOMPARABLE_KINDS
 from rlar.routing.rules import eligibility
 from rlar.routing.scorer import K_NEIGHBOURS, TEMPERATURE, ScorerModel
 from rlar.routing.training import Trainer, build_model, describe, fit_confidence, shipped_model_path
@@ -168,7 +169,7 @@ def _baselines(
     for q, f in zip(queries, cached_features(queries), strict=True):
         elig = [s.name for s in specs if not eligibility(s, q, f)]
         uncovered = f.reference_free and f.constraints and f.reference_kind != "form"
-        eligible.append([] if uncovered or f.reference_kind == "target" else elig)
+        eligible.append([] if uncovered or f.reference_kind in UNCOMPARABLE_KINDS else elig)
     elig_p = [
         (1.0 if not r["acceptable"] else 0.0)
         if not el

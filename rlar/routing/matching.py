@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rlar.routing.confidence import gather_evidence, reference_structure
-from rlar.routing.query import QueryFeatures, RoutingQuery
+from rlar.routing.query import UNCOMPARABLE_KINDS, QueryFeatures, RoutingQuery
 from rlar.routing.rules import (
     covers,
     eligibility,
@@ -222,11 +222,10 @@ class OfflineRouter:
                     f"no reference and checkable constraints ({rules}) that no registered tool checks"
                     + (f"; the record's format_rules leave unread: {'; '.join(left)}" if left else ""),
                 )
-        if f.reference_kind == "target":
+        if f.reference_kind in UNCOMPARABLE_KINDS:
             return ruled(
-                "rule:target_only",
-                "the reference is only the target the answer must reach (a number game): no registered tool"
-                " checks that the answer reaches it by the task's rules",
+                "rule:target_only" if f.reference_kind == "target" else "rule:uncomparable_reference",
+                UNCOMPARABLE_KINDS[f.reference_kind],
             )
         readers = [s for s in eligible if reads_reference_format(s, f)]
         if len(readers) == 1:

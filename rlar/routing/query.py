@@ -54,6 +54,7 @@ __all__ = [
     "KIND_WORDS",
     "REFERENCE_KINDS",
     "RELATION_SHAPES",
+    "UNCOMPARABLE_KINDS",
     "QueryFeatures",
     "RoutingQuery",
     "asks_for_translation",
@@ -95,16 +96,29 @@ KIND_WORDS = {
     "quantity": "a quantity with a unit",
     "transformation": "the exact result of transforming text given in the query (a cipher, a code, a reversal)",
     "form": "none, but the query asks for a stated form (a verse form, rhyme scheme or meter)",
+    "patch": "a code patch (a unified diff): only the repository's own tests can check a fix",
+    "rating": "a graded score on the scale the query states (0.76 on 0 to 1): closeness, not equality, is right",
+}
+# Kinds no built-in tool compares with faithfully: the decision is "none fits" (a verifier gets written, or the
+# declared fallback scores), with the reason.
+UNCOMPARABLE_KINDS = {
+    "target": "the reference is only the target the answer must reach (a number game): no registered tool checks"
+    " that the answer reaches it by the task's rules",
+    "patch": "the reference is a code patch: no registered tool runs the repository's tests that check a fix",
+    "rating": "the reference is a graded score on a stated scale: equality is almost never met and no registered"
+    " tool rewards closeness",
 }
 REFERENCE_KINDS = tuple(KIND_WORDS)
 
 _NUMBERED_OPTION = re.compile(
-    r"(?im)^\s*(?:\(?(\d)\)|(\d)[.):]|(?:option|solution|choice|ending|answer|sentence|candidate)\s*(\d)\s*[:.)-])\s*\S"
+    r"(?im)^\s*(?:\(?(\d)\)|[A-Z]?(\d)[.):]|(?:[A-Za-z]+\s+){0,2}(?:option|solution|choice|ending|answer|sentence"
+    r"|candidate|hypothesis)\s*(\d)\s*[:.)-])\s*\S"
 )
 _DIGIT_LABELS = re.compile(
-    r"(?i)(?<![\w.])(\d)\s*(?:=|:|\(|-\s)\s*[a-z_]{3,}|\b(?:answer|reply|respond|label|rating|output|choose|pick)\b"
-    r"[^.\n]{0,40}?(?<![\w.])(\d)\s*(?:or|to|-|–|,)\s*(\d)(?![\w.])|\bscale of (\d)\b[^.\n]{0,40}\bto (\d)\b"
-    r"|\b(?:answer|reply|output|say|return|write)\s+(\d)\b[^.\n]{0,60}?\b(?:else|otherwise|or)\s+(\d)\b"
+    r"(?i)(?<![\w.])(\d{1,2})\s*(?:=|:|\(|-\s)\s*[a-z_]{3,}|\b(?:answer|reply|respond|label|rating|output|choose|pick)\b"
+    r"[^.\n]{0,40}?(?<!e\.g\.,\s)(?<!e\.g\.\s)(?<!such as\s)(?<![\w.])(\d)\s*(?:or|to|-|–|,)\s*(\d)(?![\w.])"
+    r"|\bscale of (\d)\b[^.\n]{0,40}\bto (\d)\b"
+    r"|\b(?:answer|reply|output|say|return|write)\s+(\d)\b[^.\n]{0,100}?\b(?:else|otherwise|or)\s+(\d)\b"
 )
 # A query that maps digits to labels or options, two or more of them ("0 = a, 1 = b", "A=0 ... D=3", "ABBR=0,
 # ENTY=1", "1 if the same, 0 if different", "1 for yes, 0 for no", "(0/1)", "0 true / entailment, 1 false"): a
@@ -119,9 +133,15 @@ _DIGIT_MAPPINGS = (
         re.IGNORECASE,
     ),
 )
+_MAPPING_RUN = re.compile(r"(?<![\w.])\d{1,2}\s+[A-Za-z][\w-]{2,}(?:\s*[,;]\s*\d{1,2}\s+[A-Za-z][\w-]{2,})+")
 _DIGIT_CHOICE = re.compile(r"\((?P<d>[01](?:\s*/\s*\d)+)\)")
 _OPTION_META = re.compile(
-    r"(?i)^(?:option\d|choice\d|sol\d|ending\d?|endings|choices|options|label_names|answer[A-E])$"
+    r"(?i)^(?:(?:option|choice|sol|ending|answer|hypothesis|candidate)_?\d|endings|choices|options|label_names"
+    r"|answer[A-E])$"
+)
+# A binary label asked for at the end of the query in any language ("请回答 0 或 1。", "Réponds 0 ou 1.").
+_BINARY_SLOT = re.compile(
+    r"(?<![\w.])([01])\s*(?:[^\w\s]{1,2}|[^\W\d_]{1,4})\s*(?!\1)([01])(?!\w|\.\d)\s*\W{0,3}\s*$"
 )
 _TAG = re.compile(r"^(?:[BIESLU]-[A-Za-z_]+|O|[A-Z]{1,5}\$?|[A-Z]+-[A-Z]+|PUNCT|[.,:`'$#()]+)$")
 _TAG_WORDS = re.compile(r"(?i)\b(?:tag|tags|tagging|label each|ner|bio|pos|part[- ]of[- ]speech|chunk)\b")
@@ -217,12 +237,125 @@ def _is_index(reference: Any, text: str, metadata: Mapping[str, Any]) -> bool:
             return True
         if len(got) == 2 and min(got) <= int(digit) <= max(got):
             return True
+    mapped = _mapped_digits(text)
+    if len(mapped) >= 2 and digit in mapped:
+        return True
+    if digit in ("0", "1") and _BINARY_SLOT.search(text):
+        return True
+    if int(digit) < 20 and digit in _named_ids(metadata):
+        return True
+    return any(
+        _OPTION_META.match(str(k)) and v not in (None, [], {}) and str(v).strip() not in ("", "[]", "{}")
+        for k, v in metadata.items()
+    )
+
+
+def _mapped_digits(text: str) -> set[str]:
+    """The numbers ``text`` maps to labels or options (:data:`_DIGIT_MAPPINGS`, "(0/1)", and a parenthesised
+    mapping "(1 inform, 2 question, ...)")."""
     mapped = {m.group("d") for pattern in _DIGIT_MAPPINGS for m in pattern.finditer(text)}
     for m in _DIGIT_CHOICE.finditer(text):
         mapped |= set(re.findall(r"\d", m.group("d")))
-    if len(mapped) >= 2 and digit in mapped:
-        return True
-    return any(_OPTION_META.match(str(k)) for k in metadata)
+    for m in _MAPPING_RUN.finditer(text):
+        mapped |= set(re.findall(r"(?<![\w.])\d{1,2}(?=\s)", m.group(0)))
+    for m in _DIGIT_LABELS.finditer(text):
+        if m.group(1) is not None:
+            mapped.add(m.group(1))
+    return mapped
+
+
+_PER_ITEM = re.compile(
+    r"(?i)\b(?:one|a|an)\s+(?:\w+\s+)?(?:per|for each|for every)\b"
+    r"|\beach\s+(?:utterance|turn|token|word|sentence|line|item)\b"
+)
+_MULTI_LABEL = re.compile(r"(?i)\bmulti-?label\b|\ball\s+(?:the\s+)?(?:applicable|relevant|that\s+apply)\b")
+_NAMES_META = re.compile(r"(?i)(?:^|_)(?:names|labels|classes|categories)$")
+
+
+_PATCH = re.compile(r"(?m)^diff --git |^--- \S.*\n\+\+\+ \S.*\n@@ ")
+_SCALE = re.compile(
+    r"(?i)\b(?:from|between|scale\s+of|range\s+of|on\s+a)\s+(-?\d+(?:\.\d+)?)\s*(?:\([^()\n]{0,40}\)\s*)?"
+    r"(?:to|-|–|and)\s*(-?\d+(?:\.\d+)?)\b"
+    r"|\((-?\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(-?\d+(?:\.\d+)?)\)"
+)
+_RATE_WORDS = re.compile(r"(?i)\b(?:rate|rating|score|similar\w*|relatedness|how\s+(?:much|well|strongly))\b")
+
+
+def _is_rating(ref: Any, text: str) -> bool:
+    """A number written with a fractional part (or a float) inside the range the query states for a score it asks
+    for ("Rate how similar ... from 0 to 1": 0.76, 0.0). A whole number on such a scale is a label
+    (:func:`_is_index`)."""
+    try:
+        value = float(ref) if isinstance(ref, int | float | str) and not isinstance(ref, bool) else None
+    except ValueError:
+        return False
+    written = isinstance(ref, float) or (isinstance(ref, str) and "." in ref)
+    if value is None or not written or not _RATE_WORDS.search(text):
+        return False
+    for m in _SCALE.finditer(text):
+        lo, hi = (float(g) for g in (m.group(1, 2) if m.group(1) else m.group(3, 4)))
+        if lo < hi and lo <= value <= hi:
+            return True
+    return False
+
+
+def _nested_spans(items: Any) -> bool:
+    """Some item holds another, word for word ("Aberystwyth", "at a ceremony in Aberystwyth"; "git" is no word of
+    "git-commit"): spans of one answer written several ways (alternatives), not a set of different items."""
+    words = [re.findall(r"\w+(?:[-+#.]\w+)*", str(i).lower()) for i in items]
+    return any(
+        a and len(a) < len(b) and any(b[k : k + len(a)] == a for k in range(len(b) - len(a) + 1))
+        for a in words
+        for b in words
+    )
+
+
+def _label_ids(ref: Any, text: str, metadata: Mapping[str, Any]) -> str:
+    """A list of label ids the query maps to labels ("0: POLITICS ... 20: ...", "(1 inform, 2 question, ...)"):
+    one per item of the query (it says "one per turn", "each utterance") is a tag sequence, else a set of labels
+    (multi-label classification) is an item list; "" when the list is not such ids."""
+    ids = [str(r) for r in ref if isinstance(r, int) and not isinstance(r, bool)]
+    if not ids or len(ids) != len(ref):
+        return ""
+    mapped = _mapped_digits(text) | _named_ids(metadata)
+    if len(mapped) < 2 or not set(ids) <= mapped:
+        return ""
+    return "tag_sequence" if _PER_ITEM.search(text) and not _MULTI_LABEL.search(text) else "item_list"
+
+
+def _named_ids(metadata: Mapping[str, Any]) -> set[str]:
+    """The ids a list of label names in metadata gives (``label_names``, ``relation_names``, ``classes``: ids 0 to
+    n - 1)."""
+    out: set[str] = set()
+    for k, v in metadata.items():
+        if isinstance(v, str) and v.lstrip()[:1] == "[":
+            try:
+                v = json.loads(v)
+            except ValueError:
+                continue
+        if (
+            _NAMES_META.search(str(k))
+            and isinstance(v, list)
+            and len(v) >= 2
+            and all(isinstance(x, str) for x in v)
+        ):
+            out |= {str(i) for i in range(len(v))}
+    return out
+
+
+def _listed_ids(ref: Any, text: str) -> bool:
+    """The reference is one or more ids the query lists its items under ("[7187158] Place eggs ...", "doc 12:"):
+    a set of the items chosen, not a value."""
+    items = ref if isinstance(ref, list | tuple) else [ref]
+    ids = [str(r).strip() for r in items if isinstance(r, str | int) and not isinstance(r, bool)]
+    if (
+        not ids
+        or len(ids) != len(items)
+        or not all(re.fullmatch(r"[\w-]{3,}", i) and re.search(r"\d", i) for i in ids)
+    ):
+        return False
+    listed = set(re.findall(r"(?m)^\s*\[([\w-]+)\]", text))
+    return len(listed) >= 2 and set(ids) <= listed
 
 
 def _letters(text: str) -> str:
@@ -291,6 +424,10 @@ def reference_kind(reference: Any, shape: str, text: str, metadata: Mapping[str,
         return ""
     if _is_index(ref, text, meta):
         return "index"
+    if _is_rating(ref, text):
+        return "rating"
+    if _listed_ids(ref, text):
+        return "item_list"
     if isinstance(ref, list | tuple) and len(ref) >= 2:
         if (
             all(isinstance(r, list | tuple) for r in ref)
@@ -303,9 +440,13 @@ def reference_kind(reference: Any, shape: str, text: str, metadata: Mapping[str,
             isinstance(r, str) and _TAG.match(r.strip()) for r in flat
         ):
             tokens = meta.get("tokens") or meta.get("words")
-            if (isinstance(tokens, list) and len(tokens) == len(ref)) or _TAG_WORDS.search(text):
+            if (isinstance(tokens, list) and len(tokens) == len(ref)) or (
+                _TAG_WORDS.search(text) and not _MULTI_LABEL.search(text)
+            ):
                 return "tag_sequence"
-        if all(isinstance(r, str) and 0 < len(r.split()) <= 6 for r in ref):
+        if kind := _label_ids(ref, text, meta):
+            return kind
+        if all(isinstance(r, str) and 0 < len(r.split()) <= 6 for r in ref) and not _nested_spans(ref):
             return "item_list"
         return ""
     value = str(ref).strip() if isinstance(ref, str | int | float) and not isinstance(ref, bool) else ""
@@ -313,6 +454,8 @@ def reference_kind(reference: Any, shape: str, text: str, metadata: Mapping[str,
         others = [n for n in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", text) if n != value]
         if re.search(rf"(?<![\w.]){re.escape(value)}(?!\w|\.\d)", text) and len(others) >= 3:
             return "target"
+    if isinstance(ref, str) and _PATCH.search(ref):
+        return "patch"
     if isinstance(ref, str):
         cells = ref.strip()
         rows = [r.strip() for r in cells.splitlines() if r.strip()]
@@ -563,7 +706,9 @@ class RoutingQuery:
             scripts=_scripts(text),
             metadata_keys=tuple(sorted(str(k) for k in self.metadata)),
             relation=reference_relation(self.reference, text) if shape in RELATION_SHAPES else Relation(),
-            reference_kind=reference_kind(self.reference, shape, text, self.metadata),
+            reference_kind=reference_kind(
+                self.reference, shape, f"{self._context()}\n{text}".strip(), self.metadata
+            ),
             translation=shape in ("short_text", "text")
             and asks_for_translation(self.reference, text, self._context()),
         )

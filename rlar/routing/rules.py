@@ -35,7 +35,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rlar.routing.query import QueryFeatures, RoutingQuery
+from rlar.routing.query import UNCOMPARABLE_KINDS, QueryFeatures, RoutingQuery
 from rlar.tasks.constraints import constraints_key, from_metadata
 from rlar.tasks.reading import read_instruction
 from rlar.tasks.references import answer_strings
@@ -235,6 +235,8 @@ def eligibility(spec: ToolSpec, q: RoutingQuery, f: QueryFeatures) -> str:
         return f"reads only {', '.join(sorted(reads))} references"
     if kind == "target" and need != "none":
         return "the reference is only the target the answer must reach: the bare target would score"
+    if kind in UNCOMPARABLE_KINDS and need != "none":
+        return UNCOMPARABLE_KINDS[kind]
     if kind in _NOT_MATH and spec.impl_name == "math_verify":
         return _NOT_MATH[kind]
     if kind == "quantity" and need == "text" and reads is None:

@@ -67,6 +67,7 @@ SHAPES = (
 )
 
 _ANSWER_KEYS = ("answers", "answer", "text", "value", "aliases", "best_answer")
+_ALIASED = frozenset({"aliases", "value", "answer"})
 _NUMBER = re.compile(
     r"[-+−]?[$€£¥]?\s?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\s?%?|[-+]?\.\d+|[-+]?\d+\s*/\s*\d+|\\[dt]?frac\{-?\d+\}\{\d+\}"
 )
@@ -80,6 +81,10 @@ _TUPLE = re.compile(
 )
 _PROGRAM = re.compile(
     r"^\s*(SELECT|WITH|INSERT|UPDATE|DELETE|CREATE)\b.*\b(FROM|INTO|TABLE|SET)\b"  # SQL
+    r"|^\s*(?:PREFIX\s.*)?(SELECT|ASK|CONSTRUCT|DESCRIBE)\b[^{]*\bWHERE\s*\{"  # SPARQL
+    r"|^\s*(?:OPTIONAL\s+)?MATCH\s*\(.*\bRETURN\b"  # Cypher
+    # a logical form: predicates applied to arguments, joined ("dog ( x _ 1 ) AND roll . agent ( x _ 2 , x _ 1 )")
+    r"|^[\s*]*[\w.]+(?:\s*\.\s*\w+)*\s*\([^()]*\)(?:\s*(?:AND|;|∧|&)\s*\*?\s*[\w.]+(?:\s*\.\s*\w+)*\s*\([^()]*\))+\s*$"
     r"|^\s*(def |class |import |from \w+ import |lambda )"  # Python statements
     r"|^(['\"][^'\"]*['\"])?[\w.\[\]]*\w\(.*\)(\.\w+\(.*\))*$"  # a call: os.getcwd(), ' '.join(words)
     r"|^\[.+ for .+ in .+\]$",  # a comprehension
@@ -107,11 +112,19 @@ def answer_strings(reference: Any) -> list[str] | None:
     if isinstance(reference, str | int | float):
         return [str(reference)]
     if isinstance(reference, list | tuple):
+        if reference and all(isinstance(r, Mapping) and _ALIASED.intersection(r) for r in reference):
+            # WebQSP / ComplexWebQuestions: a list of answer objects, each with its aliases — all alternatives.
+            objects = [answer_strings(r) for r in reference]
+            return [a for o in objects if o for a in o] if all(objects) else None
         out = [str(r) for r in reference if isinstance(r, str | int | float) and not isinstance(r, bool)]
         return out if out and len(out) == len(reference) else None
     if isinstance(reference, Mapping):
-        if "value" in reference and "aliases" in reference:  # TriviaQA
-            return [str(reference["value"]), *(str(a) for a in reference.get("aliases") or [])]
+        for key in (
+            "value",
+            "answer",
+        ):  # TriviaQA {"value", "aliases"}, CWQ {"answer", "answer_id", "aliases"}
+            if isinstance(reference.get(key), str | int | float) and "aliases" in reference:
+                return [str(reference[key]), *(str(a) for a in reference.get("aliases") or [])]
         for key in ("answers", "answer", "text"):
             if key in reference and len(reference) <= 3:
                 return answer_strings(reference[key])
@@ -166,6 +179,10 @@ def _text_shape(text: str) -> str:
         and not re.search(r"[^\W\d_]{4,}", re.sub(r"\\[a-zA-Z]+", "", text))
     ):
         return "math"
+    # A writing system without spaces is sized in letters (about two to a word): a summary in Japanese is a text.
+    letters = unspaced_letters(text)
+    if letters is not None:
+        return "short_text" if letters <= 8 else "text"
     return "short_text" if len(words) <= 3 else "text"
 
 
@@ -184,6 +201,8 @@ def reference_shape(reference: Any, metadata: Mapping[str, Any] | None = None) -
         answers = answer_strings(reference)
         return reference_shape(answers[0]) if answers else "structured"
     if isinstance(reference, list | tuple):
+        if (answers := answer_strings(reference)) and isinstance(reference[0], Mapping):
+            return reference_shape(answers[0])
         first = next(r for r in reference if not is_reference_free(r))
         return (
             reference_shape(first, metadata)

@@ -38,10 +38,14 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 
 
 def reference_strings(reference: Any) -> list[str] | None:
-    """Acceptable answers from a reference: str → [str]; list → its items; dict → ``answers``/``answer``."""
+    """Acceptable answers from a reference: str → [str]; list → its items (a list of answer objects: all their
+    answers); dict → an answer with its ``aliases``, else ``answers``/``answer``."""
     if reference is None:
         return None
     if isinstance(reference, dict):
+        for key in ("value", "answer"):  # an answer with its aliases: TriviaQA, WebQSP / ComplexWebQuestions
+            if isinstance(reference.get(key), str | int | float) and "aliases" in reference:
+                return [str(reference[key]), *(str(a) for a in reference.get("aliases") or [])]
         for key in ("answers", "answer"):
             if key in reference:
                 return reference_strings(reference[key])
@@ -49,6 +53,12 @@ def reference_strings(reference: Any) -> list[str] | None:
     if isinstance(reference, str):
         return [reference]
     if isinstance(reference, list | tuple):
+        if reference and all(
+            isinstance(r, dict) for r in reference
+        ):  # a list of answer objects: alternatives
+            objects = [reference_strings(r) for r in reference]
+            if all(objects):
+                return [a for o in objects if o for a in o]
         refs = [str(r) for r in reference if r is not None]
         return refs or None
     return [str(reference)]

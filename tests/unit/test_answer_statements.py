@@ -260,6 +260,30 @@ TEXT_CASES = [
     ("quantity_match", "15 m/s", "It is between 10 m/s and 15 m/s.", "", 0.0),
     ("quantity_match", "1.5e-3 m", "The gap is 1.5×10⁻³ m.", "", 1.0),
     ("quantity_match", "1234 m", "The distance is 1\u2009234 m.", "", 1.0),
+    # Answer objects with their aliases (WebQSP / ComplexWebQuestions, TriviaQA): every alias is an answer.
+    (
+        "normalized_match",
+        [{"answer": "Lima", "answer_id": "m.0x", "aliases": ["Ciudad de los Reyes"]}],
+        "Lima",
+        "",
+        1.0,
+    ),
+    (
+        "normalized_match",
+        [{"answer": "Lima", "answer_id": "m.0x", "aliases": ["Ciudad de los Reyes"]}],
+        "Ciudad de los Reyes.",
+        "",
+        1.0,
+    ),
+    (
+        "normalized_match",
+        [{"answer": "Lima", "answer_id": "m.0x", "aliases": ["Ciudad de los Reyes"]}],
+        "Cusco",
+        "",
+        0.0,
+    ),
+    ("exact_match", {"value": "Au", "aliases": ["Gold"]}, "Gold", "", 1.0),
+    ("exact_match", {"value": "Au", "aliases": ["Gold"]}, "Silver", "", 0.0),
 ]
 
 

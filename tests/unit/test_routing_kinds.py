@@ -8,7 +8,7 @@ import pytest
 from rlar.routing.exemplars import ExemplarBank
 from rlar.routing.matching import OfflineRouter
 from rlar.routing.query import RoutingQuery
-from rlar.routing.rules import unread_by_record_rules
+from rlar.routing.rules import eligibility, unread_by_record_rules
 from rlar.routing.scorer import ScorerModel, feature_names
 from tests.support.embedding import bag_of_words
 from tests.support.routing import SPECS, eligible, format_chat
@@ -208,3 +208,114 @@ def test_a_number_with_what_it_counts_in_parentheses_is_a_number(reference: str,
         "t", "Seven red apples and two green apples are in the basket. How many apples?", reference
     )
     assert q.features().reference_shape == shape
+
+
+def chat(system: str, user: str) -> RoutingQuery:
+    return RoutingQuery.from_record(
+        {"query": [{"role": "system", "content": system}, {"role": "user", "content": user}], "reference": 3}
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "reference", "metadata", "expected"),
+    [
+        # Options named after a word or two ("Middle option 2:"), or after a letter ("A2:").
+        (
+            "Start: rain.\nEnd: wet shoes.\nMiddle option 1: sun.\nMiddle option 2: a storm.\nWhich?",
+            2,
+            {},
+            "index",
+        ),
+        ("Q: How did she feel?\nA0: calm\nA1: angry\nA2: bored\nLabel:", 1, {}, "index"),
+        # Option fields in metadata count when they hold something; an empty list "[]" holds nothing.
+        ("Which ending?", 1, {"hypothesis_1": "x", "hypothesis_2": "y"}, "index"),
+        ("A 3 kg cart is pushed with 9 N. Its acceleration in m/s^2?", 3, {"options": "[]"}, ""),
+        ("Tabular problem: what is the mean of 4, 6, 8?", "6", {"choices": None}, ""),
+        # A list of label names in metadata numbers the labels.
+        (
+            "The <e1>cup</e1> is in the <e2>box</e2>.",
+            4,
+            {"relation_names": ["a", "b", "c", "d", "e"]},
+            "index",
+        ),
+        # A binary label asked for at the end, in any language; examples of values are no labels.
+        ("这两句话意思相同吗？请回答 0 或 1。", 0, {}, "index"),
+        ("Ces deux phrases disent-elles la même chose ? Réponds 0 ou 1.", 1, {}, "index"),
+        (
+            "Answer with an integer and give the final value, e.g., 1, 2, 3, at the end. How many hats?",
+            2,
+            {},
+            "",
+        ),
+        (
+            "Is the message spam? Output 1 if it is spam (any kind of unsolicited advert), otherwise 0.",
+            1,
+            {},
+            "index",
+        ),
+        # Lists of label ids: one per item is a tag sequence, otherwise a set of labels.
+        (
+            "Acts (1 inform, 2 question, 3 directive), one per turn:\n1. Hi?\n2. Go.",
+            [2, 3],
+            {},
+            "tag_sequence",
+        ),
+        (
+            "Assign all applicable topic ids.\n0: POLITICS\n1: LAW\n2: TRADE\n12: TRANSPORT\n\nAct text",
+            [1, 12],
+            {},
+            "item_list",
+        ),
+        ("Multi-label tagging. Labels:\n0: A\n1: B\n2: C", [0, 2], {}, "item_list"),
+        ("Regulation text\nlabels:", [1, 3], {"label_names": ["p", "q", "r", "s"]}, "item_list"),
+        # Ids the query lists its passages under: the passages chosen.
+        (
+            "Query: tea\n[88123] Tea is a drink.\n[55410] Rocks are hard.\nReturn the relevant docids.",
+            ["88123"],
+            {},
+            "item_list",
+        ),
+        # Spans of one answer written several ways are alternatives, not a set; "git" is no word of "git-branch".
+        ("Where was it held?", ["Cardiff", "at a ceremony in Cardiff"], {}, ""),
+        ("Tags:", ["git", "git-branch", "merge"], {}, "item_list"),
+        # References no built-in compares faithfully.
+        (
+            "Fix the bug.",
+            "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n",
+            {},
+            "patch",
+        ),
+        (
+            "Rate how related the two sentences are, from 0 (unrelated) to 5 (same).\nA: x\nB: y",
+            3.4,
+            {},
+            "rating",
+        ),
+        ("What is 1.5 + 2.25 on a number line from 0 to 5?", "3.75", {}, ""),
+    ],
+)
+def test_what_the_reference_is_in_formats_written_by_other_hands(
+    query: str, reference: object, metadata: dict[str, object], expected: str
+) -> None:
+    assert kind(query, reference, metadata) == expected
+
+
+def test_a_label_mapping_in_the_system_message_makes_the_digit_a_label() -> None:
+    q = chat(
+        "Classify the relation. Output the id.\n0: Cause\n1: Part\n2: Origin\n3: Other",
+        "The wheel of the cart.",
+    )
+    assert q.features().reference_kind == "index"
+    f = q.features()
+    allowed = {s.name for s in SPECS if not eligibility(s, q, f)}
+    assert "math_verify" not in allowed and {"exact_match", "normalized_match"} <= allowed
+
+
+def test_a_patch_or_a_graded_score_gets_a_verifier_not_a_metric_that_cannot_check_it() -> None:
+    r = router(BANK)
+    patch = r.decide(
+        RoutingQuery("p", "Fix it.", "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-x\n+y\n"), SPECS
+    )
+    score = r.decide(RoutingQuery("s", "Rate how similar, from 0 to 1.\nA: x\nB: y", 0.42), SPECS)
+    assert patch.none_fit and score.none_fit
+    assert {patch.path, score.path} == {"rule:uncomparable_reference"}

@@ -46,6 +46,12 @@ HUMANEVAL_TEST = "def check(candidate):\n    assert candidate(2) == 4\n"
         ("os.path.exists(path)", {}, "program"),
         ({"text": ["Denver Broncos"], "answer_start": [177]}, {}, "short_text"),
         ({"value": "Canberra", "aliases": ["Canberra, Australia"]}, {}, "short_text"),
+        ([{"answer": "Hanoi", "answer_id": "m.0f", "aliases": ["Ha Noi"]}], {}, "short_text"),
+        ("SELECT ?x WHERE { wd:Q64 wdt:P1082 ?x }", {}, "program"),  # SPARQL
+        ("MATCH (m:Movie) RETURN m.title", {}, "program"),  # Cypher
+        ("cat ( x _ 1 ) AND sleep . agent ( x _ 2 , x _ 1 )", {}, "program"),  # a logical form
+        ("東京で大雪となり、多くの列車が運休した。", {}, "text"),  # sized in letters: a sentence
+        ("東京", {}, "short_text"),
         ("2021-03-04", {}, "short_text"),
         ("Die Regierung kündigte neue Maßnahmen an.", {}, "text"),
         ({"best_answer": "No", "correct_answers": [], "incorrect_answers": []}, {}, "structured"),
