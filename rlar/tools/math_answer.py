@@ -273,7 +273,7 @@ def final_answer(response: str) -> FinalAnswer | None:
         if len(boxes) >= 3 and not hedge:
             hedge = f"{len(boxes)} different boxed answers"
         hedge = hedge or _listed(span)
-        return FinalAnswer(span, boxed, hedge)
+        return FinalAnswer(_spoken(span) if not boxed else span, boxed, hedge)
     if _is_spam(text):
         return FinalAnswer(text, False, "a list of candidates, not an answer")
     if listed := _listed_answers(text):
@@ -284,7 +284,7 @@ def final_answer(response: str) -> FinalAnswer | None:
             # A bare list of numbers ("8 7", "3, 4, 5") is several answers here as after a marker.
             # Its full stop ends the sentence, not the answer: "x^2+2x+1." is x^2+2x+1 (an ellipsis stays).
             text = re.sub(r"(?<=[^.\s])\s*\.\s*$", "", sentence.strip())
-            return FinalAnswer(text, False, _hedge_in(sentence) or _listed(sentence))
+            return FinalAnswer(_spoken(text), False, _hedge_in(sentence) or _listed(sentence))
     if sentences and choice_letter(sentences[-1]) is not None:
         return FinalAnswer(sentences[-1].strip(), False, _hedge_in(sentences[-1]))
     return None
@@ -307,6 +307,46 @@ def _listed_answers(text: str) -> str:
     if len(items) < 2 or not lines or not _LIST_LEAD.search(lines[-1]):
         return ""
     return ", ".join(items)
+
+
+_SPOKEN_OPERATORS = {"root", "over", "times", "plus", "minus", "squared", "cubed", "power", "divided", "pi"}
+_SPOKEN_WORDS = _SPOKEN_OPERATORS | {"square", "cube", "of", "to", "the", "by", "radians", "degrees"}
+
+
+def _spoken(text: str) -> str:
+    """``text`` with the mathematics it ends with said in words written as mathematics ("The side is three root
+    two" -> "The side is 3\\sqrt{2}", "pi over four radians" -> "\\frac{\\pi}{4} radians", "x squared minus
+    one" -> "x^{2} - 1"); ``text`` unchanged when it ends with no such words."""
+    words = _numbers_from_words(text).rstrip(" .!").split(" ")
+
+    def spoken(w: str) -> bool:
+        return w.lower() in _SPOKEN_WORDS or bool(re.fullmatch(r"-?\d+(?:\.\d+)?|[a-z]", w))
+
+    start = len(words)
+    while start > 0 and spoken(words[start - 1]):
+        start -= 1
+    tail = [w.lower() for w in words[start:]]
+    while tail and tail[0] in ("the", "of", "to", "by"):
+        tail, start = tail[1:], start + 1
+    if len(tail) < 2 or not _SPOKEN_OPERATORS & set(tail):
+        return text
+    said = " ".join(tail)
+    said = re.sub(r"\bsquare root of (\S+)", r"\\sqrt{\1}", said)
+    said = re.sub(r"\bcube root of (\S+)", r"\\sqrt[3]{\1}", said)
+    said = re.sub(r"\broot (\S+)", r"\\sqrt{\1}", said)
+    said = re.sub(r"\bpi\b", r"\\pi", said)
+    said = re.sub(r"(\S+) over (\S+)", r"\\frac{\1}{\2}", said)
+    said = re.sub(r"\s*\bsquared\b", "^{2}", said)
+    said = re.sub(r"\s*\bcubed\b", "^{3}", said)
+    said = re.sub(r"\s*\bto the power of (\S+)", r"^{\1}", said)
+    said = re.sub(r"\bdivided by\b", "/", said)
+    said = re.sub(r"\btimes\b", r"\\cdot", said)
+    said = re.sub(r"\bplus\b", "+", said)
+    said = re.sub(r"\bminus\b", "-", said)
+    if re.search(r"\b(?:square|cube|of|to|the|by|over|root|power|divided)\b", said):
+        return text  # words left over: not one expression
+    said = re.sub(r"(?<=\d) (?=\\sqrt|\\pi|\\frac)", "", said)  # "3 \\sqrt{2}" is 3\\sqrt{2}
+    return " ".join([*words[:start], said]).strip()
 
 
 def _listed(span: str) -> str:

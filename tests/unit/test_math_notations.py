@@ -437,6 +437,13 @@ WRITTEN_FORMS = [
     ("#### 150", "It takes 2 hours and 30 minutes, which is 150 minutes in total.", 1.0),
     ("#### 9", "Ann has 9 pears, which is 4 fewer than Bo's 13.", 1.0),
     ("#### 96", "The total is $96, which is the price of 4 tickets at $24 each.", 1.0),
+    # Mathematics said in words (these two were full marks against 2 and 4).
+    ("5\\sqrt{3}", "The diagonal is five root three.", 1.0),
+    ("5", "The diagonal is five root three.", 0.0),
+    ("\\frac{\\pi}{6}", "So the angle is pi over six radians.", 1.0),
+    ("6", "So the angle is pi over six radians.", 0.0),
+    ("y^2-4", "It simplifies to y squared minus four.", 1.0),
+    ("y^2+4", "It simplifies to y squared minus four.", 0.0),
 ]
 
 
