@@ -279,6 +279,14 @@ def final_answer(response: str) -> FinalAnswer | None:
     if listed := _listed_answers(text):
         return FinalAnswer(listed, False, "")
     sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+    # The answer first, then its explanation announced as such ("27 students remain. Here's how: ..."): the
+    # first sentence states the answer, the numbers after it are the working.
+    if (
+        len(sentences) >= 2
+        and _EXPLANATION.match(sentences[1])
+        and _NUMBER.search(_numbers_from_words(sentences[0]))
+    ):
+        sentences = sentences[:1]
     for sentence in reversed(sentences):
         if _NUMBER.search(_numbers_from_words(sentence)) or re.search(r"\$[^$]+\$|\\\(|\\infty", sentence):
             # A bare list of numbers ("8 7", "3, 4, 5") is several answers here as after a marker.
@@ -290,6 +298,11 @@ def final_answer(response: str) -> FinalAnswer | None:
     return None
 
 
+_EXPLANATION = re.compile(
+    r"\s*(?:here(?:'s|\s+is)\s+(?:how|why|the\s+(?:working|reasoning|explanation))|this\s+is\s+because|explanation\s*:"
+    r"|reasoning\s*:|let\s+me\s+explain|to\s+see\s+why|why\s*:|how\s*:)",
+    re.IGNORECASE,
+)
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+?)\s*$")
 _LIST_LEAD = re.compile(
     r"\b(?:solutions?|roots?|answers?|values?|zeros|zeroes|pairs?)\b[^\n]*:\s*$", re.IGNORECASE

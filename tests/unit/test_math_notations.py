@@ -444,6 +444,9 @@ WRITTEN_FORMS = [
     ("6", "So the angle is pi over six radians.", 0.0),
     ("y^2-4", "It simplifies to y squared minus four.", 1.0),
     ("y^2+4", "It simplifies to y squared minus four.", 0.0),
+    # The answer first, then the working announced as such.
+    ("#### 31", "31 cars are left. Here's how: 50 cars came and 19 drove away, so subtract 19 from 50.", 1.0),
+    ("#### 19", "31 cars are left. Here's how: 50 cars came and 19 drove away, so subtract 19 from 50.", 0.0),
 ]
 
 
