@@ -39,6 +39,7 @@ __all__ = [
     "chosen_letters",
     "clean_markup",
     "explicit_statement",
+    "first_named_answer",
     "lettered_options",
     "listed_items",
     "restated_answer",
@@ -65,6 +66,11 @@ _LIST_END = re.compile(
     r"\s*(?:[;(]|,?\s+(?:which|who|whose|where|but|because|since|although|though|while)\b)", re.IGNORECASE
 )
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_DEGREE_ADVERB = re.compile(
+    r"^(?:predominantly|primarily|mainly|mostly|largely|chiefly|principally|approximately|about|roughly|around"
+    r"|nearly|almost|exactly|precisely|officially)\s+(?=\S)",
+    re.IGNORECASE,
+)
 # A "but" that takes the answer back or offers another ("X, but it's also believed to be Y", "2, but it's not
 # necessarily the smallest"): the statement before it is a hedge, not an answer.
 _QUALIFIED = re.compile(
@@ -156,7 +162,19 @@ def _complement(sentence: str, items: bool) -> str | None:
         rest = re.sub(r"\s*\([^()]*\)", "", rest)  # "Argon (Ar) and Krypton (Kr)"
     end = (_LIST_END if items else _CLAUSE_END).search(rest)
     rest = _trim(rest[: end.start()] if end else rest)
+    rest = _DEGREE_ADVERB.sub("", rest)  # "predominantly Portuguese", "approximately 100 degrees"
     return rest or None
+
+
+def first_named_answer(response: str) -> str | None:
+    """The name the response's first sentence says its subject is ("The longest river is the Amazon; the Nile
+    comes second" -> "the Amazon"): a complement of at most four words that starts with a capital (after an
+    article), else None — a preamble ("That is a good question") names nothing."""
+    complement = _complement(_first_sentence(clean_markup(response)), items=False)
+    if not complement or len(complement.split()) > 4:
+        return None
+    head = _ARTICLE.sub("", complement)
+    return complement if head[:1].isupper() else None
 
 
 def statements(response: str) -> list[str]:

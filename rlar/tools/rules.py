@@ -17,6 +17,7 @@ from rlar.tools.answer_text import (
     chosen_letters,
     clean_markup,
     explicit_statement,
+    first_named_answer,
     lettered_options,
     restated_answer,
     statements,
@@ -71,6 +72,7 @@ _DECIMAL = re.compile(
 )  # a decimal point (or comma) is part of its number: 3.5 is not "3 5"
 _POINT_MARK = "\ue001"
 _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+_TRAILING_ZEROS = re.compile(r"(?<![\w.])(\d+)\.0+(?![\d.])")
 _DEGREE = re.compile(r"(\d)\s*°")
 
 
@@ -85,8 +87,8 @@ def normalize_text(
     sign, full-width forms and thin spaces read, zero-width characters gone), NFKC, optionally lower-case, drop
     Unicode punctuation (category P*) except the parts of a number: its sign ("-3" stays "-3", so it never equals
     "3") and its decimal point ("3.5" stays "3.5", never "3 5"); commas between thousands are removed ("1,000" is
-    "1000") and a degree sign is a word of its own ("100°C" is "100 °c"); drop English articles, collapse
-    whitespace."""
+    "1000"), a decimal of zeros goes ("100.0" is "100"; "3.10" stays, a version) and a degree sign is a word of
+    its own ("100°C" is "100 °c"); drop English articles, collapse whitespace."""
     text = unicodedata.normalize("NFKC", read_chars(text, latex=False))
     if lowercase:
         text = text.lower()
@@ -94,6 +96,7 @@ def normalize_text(
     if strip_punctuation:
         text = _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
         text = _SIGN.sub(_SIGN_MARK, text)
+        text = _TRAILING_ZEROS.sub(r"\1", text)
         text = _DECIMAL.sub(_POINT_MARK, text)
         text = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in text)
         text = text.replace(_SIGN_MARK, "-").replace(_POINT_MARK, ".")
@@ -288,6 +291,17 @@ def _sentence_with(text: str, ref: str, norm: Any) -> str:
     return text
 
 
+# A sentence after the first that puts the answer in doubt ("However, the longest river cannot be determined",
+# "However, ... the attribution is disputed"), or a response that opens by answering "no one": a mention of the
+# reference elsewhere is no answer.
+_DOUBTED = re.compile(
+    r"(?:(?<=[.!?])\s+(?:however|but|although|that\s+said|actually)\b[^.!?]*?\b(?:cannot\s+be\s+(?:determined|known)"
+    r"|disputed|unclear|unknown|uncertain|debated|controversial|no\s+consensus|not\s+(?:certain|sure|known))\b)"
+    r"|^\s*(?:no\s+one|nobody|none)\b",
+    re.IGNORECASE,
+)
+
+
 class ContainsMatchTool(NormalizedMatchTool):
     """1.0 if the normalised reference occurs in the normalised response (on word boundaries by default), and
     the response is not a list of candidates (``lists_candidates``) unless ``allow_lists`` is set."""
@@ -318,8 +332,9 @@ class ContainsMatchTool(NormalizedMatchTool):
     def _answers(self, inp: ToolInput) -> list[str]:
         """The explicit answer statement when the response makes one ("The answer is Lyon. Paris is ..." is
         about Lyon); else, when its first sentence restates the question, what that sentence answers (a later
-        mention does not undo it: "The first president was X. George Washington was ..."); else the whole
-        response (or ``answer_pattern``'s match)."""
+        mention does not undo it: "The first president was X. George Washington was ..."); else, with no query,
+        a name the first sentence gives its subject (``first_named_answer``); else the whole response (or
+        ``answer_pattern``'s match)."""
         if self.answer_pattern is not None:
             return super()._answers(inp)
         explicit = explicit_statement(inp.response)
@@ -328,11 +343,18 @@ class ContainsMatchTool(NormalizedMatchTool):
         restated = restated_answer(inp.response, inp.query)
         if restated is not None:
             return restated
+        # Without a query to restate: a name the first sentence gives as what its subject is, is the answer
+        # ("The longest river is the Amazon; the Nile comes second" answers Amazon).
+        named = first_named_answer(inp.response) if not inp.query.strip() else None
+        if named is not None:
+            return [named]
         return [clean_markup(inp.response).strip()]
 
     async def _score(self, inp: ToolInput) -> ToolResult:
         if self.answer_pattern is None and reference_strings(inp.reference) and self._answers(inp) == []:
             return self.ok(0.0, "the answer sentence takes its answer back or offers another ('X, but ...')")
+        if self.answer_pattern is None and (doubt := _DOUBTED.search(clean_markup(inp.response))):
+            return self.ok(0.0, f"a later sentence doubts the answer: {doubt.group(0).strip()[:80]!r}")
         result = await super()._score(inp)
         if result.ok and result.score == 1.0 and not self.params.get("allow_lists", False):
             matched = str(result.details.get("matched", ""))

@@ -284,6 +284,58 @@ TEXT_CASES = [
     ),
     ("exact_match", {"value": "Au", "aliases": ["Gold"]}, "Gold", "", 1.0),
     ("exact_match", {"value": "Au", "aliases": ["Gold"]}, "Silver", "", 0.0),
+    # A degree adverb before the answer; a decimal of zeros; a name the first sentence gives without a query.
+    (
+        "normalized_match",
+        ["Spanish"],
+        "The language spoken in Chile is predominantly Spanish, with others.",
+        "",
+        1.0,
+    ),
+    (
+        "normalized_match",
+        ["0", "0 degrees Celsius"],
+        "The freezing point of water is approximately 0.0 degrees Celsius.",
+        "",
+        1.0,
+    ),
+    ("normalized_match", ["3.10"], "The version is 3.1.", "", 0.0),
+    (
+        "contains_match",
+        {"value": "Everest", "aliases": ["Mount Everest"]},
+        "The highest is K2; Everest is second.",
+        "",
+        0.0,
+    ),
+    (
+        "contains_match",
+        {"value": "Everest", "aliases": ["Mount Everest"]},
+        "The highest is Mount Everest.",
+        "",
+        1.0,
+    ),
+    # A later sentence that puts the answer in doubt; a response that answers "no one".
+    (
+        "contains_match",
+        ["Everest"],
+        "The tallest mountain is Everest. However, the tallest mountain cannot be determined exactly.",
+        "What is the tallest mountain?",
+        0.0,
+    ),
+    (
+        "contains_match",
+        ["Vermeer"],
+        "No one, it was a print. The Girl with a Pearl Earring is by Vermeer.",
+        "Who painted it?",
+        0.0,
+    ),
+    (
+        "contains_match",
+        ["Vermeer"],
+        "It was painted by Vermeer. However, it is not his largest work.",
+        "Who painted it?",
+        1.0,
+    ),
 ]
 
 
