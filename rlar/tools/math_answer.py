@@ -26,6 +26,9 @@ answers that are not plain numbers or choice letters.
    itself. So ``50\\%`` matches 50, 50% and 0.5; ``25`` matches 25% but not 0.25.
 5. Multiple-choice: a reference that is one letter A-E (``C``, ``(C)``, ``\\text{(C)}``) is compared with the
    letter the response chooses ("The answer is (C)", "Answer: C) 12", "option c", ``\\boxed{C}``, "C. 42").
+   Arithmetic between plain numbers that the answer ends with, left undone ("7 × 8 + 2", "P = 3 ÷ 4"), is worked
+   out exactly (``arithmetic``, ``arithmetic_value``) — unless the query holds that arithmetic itself (an echoed
+   "What is 12 + 7?" states no answer). Roman numerals of two letters or more ("XL", ``\\text{XIV}``) are numbers.
 6. Everything else (expressions, tuples, sets, intervals, matrices, equations, radicals, pi) goes to math-verify
    with both sides wrapped in ``$...$`` (so ``x+3``, ``(1, 2)`` and ``\\{1, 2\\}`` parse as what they are), and
    to the library's own extraction as a fallback; the canonical-form layer of ``rlar.tools.math_forms`` (sets of
@@ -35,6 +38,8 @@ answers that are not plain numbers or choice letters.
 
 from __future__ import annotations
 
+import ast
+import json
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -47,11 +52,15 @@ from rlar.tools.math_forms import nested_lists_as_matrices, repeating_to_fractio
 
 __all__ = [
     "FinalAnswer",
+    "arithmetic",
+    "arithmetic_text",
+    "arithmetic_value",
     "choice_letter",
     "final_answer",
     "gold_answer",
     "is_prose",
     "numbers_from_words",
+    "roman_value",
     "scalar_value",
     "stated_value",
     "value_form",
@@ -121,7 +130,7 @@ _HEDGE = re.compile(
 
 # Words that make a sentence with two different values a hedge ("It is probably 5, but it could be 6").
 _HEDGE_WORDS = re.compile(
-    r"\b(?:could|might|may)\s+(?:also\s+|well\s+)?be\b|\b(?:possibly|perhaps|maybe|probably|likely)\b"
+    r"\b(?:could|might|may)\s+(?:also\s+|well\s+)?be\b|\b(?:possibly|perhaps|maybe|probably|(?<!equally )likely)\b"
     r"|\bnot\s+sure\b|\bI\s+think\b",
     re.IGNORECASE,
 )
@@ -278,6 +287,8 @@ def final_answer(response: str) -> FinalAnswer | None:
         return FinalAnswer(text, False, "a list of candidates, not an answer")
     if listed := _listed_answers(text):
         return FinalAnswer(listed, False, "")
+    if (json_answer := _json_answer(text)) is not None:
+        return FinalAnswer(json_answer, False, "")
     sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
     # The answer first, then its explanation announced as such ("27 students remain. Here's how: ..."): the
     # first sentence states the answer, the numbers after it are the working.
@@ -307,6 +318,28 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+?)\s*$")
 _LIST_LEAD = re.compile(
     r"\b(?:solutions?|roots?|answers?|values?|zeros|zeroes|pairs?)\b[^\n]*:\s*$", re.IGNORECASE
 )
+
+
+_JSON_ANSWER_KEYS = ("final_answer", "answer", "result", "solution", "value")
+
+
+def _json_answer(text: str) -> str | None:
+    """The value under an answer key of a JSON object the response ends with (``{"total": 2000, "answer":
+    1500}`` -> "1500"); None when it ends with no such object."""
+    m = re.search(r"\{[^{}]*\}\s*$", text)
+    if m is None:
+        return None
+    try:
+        obj = json.loads(m.group(0))
+    except ValueError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    key = next((k for k in _JSON_ANSWER_KEYS if k in {str(x).lower() for x in obj}), None)
+    if key is None:
+        return None
+    value = next(v for k, v in obj.items() if str(k).lower() == key)
+    return str(value) if isinstance(value, str | int | float) and not isinstance(value, bool) else None
 
 
 def _listed_answers(text: str) -> str:
@@ -369,6 +402,11 @@ def _listed(span: str) -> str:
     rest = _NUMBER.sub(" ", s)
     if len(values) >= 2 and re.fullmatch(r"(?:[\s,;&]|\band\b|\bor\b)*", rest, re.IGNORECASE):
         return f"a list of {len(values)} values, not one answer"
+    # A list as code prints it, ending the answer: "The solutions are [-8, 5]".
+    if (printed := re.search(r"\[\s*(-?[\d.]+(?:\s*,\s*-?[\d.]+)+)\s*\]\s*$", s)) and len(
+        set(re.findall(r"-?[\d.]+", printed.group(1)))
+    ) >= 2:
+        return f"a list of values ({printed.group(0).strip()}), not one answer"
     return ""
 
 
@@ -442,8 +480,45 @@ _PRONOUN_ONE = re.compile(
 )
 
 
+# Fractions in words: "three quarters" -> 3/4, "two-thirds" -> 2/3, "a half" -> 1/2, "one and a half" -> 1 1/2.
+_DENOMINATORS = {
+    "half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourth": 4, "fourths": 4,
+    "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7, "sevenths": 7, "eighth": 8, "eighths": 8,
+    "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10,
+}  # fmt: skip
+_CARDINAL = r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+)"
+_FRACTION_WORDS = re.compile(
+    rf"\b(?:(?P<whole>{_CARDINAL})\s+and\s+)?(?P<num>{_CARDINAL})[\s-]+(?P<den>{'|'.join(_DENOMINATORS)})\b",
+    re.IGNORECASE,
+)
+# A chance written as a count: "a 1 in 4 chance", "3 out of 8", "one-in-six chance" (only beside a chance word).
+_CHANCE = re.compile(r"\b(?:chance|probability|likelihood|odds|likely)\b", re.IGNORECASE)
+_COUNT_RATIO = re.compile(r"(?<![\d.])(\d+)[\s-]+(?:in|out[\s-]+of)[\s-]+(\d+)(?![\d.])", re.IGNORECASE)
+
+
+def _fraction_words(text: str) -> str:
+    def value(word: str) -> int:
+        w = word.lower()
+        return 1 if w in ("a", "an") else int(w) if w.isdigit() else _WORDS[w]
+
+    def convert(m: re.Match[str]) -> str:
+        after = m.string[m.end() :]
+        if m.group("num").lower() in ("a", "an") and not re.match(r"\s+of\b|\s*(?:[.,;!?]|$)", after):
+            return m.group(0)  # "a third time": an ordinal; "a third of", "a half.": a fraction
+        num, den = value(m.group("num")), _DENOMINATORS[m.group("den").lower()]
+        plural = m.group("den").lower().endswith("s") and m.group("den").lower() != "halves"
+        if (num == 1) == plural and m.group("den").lower() not in ("halves",):
+            return m.group(0)  # "one thirds", "two third": not a fraction as written
+        frac = f"{num}/{den}"
+        return f"{value(m.group('whole'))} {frac}" if m.group("whole") else frac
+
+    return _FRACTION_WORDS.sub(convert, text)
+
+
 def _numbers_from_words(text: str) -> str:
-    """Number words written as digits: "sixty-four" -> "64", "one hundred and five" -> "105"."""
+    """Number words written as digits: "sixty-four" -> "64", "one hundred and five" -> "105", fractions in words
+    ("three quarters" -> "3/4") and chances written as counts ("a 1 in 4 chance" -> "a 1/4 chance")."""
+    text = _fraction_words(text)
 
     def convert(m: re.Match[str]) -> str:
         parts = [p.lower() for p in re.split(r"[\s-]+", m.group(0).strip()) if p and p.lower() != "and"]
@@ -474,6 +549,8 @@ def _numbers_from_words(text: str) -> str:
         return str(Fraction(number) * _SUFFIXES[suffix]).split("/")[0]
 
     text = _SUFFIX_SCALE.sub(scaled, text)
+    if _CHANCE.search(text):
+        text = _COUNT_RATIO.sub(r"\1/\2", text)
     return _DOLLARS_AND_CENTS.sub(lambda m: f"${m.group(1)}.{int(m.group(2)):02d}", text)
 
 
@@ -554,6 +631,8 @@ def _units_or_words(rest: str) -> bool:
     word = rest.strip().rstrip(".!").strip()
     if not word:
         return True
+    if re.search(r"(?<![\^A-Za-z])\d", word):
+        return False  # another number among the words ("2 of the 3 cases ... 2/3"): a sentence, not one value
     if not rest[0].isspace() and not re.fullmatch(r"st|nd|rd|th", word):
         return structured.is_unit(word)
     if "^" in word:
@@ -577,6 +656,7 @@ _POWER_BEFORE = re.compile(r"(?:\^|\*\*)\s*[{(]?\s*$")
 _FACTOR_AFTER = re.compile(
     r"\s*\\(?:pi|sqrt|ln|log|sin|cos|tan|exp|cdot\s*\\pi|mathrm\{e\}|mathrm\{i\})(?![A-Za-z])|[xyzabnpq](?![A-Za-z])"
 )
+_NEGATED_GROUP = re.compile(r"-\s*\(\s*$")
 _COMMAND_ARGUMENT = re.compile(
     r"\\(?:sqrt(?:\[[^\]]*\])?|[dt]?frac|binom|log_|ln|log)\s*\{[^{}]*$|\}\s*\{[^{}]*$"
 )
@@ -594,6 +674,7 @@ def _plain_numbers(s: str, start: int = 0) -> list[re.Match[str]]:
         and not _POWER_BEFORE.search(s[: m.start()])
         and not _FACTOR_AFTER.match(s, m.end())
         and not _COMMAND_ARGUMENT.search(s[: m.start()])
+        and not _NEGATED_GROUP.search(s[: m.start()])  # "-(-3)" is 3: the library evaluates it
     ]
 
 
@@ -675,6 +756,90 @@ def value_form(span: str) -> bool:
     for _ in range(4):  # drop brace groups: what is inside \frac{..}{..} or ^{..} is not top-level arithmetic
         flat = re.sub(r"\{[^{}]*\}", "{}", flat)
     return not re.search(r"\d\s*(?:[-+*/]|\\times|\\cdot|\\div)\s*\d", flat)
+
+
+_ARITHMETIC_SIGNS = (
+    ("\\times", "*"), ("\\cdot", "*"), ("×", "*"), ("·", "*"), ("\\div", "/"), ("÷", "/"), ("^", "**"),
+)  # fmt: skip
+
+
+_ARITHMETIC_WORDS = (
+    ("plus", "+"), ("minus", "-"), ("times", "*"), ("multiplied by", "*"), ("divided by", "/"), ("over", "/"),
+)  # fmt: skip
+
+
+def arithmetic_text(text: str) -> str:
+    """``text`` with its arithmetic signs and words ("30 plus 41") written as Python's and no spaces: what
+    :func:`arithmetic` expressions are looked for in (an answer's arithmetic that the query holds is the query's,
+    not an answer)."""
+    s = _numbers_from_words(_strip_latex(text)).replace("$", " ")
+    for sign, op in _ARITHMETIC_SIGNS + _ARITHMETIC_WORDS:
+        s = re.sub(
+            rf"(?<=[\d\s]){re.escape(sign)}(?=[\s\d(])" if sign[0].isalpha() else re.escape(sign), op, s
+        )
+    return re.sub(r"\s+", "", re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", s))
+
+
+def arithmetic(span: str) -> str | None:
+    """The arithmetic between plain numbers that ``span`` ends with, left undone ("N = 32 × 9", "7 × 8 + 2",
+    "P = 3 ÷ 4"), as a Python expression ("32*9"); None when it ends with anything else (a single number, letters,
+    a function)."""
+    s = _strip_latex(span).replace("$", " ")
+    s = s.rsplit("=", 1)[-1] if "=" in s else re.sub(r"^.*?\b(?:is|are|was|equals?|gives?)\s+", "", s)
+    s = re.sub(r"\\[dt]?frac\{([^{}]+)\}\{([^{}]+)\}", r"((\1)/(\2))", s)
+    for sign, op in _ARITHMETIC_SIGNS:
+        s = s.replace(sign, op)
+    s = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", s).strip().rstrip(".")
+    if not re.fullmatch(r"[\d.\s+\-*/()]+", s) or not re.search(r"[\d)]\s*(?:\*\*?|/|\+|-)\s*[\d(]", s):
+        return None
+    return re.sub(r"\s+", "", s)
+
+
+def arithmetic_value(expression: str) -> Fraction | None:
+    """The exact value of an expression from :func:`arithmetic` (numbers, + - * / ** and brackets), None when it
+    has none (division by zero, a huge or fractional power)."""
+
+    def value(node: ast.AST) -> Fraction:
+        if isinstance(node, ast.Expression):
+            return value(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return Fraction(str(node.value))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            v = value(node.operand)
+            return -v if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.BinOp):
+            a, b = value(node.left), value(node.right)
+            if isinstance(node.op, ast.Add):
+                return a + b
+            if isinstance(node.op, ast.Sub):
+                return a - b
+            if isinstance(node.op, ast.Mult):
+                return a * b
+            if isinstance(node.op, ast.Div):
+                return a / b
+            if isinstance(node.op, ast.Pow) and b.denominator == 1 and abs(b) <= 64:
+                return a ** int(b)
+        raise ValueError("not plain arithmetic")
+
+    try:
+        return value(ast.parse(expression, mode="eval"))
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
+        return None
+
+
+_ROMAN = re.compile(r"^M{0,4}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$")
+_ROMAN_VALUES = {"M": 1000, "D": 500, "C": 100, "L": 50, "X": 10, "V": 5, "I": 1}
+
+
+def roman_value(span: str) -> int | None:
+    """The value of the Roman numeral ``span`` ends with ("The answer is XL." -> 40, ``\\text{XIV}`` -> 14) when it
+    is written with two letters or more (one letter may be an option, a variable or the word "I"), and valid."""
+    words = re.findall(r"[A-Za-z]+", _strip_latex(span))
+    token = words[-1] if words else ""
+    if len(token) < 2 or not token.isupper() or not _ROMAN.match(token):
+        return None
+    values = [_ROMAN_VALUES[c] for c in token]
+    return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
 
 
 def same_number(gold: tuple[Fraction, bool], answer: tuple[Fraction, bool]) -> bool:

@@ -194,6 +194,18 @@ class MathVerifyTool(RewardTool):
         except TimeoutException:
             return None
 
+    @staticmethod
+    def _undone_arithmetic(answer: str, query: str) -> Fraction | None:
+        """The value of arithmetic between plain numbers that the answer ends with, left undone ("7 × 8 + 2");
+        None when there is none, or when the query itself holds that arithmetic (an echoed "What is 12 + 7?"
+        states no answer)."""
+        expression = math_answer.arithmetic(answer)
+        if expression is None:
+            return None
+        if query and expression in math_answer.arithmetic_text(query):
+            return None
+        return math_answer.arithmetic_value(expression)
+
     def _at_precision(self, gold: str, answer: str) -> tuple[bool, str] | None:
         """A reference written as a rounded decimal (TheoremQA's ``0.7854``: two or more decimals, three or more
         significant digits) against an exact form (``\\frac{\\pi}{4}``, ``\\sqrt{3}``, ``\\ln 10``): the form's
@@ -274,12 +286,25 @@ class MathVerifyTool(RewardTool):
         if decided is not None:
             return decided
         number = math_answer.scalar_value(gold)
+        roman = (
+            math_answer.roman_value(gold) if number is None and re.fullmatch(r"[\\\w{}\s.]*", gold) else None
+        )
+        if roman is not None:  # a Roman numeral reference (\text{XIV}) is its number
+            number = (Fraction(roman), False)
+        if number is not None and math_answer.scalar_value(answer.text) is None:
+            said = math_answer.roman_value(re.sub(r"[*_.!\s]+$", "", answer.text))
+            if said is not None and not math_answer.stated_value(answer.text, response):
+                same = said == number[0]
+                return same, f"{'equal' if same else 'not equal'} as a Roman numeral: {said}"
         if number is not None:
             if answer.hedged:
                 return False, f"hedged: {answer.hedged}"
             given = math_answer.scalar_value(answer.text)
             # "2^{3}", "5!", "2\\sqrt{3}": a number written in a form the library evaluates (below).
             written = given is None and math_answer.value_form(math_forms.math_span(answer.text))
+            if given is None and (undone := self._undone_arithmetic(answer.text, query)) is not None:
+                same = undone == number[0]
+                return same, f"{'equal' if same else 'not equal'} when worked out: {float(undone):g}"
             if given is None and not answer.boxed and not written:
                 span = math_forms.math_span(answer.text)
                 if span != answer.text:  # "$x = 6$ and $x = -1$": a list of solutions is judged as one
@@ -370,6 +395,15 @@ class MathVerifyTool(RewardTool):
                 )
             for ref in refs:
                 gold = math_answer.gold_answer(ref, marker)
+                # A Roman numeral is the only value stated ("The missing page is **XL**.").
+                last = [x for x in re.split(r"(?<=[.!?])\s+|\n+", text) if x.strip()][-1:] or [""]
+                said = math_answer.roman_value(re.sub(r"[*_.!\s]+$", "", last[0]))
+                number = math_answer.scalar_value(gold)
+                if said is not None and number is not None:
+                    same = said == number[0]
+                    return self.ok(
+                        1.0 if same else 0.0, f"states the Roman numeral {said}", matched=ref[:200]
+                    )
                 try:
                     decided = self._notations(gold, text, "") if text else None
                 except math_notations.Unreadable:

@@ -281,6 +281,8 @@ def _unit_factor(symbol: str) -> tuple[float, _D] | None:
     low = sym.lower().rstrip(".")
     if low.endswith("s") and low[:-1] in _WORDS:
         low = low[:-1]
+    elif low.endswith("es") and low[:-2] in _WORDS:  # "inches"
+        low = low[:-2]
     if low in _WORDS and sym not in _BASE and sym not in _NO_PREFIX:
         sym = _WORDS[low]
         if "/" in sym:

@@ -93,7 +93,8 @@ MARKUP_AND_FORMS = [
     ("1000", "1,000", 1.0),  # three digits after a comma are thousands
     ("120", "\\binom{10}{3}", 1.0),
     ("3", "\\log_2 8", 1.0),
-    ("7", "3 + 4", 0.0),  # arithmetic left undone is not a written form of the value
+    ("7", "3 + 4", 1.0),  # arithmetic left undone is worked out (not when the query holds it: below)
+    ("8", "3 + 4", 0.0),
     ("5", "It is probably 5, but it could be 6.", 0.0),
     ("6", "It is probably 5, but it could be 6.", 0.0),
 ]
@@ -222,6 +223,12 @@ async def test_an_option_letter_answers_for_its_value_and_a_value_for_its_letter
     math_tool: RewardTool, reference: str, response: str, expected: float
 ) -> None:
     await assert_scores(math_tool, reference, response, expected, QUERY)
+
+
+async def test_arithmetic_the_query_holds_is_no_answer(math_tool: RewardTool) -> None:
+    await assert_scores(math_tool, "19", "12 + 7", 0.0, "What is 12 + 7?")
+    await assert_scores(math_tool, "71", "It is 30 + 41.", 0.0, "What is 30 plus 41?")
+    await assert_scores(math_tool, "19", "12 + 7 = 19", 1.0, "What is 12 + 7?")
 
 
 def test_read_chars_names_what_it_does_not_read_and_keeps_it_in_place() -> None:
@@ -447,6 +454,34 @@ WRITTEN_FORMS = [
     # The answer first, then the working announced as such.
     ("#### 31", "31 cars are left. Here's how: 50 cars came and 19 drove away, so subtract 19 from 50.", 1.0),
     ("#### 19", "31 cars are left. Here's how: 50 cars came and 19 drove away, so subtract 19 from 50.", 0.0),
+    # These were full marks: a double negative, a JSON object's other field, a printed list, square feet.
+    ("-7", "Simplifying the double negative, the answer is $-(-7)$.", 0.0),
+    ("7", "Simplifying the double negative, the answer is $-(-7)$.", 1.0),
+    ("3000", '{"total_before": 3000, "spent": 900, "answer": 2100}', 0.0),
+    ("2100", '{"total_before": 3000, "spent": 900, "answer": 2100}', 1.0),
+    ("6", "```output\n[-2, 6]\n```\nThe solutions are [-2, 6].", 0.0),
+    ("81\\text{ square inches}", "The area is 81 sq ft.", 0.0),
+    ("81\\text{ square inches}", "The area is 81 square inches.", 1.0),
+    # A number followed by a sentence holding other numbers is no single value ("2 of the 3 cases ...").
+    ("\\frac{3}{5}", "Three of the five draws are red, so the probability is three-fifths.", 1.0),
+    ("3", "Three of the five draws are red, so the probability is three-fifths.", 0.0),
+    # Fractions and chances in words.
+    ("0.75", "She has eaten three quarters of the cake.", 1.0),
+    ("1.5", "The ratio is one and a half.", 1.0),
+    ("\\frac{5}{6}", "Each friend gets five eighths of a cake.", 0.0),
+    ("\\frac{1}{5}", "Only one of the five keys fits, so there is a 1 in 5 chance.", 1.0),
+    ("\\frac{2}{9}", "Of 9 equally likely draws, 2 are blue - 2 out of 9.", 1.0),
+    ("3", "She won 3 out of 8 games.", 1.0),
+    # Arithmetic left undone is worked out, unless it is the query's own.
+    ("#### 61", "So the total number of cards is 7 × 8 + 5.", 1.0),
+    ("#### 61", "So the total number of cards is 7 × 8 + 6.", 0.0),
+    ("\\frac{2}{5}", "P = 2 ÷ 5", 1.0),
+    # Roman numerals of two letters or more.
+    ("14", "Subtracting, the answer is XIV.", 1.0),
+    ("14", "Subtracting, the answer is XVI.", 0.0),
+    ("90", "The number of the missing page is **XC**.", 1.0),
+    ("\\text{XIX}", "So the chapter we want is number 19.", 1.0),
+    ("\\text{XIX}", "So the chapter we want is number 21.", 0.0),
 ]
 
 
