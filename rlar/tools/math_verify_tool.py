@@ -397,12 +397,12 @@ class MathVerifyTool(RewardTool):
                 gold = math_answer.gold_answer(ref, marker)
                 # A Roman numeral is the only value stated ("The missing page is **XL**.").
                 last = [x for x in re.split(r"(?<=[.!?])\s+|\n+", text) if x.strip()][-1:] or [""]
-                said = math_answer.roman_value(re.sub(r"[*_.!\s]+$", "", last[0]))
+                numeral = math_answer.roman_value(re.sub(r"[*_.!\s]+$", "", last[0]))
                 number = math_answer.scalar_value(gold)
-                if said is not None and number is not None:
-                    same = said == number[0]
+                if numeral is not None and number is not None:
+                    same = numeral == number[0]
                     return self.ok(
-                        1.0 if same else 0.0, f"states the Roman numeral {said}", matched=ref[:200]
+                        1.0 if same else 0.0, f"states the Roman numeral {numeral}", matched=ref[:200]
                     )
                 try:
                     decided = self._notations(gold, text, "") if text else None
