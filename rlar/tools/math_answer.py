@@ -48,7 +48,7 @@ from typing import Any
 from rlar.number_words import NUMBER_WORDS
 from rlar.tools import structured
 from rlar.tools.answer_chars import read_chars
-from rlar.tools.math_forms import nested_lists_as_matrices, repeating_to_fraction
+from rlar.tools.math_forms import code_forms, nested_lists_as_matrices, repeating_to_fraction
 
 __all__ = [
     "FinalAnswer",
@@ -196,7 +196,7 @@ def _clean(text: str) -> str:
         r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![A-Za-z])\s*", "", text
     )
     text = _PRECISION.sub(" ", text)
-    text = nested_lists_as_matrices(text)
+    text = code_forms(nested_lists_as_matrices(text))
     text = _ALIGNED.sub(_aligned_lines, text)
     text = re.sub(r"\^\s*-\s*(\d+)", r"^{-\1}", text)  # "A^-1" is A^{-1}, as TeX reads only "A^-" unbraced
     # "x^2 = 4 ⇒ x = 2": what an implication arrow leads to is the conclusion.
@@ -364,6 +364,9 @@ def _spoken(text: str) -> str:
     two" -> "The side is 3\\sqrt{2}", "pi over four radians" -> "\\frac{\\pi}{4} radians", "x squared minus
     one" -> "x^{2} - 1"); ``text`` unchanged when it ends with no such words."""
     words = _numbers_from_words(text).rstrip(" .!").split(" ")
+
+    words = [w for w in words if w]
+    words = ["pi" if w == "\\pi" else w for w in words]
 
     def spoken(w: str) -> bool:
         return w.lower() in _SPOKEN_WORDS or bool(re.fullmatch(r"-?\d+(?:\.\d+)?|[a-z]", w))

@@ -43,9 +43,11 @@ from typing import Any
 __all__ = [
     "MAX_CHARS",
     "Form",
+    "code_forms",
     "compare",
     "form_of",
     "math_span",
+    "named_functions",
     "nested_lists_as_matrices",
     "prepare",
     "repeating_to_fraction",
@@ -188,6 +190,9 @@ _CONNECTIVE = re.compile(r"(?<!\{)\s+\b(and|or)\b\s+(?!\})", re.IGNORECASE)
 
 def _plain_math(text: str) -> str:
     s = text.strip().rstrip(".").strip()
+    # "... gives 2, so the limit is exp(2)": the clause after the last "so" / "therefore" states the answer.
+    if parts := re.split(r"[,;]\s+(?:so|therefore|thus|hence)\s+", s, flags=re.IGNORECASE)[1:]:
+        s = parts[-1]
     if lead := _LEAD_IN.match(s):
         s = s[lead.end() :]
     s = re.sub(r"\bsqrt\s*\(([^()]*)\)", r"\\sqrt{\1}", s)
@@ -240,13 +245,46 @@ def _as_matrix(m: re.Match[str]) -> str:
     return "\\begin{pmatrix}" + " \\\\ ".join(" & ".join(r) for r in rows) + "\\end{pmatrix}"
 
 
+# Numbers as Python and SymPy print them: "Rational(3, 4)", "sqrt(2)", "(1+1j)", "2*I".
+_CODE_FORMS = re.compile(
+    r"\bRational\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)|\bsqrt\(([^()]*)\)|(?<=\d)j\b|(?<=\d)\*?I\b"
+)
+
+
+def named_functions(text: str) -> str:
+    """``text`` with function names written without their backslash as functions ("exp(2)", "sin(C)", "ln 5")
+    and the code forms of :func:`code_forms`: what :func:`math_span` needs to find a sentence's mathematics."""
+    return code_forms(_FUNCTION_NAME.sub(r"\\\1", text))
+
+
+def code_forms(text: str) -> str:
+    """Numbers as code and calculators write them, in LaTeX: ``Rational(3, 4)``, ``sqrt(2)``, ``1j``, a bare
+    "pi", ``\\varnothing``, an upright ``\\mathrm{i}``, ``\\sqrt{-1}``."""
+    vector = re.search(r"\d\s*\*?\s*i\b", text) and re.search(r"\d\s*\*?\s*j\b", text)  # 3i + 4j: unit vectors
+    text = _CODE_FORMS.sub(lambda m: m.group(0) if vector and m.group(0)[-1:] == "j" else _code_form(m), text)
+    text = re.sub(r"(?<![\\A-Za-z])pi(?![A-Za-z])", r"\\pi ", text)  # "pi/4"
+    text = re.sub(r"\\varnothing(?![A-Za-z])", r"\\emptyset", text)
+    text = re.sub(r"\\mathrm\{([eid])\}", r"\1", text)  # upright e, i, d
+    return re.sub(r"\\sqrt\{-1\}", "i", text)
+
+
+def _code_form(m: re.Match[str]) -> str:
+    if m.group(1) is not None:
+        return f"\\frac{{{m.group(1)}}}{{{m.group(2)}}}"
+    if m.group(3) is not None:
+        return f"\\sqrt{{{m.group(3)}}}"
+    return "i"
+
+
 def prepare(text: str) -> str:
     """The text rewrites of the module docstring (repeating decimals, then ``\\pm``, also written ``±`` or
     ``+/-``), set-builder notation over the reals as its condition, function names written without their
-    backslash as functions."""
+    backslash as functions, numbers as Python and SymPy print them (``Rational(3, 4)``, ``sqrt(2)``, ``1j``), a
+    bare "pi", ``\\varnothing``, an upright ``\\mathrm{i}`` and ``\\sqrt{-1}`` as the imaginary unit."""
     text = text.replace("±", "\\pm ").replace("∓", "\\mp ").replace("+/-", "\\pm ")
     text = _SET_BUILDER.sub(lambda m: m.group("cond"), text)
     text = _FUNCTION_NAME.sub(r"\\\1", text)
+    text = code_forms(text)
     return expand_pm(repeating_to_fraction(text))
 
 

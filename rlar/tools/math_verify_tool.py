@@ -330,7 +330,7 @@ class MathVerifyTool(RewardTool):
         prose = math_answer.is_prose(gold)
         gold_text, answer_text = math_forms.prepare(gold), math_forms.prepare(answer.text)
         if not prose:
-            answer_span = math_forms.prepare(math_forms.math_span(answer.text))
+            answer_span = math_forms.prepare(math_forms.math_span(math_forms.named_functions(answer.text)))
             decided = self._forms(gold_text, answer_span, answer.hedged)
             if decided is not None:
                 return decided
@@ -339,7 +339,7 @@ class MathVerifyTool(RewardTool):
             gold_parsed, answer_parsed = self._parse(raw_ref, wrap=False), self._parse(response, wrap=False)
         else:
             # A sentence's mathematics ("The expansion is x^2 + 2x + 1" -> x^2 + 2x + 1), else the answer as written.
-            span = math_forms.prepare(math_forms.math_span(answer.text))
+            span = math_forms.prepare(math_forms.math_span(math_forms.named_functions(answer.text)))
             stated = "$" not in answer.text and span != answer_text and not math_answer.is_prose(span)
             answer_parsed = (self._parse(span, wrap=True) if stated else []) or self._parse(
                 answer_text, wrap=True
@@ -395,6 +395,10 @@ class MathVerifyTool(RewardTool):
                 )
             for ref in refs:
                 gold = math_answer.gold_answer(ref, marker)
+                if re.fullmatch(
+                    r"\s*(?:\\emptyset|\\varnothing|\\\{\s*\\\}|\{\s*\}|∅)\s*", gold
+                ) and _NO_SOLUTION.search(text):
+                    return self.ok(1.0, "states that there is no solution (the empty set)", matched=ref[:200])
                 # A Roman numeral is the only value stated ("The missing page is **XL**.").
                 last = [x for x in re.split(r"(?<=[.!?])\s+|\n+", text) if x.strip()][-1:] or [""]
                 numeral = math_answer.roman_value(re.sub(r"[*_.!\s]+$", "", last[0]))
@@ -452,10 +456,16 @@ class MathVerifyTool(RewardTool):
 _DIMENSIONLESS = (0, 0, 0, 0, 0, 0)
 
 
+_LATEX_UNIT_SIGNS = {"\\Omega": "Ω", "\\mu": "μ", "\\times": " × ", "\\cdot": "·"}
+
+
 def _unit_text(text: str) -> str:
     """LaTeX units as words: ``36 \\text{ cm}^2`` -> ``36 cm^2``, ``2000\\,\\mathrm{m}`` -> ``2000 m``."""
-    s = re.sub(r"\\(?:text|mathrm|mbox|textrm|operatorname)\s*\{([^{}]*)\}", r" \1", text)
-    s = re.sub(r"(?<!\\)\\[,;:! ]|\$", " ", s)
+    s = re.sub(
+        r"\\(?:Omega|mu|times|cdot)(?![A-Za-z])\s*", lambda m: _LATEX_UNIT_SIGNS[m.group(0).strip()], text
+    )
+    s = re.sub(r"\\(?:text|mathrm|mbox|textrm|operatorname)\s*\{([^{}]*)\}", r" \1", s)
+    s = re.sub(r"(?<!\\)\\[,;:! ]|\$|~", " ", s)
     s = re.sub(r"\^\{([^{}]*)\}", r"^\1", s)
     return re.sub(r"\s+", " ", s).strip()
 
@@ -491,6 +501,11 @@ def _quantities(gold: str, answer: math_answer.FinalAnswer) -> tuple[bool, str] 
     return same, f"{'equal' if same else 'not equal'} as quantities: {a_unit} against {g_unit}"
 
 
+_NO_SOLUTION = re.compile(
+    r"\bno\s+(?:real\s+)?(?:solutions?|roots?|values?|such\s+(?:numbers?|values?))\b|\b(?:solution\s+set\s+is\s+)?empty\b"
+    r"|\bhas\s+no\s+(?:real\s+)?(?:solutions?|roots?)\b",
+    re.IGNORECASE,
+)
 _TRUTH_WORDS = {"true": True, "false": False, "yes": True, "no": False}
 _TRUTH_IN_TEXT = re.compile(r"\b(true|false|yes|no)\b", re.IGNORECASE)
 _NEGATED_TRUTH = re.compile(r"\b(?:not|never|neither|nor)\b|n't\b", re.IGNORECASE)

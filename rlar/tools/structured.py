@@ -177,6 +177,11 @@ _BASE: dict[str, tuple[float, _D]] = {
     "Ω": (1.0, (2, 1, -3, -2, 0, 0)),
     "ohm": (1.0, (2, 1, -3, -2, 0, 0)),
     "eV": (1.602176634e-19, (2, 1, -2, 0, 0, 0)),
+    "F": (1.0, (-2, -1, 4, 2, 0, 0)),  # farad
+    "H": (1.0, (2, 1, -2, -2, 0, 0)),  # henry
+    "T": (1.0, (0, 1, -2, -1, 0, 0)),  # tesla
+    "Wb": (1.0, (2, 1, -2, -1, 0, 0)),  # weber
+    "S": (1.0, (-2, -1, 3, 2, 0, 0)),  # siemens
 }
 _NO_PREFIX: dict[str, tuple[float, _D]] = {
     "min": (60.0, (0, 0, 1, 0, 0, 0)),
@@ -229,6 +234,9 @@ _WORDS = {
     "mole": "mol",
     "hertz": "Hz",
     "coulomb": "C",
+    "farad": "F",
+    "henry": "H",
+    "tesla": "T",
     "ohm": "ohm",
     "mile": "mi",
     "foot": "ft",
@@ -352,7 +360,8 @@ def quantities(text: str) -> list[tuple[float, _D, str]]:
     while m := _QUANTITY.search(text, pos):
         # The next quantity is searched for after the unit words used, not after every word the pattern took
         # ("2.5 hours is equal to 0.5 minutes" holds two quantities).
-        pos = m.end(1) if m.end(1) > pos else pos + 1
+        number_end = max(m.end(g) for g in (1, 2, 3) if m.group(g))  # past "× 10^-6" too
+        pos = number_end if number_end > pos else pos + 1
         unit_text = (m.group(4) or "").strip()
         if not unit_text:
             continue
@@ -385,7 +394,8 @@ def compound_quantities(text: str) -> list[tuple[float, _D, str]]:
     spans = []
     readable, pos = _readable(text), 0
     while m := _QUANTITY.search(readable, pos):
-        pos = m.end(1) if m.end(1) > pos else pos + 1
+        number_end = max(m.end(g) for g in (1, 2, 3) if m.group(g))  # past "× 10^-6" too
+        pos = number_end if number_end > pos else pos + 1
         found = quantities(m.group(0))
         if found and m.group(4):
             spans.append((m.start(), m.start(4) + len(m.group(4).split()[0]), found[0]))

@@ -482,6 +482,25 @@ WRITTEN_FORMS = [
     ("90", "The number of the missing page is **XC**.", 1.0),
     ("\\text{XIX}", "So the chapter we want is number 19.", 1.0),
     ("\\text{XIX}", "So the chapter we want is number 21.", 0.0),
+    # SI prefixes on derived units, LaTeX unit signs, scientific notation in a quantity reference.
+    ("3300~\\Omega", "Using $R = V/I$: $R = 3.3\\,\\mathrm{k\\Omega}$", 1.0),
+    ("3300~\\Omega", "Using $R = V/I$: $R = 3.3\\,\\mathrm{M\\Omega}$", 0.0),
+    ("4.7 \\times 10^{-6}\\text{ F}", "The capacitance is C = 4.7 μF.", 1.0),
+    ("4.7 \\times 10^{-6}\\text{ F}", "The capacitance is C = 4.7 nF.", 0.0),
+    ("2 \\times 10^{8}\\ \\mathrm{Hz}", "Final Answer: The final answer is 200 MHz.", 1.0),
+    # Numbers as code prints them; a bare pi; function names; the imaginary unit's forms; the empty set.
+    ("\\frac{2}{7}", "The probability is Rational(2, 7).", 1.0),
+    ("\\frac{2}{7}", "The probability is Rational(7, 2).", 0.0),
+    ("\\frac{\\pi}{6}", "The area of the region is pi/6.", 1.0),
+    ("3\\sqrt{3}", "Simplifying by hand, the distance is `sqrt(3)**3`.", 1.0),
+    ("e^{3}", "The exponent tends to 3, so the limit is exp(3).", 1.0),
+    ("e^{3}", "The exponent tends to 3, so the limit is exp(2).", 0.0),
+    ("5-2i", "The impedance is Z = 5 - 2j.", 1.0),
+    ("5-2i", "The impedance is Z = 5 + 2j.", 0.0),
+    ("3i", "$\\boxed{3\\sqrt{-1}}$", 1.0),
+    ("\\emptyset", "Both cases contradict, so $\\boxed{\\varnothing}$.", 1.0),
+    ("\\emptyset", "Squaring gives a contradiction. **No solution.**", 1.0),
+    ("\\{2\\}", "Squaring gives a contradiction. **No solution.**", 0.0),
 ]
 
 
