@@ -119,8 +119,11 @@ _LETTER = r"[A-Ea-e]"
 _CHOICE_REF = re.compile(r"^\s*(?:\\text\{\s*)?\(?\s*([A-E])\s*\)?\s*\}?\s*[.):]?\s*$")
 _MARKERS = re.compile(
     r"####\s*(?P<hash>[^\n]*)"
-    r"|(?:final\s+answer|the\s+answer|answer)\s*(?:is|:|=)\s*:?\s*(?P<ans>[^\n]*)"
-    r"|(?:correct\s+)?(?:choice|option)\s*(?:is\s*)?(?:option\s*)?(?P<opt>\(?[A-Ea-e]\)?)(?![A-Za-z])",
+    # up to the end of its sentence, so that a later answer on the same line is found too
+    r"|(?:final\s+answer|the\s+answer|answer)\s*(?:is|:|=)\s*:?\s*(?P<ans>[^\n]*?)(?=(?<!\.)\.(?:\s|$)|[\n;]|$)"
+    r"|(?:correct\s+)?(?:choice|option)\s*(?:is\s*)?(?:option\s*)?(?P<opt>\(?[A-Ea-e]\)?)(?![A-Za-z])"
+    # Chinese exam phrasing: "故选：D", "应选 B", "【答案】C", "答案为 12"
+    r"|(?:故选|应选|本题选|\[答案\]|答案[为是]?)\s*[：:]?\s*(?P<zh>[^\n。；;]*)",
     re.IGNORECASE,
 )
 _HEDGE = re.compile(
@@ -185,7 +188,10 @@ def _clean(text: str) -> str:
     text = re.sub(r"(?<![\\\w])infinity\b", "\\\\infty ", text, flags=re.I)
     # Struck-through text is withdrawn: "~~60~~ **64** pages".
     text = re.sub(
-        r"~~[^~\n]*~~|<(del|s|strike)>.*?</\1>|\\(?:sout|st)\{[^{}]*\}", " ", text, flags=re.IGNORECASE
+        r"~~[^~\n]*~~|<(del|s|strike)>.*?</\1>|\\(?:sout|st|cancel|bcancel|xcancel)\{[^{}]*\}",
+        " ",
+        text,
+        flags=re.IGNORECASE,
     )
     text = _unwrap_emphasis(text)
     # Python's power between operands ("x**2", "(x+1)**3") before Markdown's bold ("**64**") goes.
@@ -258,16 +264,50 @@ def _sentence_end(text: str, start: int) -> int:
     return m.start() if m else len(text)
 
 
+# Where a generation should have stopped: a chat template's end or turn token, an invented next turn, or a new
+# question the model makes up and answers after its own answer ("Question: Tim has 30 marbles ...").
+_END_TOKEN = re.compile(
+    r"<\|(?:im_end|eot_id|endoftext|end|user|assistant|im_start)\|>|</s>|\[/?INST\]", re.IGNORECASE
+)
+_INVENTED_TURN = re.compile(
+    r"\n\s*(?:#+\s*)?(?:user|human|assistant|question|problem|q|instruction|new\s+problem|exercise)\s*(?:\d+\s*)?[:：]",
+    re.IGNORECASE,
+)
+
+
+def _oscillation(found: list[tuple[int, int, str, bool]]) -> str:
+    """Why the stated answers go back to one already left for another ("the answer is 9 ... 8 ... 9"): a loop,
+    not a correction; "" otherwise."""
+    said = [x for x in (re.sub(r"\\(?:boxed|fbox)|[{}\s.$*]+", "", f[2]) for f in sorted(found)) if x]
+    for i, a in enumerate(said):
+        others = [j for j in range(i + 1, len(said)) if said[j] != a]
+        if others and a in said[others[0] + 1 :]:
+            return f"the stated answers go back and forth ({', '.join(dict.fromkeys(said))})"
+    return ""
+
+
+def _own_answer(text: str) -> str:
+    """``text`` up to where its generation should have ended (:data:`_END_TOKEN`), and before a new turn or
+    question it invents once it has stated an answer."""
+    if m := _END_TOKEN.search(text):
+        text = text[: m.start()]
+    for m in _INVENTED_TURN.finditer(text):
+        before = text[: m.start()]
+        if _MARKERS.search(before) or _boxed_spans(before):
+            return before
+    return text
+
+
 def final_answer(response: str) -> FinalAnswer | None:
     """The final answer of a response (see the module docstring), or None when it states none."""
-    text = _before_check(_clean(response).strip())
+    text = _before_check(_own_answer(_clean(response)).strip())
     if not text:
         return None
     found: list[tuple[int, int, str, bool]] = []  # (position, end, span, boxed)
     for start, end, content in _boxed_spans(text):
         found.append((start, end, content, True))
     for m in _MARKERS.finditer(text):
-        group = next(g for g in ("hash", "ans", "opt") if m.group(g) is not None)
+        group = next(g for g in ("hash", "ans", "opt", "zh") if m.group(g) is not None)
         span = m.group(group)
         if group == "ans":
             span = span[: _sentence_end(span, 0)]
@@ -281,7 +321,7 @@ def final_answer(response: str) -> FinalAnswer | None:
         boxes = {re.sub(r"\s+", "", f[2]) for f in found if f[3]}
         if len(boxes) >= 3 and not hedge:
             hedge = f"{len(boxes)} different boxed answers"
-        hedge = hedge or _listed(span)
+        hedge = hedge or _listed(span) or _oscillation(found)
         return FinalAnswer(_spoken(span) if not boxed else span, boxed, hedge)
     if _is_spam(text):
         return FinalAnswer(text, False, "a list of candidates, not an answer")
@@ -499,6 +539,10 @@ _CHANCE = re.compile(r"\b(?:chance|probability|likelihood|odds|likely)\b", re.IG
 _COUNT_RATIO = re.compile(r"(?<![\d.])(\d+)[\s-]+(?:in|out[\s-]+of)[\s-]+(\d+)(?![\d.])", re.IGNORECASE)
 
 
+# Per mille is a thousandth, not a percent: "40 per mille" is 40/1000.
+_PER_MILLE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:‰|per\s*mill?e\b|permill?e\b|per\s+thousand\b)", re.IGNORECASE)
+
+
 def _fraction_words(text: str) -> str:
     def value(word: str) -> int:
         w = word.lower()
@@ -522,6 +566,7 @@ def _numbers_from_words(text: str) -> str:
     """Number words written as digits: "sixty-four" -> "64", "one hundred and five" -> "105", fractions in words
     ("three quarters" -> "3/4") and chances written as counts ("a 1 in 4 chance" -> "a 1/4 chance")."""
     text = _fraction_words(text)
+    text = _PER_MILLE.sub(r"\1/1000 ", text)
 
     def convert(m: re.Match[str]) -> str:
         parts = [p.lower() for p in re.split(r"[\s-]+", m.group(0).strip()) if p and p.lower() != "and"]
@@ -793,6 +838,8 @@ def arithmetic(span: str) -> str | None:
     for sign, op in _ARITHMETIC_SIGNS:
         s = s.replace(sign, op)
     s = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", s).strip().rstrip(".")
+    if re.search(r"\d\s+[\d(]", s):
+        return None  # "1 1/2" is a mixed number, "2 500" a grouping: read by the number rules
     if not re.fullmatch(r"[\d.\s+\-*/()]+", s) or not re.search(r"[\d)]\s*(?:\*\*?|/|\+|-)\s*[\d(]", s):
         return None
     return re.sub(r"\s+", "", s)

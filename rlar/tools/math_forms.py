@@ -260,7 +260,9 @@ def named_functions(text: str) -> str:
 def code_forms(text: str) -> str:
     """Numbers as code and calculators write them, in LaTeX: ``Rational(3, 4)``, ``sqrt(2)``, ``1j``, a bare
     "pi", ``\\varnothing``, an upright ``\\mathrm{i}``, ``\\sqrt{-1}``."""
-    vector = re.search(r"\d\s*\*?\s*i\b", text) and re.search(r"\d\s*\*?\s*j\b", text)  # 3i + 4j: unit vectors
+    vector = re.search(r"\d\s*\*?\s*i\b", text) and re.search(
+        r"\d\s*\*?\s*j\b", text
+    )  # 3i + 4j: unit vectors
     text = _CODE_FORMS.sub(lambda m: m.group(0) if vector and m.group(0)[-1:] == "j" else _code_form(m), text)
     text = re.sub(r"(?<![\\A-Za-z])pi(?![A-Za-z])", r"\\pi ", text)  # "pi/4"
     text = re.sub(r"\\varnothing(?![A-Za-z])", r"\\emptyset", text)

@@ -360,8 +360,11 @@ def _compare_money(gold: str, answer: str) -> tuple[bool, str] | None:
         return same, f"{float(a_cents[-1]):g} cents"
     if re.fullmatch(_AMOUNT, g):
         value = _amount(g)
-        same = a_cents[-1] in (value, value * 100)
-        return same, f"{float(a_cents[-1]):g} cents"
+        if a_cents[-1] == value * 100:
+            return True, f"{float(a_cents[-1]):g} cents"
+        if a_cents[-1] == value:  # 45 cents for a reference 45: cents or dollars? The reference does not say
+            raise Unreadable(f"{float(value):g} cents, and the reference {g} names no unit")
+        return False, f"{float(a_cents[-1]):g} cents"
     return None
 
 

@@ -279,6 +279,9 @@ class MathVerifyTool(RewardTool):
             if chosen is None and options:
                 chosen = self._chosen_option(answer, options)
             return chosen == letter, f"chose {chosen}" if chosen else "no choice letter in the answer"
+        decided = _temperatures(gold, answer.text)
+        if decided is not None:
+            return decided
         decided = _quantities(gold, answer)
         if decided is not None:
             return decided
@@ -299,6 +302,8 @@ class MathVerifyTool(RewardTool):
         if number is not None:
             if answer.hedged:
                 return False, f"hedged: {answer.hedged}"
+            if re.search(r"(?:\\pm|\\mp|±|∓)\s*\\?(?:[dt]?frac\{)?[1-9]", answer.text):
+                return False, "two values (±) where the reference is one"
             given = math_answer.scalar_value(answer.text)
             # "2^{3}", "5!", "2\\sqrt{3}": a number written in a form the library evaluates (below).
             written = given is None and math_answer.value_form(math_forms.math_span(answer.text))
@@ -468,6 +473,37 @@ def _unit_text(text: str) -> str:
     s = re.sub(r"(?<!\\)\\[,;:! ]|\$|~", " ", s)
     s = re.sub(r"\^\{([^{}]*)\}", r"^\1", s)
     return re.sub(r"\s+", " ", s).strip()
+
+
+_TEMPERATURE = re.compile(
+    r"(-?\d+(?:\.\d+)?)\s*(?:\^\s*\{?\\circ\}?|°|\\degree|degrees?)?\s*(?:\\text\{\s*|\\mathrm\{\s*)?"
+    r"(C|F|K|Celsius|Fahrenheit|Kelvin|kelvins?)\b\}?",
+    re.IGNORECASE,
+)
+
+
+def _temperature(text: str) -> tuple[float, str] | None:
+    """The last temperature written in ``text`` as (kelvin, scale), a bare "K" or "C" only after a degree sign
+    or a space (not a letter of a word)."""
+    found = list(_TEMPERATURE.finditer(text))
+    if not found:
+        return None
+    value, scale = float(found[-1].group(1)), found[-1].group(2)[0].upper()
+    if scale == "C":
+        return value + 273.15, "C"
+    if scale == "F":
+        return (value - 32) * 5 / 9 + 273.15, "F"
+    return value, "K"
+
+
+def _temperatures(gold: str, answer: str) -> tuple[bool, str] | None:
+    """A reference that is a temperature on a scale against an answer on a scale: compared in kelvin ("20 °F" is
+    not 20 °C; 68 °F is). None when either names no scale."""
+    g, a = _temperature(gold), _temperature(answer)
+    if g is None or a is None or g[1] == a[1]:
+        return None
+    same = math.isclose(g[0], a[0], abs_tol=1e-6)
+    return same, f"{'the same' if same else 'another'} temperature ({a[1]} against {g[1]})"
 
 
 def _quantities(gold: str, answer: math_answer.FinalAnswer) -> tuple[bool, str] | None:

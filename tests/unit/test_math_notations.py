@@ -501,6 +501,43 @@ WRITTEN_FORMS = [
     ("\\emptyset", "Both cases contradict, so $\\boxed{\\varnothing}$.", 1.0),
     ("\\emptyset", "Squaring gives a contradiction. **No solution.**", 1.0),
     ("\\{2\\}", "Squaring gives a contradiction. **No solution.**", 0.0),
+    # Chinese exam phrasing chooses the option.
+    ("B", "当 x=0 时 f(0)=1，排除 A；C 中 f(0)=0，排除 C。\n故选：B．", 1.0),
+    ("C", "当 x=0 时 f(0)=1，排除 A；C 中 f(0)=0，排除 C。\n故选：B．", 0.0),
+    ("D", "【答案】D", 1.0),
+    # A later answer on the same line is the answer; answers that go back and forth are a loop.
+    ("8", "So the answer is 9. Wait, I misread it. So the answer is 8.", 1.0),
+    ("9", "So the answer is 9. Wait, I misread it. So the answer is 8.", 0.0),
+    (
+        "4",
+        "So the answer is 4. Wait, check again. So the answer is 5. Wait, check again. So the answer is 4.",
+        0.0,
+    ),
+    ("0.\\overline{3}", "The answer is 0.333...", 1.0),
+    # What comes after the generation should have ended is not the answer.
+    ("#### 12", "He has 7 + 5 = 12 apples.\nThe answer is 12.<|im_end|>\nThe answer is 13.", 1.0),
+    (
+        "#### 30",
+        "He has 20 + 5 = 25 cows.\nThe answer is 25.\n\nQuestion: Tim has 40 and loses 10?\nAnswer: 30.",
+        0.0,
+    ),
+    (
+        "#### 25",
+        "He has 20 + 5 = 25 cows.\nThe answer is 25.\n\nQuestion: Tim has 40 and loses 10?\nAnswer: 30.",
+        1.0,
+    ),
+    # Per mille, a cancelled value, ± against one value, a mixed number with a fraction slash.
+    ("30\\%", "12 ÷ 40 = 0.3, so 12 is 30 per mille of 40.", 0.0),
+    ("3\\%", "12 ÷ 400 = 0.03, so 12 is 30 per mille of 400.", 1.0),
+    ("14", "Wait, I misread: $x = \\cancel{14}\\ 17$", 0.0),
+    ("17", "Wait, I misread: $x = \\cancel{14}\\ 17$", 1.0),
+    ("5", "x² = 25 has two solutions, so x = ±5.", 0.0),
+    ("\\frac{15}{2}", "Final answer: x = 1 1⁄2", 0.0),
+    ("\\frac{3}{2}", "Final answer: x = 1 1⁄2", 1.0),
+    # Temperatures on different scales.
+    ("30^\\circ\\text{C}", "Answer: 30 °F", 0.0),
+    ("30^\\circ\\text{C}", "Answer: 86 °F", 1.0),
+    ("30^\\circ\\text{C}", "The temperature is 30 °C.", 1.0),
 ]
 
 
@@ -521,6 +558,7 @@ async def test_answers_written_in_the_forms_chat_models_use(
         ),  # a unit word no table reads: the number alone is not compared
         ("42", "The answer is 4&bogus;2", "U+FFFD"),  # a character reference HTML does not define
         ("42", "The answer is 42 ❌", "U+274C"),  # a mark that says something about the answer
+        ("#### 45", "9 × 5 = 45, so she spends 45¢.", "names no unit"),  # 45 cents, or the 45 dollars asked?
     ],
 )
 async def test_what_is_not_read_in_a_written_form_abstains(
