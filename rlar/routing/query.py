@@ -28,6 +28,7 @@ agree on all of it share one. ``QueryFeatures.describe()`` says the same facts i
 
 from __future__ import annotations
 
+import ast
 import collections
 import dataclasses
 import hashlib
@@ -214,18 +215,26 @@ def asks_for_translation(reference: Any, text: str, context: str = "") -> bool:
     return any(src != slot.group(1).lower() for src in sources)
 
 
-def _small_index(reference: Any) -> str | None:
+def _small_index(reference: Any, limit: int = 20) -> str | None:
+    """The reference as an index or label id when it is a whole number from 0 to ``limit`` (an int, a float with no
+    fractional part such as a 5.0 star rating, or a digit string)."""
     if isinstance(reference, bool):
         return None
-    if isinstance(reference, int) and 0 <= reference <= 20:
+    if isinstance(reference, float) and reference.is_integer():
+        reference = int(reference)
+    if isinstance(reference, int) and 0 <= reference <= limit:
         return str(reference)
-    if isinstance(reference, str) and re.fullmatch(r"\s*\d{1,2}\s*", reference):
+    if isinstance(reference, str) and re.fullmatch(r"\s*\d{1,2}\s*", reference) and int(reference) <= limit:
         return reference.strip()
     return None
 
 
 def _is_index(reference: Any, text: str, metadata: Mapping[str, Any]) -> bool:
-    digit = _small_index(reference)
+    if _on_stated_scale(reference, text):
+        return True
+    # Ids the query lists or maps to labels may have two digits ("32 timer", "42 oos"); an id read from option
+    # fields in metadata alone stays small.
+    digit = _small_index(reference, limit=99)
     if digit is None:
         return False
     listed = {g for m in _NUMBERED_OPTION.finditer(text) for g in m.groups() if g}
@@ -237,17 +246,64 @@ def _is_index(reference: Any, text: str, metadata: Mapping[str, Any]) -> bool:
             return True
         if len(got) == 2 and min(got) <= int(digit) <= max(got):
             return True
-    mapped = _mapped_digits(text)
+    mapped = _mapped_digits(text) | _named_ids(metadata)
     if len(mapped) >= 2 and digit in mapped:
         return True
+    if int(digit) > 20:
+        return False
     if digit in ("0", "1") and _BINARY_SLOT.search(text):
         return True
-    if int(digit) < 20 and digit in _named_ids(metadata):
-        return True
-    return any(
+    return _has_options(metadata)
+
+
+def _has_options(metadata: Mapping[str, Any]) -> bool:
+    """Metadata holds the options: a field named for them that holds something ("options": "[]" holds nothing), a
+    list of two or more option texts under ``answers`` / ``choice_list``, or option fields "A" ... "D"."""
+    if any(
         _OPTION_META.match(str(k)) and v not in (None, [], {}) and str(v).strip() not in ("", "[]", "{}")
         for k, v in metadata.items()
-    )
+    ):
+        return True
+    for k, v in metadata.items():
+        if str(k).lower() in ("answers", "choice_list", "answer_choices", "candidates"):
+            items = _literal(v)
+            if isinstance(items, list) and len(items) >= 2 and all(isinstance(x, str) for x in items):
+                return True
+    letters = [
+        k for k, v in metadata.items() if re.fullmatch(r"[A-E]", str(k)) and isinstance(v, str) and v.strip()
+    ]
+    return len(letters) >= 2
+
+
+def _literal(value: Any) -> Any:
+    """A JSON or Python literal written as a string (datasets store lists and dicts both ways), decoded."""
+    if not isinstance(value, str) or value.lstrip()[:1] not in ("[", "{"):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        try:
+            return ast.literal_eval(value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return value
+
+
+def _on_stated_scale(reference: Any, text: str) -> bool:
+    """A whole number (negative ones too) inside an integer scale the query states for a score or a rating ("an
+    integer from -3 to 3", "How many stars (1-5)"): a label on that scale, not a value to compute."""
+    if isinstance(reference, bool) or not isinstance(reference, int | float | str):
+        return False
+    try:
+        value = float(reference)
+    except ValueError:
+        return False
+    if not value.is_integer() or not (_RATE_WORDS.search(text) or re.search(r"(?i)\binteger\b", text)):
+        return False
+    for m in _SCALE.finditer(text):
+        lo, hi = (float(g) for g in (m.group(1, 2) if m.group(1) else m.group(3, 4)))
+        if lo.is_integer() and hi.is_integer() and lo < hi <= 100 and lo <= value <= hi:
+            return True
+    return False
 
 
 def _mapped_digits(text: str) -> set[str]:
@@ -269,7 +325,7 @@ _PER_ITEM = re.compile(
     r"|\beach\s+(?:utterance|turn|token|word|sentence|line|item)\b"
 )
 _MULTI_LABEL = re.compile(r"(?i)\bmulti-?label\b|\ball\s+(?:the\s+)?(?:applicable|relevant|that\s+apply)\b")
-_NAMES_META = re.compile(r"(?i)(?:^|_)(?:names|labels|classes|categories)$")
+_NAMES_META = re.compile(r"(?i)(?:^|_)(?:names?|labels|classes|categories)(?:_|$)")
 
 
 _PATCH = re.compile(r"(?m)^diff --git |^--- \S.*\n\+\+\+ \S.*\n@@ ")
@@ -278,20 +334,20 @@ _SCALE = re.compile(
     r"(?:to|-|–|and)\s*(-?\d+(?:\.\d+)?)\b"
     r"|\((-?\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(-?\d+(?:\.\d+)?)\)"
 )
-_RATE_WORDS = re.compile(r"(?i)\b(?:rate|rating|score|similar\w*|relatedness|how\s+(?:much|well|strongly))\b")
+_RATE_WORDS = re.compile(
+    r"(?i)\b(?:rate|rating|score|stars?|preference|similar\w*|relatedness|how\s+(?:much|well|strongly))\b"
+)
 
 
 def _is_rating(ref: Any, text: str) -> bool:
-    """A number written with a fractional part (or a float) inside the range the query states for a score it asks
-    for ("Rate how similar ... from 0 to 1": 0.76, 0.0). A whole number on such a scale is a label
-    (:func:`_is_index`)."""
+    """A number with a fractional part inside the range the query states for a score it asks for ("Rate how
+    similar ... from 0 to 1": 0.76). A whole number on such a scale is a label (:func:`_on_stated_scale`)."""
     try:
         value = float(ref) if isinstance(ref, int | float | str) and not isinstance(ref, bool) else None
     except ValueError:
         return False
-    written = isinstance(ref, float) or (isinstance(ref, str) and "." in ref)
-    if value is None or not written or not _RATE_WORDS.search(text):
-        return False
+    if value is None or value.is_integer() or not _RATE_WORDS.search(text):
+        return False  # a whole number on a scale is a label (``_on_stated_scale``)
     for m in _SCALE.finditer(text):
         lo, hi = (float(g) for g in (m.group(1, 2) if m.group(1) else m.group(3, 4)))
         if lo < hi and lo <= value <= hi:
@@ -302,6 +358,9 @@ def _is_rating(ref: Any, text: str) -> bool:
 def _nested_spans(items: Any) -> bool:
     """Some item holds another, word for word ("Aberystwyth", "at a ceremony in Aberystwyth"; "git" is no word of
     "git-commit"): spans of one answer written several ways (alternatives), not a set of different items."""
+    amounts = {re.sub(r"[^\d.]|\.0*$", "", str(i).replace(",", "")) for i in items}
+    if len(amounts) == 1 and re.fullmatch(r"\d+(?:\.\d+)?", amounts.pop()):
+        return True  # "$1,250.00", "1,250.00", "$1250": one amount written three ways
     words = [re.findall(r"\w+(?:[-+#.]\w+)*", str(i).lower()) for i in items]
     return any(
         a and len(a) < len(b) and any(b[k : k + len(a)] == a for k in range(len(b) - len(a) + 1))
@@ -325,21 +384,16 @@ def _label_ids(ref: Any, text: str, metadata: Mapping[str, Any]) -> str:
 
 def _named_ids(metadata: Mapping[str, Any]) -> set[str]:
     """The ids a list of label names in metadata gives (``label_names``, ``relation_names``, ``classes``: ids 0 to
-    n - 1)."""
+    n - 1), or a mapping of ids to names (``intent_names``: its keys)."""
     out: set[str] = set()
     for k, v in metadata.items():
-        if isinstance(v, str) and v.lstrip()[:1] == "[":
-            try:
-                v = json.loads(v)
-            except ValueError:
-                continue
-        if (
-            _NAMES_META.search(str(k))
-            and isinstance(v, list)
-            and len(v) >= 2
-            and all(isinstance(x, str) for x in v)
-        ):
+        if not _NAMES_META.search(str(k)):
+            continue
+        v = _literal(v)
+        if isinstance(v, list) and len(v) >= 2 and all(isinstance(x, str) for x in v):
             out |= {str(i) for i in range(len(v))}
+        elif isinstance(v, dict) and len(v) >= 2 and all(re.fullmatch(r"-?\d{1,2}", str(x)) for x in v):
+            out |= {str(int(x)) for x in v}
     return out
 
 

@@ -292,6 +292,34 @@ def chat(system: str, user: str) -> RoutingQuery:
             "rating",
         ),
         ("What is 1.5 + 2.25 on a number line from 0 to 5?", "3.75", {}, ""),
+        # Two-digit ids the query maps; ids mapped to names in metadata; options as metadata fields.
+        ("Intent ids: 4 time, 5 weather, 32 timer, 42 oos. Answer with the id only.", 32, {}, "index"),
+        (
+            "Énoncé : réveille-moi à six heures\nIntent id:",
+            48,
+            {"intent_names": "{'13': 'weather', '48': 'alarm'}"},
+            "index",
+        ),
+        ("Story ...\nQuestion: When did it happen?", 0, {"answers": "['Before', 'After', 'Never']"}, "index"),
+        (
+            "다음 중 전송 계층 프로토콜은?\n정답 번호:",
+            2,
+            {"A": "IP", "B": "UDP", "C": "ARP", "D": "ICMP"},
+            "index",
+        ),
+        ("A 3 kg cart is pushed with 36 N. Its acceleration?", 12, {}, ""),
+        ("How many legs do 7 spiders have?", 56, {"choices": "[]"}, ""),
+        # A whole number on an integer scale the query states, negative ones too; a star rating as a float.
+        (
+            "Output overall_preference: an integer from -3 to 3, negative if response1 is better.",
+            -2,
+            {},
+            "index",
+        ),
+        ("How many stars (1-5) did this reviewer give?\nText: Great!", 5.0, {}, "index"),
+        ("Rate how related they are, from 0 to 5.", 3.4, {}, "rating"),
+        # One amount written several ways is one answer, not a set.
+        ("What is the total on the invoice?", ["$1,250.00", "1,250.00", "$1250"], {}, ""),
     ],
 )
 def test_what_the_reference_is_in_formats_written_by_other_hands(
