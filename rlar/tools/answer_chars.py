@@ -29,7 +29,7 @@ character it knows and names every other one, so a checker can abstain with the 
   ``^\\circ``, ``'`` and ``''``; typographic quotes, the ellipsis and bullets become ASCII.
 
 Pictographs and dingbats that only decorate (🎯, 👉, 🍎), apart from any word or number, are read as a space;
-those that say something about the answer (a check mark or a cross, thumbs, ❓, 🤔) or are numbers (🔟, ❶) are
+those that say something about the answer (a cross, a thumbs-down, ❓, 🤔) or are numbers (🔟, ❶) are
 not. Letters of any script (and their combining marks) are text and stay as written. Everything else — those
 emoji, other symbols, other numerals (circled numbers, Roman numeral characters), control characters,
 bidirectional overrides — stays in the text and is listed by ``unknown_chars``: a checker must not score an
@@ -99,6 +99,10 @@ _SYMBOLS = {
     "⊂": "\\subset ",
     "⊆": "\\subseteq ",
     "∅": "\\emptyset ",
+    "⌊": "\\lfloor ",
+    "⌋": "\\rfloor ",
+    "⌈": "\\lceil ",
+    "⌉": "\\rceil ",
     "∠": "\\angle ",
     "→": "\\to ",
     "⇒": "\\implies ",
@@ -141,6 +145,8 @@ _PUNCTUATION = {
     "」": '"',
     "『": '"',
     "』": '"',
+    "।": ". ",
+    "॥": ". ",
     "【": "[",
     "】": "]",
 }
@@ -165,8 +171,8 @@ _KEPT = set("¢€£¥₹₩₽$%µΩ")
 _BIDI = set(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
 
 
-# Pictographs and dingbats decorate ("🎯 The probability is 1/4", "👉 8 apples left! 🍎"): read as a space. Not
-# those that say something about the answer — a check or a cross, thumbs, a prohibition, a question or exclamation
+# Pictographs and dingbats decorate ("🎯 The probability is 1/4", "👉 8 apples left! 🍎", "x = 7 ✓"): read as a
+# space. Not those that doubt or deny the answer — a cross, a thumbs-down, a prohibition, a question or exclamation
 # mark, a thinking or shrugging face — nor those that are numbers (🔟, keycaps, dingbat digits ❶-➓): unknown.
 _EMOJI_RANGES = (
     (0x1F300, 0x1F5FF),
@@ -177,7 +183,7 @@ _EMOJI_RANGES = (
     (0x2600, 0x27BF),
 )
 _EMOJI_JOINERS = set("\ufe0f\u200d") | set(map(chr, range(0x1F3FB, 0x1F400)))
-_SAYS_SOMETHING = set("✓✔✅☑✗✘❌❎👍👎🚫⛔❓❔❕❗⁉‼🤔🤷🔟") | set(map(chr, range(0x2776, 0x2794)))
+_SAYS_SOMETHING = set("✗✘❌❎👎🚫⛔❓❔❕❗⁉‼🤔🤷🔟") | set(map(chr, range(0x2776, 0x2794)))
 
 
 def _decoration(ch: str) -> bool:

@@ -251,16 +251,25 @@ def chosen_letters(response: str) -> list[str]:
 
 
 _OPTION_LINE = re.compile(r"^\s*\(?([A-J])[).:]\s+(\S.*?)\s*$", re.MULTILINE)
+_OPTION_RUN = re.compile(r"(?im)^\s*(?:options?|choices?|answer\s+choices)\s*:\s*(.+)$")
 _OPTION_INLINE = re.compile(r"\(([A-J])\)\s*(.+?)(?=\s*\([A-J]\)|\n|$)")
 
 
 def lettered_options(query: str) -> dict[str, str]:
-    """Letter -> option text of the options ``query`` lists (two or more, distinct letters), else {}."""
+    """Letter -> option text of the options ``query`` lists (two or more, distinct letters), else {}: one per line,
+    "(A) … (B) …" inline, or an "Options:" run of "A) … B) …" / MathQA's "a ) 120 , b ) 150" in letter order."""
     for pattern in (_OPTION_LINE, _OPTION_INLINE):
         found = pattern.findall(query)
         letters = [letter for letter, _ in found]
         if len(found) >= 2 and len(set(letters)) == len(letters):
             return {letter: text.strip() for letter, text in found}
+    for run in _OPTION_RUN.finditer(query):
+        found = re.findall(
+            r"(?:^|[\s,;])([A-Ja-j])\s*\)\s*(.+?)(?=\s*[,;]?\s+[A-Ja-j]\s*\)|\s*$)", run.group(1)
+        )
+        letters = [letter.upper() for letter, _ in found]
+        if len(found) >= 2 and letters == [chr(ord("A") + i) for i in range(len(letters))]:
+            return {letter.upper(): text.strip() for letter, text in found}
     return {}
 
 

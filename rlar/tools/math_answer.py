@@ -56,6 +56,7 @@ __all__ = [
     "arithmetic_text",
     "arithmetic_value",
     "choice_letter",
+    "choice_letters",
     "final_answer",
     "gold_answer",
     "is_prose",
@@ -121,7 +122,7 @@ _MARKERS = re.compile(
     r"####\s*(?P<hash>[^\n]*)"
     # up to the end of its sentence, so that a later answer on the same line is found too
     r"|(?:final\s+answer|the\s+answer|answer)\s*(?:is|:|=)\s*:?\s*(?P<ans>[^\n]*?)(?=(?<!\.)\.(?:\s|$)|[\n;]|$)"
-    r"|(?:correct\s+)?(?:choice|option)\s*(?:is\s*)?(?:option\s*)?(?P<opt>\(?[A-Ea-e]\)?)(?![A-Za-z])"
+    r"|(?:correct\s+)?(?:choice|option)\s*(?:is\s*)?[:：]?\s*(?:option\s*)?(?P<opt>[\[(]?\s*[A-Ea-e]\s*[\])]?)(?![A-Za-z])"
     # Chinese exam phrasing: "故选：D", "应选 B", "【答案】C", "答案为 12"
     r"|(?:故选|应选|本题选|\[答案\]|答案[为是]?)\s*[：:]?\s*(?P<zh>[^\n。；;]*)",
     re.IGNORECASE,
@@ -193,6 +194,11 @@ def _clean(text: str) -> str:
         text,
         flags=re.IGNORECASE,
     )
+    text = re.sub(r"\\(?:nicefrac|sfrac|cfrac)(?![A-Za-z])", r"\\frac", text)
+    text = re.sub(r"\{\s*([^{}]+?)\s*\\over\s*([^{}]+?)\s*\}", r"\\frac{\1}{\2}", text)  # {1 \over 2}
+    text = re.sub(
+        r"\\(?:textcolor|color)\s*\{[^{}]*\}", "", text
+    )  # \textcolor{green}{x = 7}: the colour goes
     text = _unwrap_emphasis(text)
     # Python's power between operands ("x**2", "(x+1)**3") before Markdown's bold ("**64**") goes.
     text = re.sub(r"(?<=[\w)])\*\*(?=[\w(]|-\d)", "^", text)
@@ -286,11 +292,17 @@ def _oscillation(found: list[tuple[int, int, str, bool]]) -> str:
     return ""
 
 
+_LEADING_ROLE = re.compile(r"^\s*(?:<\|(?:assistant|im_start|start_header_id)\|>\s*(?:assistant)?\s*)+")
+
+
 def _own_answer(text: str) -> str:
     """``text`` up to where its generation should have ended (:data:`_END_TOKEN`), and before a new turn or
     question it invents once it has stated an answer."""
-    if m := _END_TOKEN.search(text):
-        text = text[: m.start()]
+    text = _LEADING_ROLE.sub("", text)
+    for m in _END_TOKEN.finditer(text):
+        if text[: m.start()].strip():
+            text = text[: m.start()]
+            break
     for m in _INVENTED_TURN.finditer(text):
         before = text[: m.start()]
         if _MARKERS.search(before) or _boxed_spans(before):
@@ -299,8 +311,29 @@ def _own_answer(text: str) -> str:
 
 
 def final_answer(response: str) -> FinalAnswer | None:
-    """The final answer of a response (see the module docstring), or None when it states none."""
-    text = _before_check(_own_answer(_clean(response)).strip())
+    """The final answer of a response (see the module docstring), or None when it states none. What follows the
+    end of its turn is not read, but a different answer stated there (a "correction" in an invented next turn)
+    makes the answer read two ways: hedged."""
+    cleaned = _LEADING_ROLE.sub("", _clean(response))
+    own = _own_answer(cleaned)
+    answer = _final_answer(own)
+    rest = cleaned[len(own) :] if cleaned.startswith(own) else ""
+    if answer is not None and not answer.hedged and _END_TOKEN.search(rest):
+        after = _final_answer(_END_TOKEN.sub("\n", rest))
+        if after is not None and _plain_answer(after.text) != _plain_answer(answer.text):
+            return FinalAnswer(
+                answer.text, answer.boxed, f"another answer after the end of the turn: {after.text[:60]}"
+            )
+    return answer
+
+
+def _plain_answer(text: str) -> str:
+    values = [m.group(0) for m in _plain_numbers(_numbers_from_words(_strip_latex(text)))]
+    return values[-1] if values else re.sub(r"\W+", "", text).lower()
+
+
+def _final_answer(cleaned: str) -> FinalAnswer | None:
+    text = _before_check(cleaned.strip())
     if not text:
         return None
     found: list[tuple[int, int, str, bool]] = []  # (position, end, span, boxed)
@@ -543,6 +576,35 @@ _COUNT_RATIO = re.compile(r"(?<![\d.])(\d+)[\s-]+(?:in|out[\s-]+of)[\s-]+(\d+)(?
 _PER_MILLE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:‰|per\s*mill?e\b|permill?e\b|per\s+thousand\b)", re.IGNORECASE)
 
 
+# Old counting words: "two dozen" 24, "one gross" 144, "four score and seven" 87 (a baker's dozen is 13).
+_COUNTING_WORDS = re.compile(
+    r"\b(?:(?P<n>a|an|one|two|three|four|five|six|seven|eight|nine|ten|half\s+a|\d+)[\s-]+)?(?P<baker>baker'?s\s+)?"
+    r"(?P<unit>dozen|gross|score)\b(?:\s+and\s+(?P<plus>one|two|three|four|five|six|seven|eight|nine|ten|\d+)\b)?",
+    re.IGNORECASE,
+)
+_COUNTS = {"dozen": 12, "gross": 144, "score": 20}
+# "two point five" -> 2.5 once the words are digits ("2 point 5", "0 point 7 5").
+_POINT_WORD = re.compile(r"(?<![\w.])(\d+)\s+point\s+(\d+(?:[\s-]\d)*)(?![\w.])", re.IGNORECASE)
+_DIGIT_NAMES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_SPOKEN_DECIMALS = re.compile(rf"\bpoint((?:[\s-]+(?:{'|'.join(_DIGIT_NAMES)}|\d))+)\b", re.IGNORECASE)
+
+
+def _counted(m: re.Match[str]) -> str:
+    """A count in dozens, grosses or scores as its number; a bare "score" or "gross" (a game's score, gross pay)
+    stays a word."""
+    unit, n = m.group("unit").lower(), (m.group("n") or "").lower()
+    if not n and (unit != "dozen" or not m.group("baker")):
+        return m.group(0)
+    count = 13 if m.group("baker") else _COUNTS[unit]
+    if n.startswith("half"):
+        total = Fraction(count, 2)
+    else:
+        total = Fraction(1 if n in ("", "a", "an") else int(n) if n.isdigit() else _WORDS[n]) * count
+    if plus := m.group("plus"):
+        total += int(plus) if plus.isdigit() else _WORDS[plus.lower()]
+    return str(total)
+
+
 def _fraction_words(text: str) -> str:
     def value(word: str) -> int:
         w = word.lower()
@@ -567,6 +629,14 @@ def _numbers_from_words(text: str) -> str:
     ("three quarters" -> "3/4") and chances written as counts ("a 1 in 4 chance" -> "a 1/4 chance")."""
     text = _fraction_words(text)
     text = _PER_MILLE.sub(r"\1/1000 ", text)
+    text = _COUNTING_WORDS.sub(_counted, text)
+    text = _SPOKEN_DECIMALS.sub(  # digit by digit: "point seven five" is .75, not .12
+        lambda m: (
+            "point "
+            + "".join(w if w.isdigit() else str(_DIGIT_NAMES.index(w.lower())) for w in m.group(1).split())
+        ),
+        text,
+    )
 
     def convert(m: re.Match[str]) -> str:
         parts = [p.lower() for p in re.split(r"[\s-]+", m.group(0).strip()) if p and p.lower() != "and"]
@@ -597,6 +667,7 @@ def _numbers_from_words(text: str) -> str:
         return str(Fraction(number) * _SUFFIXES[suffix]).split("/")[0]
 
     text = _SUFFIX_SCALE.sub(scaled, text)
+    text = _POINT_WORD.sub(lambda m: m.group(1) + "." + re.sub(r"[\s-]", "", m.group(2)), text)
     if _CHANCE.search(text):
         text = _COUNT_RATIO.sub(r"\1/\2", text)
     return _DOLLARS_AND_CENTS.sub(lambda m: f"${m.group(1)}.{int(m.group(2)):02d}", text)
@@ -750,7 +821,7 @@ _CONCLUSION = re.compile(
 _RESULT = re.compile(rf"=\s*\$?\s*(?:\(\s*(?P<paren>{_NUM})\s*\)(?![\d(])|(?P<num>{_NUM}))")
 
 
-_ASIDE = re.compile(r"\([^()]*[A-Za-z]{3,}[^()]*\)")
+_ASIDE = re.compile(r"\([^()]*(?:[A-Za-z]{3,}|=|\bat\b)[^()]*\)")
 
 
 def stated_value(span: str, response: str = "") -> tuple[Fraction, bool] | None:
@@ -911,6 +982,24 @@ def gold_answer(reference: str, marker: str = "####") -> str:
     return text.strip()
 
 
+_LETTER_SET_REF = re.compile(r"^\s*(?:\\text\{\s*)?([A-E](?:\s*[,、]?\s*[A-E]){1,4})\s*\}?\s*$")
+
+
+def choice_letters(text: str, reference: bool = False) -> frozenset[str] | None:
+    """The set of option letters a multiple-answer reference is (``AC``, ``B, C, D``: two or more, distinct), or
+    that an answer chooses ("A and C", "B、C、D", "D, A", "AC"); None when it names no such set."""
+    s = _strip_latex(text).strip().rstrip(".。")
+    if reference:
+        m = _LETTER_SET_REF.match(s)
+        letters = re.findall(r"[A-E]", m.group(1)) if m else []
+        return frozenset(letters) if len(letters) == len(set(letters)) >= 2 else None
+    m = re.search(r"(?:^|[:：\s])([A-E](?:\s*(?:,|、|and|&|\+)?\s*[A-E]){1,4})\s*$", s)
+    if m is None or re.search(r"[A-E][a-z]", m.group(1)):
+        return None
+    letters = re.findall(r"[A-E]", m.group(1))
+    return frozenset(letters) if len(letters) == len(set(letters)) >= 2 else None
+
+
 def choice_letter(text: str, reference: bool = False) -> str | None:
     """The multiple-choice letter ``text`` names: for a reference, only when it is a bare letter (``C``,
     ``(C)``, ``\\text{(C)}``); for an answer span, a leading letter ("C", "(c)", "C) 12", "C. 42", "c ) 15")."""
@@ -919,6 +1008,7 @@ def choice_letter(text: str, reference: bool = False) -> str | None:
         m = _CHOICE_REF.match(s) or _CHOICE_REF.match(_strip_latex(text))
         return m.group(1) if m else None
     s = re.sub(r"^(?:option|choice)\s+", "", s.strip(), flags=re.IGNORECASE)
+    s = re.sub(rf"^[\[(]\s*({_LETTER})\s*[\])]", r"(\1)", s)  # "[E]", "( b )"
     m = re.match(rf"^\(?({_LETTER})\)?(?:$|[\s.):,])", s)
     # A lower-case letter is a choice when bracketed, alone, or followed by its bracket (MathQA's "c ) 15").
     if m and (m.group(1).isupper() or s.startswith("(") or len(s) == 1 or re.match(r"^.\s*\)", s)):

@@ -242,6 +242,8 @@ def _as_matrix(m: re.Match[str]) -> str:
     rows = [[c.strip() for c in row.split(",")] for row in re.findall(r"\[([^\[\]]*)\]", m.group(0))]
     if len({len(r) for r in rows}) != 1 or any(not c for r in rows for c in r):
         return m.group(0)
+    if len(rows) == 1 and len(rows[0]) == 1:
+        return rows[0][0]  # "[[-2]]": one value
     return "\\begin{pmatrix}" + " \\\\ ".join(" & ".join(r) for r in rows) + "\\end{pmatrix}"
 
 

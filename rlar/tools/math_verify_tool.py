@@ -258,15 +258,31 @@ class MathVerifyTool(RewardTool):
     ) -> tuple[bool, str]:
         """(equivalent, reason) for one acceptable reference; ``math_notations.Unreadable`` when the answer reads
         two ways."""
-        options = lettered_options(query) if query else {}
+        # The options the query lists, else those the response copies out before answering.
+        options = (lettered_options(query) if query else {}) or lettered_options(response)
         answer = self._option_answer(gold, answer, options)
+        letter_set = math_answer.choice_letters(gold, reference=True)
+        if letter_set is not None:  # several correct options (AC): the answer must choose exactly those
+            last = [x for x in re.split(r"(?<=[.!?。])\s+|\n+", response.strip()) if x.strip()][-1:] or [""]
+            chosen_set = (
+                math_answer.choice_letters(answer.text)
+                or math_answer.choice_letters(last[0])  # "Therefore the correct statements are A and C."
+                or (frozenset(c) if (c := math_answer.choice_letter(answer.text)) else None)
+            )
+            same = chosen_set == letter_set
+            return (
+                same,
+                f"chose {''.join(sorted(chosen_set))}" if chosen_set else "no option letters in the answer",
+            )
         letter = math_answer.choice_letter(gold, reference=True)
         if letter is None and re.fullmatch(r"\s*\(?[a-e]\)?\s*", gold):
             # MathQA's lower-case letter: a choice when the answer names one as a choice ("c ) 15", "(c)"); a
             # bare letter may be a variable or e, left to the library.
+            # So is it when the query or the response lists lettered options ("options : a ) 120 , b ) 150").
             named = math_answer.choice_letter(answer.text)
-            if named is not None and not re.fullmatch(r"\s*[a-eA-E]\s*", answer.text):
-                letter = gold.strip().strip("()").upper()
+            upper = gold.strip().strip("()").upper()
+            if (named is not None and not re.fullmatch(r"\s*[a-eA-E]\s*", answer.text)) or upper in options:
+                letter = upper
         if letter is not None:
             if answer.hedged:
                 return False, f"hedged: {answer.hedged}"
@@ -317,7 +333,13 @@ class MathVerifyTool(RewardTool):
                     if decided is not None:
                         return decided
                 given = math_answer.stated_value(answer.text, response)
-            if given is not None and (bang := re.search(r"(?<![\d!])(\d{1,2})!\s*$", answer.text)):
+            if (
+                given is not None
+                and answer.boxed
+                and (bang := re.fullmatch(r"\s*(\d{1,2})!\s*", answer.text))
+            ):
+                given = (Fraction(math.factorial(int(bang.group(1)))), False)  # \boxed{3!}: a factorial
+            elif given is not None and (bang := re.search(r"(?<![\d!])(\d{1,2})!\s*$", answer.text)):
                 # "5!" is a factorial or an exclamation: when the two readings disagree on the verdict, abstain.
                 factorial = (Fraction(math.factorial(int(bang.group(1)))), False)
                 if math_answer.same_number(number, factorial) != math_answer.same_number(number, given):
@@ -400,6 +422,17 @@ class MathVerifyTool(RewardTool):
                 )
             for ref in refs:
                 gold = math_answer.gold_answer(ref, marker)
+                letter_set = math_answer.choice_letters(gold, reference=True)
+                last_said = [x for x in re.split(r"(?<=[.!?。])\s+|\n+", text) if x.strip()][-1:] or [""]
+                if (
+                    letter_set is not None
+                    and (chosen := math_answer.choice_letters(last_said[0])) is not None
+                ):
+                    return self.ok(
+                        1.0 if chosen == letter_set else 0.0,
+                        f"chose {''.join(sorted(chosen))}",
+                        matched=ref[:200],
+                    )
                 if re.fullmatch(
                     r"\s*(?:\\emptyset|\\varnothing|\\\{\s*\\\}|\{\s*\}|∅)\s*", gold
                 ) and _NO_SOLUTION.search(text):
@@ -470,6 +503,8 @@ def _unit_text(text: str) -> str:
         r"\\(?:Omega|mu|times|cdot)(?![A-Za-z])\s*", lambda m: _LATEX_UNIT_SIGNS[m.group(0).strip()], text
     )
     s = re.sub(r"\\(?:text|mathrm|mbox|textrm|operatorname)\s*\{([^{}]*)\}", r" \1", s)
+    s = re.sub(r"(\d)\s*\(\s*([A-Za-z][A-Za-z ]*)\)", r"\1 \2", s)  # ASDiv's "2300 (grams)"
+    s = re.sub(r"(\d+)\s*'\s*(\d+(?:\.\d+)?)\s*''", r"\1 ft \2 in", s)  # 5'10'' (read from 5′10″)
     s = re.sub(r"(?<!\\)\\[,;:! ]|\$|~", " ", s)
     s = re.sub(r"\^\{([^{}]*)\}", r"^\1", s)
     return re.sub(r"\s+", " ", s).strip()

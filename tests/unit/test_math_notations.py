@@ -515,7 +515,8 @@ WRITTEN_FORMS = [
     ),
     ("0.\\overline{3}", "The answer is 0.333...", 1.0),
     # What comes after the generation should have ended is not the answer.
-    ("#### 12", "He has 7 + 5 = 12 apples.\nThe answer is 12.<|im_end|>\nThe answer is 13.", 1.0),
+    ("#### 12", "He has 7 + 5 = 12 apples.\nThe answer is 12.<|im_end|>\nThe answer is 13.", 0.0),
+    ("#### 12", "He has 7 + 5 = 12 apples.\nThe answer is 12.<|im_end|>\nYes, 12 apples.", 1.0),
     (
         "#### 30",
         "He has 20 + 5 = 25 cows.\nThe answer is 25.\n\nQuestion: Tim has 40 and loses 10?\nAnswer: 30.",
@@ -538,6 +539,46 @@ WRITTEN_FORMS = [
     ("30^\\circ\\text{C}", "Answer: 30 °F", 0.0),
     ("30^\\circ\\text{C}", "Answer: 86 °F", 1.0),
     ("30^\\circ\\text{C}", "The temperature is 30 °C.", 1.0),
+    # Option letters in brackets and after "option:"; several correct options as a set.
+    ("D", "So the train runs at 54 km/hr.\n\nCorrect option: D)", 1.0),
+    ("c", "the answer is option ( c )", 1.0),
+    ("B", "**Answer: [B]**", 1.0),
+    ("AC", "A: true. B: false. C: true. D: false.\nTherefore the correct statements are A and C.", 1.0),
+    ("AC", "A: true. B: false. C: true. D: true.\nTherefore the correct statements are A, C and D.", 0.0),
+    ("BCD", "故选：B、C、D", 1.0),
+    ("AD", "Answer: D, A", 1.0),
+    ("AD", "Answer: A", 0.0),
+    # Options the response copies out: the value stated chooses one.
+    ("B", "Options: A) 10 km/h B) 12 km/h C) 14 km/h\nSpeed = 60 / 5 = 12\nThe answer is 12 km/h.", 1.0),
+    ("d", "options : a ) 120 , b ) 150 , c ) 180 , d ) 200\nsum = 40 * 5 = 200\nso the total is 200 .", 1.0),
+    ("d", "options : a ) 120 , b ) 150 , c ) 180 , d ) 200\nsum = 30 * 5 = 150\nso the total is 150 .", 0.0),
+    # Decimals said digit by digit, old counting words, a Hindi full stop, a boxed factorial, a check mark.
+    ("0.75", "The probability is zero point seven five.", 1.0),
+    ("0.12", "The probability is zero point seven five.", 0.0),
+    ("#### 24", "8 × 3 = 24. That's two dozen cupcakes.", 1.0),
+    ("87", "Grandpa is four score and seven years old.", 1.0),
+    ("12", "She bought a baker's dozen.", 0.0),
+    ("#### 90", "दूरी = 45 × 2 = 90 किलोमीटर। अतः उत्तर 90 है।", 1.0),
+    ("6", "The arrangements are all permutations of 3 letters: $\\boxed{3!}$", 1.0),
+    ("3", "The arrangements are all permutations of 3 letters: $\\boxed{3!}$", 0.0),
+    ("7", "$x = 12 - 5$\n$\\textcolor{green}{x = 7}$ ✓", 1.0),
+    ("-4", "⌊−3.5⌋ = −4", 1.0),
+    ("\\frac{3}{4}", "$1 - {1 \\over 4} = {3 \\over 4}$", 1.0),
+    ("\\frac{1}{2}", "$\\frac{7}{14} = \\nicefrac{1}{2}$", 1.0),
+    ("-2", "Final answer: [[-2]]", 1.0),
+    ("-4", "Minimum value: -4 (at x = 2)", 1.0),
+    # Units written as compounds, in brackets (ASDiv), with feet and inches primes.
+    ("2300 (grams)", "Total = 2300 g = 2 kg 300 g\nAnswer: 2 kg 300 g", 1.0),
+    ("52 (ounces)", "The puppy now weighs 3 lb 4 oz.", 1.0),
+    ("52 (ounces)", "The puppy now weighs 3 lb 2 oz.", 0.0),
+    ("70\\text{ inches}", "Jake is now 5′10″.", 1.0),
+    # What follows the end of the turn: not read, but a different answer there is a second reading.
+    (
+        "6",
+        "<|assistant|>\n10 - 4 = 6\nShe has 6 left.<|eot_id|><|start_header_id|>user<|end_header_id|>\nthanks",
+        1.0,
+    ),
+    ("4", "From x^2 = 16, x = 4.<|im_end|>\n<|im_start|>assistant\nCorrection: x = -4.<|im_end|>", 0.0),
 ]
 
 

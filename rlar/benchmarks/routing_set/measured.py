@@ -5,7 +5,8 @@ in docs/benchmarks.md. After that its mistakes have been read and it no longer m
 formats are worth more as exemplars: a router that has seen more public formats, written by more hands, meets a
 new one nearer to something it knows, and the correctness model fitted on formats held out from it sees more
 kinds of novelty. The blind sets kept for measuring (``heldout_blind2.jsonl``, ``heldout_blind3.jsonl``) never
-join; ``heldout_blind4.jsonl`` was written to be measured once and then serve as development data.
+join; ``heldout_blind4.jsonl`` and ``heldout_blind5.jsonl`` were written to be measured once and then serve as
+development data.
 
 The records join as written (their ``note`` dropped: a reason for a label, which the router never reads).
 """
@@ -24,6 +25,7 @@ MEASURED = (
     "heldout_short_answers2.jsonl",  # the same, second set (14)
     "heldout_public_formats.jsonl",  # the first blind set of public formats (52), measured at 9461082 and 8851d74
     "heldout_blind4.jsonl",  # the fourth blind set (66 formats), measured untouched once at f567fc6
+    "heldout_blind5.jsonl",  # the fifth blind set (76 formats), measured untouched once at bc8f028
 )
 
 
