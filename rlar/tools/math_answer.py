@@ -624,10 +624,66 @@ def _fraction_words(text: str) -> str:
     return _FRACTION_WORDS.sub(convert, text)
 
 
+# Chinese numerals (MGSM-zh, CMath, GAOKAO): 十二, 两千, 一百零五, 三分之二 (2/3), 三点五 (3.5), 负五 (-5).
+_CJK_DIGITS = {
+    "〇": 0,
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+_CJK_UNITS = {"十": 10, "百": 100, "千": 1000}
+_CJK_SECTIONS = {"万": 10**4, "亿": 10**8}
+_CJK_INT = "[〇零一二两三四五六七八九十百千万亿]+"
+_CJK_NUMBER = re.compile(
+    rf"(负)?(?:({_CJK_INT})分之({_CJK_INT})|({_CJK_INT})(?:点([〇零一二三四五六七八九]+))?)"
+)
+# A lone digit character is a number only before a measure word ("五个", "七元"); "一共" is "altogether".
+_CJK_MEASURE = re.compile(r"[个只本元米人天次块张支条辆岁克斤份页分秒小时公里千米厘米]")
+
+
+def _cjk_integer(run: str) -> int:
+    total, section, current = 0, 0, 0
+    for ch in run:
+        if ch in _CJK_DIGITS:
+            current = _CJK_DIGITS[ch]
+        elif ch in _CJK_UNITS:
+            section += (current or 1) * _CJK_UNITS[ch]
+            current = 0
+        else:
+            total += (section + current) * _CJK_SECTIONS[ch]
+            section, current = 0, 0
+    return total + section + current
+
+
+def _cjk_numbers(text: str) -> str:
+    def convert(m: re.Match[str]) -> str:
+        sign = "-" if m.group(1) else ""
+        if m.group(2):
+            return f" {sign}{_cjk_integer(m.group(3))}/{_cjk_integer(m.group(2))} "
+        run = m.group(4)
+        lone = len(run) == 1 and run in _CJK_DIGITS and not m.group(5) and not sign
+        if lone and not _CJK_MEASURE.match(m.string, m.end()):
+            return m.group(0)
+        value = str(_cjk_integer(run))
+        if m.group(5):
+            value += "." + "".join(str(_CJK_DIGITS[c]) for c in m.group(5))
+        return f" {sign}{value} "
+
+    return _CJK_NUMBER.sub(convert, text) if re.search(_CJK_INT, text) else text
+
+
 def _numbers_from_words(text: str) -> str:
     """Number words written as digits: "sixty-four" -> "64", "one hundred and five" -> "105", fractions in words
     ("three quarters" -> "3/4") and chances written as counts ("a 1 in 4 chance" -> "a 1/4 chance")."""
-    text = _fraction_words(text)
+    text = _cjk_numbers(_fraction_words(text))
     text = _PER_MILLE.sub(r"\1/1000 ", text)
     text = _COUNTING_WORDS.sub(_counted, text)
     text = _SPOKEN_DECIMALS.sub(  # digit by digit: "point seven five" is .75, not .12
@@ -815,7 +871,8 @@ _CONCLUSION = re.compile(
     r"\b(?:so|therefore|thus|hence|in\s+total|altogether|overall|in\s+all|which\s+means|that\s+means)\b"
     # a restatement of the value just given in other units: "1 hour and 30 minutes, which is 90 minutes" (not
     # "which is 5 fewer than 12", nor "which is the price of 5 tickets")
-    r"|\b(?:which\s+(?:is|makes|comes\s+to)|that\s+is|i\.e\.,?)\s+(?=\$?\d[\d,.]*\s*(?:[A-Za-z]+)?\s*(?:in\s+total)?\s*[.,;]?\s*$)",
+    r"|\b(?:which\s+(?:is|makes|comes\s+to)|that\s+is|i\.e\.,?)\s+(?=\$?\d[\d,.]*\s*(?:[A-Za-z]+)?\s*(?:in\s+total)?\s*[.,;]?\s*$)"
+    r"|所以|因此|因而|故|答\s*[：:]",  # Chinese "so", "therefore", "answer:"
     re.IGNORECASE,
 )
 _RESULT = re.compile(rf"=\s*\$?\s*(?:\(\s*(?P<paren>{_NUM})\s*\)(?![\d(])|(?P<num>{_NUM}))")
