@@ -209,6 +209,7 @@ def _clean(text: str) -> str:
     )
     text = _PRECISION.sub(" ", text)
     text = code_forms(nested_lists_as_matrices(text))
+    text = _regional_groups(text)
     text = _ALIGNED.sub(_aligned_lines, text)
     text = re.sub(r"\^\s*-\s*(\d+)", r"^{-\1}", text)  # "A^-1" is A^{-1}, as TeX reads only "A^-" unbraced
     # "x^2 = 4 ⇒ x = 2": what an implication arrow leads to is the conclusion.
@@ -228,6 +229,35 @@ def _aligned_lines(m: re.Match[str]) -> str:
     lines = [ln.replace("&", " ").strip() for ln in re.split(r"\\\\", m.group(2)) if ln.strip()]
     chained = all(re.match(r"(?:=|<|>|\\(?:le|ge|leq|geq|approx|neq)(?![A-Za-z]))", ln) for ln in lines[1:])
     return (" " if chained else "\n").join(lines)
+
+
+_INDIAN_GROUPS = re.compile(
+    r"(?<![\d,.])\d{1,2}(?:,\d{2})+,\d{3}(?![\d,])"
+)  # 1,25,000 (a lakh and a quarter)
+_APOSTROPHE_GROUPS = re.compile(r"(?<![\d'])\d{1,3}(?:'\d{3})+(?![\d'])")  # Swiss 12'500
+_DOT_GROUPS = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3})+(?![\d.,]|\.\d)")
+# Function words of languages that group thousands with a dot (German, Spanish, Italian, Portuguese, Dutch,
+# Indonesian): in their sentences "1.250" is 1250.
+_DOT_GROUP_LANGUAGE = re.compile(
+    r"(?i)\b(?:die|der|das|und|ist|lautet|antwort|beträgt|insgesamt|la|el|los|las|es|respuesta|son|total|pesos"
+    r"|risposta|è|sono|resposta|são|é|het|een|antwoord|jawaban|adalah|sebesar)\b"
+)
+
+
+def _regional_groups(text: str) -> str:
+    """Thousands grouped as other regions write them, as plain digits: Indian "1,25,000", Swiss "12'500", and
+    "1.250" in a sentence of a language that groups with a dot (in English it stays 1.25)."""
+    text = _INDIAN_GROUPS.sub(lambda m: m.group(0).replace(",", ""), text)
+    text = _APOSTROPHE_GROUPS.sub(lambda m: m.group(0).replace("'", ""), text)
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if (
+            _DOT_GROUPS.search(line)
+            and _DOT_GROUP_LANGUAGE.search(line)
+            and not re.search(r"\d,\d{1,2}(?!\d)", line)
+        ):
+            lines[i] = _DOT_GROUPS.sub(lambda m: m.group(0).replace(".", ""), line)
+    return "\n".join(lines)
 
 
 _EMPHASIS = re.compile(r"\\(?:textbf|mathbf|boldsymbol|bm|textit|emph|underline)\s*\{")

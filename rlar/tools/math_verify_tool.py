@@ -194,6 +194,41 @@ class MathVerifyTool(RewardTool):
         except TimeoutException:
             return None
 
+    def _antiderivatives(self, gold: str, answer: str) -> tuple[bool, str] | None:
+        """A reference that is an antiderivative with its constant ("\\frac{x^3}{3} + C") against an answer that
+        is one ("\\frac{1}{3}x^3 + K", "\\ln|2x| + C"): equal when their derivatives are, for they may differ by a
+        constant. None when either has no constant of integration."""
+        constant = re.compile(r"\s*\+\s*(?:C|K|c|k|C_\{?1\}?|\\text\{const\})\s*\.?\s*\$*\s*$")
+        span = math_forms.math_span(math_forms.named_functions(answer))
+        span = span.rsplit("=", 1)[-1]
+        if not constant.search(gold) or not constant.search(span):
+            return None
+        from math_verify.errors import TimeoutException
+        from math_verify.utils import timeout
+
+        def decide() -> tuple[bool, str] | None:
+            import sympy
+
+            g = self._parse(math_forms.prepare(constant.sub("", gold)), wrap=True)
+            a = self._parse(math_forms.prepare(constant.sub("", span)), wrap=True)
+            g_expr = next((x for x in g if isinstance(x, sympy.Expr)), None)
+            a_expr = next((x for x in a if isinstance(x, sympy.Expr)), None)
+            if g_expr is None or a_expr is None:
+                return None
+            free = (g_expr.free_symbols | a_expr.free_symbols) - {sympy.Symbol("C"), sympy.Symbol("K")}
+            if len(free) != 1:
+                return None
+            var = free.pop()
+            same = sympy.simplify(sympy.diff(g_expr - a_expr, var)) == 0
+            return bool(same), f"{'the same' if same else 'another'} antiderivative (up to a constant)"
+
+        try:
+            return timeout(self._timeout())(decide)()  # type: ignore[no-any-return]
+        except TimeoutException:
+            return None
+        except Exception:  # sympy raises many kinds on odd input: the library then judges the pair
+            return None
+
     @staticmethod
     def _undone_arithmetic(answer: str, query: str) -> Fraction | None:
         """The value of arithmetic between plain numbers that the answer ends with, left undone ("7 × 8 + 2");
@@ -348,12 +383,20 @@ class MathVerifyTool(RewardTool):
                     )
             if given is None and written and (decided := self._at_precision(gold, answer.text)) is not None:
                 return decided
+            if given is not None and number[0] < 0 < given[0] and _SIGN_IN_WORDS.search(answer.text):
+                given = (-given[0], given[1])  # "a loss of $50" for -50
             if given is not None:
                 same = math_answer.same_number(number, given)
                 return (
                     same,
                     f"{'equal' if same else 'not equal'}: {float(given[0]):g}{'%' if given[1] else ''}",
                 )
+        decided = self._antiderivatives(gold, answer.text)
+        if decided is not None:
+            return decided
+        decided = _named_days(gold, answer.text)
+        if decided is not None:
+            return decided
         prose = math_answer.is_prose(gold)
         gold_text, answer_text = math_forms.prepare(gold), math_forms.prepare(answer.text)
         if not prose:
@@ -577,6 +620,40 @@ _NO_SOLUTION = re.compile(
     r"|\bhas\s+no\s+(?:real\s+)?(?:solutions?|roots?)\b",
     re.IGNORECASE,
 )
+# Words that give a stated amount its negative sign, where the reference is negative (a net result, a change).
+_SIGN_IN_WORDS = re.compile(
+    r"\b(?:a\s+)?(?:loss|deficit|debt|decrease|drop|decline|shortfall)\s+of\b|\bbelow\s+zero\b|\b(?:fell|dropped|decreased)\s+by\b",
+    re.IGNORECASE,
+)
+_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTH_NAMES = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+    "december",
+)  # fmt: skip
+
+
+def _named_days(gold: str, answer: str) -> tuple[bool, str] | None:
+    """A reference that is a day of the week or a month (``\\text{Tuesday}``) against the one the answer names last,
+    in full or abbreviated ("Tue", "Sept."). None when the reference is neither or the answer names none."""
+    g = re.sub(r"\\text\{|\}|\$|\.", "", gold).strip().lower()
+    names = _DAY_NAMES if g in _DAY_NAMES else _MONTH_NAMES if g in _MONTH_NAMES else None
+    if names is None:
+        return None
+    said = []
+    for word in re.findall(r"[A-Za-z]+", answer):
+        w = word.lower()
+        full = next(
+            (n for n in names if w == n or (len(w) >= 3 and n.startswith(w) and (w != "may" or n == "may"))),
+            None,
+        )
+        if full is not None and word[0].isupper():  # "may" the verb is no month
+            said.append(full)
+    if not said:
+        return None
+    same = said[-1] == g
+    return same, f"names {said[-1].capitalize()}"
+
+
 _TRUTH_WORDS = {"true": True, "false": False, "yes": True, "no": False}
 _TRUTH_IN_TEXT = re.compile(r"\b(true|false|yes|no)\b", re.IGNORECASE)
 _NEGATED_TRUTH = re.compile(r"\b(?:not|never|neither|nor)\b|n't\b", re.IGNORECASE)

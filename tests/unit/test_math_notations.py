@@ -588,6 +588,22 @@ WRITTEN_FORMS = [
     ("108", "答：一共有一百零八本书。", 1.0),
     ("2.5", "答：每人分到二点五米。", 1.0),
     ("-7", "答：温度是负七度。", 1.0),
+    # Thousands grouped as other regions write them; in English a dot stays a decimal point.
+    ("250000", "So the family pays ₹2,50,000.", 1.0),
+    ("2500", "Die Antwort lautet 2.500 €.", 1.0),
+    ("2.5", "The answer is 2.500 metres.", 1.0),
+    ("7500", "So the account holds CHF 7'500.", 1.0),
+    ("7500", "So the account holds CHF 7'050.", 0.0),
+    # Antiderivatives up to a constant; days and months by name; a loss for a negative reference.
+    ("\\frac{x^4}{4} + C", "$$\\int x^3\\,dx = \\frac{1}{4}x^4 + K$$", 1.0),
+    ("\\frac{x^4}{4} + C", "$$\\int x^3\\,dx = \\frac{1}{4}x^4 + x + K$$", 0.0),
+    ("\\ln|x| + C", "Substituting $u = 3x$, we get $\\ln|3x| + C$.", 1.0),
+    ("\\text{Friday}", "Counting three days forward from Tuesday we land on Fri.", 1.0),
+    ("\\text{Friday}", "Counting three days forward from Tuesday we land on Thu.", 0.0),
+    ("\\text{May}", "It happens in month 5, which is May.", 1.0),
+    ("-80", "She took in $120 and spent $200, so overall she has a loss of $80.", 1.0),
+    ("80", "She took in $120 and spent $200, so overall she has a loss of $80.", 1.0),
+    ("-80", "She took in $200 and spent $120, so overall she made a profit of $80.", 0.0),
 ]
 
 
