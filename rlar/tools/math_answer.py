@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from rlar.number_words import NUMBER_WORDS
+from rlar.number_words import NUMBER_WORDS, ONES, ORDINALS
 from rlar.tools import structured
 from rlar.tools.answer_chars import read_chars
 from rlar.tools.math_forms import code_forms, nested_lists_as_matrices, repeating_to_fraction
@@ -588,9 +588,8 @@ _PRONOUN_ONE = re.compile(
 
 # Fractions in words: "three quarters" -> 3/4, "two-thirds" -> 2/3, "a half" -> 1/2, "one and a half" -> 1 1/2.
 _DENOMINATORS = {
-    "half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourth": 4, "fourths": 4,
-    "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7, "sevenths": 7, "eighth": 8, "eighths": 8,
-    "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10,
+    "half": 2, "halves": 2, "quarter": 4, "quarters": 4,
+    **{w + plural: v for w, v in ORDINALS.items() if w.isalpha() and 3 <= v <= 10 for plural in ("", "s")},
 }  # fmt: skip
 _CARDINAL = r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+)"
 _FRACTION_WORDS = re.compile(
@@ -615,7 +614,7 @@ _COUNTING_WORDS = re.compile(
 _COUNTS = {"dozen": 12, "gross": 144, "score": 20}
 # "two point five" -> 2.5 once the words are digits ("2 point 5", "0 point 7 5").
 _POINT_WORD = re.compile(r"(?<![\w.])(\d+)\s+point\s+(\d+(?:[\s-]\d)*)(?![\w.])", re.IGNORECASE)
-_DIGIT_NAMES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_DIGIT_NAMES = tuple(sorted((w for w, v in ONES.items() if v < 10), key=ONES.__getitem__))  # zero ... nine
 _SPOKEN_DECIMALS = re.compile(rf"\bpoint((?:[\s-]+(?:{'|'.join(_DIGIT_NAMES)}|\d))+)\b", re.IGNORECASE)
 
 
