@@ -18,9 +18,9 @@ answers that are not plain numbers or choice letters.
    or more different ``\\boxed{}`` answers, when the reference is one value.
 3. Plain numbers are compared exactly (as fractions) after normalising: thousands separators (``1,000``, ``2 000``),
    currency (``$``, ``\\$``), units and trailing words (``540 m``, ``10\\text{ inches}``), degrees (``30^\\circ``),
-   number words ("sixty-four", "one hundred forty-four", "one million"), fractions (``1/2``, ``\\frac{1}{2}``),
-   mixed numbers (``2 1/2``, ``2\\frac{1}{2}`` = 5/2, as MATH writes them), scientific notation (``1e6``,
-   ``1.2 \\times 10^{5}``, ``10^5``), leading zeros (AIME's ``033``) and repeating decimals (``0.\\overline{3}``,
+   number words ("sixty-four", "one hundred forty-four", "one million"; ``rlar.tools.written_numbers``),
+   fractions (``1/2``, ``\\frac{1}{2}``), mixed numbers (``2 1/2``, ``2\\frac{1}{2}`` = 5/2, as MATH writes them),
+   scientific notation (``1e6``, ``1.2 \\times 10^{5}``, ``10^5``), leading zeros (AIME's ``033``) and repeating decimals (``0.\\overline{3}``,
    ``0.(3)``, ``0.333...``; ``rlar.tools.math_forms.repeating_to_fraction``).
 4. Percent (the documented rule): ``X%`` equals ``X`` and ``X/100``; a number without a percent sign equals only
    itself. So ``50\\%`` matches 50, 50% and 0.5; ``25`` matches 25% but not 0.25.
@@ -45,10 +45,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from rlar.number_words import NUMBER_WORDS, ONES, ORDINALS
 from rlar.tools import structured
 from rlar.tools.answer_chars import read_chars
 from rlar.tools.math_forms import code_forms, nested_lists_as_matrices, repeating_to_fraction
+from rlar.tools.written_numbers import numbers_from_words
 
 __all__ = [
     "FinalAnswer",
@@ -60,24 +60,12 @@ __all__ = [
     "final_answer",
     "gold_answer",
     "is_prose",
-    "numbers_from_words",
     "roman_value",
     "scalar_value",
     "stated_value",
     "value_form",
 ]
 
-_WORDS = NUMBER_WORDS
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
-_WORD_ALTERNATIVES = "|".join(sorted([*_WORDS, *_SCALES], key=len, reverse=True))
-_WORD_RUN = re.compile(r"\b(?:(?:" + _WORD_ALTERNATIVES + r")(?:[\s-]+(?:and[\s-]+)?)?)+\b", re.IGNORECASE)
-# "negative 3", "minus 3" as a sign; "10 minus 3" is a subtraction, not a sign.
-_SIGN_WORD = re.compile(r"(?<![\d)]\s)(?<![\d)])\b(?:negative|minus)\s+(?=\.?\d)", re.IGNORECASE)
-_DIGIT_SCALE = re.compile(r"\b(\d+(?:\.\d+)?)\s+(thousand|million|billion)\b", re.IGNORECASE)
-# "3.5k steps", "$2.5M", "$4bn", "$1.2B": a scale letter attached to the number (a capital K or a bare B is left
-# alone: 300K is a temperature, 2B a pencil).
-_SUFFIX_SCALE = re.compile(r"(?<=[$€£¥])(\d+(?:\.\d+)?)(k|M|bn|B)\b|(?<![\w.$€£¥])(\d+(?:\.\d+)?)(k|M|bn)\b")
-_SUFFIXES = {"k": 1000, "M": 10**6, "bn": 10**9, "B": 10**9}
 # A precision stated beside the answer is not a second value: "(rounded to 2 d.p.)", "to one decimal place",
 # "to the nearest hundredth", "correct to 3 significant figures".
 _PRECISION = re.compile(
@@ -358,7 +346,7 @@ def final_answer(response: str) -> FinalAnswer | None:
 
 
 def _plain_answer(text: str) -> str:
-    values = [m.group(0) for m in _plain_numbers(_numbers_from_words(_strip_latex(text)))]
+    values = [m.group(0) for m in _plain_numbers(numbers_from_words(_strip_latex(text)))]
     return values[-1] if values else re.sub(r"\W+", "", text).lower()
 
 
@@ -398,11 +386,11 @@ def _final_answer(cleaned: str) -> FinalAnswer | None:
     if (
         len(sentences) >= 2
         and _EXPLANATION.match(sentences[1])
-        and _NUMBER.search(_numbers_from_words(sentences[0]))
+        and _NUMBER.search(numbers_from_words(sentences[0]))
     ):
         sentences = sentences[:1]
     for sentence in reversed(sentences):
-        if _NUMBER.search(_numbers_from_words(sentence)) or re.search(r"\$[^$]+\$|\\\(|\\infty", sentence):
+        if _NUMBER.search(numbers_from_words(sentence)) or re.search(r"\$[^$]+\$|\\\(|\\infty", sentence):
             # A bare list of numbers ("8 7", "3, 4, 5") is several answers here as after a marker.
             # Its full stop ends the sentence, not the answer: "x^2+2x+1." is x^2+2x+1 (an ellipsis stays).
             text = re.sub(r"(?<=[^.\s])\s*\.\s*$", "", sentence.strip())
@@ -466,7 +454,7 @@ def _spoken(text: str) -> str:
     """``text`` with the mathematics it ends with said in words written as mathematics ("The side is three root
     two" -> "The side is 3\\sqrt{2}", "pi over four radians" -> "\\frac{\\pi}{4} radians", "x squared minus
     one" -> "x^{2} - 1"); ``text`` unchanged when it ends with no such words."""
-    words = _numbers_from_words(text).rstrip(" .!").split(" ")
+    words = numbers_from_words(text).rstrip(" .!").split(" ")
 
     words = [w for w in words if w]
     words = ["pi" if w == "\\pi" else w for w in words]
@@ -503,7 +491,7 @@ def _spoken(text: str) -> str:
 
 def _listed(span: str) -> str:
     """Why ``span`` is a list of several numbers ("3, 4, 5, 6", "10 11 12", "2 and 7"); "" when it is not."""
-    s = _numbers_from_words(_strip_latex(span)).strip().rstrip(".")
+    s = numbers_from_words(_strip_latex(span)).strip().rstrip(".")
     values = {v[0] for m in _NUMBER.finditer(s) if (v := _number(m.group(0))) is not None}
     rest = _NUMBER.sub(" ", s)
     if len(values) >= 2 and re.fullmatch(r"(?:[\s,;&]|\band\b|\bor\b)*", rest, re.IGNORECASE):
@@ -534,7 +522,7 @@ _CONDITIONAL_ASIDE = re.compile(
 
 def _hedge_in(span: str) -> str:
     """Why ``span`` offers more than one value ("" when it does not)."""
-    words = _numbers_from_words(span)
+    words = numbers_from_words(span)
     for m in _CONDITIONAL_ASIDE.finditer(words):
         inside = {v for v in _values_in(m.group(1)) if not isinstance(v, str)}
         outside = {
@@ -577,194 +565,6 @@ def _is_spam(text: str) -> bool:
     if len(tokens) >= 3 and all(_NUMBER.fullmatch(t) or re.fullmatch(r"\(?[A-E]\)?", t) for t in tokens):
         return True
     return bool(re.fullmatch(r"[A-E]{3,5}", text.strip()))
-
-
-_PRONOUN_ONE = re.compile(
-    r"\b(?:the|this|that|which|each|every|no|any|some|first|last|next|other|another|same|right|wrong|correct"
-    r"|only|new|old|big|small|largest|smallest|biggest)\s+$",
-    re.IGNORECASE,
-)
-
-
-# Fractions in words: "three quarters" -> 3/4, "two-thirds" -> 2/3, "a half" -> 1/2, "one and a half" -> 1 1/2.
-_DENOMINATORS = {
-    "half": 2, "halves": 2, "quarter": 4, "quarters": 4,
-    **{w + plural: v for w, v in ORDINALS.items() if w.isalpha() and 3 <= v <= 10 for plural in ("", "s")},
-}  # fmt: skip
-_CARDINAL = r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+)"
-_FRACTION_WORDS = re.compile(
-    rf"\b(?:(?P<whole>{_CARDINAL})\s+and\s+)?(?P<num>{_CARDINAL})[\s-]+(?P<den>{'|'.join(_DENOMINATORS)})\b",
-    re.IGNORECASE,
-)
-# A chance written as a count: "a 1 in 4 chance", "3 out of 8", "one-in-six chance" (only beside a chance word).
-_CHANCE = re.compile(r"\b(?:chance|probability|likelihood|odds|likely)\b", re.IGNORECASE)
-_COUNT_RATIO = re.compile(r"(?<![\d.])(\d+)[\s-]+(?:in|out[\s-]+of)[\s-]+(\d+)(?![\d.])", re.IGNORECASE)
-
-
-# Per mille is a thousandth, not a percent: "40 per mille" is 40/1000.
-_PER_MILLE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:‰|per\s*mill?e\b|permill?e\b|per\s+thousand\b)", re.IGNORECASE)
-
-
-# Old counting words: "two dozen" 24, "one gross" 144, "four score and seven" 87 (a baker's dozen is 13).
-_COUNTING_WORDS = re.compile(
-    r"\b(?:(?P<n>a|an|one|two|three|four|five|six|seven|eight|nine|ten|half\s+a|\d+)[\s-]+)?(?P<baker>baker'?s\s+)?"
-    r"(?P<unit>dozen|gross|score)\b(?:\s+and\s+(?P<plus>one|two|three|four|five|six|seven|eight|nine|ten|\d+)\b)?",
-    re.IGNORECASE,
-)
-_COUNTS = {"dozen": 12, "gross": 144, "score": 20}
-# "two point five" -> 2.5 once the words are digits ("2 point 5", "0 point 7 5").
-_POINT_WORD = re.compile(r"(?<![\w.])(\d+)\s+point\s+(\d+(?:[\s-]\d)*)(?![\w.])", re.IGNORECASE)
-_DIGIT_NAMES = tuple(sorted((w for w, v in ONES.items() if v < 10), key=ONES.__getitem__))  # zero ... nine
-_SPOKEN_DECIMALS = re.compile(rf"\bpoint((?:[\s-]+(?:{'|'.join(_DIGIT_NAMES)}|\d))+)\b", re.IGNORECASE)
-
-
-def _counted(m: re.Match[str]) -> str:
-    """A count in dozens, grosses or scores as its number; a bare "score" or "gross" (a game's score, gross pay)
-    stays a word."""
-    unit, n = m.group("unit").lower(), (m.group("n") or "").lower()
-    if not n and (unit != "dozen" or not m.group("baker")):
-        return m.group(0)
-    count = 13 if m.group("baker") else _COUNTS[unit]
-    if n.startswith("half"):
-        total = Fraction(count, 2)
-    else:
-        total = Fraction(1 if n in ("", "a", "an") else int(n) if n.isdigit() else _WORDS[n]) * count
-    if plus := m.group("plus"):
-        total += int(plus) if plus.isdigit() else _WORDS[plus.lower()]
-    return str(total)
-
-
-def _fraction_words(text: str) -> str:
-    def value(word: str) -> int:
-        w = word.lower()
-        return 1 if w in ("a", "an") else int(w) if w.isdigit() else _WORDS[w]
-
-    def convert(m: re.Match[str]) -> str:
-        after = m.string[m.end() :]
-        if m.group("num").lower() in ("a", "an") and not re.match(r"\s+of\b|\s*(?:[.,;!?]|$)", after):
-            return m.group(0)  # "a third time": an ordinal; "a third of", "a half.": a fraction
-        num, den = value(m.group("num")), _DENOMINATORS[m.group("den").lower()]
-        plural = m.group("den").lower().endswith("s") and m.group("den").lower() != "halves"
-        if (num == 1) == plural and m.group("den").lower() not in ("halves",):
-            return m.group(0)  # "one thirds", "two third": not a fraction as written
-        frac = f"{num}/{den}"
-        return f"{value(m.group('whole'))} {frac}" if m.group("whole") else frac
-
-    return _FRACTION_WORDS.sub(convert, text)
-
-
-# Chinese numerals (MGSM-zh, CMath, GAOKAO): 十二, 两千, 一百零五, 三分之二 (2/3), 三点五 (3.5), 负五 (-5).
-_CJK_DIGITS = {
-    "〇": 0,
-    "零": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
-_CJK_UNITS = {"十": 10, "百": 100, "千": 1000}
-_CJK_SECTIONS = {"万": 10**4, "亿": 10**8}
-_CJK_INT = "[〇零一二两三四五六七八九十百千万亿]+"
-_CJK_NUMBER = re.compile(
-    rf"(负)?(?:({_CJK_INT})分之({_CJK_INT})|({_CJK_INT})(?:点([〇零一二三四五六七八九]+))?)"
-)
-# A lone digit character is a number only before a measure word ("五个", "七元"); "一共" is "altogether".
-_CJK_MEASURE = re.compile(r"[个只本元米人天次块张支条辆岁克斤份页分秒小时公里千米厘米]")
-
-
-def _cjk_integer(run: str) -> int:
-    total, section, current = 0, 0, 0
-    for ch in run:
-        if ch in _CJK_DIGITS:
-            current = _CJK_DIGITS[ch]
-        elif ch in _CJK_UNITS:
-            section += (current or 1) * _CJK_UNITS[ch]
-            current = 0
-        else:
-            total += (section + current) * _CJK_SECTIONS[ch]
-            section, current = 0, 0
-    return total + section + current
-
-
-def _cjk_numbers(text: str) -> str:
-    def convert(m: re.Match[str]) -> str:
-        sign = "-" if m.group(1) else ""
-        if m.group(2):
-            return f" {sign}{_cjk_integer(m.group(3))}/{_cjk_integer(m.group(2))} "
-        run = m.group(4)
-        lone = len(run) == 1 and run in _CJK_DIGITS and not m.group(5) and not sign
-        if lone and not _CJK_MEASURE.match(m.string, m.end()):
-            return m.group(0)
-        value = str(_cjk_integer(run))
-        if m.group(5):
-            value += "." + "".join(str(_CJK_DIGITS[c]) for c in m.group(5))
-        return f" {sign}{value} "
-
-    return _CJK_NUMBER.sub(convert, text) if re.search(_CJK_INT, text) else text
-
-
-def _numbers_from_words(text: str) -> str:
-    """Number words written as digits: "sixty-four" -> "64", "one hundred and five" -> "105", fractions in words
-    ("three quarters" -> "3/4") and chances written as counts ("a 1 in 4 chance" -> "a 1/4 chance")."""
-    text = _cjk_numbers(_fraction_words(text))
-    text = _PER_MILLE.sub(r"\1/1000 ", text)
-    text = _COUNTING_WORDS.sub(_counted, text)
-    text = _SPOKEN_DECIMALS.sub(  # digit by digit: "point seven five" is .75, not .12
-        lambda m: (
-            "point "
-            + "".join(w if w.isdigit() else str(_DIGIT_NAMES.index(w.lower())) for w in m.group(1).split())
-        ),
-        text,
-    )
-
-    def convert(m: re.Match[str]) -> str:
-        parts = [p.lower() for p in re.split(r"[\s-]+", m.group(0).strip()) if p and p.lower() != "and"]
-        if parts == ["one"] and _PRONOUN_ONE.search(m.string[: m.start()]):
-            return m.group(0)  # "the first one", "this one": a pronoun, not 1
-        if not parts or all(p in _SCALES for p in parts):
-            return m.group(0)
-        total, current = 0, 0
-        for p in parts:
-            if p in _WORDS:
-                current += _WORDS[p]
-            elif p == "hundred":
-                current = (current or 1) * 100
-            else:
-                total += (current or 1) * _SCALES[p]
-                current = 0
-        trailing = " " if m.group(0).endswith((" ", "-")) else ""
-        return f"{total + current}{trailing}"
-
-    text = _WORD_RUN.sub(convert, text)
-    text = _SIGN_WORD.sub("-", text)
-    text = _DIGIT_SCALE.sub(
-        lambda m: str(Fraction(m.group(1)) * _SCALES[m.group(2).lower()]).split("/")[0], text
-    )
-
-    def scaled(m: re.Match[str]) -> str:
-        number, suffix = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        return str(Fraction(number) * _SUFFIXES[suffix]).split("/")[0]
-
-    text = _SUFFIX_SCALE.sub(scaled, text)
-    text = _POINT_WORD.sub(lambda m: m.group(1) + "." + re.sub(r"[\s-]", "", m.group(2)), text)
-    if _CHANCE.search(text):
-        text = _COUNT_RATIO.sub(r"\1/\2", text)
-    return _DOLLARS_AND_CENTS.sub(lambda m: f"${m.group(1)}.{int(m.group(2)):02d}", text)
-
-
-# "12 dollars and 50 cents" is $12.50 (after the words are digits: "twelve dollars and fifty cents").
-_DOLLARS_AND_CENTS = re.compile(r"\$?(\d+)\s*dollars?\s*(?:and\s+|,\s*)?(\d{1,2})\s*cents?\b", re.IGNORECASE)
-
-
-def numbers_from_words(text: str) -> str:
-    """Number words written as digits ("sixty-four" -> "64", "twelve dollars and fifty cents" -> "$12.50")."""
-    return _numbers_from_words(text)
 
 
 def _number(token: str) -> tuple[Fraction, bool] | None:
@@ -817,7 +617,7 @@ def _strip_latex(span: str) -> str:
 
 def scalar_value(span: str) -> tuple[Fraction, bool] | None:
     """(value, percent sign) when ``span`` is one plain number, possibly with units or trailing words."""
-    s = _numbers_from_words(_strip_latex(span))
+    s = numbers_from_words(_strip_latex(span))
     if m := _SPACE_GROUPS.match(s):
         s = re.sub(r"[ \u00a0\u2009\u202f]", "", m.group(0)) + s[m.end() :]
     m = _SCALAR.match(s)
@@ -846,7 +646,7 @@ def _units_or_words(rest: str) -> bool:
 
 def last_value(span: str) -> tuple[Fraction, bool] | None:
     """The last number written in ``span`` (words and currency normalised), or None."""
-    s = _numbers_from_words(_strip_latex(span))
+    s = numbers_from_words(_strip_latex(span))
     matches = _plain_numbers(s)
     return _number(matches[-1].group(0)) if matches else None
 
@@ -916,7 +716,7 @@ def stated_value(span: str, response: str = "") -> tuple[Fraction, bool] | None:
     a number), the number the response computed last (``... = 20``), else the first number not introduced by a
     preposition ("for the 4 shirts", "after 3 weeks", "at $2 each") that follows a verb of result ("has 20",
     "pays $48", "are 7"), else the last number not introduced by a preposition, else the last number."""
-    s = _numbers_from_words(_strip_latex(span))
+    s = numbers_from_words(_strip_latex(span))
     clause_start = 0
     for m in _CONCLUSION.finditer(s):
         if _NUMBER.search(s, m.end()):
@@ -929,7 +729,7 @@ def stated_value(span: str, response: str = "") -> tuple[Fraction, bool] | None:
     candidates = outside or candidates
     if len(candidates) <= 1:
         return candidates[0][1] if candidates else last_value(span)
-    work = _numbers_from_words(_strip_latex(_clean(response)))
+    work = numbers_from_words(_strip_latex(_clean(response)))
     results = [
         v for r in _RESULT.finditer(work) if (v := _number(r.group("num") or r.group("paren"))) is not None
     ]
@@ -977,7 +777,7 @@ def arithmetic_text(text: str) -> str:
     """``text`` with its arithmetic signs and words ("30 plus 41") written as Python's and no spaces: what
     :func:`arithmetic` expressions are looked for in (an answer's arithmetic that the query holds is the query's,
     not an answer)."""
-    s = _numbers_from_words(_strip_latex(text)).replace("$", " ")
+    s = numbers_from_words(_strip_latex(text)).replace("$", " ")
     for sign, op in _ARITHMETIC_SIGNS + _ARITHMETIC_WORDS:
         s = re.sub(
             rf"(?<=[\d\s]){re.escape(sign)}(?=[\s\d(])" if sign[0].isalpha() else re.escape(sign), op, s

@@ -44,7 +44,7 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 
-from rlar.tools.math_answer import numbers_from_words
+from rlar.tools.written_numbers import numbers_from_words
 
 __all__ = ["Unreadable", "compare"]
 
