@@ -20,8 +20,8 @@ answers that are not plain numbers or choice letters.
    currency (``$``, ``\\$``), units and trailing words (``540 m``, ``10\\text{ inches}``), degrees (``30^\\circ``),
    number words ("sixty-four", "one hundred forty-four", "one million"; ``rlar.tools.written_numbers``),
    fractions (``1/2``, ``\\frac{1}{2}``), mixed numbers (``2 1/2``, ``2\\frac{1}{2}`` = 5/2, as MATH writes them),
-   scientific notation (``1e6``, ``1.2 \\times 10^{5}``, ``10^5``), leading zeros (AIME's ``033``) and repeating decimals (``0.\\overline{3}``,
-   ``0.(3)``, ``0.333...``; ``rlar.tools.math_forms.repeating_to_fraction``).
+   scientific notation (``1e6``, ``1.2 \\times 10^{5}``, ``10^5``), leading zeros (AIME's ``033``) and repeating
+   decimals (``0.\\overline{3}``, ``0.(3)``, ``0.333...``; ``rlar.tools.math_forms.repeating_to_fraction``).
 4. Percent (the documented rule): ``X%`` equals ``X`` and ``X/100``; a number without a percent sign equals only
    itself. So ``50\\%`` matches 50, 50% and 0.5; ``25`` matches 25% but not 0.25.
 5. Multiple-choice: a reference that is one letter A-E (``C``, ``(C)``, ``\\text{(C)}``) is compared with the
