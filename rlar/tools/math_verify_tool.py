@@ -26,6 +26,7 @@ import logging
 import math
 import re
 import threading
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -117,8 +118,6 @@ class MathVerifyTool(RewardTool):
         to the library. ``hedged``: why the response offers several answers, refused unless the reference is a
         list or a set of reals itself. Parsing, sympy work and element comparisons all run under one time limit."""
         from math_verify import parse, verify
-        from math_verify.errors import TimeoutException
-        from math_verify.utils import timeout
 
         p = self.params
 
@@ -152,9 +151,7 @@ class MathVerifyTool(RewardTool):
             return same, f"{'equivalent' if same else 'not equivalent'} as {g.kind} / {a.kind}: {answer[:80]}"
 
         try:
-            return timeout(self._timeout())(decide)()  # type: ignore[no-any-return]
-        except TimeoutException:
-            return None
+            return self._bounded(decide)
         except Exception:  # sympy raises many kinds on odd input; the library then judges the pair
             return None
 
@@ -183,14 +180,15 @@ class MathVerifyTool(RewardTool):
     def _notations(self, gold: str, answer: str, hedged: str) -> tuple[bool, str] | None:
         """The notation layer (``rlar.tools.math_notations``) under one time limit: (equivalent, reason), None to
         go on; ``math_notations.Unreadable`` passes through (the tool abstains)."""
+        return self._bounded(math_notations.compare, gold, answer, self._evaluate, hedged)
+
+    def _bounded(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` under the tool's one time limit (``verify_timeout_s``); None when it runs out."""
         from math_verify.errors import TimeoutException
         from math_verify.utils import timeout
 
-        def decide() -> tuple[bool, str] | None:
-            return math_notations.compare(gold, answer, self._evaluate, hedged)
-
         try:
-            return timeout(self._timeout())(decide)()  # type: ignore[no-any-return]
+            return timeout(self._timeout())(fn)(*args)
         except TimeoutException:
             return None
 
@@ -203,8 +201,6 @@ class MathVerifyTool(RewardTool):
         span = span.rsplit("=", 1)[-1]
         if not constant.search(gold) or not constant.search(span):
             return None
-        from math_verify.errors import TimeoutException
-        from math_verify.utils import timeout
 
         def decide() -> tuple[bool, str] | None:
             import sympy
@@ -223,9 +219,7 @@ class MathVerifyTool(RewardTool):
             return bool(same), f"{'the same' if same else 'another'} antiderivative (up to a constant)"
 
         try:
-            return timeout(self._timeout())(decide)()  # type: ignore[no-any-return]
-        except TimeoutException:
-            return None
+            return self._bounded(decide)
         except Exception:  # sympy raises many kinds on odd input: the library then judges the pair
             return None
 
@@ -249,14 +243,7 @@ class MathVerifyTool(RewardTool):
         m = re.fullmatch(r"\s*(-?)(\d*)\.(\d{2,})\s*", gold)
         if m is None or len((m.group(2) + m.group(3)).lstrip("0")) < 3:
             return None
-        from math_verify.errors import TimeoutException
-        from math_verify.utils import timeout
-
-        span = math_forms.prepare(math_forms.math_span(answer))
-        try:
-            value = timeout(self._timeout())(self._evaluate)(span)
-        except TimeoutException:
-            return None
+        value = self._bounded(self._evaluate, math_forms.prepare(math_forms.math_span(answer)))
         if value is None or abs(value.imag) > 1e-12:
             return None
         places = len(m.group(3))
@@ -298,10 +285,11 @@ class MathVerifyTool(RewardTool):
         answer = self._option_answer(gold, answer, options)
         letter_set = math_answer.choice_letters(gold, reference=True)
         if letter_set is not None:  # several correct options (AC): the answer must choose exactly those
-            last = [x for x in re.split(r"(?<=[.!?。])\s+|\n+", response.strip()) if x.strip()][-1:] or [""]
             chosen_set = (
                 math_answer.choice_letters(answer.text)
-                or math_answer.choice_letters(last[0])  # "Therefore the correct statements are A and C."
+                or math_answer.choice_letters(
+                    _last_sentence(response)
+                )  # "Therefore the correct statements are A and C."
                 or (frozenset(c) if (c := math_answer.choice_letter(answer.text)) else None)
             )
             same = chosen_set == letter_set
@@ -463,14 +451,11 @@ class MathVerifyTool(RewardTool):
                 return ToolResult.abstain(
                     f"no answer read; the response holds characters no rule reads: {', '.join(unknown)}"
                 )
+            last = _last_sentence(text)
             for ref in refs:
                 gold = math_answer.gold_answer(ref, marker)
                 letter_set = math_answer.choice_letters(gold, reference=True)
-                last_said = [x for x in re.split(r"(?<=[.!?。])\s+|\n+", text) if x.strip()][-1:] or [""]
-                if (
-                    letter_set is not None
-                    and (chosen := math_answer.choice_letters(last_said[0])) is not None
-                ):
+                if letter_set is not None and (chosen := math_answer.choice_letters(last)) is not None:
                     return self.ok(
                         1.0 if chosen == letter_set else 0.0,
                         f"chose {''.join(sorted(chosen))}",
@@ -481,8 +466,7 @@ class MathVerifyTool(RewardTool):
                 ) and _NO_SOLUTION.search(text):
                     return self.ok(1.0, "states that there is no solution (the empty set)", matched=ref[:200])
                 # A Roman numeral is the only value stated ("The missing page is **XL**.").
-                last = [x for x in re.split(r"(?<=[.!?])\s+|\n+", text) if x.strip()][-1:] or [""]
-                numeral = math_answer.roman_value(re.sub(r"[*_.!\s]+$", "", last[0]))
+                numeral = math_answer.roman_value(re.sub(r"[*_.!\s]+$", "", last))
                 number = math_answer.scalar_value(gold)
                 if numeral is not None and number is not None:
                     same = numeral == number[0]
@@ -613,6 +597,12 @@ def _quantities(gold: str, answer: math_answer.FinalAnswer) -> tuple[bool, str] 
         return None
     same = math.isclose(a_value, g_value, rel_tol=1e-9)
     return same, f"{'equal' if same else 'not equal'} as quantities: {a_unit} against {g_unit}"
+
+
+def _last_sentence(text: str) -> str:
+    """The last sentence or line of ``text`` ("" for none)."""
+    sentences = [x for x in re.split(r"(?<=[.!?。])\s+|\n+", text.strip()) if x.strip()]
+    return sentences[-1] if sentences else ""
 
 
 _NO_SOLUTION = re.compile(
