@@ -47,7 +47,7 @@ from typing import Any
 
 from rlar.tools import structured
 from rlar.tools.answer_chars import read_chars
-from rlar.tools.math_forms import code_forms, nested_lists_as_matrices, repeating_to_fraction
+from rlar.tools.math_forms import MATH_REGION, code_forms, nested_lists_as_matrices, repeating_to_fraction
 from rlar.tools.written_numbers import numbers_from_words
 
 __all__ = [
@@ -57,6 +57,8 @@ __all__ = [
     "arithmetic_value",
     "choice_letter",
     "choice_letters",
+    "chosen_statements",
+    "circled_choices",
     "final_answer",
     "gold_answer",
     "is_prose",
@@ -109,7 +111,7 @@ _CHOICE_REF = re.compile(r"^\s*(?:\\text\{\s*)?\(?\s*([A-E])\s*\)?\s*\}?\s*[.):]
 _MARKERS = re.compile(
     r"####\s*(?P<hash>[^\n]*)"
     # up to the end of its sentence, so that a later answer on the same line is found too
-    r"|(?:final\s+answer|the\s+answer|answer)\s*(?:is|:|=)\s*:?\s*(?P<ans>[^\n]*?)(?=(?<!\.)\.(?:\s|$)|[\n;]|$)"
+    r"|(?:final\s+answer|the\s+answer|answer|(?<!\w)output|(?<!\w)out\[\d+\])\s*(?:is|:|=)\s*:?\s*(?P<ans>[^\n]*?)(?=(?<!\.)\.(?:\s|$)|[\n;]|$)"
     r"|(?:correct\s+)?(?:choice|option)\s*(?:is\s*)?[:：]?\s*(?:option\s*)?(?P<opt>[\[(]?\s*[A-Ea-e]\s*[\])]?)(?![A-Za-z])"
     # Chinese exam phrasing: "故选：D", "应选 B", "【答案】C", "答案为 12"
     r"|(?:故选|应选|本题选|\[答案\]|答案[为是]?)\s*[：:]?\s*(?P<zh>[^\n。；;]*)",
@@ -159,8 +161,14 @@ def _clean(text: str) -> str:
     """The characters read (``answer_chars.read_chars``), GSM8K's calculator notes and emphasis markup removed
     (Markdown bold, italics and code marks, HTML emphasis tags, ``\\textbf``-like wrappers; ``<sup>``/``<sub>``
     become ``^{}``/``_{}``)."""
+    text = _single_escapes(text)
+    text = _QED.sub("", text)
     text = read_chars(text)
+    text = stacked_fractions(text)
     text = re.sub(r"<<[^>]*>>", "", text)  # GSM8K calculator notes
+    text = _MULTIPLICITY.sub("", text)
+    # A root written as often as it is repeated ("x = 2, 2") is that root.
+    text = re.sub(r"(=\s*)(-?\d+(?:\.\d+)?)((?:\s*,\s*\2)+)(?![\d.]|\s*,\s*\d)", r"\1\2", text)
     text = re.sub(r"<sup>\s*([^<]*?)\s*</sup>", r"^{\1}", text, flags=re.IGNORECASE)
     text = re.sub(r"<sub>\s*([^<]*?)\s*</sub>", r"_{\1}", text, flags=re.IGNORECASE)
     text = re.sub(r"</?(?:b|i|em|strong|u|mark|code|span)\s*>", "", text, flags=re.IGNORECASE)
@@ -191,21 +199,111 @@ def _clean(text: str) -> str:
     # Python's power between operands ("x**2", "(x+1)**3") before Markdown's bold ("**64**") goes.
     text = re.sub(r"(?<=[\w)])\*\*(?=[\w(]|-\d)", "^", text)
     text = text.replace("**", "").replace("__", "").replace("`", "")
+    # A program's printed output on the lines after its label is what "Output:" states: "Output:\n\n7.0".
+    text = _OUTPUT_BLOCK.sub(r"\1 \2", text)
     # Sizing commands are layout: "\\left( -4 \\right)" is (-4).
     text = re.sub(
         r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![A-Za-z])\s*", "", text
     )
+    text = _FRENCH_INTERVAL.sub(_interval, text)
     text = _PRECISION.sub(" ", text)
     text = code_forms(nested_lists_as_matrices(text))
     text = _regional_groups(text)
     text = _ALIGNED.sub(_aligned_lines, text)
     text = re.sub(r"\^\s*-\s*(\d+)", r"^{-\1}", text)  # "A^-1" is A^{-1}, as TeX reads only "A^-" unbraced
-    # "x^2 = 4 ⇒ x = 2": what an implication arrow leads to is the conclusion.
+    # "x^2 = 4 ⇒ x = 2": what an implication arrow leads to is the conclusion; inside a display, the display
+    # ends there ("$$\\therefore d = 12\\sqrt2$$" states d = 12√2).
+    text = MATH_REGION.sub(_split_at_implications, text)
     text = re.sub(r"\\(?:implies|Rightarrow|Longrightarrow|therefore)(?![A-Za-z])", " so ", text)
     text = re.sub(r"\\because(?![A-Za-z])", " because ", text)
     # Ordinal suffixes: "the $12^{\\text{th}}$ row" is row 12.
     text = re.sub(r"(?<=\d)\s*\^\s*\{\s*(?:\\text(?:rm)?\s*\{\s*)?(?:st|nd|rd|th)\s*\}?\s*\}", "", text)
     return re.sub(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])", r"\1", text)  # *emphasis*
+
+
+# A proof's end mark closes the answer and is no part of it: "Therefore $n = 12$. $\\blacksquare$", "∎", "Q.E.D.".
+_QED = re.compile(
+    r"[ \t]*(?:\$\s*\\(?:blacksquare|square|qed|Box)\s*\$|\\(?:blacksquare|square|qed|Box)(?![A-Za-z])|[∎□■]"
+    r"|\bQ\.\s?E\.\s?D\.?|\bQED\b\.?)(?=[ \t]*(?:\n|$))"
+)
+# A root's multiplicity said beside it is not another value: "x = -1 (a double root)", "x = 1 (multiplicity 2)".
+_MULTIPLICITY = re.compile(
+    r"\s*\(\s*(?:(?:a|with|of)\s+)?(?:(?:double|triple|repeated|simple|single|multiple)\s+(?:root|zero|solution)s?"
+    r"|repeated|multiplicity\s*(?:of\s*)?\d+|(?:counted\s+)?twice)\s*\)",
+    re.IGNORECASE,
+)
+# "Output:" (or "Out[3]=") alone on its line, the printed value on the next non-empty line.
+_OUTPUT_BLOCK = re.compile(
+    r"(?im)^([ \t]*(?:output|printed\s+output|console\s+output|it\s+prints|prints|out\[\d+\]\s*=)\s*:?)[ \t]*\n"
+    r"(?:[ \t]*\n)*[ \t]*(\S[^\n]*)"
+)
+
+
+# French interval notation, a reversed bracket for an open end and a semicolon between the ends: "]2 ; 5[" is
+# (2, 5), "[-3 ,1[" is [-3, 1), "]-\\infty ; 4]" is (-\\infty, 4]. At least one bracket must be reversed.
+_END = r"[-+]?\s*(?:\\infty|[\w.\\{}/^]+?)"
+_GAP = r"(?:\s|\\[,;: !])*"
+_FRENCH_INTERVAL = re.compile(
+    rf"(?<![\w\]\[)])([\]\[]){_GAP}({_END}){_GAP}[;,]{_GAP}({_END}){_GAP}([\]\[])(?![\w\[\]])"
+)
+
+
+def _interval(m: re.Match[str]) -> str:
+    opening, closing = m.group(1), m.group(4)
+    if opening == "[" and closing == "]":
+        return m.group(0)  # an ordinary closed interval (or a list)
+    return f"{'(' if opening == ']' else '['}{m.group(2)}, {m.group(3)}{')' if closing == '[' else ']'}"
+
+
+_IMPLIES = re.compile(r"\\(?:implies|Rightarrow|Longrightarrow|therefore)(?![A-Za-z])")
+
+
+def _split_at_implications(m: re.Match[str]) -> str:
+    whole = m.group(0)
+    if not _IMPLIES.search(whole):
+        return whole
+    size = 2 if whole.startswith(("$$", "\\[", "\\(")) else 1
+    opening, closing, inner = whole[:size], whole[-size:], whole[size:-size]
+    return " so ".join(f"{opening}{piece}{closing}" for piece in _IMPLIES.split(inner) if piece.strip())
+
+
+def _single_escapes(text: str) -> str:
+    """LaTeX escaped twice, as JSON strings carry it (``\\\\frac{3}{4}``, ``\\\\(x\\\\)``), when the text has
+    no command escaped once: written once."""
+    if re.search(r"\\\\[A-Za-z(\[]", text) and not re.search(r"(?<!\\)\\[A-Za-z]", text):
+        return re.sub(r"\\\\(?=[A-Za-z(\[)\]{}])", r"\\", text)
+    return text
+
+
+# A fraction stacked over a bar of dashes, as plain text writes it:
+#       3
+#   x = ---
+#       4
+_BAR = re.compile(r"^(?P<pre>.*?)(?P<bar>[-─—–_]{2,})\s*$")
+_STACKED = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*$")
+
+
+def stacked_fractions(text: str) -> str:
+    """Each fraction written on three lines (numerator, a bar of dashes, denominator; the bar's line may open
+    with "x = " or a sign) as one line ``x = 3/4``; the numerator and denominator must stand over the bar."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        bar = _BAR.match(lines[i]) if 0 < i < len(lines) - 1 else None
+        top = _STACKED.match(lines[i - 1]) if bar else None
+        bottom = _STACKED.match(lines[i + 1]) if bar else None
+        if bar and top and bottom and out:
+            start, end = bar.start("bar"), bar.end("bar")
+            over = all(start - 2 <= m.start(1) and m.end(1) <= end + 2 for m in (top, bottom))
+            pre = bar.group("pre")
+            if over and not re.search(r"\d\s*$", pre):
+                out[-1] = f"{pre}{top.group(1)}/{bottom.group(1)}"
+                i += 2
+                continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
 
 
 _ALIGNED = re.compile(r"\\begin\{(aligned|align\*?|eqnarray\*?|split|gathered)\}(.*?)\\end\{\1\}", re.DOTALL)
@@ -350,8 +448,37 @@ def _plain_answer(text: str) -> str:
     return values[-1] if values else re.sub(r"\W+", "", text).lower()
 
 
+# A closing remark after the answer ("(Note: the bound 2 claimed in some sources is not attained.)", "Note: I
+# assumed ..."): its numbers are not the answer, unless it states one itself.
+_NOTE = re.compile(r"^\s*\(?\s*(?:note|n\.\s?b\.|remark|p\.\s?s\.|aside|caveat)\s*[:.,—-]", re.IGNORECASE)
+
+
+_DEFINITION = re.compile(
+    r"^\s*(?:where|with|here|for)\s+[^\n]{0,60}?\b(?:arbitrary|constants?|integers?|parameters?|real\s+numbers?)\b"
+    r"[^\n=]*$",
+    re.IGNORECASE,
+)
+
+
+def _without_closing_notes(text: str) -> str:
+    paragraphs = re.split(r"\n\s*\n", text)
+    while (
+        len(paragraphs) > 1
+        and _NOTE.match(paragraphs[-1])
+        and not (_MARKERS.search(paragraphs[-1]) or _boxed_spans(paragraphs[-1]))
+        and _NUMBER.search("\n".join(paragraphs[:-1]))
+    ):
+        paragraphs.pop()
+    text = "\n\n".join(paragraphs)
+    # What the answer's letters stand for, said after it: "where $A$ is an arbitrary constant", "with k an integer".
+    lines = text.rstrip().split("\n")
+    if len(lines) > 1 and _DEFINITION.match(lines[-1]) and _NUMBER.search("\n".join(lines[:-1])):
+        text = "\n".join(lines[:-1])
+    return text
+
+
 def _final_answer(cleaned: str) -> FinalAnswer | None:
-    text = _before_check(cleaned.strip())
+    text = _before_check(_without_closing_notes(cleaned.strip()))
     if not text:
         return None
     found: list[tuple[int, int, str, bool]] = []  # (position, end, span, boxed)
@@ -394,10 +521,23 @@ def _final_answer(cleaned: str) -> FinalAnswer | None:
             # A bare list of numbers ("8 7", "3, 4, 5") is several answers here as after a marker.
             # Its full stop ends the sentence, not the answer: "x^2+2x+1." is x^2+2x+1 (an ellipsis stays).
             text = re.sub(r"(?<=[^.\s])\s*\.\s*$", "", sentence.strip())
+            text = re.sub(r"(?<=[^.\s])\s*[.,]\s*(\$\$|\$|\\\]|\\\))$", r"\1", text)  # "$$x = 2.$$"
+            text = _last_cell(text)
             return FinalAnswer(_spoken(text), False, _hedge_in(sentence) or _listed(sentence))
     if sentences and choice_letter(sentences[-1]) is not None:
         return FinalAnswer(sentences[-1].strip(), False, _hedge_in(sentences[-1]))
     return None
+
+
+def _last_cell(row: str) -> str:
+    """The last cell of a table row the response ends with ("P & \\tfrac{1}{6}", "| Total | 36 |"): the value of
+    the row's label; any other text as it is."""
+    bare = re.sub(r"\\\\\s*(?:\\hline)?\s*$", "", row.strip())
+    if re.fullmatch(r"[^&$]*&[^&$]*(?:&[^&$]*)*", bare) and "\\begin" not in bare:
+        return bare.rsplit("&", 1)[-1].strip()
+    if re.fullmatch(r"\|[^|]+(?:\|[^|]+)+\|?", bare):
+        return [c for c in bare.split("|") if c.strip()][-1].strip()
+    return row
 
 
 _EXPLANATION = re.compile(
@@ -407,7 +547,8 @@ _EXPLANATION = re.compile(
 )
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+?)\s*$")
 _LIST_LEAD = re.compile(
-    r"\b(?:solutions?|roots?|answers?|values?|zeros|zeroes|pairs?)\b[^\n]*:\s*$", re.IGNORECASE
+    r"\b(?:solutions?|roots?|answers?|values?|zeros|zeroes|pairs?)\b[^\n]*(?::|\b(?:are|is)|\bbe)\s*$",
+    re.IGNORECASE,
 )
 
 
@@ -832,6 +973,46 @@ def arithmetic_value(expression: str) -> Fraction | None:
         return value(ast.parse(expression, mode="eval"))
     except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
         return None
+
+
+# GAOKAO's numbered statements, circled (①③, "② ④"), and the ones a response chooses, circled or as "(1), (2) and
+# (4)" in its conclusion.
+_CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
+_CIRCLED_SET = re.compile(
+    rf"^\s*(?:\\text\{{)?\s*[{_CIRCLED}](?:[\s,、，;和与及and]*[{_CIRCLED}])*\s*\}}?\s*[.。]?\s*$"
+)
+_CHOSEN_CUE = re.compile(
+    r"所以|因此|故|综上|答案|正确|选|\b(?:correct|true|answer|so|therefore|hence|thus)\b", re.IGNORECASE
+)
+_NUMBERED = re.compile(r"\((\d{1,2})\)")
+
+
+def circled_choices(text: str) -> frozenset[int] | None:
+    """The statements a reference names by circled numbers ("①③" -> {1, 3}); None when it is not only those."""
+    if not _CIRCLED_SET.match(text):
+        return None
+    return frozenset(_CIRCLED.index(c) + 1 for c in text if c in _CIRCLED)
+
+
+def chosen_statements(response: str) -> frozenset[int] | None:
+    """The numbered statements a response concludes are the answer: its last sentence that names circled numbers
+    (one with a word of conclusion — 所以, 故, 正确, "correct", "therefore" — before the others), else, when it
+    writes none circled, its last sentence of conclusion naming "(1)", "(2)"."""
+    sentences = [x for x in re.split(r"(?<=[.!?。；;])\s*|\n+", response) if x.strip()]
+    circled = [x for x in sentences if any(c in _CIRCLED for c in x)]
+    if circled:
+        cued = [x for x in circled if _CHOSEN_CUE.search(x)]
+        last = (cued or circled)[-1]
+        return frozenset(_CIRCLED.index(c) + 1 for c in last if c in _CIRCLED)
+    for sentence in reversed(sentences):
+        numbers = _NUMBERED.findall(sentence)
+        if (
+            numbers
+            and _CHOSEN_CUE.search(sentence)
+            and not re.search(r"\b(?:false|incorrect|wrong)\b|错误", sentence)
+        ):
+            return frozenset(int(n) for n in numbers)
+    return None
 
 
 _ROMAN = re.compile(r"^M{0,4}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$")

@@ -155,7 +155,7 @@ def expand_pm(text: str) -> str:
     return ", ".join(items)
 
 
-_MATH_REGION = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
+MATH_REGION = _MATH_REGION = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
 _JOINER = re.compile(r"^\s*(,|;|or|and)\s*$", re.IGNORECASE)
 
 
@@ -165,9 +165,14 @@ def math_span(text: str) -> str:
     x = -4``); without such a region, the sentence after its lead-in when the rest is mathematics ("The solutions
     are -3 and 2." -> ``-3 \\text{ and } 2``); else the text itself."""
     regions = [r for r in _MATH_REGION.finditer(text) if not _is_words(_region(r))]
+    # A remark in brackets after the answer ("$[-3, 1)$ (closed at $-3$, open at $1$)") is not the answer.
+    aside = re.search(r"\s\([^()]*\)\s*[.!]?\s*$", text)
+    if aside and any(r.end() <= aside.start() for r in regions):
+        regions = [r for r in regions if r.end() <= aside.start()]
     if not regions:
         return _plain_math(text)
-    parts = [_region(regions[-1])]
+    # A full stop written inside the display ends the sentence: "$$x = \\tan^{-1} 2.$$" is tan^{-1} 2.
+    parts = [re.sub(r"(?<=[^.\s])\s*[.,;]\s*$", "", _region(regions[-1]))]
     for before, after in zip(reversed(regions[:-1]), reversed(regions[1:]), strict=True):
         joiner = _JOINER.match(text[before.end() : after.start()])
         if joiner is None:
@@ -249,7 +254,7 @@ def _as_matrix(m: re.Match[str]) -> str:
 
 # Numbers as Python and SymPy print them: "Rational(3, 4)", "sqrt(2)", "(1+1j)", "2*I".
 _CODE_FORMS = re.compile(
-    r"\bRational\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)|\bsqrt\(([^()]*)\)|(?<=\d)j\b|(?<=\d)\*?I\b"
+    r"\b(?:Rational|Fraction)\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)|\bsqrt\(([^()]*)\)|(?<=\d)j\b|(?<=\d)\*?I\b"
 )
 
 
@@ -259,12 +264,53 @@ def named_functions(text: str) -> str:
     return code_forms(_FUNCTION_NAME.sub(r"\\\1", text))
 
 
+# Values as Python prints its number types: "Decimal('2.50')", "np.float64(12.0)", "numpy.int64(3)".
+_NUMBER_TYPES = re.compile(
+    r"\bDecimal\(\s*['\"]?(-?[\d.eE+-]+)['\"]?\s*\)|\b(?:np|numpy)\.(?:float|int|uint)(?:16|32|64|128)?\(\s*(-?[\d.eE+-]+)\s*\)"
+)
+# The Wolfram Language (Mathematica's input and output): Sqrt[2], Pi, E^2, Sin[x], Log[x], {{x -> -1}, {x -> 3}}.
+_WOLFRAM_FUNCTION = re.compile(r"\b(Sqrt|Sin|Cos|Tan|Log|Exp|ArcSin|ArcCos|ArcTan|Abs)\[([^\[\]]*)\]")
+_WOLFRAM_NAMES = {
+    "Sin": "\\sin",
+    "Cos": "\\cos",
+    "Tan": "\\tan",
+    "Log": "\\ln",
+    "Exp": "\\exp",
+    "ArcSin": "\\arcsin",
+    "ArcCos": "\\arccos",
+    "ArcTan": "\\arctan",
+}
+_WOLFRAM_RULE = re.compile(r"\{\s*([A-Za-z]\w*)\s*->\s*([^{}]+?)\s*\}")
+
+
+def _wolfram(text: str) -> str:
+    def function(m: re.Match[str]) -> str:
+        name, arg = m.group(1), m.group(2)
+        if name == "Sqrt":
+            return f"\\sqrt{{{arg}}}"
+        if name == "Abs":
+            return f"|{arg}|"
+        return f"{_WOLFRAM_NAMES[name]}({arg})"
+
+    for _ in range(3):  # nested calls, innermost first
+        text = _WOLFRAM_FUNCTION.sub(function, text)
+    text = re.sub(r"(?<![A-Za-z\\])Pi(?![A-Za-z])", r"\\pi ", text)
+    text = re.sub(r"(?<![A-Za-z\\])E(?=\s*\^)", "e", text)
+    if "->" in text:  # solutions as rules: {{x -> -1}, {x -> 3}} is x = -1, x = 3
+        text = _WOLFRAM_RULE.sub(r"\1 = \2", text)
+        text = re.sub(r"\{\s*([A-Za-z]\w*\s*=[^{}]*)\}", r"\1", text)
+    return text
+
+
 def code_forms(text: str) -> str:
     """Numbers as code and calculators write them, in LaTeX: ``Rational(3, 4)``, ``sqrt(2)``, ``1j``, a bare
     "pi", ``\\varnothing``, an upright ``\\mathrm{i}``, ``\\sqrt{-1}``."""
     vector = re.search(r"\d\s*\*?\s*i\b", text) and re.search(
         r"\d\s*\*?\s*j\b", text
     )  # 3i + 4j: unit vectors
+    text = _NUMBER_TYPES.sub(lambda m: m.group(1) or m.group(2), text)
+    if re.search(r"\b(?:Sqrt|Sin|Cos|Tan|Log|Exp|ArcSin|ArcCos|ArcTan|Abs)\[|\bPi\b|\bE\s*\^|->", text):
+        text = _wolfram(text)
     text = _CODE_FORMS.sub(lambda m: m.group(0) if vector and m.group(0)[-1:] == "j" else _code_form(m), text)
     text = re.sub(r"(?<![\\A-Za-z])pi(?![A-Za-z])", r"\\pi ", text)  # "pi/4"
     text = re.sub(r"\\varnothing(?![A-Za-z])", r"\\emptyset", text)
@@ -286,6 +332,10 @@ def prepare(text: str) -> str:
     backslash as functions, numbers as Python and SymPy print them (``Rational(3, 4)``, ``sqrt(2)``, ``1j``), a
     bare "pi", ``\\varnothing``, an upright ``\\mathrm{i}`` and ``\\sqrt{-1}`` as the imaginary unit."""
     text = text.replace("±", "\\pm ").replace("∓", "\\mp ").replace("+/-", "\\pm ")
+    # The inverse functions written as powers: "\\tan^{-1} 2" is arctan 2 (not 1/tan 2, which is written cot).
+    text = re.sub(r"\\(sin|cos|tan)\s*\^\s*(?:\{\s*-\s*1\s*\}|-1(?!\d))", r"\\arc\1 ", text)
+    # A radical of one digit or letter without braces, as TeX reads it: "\\sqrt 2", "\\sqrt3", "\\sqrt[3]2".
+    text = re.sub(r"\\sqrt\s*(\[[^\]]*\])?\s*(\d|[A-Za-z])(?![\dA-Za-z])", r"\\sqrt\1{\2}", text)
     text = _SET_BUILDER.sub(lambda m: m.group("cond"), text)
     text = _FUNCTION_NAME.sub(r"\\\1", text)
     text = code_forms(text)

@@ -335,7 +335,12 @@ def _compare_ratios(gold: str, answer: str) -> tuple[bool, str] | None:
 # -- money --------------------------------------------------------------------------------------------------------
 _AMOUNT = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _DOLLARS = re.compile(rf"\\?\$\s*({_AMOUNT})")
-_CENTS = re.compile(rf"({_AMOUNT})\s*(?:¢|\\(?:text|mathrm)\s*\{{\s*cents?\s*\}}|\bcents?\b|\\cent\b)", re.I)
+_CENTS = re.compile(
+    rf"({_AMOUNT})\s*(?:¢|\\(?:text|mathrm)\s*\{{\s*cents?\s*\}}|\b(?:cents?|pence|paise|kopecks?)\b|\\cent\b|копе[ейк]\w*)",
+    re.I,
+)
+# 角 (jiao) is a tenth of a yuan: "36角" is 3.6 yuan.
+_JIAO = re.compile(rf"({_AMOUNT})\s*角")
 
 
 def _amount(text: str) -> Fraction:
@@ -344,7 +349,9 @@ def _amount(text: str) -> Fraction:
 
 def _compare_money(gold: str, answer: str) -> tuple[bool, str] | None:
     g, a = _bare(gold), numbers_from_words(_bare(answer))
-    a_cents = [_amount(m.group(1)) for m in _CENTS.finditer(a)]
+    written = [_amount(m.group(1)) for m in _CENTS.finditer(a)]
+    a_cents = written or [_amount(m.group(1)) * 10 for m in _JIAO.finditer(a)]
+    written = written or [_amount(m.group(1)) for m in _JIAO.finditer(a)]
     g_cents = _CENTS.fullmatch(g)
     g_dollars = _DOLLARS.fullmatch(g)
     if g_cents:
@@ -362,8 +369,8 @@ def _compare_money(gold: str, answer: str) -> tuple[bool, str] | None:
         value = _amount(g)
         if a_cents[-1] == value * 100:
             return True, f"{float(a_cents[-1]):g} cents"
-        if a_cents[-1] == value:  # 45 cents for a reference 45: cents or dollars? The reference does not say
-            raise Unreadable(f"{float(value):g} cents, and the reference {g} names no unit")
+        if written[-1] == value:  # 45 cents (or 45角) for a reference 45: in which unit is the reference?
+            raise Unreadable(f"{float(value):g} of a currency's subunit, and the reference {g} names no unit")
         return False, f"{float(a_cents[-1]):g} cents"
     return None
 
@@ -381,7 +388,7 @@ def _vector(text: str, tuples: bool) -> list[str] | None:
     """The components of the vector written in ``text`` (angle brackets, unit vectors i/j/k with j or k or a
     vector mark among them, a one-row or one-column matrix, each possibly after a scalar factor; a tuple when
     ``tuples``), else None. :class:`Unreadable` for angle brackets or a matrix inside a longer expression."""
-    s = _bare(text)
+    s = re.sub(r"\\([ij])math(?![A-Za-z])", r"\1", _bare(text))  # dotless \\imath, \\jmath: the unit vectors
     if regions := re.findall(r"\$([^$]+)\$", s):  # "Therefore $v = 3i + 4j$": the mathematics written
         s = regions[-1].strip()
     body = re.sub(
@@ -488,11 +495,49 @@ def _compare_complex(gold: str, answer: str, evaluate: Evaluate) -> tuple[bool, 
     return same, f"{'the same' if same else 'another'} complex number ({av.real:.4g}{av.imag:+.4g}i)"
 
 
+# -- answers that are words: no solution (the empty set), does not exist ---------------------------------------
+_EMPTY = re.compile(
+    r"\\(?:emptyset|varnothing)(?![A-Za-z])|∅|\\\{\s*(?:\\[,;: ]\s*)*\\\}|(?<![\\\w])\{\s*\}"
+    r"|\bno\s+(?:real\s+)?(?:solutions?|roots?|such\s+(?:numbers?|values?|x))\b|\bempty\s+set\b"
+    r"|\bhas\s+no\s+(?:real\s+)?(?:solutions?|roots?)\b|\b(?:is|are)\s+inconsistent\b",
+    re.IGNORECASE,
+)
+_DNE = re.compile(
+    r"\bDNE\b|\b(?:does\s+not|doesn't|do\s+not|fails?\s+to|cannot)\s+exist\b|\bnon-?existent\b", re.IGNORECASE
+)
+_VALUE_STATED = re.compile(r"=\s*-?\d|\bis\s+-?\d")
+
+
+def _named_kind(text: str) -> str | None:
+    """ "empty" or "dne" when ``text`` states one of those answers and no value beside it; None otherwise."""
+    bare = re.sub(r"\\(?:text|mathrm|textbf|mbox)\s*\{([^{}]*)\}", r"\1", text)
+    empty, dne = _EMPTY.search(bare), _DNE.search(bare)
+    if (empty is None) == (dne is None) or _VALUE_STATED.search(bare):
+        return None
+    return "empty" if empty else "dne"
+
+
+def _compare_named(gold: str, answer: str) -> tuple[bool, str] | None:
+    """A reference that is no solution / the empty set (``\\emptyset``, ``\\{\\}``, "no solution") or "does not
+    exist" (``\\text{DNE}``) against an answer that says the same in any of those ways: equal. An answer that says
+    the other, or a value, is left to the rules after (None) unless it names the other kind: then not equal."""
+    kind = _named_kind(gold)
+    if kind is None or len(re.sub(r"\\text\{[^{}]*\}|\W", "", gold)) > 24:
+        return None
+    said = _named_kind(answer)
+    if said is None:
+        return None
+    same = said == kind
+    return same, f"states {'no solution (the empty set)' if said == 'empty' else 'that it does not exist'}"
+
+
 def compare(gold: str, answer: str, evaluate: Evaluate, hedged: str = "") -> tuple[bool, str] | None:
     """``(equivalent, reason)`` when one of the notations of the module docstring applies to the pair, else None;
     :class:`Unreadable` when the answer reads two ways. ``hedged``: why the answer offers several values (from
     ``math_answer.final_answer``); it refuses an equivalence, except for a ratio, where "3 to 4" is one answer."""
-    decided: tuple[bool, str] | None = None
+    decided = _compare_named(gold, answer)
+    if decided is not None:
+        return decided  # "fails to exist (it oscillates between -1 and 1)" is one answer, not a hedge
     for reader in (_compare_times, _compare_bases, _compare_residues, _compare_ratios, _compare_money):
         decided = reader(gold, answer)
         if decided is not None:

@@ -30,11 +30,12 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from rlar.tools import math_answer, math_forms, math_notations, structured
+from rlar.tools import math_answer, math_forms, math_notations, solution_families, structured
 from rlar.tools.answer_chars import read_chars, unknown_chars
 from rlar.tools.answer_text import chosen_letters, explicit_statement, lettered_options, statements
 from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
 from rlar.tools.rules import reference_strings
+from rlar.tools.written_numbers import word_value
 
 # math_verify and sympy are imported where used: heavy and optional (the CLI starts without them).
 
@@ -192,6 +193,25 @@ class MathVerifyTool(RewardTool):
         except TimeoutException:
             return None
 
+    def _families(self, gold: str, answer: str) -> tuple[bool, str] | None:
+        """A reference that is a family of solutions — over an integer parameter, or a general solution with
+        arbitrary constants (``rlar.tools.solution_families``) — against the answer's mathematics."""
+        from math_verify import parse
+
+        def parse_one(text: str) -> list[Any]:
+            wrapped = text if "$" in text else f"${text}$"
+            return list(parse(wrapped, self._latex_cfg, parsing_timeout=None))  # type: ignore[arg-type]
+
+        span = math_forms.prepare(math_forms.math_span(math_forms.named_functions(answer)))
+        try:
+            return self._bounded(
+                solution_families.compare_periodic_families, gold, answer, parse_one
+            ) or self._bounded(
+                solution_families.compare_ode_solutions, math_forms.prepare(gold), span, parse_one
+            )
+        except Exception:  # sympy raises many kinds on odd input: the rules after judge the pair
+            return None
+
     def _antiderivatives(self, gold: str, answer: str) -> tuple[bool, str] | None:
         """A reference that is an antiderivative with its constant ("\\frac{x^3}{3} + C") against an answer that
         is one ("\\frac{1}{3}x^3 + K", "\\ln|2x| + C"): equal when their derivatives are, for they may differ by a
@@ -344,6 +364,10 @@ class MathVerifyTool(RewardTool):
             if re.search(r"(?:\\pm|\\mp|±|∓)\s*\\?(?:[dt]?frac\{)?[1-9]", answer.text):
                 return False, "two values (±) where the reference is one"
             given = math_answer.scalar_value(answer.text)
+            if conflict := _dimension_conflict(answer.text, response):
+                return False, conflict
+            if given is None and (word := word_value(answer.text)) is not None:
+                given = (word, False)  # "none", "half the original"
             # "2^{3}", "5!", "2\\sqrt{3}": a number written in a form the library evaluates (below).
             written = given is None and math_answer.value_form(math_forms.math_span(answer.text))
             if given is None and (undone := self._undone_arithmetic(answer.text, query)) is not None:
@@ -379,6 +403,9 @@ class MathVerifyTool(RewardTool):
                     same,
                     f"{'equal' if same else 'not equal'}: {float(given[0]):g}{'%' if given[1] else ''}",
                 )
+        decided = self._families(gold, answer.text)
+        if decided is not None:
+            return decided
         decided = self._antiderivatives(gold, answer.text)
         if decided is not None:
             return decided
@@ -433,6 +460,14 @@ class MathVerifyTool(RewardTool):
             extracted=span.strip()[:200],
         )
 
+    def _statements(self, gold: frozenset[int], response: str) -> ToolResult:
+        """A reference that names numbered statements (GAOKAO's ①③): the response must conclude exactly those."""
+        chosen = math_answer.chosen_statements(response)
+        if chosen is None:
+            return self.ok(0.0, "no numbered statements chosen")
+        names = ", ".join(str(n) for n in sorted(chosen))
+        return self.ok(1.0 if chosen == gold else 0.0, f"chose statements {names}")
+
     async def _score(self, inp: ToolInput) -> ToolResult:
         refs = reference_strings(inp.reference)
         if not refs:
@@ -443,6 +478,9 @@ class MathVerifyTool(RewardTool):
         }
         if len(truths) == 1 and None not in truths:
             return self._truth_value(truths.pop() is True, inp.response)
+        circled = {math_answer.circled_choices(math_answer.gold_answer(r, marker)) for r in refs}
+        if len(circled) == 1 and None not in circled:
+            return self._statements(circled.pop(), inp.response)  # type: ignore[arg-type]
         answer = math_answer.final_answer(inp.response)
         if answer is None:
             # No number or letter stated: only a notation that needs none ("noon") can still be read.
@@ -597,6 +635,29 @@ def _quantities(gold: str, answer: math_answer.FinalAnswer) -> tuple[bool, str] 
         return None
     same = math.isclose(a_value, g_value, rel_tol=1e-9)
     return same, f"{'equal' if same else 'not equal'} as quantities: {a_unit} against {g_unit}"
+
+
+_SQUARE_UNITS = re.compile(
+    r"\b(?:square|sq\.?)\s+(?:units?|[a-z]{1,11})\b|\bunits?\s*(?:\^\s*\{?2\}?|²)", re.IGNORECASE
+)
+_CUBIC_UNITS = re.compile(
+    r"\b(?:cubic|cu\.?)\s+(?:units?|[a-z]{1,11})\b|\bunits?\s*(?:\^\s*\{?3\}?|³)", re.IGNORECASE
+)
+
+
+def _dimension_conflict(answer: str, response: str) -> str:
+    """Why the answer's unit cannot be the quantity the response computes ("its volume is 27 ... 27 square
+    units"): an area unit where only a volume is spoken of, or a volume unit where only an area is; ""
+    otherwise."""
+    volume, area = (
+        re.search(r"\bvolume\b", response, re.I),
+        re.search(r"\b(?:area|surface)\b", response, re.I),
+    )
+    if _SQUARE_UNITS.search(answer) and volume and not area:
+        return "a volume given in square units"
+    if _CUBIC_UNITS.search(answer) and area and not volume:
+        return "an area given in cubic units"
+    return ""
 
 
 def _last_sentence(text: str) -> str:

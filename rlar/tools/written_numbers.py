@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from rlar.number_words import NUMBER_WORDS, ONES, ORDINALS
 
-__all__ = ["numbers_from_words"]
+__all__ = ["numbers_from_words", "word_value"]
 
 _WORDS = NUMBER_WORDS
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
@@ -129,6 +129,26 @@ _CJK_NUMBER = re.compile(
 )
 # A lone digit character is a number only before a measure word ("五个", "七元"); "一共" is "altogether".
 _CJK_MEASURE = re.compile(r"[个只本元米人天次块张支条辆岁克斤份页分秒小时公里千米厘米]")
+# Digits with a myriad scale: 3万 (30000), 4.5万元, 1.2亿; 千 too (5千 is 5000), but 千米 / 千克 / 千瓦 are units
+# (kilometre, kilogram, kilowatt), and a bare 千 before them is the unit's prefix, not a thousand.
+_CJK_DIGIT_SCALE = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(亿|億|万|萬|千(?![米克瓦帕焦赫]))")
+_CJK_SCALE_VALUES = {"亿": 10**8, "億": 10**8, "万": 10**4, "萬": 10**4, "千": 1000}
+_UNIT_PREFIX = re.compile(r"[米克瓦帕焦赫]")
+_NON_LATIN_BESIDE_DIGIT = re.compile(
+    r"(?<=[^\W\d_A-Za-z\u00c0-\u024f\u0370-\u03ff])(?=\d)|(?<=\d)(?=[^\W\d_A-Za-z\u00c0-\u024f\u0370-\u03ff])"
+)
+# South Asian scale words: 5 lakh (500000), 2 crore, 50 लाख, 2 करोड़.
+_INDIAN_SCALE = re.compile(
+    r"(?<![\d.])(\d+(?:\.\d+)?)\s*(lakhs?|lacs?|crores?|लाख|करोड़|करोड)(?!\w)", re.IGNORECASE
+)
+_INDIAN_SCALE_VALUES = {
+    "lakh": 10**5,
+    "lac": 10**5,
+    "crore": 10**7,
+    "लाख": 10**5,
+    "करोड़": 10**7,
+    "करोड": 10**7,
+}
 
 
 def _cjk_integer(run: str) -> int:
@@ -151,6 +171,13 @@ def _cjk_numbers(text: str) -> str:
         if m.group(2):
             return f" {sign}{_cjk_integer(m.group(3))}/{_cjk_integer(m.group(2))} "
         run = m.group(4)
+        if (
+            not sign
+            and not m.group(5)
+            and set(run) <= set(_CJK_UNITS)
+            and _UNIT_PREFIX.match(m.string, m.end())
+        ):
+            return m.group(0)  # 千米: kilometre
         lone = len(run) == 1 and run in _CJK_DIGITS and not m.group(5) and not sign
         if lone and not _CJK_MEASURE.match(m.string, m.end()):
             return m.group(0)
@@ -159,12 +186,20 @@ def _cjk_numbers(text: str) -> str:
             value += "." + "".join(str(_CJK_DIGITS[c]) for c in m.group(5))
         return f" {sign}{value} "
 
+    text = _CJK_DIGIT_SCALE.sub(lambda m: _scaled(m.group(1), _CJK_SCALE_VALUES[m.group(2)]), text)
     return _CJK_NUMBER.sub(convert, text) if re.search(_CJK_INT, text) else text
+
+
+def _scaled(number: str, scale: int) -> str:
+    value = Fraction(number) * scale
+    return str(value.numerator) if value.denominator == 1 else str(float(value))
 
 
 def numbers_from_words(text: str) -> str:
     """Numbers written in words or other scripts, as digits (see the module docstring)."""
     text = _cjk_numbers(_fraction_words(text))
+    # Digits written against letters of a script without spaces ("游客3万人", "共36角") stand apart, as words.
+    text = _NON_LATIN_BESIDE_DIGIT.sub(" ", text)
     text = _PER_MILLE.sub(r"\1/1000 ", text)
     text = _COUNTING_WORDS.sub(_counted, text)
     text = _SPOKEN_DECIMALS.sub(  # digit by digit: "point seven five" is .75, not .12
@@ -204,6 +239,9 @@ def numbers_from_words(text: str) -> str:
         return str(Fraction(number) * _SUFFIXES[suffix]).split("/")[0]
 
     text = _SUFFIX_SCALE.sub(scaled, text)
+    text = _INDIAN_SCALE.sub(
+        lambda m: _scaled(m.group(1), _INDIAN_SCALE_VALUES[re.sub(r"s$", "", m.group(2).lower())]), text
+    )
     text = _POINT_WORD.sub(lambda m: m.group(1) + "." + re.sub(r"[\s-]", "", m.group(2)), text)
     if _CHANCE.search(text):
         text = _COUNT_RATIO.sub(r"\1/\2", text)
@@ -212,3 +250,35 @@ def numbers_from_words(text: str) -> str:
 
 # "12 dollars and 50 cents" is $12.50 (after the words are digits: "twelve dollars and fifty cents").
 _DOLLARS_AND_CENTS = re.compile(r"\$?(\d+)\s*dollars?\s*(?:and\s+|,\s*)?(\d{1,2})\s*cents?\b", re.IGNORECASE)
+
+
+# An answer that is a word for its value and holds no digit: "none" (0), "half the original" (1/2), "twice as long".
+_NONE_WORD = re.compile(
+    r"\s*(?:none|nobody|no\s*one|nothing|zero)(?:\s+(?:left|remains?|remaining|at\s+all|of\s+them))?\s*[.!]?\s*",
+    re.IGNORECASE,
+)
+_MULTIPLIER = re.compile(
+    r"\b(half|twice|double|triple|thrice|quadruple)\b(?=\s+(?:as|the|of|that|its|his|her|their|what))",
+    re.IGNORECASE,
+)
+_MULTIPLIER_VALUES = {
+    "half": Fraction(1, 2),
+    "twice": Fraction(2),
+    "double": Fraction(2),
+    "triple": Fraction(3),
+    "thrice": Fraction(3),
+    "quadruple": Fraction(4),
+}
+
+
+def word_value(text: str) -> Fraction | None:
+    """The value of an answer written as a word with no digit: "none", "nobody", "zero" are 0; one multiplier
+    ("half the original", "twice as long", "triple the cost") is its factor; None otherwise."""
+    if re.search(r"\d", text):
+        return None
+    if _NONE_WORD.fullmatch(text):
+        return Fraction(0)
+    found = _MULTIPLIER.findall(text)
+    if len({w.lower() for w in found}) == 1:
+        return _MULTIPLIER_VALUES[found[0].lower()]
+    return None

@@ -202,8 +202,8 @@ async def test_a_factorial_that_is_wrong_either_way_scores_zero(math_tool: Rewar
 
 
 async def test_a_reference_with_an_unknown_character_abstains(math_tool: RewardTool) -> None:
-    status, _, reason = await score(math_tool, "④", "4")
-    assert status == "abstain" and "reference" in reason and "U+2463" in reason
+    status, _, reason = await score(math_tool, "Ⅳ", "4")  # a Roman numeral character
+    assert status == "abstain" and "reference" in reason and "U+2163" in reason
 
 
 QUERY = "What is 7 x 8?\nA) 54\nB) 56\nC) 58\nD) 64\nAnswer with the letter."
@@ -632,3 +632,124 @@ async def test_what_is_not_read_in_a_written_form_abstains(
 ) -> None:
     status, _, why = await score(math_tool, reference, response)
     assert status == "abstain" and reason in why, why
+
+
+# Fourth round of issue 39: each class read both ways, a right answer in the form and a wrong one of the same form.
+LAYOUTS_AND_FAMILIES = [
+    # French interval brackets
+    ("(1,4)", "L'ensemble des solutions est $S = ]1\\,;4[$.", 1.0),
+    ("(1,4)", "L'ensemble des solutions est $S = ]1\\,;4]$.", 0.0),
+    ("[0, 2)", "Donc $x \\in [0 ; 2[$ (fermé en $0$).", 1.0),
+    ("[0, 2)", "Donc $x \\in ]0 ; 2[$.", 0.0),
+    # no solution / the empty set, and "does not exist"
+    ("\\emptyset", "Both conditions cannot hold at once, so there are no real solutions.", 1.0),
+    ("\\text{no solution}", "The solution set is $\\varnothing$.", 1.0),
+    ("\\text{no solution}", "Solving gives $x = 0$.", 0.0),
+    ("\\emptyset", "The intersection is $\\{0\\}$.", 0.0),
+    ("\\text{DNE}", "The left and right limits differ, so the limit doesn't exist.", 1.0),
+    ("\\text{DNE}", "The limit is $1$.", 0.0),
+    ("0", "The limit does not exist.", 0.0),
+    # multiplicities and repeated roots
+    ("-2, 5", "The roots are $x = -2$ (a double root) and $x = 5$.", 1.0),
+    ("-2, 5", "The roots are $x = 2$ (a double root) and $x = 5$.", 0.0),
+    ("x=4", "**Solution:** $x = 4, 4$ (repeated root).", 1.0),
+    ("x=4", "**Solution:** $x = 4, 4, 1$.", 0.0),
+    # program output: Wolfram Language, Python number types, printed output
+    ("\\frac{\\sqrt{3}}{2}", "```\nIn[1]:= Sin[Pi/3]\nOut[1]= Sqrt[3]/2\n```", 1.0),
+    ("\\frac{\\sqrt{3}}{2}", "```\nIn[1]:= Cos[Pi/3]\nOut[1]= 1/2\n```", 0.0),
+    ("2, -5", "```\n{{x -> -5}, {x -> 2}}\n```", 1.0),
+    ("2, -5", "```\n{{x -> 5}, {x -> 2}}\n```", 0.0),
+    ("\\frac{5}{6}", "The result is `Fraction(5, 6)`.", 1.0),
+    ("\\frac{5}{6}", "The result is `Fraction(6, 5)`.", 0.0),
+    ("3.75", "It prints `Decimal('3.750')`.", 1.0),
+    ("12", "```python\nprint(3 * 4)\n```\nOutput:\n```\n12\n```", 1.0),
+    ("12", "```python\nanswer = 3 * 4\nprint(answer + 1)\n```\nOutput:\n```\n13\n```", 0.0),
+    # LaTeX escaped twice, proof end marks, notes after the answer
+    ("\\frac{2}{3}", "So \\\\(x = \\\\frac{2}{3}\\\\).", 1.0),
+    ("\\frac{2}{3}", "So \\\\(x = \\\\frac{3}{2}\\\\).", 0.0),
+    ("7", "Hence $k = 7$. $\\blacksquare$", 1.0),
+    ("7", "Hence $k = 8$. ∎", 0.0),
+    ("5", "The maximum is $5$.\n\n(Note: some texts claim $4$, but that bound is not sharp.)", 1.0),
+    ("4", "The maximum is $5$.\n\n(Note: some texts claim $4$, but that bound is not sharp.)", 0.0),
+    # scale words of other number systems
+    ("2500000", "The total is ₹25 lakh.", 1.0),
+    ("2500000", "The total is ₹2.5 lakh.", 0.0),
+    ("50000", "答：一共卖出5万张票。", 1.0),
+    ("50000", "答：一共卖出5千张票。", 0.0),
+    ("2.4", "答：两地相距2.4千米。", 1.0),
+    ("18", "答：一共要18角。", None),  # 18 jiao (1.8 yuan), or the 18 yuan asked? The reference names no unit
+    # stacked fractions, table rows, radicals and inverse functions
+    ("\\frac{5}{8}", "```\n    5\nx = ---\n    8\n```", 1.0),
+    ("\\frac{5}{8}", "```\n    8\nx = ---\n    5\n```", 0.0),
+    ("\\frac{1}{4}", "$$\\begin{array}{l|l} \\text{ways} & 9 \\\\ P & \\tfrac{1}{4} \\end{array}$$", 1.0),
+    ("\\frac{\\sqrt{3}}{3}", "$$\\tfrac{1}{\\sqrt 3}.$$", 1.0),
+    ("\\frac{\\sqrt{3}}{3}", "$$\\tfrac{1}{\\sqrt 2}.$$", 0.0),
+    ("\\arctan(3)", "So $\\theta = \\tan^{-1} 3$.", 1.0),
+    ("\\arctan(3)", "So $\\theta = \\tan^{-1} 2$.", 0.0),
+    ("\\begin{pmatrix} 2 \\\\ -3 \\end{pmatrix}", "The answer is $2\\hat\\imath - 3\\hat\\jmath$.", 1.0),
+    ("\\begin{pmatrix} 2 \\\\ -3 \\end{pmatrix}", "The answer is $3\\hat\\imath - 2\\hat\\jmath$.", 0.0),
+    # words for values, and a unit of the wrong dimension
+    ("0", "No pair works, so the answer is **none**.", 1.0),
+    ("1", "Apart from the trivial pair there are none. The answer is: none.", 0.0),
+    ("\\frac{1}{2}", "**Answer:** The new volume is half the original.", 1.0),
+    ("3", "So the tank fills twice as fast.", 0.0),
+    ("64", "The cube's volume is $4^3 = 64$.\n\n**Answer:** 64 square units", 0.0),
+    ("64", "The cube's volume is $4^3 = 64$.\n\n**Answer:** 64 cubic units", 1.0),
+    # families of solutions over an integer parameter
+    (
+        "x = \\frac{\\pi}{3} + k\\pi, k \\in \\mathbb{Z}",
+        "So $x = \\frac{\\pi}{3} + m\\pi$, $m \\in \\mathbb{Z}$.",
+        1.0,
+    ),
+    (
+        "x = \\frac{\\pi}{3} + k\\pi, k \\in \\mathbb{Z}",
+        "So $x = \\frac{\\pi}{3} + 2m\\pi$, $m \\in \\mathbb{Z}$.",
+        0.0,
+    ),
+    ("x = \\frac{\\pi}{3} + k\\pi, k \\in \\mathbb{Z}", "So $x = \\frac{\\pi}{3}$.", 0.0),
+    (
+        "\\frac{\\pi}{4} + 2k\\pi, \\frac{3\\pi}{4} + 2k\\pi",
+        "$$x = (-1)^n\\frac{\\pi}{4} + n\\pi,\\quad n \\in \\mathbb{Z}$$",
+        1.0,
+    ),
+    (
+        "\\frac{\\pi}{4} + 2k\\pi, \\frac{3\\pi}{4} + 2k\\pi",
+        "$$x = \\pm\\frac{\\pi}{4} + 2n\\pi,\\quad n \\in \\mathbb{Z}$$",
+        0.0,
+    ),
+    ("x = k\\pi + \\frac{\\pi}{2}", "We get $x = \\frac{(2n+1)\\pi}{2}$ for any integer $n$.", 1.0),
+    # general solutions of differential equations, constants renamed
+    ("y = Ce^{3x}", "Separating variables,\n$$y = Be^{3x},$$\nwhere $B$ is an arbitrary constant.", 1.0),
+    ("y = Ce^{3x}", "Separating variables, $y = e^{3x} + B$.", 0.0),
+    ("y = C_1 e^{2x} + C_2 e^{-2x}", "So $y = p\\cosh 2x + q\\sinh 2x$.", 1.0),
+    ("y = C_1 e^{2x} + C_2 e^{-2x}", "So $y = p\\cos 2x + q\\sin 2x$.", 0.0),
+    ("y = Ce^{-x} + x - 1", "**General solution:** $y = x - 1 + \\dfrac{D}{e^{x}}$", 1.0),
+    ("y = Ce^{-x} + x - 1", "**General solution:** $y = x + 1 + \\dfrac{D}{e^{x}}$", 0.0),
+]
+
+
+@pytest.mark.parametrize(("reference", "response", "expected"), LAYOUTS_AND_FAMILIES)
+async def test_layouts_outputs_and_families_of_solutions(
+    math_tool: RewardTool, reference: str, response: str, expected: float | None
+) -> None:
+    if expected is None:
+        status, _, why = await score(math_tool, reference, response)
+        assert status == "abstain", why
+    else:
+        await assert_scores(math_tool, reference, response, expected)
+
+
+@pytest.mark.parametrize(
+    ("reference", "response", "expected"),
+    [
+        ("①③", "① 正确；② 错误；③ 正确；④ 错误。\n所以正确的是①③。", 1.0),
+        ("①③", "① 正确；② 错误；③ 正确；④ 正确。\n所以正确的是①③④。", 0.0),
+        ("②④", "Statements (2) and (4) are correct.", 1.0),
+        ("②④", "Statements (2) and (3) are correct.", 0.0),
+        ("②", "故答案为：②", 1.0),
+    ],
+)
+async def test_numbered_statements_are_chosen_as_a_set(
+    math_tool: RewardTool, reference: str, response: str, expected: float
+) -> None:
+    await assert_scores(math_tool, reference, response, expected)
