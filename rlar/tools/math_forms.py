@@ -200,6 +200,8 @@ def _plain_math(text: str) -> str:
         s = parts[-1]
     if lead := _LEAD_IN.match(s):
         s = s[lead.end() :]
+    elif clause := re.fullmatch(r"[A-Za-z][A-Za-z ]+,\s*([A-Za-z](?:_\{?\w+\}?)?\s*=\s*[^=]+)", s):
+        s = clause.group(1)  # "Taking fourth roots of both sides, x = \\sqrt[4]{48}"
     s = re.sub(r"\bsqrt\s*\(([^()]*)\)", r"\\sqrt{\1}", s)
     s = _CONNECTIVE.sub(lambda m: f" \\text{{ {m.group(1).lower()} }} ", s)
     if _is_words(s):  # units or words after the mathematics: "3\\pi square units"

@@ -30,7 +30,14 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from rlar.tools import math_answer, math_forms, math_notations, solution_families, structured
+from rlar.tools import (
+    calendar_answers,
+    math_answer,
+    math_forms,
+    math_notations,
+    solution_families,
+    structured,
+)
 from rlar.tools.answer_chars import read_chars, unknown_chars
 from rlar.tools.answer_text import chosen_letters, explicit_statement, lettered_options, statements
 from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
@@ -409,7 +416,14 @@ class MathVerifyTool(RewardTool):
         decided = self._antiderivatives(gold, answer.text)
         if decided is not None:
             return decided
-        decided = _named_days(gold, answer.text)
+        # The answer as read, else the response's last line ("Der 1. Januar fällt auf einen Samstag." is cut at
+        # its ordinal's full stop).
+        last_line = response.strip().rsplit("\n", 1)[-1]
+        decided = (
+            calendar_answers.compare_named_days(gold, answer.text)
+            or calendar_answers.compare_dates(gold, answer.text)
+            or calendar_answers.compare_named_days(gold, last_line)
+        )
         if decided is not None:
             return decided
         prose = math_answer.is_prose(gold)
@@ -676,35 +690,6 @@ _SIGN_IN_WORDS = re.compile(
     r"\b(?:a\s+)?(?:loss|deficit|debt|decrease|drop|decline|shortfall)\s+of\b|\bbelow\s+zero\b|\b(?:fell|dropped|decreased)\s+by\b",
     re.IGNORECASE,
 )
-_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTH_NAMES = (
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
-    "december",
-)  # fmt: skip
-
-
-def _named_days(gold: str, answer: str) -> tuple[bool, str] | None:
-    """A reference that is a day of the week or a month (``\\text{Tuesday}``) against the one the answer names last,
-    in full or abbreviated ("Tue", "Sept."). None when the reference is neither or the answer names none."""
-    g = re.sub(r"\\text\{|\}|\$|\.", "", gold).strip().lower()
-    names = _DAY_NAMES if g in _DAY_NAMES else _MONTH_NAMES if g in _MONTH_NAMES else None
-    if names is None:
-        return None
-    said = []
-    for word in re.findall(r"[A-Za-z]+", answer):
-        w = word.lower()
-        full = next(
-            (n for n in names if w == n or (len(w) >= 3 and n.startswith(w) and (w != "may" or n == "may"))),
-            None,
-        )
-        if full is not None and word[0].isupper():  # "may" the verb is no month
-            said.append(full)
-    if not said:
-        return None
-    same = said[-1] == g
-    return same, f"names {said[-1].capitalize()}"
-
-
 _TRUTH_WORDS = {"true": True, "false": False, "yes": True, "no": False}
 _TRUTH_IN_TEXT = re.compile(r"\b(true|false|yes|no)\b", re.IGNORECASE)
 _NEGATED_TRUTH = re.compile(r"\b(?:not|never|neither|nor)\b|n't\b", re.IGNORECASE)

@@ -753,3 +753,31 @@ async def test_numbered_statements_are_chosen_as_a_set(
     math_tool: RewardTool, reference: str, response: str, expected: float
 ) -> None:
     await assert_scores(math_tool, reference, response, expected)
+
+
+@pytest.mark.parametrize(
+    ("reference", "response", "expected"),
+    [
+        ("\\text{May 9}", "Counting forward 128 days lands on 2023-05-09.", 1.0),
+        ("\\text{May 9}", "Counting forward 128 days lands on 2023-05-10.", 0.0),
+        ("\\text{March 14}", "Le jour cherché est le 14/03/2024.", 1.0),  # day/month: 3/14 reads no other way
+        ("\\text{March 14}", "Le jour cherché est le 15/03/2024.", 0.0),
+        ("\\text{March 2}", "Der gesuchte Tag ist der 2. März (02.03.2024).", 1.0),
+        ("\\text{March 2}", "Der gesuchte Tag ist der 3. März (03.03.2024).", 0.0),
+        ("\\text{August 15}", "El día es el 15 de agosto.", 1.0),
+        ("\\text{August 15}", "El día es el 16 de agosto.", 0.0),
+        ("\\text{Sunday}", "Der 1. Mai fällt auf einen Sonntag.", 1.0),
+        ("\\text{Sunday}", "Le 1er mai tombe un lundi.", 0.0),
+        ("x = 3\\sqrt{2}", "Taking square roots of both sides, x = √18.", 1.0),
+        ("x = 3\\sqrt{2}", "Taking square roots of both sides, x = √12.", 0.0),
+    ],
+)
+async def test_dates_in_numeric_and_foreign_forms_and_answers_after_a_clause(
+    math_tool: RewardTool, reference: str, response: str, expected: float
+) -> None:
+    await assert_scores(math_tool, reference, response, expected)
+
+
+async def test_a_slashed_date_that_reads_both_ways_abstains(math_tool: RewardTool) -> None:
+    status, _, why = await score(math_tool, "\\text{March 4}", "The date is 3/4/2024.")  # March 4 or April 3
+    assert status == "abstain" and "day/month" in why, why
