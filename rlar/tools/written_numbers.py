@@ -7,7 +7,8 @@ grosses and scores ("four score and seven" -> 87, a baker's dozen 13); decimals 
 seven five" -> 0.75); English cardinals ("sixty-four", "one hundred and five"; "the first one" is a pronoun);
 "negative" / "minus" before a number as its sign; scale words and letters ("1.2 million", "$4.5M", "3.5k"); a
 chance written as a count beside a chance word ("a 1 in 4 chance" -> 1/4); dollars and cents ("twelve dollars and
-fifty cents" -> $12.50). Pure functions; the word tables are ``rlar.number_words``'.
+fifty cents" -> $12.50); before all of these, cardinals in German, French, Spanish, Italian and Portuguese in a
+text of that language (``rlar.tools.foreign_numbers``). Pure functions; the word tables are ``rlar.number_words``'.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 from fractions import Fraction
 
 from rlar.number_words import NUMBER_WORDS, ONES, ORDINALS
+from rlar.tools.foreign_numbers import foreign_cardinals
 
 __all__ = ["numbers_from_words", "word_value"]
 
@@ -197,7 +199,7 @@ def _scaled(number: str, scale: int) -> str:
 
 def numbers_from_words(text: str) -> str:
     """Numbers written in words or other scripts, as digits (see the module docstring)."""
-    text = _cjk_numbers(_fraction_words(text))
+    text = _cjk_numbers(_fraction_words(foreign_cardinals(text)))
     # Digits written against letters of a script without spaces ("游客3万人", "共36角") stand apart, as words.
     text = _NON_LATIN_BESIDE_DIGIT.sub(" ", text)
     text = _PER_MILLE.sub(r"\1/1000 ", text)
