@@ -99,6 +99,7 @@ KIND_WORDS = {
     "form": "none, but the query asks for a stated form (a verse form, rhyme scheme or meter)",
     "patch": "a code patch (a unified diff): only the repository's own tests can check a fix",
     "rating": "a graded score on the scale the query states (0.76 on 0 to 1): closeness, not equality, is right",
+    "path": "one path between two ends the query names (a word ladder, a route): other paths may be as right",
 }
 # Kinds no built-in tool compares with faithfully: the decision is "none fits" (a verifier gets written, or the
 # declared fallback scores), with the reason.
@@ -108,6 +109,8 @@ UNCOMPARABLE_KINDS = {
     "patch": "the reference is a code patch: no registered tool runs the repository's tests that check a fix",
     "rating": "the reference is a graded score on a stated scale: equality is almost never met and no registered"
     " tool rewards closeness",
+    "path": "the reference is one path between two ends the query names: other paths may be as right, and no"
+    " registered tool checks a path's steps",
 }
 REFERENCE_KINDS = tuple(KIND_WORDS)
 
@@ -232,6 +235,8 @@ def _small_index(reference: Any, limit: int = 20) -> str | None:
 def _is_index(reference: Any, text: str, metadata: Mapping[str, Any]) -> bool:
     if _on_stated_scale(reference, text):
         return True
+    if _is_correct_option(reference, metadata):
+        return True
     # Ids the query lists or maps to labels may have two digits ("32 timer", "42 oos"); an id read from option
     # fields in metadata alone stays small.
     digit = _small_index(reference, limit=99)
@@ -254,6 +259,29 @@ def _is_index(reference: Any, text: str, metadata: Mapping[str, Any]) -> bool:
     if digit in ("0", "1") and _BINARY_SLOT.search(text):
         return True
     return _has_options(metadata)
+
+
+_WRONG_OPTION_META = re.compile(
+    r"(?i)incorrect|distractor|wrong[_ ]?answer|false[_ ]?answer|negative[_ ]?option"
+)
+
+
+def _is_correct_option(reference: Any, metadata: Mapping[str, Any]) -> bool:
+    """The reference is the text of the correct option and metadata lists the others as incorrect (GPQA's
+    "Incorrect Answer 1" ... "3", distractor fields): one option is named, as an index names it — an exact answer,
+    not a value to compute or a text to grade."""
+    if (
+        not isinstance(reference, str | int | float)
+        or isinstance(reference, bool)
+        or not str(reference).strip()
+    ):
+        return False
+    wrong: list[str] = []
+    for k, v in metadata.items():
+        if _WRONG_OPTION_META.search(str(k)):
+            items = _literal(v)
+            wrong += [str(x) for x in (items if isinstance(items, list) else [items]) if str(x).strip()]
+    return len(wrong) >= 2 and str(reference).strip() not in {w.strip() for w in wrong}
 
 
 def _has_options(metadata: Mapping[str, Any]) -> bool:
@@ -317,7 +345,15 @@ def _mapped_digits(text: str) -> set[str]:
     for m in _DIGIT_LABELS.finditer(text):
         if m.group(1) is not None:
             mapped.add(m.group(1))
+    for m in _LABELS_WITH_DIGITS.finditer(text):
+        mapped |= {m.group(1), m.group(2)}
     return mapped
+
+
+# Labels each followed by its number in brackets, offered as alternatives: "entailed (1) or refuted (0)".
+_LABELS_WITH_DIGITS = re.compile(
+    r"(?<![\w(])[^\W\d_]{3,}\s*\((\d{1,2})\)\s*(?:,|/|or|,\s*or)\s+[^\W\d_]{3,}\s*\((\d{1,2})\)"
+)
 
 
 _PER_ITEM = re.compile(
@@ -412,6 +448,51 @@ def _listed_ids(ref: Any, text: str) -> bool:
     return len(listed) >= 2 and set(ids) <= listed
 
 
+_COMMA_JOINED = re.compile(r"[^\W\d_]{2,}(?:,[^\W\d_]{2,})+")
+_PATH_SEPARATOR = re.compile(r"\s*(?:->|→|=>|⇒|,|;|\s>\s|\s-\s)\s*")
+
+
+def _is_path(ref: Any, text: str) -> bool:
+    """The reference is a sequence of three or more steps whose first and last the query names as the two ends
+    ("'COLD' to 'WARM'", "between A and F") and whose middle it does not all name ("COLD,CORD,CARD,WARD,WARM"): one
+    path of many, where an answer that takes another path can be as right."""
+    if isinstance(ref, list | tuple):
+        steps = [str(r).strip() for r in ref if isinstance(r, str | int)]
+        if len(steps) != len(ref):
+            return False
+    elif isinstance(ref, str):
+        steps = [x for x in _PATH_SEPARATOR.split(ref.strip()) if x]
+    else:
+        return False
+    if (
+        len(steps) < 3
+        or any(len(x.split()) > 3 for x in steps)
+        or len({x.lower() for x in steps}) < len(steps)
+    ):
+        return False
+
+    def named(step: str) -> bool:
+        return re.search(rf"(?<!\w){re.escape(step)}(?!\w)", text, re.IGNORECASE) is not None
+
+    first, last = (re.escape(x) for x in (steps[0], steps[-1]))
+    ends = re.search(
+        rf"(?<!\w){first}\W{{0,3}}\s*(?:to|into|->|→|and)\s+\W{{0,3}}{last}(?!\w)", text, re.IGNORECASE
+    )
+    return ends is not None and not all(named(x) for x in steps[1:-1])
+
+
+def _answer_object(obj: Any) -> bool:
+    """One answer with its aliases ({"answer_text": "Danube", "aliases": ["Donau"], ...})."""
+    return (
+        isinstance(obj, Mapping)
+        and isinstance(obj.get("aliases"), list)
+        and any(
+            isinstance(obj.get(k), str) and obj[k].strip()
+            for k in ("answer_text", "answer", "value", "text", "name")
+        )
+    )
+
+
 def _letters(text: str) -> str:
     return re.sub(r"[^0-9A-Za-z]", "", text).upper()
 
@@ -478,10 +559,21 @@ def reference_kind(reference: Any, shape: str, text: str, metadata: Mapping[str,
         return ""
     if _is_index(ref, text, meta):
         return "index"
+    if _is_path(ref, text):
+        return "path"
     if _is_rating(ref, text):
         return "rating"
     if _listed_ids(ref, text):
         return "item_list"
+    if isinstance(ref, list | tuple) and len(ref) == 1 and (kind := _label_ids(ref, text, meta)):
+        return kind  # one label id of a multi-label query ("[2]" of "0: Article 2; 1: Article 3; ...")
+    if isinstance(ref, list | tuple) and len(ref) >= 2 and all(_answer_object(r) for r in ref):
+        names = {
+            str(next(r[k] for k in ("answer_text", "answer", "value", "text", "name") if r.get(k)))
+            for r in ref
+        }
+        if len(names) == len(ref):
+            return "item_list"  # QAMPARI: several answer objects, each an item with its own aliases
     if isinstance(ref, list | tuple) and len(ref) >= 2:
         if (
             all(isinstance(r, list | tuple) for r in ref)
@@ -510,6 +602,8 @@ def reference_kind(reference: Any, shape: str, text: str, metadata: Mapping[str,
             return "target"
     if isinstance(ref, str) and _PATCH.search(ref):
         return "patch"
+    if isinstance(ref, str) and _COMMA_JOINED.fullmatch(ref.strip()):
+        return "item_list"  # bAbI's "football,apple": items joined by commas without spaces
     if isinstance(ref, str):
         cells = ref.strip()
         rows = [r.strip() for r in cells.splitlines() if r.strip()]

@@ -216,7 +216,31 @@ def _check_call_target(tree: ast.Module) -> tuple[str, int] | None:
     return None
 
 
+# The module a test file imports the program under test from (KodCode: "from solution import f"): the program runs
+# in the tests' namespace, so those names are already there.
+_PROGRAM_MODULES = frozenset({"solution", "submission"})
+
+
+def _without_program_imports(source: str) -> str:
+    tree = ast.parse(source)
+    drop = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.ImportFrom)
+        and n.level == 0
+        and n.module in _PROGRAM_MODULES
+        and all(a.name != "*" and a.asname is None for a in n.names)
+    ]
+    if not drop:
+        return source
+    lines = source.splitlines()
+    for node in reversed(drop):
+        del lines[node.lineno - 1 : (node.end_lineno or node.lineno)]
+    return "\n".join(lines) + "\n"
+
+
 def _from_source(source: str, entry: str, prompt: str) -> CodeTests:
+    source = _without_program_imports(source)
     tree = ast.parse(source)
     defines_check = any(isinstance(n, ast.FunctionDef) and n.name == "check" for n in tree.body)
     if defines_check:

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlar.sandbox.formats import is_code_tests as _parses_as_code_tests
+from rlar.tools.math_answer import gold_answer, is_worked_solution
 
 __all__ = [
     "SHAPES",
@@ -159,6 +160,8 @@ def _text_shape(text: str) -> str:
         return _text_shape(text.rsplit("####", 1)[1]) if text.rsplit("####", 1)[1].strip() else "text"
     if "\\boxed" in text:
         return "math"
+    if is_worked_solution(text):  # Orca-Math: the working, then "So the number is 24." — the answer it states
+        return _text_shape(gold_answer(text))
     if _CHOICE.fullmatch(text) and (len(text) > 1 or text.isupper()):
         return "choice"
     if _NUMBER.fullmatch(text):

@@ -3,8 +3,9 @@
 The reference's shapes: DROP's ``{"spans", "types"}`` (or its ``{"number", "date", "spans"}`` answer), KP20k/Inspec
 keyphrase lists (``keyphrases``, ``keywords``, ``tags``, ``labels``, ``items``: always items), WebQuestions' and
 NQ-open's answer lists, CoQA's ``{"input_text", ...}``, QuAC's ``{"texts", ...}`` and SQuAD's ``{"text": [...]}``
-(annotators' alternatives), TriviaQA's ``{"value", "aliases"}`` (alternatives), Qasper's ``extractive_spans``, a
-``;``-separated string (items).
+(annotators' alternatives), TriviaQA's ``{"value", "aliases"}`` (alternatives), QAMPARI's list of answer objects
+(``{"answer_text", "aliases"}``: items, each given by any of its names), Qasper's ``extractive_spans``, a
+``;``-separated string or words joined by commas without spaces (bAbI's ``football,apple``) (items).
 
 A plain list (or ``answers`` / ``answer`` holding one) is either aliases of one answer (["Paris", "Paris, France",
 "City of Paris"]) or items that must all be given (["red", "yellow", "blue"]); ``list_reading`` decides:
@@ -89,6 +90,17 @@ class Reading:
     alternatives: list[list[str]]
     pick: int = 0
     ambiguous: bool = False
+    aliases: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Each item's other names (QAMPARI's answer objects: an item given by any of its names counts as given)."""
+
+    def canonical(self, items: Sequence[str]) -> list[str]:
+        """``items`` with each one that names an item by one of its aliases replaced by the item."""
+        names = {
+            normalize_text(a, remove_articles=True): item
+            for item, other in self.aliases
+            for a in (item, *other)
+        }
+        return [names.get(normalize_text(i, remove_articles=True), i) for i in items]
 
 
 def reference_reading(reference: Any, query: str = "") -> Reading:
@@ -126,10 +138,28 @@ def reference_reading(reference: Any, query: str = "") -> Reading:
             if key in ref:
                 return reference_reading(ref[key], query)
         return Reading([])
+    if isinstance(ref, list | tuple) and len(ref) >= 2 and all(_named_object(r) for r in ref):
+        # QAMPARI: several answer objects, each an item with its own aliases — all of them are the answer.
+        named = [(_strings(r[_name_key(r)])[0], tuple(_strings(r.get("aliases")))) for r in ref]
+        return Reading([[n for n, _ in named]], aliases=tuple(named))
     if isinstance(ref, str):
-        items = [p.strip() for p in re.split(r"[;\n]", ref) if p.strip()]
+        # Items joined by ";" or lines, or by commas without spaces (bAbI's "football,apple").
+        joined = re.fullmatch(r"[^\W\d_]{2,}(?:,[^\W\d_]{2,})+", ref.strip())
+        items = [p.strip() for p in re.split(r"[;\n,]" if joined else r"[;\n]", ref) if p.strip()]
         return Reading([items] if items else [])
     return list_reading(_strings(ref), query)
+
+
+_NAME_KEYS = ("answer_text", "answer", "value", "text", "name")
+
+
+def _name_key(obj: Mapping[str, Any]) -> str:
+    return next(k for k in _NAME_KEYS if _strings(obj.get(k)))
+
+
+def _named_object(obj: Any) -> bool:
+    """An answer object naming one item, with its aliases ({"answer_text": "Danube", "aliases": ["Donau"]})."""
+    return isinstance(obj, Mapping) and "aliases" in obj and any(_strings(obj.get(k)) for k in _NAME_KEYS)
 
 
 def _linked(a: str, b: str) -> bool:
@@ -252,7 +282,7 @@ class SetF1Tool(RewardTool):
     def _read(self, reading: Reading, response: str) -> tuple[float, str, list[str]]:
         if reading.pick or (len(reading.alternatives) == 1 and len(reading.alternatives[0]) > 1):
             gold = reading.alternatives[0]
-            got = set_f1(listed_items(response), gold, reading.pick)
+            got = set_f1(reading.canonical(listed_items(response)), gold, reading.pick)
             pick = f" (any {reading.pick})" if reading.pick else ""
             return got, f"set F1 {got:.3f}{pick}", gold
         got, why = alias_score(response, [a for alt in reading.alternatives for a in alt])

@@ -62,6 +62,7 @@ __all__ = [
     "final_answer",
     "gold_answer",
     "is_prose",
+    "is_worked_solution",
     "roman_value",
     "scalar_value",
     "stated_value",
@@ -1038,14 +1039,53 @@ def same_number(gold: tuple[Fraction, bool], answer: tuple[Fraction, bool]) -> b
     return (gp and not ap and g / 100 == a) or (ap and not gp and a / 100 == g)
 
 
+# A worked solution's working: an equation with numbers ("3x = 8x - 120", "= 10 m/s"), and a last sentence that
+# concludes with a number ("So the number is 24.", "Therefore, 2 people have ...").
+_EQUATION = re.compile(r"(?:\d|[a-z])\s*=\s*-?\$?\s*\d|\d\s*=\s*")
+_CONCLUDES = re.compile(
+    r"^\s*(?:so|therefore|thus|hence|in\s+total|altogether|the\s+answer|finally|this\s+means)\b",
+    re.IGNORECASE,
+)
+
+
+# A proof concludes a statement, not a value ("Therefore no rational number has square 12.").
+_PROOF = re.compile(
+    r"\b(?:suppose|assume|contradict\w*|we\s+(?:prove|show)|which\s+proves|q\.?e\.?d)\b|∎|\\blacksquare",
+    re.IGNORECASE,
+)
+
+
+def is_worked_solution(text: str) -> bool:
+    """``text`` is a worked solution that states its answer without a marker (Orca-Math, MathInstruct): two or more
+    lines or sentences, working (an equation with numbers, or three or more different numbers), no ``####`` and no
+    ``\\boxed{}``, no proof, and a last sentence that concludes with a number ("So the number is 24.")."""
+    if "####" in text or "\\boxed" in text or _PROOF.search(text):
+        return False
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if s.strip()]
+    if len(sentences) < 2 or not _CONCLUDES.match(sentences[-1]):
+        return False
+    if _NUMBER.search(numbers_from_words(sentences[-1])) is None:
+        return False
+    working = " ".join(sentences[:-1])
+    return bool(_EQUATION.search(working)) or len(set(_NUMBER.findall(working))) >= 3
+
+
 def gold_answer(reference: str, marker: str = "####") -> str:
-    """The final answer in a reference: after the last ``marker``, else its last ``\\boxed{}``, else all of it."""
+    """The final answer in a reference: after the last ``marker``, else its last ``\\boxed{}``, else — for a worked
+    solution without a marker (:func:`is_worked_solution`) — the answer it states last, else all of it."""
     text = _clean(reference)
     if marker and marker in text:
         text = text.rsplit(marker, 1)[1]
     boxed = _boxed_spans(text)
     if boxed and not text.strip().startswith("\\boxed") and len(boxed) == 1:
         return boxed[0][2].strip()
+    if is_worked_solution(text) and (stated := _final_answer(text)) is not None and not stated.hedged:
+        value = scalar_value(stated.text) or stated_value(stated.text, text)
+        if value is None:
+            return stated.text.strip()
+        number, percent = value
+        written = str(number) if number.denominator == 1 else f"{number.numerator}/{number.denominator}"
+        return written + ("%" if percent else "")
     return text.strip()
 
 

@@ -250,6 +250,16 @@ CASES: list[tuple[str, Any, str, str, str, int]] = [
         2,
     ),
     (
+        "pytest_module_importing_the_solution",  # KodCode: the tests import the function from `solution`
+        "from solution import longest_run\n\ndef test_runs():\n    assert longest_run([1, 1, 2, 2, 2, 3]) == 3\n\n"
+        "def test_empty():\n    assert longest_run([]) == 0\n",
+        "def longest_run(xs):\n    best = cur = 0\n    prev = object()\n    for x in xs:\n"
+        "        cur = cur + 1 if x == prev else 1\n        prev = x\n        best = max(best, cur)\n    return best\n",
+        "def longest_run(xs):\n    return 1\n",
+        "asserts",
+        2,
+    ),
+    (
         "tests_wrapper",
         {"tests": ["assert twice(2) == 4"], "prompt": 'def twice(x):\n    """Double x."""\n'},
         "def twice(x):\n    return 2 * x\n",

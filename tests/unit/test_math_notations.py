@@ -781,3 +781,13 @@ async def test_dates_in_numeric_and_foreign_forms_and_answers_after_a_clause(
 async def test_a_slashed_date_that_reads_both_ways_abstains(math_tool: RewardTool) -> None:
     status, _, why = await score(math_tool, "\\text{March 4}", "The date is 3/4/2024.")  # March 4 or April 3
     assert status == "abstain" and "day/month" in why, why
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"), [("It takes **42 seconds**.", 1.0), ("It takes 40 seconds.", 0.0)]
+)
+async def test_a_worked_reference_without_a_marker_is_read_at_its_stated_answer(
+    math_tool: RewardTool, response: str, expected: float
+) -> None:
+    reference = "Speed = 120 / 12 = 10 m/s.\nDistance = 120 + 300 = 420 m.\nTime = 420 / 10 = 42 s.\nSo it takes 42 seconds."
+    await assert_scores(math_tool, reference, response, expected)

@@ -347,3 +347,72 @@ def test_a_patch_or_a_graded_score_gets_a_verifier_not_a_metric_that_cannot_chec
     score = r.decide(RoutingQuery("s", "Rate how similar, from 0 to 1.\nA: x\nB: y", 0.42), SPECS)
     assert patch.none_fit and score.none_fit
     assert {patch.path, score.path} == {"rule:uncomparable_reference"}
+
+
+@pytest.mark.parametrize(
+    ("query", "reference", "metadata", "expected"),
+    [
+        # labels each followed by their number, offered as alternatives
+        ("Claim: the bridge opened in 1932. Is the claim supported (1) or contradicted (0)?", 0, {}, "index"),
+        ("How many bridges are listed (1) in the table?", 4, {}, ""),
+        # the correct option's text, the others listed as incorrect in metadata (GPQA, SciQ)
+        (
+            "Which gas is most abundant in air?",
+            "nitrogen",
+            {"Incorrect Answer 1": "oxygen", "Incorrect Answer 2": "argon"},
+            "index",
+        ),
+        ("Which gas is most abundant in air?", "nitrogen", {"Incorrect Answer 1": "oxygen"}, ""),
+        # one path between two ends the query names: other paths may be as right
+        (
+            "Change one letter at a time to get from 'SHIP' to 'DOCK'.",
+            "SHIP,SHOP,CHOP,CHOCK,DOCK",
+            {},
+            "path",
+        ),
+        ("Give a route from Paris to Rome.", ["Paris", "Lyon", "Turin", "Rome"], {}, "path"),
+        ("Sort these cities: Paris, Rome, Lyon.", ["Lyon", "Paris", "Rome"], {}, "item_list"),
+        # one label id of a multi-label query, and items joined by commas without spaces
+        ("Which topics apply? 0: sports; 1: politics; 2: science; 3: arts.", [2], {}, "item_list"),
+        ("What is Anna holding?", "umbrella,leash", {}, "item_list"),
+        ("How do you go from the hall to the den?", "n,w", {}, ""),
+        # several answer objects, each with its aliases: items, not alternatives of one answer
+        (
+            "Which rivers flow through Koblenz?",
+            [
+                {"answer_text": "Rhine", "aliases": ["Rhein"]},
+                {"answer_text": "Moselle", "aliases": ["Mosel"]},
+            ],
+            {},
+            "item_list",
+        ),
+    ],
+)
+def test_kinds_of_the_fourth_round(
+    query: str, reference: object, metadata: dict[str, object], expected: str
+) -> None:
+    assert kind(query, reference, metadata) == expected
+
+
+def test_a_path_between_named_ends_gets_a_verifier() -> None:
+    d = router(BANK).decide(
+        RoutingQuery("w", "Turn 'LOVE' into 'HATE' one letter at a time.", "LOVE,LAVE,HAVE,HATE"),
+        SPECS,
+    )
+    assert d.none_fit and d.path == "rule:uncomparable_reference"
+
+
+def test_a_worked_solution_without_a_marker_is_its_stated_number() -> None:
+    q = RoutingQuery(
+        "o",
+        "A train 120 m long passes a pole in 12 seconds. How long does it take to pass a 300 m platform?",
+        "Speed = 120 / 12 = 10 m/s.\nDistance = 120 + 300 = 420 m.\nTime = 420 / 10 = 42 s.\n"
+        "So it takes 42 seconds.",
+    )
+    assert q.features().reference_shape == "number"
+    proof = RoutingQuery(
+        "p",
+        "Prove that no rational squares to 12.",
+        "Suppose (p/q)^2 = 12 ... Therefore no rational has square 12.",
+    )
+    assert proof.features().reference_shape == "text"

@@ -45,6 +45,22 @@ def test_set_f1_reads_coqa_and_squad_answers_as_alternatives() -> None:
     assert score("set_f1", "Carolina Panthers", squad) == 0.0
 
 
+def test_set_f1_reads_answer_objects_as_items_each_given_by_any_of_its_names() -> None:
+    ref = [
+        {"answer_text": "Rhine", "aliases": ["Rhein"]},
+        {"answer_text": "Moselle", "aliases": ["Mosel"]},
+        {"answer_text": "Main", "aliases": []},
+    ]
+    assert score("set_f1", "Rhein, Mosel and Main", ref) == 1.0
+    assert score("set_f1", "Rhine and Moselle", ref) == pytest.approx(0.8)
+    assert score("set_f1", "Rhine, Danube and Elbe", ref) == pytest.approx(1 / 3)
+
+
+def test_set_f1_reads_words_joined_by_commas_as_items() -> None:
+    assert score("set_f1", "apple, football", "football,apple") == 1.0
+    assert score("set_f1", "football", "football,apple") == pytest.approx(2 / 3)
+
+
 def test_sequence_match_reads_conll_tag_ids_with_their_names() -> None:
     ref = [3, 0, 7, 0, 0, 0, 7, 0, 0]
     meta = {"tag_names": CONLL}
