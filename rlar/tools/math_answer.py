@@ -450,7 +450,8 @@ def _plain_answer(text: str) -> str:
 
 
 # A closing remark after the answer ("(Note: the bound 2 claimed in some sources is not attained.)", "Note: I
-# assumed ..."): its numbers are not the answer, unless it states one itself.
+# assumed ..."): its numbers are not the answer, unless it states one itself or revises the answer ("Note: actually
+# it is 4").
 _NOTE = re.compile(r"^\s*\(?\s*(?:note|n\.\s?b\.|remark|p\.\s?s\.|aside|caveat)\s*[:.,—-]", re.IGNORECASE)
 
 
@@ -466,7 +467,11 @@ def _without_closing_notes(text: str) -> str:
     while (
         len(paragraphs) > 1
         and _NOTE.match(paragraphs[-1])
-        and not (_MARKERS.search(paragraphs[-1]) or _boxed_spans(paragraphs[-1]))
+        and not (
+            _MARKERS.search(paragraphs[-1])
+            or _boxed_spans(paragraphs[-1])
+            or _REVISION.search(paragraphs[-1])
+        )
         and _NUMBER.search("\n".join(paragraphs[:-1]))
     ):
         paragraphs.pop()

@@ -43,7 +43,22 @@ MARKUP = [
     "\\({}\\)",
     "__{}__",
 ]
-FRAMES = ["{}", "The answer is {}.", "**Answer:** {}", "So the result is {}.", "Final answer: {}", "{}."]
+FRAMES = [
+    "{}",
+    "The answer is {}.",
+    "**Answer:** {}",
+    "So the result is {}.",
+    "Final answer: {}",
+    "{}.",
+]
+# Frames math_verify reads besides: a proof's end mark, a program's printed output, a closing note with numbers of
+# its own.
+MATH_FRAMES = [
+    *FRAMES,
+    "Therefore the answer is {}. $\\blacksquare$",
+    "```python\nprint(answer)\n```\nOutput:\n```\n{}\n```",
+    "The answer is {}.\n\n(Note: I checked it twice, with 7 and 11.)",
+]
 
 _TOOLS: dict[str, RewardTool] = {}
 
@@ -75,10 +90,10 @@ def written(value: int, data: st.DataObject, *, legit: bool = True) -> str:
     return digits
 
 
-def framed(text: str, data: st.DataObject) -> str:
+def framed(text: str, data: st.DataObject, frames: list[str] = FRAMES) -> str:
     if data.draw(st.booleans(), label="markup"):
         text = data.draw(st.sampled_from(MARKUP)).format(text)
-    return data.draw(st.sampled_from(FRAMES)).format(text)
+    return data.draw(st.sampled_from(frames)).format(text)
 
 
 VALUES = st.integers(-99999, 99999).filter(lambda v: v != 0)
@@ -90,7 +105,7 @@ SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[Heal
 def test_math_verify_reads_the_right_number_in_every_legitimate_notation(
     value: int, data: st.DataObject
 ) -> None:
-    response = framed(written(value, data), data)
+    response = framed(written(value, data), data, MATH_FRAMES)
     assert run("math_verify", str(value), response) == ("ok", 1.0), response
 
 
@@ -100,7 +115,7 @@ def test_math_verify_never_gives_a_perturbed_wrong_number_full_marks(
     value: int, wrong: str, shift: int, data: st.DataObject
 ) -> None:
     other = -value if wrong == "flip" else value + shift
-    response = framed(written(other, data), data)
+    response = framed(written(other, data), data, MATH_FRAMES)
     if data.draw(st.booleans(), label="superscript"):
         response = response.replace(".", "") + data.draw(st.sampled_from(SUPERSCRIPTS))
     assert run("math_verify", str(value), response) != ("ok", 1.0), response

@@ -671,6 +671,7 @@ LAYOUTS_AND_FAMILIES = [
     ("7", "Hence $k = 8$. ∎", 0.0),
     ("5", "The maximum is $5$.\n\n(Note: some texts claim $4$, but that bound is not sharp.)", 1.0),
     ("4", "The maximum is $5$.\n\n(Note: some texts claim $4$, but that bound is not sharp.)", 0.0),
+    ("5", "The maximum is $5$.\n\nNote: actually I made a mistake above; the maximum is $4$.", 0.0),
     # scale words of other number systems
     ("2500000", "The total is ₹25 lakh.", 1.0),
     ("2500000", "The total is ₹2.5 lakh.", 0.0),
