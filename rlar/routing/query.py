@@ -49,7 +49,7 @@ from rlar.tasks.references import (
     reference_shape,
     unspaced_letters,
 )
-from rlar.tools.structured import parse_quantity
+from rlar.tools.structured import bio_tags, parse_quantity
 
 __all__ = [
     "KIND_WORDS",
@@ -602,6 +602,8 @@ def reference_kind(reference: Any, shape: str, text: str, metadata: Mapping[str,
             return "target"
     if isinstance(ref, str) and _PATCH.search(ref):
         return "patch"
+    if isinstance(ref, str) and bio_tags(ref) is not None:
+        return "tag_sequence"  # ATIS's slot tags as one string: "O O B-fromloc.city_name O B-toloc.city_name"
     if isinstance(ref, str) and _COMMA_JOINED.fullmatch(ref.strip()):
         return "item_list"  # bAbI's "football,apple": items joined by commas without spaces
     if isinstance(ref, str):

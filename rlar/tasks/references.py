@@ -84,6 +84,7 @@ _PROGRAM = re.compile(
     r"^\s*(SELECT|WITH|INSERT|UPDATE|DELETE|CREATE)\b.*\b(FROM|INTO|TABLE|SET)\b"  # SQL
     r"|^\s*(?:PREFIX\s.*)?(SELECT|ASK|CONSTRUCT|DESCRIBE)\b[^{]*\bWHERE\s*\{"  # SPARQL
     r"|^\s*(?:OPTIONAL\s+)?MATCH\s*\(.*\bRETURN\b"  # Cypher
+    r"|^\s*\[IN:[A-Z_]+\b.*\]\s*$"  # a TOP / MTOP semantic parse: [IN:GET_WEATHER [SL:LOCATION boston ] ]
     # a logical form: predicates applied to arguments, joined ("dog ( x _ 1 ) AND roll . agent ( x _ 2 , x _ 1 )")
     r"|^[\s*]*[\w.]+(?:\s*\.\s*\w+)*\s*\([^()]*\)(?:\s*(?:AND|;|∧|&)\s*\*?\s*[\w.]+(?:\s*\.\s*\w+)*\s*\([^()]*\))+\s*$"
     r"|^\s*(def |class |import |from \w+ import |lambda )"  # Python statements

@@ -39,6 +39,7 @@ answers that are not plain numbers or choice letters.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -1075,6 +1076,7 @@ def is_worked_solution(text: str) -> bool:
     return bool(_EQUATION.search(working)) or len(set(_NUMBER.findall(working))) >= 3
 
 
+@functools.lru_cache(maxsize=4096)  # a GRPO group's samples share their reference: it is read once
 def gold_answer(reference: str, marker: str = "####") -> str:
     """The final answer in a reference: after the last ``marker``, else its last ``\\boxed{}``, else — for a worked
     solution without a marker (:func:`is_worked_solution`) — the answer it states last, else all of it."""

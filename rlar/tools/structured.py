@@ -28,6 +28,7 @@ from rlar.tools.item_sets import decoded_reference
 __all__ = [
     "QuantityMatchTool",
     "SequenceMatchTool",
+    "bio_tags",
     "is_unit",
     "parse_quantity",
     "quantities",
@@ -55,8 +56,22 @@ def _grid_cells(reference: Any) -> str | None:
     return None
 
 
+_BIO_TAG = re.compile(r"[BIESLU]-[A-Za-z_][\w.:-]*|O")
+
+
+def bio_tags(text: str) -> list[str] | None:
+    """The tags of a tag sequence written as one string, as ATIS and SNIPS ship slot tags ("O O B-fromloc.city_name O
+    B-toloc.city_name"): two or more BIO tags separated by spaces, at least one of them not O; None otherwise."""
+    tokens = text.split()
+    if len(tokens) < 2 or not all(_BIO_TAG.fullmatch(t) for t in tokens) or set(tokens) == {"O"}:
+        return None
+    return tokens
+
+
 def _tags(reference: Any) -> list[str] | None:
     ref = decoded_reference(reference)
+    if isinstance(ref, str):
+        return bio_tags(ref)
     if isinstance(ref, Mapping):
         for key in ("ner_tags", "pos_tags", "upos", "tags", "labels", "chunk_tags"):
             if key in ref:

@@ -790,5 +790,8 @@ async def test_a_slashed_date_that_reads_both_ways_abstains(math_tool: RewardToo
 async def test_a_worked_reference_without_a_marker_is_read_at_its_stated_answer(
     math_tool: RewardTool, response: str, expected: float
 ) -> None:
-    reference = "Speed = 120 / 12 = 10 m/s.\nDistance = 120 + 300 = 420 m.\nTime = 420 / 10 = 42 s.\nSo it takes 42 seconds."
+    reference = (
+        "Speed = 120 / 12 = 10 m/s.\nDistance = 120 + 300 = 420 m.\n"
+        "Time = 420 / 10 = 42 s.\nSo it takes 42 seconds."
+    )
     await assert_scores(math_tool, reference, response, expected)

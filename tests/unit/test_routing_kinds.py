@@ -376,6 +376,9 @@ def test_a_patch_or_a_graded_score_gets_a_verifier_not_a_metric_that_cannot_chec
         ("Which topics apply? 0: sports; 1: politics; 2: science; 3: arts.", [2], {}, "item_list"),
         ("What is Anna holding?", "umbrella,leash", {}, "item_list"),
         ("How do you go from the hall to the den?", "n,w", {}, ""),
+        # slot tags shipped as one string (ATIS, SNIPS)
+        ("Tag each word (BIO): fly from rome to oslo", "O O B-from.city O B-to.city", {}, "tag_sequence"),
+        ("Tag each word (BIO): fly home", "O O", {}, ""),
         # several answer objects, each with its aliases: items, not alternatives of one answer
         (
             "Which rivers flow through Koblenz?",
@@ -400,6 +403,11 @@ def test_a_path_between_named_ends_gets_a_verifier() -> None:
         SPECS,
     )
     assert d.none_fit and d.path == "rule:uncomparable_reference"
+
+
+def test_a_top_semantic_parse_is_a_program() -> None:
+    q = RoutingQuery("m", "Parse: remind me at 9", "[IN:CREATE_REMINDER [SL:DATE_TIME at 9 ] ]")
+    assert q.features().reference_shape == "program"
 
 
 def test_a_worked_solution_without_a_marker_is_its_stated_number() -> None:

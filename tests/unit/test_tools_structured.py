@@ -61,6 +61,12 @@ def test_set_f1_reads_words_joined_by_commas_as_items() -> None:
     assert score("set_f1", "football", "football,apple") == pytest.approx(2 / 3)
 
 
+def test_sequence_match_reads_slot_tags_shipped_as_one_string() -> None:
+    ref = "O O B-from.city O B-to.city"
+    assert score("sequence_match", "O O B-from.city O B-to.city", ref) == 1.0
+    assert score("sequence_match", "O O B-from.city O B-from.city", ref) == pytest.approx(0.8)
+
+
 def test_sequence_match_reads_conll_tag_ids_with_their_names() -> None:
     ref = [3, 0, 7, 0, 0, 0, 7, 0, 0]
     meta = {"tag_names": CONLL}
