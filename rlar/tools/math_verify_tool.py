@@ -106,6 +106,14 @@ class MathVerifyTool(RewardTool):
                 return list(found)
         return list(parse(text, self._latex_cfg, parsing_timeout=timeout))  # type: ignore[arg-type]
 
+    def _parse_unbounded(self, text: str) -> list[Any]:
+        """``text`` parsed, wrapped in dollar signs when it has none, with no time limit of its own: for callers
+        that run under :meth:`_bounded`."""
+        from math_verify import parse
+
+        wrapped = text if "$" in text else f"${text}$"
+        return list(parse(wrapped, self._latex_cfg, parsing_timeout=None))  # type: ignore[arg-type]
+
     def _verify(self, gold: list[Any], answer: list[Any]) -> bool:
         from math_verify import verify
 
@@ -125,13 +133,10 @@ class MathVerifyTool(RewardTool):
         """The canonical-form layer (``rlar.tools.math_forms``): (equivalent, reason), or None to leave the pair
         to the library. ``hedged``: why the response offers several answers, refused unless the reference is a
         list or a set of reals itself. Parsing, sympy work and element comparisons all run under one time limit."""
-        from math_verify import parse, verify
+        from math_verify import verify
 
         p = self.params
-
-        def parse_one(text: str) -> list[Any]:
-            wrapped = text if "$" in text else f"${text}$"
-            return list(parse(wrapped, self._latex_cfg, parsing_timeout=None))  # type: ignore[arg-type]
+        parse_one = self._parse_unbounded
 
         def equal(x: Any, y: Any) -> bool:
             return bool(
@@ -168,13 +173,9 @@ class MathVerifyTool(RewardTool):
         number. Called under the time limit of ``_notations``."""
 
         import sympy
-        from math_verify import parse
 
-        wrapped = text if "$" in text else f"${text}$"
         try:
-            found = [
-                p for p in parse(wrapped, self._latex_cfg, parsing_timeout=None) if not isinstance(p, str)
-            ]  # type: ignore[arg-type]
+            found = [p for p in self._parse_unbounded(text) if not isinstance(p, str)]
             if not found or not isinstance(found[0], sympy.Expr):
                 return None
             obj = found[0].subs({s: sympy.I for s in found[0].free_symbols if getattr(s, "name", "") == "i"})
@@ -203,13 +204,8 @@ class MathVerifyTool(RewardTool):
     def _families(self, gold: str, answer: str) -> tuple[bool, str] | None:
         """A reference that is a family of solutions — over an integer parameter, or a general solution with
         arbitrary constants (``rlar.tools.solution_families``) — against the answer's mathematics."""
-        from math_verify import parse
-
-        def parse_one(text: str) -> list[Any]:
-            wrapped = text if "$" in text else f"${text}$"
-            return list(parse(wrapped, self._latex_cfg, parsing_timeout=None))  # type: ignore[arg-type]
-
         span = math_forms.prepare(math_forms.math_span(math_forms.named_functions(answer)))
+        parse_one = self._parse_unbounded
         try:
             return self._bounded(
                 solution_families.compare_periodic_families, gold, answer, parse_one
@@ -492,9 +488,9 @@ class MathVerifyTool(RewardTool):
         }
         if len(truths) == 1 and None not in truths:
             return self._truth_value(truths.pop() is True, inp.response)
-        circled = {math_answer.circled_choices(math_answer.gold_answer(r, marker)) for r in refs}
-        if len(circled) == 1 and None not in circled:
-            return self._statements(circled.pop(), inp.response)  # type: ignore[arg-type]
+        statements_named = [math_answer.circled_choices(math_answer.gold_answer(r, marker)) for r in refs]
+        if statements_named[0] is not None and all(x == statements_named[0] for x in statements_named):
+            return self._statements(statements_named[0], inp.response)
         answer = math_answer.final_answer(inp.response)
         if answer is None:
             # No number or letter stated: only a notation that needs none ("noon") can still be read.

@@ -6,8 +6,7 @@ formats are worth more as exemplars: a router that has seen more public formats,
 new one nearer to something it knows, and the correctness model fitted on formats held out from it sees more
 kinds of novelty. The blind sets kept for measuring (``heldout_blind3.jsonl``, ``heldout_blind6.jsonl``) never
 join; ``heldout_blind4.jsonl`` and ``heldout_blind5.jsonl`` were written to be measured once and then serve as
-development data, and ``heldout_blind2.jsonl``, measured untouched over several rounds, was read and joined in the
-fourth round of issue 39.
+development data; ``heldout_blind2.jsonl``, measured untouched over several rounds, was then read and joined.
 
 The records join as written (their ``note`` dropped: a reason for a label, which the router never reads).
 """
