@@ -81,11 +81,19 @@ _FUNCTION_WORDS = {
 }  # fmt: skip
 
 
+_LANGUAGES_OF: dict[str, list[str]] = {}
+for _lang, _words in _FUNCTION_WORDS.items():
+    for _word in _words:
+        _LANGUAGES_OF.setdefault(_word, []).append(_lang)
+
+
 def _language(words: list[str]) -> str | None:
-    counts = {lang: sum(w in fw for w in words) for lang, fw in _FUNCTION_WORDS.items()}
-    best = max(counts, key=lambda k: counts[k])
-    ranked = sorted(counts.values(), reverse=True)
-    return best if ranked[0] >= 2 and ranked[0] > ranked[1] else None
+    counts = dict.fromkeys(_FUNCTION_WORDS, 0)
+    for w in words:
+        for lang in _LANGUAGES_OF.get(w, ()):
+            counts[lang] += 1
+    ranked = sorted(counts.items(), key=lambda kv: kv[1], reverse=True)
+    return ranked[0][0] if ranked[0][1] >= 2 and ranked[0][1] > ranked[1][1] else None
 
 
 @cache
@@ -126,8 +134,8 @@ def _fold(word: str) -> str:
 def foreign_cardinals(text: str) -> str:
     """``text`` with its number words written as digits when it is German, French, Spanish, Italian or
     Portuguese (module docstring); any other text as it is."""
-    words = re.findall(r"[^\W\d_]+", text)
-    lang = _language([_fold(w) for w in words]) if len(words) >= 3 else None
+    words = re.findall(r"[^\W\d_]+", _fold(text))
+    lang = _language(words) if len(words) >= 3 else None
     if lang is None:
         return text
 
