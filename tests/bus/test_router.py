@@ -389,7 +389,13 @@ async def test_a_collapsed_synthesised_tool_is_quarantined_and_its_task_rerouted
         assert flagged and flagged[0][:2] == (spec.name, spec.version) and "all max" in flagged[0][2]
         status = await registry.status(spec.name, spec.version)
         assert status["state"] == "quarantined" and "all max" in status["reason"]
-        reroutes = [e for e in events.items if e.kind == "reroute" and e.data["task"] == task_name]
+        # The event is published on core NATS during check_health; its delivery to this inbox is asynchronous.
+        deadline = asyncio.get_running_loop().time() + 60
+        while True:
+            reroutes = [e for e in events.items if e.kind == "reroute" and e.data["task"] == task_name]
+            if reroutes or asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(0.05)
         assert reroutes and reroutes[0].level == "warning"
         calls_before = router.counters["agent_calls"]
         p = prompt(task_name, 1, query="A poem about snow", description=desc)
