@@ -127,7 +127,8 @@ def test_the_rewards_walkthrough_trains_is_interrupted_resumes_with_the_printed_
         while not (metrics.exists() and metrics.read_text().strip()):
             assert proc.poll() is None, f"rlar train ended before a learner step:\n{log1.read_text()[-3000:]}"
             assert time.monotonic() < deadline, f"no learner step in time:\n{log1.read_text()[-3000:]}"
-            time.sleep(2)
+            # the learner keeps stepping until the Ctrl-C: each step past the first is work for nothing
+            time.sleep(0.25)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=300) == 130, log1.read_text()[-3000:]
     finally:
@@ -143,9 +144,10 @@ def test_the_rewards_walkthrough_trains_is_interrupted_resumes_with_the_printed_
         and json.loads((run / "summary.json").read_text())["exit_code"] == 130
     )
 
-    # 2. the printed command, as it is (plus the shortened settings), from the same directory
+    # 2. the printed command, as it is (plus the shortened settings), from the same directory: one step more
+    # than the interrupted run made is a resumed run that trained (what the summary's step count checks below)
     log2 = tmp_path / "train2.log"
-    proc = _rlar_train(work, env, log2, *resume, *short, "--set", f"learner.max_steps={first_steps + 2}")
+    proc = _rlar_train(work, env, log2, *resume, *short, "--set", f"learner.max_steps={first_steps + 1}")
     try:
         code = proc.wait(timeout=WALK_STEP_TIMEOUT_S)
     finally:
