@@ -40,6 +40,7 @@ __all__ = [
     "clean_markup",
     "explicit_statement",
     "first_named_answer",
+    "in_counterfactual",
     "lettered_options",
     "listed_items",
     "restated_answer",
@@ -230,6 +231,15 @@ def restated_answer(response: str, query: str) -> list[str] | None:
 _LEAD_LETTER = re.compile(r"^\s*(?:option\s+|choice\s+)?\(?([A-J])\)?(?:[).:]|\s*$|\s+-\s)", re.IGNORECASE)
 
 
+_COUNTERFACTUAL = re.compile(r"\(((?:if|had)\b[^()]*\b(?:would|were)\b[^()]*)\)", re.IGNORECASE)
+
+
+def in_counterfactual(text: str, position: int) -> bool:
+    """``position`` is inside a bracketed counterfactual ("(If both ends were excluded it would be 11, option A.)"):
+    what another reading of the question would give, not an answer stated."""
+    return any(m.start() < position < m.end() for m in _COUNTERFACTUAL.finditer(text))
+
+
 def chosen_letters(response: str) -> list[str]:
     """The option letters ``response`` chooses (its leading letter, and the letter each explicit statement opens
     with), upper-cased, in order, without repeats."""
@@ -240,10 +250,11 @@ def chosen_letters(response: str) -> list[str]:
         out.append(lead.group(1).upper())
     for m in _MARKER.finditer(text):
         got = _LEAD_LETTER.match(text[m.end() :])
-        if got:
+        if got and not in_counterfactual(text, m.start()):
             out.append(got.group(1).upper())
     for m in re.finditer(r"\b(?:option|choice)\s+\(?([A-J])\)?(?![A-Za-z])", text, re.IGNORECASE):
-        out.append(m.group(1).upper())
+        if not in_counterfactual(text, m.start()):
+            out.append(m.group(1).upper())
     for content in _boxed(text):
         if got := re.fullmatch(r"\s*\(?([A-J])\)?\s*", content):
             out.append(got.group(1).upper())

@@ -11,7 +11,13 @@ answers that are not plain numbers or choice letters.
    ``aligned`` chain one line, ``\\therefore`` / ∴ a "so". A sentence with several numbers states the one
    ``stated_value`` picks ("In total, he will pay $48 for the 4 shirts" -> 48), not simply its last; the base or
    exponent of a power is no value of its own ("8^(2/3)"), nor is a number in a bracketed remark when one stands
-   outside it.
+   outside it. Markup for a renderer (MathML, Typst, Julia rationals, digit-group underscores, box frames,
+   spoilers, footnotes and sources) is read first (``rlar.tools.answer_markup``). What follows the answer and is
+   not one — a closing note, a sign-off or offer ("Let me know if you'd like 2 more"), a check, the proof of a
+   claim stated first, a bracketed counterfactual ("(If 0 counted it would be 7, option D.)") — is not read. A line
+   answering a question's parts in order ("(a) 3 and (b) 7") is a tuple of parts, each compared with the
+   reference's item in its place. A domain said after an expression ("x + 2 (for x ≠ 2)") is dropped when the
+   reference states none. Quadrant bearings ("S45°W") are degrees from north (225°).
 2. Hedging and spam score 0: a final answer that offers two different values ("3 or 4", "either B or C",
    "40 to 50", ``\\boxed{6} or \\boxed{7}``), and a response that is only a list of numbers or letters
    ("1 2 3 4 5", "A, B, C, D"), a final answer that is a list of numbers ("The answer is 3, 4, 5, 6"), and three
@@ -48,6 +54,8 @@ from typing import Any
 
 from rlar.tools import structured
 from rlar.tools.answer_chars import read_chars
+from rlar.tools.answer_markup import plain_markup
+from rlar.tools.answer_text import in_counterfactual
 from rlar.tools.math_forms import MATH_REGION, code_forms, nested_lists_as_matrices, repeating_to_fraction
 from rlar.tools.written_numbers import numbers_from_words
 
@@ -62,12 +70,14 @@ __all__ = [
     "circled_choices",
     "final_answer",
     "gold_answer",
+    "has_relation",
     "is_prose",
     "is_worked_solution",
     "roman_value",
     "scalar_value",
     "stated_value",
     "value_form",
+    "without_domain",
 ]
 
 # A precision stated beside the answer is not a second value: "(rounded to 2 d.p.)", "to one decimal place",
@@ -83,8 +93,9 @@ _PRECISION = re.compile(
 )
 # A check of the answer after it ("Check: 3(4) - 2 = 10 ✓", "Verification: ..."): its numbers are not the answer.
 _CHECK = re.compile(
-    r"(?:^|\n|(?<=[.!?])[ \t]+)[ \t]*(?:\*\*)?(?:sanity\s+check|double[- ]check|check(?:ing)?|verification|verify"
-    r"|verifying)(?:\*\*)?\s*(?::|—|–|-\s)",
+    r"(?:^|\n|(?<=[.!?])[ \t]+)[ \t]*(?:\*\*)?(?:(?:you\s+can|we\s+can|let'?s|let\s+us|to)\s+)?"
+    r"(?:sanity\s+check|double[- ]check|check(?:ing)?|verification|verify|verifying)"
+    r"(?:\s+(?:it|this|that|the\s+answer|our\s+answer))?(?:\*\*)?\s*(?::|—|–|-\s)",
     re.IGNORECASE,
 )
 
@@ -135,11 +146,13 @@ _HEDGE_WORDS = re.compile(
 @dataclass(frozen=True)
 class FinalAnswer:
     """A response's final answer: ``text`` as written (``boxed``: it came from ``\\boxed{}``), and ``hedged``
-    saying why it is not one answer ("" when it is)."""
+    saying why it is not one answer ("" when it is); ``parts``: the values of a question's parts answered in order
+    on the answer's line ("(a) 3 and (b) 7"), else empty."""
 
     text: str
     boxed: bool = False
     hedged: str = ""
+    parts: tuple[str, ...] = ()
 
 
 def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
@@ -159,13 +172,26 @@ def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
     return sorted(out)
 
 
+# A quadrant bearing: "S45°W" is 45° from south towards west, 225° clockwise from north; "N 60° W" is 300°.
+_BEARING = re.compile(
+    r"(?:\\text\{\s*)?\b([NS])\s*\}?\s*(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)\s*(?:\\text\{\s*)?([EW])\b\s*\}?"
+)
+
+
+def _bearing(m: re.Match[str]) -> str:
+    angle = Fraction(m.group(2))
+    degrees = {"NE": angle, "NW": 360 - angle, "SE": 180 - angle, "SW": 180 + angle}[m.group(1) + m.group(3)]
+    return f"{float(degrees):g}^\\circ"
+
+
 def _clean(text: str) -> str:
     """The characters read (``answer_chars.read_chars``), GSM8K's calculator notes and emphasis markup removed
     (Markdown bold, italics and code marks, HTML emphasis tags, ``\\textbf``-like wrappers; ``<sup>``/``<sub>``
     become ``^{}``/``_{}``)."""
-    text = _single_escapes(text)
+    text = _single_escapes(plain_markup(text))
     text = _QED.sub("", text)
     text = read_chars(text)
+    text = _BEARING.sub(_bearing, text)
     text = stacked_fractions(text)
     text = re.sub(r"<<[^>]*>>", "", text)  # GSM8K calculator notes
     text = _MULTIPLICITY.sub("", text)
@@ -454,6 +480,14 @@ def _plain_answer(text: str) -> str:
 # assumed ..."): its numbers are not the answer, unless it states one itself or revises the answer ("Note: actually
 # it is 4").
 _NOTE = re.compile(r"^\s*\(?\s*(?:note|n\.\s?b\.|remark|p\.\s?s\.|aside|caveat)\s*[:.,—-]", re.IGNORECASE)
+# An offer or a sign-off after the answer ("Feel free to ask ... 1 or 2 more practice problems!", "Let me know if
+# you want the 3 other cases"): its numbers are about the conversation, not the answer.
+_SIGN_OFF = re.compile(
+    r"^\s*(?:feel\s+free|let\s+me\s+know|(?:i\s+)?hope\s+(?:this|that|it)\s+helps|if\s+you\s+(?:have|need|want|would|'d)"
+    r"|(?:i'?m|i\s+am|i'?d\s+be|i\s+would\s+be)\s+happy\s+to|happy\s+to\s+help|good\s+luck|would\s+you\s+like|do\s+you\s+want"
+    r"|want\s+me\s+to|shall\s+i|should\s+i)\b",
+    re.IGNORECASE,
+)
 
 
 _DEFINITION = re.compile(
@@ -467,7 +501,7 @@ def _without_closing_notes(text: str) -> str:
     paragraphs = re.split(r"\n\s*\n", text)
     while (
         len(paragraphs) > 1
-        and _NOTE.match(paragraphs[-1])
+        and (_NOTE.match(paragraphs[-1]) or _SIGN_OFF.match(paragraphs[-1]))
         and not (
             _MARKERS.search(paragraphs[-1])
             or _boxed_spans(paragraphs[-1])
@@ -484,14 +518,111 @@ def _without_closing_notes(text: str) -> str:
     return text
 
 
+def _before_proof(text: str) -> str:
+    """``text`` up to the proof of a claim it states first ("Claim. The only such prime is p = 3. Proof. ..."),
+    when the claim states a value and the proof states no answer of its own (its numbers are the working); else
+    ``text``."""
+    m = _PROOF_HEAD.search(text)
+    if m is None:
+        return text
+    before, after = text[: m.start()], text[m.start() :]
+    if _MARKERS.search(after) or _boxed_spans(after) or not _NUMBER.search(before):
+        return text
+    return before.rstrip()
+
+
+_RELATION = r"(?:\\neq|\\ne|\\geqslant|\\geq|\\ge|\\leqslant|\\leq|\\le|[<>])(?![A-Za-z])"
+_DOMAIN_ASIDE = re.compile(
+    rf"\s*\(\s*(?:for|where|when|if|with|valid\s+for)\s+\$?\s*[A-Za-z]\s*{_RELATION}[^()\n]*\)", re.IGNORECASE
+)
+_DOMAIN_TAIL = re.compile(
+    rf"(?:,|\\q?quad)\s*(?:\\q?quad|\\[,;:! ]|\s)*(?:\\text\{{\s*(?:for|where|when|if)\s*\}}\s*|(?:for|where)\s+)?"
+    rf"[A-Za-z]\s*{_RELATION}"
+)
+
+
+def has_relation(text: str) -> bool:
+    """``text`` states an inequation or inequality (``x \\neq 2``, ``x \\geq 0``, ``<``)."""
+    return re.search(_RELATION, text) is not None
+
+
+def without_domain(text: str) -> str:
+    """``text`` without the domain said after an expression ("$x + 2$ (for $x \\neq 2$)", "$f^{-1}(x) = x^2 + 1,
+    \\quad x \\geq 0$", "x + 2, x ≠ 2"): for a reference that is an expression and states no domain. A condition
+    after something that is itself a relation ("x < 3, x \\neq 0") is part of the answer and stays."""
+    text = _DOMAIN_ASIDE.sub("", text)
+
+    def cut(content: str) -> str:
+        tail = _DOMAIN_TAIL.search(content)
+        if tail is None or not content[: tail.start()].strip() or has_relation(content[: tail.start()]):
+            return content
+        return content[: tail.start()].rstrip()
+
+    if not MATH_REGION.search(text):
+        return cut(text)
+
+    def region(m: re.Match[str]) -> str:
+        i = next(i for i, g in enumerate(m.groups(), 1) if g is not None)
+        return m.group(0)[: m.start(i) - m.start()] + cut(m.group(i)) + m.group(0)[m.end(i) - m.start() :]
+
+    return MATH_REGION.sub(region, text)
+
+
+# Labels of the parts of a question answered on one line: "(a) 3 and (b) 7", "(i) 28 cm, (ii) 48 cm²", "a) a = 2;
+# b) b = -1".
+_PART_LABEL = re.compile(r"(?:^|(?<=[\s:;,]))\(?([a-h]|i{1,3}|iv|vi{0,3})\)(?=\s)")
+_ROMAN_PARTS = ["i", "ii", "iii", "iv", "v", "vi", "vii", "viii"]
+
+
+def _parts_joined(line: str) -> tuple[str, tuple[str, ...]]:
+    """A line that answers the parts of a question in order ("So the answers are (a) $3$ and (b) $7$.") as the list
+    of the parts' values ("So the answers are 3, 7"): each part's value is what it states last (after its last
+    "="), without units, in order: a tuple; a line with fewer than two labels, or labels out of order, as it is."""
+    labels = list(_PART_LABEL.finditer(line))
+    names = [m.group(1) for m in labels]
+    if len(labels) < 2 or names not in (
+        [chr(ord("a") + k) for k in range(len(names))],
+        _ROMAN_PARTS[: len(names)],
+    ):
+        return line, ()
+    parts = []
+    for m, nxt in zip(labels, [*labels[1:], None], strict=True):
+        part = line[m.end() : nxt.start() if nxt else len(line)]
+        part = re.sub(r"(?:\s|[,;.]|\band\b)+$", "", part.strip(), flags=re.IGNORECASE)
+        part = part.rsplit("=", 1)[-1].strip().strip("$").strip()
+        part = re.sub(
+            r"(?<=\d)\s*(?:\\,)?\s*(?:\\(?:text|mathrm)\{[^{}]*\}|[A-Za-z]+)(?:\^\{?\d\}?)?$", "", part
+        )
+        if not part:
+            return line, ()
+        parts.append(part)
+    return line[: labels[0].start()].rstrip() + " (" + ", ".join(parts) + ")", tuple(parts)
+
+
 def _final_answer(cleaned: str) -> FinalAnswer | None:
-    text = _before_check(_without_closing_notes(cleaned.strip()))
+    lines, answered = [], {}
+    for line in cleaned.split("\n"):
+        joined, parts = _parts_joined(line) if ")" in line else (line, ())
+        lines.append(joined)
+        if parts:
+            answered["(" + ", ".join(parts) + ")"] = parts
+    answer = _stated_answer("\n".join(lines))
+    for written, parts in answered.items():
+        if answer is not None and written in answer.text:
+            return FinalAnswer(answer.text, answer.boxed, answer.hedged, parts)
+    return answer
+
+
+def _stated_answer(cleaned: str) -> FinalAnswer | None:
+    text = _before_proof(_before_check(_without_closing_notes(cleaned.strip())))
     if not text:
         return None
     found: list[tuple[int, int, str, bool]] = []  # (position, end, span, boxed)
     for start, end, content in _boxed_spans(text):
         found.append((start, end, content, True))
     for m in _MARKERS.finditer(text):
+        if in_counterfactual(text, m.start()):
+            continue
         group = next(g for g in ("hash", "ans", "opt", "zh") if m.group(g) is not None)
         span = m.group(group)
         if group == "ans":
@@ -640,7 +771,9 @@ def _spoken(text: str) -> str:
 def _listed(span: str) -> str:
     """Why ``span`` is a list of several numbers ("3, 4, 5, 6", "10 11 12", "2 and 7"); "" when it is not."""
     s = numbers_from_words(_strip_latex(span)).strip().rstrip(".")
-    values = {v[0] for m in _NUMBER.finditer(s) if (v := _number(m.group(0))) is not None}
+    values = {
+        v[0] / 100 if v[1] else v[0] for m in _NUMBER.finditer(s) if (v := _number(m.group(0))) is not None
+    }
     rest = _NUMBER.sub(" ", s)
     if len(values) >= 2 and re.fullmatch(r"(?:[\s,;&]|\band\b|\bor\b)*", rest, re.IGNORECASE):
         return f"a list of {len(values)} values, not one answer"
@@ -684,7 +817,7 @@ def _hedge_in(span: str) -> str:
             continue  # "from 5 to 10" is a change, not two answers
         left = _values_in(before[-40:])
         right = _values_in(after[:40])
-        if left and right and left[-1] != right[0]:
+        if left and right and left[-1] != right[0] and not _same_in_another_form(left[-1], right[0]):
             return f"hedged between {left[-1]} and {right[0]}"
         if m.group(0).lower() in ("either", "between") and len(set(_values_in(after[:60]))) >= 2:
             return "hedged between several values"
@@ -695,13 +828,21 @@ def _hedge_in(span: str) -> str:
     return ""
 
 
+def _same_in_another_form(a: Any, b: Any) -> bool:
+    """Two values read from a response are one value in two forms: "0.75 or 75%", "1/2, i.e. 50%"."""
+    if isinstance(a, str) or isinstance(b, str):
+        return False
+    (x, x_percent), (y, y_percent) = a, b
+    return (x / 100 if x_percent else x) == (y / 100 if y_percent else y)
+
+
 def _values_in(text: str) -> list[Any]:
     out: list[Any] = []
     for m in _NUMBER.finditer(text):
         value = _number(m.group(0))
         if value is not None:
             out.append(value)
-    for m in re.finditer(r"(?<![A-Za-z\\])\(?([A-E])\)?(?![A-Za-z])", text):
+    for m in re.finditer(r"(?<![A-Za-z\\])\(?([A-E])\)?(?![A-Za-z\d])", text):
         out.append(m.group(1))
     return out
 
@@ -1054,6 +1195,11 @@ _CONCLUDES = re.compile(
 )
 
 
+# The heading of a proof that follows the claim it proves: "Proof.", "**Proof:**" on a line of its own or after a
+# sentence.
+_PROOF_HEAD = re.compile(
+    r"(?:^|\n|(?<=[.!?])[ \t]+)[ \t]*(?:proof|demonstration|preuve|beweis)\s*[.:]", re.IGNORECASE
+)
 # A proof concludes a statement, not a value ("Therefore no rational number has square 12.").
 _PROOF = re.compile(
     r"\b(?:suppose|assume|contradict\w*|we\s+(?:prove|show)|which\s+proves|q\.?e\.?d)\b|∎|\\blacksquare",
@@ -1121,6 +1267,7 @@ def choice_letter(text: str, reference: bool = False) -> str | None:
     if reference:
         m = _CHOICE_REF.match(s) or _CHOICE_REF.match(_strip_latex(text))
         return m.group(1) if m else None
+    s = re.sub(r"^(?:\\to|\\rightarrow|\\Rightarrow|->|=>)\s*", "", s.strip())  # "→ E) 2"
     s = re.sub(r"^(?:option|choice)\s+", "", s.strip(), flags=re.IGNORECASE)
     s = re.sub(rf"^[\[(]\s*({_LETTER})\s*[\])]", r"(\1)", s)  # "[E]", "( b )"
     m = re.match(rf"^\(?({_LETTER})\)?(?:$|[\s.):,])", s)

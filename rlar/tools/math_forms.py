@@ -546,6 +546,9 @@ def compare(gold: Form, answer: Form, equal: Equal) -> bool | None:
             return _same_values(list(gold.items), list(answer.items), equal)
         if answer.kind == "single":
             return _same_values(list(gold.items), list(answer.items), equal)
+        if answer.kind == "ordered" and len(answer.items) == len(gold.items):
+            # the parts of a question answered in order ("(a) 3, (b) 7" against "3, 7"): compared in order
+            return _positional(tuple(gold.items), tuple(answer.items), equal)
         return None
     if gold.kind == "named" and answer.kind == "named":
         g_names, a_names = dict(gold.items), dict(answer.items)

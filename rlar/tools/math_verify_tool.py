@@ -22,6 +22,7 @@ the time (the executor kills the worker process).
 from __future__ import annotations
 
 import cmath
+import dataclasses
 import logging
 import math
 import re
@@ -306,6 +307,20 @@ class MathVerifyTool(RewardTool):
         # The options the query lists, else those the response copies out before answering.
         options = (lettered_options(query) if query else {}) or lettered_options(response)
         answer = self._option_answer(gold, answer, options)
+        if (
+            not math_answer.has_relation(gold)
+            and (plain := math_answer.without_domain(answer.text)) != answer.text
+        ):
+            answer = dataclasses.replace(answer, text=plain)  # "x + 2 (for x \\neq 2)" against "x + 2"
+        if answer.parts:  # "(a) 3 and (b) 7": each part against the reference's item in the same place
+            golds = [g.strip().strip("$").strip() for g in math_forms.split_top(gold, re.compile(r",|;"))]
+            if len(golds) != len(answer.parts):
+                return False, f"{len(answer.parts)} parts answered where the reference has {len(golds)}"
+            for k, (g, part) in enumerate(zip(golds, answer.parts, strict=True), 1):
+                same, reason = self._judge(g, g, math_answer.FinalAnswer(part), part, query)
+                if not same:
+                    return False, f"part {k}: {reason}"
+            return True, f"each of the {len(golds)} parts equal"
         letter_set = math_answer.choice_letters(gold, reference=True)
         if letter_set is not None:  # several correct options (AC): the answer must choose exactly those
             chosen_set = (

@@ -167,7 +167,35 @@ def _cjk_integer(run: str) -> int:
     return total + section + current
 
 
+# Rates in tenths: a Chinese discount (七五折, 打8折, 8.5折: the price is 75%, 80%, 85% of the original) and a
+# Japanese rate in 割 / 分 / 厘 (3割2分5厘 is 0.325, a batting average).
+_CJK_DIGIT = "[一二三四五六七八九]"
+_DISCOUNT = re.compile(rf"(?<![\d.〇零一二两三四五六七八九十])({_CJK_DIGIT}|[1-9])({_CJK_DIGIT}|\d)?\s*折")
+_DISCOUNT_DECIMAL = re.compile(r"(?<![\d.])([1-9]\.\d)\s*折")
+_WARI = re.compile(rf"(?<![\d.])(\d|{_CJK_DIGIT})割(?:\s*(\d|{_CJK_DIGIT})分)?(?:\s*(\d|{_CJK_DIGIT})厘)?")
+
+
+def _cjk_digit(ch: str) -> int:
+    return int(ch) if ch.isdigit() else _CJK_DIGITS[ch]
+
+
+def _rates(text: str) -> str:
+    text = _DISCOUNT_DECIMAL.sub(lambda m: f" {float(Fraction(m.group(1)) / 10):g} ", text)
+    text = _DISCOUNT.sub(
+        lambda m: f" 0.{_cjk_digit(m.group(1))}{_cjk_digit(m.group(2)) if m.group(2) else ''} ", text
+    )
+
+    def wari(m: re.Match[str]) -> str:
+        value = sum(Fraction(_cjk_digit(g), 10**k) for k, g in enumerate(m.groups(), 1) if g is not None)
+        return f" {float(value):g} "
+
+    return _WARI.sub(wari, text)
+
+
 def _cjk_numbers(text: str) -> str:
+    if "折" in text or "割" in text:
+        text = _rates(text)
+
     def convert(m: re.Match[str]) -> str:
         sign = "-" if m.group(1) else ""
         if m.group(2):

@@ -795,3 +795,88 @@ async def test_a_worked_reference_without_a_marker_is_read_at_its_stated_answer(
         "Time = 420 / 10 = 42 s.\nSo it takes 42 seconds."
     )
     await assert_scores(math_tool, reference, response, expected)
+
+
+# Markup and layouts a model writes for a renderer, the parts of a question answered in order, a domain said after
+# an expression, and matter after the answer that is not the answer (examples of our own, one per way it can go).
+MARKUP_PARTS_AND_TRAILING_MATTER = [
+    # MathML and Typst
+    ("\\frac{2}{5}", "In MathML:\n<math><mfrac><mn>2</mn><mn>5</mn></mfrac></math>", 1.0),
+    ("\\frac{2}{5}", "<math><mfrac><mn>5</mn><mn>2</mn></mfrac></math>", 0.0),
+    ("3\\sqrt{5}", '<math display="inline"><mn>3</mn><msqrt><mn>5</mn></msqrt></math>', 1.0),
+    ("\\sqrt[4]{3}", "So $ x = root(4, 3) $", 1.0),
+    ("\\sqrt[4]{3}", "So $ x = root(3, 4) $", 0.0),
+    ("\\frac{5}{9}", "The probability is $ frac(5, 9) $.", 1.0),
+    # Julia rationals only where Julia is shown; Python's // is floor division
+    ("\\frac{5}{6}", "```julia\njulia> 1//2 + 1//3\n5//6\n```", 1.0),
+    ("\\frac{7}{2}", "```python\n>>> 7//2\n3\n```\nThe result is 3.", 0.0),
+    # digit-group underscores, frames, spoilers
+    ("3600000", "```python\nprint(f'{3_600_000:_}')\n```\nOutput: 3_600_000", 1.0),
+    ("3600000", "The total is 360_000.", 0.0),
+    ("15", "┌────────────┐\n│  Answer: 15 │\n└────────────┘", 1.0),
+    ("15", "╔══════╗\n║ x = 51 ║\n╚══════╝", 0.0),
+    ("81", "There are 3⁴ outcomes.\n\nAnswer: >!81!<", 1.0),
+    # footnotes and sources after the answer
+    ("24", "She reads **24 pages**.[^a]\n\n[^a]: Counting 3 pages for each of the 8 days.", 1.0),
+    ("24", "She reads **25 pages**.[^a]\n\n[^a]: Counting 3 pages for each of the 8 days, 24 in all.", 0.0),
+    ("8", "An octagon has 8 sides [1].\n\nSources:\n[1] Geometry for Everyone, p. 12", 1.0),
+    ("6", "**y = 6**²\n\n---\n² Check: 3 · 6 = 18 ✓", 1.0),
+    # sign-offs, counterfactual asides, proofs, checks phrased as an invitation
+    ("14", "So 14 birds are left.\n\nLet me know if you'd like 2 or 3 more examples like this!", 1.0),
+    ("14", "So 41 birds are left.\n\nLet me know if you'd like 14 more examples!", 0.0),
+    (
+        "B",
+        "Counting from 1, it is option B.\n\n(If counting started at 0 it would be 7, option D.)\n\nAnswer: B",
+        1.0,
+    ),
+    ("B", "It is option B, or maybe option D.", 0.0),
+    (
+        "5",
+        "**Claim.** The least such n is $n = 5$.\n\n**Proof.** For n = 1, 2, 3, 4 the sums are 1, 3, 6, 10."
+        " $\\blacksquare$",
+        1.0,
+    ),
+    ("5", "**Claim.** The least such n is $n = 4$.\n\n**Proof.** For n = 5 the sum is 15, and so on. ∎", 0.0),
+    ("9", "So x = 9.\n\nYou can check it: 2(9) + 1 = 19 ✓", 1.0),
+    # the same value in two forms is one answer; two values are a hedge
+    ("\\frac{1}{4}", "The probability is 0.25 or 25%.", 1.0),
+    ("\\frac{1}{4}", "The probability is 0.25 or 0.5.", 0.0),
+    # a spreadsheet cell is not an option letter
+    ("350", "B7 evaluates to **$350.00**, the total cost.", 1.0),
+    # an arrow before the option chosen
+    ("D", "~~A) 1~~ ~~B) 2~~ ~~C) 3~~ → **D) 4**", 1.0),
+    # the parts of a question, in order
+    (
+        "$4$, $9$",
+        "(a) The least value is 4.\n(b) The greatest is 9.\n\nSo the answers are (a) $4$ and (b) $9$.",
+        1.0,
+    ),
+    ("$4$, $9$", "**Answers:** (a) $9$, (b) $4$", 0.0),
+    ("12, 35", "Answers: (i) 12 cm, (ii) 35 cm²", 1.0),
+    ("$3$, $-2$", "Answer: a) $p = 3$; b) $q = -2$.", 1.0),
+    ("$3$, $-2$", "Answer: a) $p = 3$; b) $q = 2$.", 0.0),
+    # a domain said after an expression; a condition after a relation is part of the answer
+    ("x - 3", "Simplified: $x - 3$ (for $x \\neq -3$)", 1.0),
+    ("x - 3", "Simplified: $x + 3$ (for $x \\neq 3$)", 0.0),
+    (
+        "\\frac{x+1}{x-2}",
+        "$$\\frac{(x+1)(x+5)}{(x-2)(x+5)} = \\frac{x+1}{x-2}, \\qquad x \\neq 2,\\ -5$$",
+        1.0,
+    ),
+    ("x^2 - 3", "$$g^{-1}(x) = x^2 - 3, \\quad x \\geq 0$$", 1.0),
+    ("x < 4", "The solution is $x < 4, x \\neq 1$.", 0.0),
+    # quadrant bearings, discounts and rates in tenths
+    ("\\text{N}30^\\circ\\text{W}", "The bearing is 330°.", 1.0),
+    ("\\text{N}30^\\circ\\text{W}", "The bearing is 30°.", 0.0),
+    ("135^\\circ", "So the ship sails S 45° E.", 1.0),
+    ("80\\%", "答：商品打了八折。", 1.0),
+    ("80\\%", "答：商品打了七折。", 0.0),
+    ("0.275", "打率は2割7分5厘です。", 1.0),
+]
+
+
+@pytest.mark.parametrize(("reference", "response", "expected"), MARKUP_PARTS_AND_TRAILING_MATTER)
+async def test_markup_parts_domains_and_matter_after_the_answer(
+    math_tool: RewardTool, reference: str, response: str, expected: float
+) -> None:
+    await assert_scores(math_tool, reference, response, expected)
