@@ -4,8 +4,9 @@ One endpoint (``--base-url``/``--model``, or ``--serve CHECKPOINT`` to start ``r
 the router's agent, the synthesizer's agent and the judge, as ``[llm]`` would make it. Bounded subsets of the
 project's labelled sets, chosen deterministically (one record per type or task, round robin, in file order):
 
-- ``routing``: records of ``data/routing/heldout_blind3.jsonl`` (formats no exemplar of the offline router has,
-  written blind; ``heldout_public_formats.jsonl`` until it joined the exemplars) routed through the router's own
+- ``routing``: records of ``data/routing/heldout_blind7.jsonl`` (formats no exemplar of the offline router has,
+  written blind; ``heldout_blind3.jsonl`` and before it ``heldout_public_formats.jsonl`` until they joined the
+  exemplars) routed through the router's own
   request by the model and by the offline backend;
   a record is right when the chosen tool is acceptable (or "none fits" where nothing is). Per backend:
   accuracy, and for the model how many replies were valid tool calls, refused as malformed, or failed.
@@ -50,7 +51,7 @@ from rlar.tools.base import ToolInput, ToolResult, builtin_specs
 
 __all__ = ["pick", "run"]
 
-ROUTING_SET = "data/routing/heldout_blind3.jsonl"
+ROUTING_SET = "data/routing/heldout_blind7.jsonl"
 SYNTHESIS_SET = "data/instructions_labelled.jsonl"
 REAL_OUTPUTS = "data/real_outputs/smollm2_135m_instruct.jsonl"
 

@@ -49,6 +49,7 @@ from rlar.tasks.references import (
     reference_shape,
     unspaced_letters,
 )
+from rlar.tools.item_sets import synonym_groups
 from rlar.tools.structured import bio_tags, parse_quantity
 
 __all__ = [
@@ -148,6 +149,8 @@ _BINARY_SLOT = re.compile(
     r"(?<![\w.])([01])\s*(?:[^\w\s]{1,2}|[^\W\d_]{1,4})\s*(?!\1)([01])(?!\w|\.\d)\s*\W{0,3}\s*$"
 )
 _TAG = re.compile(r"^(?:[BIESLU]-[A-Za-z_]+|O|[A-Z]{1,5}\$?|[A-Z]+-[A-Z]+|PUNCT|[.,:`'$#()]+)$")
+# A sequence of symbolic tokens in upper snake case, two or more (SCAN's "I_TURN_LEFT I_WALK").
+_ACTION_TOKENS = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]+(?:\s+[A-Z][A-Z0-9]*_[A-Z0-9_]+)+")
 _TAG_WORDS = re.compile(r"(?i)\b(?:tag|tags|tagging|label each|ner|bio|pos|part[- ]of[- ]speech|chunk)\b")
 _TARGET_WORDS = re.compile(
     r"(?i)\b(?:each number|every number|all (?:the |four |three )?numbers|numbers? (?:can|must|may) (?:only )?be used"
@@ -233,6 +236,8 @@ def _small_index(reference: Any, limit: int = 20) -> str | None:
 
 
 def _is_index(reference: Any, text: str, metadata: Mapping[str, Any]) -> bool:
+    if isinstance(reference, list | tuple) and len(reference) == 1 and _has_options(metadata):
+        reference = reference[0]  # AGIEval's gold, [1], beside the options in metadata
     if _on_stated_scale(reference, text):
         return True
     if _is_correct_option(reference, metadata):
@@ -557,6 +562,8 @@ def reference_kind(reference: Any, shape: str, text: str, metadata: Mapping[str,
             if isinstance(ref.get(key), list):
                 return "tag_sequence"
         return ""
+    if synonym_groups(ref):
+        return "item_list" if len(ref) >= 2 else ""  # BioASQ: items, each with its synonyms
     if _is_index(ref, text, meta):
         return "index"
     if _is_path(ref, text):
@@ -604,6 +611,8 @@ def reference_kind(reference: Any, shape: str, text: str, metadata: Mapping[str,
         return "patch"
     if isinstance(ref, str) and bio_tags(ref) is not None:
         return "tag_sequence"  # ATIS's slot tags as one string: "O O B-fromloc.city_name O B-toloc.city_name"
+    if isinstance(ref, str) and _ACTION_TOKENS.fullmatch(ref.strip()):
+        return "tag_sequence"  # SCAN's actions: "I_TURN_LEFT I_WALK I_JUMP I_JUMP", one token per action
     if isinstance(ref, str) and _COMMA_JOINED.fullmatch(ref.strip()):
         return "item_list"  # bAbI's "football,apple": items joined by commas without spaces
     if isinstance(ref, str):

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlar.sandbox.formats import is_code_tests as _parses_as_code_tests
+from rlar.tools.item_sets import synonym_groups
 from rlar.tools.math_answer import gold_answer, is_worked_solution
 
 __all__ = [
@@ -155,12 +156,23 @@ def _decoded(reference: Any) -> Any:
     return reference
 
 
+_STATED_LINE = re.compile(
+    r"(?:the\s+(?:final\s+)?answer\s+is|(?:final\s+)?answer)\s*:?\s*(.{1,60}?)\s*\.?", re.IGNORECASE
+)
+
+
 def _text_shape(text: str) -> str:
     text = text.strip()
-    if "####" in text:  # a GSM8K solution: the answer follows the marker
-        return _text_shape(text.rsplit("####", 1)[1]) if text.rsplit("####", 1)[1].strip() else "text"
+    if "####" in text:  # a GSM8K solution: the answer follows the marker, on its line (MetaMath adds a line
+        # "The answer is: 5" after it)
+        answer = text.rsplit("####", 1)[1].strip().split("\n", 1)[0]
+        return _text_shape(answer) if answer.strip() else "text"
     if "\\boxed" in text:
         return "math"
+    # A worked solution whose last line states the answer ("... The answer is B", "Answer: 54"): that answer.
+    lines = [ln for ln in text.split("\n") if ln.strip()]
+    if len(lines) >= 2 and (stated := _STATED_LINE.fullmatch(lines[-1].strip())) and stated.group(1).strip():
+        return _text_shape(stated.group(1))
     if is_worked_solution(text):  # Orca-Math: the working, then "So the number is 24." — the answer it states
         return _text_shape(gold_answer(text))
     if _CHOICE.fullmatch(text) and (len(text) > 1 or text.isupper()):
@@ -205,6 +217,8 @@ def reference_shape(reference: Any, metadata: Mapping[str, Any] | None = None) -
         answers = answer_strings(reference)
         return reference_shape(answers[0]) if answers else "structured"
     if isinstance(reference, list | tuple):
+        if synonym_groups(reference):  # BioASQ: the first name of the first item
+            return reference_shape(reference[0][0])
         if (answers := answer_strings(reference)) and isinstance(reference[0], Mapping):
             return reference_shape(answers[0])
         first = next(r for r in reference if not is_reference_free(r))

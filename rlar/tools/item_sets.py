@@ -49,6 +49,7 @@ __all__ = [
     "reference_reading",
     "response_items",
     "set_f1",
+    "synonym_groups",
 ]
 
 
@@ -103,6 +104,20 @@ class Reading:
         return [names.get(normalize_text(i, remove_articles=True), i) for i in items]
 
 
+def synonym_groups(reference: Any) -> bool:
+    """``reference`` is a list of synonym lists, one per item (BioASQ's ``exact_answer``: ``[["oxytocin"],
+    ["vasopressin", "ADH"]]``; a factoid is one such list), not a grid (three or more rows of one length ≥ 2)."""
+    if not isinstance(reference, list | tuple) or not reference:
+        return False
+    if not all(
+        isinstance(g, list | tuple) and g and all(isinstance(x, str) and x.strip() for x in g)
+        for g in reference
+    ):
+        return False
+    lengths = {len(g) for g in reference}
+    return not (len(reference) >= 3 and len(lengths) == 1 and min(lengths) >= 2)
+
+
 def reference_reading(reference: Any, query: str = "") -> Reading:
     """The reference's :class:`Reading` (module docstring); ``query`` decides a plain list's reading."""
     ref = decoded_reference(reference)
@@ -138,6 +153,10 @@ def reference_reading(reference: Any, query: str = "") -> Reading:
             if key in ref:
                 return reference_reading(ref[key], query)
         return Reading([])
+    if synonym_groups(ref):
+        if len(ref) == 1:  # one answer and its synonyms: alternatives
+            return Reading([[a] for a in ref[0]])
+        return Reading([[g[0] for g in ref]], aliases=tuple((g[0], tuple(g[1:])) for g in ref))
     if isinstance(ref, list | tuple) and len(ref) >= 2 and all(_named_object(r) for r in ref):
         # QAMPARI: several answer objects, each an item with its own aliases — all of them are the answer.
         named = [(_strings(r[_name_key(r)])[0], tuple(_strings(r.get("aliases")))) for r in ref]

@@ -397,6 +397,30 @@ def test_kinds_of_the_fourth_round(
     assert kind(query, reference, metadata) == expected
 
 
+@pytest.mark.parametrize(
+    ("query", "reference", "metadata", "expected"),
+    [
+        # a one-element list holding the index of the correct choice (AGIEval's gold)
+        (
+            "Q: What is 3 + 4? Answer Choices: (A)6 (B)7 (C)8 A: Among A through C, the answer is",
+            [1],
+            {"choices": ["(A)6", "(B)7", "(C)8"]},
+            "index",
+        ),
+        # symbolic action tokens in upper snake case (SCAN): a sequence, token by token
+        ("IN: look twice OUT:", "I_LOOK I_LOOK", {}, "tag_sequence"),
+        ("Command: turn left Actions:", "I_TURN_LEFT", {}, ""),
+        # lists of synonyms, one per item (BioASQ): items; one such list is one answer's names
+        ("Which hormones does the pancreas release?", [["insulin"], ["glucagon", "GCG"]], {}, "item_list"),
+        ("Which enzyme is missing?", [["tyrosine hydroxylase", "TH"]], {}, ""),
+    ],
+)
+def test_kinds_of_the_fifth_round(
+    query: str, reference: object, metadata: dict[str, object], expected: str
+) -> None:
+    assert kind(query, reference, metadata) == expected
+
+
 def test_a_path_between_named_ends_gets_a_verifier() -> None:
     d = router(BANK).decide(
         RoutingQuery("w", "Turn 'LOVE' into 'HATE' one letter at a time.", "LOVE,LAVE,HAVE,HATE"),

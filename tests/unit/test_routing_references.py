@@ -27,6 +27,11 @@ HUMANEVAL_TEST = "def check(candidate):\n    assert candidate(2) == 4\n"
         (json.dumps({"inputs": ["1\n"], "outputs": ["2\n"]}), {}, "code_tests"),
         ({"public_tests": {"input": ["1\n"], "output": ["2\n"]}}, {}, "code_tests"),
         ("Tom has 3. He buys 4.\n#### 7", {}, "number"),
+        # the answer on the marker's line; a line after it restates it (MetaMathQA)
+        ("Tom has 3. He buys 4.\n#### 7\nThe answer is: 7", {}, "number"),
+        # a worked solution whose last line states the answer (MathInstruct's CoT rows)
+        ("Speed = 120/8 = 15 m/s.\n15 m/s = 54 km/hr.\nThe answer is C", {}, "choice"),
+        ("First 4 + 5 = 9.\nThen 9 * 2 = 18.\nAnswer: 18", {}, "number"),
         ("1,250", {}, "number"),
         ("$4.99", {}, "number"),
         ("25%", {}, "number"),

@@ -56,6 +56,15 @@ def test_set_f1_reads_answer_objects_as_items_each_given_by_any_of_its_names() -
     assert score("set_f1", "Rhine, Danube and Elbe", ref) == pytest.approx(1 / 3)
 
 
+def test_set_f1_reads_lists_of_synonyms_as_items_and_one_list_as_alternatives() -> None:
+    ref = [["insulin"], ["glucagon", "GCG"], ["somatostatin", "SST", "growth hormone-inhibiting hormone"]]
+    assert score("set_f1", "Insulin, GCG and SST.", ref) == 1.0
+    assert score("set_f1", "insulin and glucagon", ref) == pytest.approx(0.8)
+    one = [["tyrosine hydroxylase", "TH", "tyrosine 3-monooxygenase"]]
+    assert score("set_f1", "The enzyme is tyrosine 3-monooxygenase.", one) == 1.0
+    assert score("set_f1", "The enzyme is dopamine hydroxylase.", one) == 0.0
+
+
 def test_set_f1_reads_words_joined_by_commas_as_items() -> None:
     assert score("set_f1", "apple, football", "football,apple") == 1.0
     assert score("set_f1", "football", "football,apple") == pytest.approx(2 / 3)
