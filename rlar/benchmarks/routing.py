@@ -216,10 +216,13 @@ def _held_out_figures(
     trainer = Trainer(bank, specs, embed)
     routes = trainer.held_out_routes(progress)
     kind_routes = trainer.kind_held_out_routes()
+    hand_routes = trainer.hand_held_out_routes()
     ind = trainer.in_distribution_routes()
     # Each route's confidence from a correctness model that never saw its format (cross-fitted by format).
-    correctness, confidence = fit_confidence([*routes, *kind_routes, *ind])
+    correctness, confidence = fit_confidence([*routes, *kind_routes, *hand_routes, *ind])
     conf, kind_conf = confidence[: len(routes)], confidence[len(routes) : len(routes) + len(kind_routes)]
+    start = len(routes) + len(kind_routes)
+    hand_conf = confidence[start : start + len(hand_routes)]
     if save:
         if not model_id:
             raise ValueError("--save needs the offline backend's embedding model")
@@ -260,6 +263,15 @@ def _held_out_figures(
         "calibration": calibration_error(kind_conf, [r.correct for r in kind_routes]),
         "confidence": selective_summary(kind_conf, [r.correct for r in kind_routes], correctness.threshold),
     }
+    hand_of = {g: h for h, gs in trainer.hands().items() for g in gs}
+    hand_held = {
+        "accuracy": _rate([r.correct for r in hand_routes]),
+        "correct": sum(r.correct for r in hand_routes),
+        "n": len(hand_routes),
+        "by_hand": _by_group([hand_of[r.group] for r in hand_routes], [r.correct for r in hand_routes]),
+        "calibration": calibration_error(hand_conf, [r.correct for r in hand_routes]) if hand_routes else {},
+        "confidence": selective_summary(hand_conf, [r.correct for r in hand_routes], correctness.threshold),
+    }
     weights = ScorerModel([float(w) for w in trainer.weights(set())], trainer.tools)
     desc_router = trainer.router(set(groups), weights)  # every exemplar left out
     desc_only = []
@@ -269,6 +281,7 @@ def _held_out_figures(
     doc: dict[str, Any] = {
         "leave_one_type_out": loto,
         "kind_held_out": kind_held,
+        "hand_held_out": hand_held,
         "correctness": {
             "threshold": correctness.threshold,
             "decisions": len(confidence),

@@ -27,10 +27,11 @@ choice from a few misleading neighbours. So every decision — the scorer's and 
 :class:`CorrectnessModel` maps evidence to the probability that the decision is right: logistic regression on
 standardised evidence (L2-penalised, Newton's method: deterministic), fitted by :func:`fit_correctness` on
 held-out decisions (:mod:`rlar.routing.training`: every labelled format routed by a router whose exemplars and
-weights never saw it, and every format routed with all formats of its reference kind held out — the
-leave-one-type-out routes alone are right 96% of the time, far more than formats really new to the labelled set
-are). Its ``threshold`` is where selective routing stops taking decisions (:func:`precision_threshold`: the
-lowest confidence at which held-out decisions were right at least 95% of the time).
+weights never saw it, every format routed with all formats of its reference kind held out, and every format
+routed with all formats by its author held out — the leave-one-type-out routes alone are right 96% of the time,
+far more than formats really new to the labelled set are). Its ``threshold`` is where selective routing stops
+taking decisions (:func:`precision_threshold`: the lowest confidence at which held-out decisions were right at
+least 95% of the time).
 
 :func:`risk_coverage` gives the coverage and precision of the decisions kept at each threshold.
 """

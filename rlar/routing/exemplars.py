@@ -86,6 +86,8 @@ class Exemplar:
     acceptable: tuple[str, ...]
     text: str
     features: QueryFeatures
+    origin: str = ""
+    """Who wrote the record: the held-out set it was joined from (``heldout_blind2``), "" for the generator's."""
 
     @property
     def shape(self) -> str:
@@ -168,6 +170,7 @@ class ExemplarBank:
                 tuple(rec["acceptable"]),
                 q.matching_text(),
                 f,
+                str(rec.get("origin") or ""),
             )
             for i, (rec, q, f) in enumerate(zip(records, queries, cached_features(queries), strict=True))
         ]

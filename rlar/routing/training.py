@@ -9,18 +9,22 @@ exemplar and to each tool's description, its features and eligible tools. Then:
   ``exclude`` — the deployed decision procedure, unchanged, on a smaller bank;
 - ``held_out_routes()``: every exemplar routed by a router that never saw its group (its exemplars are out of
   the bank and out of the weights' fit): leave-one-type-out;
-- ``kind_held_out_routes()``: the same with every group of its reference kind held out together.
+- ``kind_held_out_routes()``: the same with every group of its reference kind held out together;
+- ``hand_held_out_routes()``: the same with every group written by one hand held out together (the generator's
+  formats, or one blind set's: the records' ``origin``).
 
 - ``in_distribution_routes()``: every exemplar routed with only itself left out;
 - ``tool_held_out_routes(name)``: the exemplars that accept a tool, routed as if no exemplar named it.
 
 :func:`fit_model` is what the router uses: weights fitted on the whole bank, with the correctness model of its
-decisions (:mod:`rlar.routing.confidence`) fitted on the evidence of three families of held-out decisions —
+decisions (:mod:`rlar.routing.confidence`) fitted on the evidence of four families of held-out decisions —
 every exemplar routed with its format held out (``held_out_routes``), with every format of its reference kind
-held out (``kind_held_out_routes``: reference kinds the router has not seen), and with only itself held out
-(``in_distribution_routes``: formats it knows) — (:func:`build_model`), read from
-``data/routing/model.json`` or the disk cache when its :func:`fingerprint` (method, constants, every exemplar
-and vector, every tool) matches, else fitted and cached.
+held out (``kind_held_out_routes``: reference kinds the router has not seen), with every format its author wrote
+held out (``hand_held_out_routes``: formats written by another hand, as a user's are — with its format alone held
+out, a format keeps its siblings by the same author in the bank, and is routed far more often right than a new
+author's formats are), and with only itself held out (``in_distribution_routes``: formats it knows) —
+(:func:`build_model`), read from ``data/routing/model.json`` or the disk cache when its :func:`fingerprint`
+(method, constants, every exemplar and vector, every tool) matches, else fitted and cached.
 """
 
 from __future__ import annotations
@@ -79,16 +83,17 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 Embed = Callable[[list[str]], list[list[float]]]
-METHOD_VERSION = "knn-choice-v6"  # v2: relation features for answer texts only; v3: reference kinds;
+METHOD_VERSION = "knn-choice-v7"  # v2: relation features for answer texts only; v3: reference kinds;
 # v4: short answers in another language read as answer texts (QueryFeatures.answer_shape); v5: confidence from
 # a correctness model on each decision's evidence (rlar.routing.confidence); v6: a digit the query maps to a label
-# is an index (rlar.routing.query._DIGIT_MAPPINGS)
+# is an index (rlar.routing.query._DIGIT_MAPPINGS); v7: the correctness model also learns from routes with each
+# author's formats held out (Trainer.hand_held_out_routes)
 
 
 @dataclass(slots=True)
 class HeldOutRoute:
     """One exemplar routed with its group held out (``family``: ``type``, its format alone; ``kind``, every
-    format of its reference kind; ``record``, only itself)."""
+    format of its reference kind; ``hand``, every format by its author; ``record``, only itself)."""
 
     index: int
     group: str
@@ -244,6 +249,21 @@ class Trainer:
         out of the fit: queries whose kind of reference the router has (almost) never seen."""
         return self._held_out([set(gs) for _, gs in sorted(self.kinds().items())], "kind", progress)
 
+    def hands(self) -> dict[str, set[str]]:
+        """The groups by who wrote them (:attr:`Exemplar.origin`; ``generated`` for the generator's own)."""
+        out: dict[str, set[str]] = {}
+        for e in self.bank.exemplars:
+            out.setdefault(e.origin or "generated", set()).add(e.group)
+        return out
+
+    def hand_held_out_routes(self, progress: Callable[[str], None] | None = None) -> list[HeldOutRoute]:
+        """Every exemplar routed with every group its author wrote (:meth:`hands`) out of the bank and out of the
+        fit: formats by a hand the router has not read, as a user's formats are. Empty with one author only."""
+        hands = self.hands()
+        if len(hands) < 2:
+            return []
+        return self._held_out([set(gs) for _, gs in sorted(hands.items())], "hand", progress)
+
     def in_distribution_routes(self) -> list[HeldOutRoute]:
         """Every exemplar routed with only itself out of the bank, by the weights fitted on all."""
         model = ScorerModel([float(w) for w in self.weights(set())], self.tools)
@@ -317,7 +337,7 @@ def fingerprint(bank: ExemplarBank, specs: Sequence[ToolSpec]) -> str:
         "method": METHOD_VERSION,
         "constants": [K_NEIGHBOURS, TEMPERATURE, L2, STEPS, list(FEATURES), list(RELATIONS)],
         "confidence": [list(EVIDENCE), NEIGHBOURS, SHARPNESS, TARGET_PRECISION, FOLDS, *boosting_constants()],
-        "exemplars": [[e.text, list(e.acceptable), e.group, e.shape] for e in bank.exemplars],
+        "exemplars": [[e.text, list(e.acceptable), e.group, e.shape, e.origin] for e in bank.exemplars],
         "vectors": hashlib.sha256(np.ascontiguousarray(bank.vectors).tobytes()).hexdigest(),
         "tools": [
             [s.name, str(s.kind), tool_text(s), list(s.answer_formats), s.params.get("needs_reference")]
@@ -335,7 +355,8 @@ def shipped_model_path() -> Path:
 def fit_confidence(routes: Sequence[HeldOutRoute]) -> tuple[CorrectnessModel, list[float]]:
     """The correctness model of held-out ``routes`` and each route's cross-fitted confidence
     (:func:`rlar.routing.confidence.fit_correctness`), with selective routing's threshold chosen on the routes
-    whose format was held out (``type`` and ``kind``; not the ``record`` ones, whose format the router knew)."""
+    whose format was held out (``type``, ``kind`` and ``hand``; not the ``record`` ones, whose format the router
+    knew)."""
     return fit_correctness(
         [r.evidence for r in routes],
         [r.correct for r in routes],
@@ -387,7 +408,12 @@ def fit_model(
         "routing: fitting the offline router on %d exemplars (not shipped or cached for them)", len(bank)
     )
     routes = trainer.held_out_routes()
-    held = [*routes, *trainer.kind_held_out_routes(), *trainer.in_distribution_routes()]
+    held = [
+        *routes,
+        *trainer.kind_held_out_routes(),
+        *trainer.hand_held_out_routes(),
+        *trainer.in_distribution_routes(),
+    ]
     correctness, _ = fit_confidence(held)
     model = build_model(trainer, routes, correctness)
     if use_cache:

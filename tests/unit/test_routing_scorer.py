@@ -88,6 +88,38 @@ def test_leave_one_type_out_never_sees_the_held_out_types_exemplars() -> None:
     assert ("alpha", "chrf") in inside and ("beta", "embedding_similarity") in inside, inside
 
 
+def test_leave_one_hand_out_holds_every_format_of_one_author_out_together() -> None:
+    # Two authors wrote a format each of the same kind of rewrite, labelled differently: with its type alone held
+    # out, a format learns from its author's sibling; with its author held out, only from the other author.
+    texts = [f"rewrite this sentence please number {i} about the river and the town" for i in range(4)]
+    records = [
+        {
+            "id": f"{kind}-{i}",
+            "type": kind,
+            "query": t + suffix,
+            "reference": "A rewritten sentence about a town.",
+            "acceptable": [label],
+            **({"origin": origin} if origin else {}),
+        }
+        for kind, label, origin, suffix in (
+            ("alpha", "chrf", "set_a", ""),
+            ("alpha2", "chrf", "set_a", " again"),
+            ("beta", "embedding_similarity", "", ""),
+        )
+        for i, t in enumerate(texts)
+    ]
+    trainer = Trainer(ExemplarBank.from_records(records, bag_of_words), builtin_specs(), bag_of_words)
+    assert trainer.hands() == {"set_a": {"alpha", "alpha2"}, "generated": {"beta"}}
+    by_type = {(r.group, r.tools[0]) for r in trainer.held_out_routes()}
+    by_hand = {(r.group, r.tools[0]) for r in trainer.hand_held_out_routes()}
+    assert ("alpha", "chrf") in by_type, by_type
+    assert ("alpha", "embedding_similarity") in by_hand and ("alpha2", "embedding_similarity") in by_hand, by_hand
+    assert {r.family for r in trainer.hand_held_out_routes()} == {"hand"}
+    one_author = [{k: v for k, v in r.items() if k != "origin"} for r in records]
+    alone = Trainer(ExemplarBank.from_records(one_author, bag_of_words), builtin_specs(), bag_of_words)
+    assert alone.hand_held_out_routes() == []
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=0, max_size=40),

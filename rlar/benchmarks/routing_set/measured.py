@@ -9,7 +9,9 @@ join; ``heldout_blind4.jsonl`` and ``heldout_blind5.jsonl`` were written to be m
 development data; ``heldout_blind2.jsonl`` and ``heldout_blind3.jsonl``, each measured untouched over several
 rounds, were then read and joined.
 
-The records join as written (their ``note`` dropped: a reason for a label, which the router never reads).
+The records join as written (their ``note`` dropped: a reason for a label, which the router never reads), each
+with its ``origin`` (the set's name): the correctness model learns from routes with each author's formats held
+out together (``rlar.routing.training.Trainer.hand_held_out_routes``).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ def measured_sets(rng: random.Random) -> list[dict[str, Any]]:
             if line.strip():
                 rec = json.loads(line)
                 rec.pop("note", None)
+                rec["origin"] = name.removesuffix(".jsonl")  # who wrote it: the hand-held-out folds
                 rows.append(rec)
     return rows
 
