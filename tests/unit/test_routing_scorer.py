@@ -113,7 +113,9 @@ def test_leave_one_hand_out_holds_every_format_of_one_author_out_together() -> N
     by_type = {(r.group, r.tools[0]) for r in trainer.held_out_routes()}
     by_hand = {(r.group, r.tools[0]) for r in trainer.hand_held_out_routes()}
     assert ("alpha", "chrf") in by_type, by_type
-    assert ("alpha", "embedding_similarity") in by_hand and ("alpha2", "embedding_similarity") in by_hand, by_hand
+    assert ("alpha", "embedding_similarity") in by_hand and ("alpha2", "embedding_similarity") in by_hand, (
+        by_hand
+    )
     assert {r.family for r in trainer.hand_held_out_routes()} == {"hand"}
     one_author = [{k: v for k, v in r.items() if k != "origin"} for r in records]
     alone = Trainer(ExemplarBank.from_records(one_author, bag_of_words), builtin_specs(), bag_of_words)
