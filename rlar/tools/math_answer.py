@@ -16,7 +16,10 @@ answers that are not plain numbers or choice letters.
    not one — a closing note, a sign-off or offer ("Let me know if you'd like 2 more"), a check, the proof of a
    claim stated first, a bracketed counterfactual ("(If 0 counted it would be 7, option D.)") — is not read. A line
    answering a question's parts in order ("(a) 3 and (b) 7") is a tuple of parts, each compared with the
-   reference's item in its place. A domain said after an expression ("x + 2 (for x ≠ 2)") is dropped when the
+   reference's item in its place. An aside in brackets after the answer that begins with a word ("(check: ...)",
+   "(at x = 1 both give 4)") is working; an answer that states an operation on its only number ("the reciprocal
+   of 2/3") and "1,234" in a language that writes a decimal comma abstain; a sign in a group of its own
+   (``\\mathord{-}8``) is that sign; a percent below 1 never equals the same bare number ("0.4%" against 0.4). A domain said after an expression ("x + 2 (for x ≠ 2)") is dropped when the
    reference states none. Quadrant bearings ("S45°W") are degrees from north (225°).
 2. Hedging and spam score 0: a final answer that offers two different values ("3 or 4", "either B or C",
    "40 to 50", ``\\boxed{6} or \\boxed{7}``), and a response that is only a list of numbers or letters
@@ -68,6 +71,7 @@ __all__ = [
     "choice_letters",
     "chosen_statements",
     "circled_choices",
+    "comma_reads_two_ways",
     "final_answer",
     "gold_answer",
     "has_relation",
@@ -76,7 +80,9 @@ __all__ = [
     "roman_value",
     "scalar_value",
     "stated_value",
+    "states_an_operation",
     "value_form",
+    "without_aside",
     "without_domain",
 ]
 
@@ -95,7 +101,8 @@ _PRECISION = re.compile(
 _CHECK = re.compile(
     r"(?:^|\n|(?<=[.!?])[ \t]+)[ \t]*(?:\*\*)?(?:(?:you\s+can|we\s+can|let'?s|let\s+us|to)\s+)?"
     r"(?:sanity\s+check|double[- ]check|check(?:ing)?|verification|verify|verifying)"
-    r"(?:\s+(?:it|this|that|the\s+answer|our\s+answer))?(?:\*\*)?\s*(?::|—|–|-\s)",
+    r"(?:\s+(?:it|this|that|the\s+answer|our\s+answer)|\s+(?:with|by|using|against|in|on)\b[^\n:=]{1,60})?"
+    r"(?:\*\*)?\s*(?::|—|–|-\s)",
     re.IGNORECASE,
 )
 
@@ -192,6 +199,8 @@ def _clean(text: str) -> str:
     text = _QED.sub("", text)
     text = read_chars(text)
     text = _BEARING.sub(_bearing, text)
+    # A sign in a group of its own is that sign: "\\mathord{-}\\,8", "{-}5" (a colour around it is dropped below).
+    text = re.sub(r"\\(?:mathord|mathbin|mathrm|text|textrm|operatorname)\s*\{\s*([-+])\s*\}", r"\1", text)
     text = stacked_fractions(text)
     text = re.sub(r"<<[^>]*>>", "", text)  # GSM8K calculator notes
     text = _MULTIPLICITY.sub("", text)
@@ -224,6 +233,7 @@ def _clean(text: str) -> str:
         r"\\(?:textcolor|color)\s*\{[^{}]*\}", "", text
     )  # \textcolor{green}{x = 7}: the colour goes
     text = _unwrap_emphasis(text)
+    text = re.sub(r"(?<![\\\w}])\{\s*([-+])\s*\}(?=\s*(?:\\[,;:! ]\s*)*[\d\\])", r"\1", text)  # "{-}5" is -5
     # Python's power between operands ("x**2", "(x+1)**3") before Markdown's bold ("**64**") goes.
     text = re.sub(r"(?<=[\w)])\*\*(?=[\w(]|-\d)", "^", text)
     text = text.replace("**", "").replace("__", "").replace("`", "")
@@ -404,7 +414,7 @@ def _before_check(text: str) -> str:
         before, after = text[: m.start()], text[m.start() :]
         if _MARKERS.search(after) or _boxed_spans(after) or _REVISION.search(after):
             return text  # the check states or changes the answer: it is read as written
-        if _NUMBER.search(before):
+        if _NUMBER.search(before) or MATH_REGION.search(before):
             return before.rstrip()
     return text
 
@@ -529,6 +539,66 @@ def _before_proof(text: str) -> str:
     if _MARKERS.search(after) or _boxed_spans(after) or not _NUMBER.search(before):
         return text
     return before.rstrip()
+
+
+# An aside in brackets after the answer that begins with a word ("$x^2$ (check: $x = 2$ gives 4, same as $2^x$)",
+# "(at $x = 1$ both give 4)"): working, not the answer. Hedges in brackets ("(or 6)", "(if ..., it would be 7)")
+# are not asides: they are read as hedges first.
+_TRAILING_ASIDE = re.compile(
+    r"\s*\((?!\s*(?:or|if|would|otherwise|alternatively|either|maybe|perhaps|possibly)\b)"
+    r"(?!\s*(?:sin|cos|tan|cot|sec|csc|log|ln|exp|sqrt|arcsin|arccos|arctan|sinh|cosh|tanh|mod|cis)\b)"
+    r"\s*[A-Za-z]{2,}[\s:,][^()]*\)\s*[.!]?\s*$"
+)
+
+
+def without_aside(text: str) -> str:
+    """``text`` without an aside in brackets that ends it and begins with a word, when what stands before it
+    holds a number or mathematics; else ``text``."""
+    m = _TRAILING_ASIDE.search(text)
+    if m is None:
+        return text
+    before = text[: m.start()]
+    if _NUMBER.search(before) or MATH_REGION.search(before) or re.search(r"[A-Za-z]\^|\\", before):
+        return before.rstrip()
+    return text
+
+
+# The answer states an operation on a number, not the number: "It is the reciprocal of 2/3", "twice 12".
+_OPERATION_OF = re.compile(
+    r"\b(?:reciprocal|inverse|negative|opposite|square|cube|square\s+root|cube\s+root|half|double|twice|triple"
+    r"|complement|supplement|multiple|factor|sum|product|difference|quotient|logarithm|log|absolute\s+value)"
+    r"\s+(?:of\s+)?\$?\s*-?\d[\d.,/]*\s*\$?\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+
+
+def states_an_operation(text: str) -> bool:
+    """``text`` ends with an operation on a number ("the reciprocal of 2/3") and states no other number: the
+    number is not the answer."""
+    plain = _strip_latex(text)
+    return _OPERATION_OF.search(plain) is not None and len(_plain_numbers(plain)) == 1
+
+
+# "1,234" in a sentence of a language that writes a decimal comma (German, French, Spanish, Italian, Portuguese,
+# Dutch): 1.234 there, 1234 in English.
+_THREE_AFTER_COMMA = re.compile(r"(?<![\d,.])\d{1,3},\d{3}(?![\d,])")
+_DECIMAL_COMMA_LANGUAGE = re.compile(
+    r"(?i)\b(?:die|der|das|und|ist|lautet|antwort|beträgt|wiegt|insgesamt|le|les|est|réponse|vaut|pèse|soit|donc"
+    r"|el|los|las|es|respuesta|pesa|son|risposta|è|sono|pesa|resposta|são|é|pesa|het|een|antwoord|weegt)\b"
+)
+
+
+def comma_reads_two_ways(text: str) -> str:
+    """Why ``text`` holds a number with a comma before three digits in a sentence of a language that writes a
+    decimal comma ("Die Antwort ist 1,234."); "" when it does not."""
+    m = _THREE_AFTER_COMMA.search(text)
+    if m and _DECIMAL_COMMA_LANGUAGE.search(text) and not re.search(r"\d,\d{3},\d{3}", text):
+        written = m.group(0)
+        return (
+            f"{written} in a language that writes a decimal comma: "
+            f"{written.replace(',', '.')} or {written.replace(',', '')}"
+        )
+    return ""
 
 
 _RELATION = r"(?:\\neq|\\ne|\\geqslant|\\geq|\\ge|\\leqslant|\\leq|\\le|[<>])(?![A-Za-z])"
@@ -1179,10 +1249,12 @@ def roman_value(span: str) -> int | None:
 
 
 def same_number(gold: tuple[Fraction, bool], answer: tuple[Fraction, bool]) -> bool:
-    """Equal, with the percent rule: ``X%`` equals ``X`` and ``X/100``."""
+    """Equal, with the percent rule: ``X%`` equals ``X`` (for ``|X| >= 1``: below 1 a percent sign against a
+    fraction is the slip "0.4%" for 0.4) and ``X/100``."""
     (g, gp), (a, ap) = gold, answer
     if g == a:
-        return True
+        # "0.4%" against a probability of 0.4: below 1, the percent sign is the slip of a fraction for a percent
+        return gp == ap or abs(g) >= 1
     return (gp and not ap and g / 100 == a) or (ap and not gp and a / 100 == g)
 
 

@@ -312,6 +312,12 @@ class MathVerifyTool(RewardTool):
             and (plain := math_answer.without_domain(answer.text)) != answer.text
         ):
             answer = dataclasses.replace(answer, text=plain)  # "x + 2 (for x \\neq 2)" against "x + 2"
+        if not answer.hedged and (plain := math_answer.without_aside(answer.text)) != answer.text:
+            answer = dataclasses.replace(answer, text=plain)  # "$x^2$ (check: ... same as $2^x$)"
+        if why := math_answer.comma_reads_two_ways(answer.text):
+            raise math_notations.Unreadable(why)
+        if math_answer.states_an_operation(answer.text):
+            raise math_notations.Unreadable("the answer states an operation on a number, not a number")
         if answer.parts:  # "(a) 3 and (b) 7": each part against the reference's item in the same place
             golds = [g.strip().strip("$").strip() for g in math_forms.split_top(gold, re.compile(r",|;"))]
             if len(golds) != len(answer.parts):

@@ -880,3 +880,44 @@ async def test_markup_parts_domains_and_matter_after_the_answer(
     math_tool: RewardTool, reference: str, response: str, expected: float
 ) -> None:
     await assert_scores(math_tool, reference, response, expected)
+
+
+# Wrong answers that a lenient reader would take for right ones (examples of our own for each way it can happen),
+# beside a right answer of the same form.
+WRONG_ANSWERS_THAT_LOOK_RIGHT = [
+    # the reference's value only in a check of the answer, however the check is introduced
+    (
+        "-3",
+        "So $k = -\\frac13$.\n\nCheck with the other order: $\\frac{3}{-1} = -3$, negative either way ✓",
+        0.0,
+    ),
+    ("-3", "So $k = -3$.\n\nCheck by substituting back: $2(-3) + 6 = 0$ ✓", 1.0),
+    # a sign in a group of its own is kept
+    ("7", "Hence $y = \\mathord{-}\\,7$.", 0.0),
+    ("-7", "So $y = \\boxed{\\color{red}{-}7}$.", 1.0),
+    # a percent below 1 against the same bare number: 0.3% is not a probability of 0.3
+    ("0.3", "The probability is 0.3%.", 0.0),
+    ("0.3", "The probability is 30%.", 1.0),
+    ("45", "The answer is 45%.", 1.0),
+    # an aside in brackets after the answer is working, not the answer
+    ("3^x", "$x^3$ (check: at $x = 3$ both give 27, the same as $3^x$)", 0.0),
+    ("(x-2)^2", "$x^2 - 4x + 4$ (at $x = 2$ both give 0)", 1.0),
+    ("(x-4)(x+4)", "It factors as (x-4)(x+4)", 1.0),
+    # an operation on a number is not the number
+    ("\\frac{4}{5}", "It is the reciprocal of 4/5.", None),
+    ("12", "Row 12 is the first row that holds a multiple of 7.", 1.0),
+    # "1,500" in a language that writes a decimal comma reads two ways
+    ("1500", "Die Antwort ist 1,500.", None),
+    ("1500", "The answer is 1,500.", 1.0),
+]
+
+
+@pytest.mark.parametrize(("reference", "response", "expected"), WRONG_ANSWERS_THAT_LOOK_RIGHT)
+async def test_wrong_answers_that_look_right_get_no_marks(
+    math_tool: RewardTool, reference: str, response: str, expected: float | None
+) -> None:
+    if expected is None:
+        status, _, why = await score(math_tool, reference, response)
+        assert status == "abstain", why
+    else:
+        await assert_scores(math_tool, reference, response, expected)
