@@ -31,7 +31,8 @@ answers that are not plain numbers or choice letters.
    fractions (``1/2``, ``\\frac{1}{2}``), mixed numbers (``2 1/2``, ``2\\frac{1}{2}`` = 5/2, as MATH writes them),
    scientific notation (``1e6``, ``1.2 \\times 10^{5}``, ``10^5``), leading zeros (AIME's ``033``) and repeating
    decimals (``0.\\overline{3}``, ``0.(3)``, ``0.333...``; ``rlar.tools.math_forms.repeating_to_fraction``).
-4. Percent (the documented rule): ``X%`` equals ``X`` and ``X/100``; a number without a percent sign equals only
+4. Percent (the documented rule): ``X%`` equals ``X`` (when ``|X| >= 1``: "0.4%" against a probability of 0.4 is
+   the slip of a fraction for a percent) and ``X/100``; a number without a percent sign equals only
    itself. So ``50\\%`` matches 50, 50% and 0.5; ``25`` matches 25% but not 0.25.
 5. Multiple-choice: a reference that is one letter A-E (``C``, ``(C)``, ``\\text{(C)}``) is compared with the
    letter the response chooses ("The answer is (C)", "Answer: C) 12", "option c", ``\\boxed{C}``, "C. 42").
