@@ -35,6 +35,17 @@ async def assert_scores(
     assert (status, got) == ("ok", expected), reason
 
 
+async def assert_scores_or_abstains(
+    tool: RewardTool, reference: Any, response: str, expected: float | None
+) -> None:
+    """As :func:`assert_scores`; ``expected`` None: the tool abstains (and says why when it does not)."""
+    if expected is None:
+        status, _, why = await score(tool, reference, response)
+        assert status == "abstain", why
+    else:
+        await assert_scores(tool, reference, response, expected)
+
+
 SIGNS_AND_CHARACTERS = [
     ("-3", "The slope is −3.", 1.0),  # U+2212 minus sign
     ("3", "The slope is −3.", 0.0),
@@ -733,11 +744,7 @@ LAYOUTS_AND_FAMILIES = [
 async def test_layouts_outputs_and_families_of_solutions(
     math_tool: RewardTool, reference: str, response: str, expected: float | None
 ) -> None:
-    if expected is None:
-        status, _, why = await score(math_tool, reference, response)
-        assert status == "abstain", why
-    else:
-        await assert_scores(math_tool, reference, response, expected)
+    await assert_scores_or_abstains(math_tool, reference, response, expected)
 
 
 @pytest.mark.parametrize(
@@ -916,8 +923,4 @@ WRONG_ANSWERS_THAT_LOOK_RIGHT = [
 async def test_wrong_answers_that_look_right_get_no_marks(
     math_tool: RewardTool, reference: str, response: str, expected: float | None
 ) -> None:
-    if expected is None:
-        status, _, why = await score(math_tool, reference, response)
-        assert status == "abstain", why
-    else:
-        await assert_scores(math_tool, reference, response, expected)
+    await assert_scores_or_abstains(math_tool, reference, response, expected)
