@@ -19,8 +19,9 @@ answers that are not plain numbers or choice letters.
    reference's item in its place. An aside in brackets after the answer that begins with a word ("(check: ...)",
    "(at x = 1 both give 4)") is working; an answer that states an operation on its only number ("the reciprocal
    of 2/3") and "1,234" in a language that writes a decimal comma abstain; a sign in a group of its own
-   (``\\mathord{-}8``) is that sign; a percent below 1 never equals the same bare number ("0.4%" against 0.4). A domain said after an expression ("x + 2 (for x ≠ 2)") is dropped when the
-   reference states none. Quadrant bearings ("S45°W") are degrees from north (225°).
+   (``\\mathord{-}8``) is that sign; a percent below 1 never equals the same bare number ("0.4%" against 0.4).
+   A domain said after an expression ("x + 2 (for x ≠ 2)") is dropped when the reference states none. Quadrant
+   bearings ("S45°W") are degrees from north (225°).
 2. Hedging and spam score 0: a final answer that offers two different values ("3 or 4", "either B or C",
    "40 to 50", ``\\boxed{6} or \\boxed{7}``), and a response that is only a list of numbers or letters
    ("1 2 3 4 5", "A, B, C, D"), a final answer that is a list of numbers ("The answer is 3, 4, 5, 6"), and three
