@@ -41,6 +41,7 @@ from typing import Any
 # sympy is imported where used: heavy and optional (the CLI starts without it).
 
 __all__ = [
+    "ITEM_SEPARATOR",
     "MAX_CHARS",
     "Form",
     "code_forms",
@@ -135,7 +136,8 @@ def split_top(text: str, separator: re.Pattern[str]) -> list[str]:
     return [p.strip() for p in parts]
 
 
-_COMMA = re.compile(r",|;")
+ITEM_SEPARATOR = re.compile(r",|;")
+"""What separates the items of a list of answers: a comma or a semicolon (outside brackets: :func:`split_top`)."""
 _ASSIGN = re.compile(r"^\s*[A-Za-z](?:_\{?\w+\}?)?\s*=\s*(?!=)")
 
 
@@ -144,7 +146,7 @@ def expand_pm(text: str) -> str:
     if "\\pm" not in text and "\\mp" not in text:
         return text
     items = []
-    for item in split_top(text, _COMMA):
+    for item in split_top(text, ITEM_SEPARATOR):
         if "\\pm" not in item and "\\mp" not in item:
             items.append(item)
             continue

@@ -319,7 +319,9 @@ class MathVerifyTool(RewardTool):
         if math_answer.states_an_operation(answer.text):
             raise math_notations.Unreadable("the answer states an operation on a number, not a number")
         if answer.parts:  # "(a) 3 and (b) 7": each part against the reference's item in the same place
-            golds = [g.strip().strip("$").strip() for g in math_forms.split_top(gold, re.compile(r",|;"))]
+            golds = [
+                g.strip().strip("$").strip() for g in math_forms.split_top(gold, math_forms.ITEM_SEPARATOR)
+            ]
             if len(golds) != len(answer.parts):
                 return False, f"{len(answer.parts)} parts answered where the reference has {len(golds)}"
             for k, (g, part) in enumerate(zip(golds, answer.parts, strict=True), 1):
