@@ -28,8 +28,16 @@ character it knows and names every other one, so a checker can abstain with the 
   ``÷``, ``·``, ``⟨ ⟩``, ``≡``, ``∪``, ``∈``, Greek letters) and the degree, prime and double prime signs become
   ``^\\circ``, ``'`` and ``''``; typographic quotes, the ellipsis and bullets become ASCII.
 
+Keycap digits are digits ("1️⃣2️⃣" is 12, "🔟" is 10), and digits under a combining overline or macron are the period
+of a repeating decimal (``0.3̅`` -> ``0.\\overline{3}``). A middle dot between two digits (``2·75``) is a decimal point
+in British writing and a product elsewhere: after a currency sign (``£2·75``) or a lone 0 (``0·6``) it is a decimal
+point, after a decimal (``6.02·10²³``) or before a power of ten a product; otherwise it stays and is unknown (a
+checker may read it both ways and abstain when the readings disagree: ``ambiguous_dots``). An assignment arrow or
+colon-equals after a name (``total ← 35``, ``n ≔ 12``) is "=". A combining mark on anything but a letter (a keycap,
+a strike through a digit, ``3̸``) is unknown; "🔟" is read as 10, not as a decoration.
+
 Pictographs and dingbats that only decorate (🎯, 👉, 🍎), apart from any word or number, are read as a space;
-those that say something about the answer (a cross, a thumbs-down, ❓, 🤔) or are numbers (🔟, ❶) are
+those that say something about the answer (a cross, a thumbs-down, ❓, 🤔) or are numbers (❶) are
 not. Letters of any script (and their combining marks) are text and stay as written. Everything else — those
 emoji, other symbols, other numerals (circled numbers, Roman numeral characters), control characters,
 bidirectional overrides — stays in the text and is listed by ``unknown_chars``: a checker must not score an
@@ -42,7 +50,7 @@ import html
 import re
 import unicodedata
 
-__all__ = ["read_chars", "unknown_chars"]
+__all__ = ["ambiguous_dots", "read_chars", "unknown_chars"]
 
 _ENTITY = re.compile(r"&(?:#\d{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u200e\u200f\u180e"), None)
@@ -167,13 +175,14 @@ _GREEK = {
     "Ω": "Omega",
 }
 # Symbols a checker reads itself (currency, units): known, kept as written.
-_KEPT = set("¢€£¥₹₩₽$%µΩ")
+_KEPT = set("¢€£¥₹₩₽$%‰µΩ")
 _BIDI = set(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
 
 
 # Pictographs and dingbats decorate ("🎯 The probability is 1/4", "👉 8 apples left! 🍎", "x = 7 ✓"): read as a
 # space. Not those that doubt or deny the answer — a cross, a thumbs-down, a prohibition, a question or exclamation
-# mark, a thinking or shrugging face — nor those that are numbers (🔟, keycaps, dingbat digits ❶-➓): unknown.
+# mark, a thinking or shrugging face — nor those that are numbers (dingbat digits ❶-➓): unknown. Keycaps and 🔟 are
+# read as their digits before this.
 _EMOJI_RANGES = (
     (0x1F300, 0x1F5FF),
     (0x1F600, 0x1F64F),
@@ -183,7 +192,21 @@ _EMOJI_RANGES = (
     (0x2600, 0x27BF),
 )
 _EMOJI_JOINERS = set("\ufe0f\u200d") | set(map(chr, range(0x1F3FB, 0x1F400)))
-_SAYS_SOMETHING = set("✗✘❌❎👎🚫⛔❓❔❕❗⁉‼🤔🤷🔟") | set(map(chr, range(0x2776, 0x2794)))
+_SAYS_SOMETHING = set("✗✘❌❎👎🚫⛔❓❔❕❗⁉‼🤔🤷") | set(map(chr, range(0x2776, 0x2794)))
+
+
+# Keycap digits ("1️⃣": the digit, a variation selector, the combining enclosing keycap) and the keycap ten.
+_KEYCAP = re.compile("([0-9])\ufe0f?\u20e3")
+# Digits under a combining overline or macron: the period of a repeating decimal.
+_OVERLINED_DIGITS = re.compile("((?:[0-9][\u0304\u0305])+)")
+# A middle dot between two digits: a British decimal point after a currency sign ("£2·75"), else two readings.
+_RAISED_DOT = re.compile(r"(?<=\d)·(?=\d)")
+_CURRENCY_RAISED_DOT = re.compile(r"(?:[£€$¥₹]|\b(?:GBP|EUR|USD)\s?)\d+·(?=\d)|(?<![\d.])0·(?=\d)")
+# ... and a product where it cannot be a decimal point: after a decimal ("6.02·10²³") or before a power of ten.
+_PRODUCT_RAISED_DOT = re.compile(r"(?<=\d\.\d)(\d*)·(?=\d)|·(?=10(?:\^|[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]))")
+# Assignment in pseudocode and definitions: "total ← 35", "n ≔ 12" (a name, then the arrow or the colon-equals).
+_ASSIGNMENT = re.compile(r"(?<![\w\\])([A-Za-z_]\w*)[ \t]*[←≔][ \t]*")
+_AMBIGUOUS_DOT = "\ue000"  # stands for a middle dot between digits while the symbols are rewritten
 
 
 def _decoration(ch: str) -> bool:
@@ -253,7 +276,8 @@ def read_chars(text: str, latex: bool = True) -> str:
         elif not ch.isascii() and unicodedata.category(ch) == "Nd":
             ch = str(unicodedata.decimal(ch))
         chars.append(ch)
-    text = _decorations_as_spaces("".join(chars))
+    text = _KEYCAP.sub(r"\1", "".join(chars)).replace("🔟", "10")
+    text = _decorations_as_spaces(text)
     text = _THOUSANDS.sub(lambda m: m.group(1) + re.sub(f"[{_UNICODE_SPACES}]", "", m.group(2)), text)
     text = re.sub(f"[{_UNICODE_SPACES}]", " ", text)
     text = re.sub(f"[{_MINUS}]", "-", text)
@@ -261,11 +285,17 @@ def read_chars(text: str, latex: bool = True) -> str:
     text = re.sub(f"[{_DASHES}]", "-", text)
     if not latex:
         return "".join(_PUNCTUATION.get(ch, ch) for ch in text)
+    text = _ASSIGNMENT.sub(r"\1 = ", text)
+    text = _OVERLINED_DIGITS.sub(lambda m: "\\overline{" + m.group(1)[::2] + "}", text)
+    text = _CURRENCY_RAISED_DOT.sub(lambda m: m.group(0).replace("·", "."), text)
+    text = _PRODUCT_RAISED_DOT.sub(lambda m: (m.group(1) or "") + " \\cdot ", text)
+    text = _RAISED_DOT.sub(_AMBIGUOUS_DOT, text)
     text = _SCRIPT_RUN.sub(_script, text)
     text = "".join(_vulgar(ch) if ch in _VULGAR else ch for ch in text)
     text = _RADICAL.sub(_radical, text)
     text = "".join(_SYMBOLS.get(ch, _PUNCTUATION.get(ch, ch)) for ch in text)
-    return "".join(f"\\{_GREEK[ch]} " if ch in _GREEK else ch for ch in text)
+    text = "".join(f"\\{_GREEK[ch]} " if ch in _GREEK else ch for ch in text)
+    return text.replace(_AMBIGUOUS_DOT, "·")
 
 
 def _known(ch: str) -> bool:
@@ -280,13 +310,26 @@ def _known(ch: str) -> bool:
     return unicodedata.category(ch)[0] in "LM"
 
 
+def ambiguous_dots(text: str) -> bool:
+    """``text`` (as written) has a middle dot between two digits that ``read_chars`` leaves unread."""
+    return "·" in text and "·" in read_chars(text).replace("\\cdot", "")
+
+
 def unknown_chars(text: str) -> list[str]:
     """The characters of ``text`` (already ``read_chars``'d) that no rule reads, each as ``U+XXXX NAME``, in order
     of first appearance."""
     out: list[str] = []
-    for ch in text:
-        if not _known(ch):
+    base = ""  # the last character that is not a combining mark
+    for i, ch in enumerate(text):
+        mark = unicodedata.category(ch)[0] == "M"
+        if ch == "·" and _RAISED_DOT.match(text, i):
+            name = "U+00B7 MIDDLE DOT between digits (a decimal point or a product)"
+        elif (mark and base and unicodedata.category(base)[0] != "L") or not _known(ch):
             name = f"U+{ord(ch):04X} {unicodedata.name(ch, 'UNNAMED')}"
-            if name not in out:
-                out.append(name)
+        else:
+            name = ""
+        if not mark:
+            base = ch
+        if name and name not in out:
+            out.append(name)
     return out

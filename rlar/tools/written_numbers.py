@@ -2,7 +2,8 @@
 
 ``numbers_from_words(text)`` rewrites, in order: fractions in words ("three quarters" -> 3/4, "two-thirds",
 "a half", "one and a half" -> 1 1/2; "a third time" stays an ordinal); Chinese numerals (十二, 两千, 一百零五,
-三分之二 -> 2/3, 三点五, 负五; a lone digit character only before a measure word); per mille (a thousandth); dozens,
+三分之二 -> 2/3, 三点五, 负五; a lone digit character only before a measure word) and fractions said denominator
+first in digits too (5分之2, Japanese 5分の2, Korean 5분의 2: 2/5); per mille (a thousandth); dozens,
 grosses and scores ("four score and seven" -> 87, a baker's dozen 13); decimals said digit by digit ("zero point
 seven five" -> 0.75); English cardinals ("sixty-four", "one hundred and five"; "the first one" is a pronoun);
 "negative" / "minus" before a number as its sign; scale words and letters ("1.2 million", "$4.5M", "3.5k"); a
@@ -192,9 +193,19 @@ def _rates(text: str) -> str:
     return _WARI.sub(wari, text)
 
 
+# A fraction said denominator first, in digits or numerals: Chinese 5分之2, Japanese 5分の2, Korean 5분의 2 (2/5).
+_CJK_FRACTION = re.compile(rf"(?<![\d.])(\d+|{_CJK_INT})\s*(?:分之|分の|분의)\s*(\d+|{_CJK_INT})(?![\d.])")
+
+
+def _cjk_fraction(m: re.Match[str]) -> str:
+    den, num = (int(g) if g.isdigit() else _cjk_integer(g) for g in m.groups())
+    return f" {num}/{den} "
+
+
 def _cjk_numbers(text: str) -> str:
     if "折" in text or "割" in text:
         text = _rates(text)
+    text = _CJK_FRACTION.sub(_cjk_fraction, text)
 
     def convert(m: re.Match[str]) -> str:
         sign = "-" if m.group(1) else ""
