@@ -81,6 +81,7 @@ __all__ = [
     "is_worked_solution",
     "roman_value",
     "scalar_value",
+    "stated_point",
     "stated_value",
     "states_an_operation",
     "value_form",
@@ -193,6 +194,71 @@ def _bearing(m: re.Match[str]) -> str:
     return f"{float(degrees):g}^\\circ"
 
 
+def _group_end(text: str, start: int) -> int:
+    """The index after the brace group that opens at ``text[start]`` ("{"), or -1 when it does not close."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "{" and text[i - 1 : i] != "\\":
+            depth += 1
+        elif text[i] == "}" and text[i - 1 : i] != "\\":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return -1
+
+
+_BRACE_NOTE = re.compile(r"\\(?:underbrace|overbrace|underset|overset|stackrel)\s*(?=\{)")
+
+
+def _without_brace_notes(text: str) -> str:
+    """Notes set under or over a term are not part of it: ``\\underbrace{48}_{\\text{books}}`` is 48,
+    ``\\overbrace{4 + 4}^{2}`` is 4 + 4; ``\\underset{note}{x}`` and ``\\overset{note}{x}`` are x."""
+    out, pos = [], 0
+    for m in _BRACE_NOTE.finditer(text):
+        if m.start() < pos:
+            continue
+        first_end = _group_end(text, m.end())
+        if first_end < 0:
+            return text
+        command = m.group(0).strip()
+        if command in ("\\underbrace", "\\overbrace"):
+            kept = text[m.end() + 1 : first_end - 1]
+            note = re.match(r"\s*[_^]\s*", text[first_end:])
+            end = first_end
+            if note:
+                at = first_end + note.end()
+                end = _group_end(text, at) if text[at : at + 1] == "{" else at + 1
+                if end < 0:
+                    return text
+        else:  # \\underset{note}{x}: the second group is the term
+            if text[first_end : first_end + 1] != "{":
+                return text
+            end = _group_end(text, first_end)
+            if end < 0:
+                return text
+            kept = text[first_end + 1 : end - 1]
+        grouped = text[: m.start()].rstrip().endswith(("^", "_"))
+        out.append(text[pos : m.start()] + ("{" + kept + "}" if grouped else kept))
+        pos = end
+    return "".join(out) + text[pos:]
+
+
+def _closed_groups(m: re.Match[str]) -> str:
+    """A math region whose braces open more groups than they close, closed at its end: a model that forgets the
+    last brace of ``$\\boxed{\\frac{1}{2}$`` means the box to end with the region."""
+    body = next(g for g in m.groups() if g is not None)
+    missing = len(re.findall(r"(?<!\\)\{", body)) - len(re.findall(r"(?<!\\)\}", body))
+    if missing <= 0 or missing > 3 or body.endswith("\\"):  # "$\\boxed{\\$18.90}$": an escaped dollar
+        return m.group(0)
+    i = m.start(m.lastindex or 0) - m.start() + len(body)
+    whole = m.group(0)
+    return whole[:i] + "}" * missing + whole[i:]
+
+
+# A line with one dollar sign that opens mathematics ("the point is $(2, -1).") and none to close it.
+_UNCLOSED_DOLLAR = re.compile(r"(?m)^([^$\n]*?(?<!\\)\$(?=[(\[\\{A-Za-z])[^$\n]*?)(\s*[.!?]?\s*)$")
+
+
 def _clean(text: str) -> str:
     """The characters read (``answer_chars.read_chars``), GSM8K's calculator notes and emphasis markup removed
     (Markdown bold, italics and code marks, HTML emphasis tags, ``\\textbf``-like wrappers; ``<sup>``/``<sub>``
@@ -203,7 +269,9 @@ def _clean(text: str) -> str:
     text = _BEARING.sub(_bearing, text)
     # A sign in a group of its own is that sign: "\\mathord{-}\\,8", "{-}5" (a colour around it is dropped below).
     text = re.sub(r"\\(?:mathord|mathbin|mathrm|text|textrm|operatorname)\s*\{\s*([-+])\s*\}", r"\1", text)
-    text = stacked_fractions(text)
+    text = _without_brace_notes(stacked_fractions(text))
+    text = _UNCLOSED_DOLLAR.sub(r"\1$\2", text)
+    text = MATH_REGION.sub(_closed_groups, text)
     text = re.sub(r"<<[^>]*>>", "", text)  # GSM8K calculator notes
     text = _MULTIPLICITY.sub("", text)
     # A root written as often as it is repeated ("x = 2, 2") is that root.
@@ -1049,11 +1117,18 @@ _GIVEN_BEFORE = re.compile(
     r"(?:(?:the|a|an|his|her|their|its|our|my|your|all|original|first|other|remaining|those|these)\s+)*\$?\s*$",
     re.IGNORECASE,
 )
+# A condition on a variable gives its number, it does not state the answer: "... as x \\to 2", "when n = 5", "for
+# t \\ge 0", "if x \\neq 1".
+_CONDITION_BEFORE = re.compile(
+    r"\b(?:as|when|whenever|where|if|for|given|while|once|provided)\s+\$?\s*[A-Za-z](?:_\{?\w+\}?)?\s*"
+    r"(?:\\to|\\rightarrow|->|=|\\neq?|\\ne|<|>|\\[lg]eq?|approaches|tends\s+to|goes\s+to)\s*[-+]?\s*\$?\s*$",
+    re.IGNORECASE,
+)
 _CUE_BEFORE = re.compile(
     r"(?:\b(?:is|are|was|were|be|has|have|had|gets?|got|makes?|made|earns?|earned|pays?|paid|costs?|spends?|spent"
     r"|saves?|saved|needs?|needed|takes?|took|sells?|sold|buys?|bought|packs?|packed|covers?|covered|uses?|used"
     r"|drives?|drove|eats?|ate|left|totals?|equals?|gives|scores?|scored|weighs?|holds?|collects?|collected|owns?"
-    r"|receives?|received)|=|:)\s+(?:(?:a\s+total\s+of|exactly|only|just|about|now|still|then|left\s+with)\s+)*"
+    r"|receives?|received)|=|:|\\to|\\rightarrow|->|approaches|tends\s+to)\s+(?:(?:a\s+total\s+of|exactly|only|just|about|now|still|then|left\s+with)\s+)*"
     r"\$?\s*$",
     re.IGNORECASE,
 )
@@ -1084,6 +1159,8 @@ def stated_value(span: str, response: str = "") -> tuple[Fraction, bool] | None:
             clause_start = m.end()
     found = [(m, _number(m.group(0))) for m in _plain_numbers(s, clause_start)]
     candidates = [(m, v) for m, v in found if v is not None]
+    # A number a condition gives ("The minimum is 5 when x = 2") is not the answer when another number stands.
+    candidates = [(m, v) for m, v in candidates if not _CONDITION_BEFORE.search(s[: m.start()])] or candidates
     # A remark in brackets is not the answer ("64 pages (I forgot the last 4 pages)") when a number stands outside.
     asides = [a.span() for a in _ASIDE.finditer(s)]
     outside = [(m, v) for m, v in candidates if not any(a <= m.start() < b for a, b in asides)]
@@ -1103,6 +1180,38 @@ def stated_value(span: str, response: str = "") -> tuple[Fraction, bool] | None:
     if cued:
         return cued[0]
     return stated[-1][1] if stated else candidates[-1][1]
+
+
+# Two or three coordinates in brackets; not "(1,200)", an amount in thousands (an accounting loss).
+_POINT = re.compile(
+    r"\(\s*(-?\d+(?:\.\d+)?)\s*,(?!\d{3}\s*\))\s*(-?\d+(?:\.\d+)?)\s*(?:,\s*(-?\d+(?:\.\d+)?)\s*)?\)"
+)
+_AXIS = re.compile(r"\b([xy])\s*-?\s*(?:intercept|axis)", re.IGNORECASE)
+
+
+def stated_point(span: str) -> tuple[tuple[Fraction, ...], str] | None:
+    """The point a sentence ends on ("The vertex is at (3, 0).") as its coordinates, with the axis the sentence
+    names ("x" for "the x-intercept", "crosses the x-axis"; "" for none); None when its last number is not a
+    coordinate of a point."""
+    s = numbers_from_words(_strip_latex(span))
+    numbers = _plain_numbers(s)
+    points = list(_POINT.finditer(s))
+    if not numbers or not points or not points[-1].start() < numbers[-1].start() < points[-1].end():
+        return None
+    coordinates = tuple(Fraction(g) for g in points[-1].groups() if g is not None)
+    axes = {m.group(1).lower() for m in _AXIS.finditer(s)}
+    return coordinates, (axes.pop() if len(axes) == 1 else "")
+
+
+def condition_values(span: str) -> list[Fraction]:
+    """The numbers a condition on a variable gives in ``span`` ("when $x = 2$", "as x \\to 3", "for n = 5"): a
+    reference equal to one of them may ask for where the answer holds, not for the answer."""
+    s = numbers_from_words(_strip_latex(span))
+    return [
+        v[0]
+        for m in _plain_numbers(s)
+        if _CONDITION_BEFORE.search(s[: m.start()]) and (v := _number(m.group(0))) is not None
+    ]
 
 
 _WRITTEN_FORM = re.compile(r"\^|!|\\(?:sqrt|pi|[dt]?frac|d?binom|log|ln|infty)(?![A-Za-z])|\be\^")
@@ -1250,10 +1359,27 @@ def roman_value(span: str) -> int | None:
     return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
 
 
+def _machine_float(x: Fraction) -> bool:
+    """``x`` is a decimal fraction of 15 or more significant digits: a program's printout of a double."""
+    if x.denominator == 1:
+        return False  # an integer is exact, however long
+    for places in range(41):
+        scaled = x * 10**places
+        if scaled.denominator == 1:
+            return len(str(abs(scaled.numerator)).lstrip("0").rstrip("0")) >= 15
+    return False  # not a finite decimal
+
+
 def same_number(gold: tuple[Fraction, bool], answer: tuple[Fraction, bool]) -> bool:
     """Equal, with the percent rule: ``X%`` equals ``X`` (for ``|X| >= 1``: below 1 a percent sign against a
-    fraction is the slip "0.4%" for 0.4) and ``X/100``."""
+    fraction is the slip "0.4%" for 0.4) and ``X/100``; a decimal of 15 or more significant digits (a program's
+    printout, ``0.8333333333333334``, ``0.30000000000000004``) equals the reference it is within 1e-14 of (relative:
+    the rounding of a double)."""
     (g, gp), (a, ap) = gold, answer
+    if g != a and gp == ap and _machine_float(a) and abs(a - g) <= abs(g) * Fraction(1, 10**14):
+        return (
+            True  # "0.8333333333333334", a program's printout of 5/6: equal to within a few units of a double
+        )
     if g == a:
         # "0.4%" against a probability of 0.4: below 1, the percent sign is the slip of a fraction for a percent
         return gp == ap or abs(g) >= 1

@@ -192,6 +192,13 @@ _LEAD_IN = re.compile(
     r"(?=[-+(\[\\{\d]|[A-Za-z](?:_\{?\w+\}?)?\s*(?:=|<|>|\\[lg]e|≤|≥)|[A-Za-z]\s*\^)",
     re.IGNORECASE,
 )
+# A condition on one variable after words: "The product is positive for x < -2 or x > 3", "negative exactly when
+# 0 < x < 4" (tried when no lead-in above applies).
+_CONDITION_LEAD_IN = re.compile(
+    r"^.*?\b(?:for|when|whenever|where|if|iff|precisely|exactly)\s+"
+    r"(?=-?[\d(\[]\S*\s*(?:<|>|\\[lg]e)|[A-Za-z]\s*(?:<|>|\\[lg]e))",
+    re.IGNORECASE,
+)
 _CONNECTIVE = re.compile(r"(?<!\{)\s+\b(and|or)\b\s+(?!\})", re.IGNORECASE)
 
 
@@ -200,7 +207,12 @@ def _plain_math(text: str) -> str:
     # "... gives 2, so the limit is exp(2)": the clause after the last "so" / "therefore" states the answer.
     if parts := re.split(r"[,;]\s+(?:so|therefore|thus|hence)\s+", s, flags=re.IGNORECASE)[1:]:
         s = parts[-1]
+    # A remark in brackets after the answer: "-1 \\le x < 2 (x = 2 is excluded, it makes the denominator zero)".
+    if (aside := re.search(r"\s+\(([^()]*)\)\s*$", s)) and _is_words(aside.group(1)):
+        s = s[: aside.start()]
     if lead := _LEAD_IN.match(s):
+        s = s[lead.end() :]
+    elif lead := _CONDITION_LEAD_IN.match(s):
         s = s[lead.end() :]
     elif clause := re.fullmatch(r"[A-Za-z][A-Za-z ]+,\s*([A-Za-z](?:_\{?\w+\}?)?\s*=\s*[^=]+)", s):
         s = clause.group(1)  # "Taking fourth roots of both sides, x = \\sqrt[4]{48}"

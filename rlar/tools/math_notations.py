@@ -1,6 +1,6 @@
 """Notations of final answers that neither the number rules nor the math-verify library read: the layer of
 ``math_verify`` that decides first on clock times, number bases, residues, angles with units, ratios, money in
-cents, vectors and complex numbers in polar form.
+cents, sizes ("3 \\times 2"), vectors and complex numbers in polar form.
 
 Each reader recognises its notation in the reference (after ``rlar.tools.answer_chars.read_chars``) and finds it in
 the response's final answer, which may be a sentence. ``compare(gold, answer, evaluate)`` returns ``(equivalent,
@@ -24,6 +24,8 @@ raises :class:`Unreadable` when the answer is written in a way that has two read
   (6:8 is 3:4); against a two-part ratio a fraction or number of its value counts too.
 - money: ``$4.50``, ``\\$0.75``, ``450 cents``, ``450¢``: compared in cents when the answer names cents and the
   reference dollars (or the reverse); against a bare reference an amount in cents counts as written or in dollars.
+- sizes: ``3 \\times 2``, ``8 ft \\times 6 ft`` (a product of bare numbers as a reference): the same sizes, in order
+  when they have no unit ("3-by-2"; ``2 \\times 3`` is another shape); an answer of only the product reads two ways.
 - vectors: ``\\langle 1, 2 \\rangle``, ``<1, 2>``, ``i - 2j + 3k`` (also with ``\\mathbf``, ``\\hat``, ``\\vec``),
   column or row matrices, each after a numeric factor or none, and a tuple against a vector: component by component,
   in order. Angle brackets or a matrix inside a longer expression are unreadable (the library would read
@@ -290,6 +292,56 @@ def _compare_angles(gold: str, answer: str, evaluate: Evaluate) -> tuple[bool, s
     return same, f"the same angle ({shown})" if same else f"another angle ({shown})"
 
 
+# -- dimensions ---------------------------------------------------------------------------------------------------
+# "3 \\times 2", "8 ft \\times 6 ft", "12 cm by 5 cm", "3-by-2": sizes, in order, each with an optional unit word.
+_DIM_UNIT = r"(?:\s*(?:[A-Za-z]{1,6}(?:\^\{?[23]\}?)?|''?|\")(?![A-Za-z]))?"
+_DIM_PART = rf"(\d+(?:\.\d+)?){_DIM_UNIT}"
+_DIM_SEP = r"\s*(?:\\times|×|\\cdot|\*|(?<=\d)\s*x(?=\s*\d)|\s+x\s+|-?\s*by\s*-?)\s*"
+_DIMENSIONS = re.compile(
+    rf"(?<![\w.^]){_DIM_PART}{_DIM_SEP}{_DIM_PART}(?:{_DIM_SEP}{_DIM_PART})?(?![\w.^]|\s*\^)"
+)
+
+
+def _sizes(m: re.Match[str]) -> tuple[tuple[Fraction, str], ...]:
+    """The sizes of one match of ``_DIMENSIONS``: (number, unit word or "") in order."""
+    text = m.group(0)
+    out = []
+    for part in re.finditer(rf"{_DIM_PART}", text):
+        unit = text[part.end(1) : part.end()].strip()
+        out.append((Fraction(part.group(1)), unit))
+    return tuple(out)
+
+
+def _compare_dimensions(gold: str, answer: str) -> tuple[bool, str] | None:
+    """A reference that is a product of two or three bare numbers ("3 \\times 2", "8 ft \\times 6 ft") states sizes,
+    not the product (a final answer that means 6 is written 6): an answer must give the same sizes ("3-by-2", "8 ft
+    by 6 ft"), in the same order when they have no unit (rows by columns: "2 \\times 3" is another shape); sides
+    with a unit in any order. An answer that gives only the product reads two ways."""
+    g_text = _bare(gold)
+    g_match = _DIMENSIONS.fullmatch(g_text)
+    if g_match is None or re.search(r"\\cdot|\*", g_text):
+        return None
+    g = _sizes(g_match)
+    a_text = _bare(answer)
+    found = [_sizes(m) for m in _DIMENSIONS.finditer(a_text)]
+    if not found:
+        product = math.prod(x for x, _ in g)
+        values = [Fraction(v) for v in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", a_text)]
+        if values and values[-1] == product:
+            raise Unreadable("the reference gives sizes, the answer their product")
+        return False, "no sizes in the answer"
+    a = found[-1]
+    if len(a) != len(g):
+        return False, f"{len(a)} sizes where the reference gives {len(g)}"
+    if any(gu and au and gu.lower() != au.lower() for (_, gu), (_, au) in zip(g, a, strict=True)):
+        return None  # other units: the quantity rules compare them
+    if all(u for _, u in g):  # lengths of sides: a rectangle 8 ft by 6 ft is one 6 ft by 8 ft
+        same = sorted(x for x, _ in g) == sorted(x for x, _ in a)
+        return same, "the same sizes" if same else "other sizes"
+    same = [x for x, _ in g] == [x for x, _ in a]  # rows by columns: order matters
+    return same, "the same sizes in the same order" if same else "other sizes, or the same in another order"
+
+
 # -- ratios -------------------------------------------------------------------------------------------------------
 _PART = r"\d+(?:\.\d+)?"
 _RATIO_SEP = r"\s*(?::|\\colon|∶)\s*"
@@ -538,7 +590,14 @@ def compare(gold: str, answer: str, evaluate: Evaluate, hedged: str = "") -> tup
     decided = _compare_named(gold, answer)
     if decided is not None:
         return decided  # "fails to exist (it oscillates between -1 and 1)" is one answer, not a hedge
-    for reader in (_compare_times, _compare_bases, _compare_residues, _compare_ratios, _compare_money):
+    for reader in (
+        _compare_times,
+        _compare_bases,
+        _compare_residues,
+        _compare_dimensions,
+        _compare_ratios,
+        _compare_money,
+    ):
         decided = reader(gold, answer)
         if decided is not None:
             if decided[0] and hedged and reader is not _compare_ratios:

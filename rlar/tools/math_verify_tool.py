@@ -39,7 +39,7 @@ from rlar.tools import (
     solution_families,
     structured,
 )
-from rlar.tools.answer_chars import read_chars, unknown_chars
+from rlar.tools.answer_chars import ambiguous_dots, read_chars, unknown_chars
 from rlar.tools.answer_text import chosen_letters, explicit_statement, lettered_options, statements
 from rlar.tools.base import RewardTool, ToolInput, ToolKind, ToolResult, ToolSpec
 from rlar.tools.rules import reference_strings
@@ -299,6 +299,22 @@ class MathVerifyTool(RewardTool):
                 return letter
         return None
 
+    @staticmethod
+    def _coordinate(
+        number: tuple[Fraction, bool], coordinates: tuple[Fraction, ...], axis: str
+    ) -> tuple[bool, str]:
+        """A point against a reference that is one number: an intercept named by its axis is the coordinate on
+        that axis ("crosses the x-axis at (3, 0)" is 3, "the y-intercept (0, -4)" is -4); any other point reads
+        two ways (which coordinate was asked for?)."""
+        if len(coordinates) == 2 and axis:
+            on_axis, other = (
+                (coordinates[0], coordinates[1]) if axis == "x" else (coordinates[1], coordinates[0])
+            )
+            if other == 0:
+                same = math_answer.same_number(number, (on_axis, False))
+                return same, f"{'equal' if same else 'not equal'}: the {axis}-intercept {float(on_axis):g}"
+        raise math_notations.Unreadable("the answer is a point, the reference one number")
+
     def _judge(
         self, gold: str, raw_ref: str, answer: math_answer.FinalAnswer, response: str, query: str = ""
     ) -> tuple[bool, str]:
@@ -405,6 +421,9 @@ class MathVerifyTool(RewardTool):
                     decided = self._forms(math_forms.prepare(gold), math_forms.prepare(span))
                     if decided is not None:
                         return decided
+                point = math_answer.stated_point(answer.text)
+                if point is not None:  # a point where the reference is one number
+                    return self._coordinate(number, *point)
                 given = math_answer.stated_value(answer.text, response)
             if (
                 given is not None
@@ -425,6 +444,14 @@ class MathVerifyTool(RewardTool):
                 given = (-given[0], given[1])  # "a loss of $50" for -50
             if given is not None:
                 same = math_answer.same_number(number, given)
+                if not same and any(
+                    math_answer.same_number(number, (c, False))
+                    for c in math_answer.condition_values(answer.text)
+                ):
+                    # "The minimum is 5 when x = 2" against 2: the question may ask where, or what the minimum is.
+                    raise math_notations.Unreadable(
+                        "the reference is the value a condition gives, not the value the answer states"
+                    )
                 return (
                     same,
                     f"{'equal' if same else 'not equal'}: {float(given[0]):g}{'%' if given[1] else ''}",
@@ -502,6 +529,22 @@ class MathVerifyTool(RewardTool):
         return self.ok(1.0 if chosen == gold else 0.0, f"chose statements {names}")
 
     async def _score(self, inp: ToolInput) -> ToolResult:
+        if not ambiguous_dots(inp.response):
+            return await self._score_read(inp)
+        # "2·75": a British decimal point or a product. Both readings are scored; they must agree.
+        readings = []
+        for sign in (".", "×"):
+            response = re.sub(r"(?<=\d)·(?=\d)", sign, inp.response)
+            readings.append(await self._score_read(dataclasses.replace(inp, response=response)))
+        decimal, product = readings
+        if decimal.ok and product.ok and decimal.score == product.score:
+            return product
+        return ToolResult.abstain(
+            "a middle dot between digits reads as a decimal point or as a product, and the two readings score "
+            f"differently ({decimal.status} {decimal.score} against {product.status} {product.score})"
+        )
+
+    async def _score_read(self, inp: ToolInput) -> ToolResult:
         refs = reference_strings(inp.reference)
         if not refs:
             return ToolResult.abstain("no reference")
@@ -602,6 +645,15 @@ def _unit_text(text: str) -> str:
     )
     s = re.sub(r"\\(?:text|mathrm|mbox|textrm|operatorname)\s*\{([^{}]*)\}", r" \1", s)
     s = re.sub(r"(\d)\s*\(\s*([A-Za-z][A-Za-z ]*)\)", r"\1 \2", s)  # ASDiv's "2300 (grams)"
+    # A unit in brackets after the name of the quantity, as tables and engineers write it: "v [km/h] = 12",
+    # "P (kW) = 1.5" is 12 km/h, 1.5 kW.
+    s = re.sub(
+        r"(?<![\w\\])([A-Za-z](?:_\{?\w+\}?)?)\s*[\[(]\s*([^\[\]()=]{1,12}?)\s*[\])]\s*=\s*(-?\d+(?:\.\d+)?)(?![\d.])",
+        lambda m: (
+            f"{m.group(1)} = {m.group(3)} {m.group(2)}" if structured.is_unit(m.group(2)) else m.group(0)
+        ),
+        s,
+    )
     s = re.sub(r"(\d+)\s*'\s*(\d+(?:\.\d+)?)\s*''", r"\1 ft \2 in", s)  # 5'10'' (read from 5′10″)
     s = re.sub(r"(?<!\\)\\[,;:! ]|\$|~", " ", s)
     s = re.sub(r"\^\{([^{}]*)\}", r"^\1", s)

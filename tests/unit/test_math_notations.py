@@ -924,3 +924,84 @@ async def test_wrong_answers_that_look_right_get_no_marks(
     math_tool: RewardTool, reference: str, response: str, expected: float | None
 ) -> None:
     await assert_scores_or_abstains(math_tool, reference, response, expected)
+
+
+# A number read from a sentence with another role, a point, sizes, characters with two readings: what is not the
+# answer is never scored as it, and what reads two ways abstains.
+ROLES_SIZES_AND_TWO_READINGS = [
+    # a condition on a variable gives its number, it does not state the answer
+    ("6", "The area is 6 when w = 3.", 1.0),
+    ("3", "The area is 6 when w = 3.", None),  # the question may ask for w
+    ("9", "As $n \\to \\infty$, the sequence tends to 9.", 1.0),
+    ("4", "So $g(t) \\to 9$ as $t \\to 4$.", None),
+    ("9", "So $g(t) \\to 9$ as $t \\to 4$.", 1.0),
+    ("11", "For k = 2 the total is 11.", 1.0),
+    # a point against one number: an intercept named by its axis, else two readings
+    ("-7", "So the graph meets the y-axis at (0, -7).", 1.0),
+    ("5", "The x-intercept is $(5, 0)$.", 1.0),
+    ("0", "The x-intercept is $(5, 0)$.", 0.0),
+    ("-2", "The centre of the circle is (4, -2).", None),
+    ("1200", "Total attendance: (1,200).", 1.0),  # a number with a thousands comma, not a point
+    # sizes: a product of bare numbers as a reference
+    ("4 \\times 5", "The product $AB$ is a $5 \\times 4$ matrix.", 0.0),
+    ("4 \\times 5", "So $AB$ is 4-by-5.", 1.0),
+    ("4 \\times 5", "It has 20 entries.", None),
+    ("9 \\text{ m} \\times 2 \\text{ m}", "The patio is 2 m by 9 m.", 1.0),
+    ("9 \\text{ m} \\times 2 \\text{ m}", "The patio is 3 m by 6 m.", 0.0),
+    ("2 \\times 10^{5}", "200000", 1.0),  # scientific notation is a number
+    # a unit in brackets after the quantity's name
+    ("20 \\mathrm{~m/s}", "a = g sin θ\n\nv [km/h] = 20", 0.0),
+    ("2500 \\mathrm{~W}", "P [kW] = 2.5", 1.0),
+    # keycap digits, digits under a combining overline, a combining mark on a digit
+    ("31", "Total: 3️⃣1️⃣ stickers 🎉", 1.0),
+    ("1", "Total: 3️⃣1️⃣ stickers 🎉", 0.0),
+    ("\\frac{2}{3}", "x = 0.6̅", 1.0),
+    ("7", "x = 7̶ 9", None),
+    # a middle dot between digits: a decimal point or a product; both readings must agree
+    ("0.8", "P = 1 − 0·2 = 0·8", 1.0),
+    ("0", "P = 1 − 0·2 = 0·8", 0.0),
+    ("4.25", "Each costs £17 ÷ 4 = £4·25.", 1.0),
+    ("17.5", "Average = 70 ÷ 4 = 17·5 kg", None),
+    ("10", "2·5 = 10", 1.0),
+    ("3 \\times 10^{8}", "c ≈ 3.00·10⁸ m/s", 1.0),
+    # notes set under or over a term
+    (
+        "36",
+        "$$T = \\underbrace{6 + 6 + 6}_{3 \\text{ rows}} \\cdot 2 = \\underbrace{36}_{\\text{seats}}$$",
+        1.0,
+    ),
+    (
+        "3",
+        "$$T = \\underbrace{6 + 6 + 6}_{3 \\text{ rows}} \\cdot 2 = \\underbrace{36}_{\\text{seats}}$$",
+        0.0,
+    ),
+    # a brace or a dollar sign not closed
+    ("\\frac{3}{4}", "So the answer is $\\boxed{\\frac{3}{4}$.", 1.0),
+    ("(5, -3)", "The solution is $(5, -3).", 1.0),
+    ("12.50", "The total cost is $\\boxed{\\$12.50}$.", 1.0),
+    # a condition on one variable after words, and a remark in brackets after it
+    ("(-\\infty, 1) \\cup (5, \\infty)", "The quadratic is positive for x < 1 or x > 5.", 1.0),
+    ("(-\\infty, 1) \\cup (5, \\infty)", "The quadratic is positive for x < -1 or x > 5.", 0.0),
+    ("[0, 3)", "So 0 ≤ x < 3 (x = 3 would make the denominator zero).", 1.0),
+    ("(2, 6)", "It is negative exactly when 2 < x < 6.", 1.0),
+    # fractions said denominator first (Japanese, Korean), per mille
+    ("\\frac{3}{7}", "答え：7分の3", 1.0),
+    ("\\frac{7}{3}", "答え：7分の3", 0.0),
+    ("\\frac{4}{9}", "따라서 확률은 9분의 4입니다.", 1.0),
+    ("1.5\\%", "答：比例是 15‰。", 1.0),
+    # assignment arrows
+    ("42", "Answer: total ← 42", 1.0),
+    ("8", "Then `k ≔ 8`.", 1.0),
+    # a program's printout of a double
+    ("\\frac{2}{3}", "print(2/3) shows 0.6666666666666666", 1.0),
+    ("0.7", "0.7000000000000001", 1.0),
+    ("0.7", "0.7000001", 0.0),
+    ("123456789012345", "123456789012346", 0.0),  # an integer is exact, however long
+]
+
+
+@pytest.mark.parametrize(("reference", "response", "expected"), ROLES_SIZES_AND_TWO_READINGS)
+async def test_roles_sizes_and_two_readings(
+    math_tool: RewardTool, reference: str, response: str, expected: float | None
+) -> None:
+    await assert_scores_or_abstains(math_tool, reference, response, expected)
