@@ -117,11 +117,13 @@ REFERENCE_KINDS = tuple(KIND_WORDS)
 
 _NUMBERED_OPTION = re.compile(
     r"(?im)^\s*(?:\(?(\d)\)|[A-Z]?(\d)[.):]|(?:[A-Za-z]+\s+){0,2}(?:option|solution|choice|ending|answer|sentence"
-    r"|candidate|hypothesis)\s*(\d)\s*[:.)-])\s*\S"
+    r"|candidate|hypothesis|response|output|completion|continuation|summary|story)\s*(\d)\s*[:.)-])\s*\S"
+    # options numbered in Chinese or Japanese: "结尾1：", "选项2:", "回答1："
+    r"|(?:结尾|结局|选项|選択肢|回答|答案|候补|候補)\s*(\d)\s*[:：]"
 )
 _DIGIT_LABELS = re.compile(
-    r"(?i)(?<![\w.])(\d{1,2})\s*(?:=|:|\(|-\s)\s*[a-z_]{3,}|\b(?:answer|reply|respond|label|rating|output|choose|pick)\b"
-    r"[^.\n]{0,40}?(?<!e\.g\.,\s)(?<!e\.g\.\s)(?<!such as\s)(?<![\w.])(\d)\s*(?:or|to|-|–|,)\s*(\d)(?![\w.])"
+    r"(?i)(?<![\w.])(\d{1,2})\s*(?:=|:|：|\(|-\s)\s*(?:[a-z_]{3,}|[^\W\d_]*[^\W\d_a-z]{2,})|\b(?:answer|reply|respond|label|rating|output|choose|pick)\b"
+    r"[^.\n]{0,40}?(?<!e\.g\.,\s)(?<!e\.g\.\s)(?<!such as\s)(?<![\w.])(\d)\s*(?:or|to|-|–|,)\s*(\d)(?!\w|\.\d)"
     r"|\bscale of (\d)\b[^.\n]{0,40}\bto (\d)\b"
     r"|\b(?:answer|reply|output|say|return|write)\s+(\d)\b[^.\n]{0,100}?\b(?:else|otherwise|or)\s+(\d)\b"
 )
@@ -142,7 +144,9 @@ _MAPPING_RUN = re.compile(r"(?<![\w.])\d{1,2}\s+[A-Za-z][\w-]{2,}(?:\s*[,;]\s*\d
 _DIGIT_CHOICE = re.compile(r"\((?P<d>[01](?:\s*/\s*\d)+)\)")
 _OPTION_META = re.compile(
     r"(?i)^(?:(?:option|choice|sol|ending|answer|hypothesis|candidate)_?\d|endings|choices|options|label_names"
-    r"|answer[A-E])$"
+    r"|answer[A-E]"
+    # numbered fields of the options a pairwise or cloze dataset ships: "output_1", "response_2", "sentence_quiz1"
+    r"|\w*(?:quiz|output|response|completion|summary)_?\d)$"
 )
 # A binary label asked for at the end of the query in any language ("请回答 0 或 1。", "Réponds 0 ou 1.").
 _BINARY_SLOT = re.compile(
@@ -187,7 +191,8 @@ _LANGUAGE_CODES = (
 _LANGUAGE = rf"(?:{_LANGUAGE_NAMES})"
 _LABEL = rf"(?:{_LANGUAGE_NAMES}|(?:{_LANGUAGE_CODES})(?:[_-][A-Za-z]{{2,4}})?)"
 _TRANSLATION_REQUEST = re.compile(
-    rf"(?i)\btranslat\w*|\blocali[sz]\w*|\b(?:render|put|turn|convert|rewrite|write|say|express)\w*\b[^\n]{{0,120}}\b(?:in|into)\s+{_LANGUAGE}\b"
+    # the verb in other languages: traduire / traducir / tradurre, übersetzen, переведи, 翻訳 / 翻译 / 翻譯, 번역
+    rf"(?i)\btranslat\w*|\blocali[sz]\w*|\btradu[cizt]\w*|\bübersetz\w*|\bперев[её]д\w*|翻[訳译譯]|번역|\b(?:render|put|turn|convert|rewrite|write|say|express)\w*\b[^\n]{{0,120}}\b(?:in|into)\s+{_LANGUAGE}\b"
     rf"|\b(?:in|into|to)\s+{_LANGUAGE}\s*:"
     rf"|\bhow (?:do|would|can) (?:you|i|we|one) say\b[^\n]{{0,120}}\bin\s+{_LANGUAGE}\b"
     rf"|\b(?:the|its|an?)\s+{_LANGUAGE}\s+(?:version|equivalent|label|text|wording|rendering|string|phrase"
@@ -237,6 +242,8 @@ def _small_index(reference: Any, limit: int = 20) -> str | None:
 
 def _is_index(reference: Any, text: str, metadata: Mapping[str, Any]) -> bool:
     if isinstance(reference, list | tuple) and len(reference) == 1 and _has_options(metadata):
+        if _MULTI_LABEL.search(text):
+            return False  # a set of labels asked for ("every applicable category id"), which has one today
         reference = reference[0]  # AGIEval's gold, [1], beside the options in metadata
     if _on_stated_scale(reference, text):
         return True
@@ -365,8 +372,13 @@ _PER_ITEM = re.compile(
     r"(?i)\b(?:one|a|an)\s+(?:\w+\s+)?(?:per|for each|for every)\b"
     r"|\beach\s+(?:utterance|turn|token|word|sentence|line|item)\b"
 )
-_MULTI_LABEL = re.compile(r"(?i)\bmulti-?label\b|\ball\s+(?:the\s+)?(?:applicable|relevant|that\s+apply)\b")
-_NAMES_META = re.compile(r"(?i)(?:^|_)(?:names?|labels|classes|categories)(?:_|$)")
+_MULTI_LABEL = re.compile(
+    r"(?i)\bmulti-?label\b|\ball\s+(?:the\s+)?(?:applicable|relevant|that\s+apply)\b"
+    r"|\bevery\s+(?:\S+\s+){0,3}?(?:applicable|relevant|that\s+appl(?:y|ies))\b|\blist\s+(?:every|all)\b"
+)
+_NAMES_META = re.compile(
+    r"(?i)(?:^|_)(?:names?|labels|classes|categories)(?:_|$)|^(?:label_?map|id_?2_?label|label_?2_?id|labels?_?mapping)$"
+)
 
 
 _PATCH = re.compile(r"(?m)^diff --git |^--- \S.*\n\+\+\+ \S.*\n@@ ")
@@ -425,7 +437,8 @@ def _label_ids(ref: Any, text: str, metadata: Mapping[str, Any]) -> str:
 
 def _named_ids(metadata: Mapping[str, Any]) -> set[str]:
     """The ids a list of label names in metadata gives (``label_names``, ``relation_names``, ``classes``: ids 0 to
-    n - 1), or a mapping of ids to names (``intent_names``: its keys)."""
+    n - 1), or a mapping of ids to names (``intent_names``, ``label_map``, ``id2label``: its keys; ``label2id``: its
+    values)."""
     out: set[str] = set()
     for k, v in metadata.items():
         if not _NAMES_META.search(str(k)):
@@ -435,6 +448,12 @@ def _named_ids(metadata: Mapping[str, Any]) -> set[str]:
             out |= {str(i) for i in range(len(v))}
         elif isinstance(v, dict) and len(v) >= 2 and all(re.fullmatch(r"-?\d{1,2}", str(x)) for x in v):
             out |= {str(int(x)) for x in v}
+        elif (
+            isinstance(v, dict)
+            and len(v) >= 2
+            and all(re.fullmatch(r"-?\d{1,2}", str(x)) for x in v.values())
+        ):
+            out |= {str(int(x)) for x in v.values()}  # ``label2id``: names to ids
     return out
 
 
@@ -574,6 +593,17 @@ def reference_kind(reference: Any, shape: str, text: str, metadata: Mapping[str,
         return "item_list"
     if isinstance(ref, list | tuple) and len(ref) == 1 and (kind := _label_ids(ref, text, meta)):
         return kind  # one label id of a multi-label query ("[2]" of "0: Article 2; 1: Article 3; ...")
+    if (
+        isinstance(ref, list | tuple)
+        and len(ref) == 1
+        and isinstance(ref[0], str | int)
+        and not isinstance(ref[0], bool)
+        and len(str(ref[0]).split()) <= 6
+        and _MULTI_LABEL.search(text)
+    ):
+        return (
+            "item_list"  # the one label of a query that asks for every applicable one ("List every code ...")
+        )
     if isinstance(ref, list | tuple) and len(ref) >= 2 and all(_answer_object(r) for r in ref):
         names = {
             str(next(r[k] for k in ("answer_text", "answer", "value", "text", "name") if r.get(k)))

@@ -74,6 +74,9 @@ _NUMBER = re.compile(
     r"[-+−]?[$€£¥]?\s?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?\s?%?|[-+]?\.\d+|[-+]?\d+\s*/\s*\d+|\\[dt]?frac\{-?\d+\}\{\d+\}"
 )
 _CHOICE = re.compile(r"\(?[A-Ea-e]\)?\.?")
+_IDENTIFIER = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{12,}"
+)
 _LATEX = re.compile(
     r"\\[a-zA-Z]+|\^|_\{|\$|\\\(|[a-z]\s*[=<>≤≥]|\b[a-z]\^?\d?\s*[+\-*/]\s*\d|\d\s*[a-z]\b|[∞√]"
     r"|(?<![^\W\d_a-zA-Z])π(?![^\W\d_a-zA-Z])"  # π, not a letter of a Greek word
@@ -188,6 +191,10 @@ def _text_shape(text: str) -> str:
         return "label"
     if _PROGRAM.search(text):
         return "program"
+    if _IDENTIFIER.fullmatch(
+        text
+    ):  # a UUID or a hash: a string to match, however its digits and letters fall
+        return "short_text"
     words = text.split()
     if (
         len(words) <= 4

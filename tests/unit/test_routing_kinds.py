@@ -448,3 +448,62 @@ def test_a_worked_solution_without_a_marker_is_its_stated_number() -> None:
         "Suppose (p/q)^2 = 12 ... Therefore no rational has square 12.",
     )
     assert proof.features().reference_shape == "text"
+
+
+@pytest.mark.parametrize(
+    ("query", "reference", "metadata", "expected"),
+    [
+        # the answer-format instruction ending its sentence with a full stop
+        ("Which ending fits? Reply with 1 or 2.", 2, {}, "index"),
+        # labels in any script after their digits
+        ("주제를 고르세요. (0: 정치, 1: 경제, 2: 사회) 제목: 증시 반등", 1, {}, "index"),
+        ("选择情感 (0：负面，1：正面)：这部电影很好看", 1, {}, "index"),
+        # a label map in metadata: ids to names, or names to ids
+        (
+            "Headline: Shares slide after the profit warning",
+            0,
+            {"label_map": {"0": "down", "1": "up"}},
+            "index",
+        ),
+        ("Headline: Shares slide", 1, {"label2id": {"down": 0, "up": 1}}, "index"),
+        # options numbered by what they are, in the query or in metadata fields
+        ("Response 1: It rains.\nResponse 2: The sun shines.\nWhich is more helpful?", 1, {}, "index"),
+        ("故事：他迟到了。\n结尾1：他道歉了。\n结尾2：他飞走了。", 1, {}, "index"),
+        ("Pick the better output.", 2, {"output_1": "a", "output_2": "b"}, "index"),
+        (
+            "Finish the story: She trained for months.",
+            1,
+            {"sentence_quiz1": "a", "sentence_quiz2": "b"},
+            "index",
+        ),
+        # one label of a query that asks for every applicable one is a set of labels
+        (
+            "Return every applicable category id as a JSON list.",
+            [3],
+            {"label_names": ["a", "b", "c", "d"]},
+            "item_list",
+        ),
+        ("List every moderation code that applies (S, H, V):", ["V"], {}, "item_list"),
+        # a number the query gives is not a label when nothing maps it
+        ("Compute the sum of 1 and 2.", 3, {}, ""),
+    ],
+)
+def test_labels_in_any_script_and_options_numbered_by_what_they_are(
+    query: str, reference: object, metadata: dict[str, object], expected: str
+) -> None:
+    assert kind(query, reference, metadata) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "reference", "expected"),
+    [
+        ("日本語から英語に翻訳してください：彼は明日来る。", "He will come tomorrow.", True),
+        ("请把下面的句子翻译成英文：我喜欢茶。", "I like tea.", True),
+        ("다음 문장을 영어로 번역하세요: 비가 온다.", "It is raining.", True),
+        ("Traduce al inglés: El gato duerme.", "The cat is sleeping.", True),
+        ("Übersetze ins Englische: Der Hund bellt.", "The dog barks.", True),
+        ("Summarise: The council met and approved the budget.", "The budget was approved.", False),
+    ],
+)
+def test_a_translation_asked_for_in_other_languages(query: str, reference: str, expected: bool) -> None:
+    assert RoutingQuery("t", query, reference).features().translation is expected

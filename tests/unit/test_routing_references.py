@@ -213,3 +213,17 @@ def test_numbers_letters_and_latex_are_read_alike_whatever_their_query_holds(
         {"task": "t", "query": "Where is the Louvre? It is in Paris.", "reference": "Paris"}
     )
     assert text.features().relation.extractive and text.features().key()["relation"] == [True, False]
+
+
+@pytest.mark.parametrize(
+    ("reference", "shape"),
+    [
+        ("7d1f3b5c-fff8-0b3b-adc1-383d20783d88", "short_text"),  # a UUID: a string to match, not 3b - adc1
+        (["0b3b4c5d-1111-2222-3333-444455556666"], "short_text"),
+        ("a3f9c2e1b4d5", "short_text"),  # a hash
+        ("3x + 2", "math"),
+        ("123456789012", "number"),
+    ],
+)
+def test_an_identifier_is_a_string_whatever_its_digits_and_letters(reference: object, shape: str) -> None:
+    assert reference_shape(reference) == shape
