@@ -4,10 +4,10 @@ A blind set is written by someone who read no routing code, committed, and route
 in docs/benchmarks.md. After that its mistakes have been read and it no longer measures anything unseen, so its
 formats are worth more as exemplars: a router that has seen more public formats, written by more hands, meets a
 new one nearer to something it knows, and the correctness model fitted on formats held out from it sees more
-kinds of novelty. The blind sets kept for measuring (``heldout_blind6.jsonl``, ``heldout_blind7.jsonl``) never
+kinds of novelty. The blind sets kept for measuring (``heldout_blind7.jsonl``, ``heldout_blind8.jsonl``) never
 join; ``heldout_blind4.jsonl`` and ``heldout_blind5.jsonl`` were written to be measured once and then serve as
-development data; ``heldout_blind2.jsonl`` and ``heldout_blind3.jsonl``, each measured untouched over several
-rounds, were then read and joined.
+development data; ``heldout_blind2.jsonl``, ``heldout_blind3.jsonl`` and ``heldout_blind6.jsonl``, each measured
+untouched over several rounds, were then read and joined.
 
 The records join as written (their ``note`` dropped: a reason for a label, which the router never reads), each
 with its ``origin`` (the set's name): the correctness model learns from routes with each author's formats held
@@ -31,6 +31,7 @@ MEASURED = (
     "heldout_blind5.jsonl",  # the fifth blind set (76 formats), measured untouched once at bc8f028
     "heldout_blind2.jsonl",  # the second blind set (40 formats), measured untouched from 2026-12-06 to 88adbde
     "heldout_blind3.jsonl",  # the third blind set (50 formats), measured untouched from 2026-12-06 to 8253b4f
+    "heldout_blind6.jsonl",  # the sixth blind set (70 formats), measured untouched from 88adbde to c0ac8d0
 )
 
 
