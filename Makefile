@@ -124,8 +124,9 @@ test-stress: venv
 	echo "test-stress: CPU burners$$pids on $$(nproc) cores"; \
 	$(PYTEST_ALL)
 
+# The chaos run with its full schedule: every actor kind killed once with each signal (the suite kills each once).
 test-chaos: venv
-	@$(call PYTEST,$(XDIST) -m chaos tests)
+	@RLAR_CHAOS_FULL=1 $(call PYTEST,$(XDIST) -m chaos tests)
 
 test-fast: venv
 	@$(call PYTEST,$(XDIST) -m "not slow" $(TIERS_BUT_REAL))

@@ -4,7 +4,8 @@ One ``rlar train`` run with every actor kind of a routed run (feeder, router, ro
 sandbox, learner) on a nats-server this test owns. A schedule drawn from a seed, keyed to the learner's
 progress (fault k fires ``delay`` seconds after the learner first reports step ``at_step``):
 
-- every actor kind is killed twice, once with SIGKILL and once with SIGTERM (the supervisor restarts it);
+- every actor kind is killed once, with SIGKILL or SIGTERM drawn from the seed (the supervisor restarts it);
+  with ``RLAR_CHAOS_FULL=1`` (``make test-chaos``) twice, once with each signal, over a longer run;
 - the nats-server is SIGKILLed once and started again on the same port with the same storage;
 - twice, every subject an actor consumes gets malformed, truncated, oversized (a real message padded to
   ~900 KB), duplicated (a real message published again) and wrong-typed messages.
@@ -67,7 +68,10 @@ pytestmark = [pytest.mark.chaos, pytest.mark.slow]
 
 KINDS = ("feeder", "router", "rollout", "reward", "sandbox", "learner")
 TASKS = ("arith", "copy", "translate", "humaneval")
-MAX_STEPS = 40
+# The suite's run kills each actor kind once (the signal drawn from the seed, so runs cover both); the full
+# schedule (each kind with each signal) over a longer run is `make test-chaos`'s.
+FULL = os.environ.get("RLAR_CHAOS_FULL") == "1"
+MAX_STEPS = 40 if FULL else 30
 # Faults fire at steps 2..LAST_FAULT_STEP; the steps after it are a margin for the harness: a learner with a
 # backlog of rewarded groups trains several steps in a second, so faults keyed near the last step could find
 # the run already finished (a CI run reached step 28 while the fault due at step 24 was being applied).
@@ -138,7 +142,10 @@ class Fault:
 
 def schedule(seed: int) -> list[Fault]:
     rng = random.Random(seed)
-    kills = [Fault(0, 0.0, "kill", kind, sig) for kind in KINDS for sig in ("SIGKILL", "SIGTERM")]
+    if FULL:
+        kills = [Fault(0, 0.0, "kill", kind, sig) for kind in KINDS for sig in ("SIGKILL", "SIGTERM")]
+    else:
+        kills = [Fault(0, 0.0, "kill", kind, rng.choice(("SIGKILL", "SIGTERM"))) for kind in KINDS]
     rng.shuffle(kills)
     others = [Fault(0, 0.0, "restart-bus"), Fault(0, 0.0, "inject"), Fault(0, 0.0, "inject")]
     faults = kills + others
@@ -567,7 +574,7 @@ def test_a_run_rides_out_killed_actors_a_restarted_bus_and_hostile_messages(tmp_
     report = f"{header}\n--- what happened ({time.monotonic() - t0:.0f}s)\n" + "\n".join(log)
     print(report, flush=True)
     summary = json.loads((run / "summary.json").read_text())
-    # The policy here is the untrained tiny model (no warm-up): in some runs no group of its 40 steps gets a
+    # The policy here is the untrained tiny model (no warm-up): in some runs no group of its steps gets a
     # reward signal, and `rlar train` then ends with its documented "NO UPDATES" verdict, exit 1. That verdict
     # is about learning, not about riding out faults; any other non-zero exit fails.
     no_updates = done.returncode == 1 and summary.get("updates") == 0 and not summary.get("fatal")
