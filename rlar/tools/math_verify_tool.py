@@ -421,6 +421,11 @@ class MathVerifyTool(RewardTool):
                     decided = self._forms(math_forms.prepare(gold), math_forms.prepare(span))
                     if decided is not None:
                         return decided
+                totals = structured.compound_totals(answer.text)
+                if totals is not None:  # "4 hours 30 minutes": 4.5 hours or 270 minutes, never 30
+                    same = any(math.isclose(float(number[0]), t, rel_tol=1e-9) for t, _ in totals)
+                    shown = " or ".join(f"{t:g} {u}" for t, u in totals)
+                    return same, f"{'equal' if same else 'not equal'}: {shown}"
                 point = math_answer.stated_point(answer.text)
                 if point is not None:  # a point where the reference is one number
                     return self._coordinate(number, *point)

@@ -29,6 +29,7 @@ __all__ = [
     "QuantityMatchTool",
     "SequenceMatchTool",
     "bio_tags",
+    "compound_totals",
     "is_unit",
     "parse_quantity",
     "quantities",
@@ -430,6 +431,26 @@ def compound_quantities(text: str) -> list[tuple[float, _D, str]]:
             merged.append((value, dim, unit))
         prev_end, prev_factor = end, factor
     return merged
+
+
+def compound_totals(text: str) -> list[tuple[float, str]] | None:
+    """The last quantity of ``text`` written in several units ("4 hours 30 minutes", "5 ft 3 in") as its total in
+    each of those units (4.5 hours, 270 minutes); None when its last quantity is in one unit or there is none."""
+    found = compound_quantities(text)
+    if not found or len(found[-1][2].split()) < 2:
+        return None
+    total, _, units = found[-1]
+    # each unit after its own number ("4 hours 30 minutes"), not a rate's words ("18 per day")
+    each = r"\s*(?:,|and)?\s*".join(rf"\d[\d.,]*\s*{re.escape(u)}\b" for u in units.split())
+    if not re.search(each, _readable(text)):
+        return None
+    out = []
+    for unit in units.split():
+        factor = _unit(unit)
+        if factor is None or not factor[0]:
+            return None
+        out.append((total / factor[0], unit))
+    return out
 
 
 def parse_quantity(text: str, last: bool = True) -> tuple[float, _D, str] | None:

@@ -992,6 +992,13 @@ ROLES_SIZES_AND_TWO_READINGS = [
     # assignment arrows
     ("42", "Answer: total ← 42", 1.0),
     ("8", "Then `k ≔ 8`.", 1.0),
+    # a quantity in several units against a bare number: its total in one of them, never its last part
+    ("45", "It takes 2 hours 45 minutes.", 0.0),
+    ("165", "It takes 2 hours 45 minutes.", 1.0),
+    ("2.75", "It takes 2 hours and 45 minutes.", 1.0),
+    ("7", "The shelf is 3 feet 7 inches long.", 0.0),
+    ("43", "The shelf is 3 feet 7 inches long.", 1.0),
+    ("12", "He earns $12 per hour.", 1.0),
     # a program's printout of a double
     ("\\frac{2}{3}", "print(2/3) shows 0.6666666666666666", 1.0),
     ("0.7", "0.7000000000000001", 1.0),
