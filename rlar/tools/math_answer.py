@@ -79,6 +79,7 @@ __all__ = [
     "has_relation",
     "is_prose",
     "is_worked_solution",
+    "not_one_value",
     "roman_value",
     "scalar_value",
     "stated_point",
@@ -1201,6 +1202,39 @@ def stated_point(span: str) -> tuple[tuple[Fraction, ...], str] | None:
     coordinates = tuple(Fraction(g) for g in points[-1].groups() if g is not None)
     axes = {m.group(1).lower() for m in _AXIS.finditer(s)}
     return coordinates, (axes.pop() if len(axes) == 1 else "")
+
+
+# A bound, not a value: "more than 3", "fewer than 8", "x > 2", "x ≥ 10" (not "at least 5 boxes": the least
+# number needed is a value).
+_STRICT_BOUND = re.compile(
+    r"\b(?:more|greater|larger|higher|bigger|fewer|less|lower|smaller)\s+than\s+\$?\s*-?\d"
+    r"|(?<![<>=\\-])(?:<|>|\\lt|\\gt)(?!=)\s*\$?\s*-?\d"
+    r"|[A-Za-z]\s*(?:\\ge|\\le|\\geq|\\leq|>=|<=)\s*\$?\s*-?\d",
+    re.IGNORECASE,
+)
+_RANGE = re.compile(
+    r"\bfrom\s+\$?\s*-?\d[\d.,]*\s*(?:[^\W\d]+\s+)?(?:to|through|until)\s+\$?\s*-?\d", re.IGNORECASE
+)
+_NAMED_VALUE = re.compile(r"(?<![\w\\])([A-Za-z])\s*=\s*\$?\s*-?\d")
+
+
+def not_one_value(span: str, value: Fraction) -> str:
+    """Why a sentence whose number ``value`` was read states something else than that one value: ``value`` as a
+    strict bound ("more than 3", "x > 2", "x \\ge 10") or as an end of a range ("from 10 to 15"), or the values of
+    several unknowns ("x = 2 and y = 3", one of which the question asked for); "" when none of these."""
+    s = re.sub(r"</?[A-Za-z][^<>]*>", " ", _strip_latex(span))  # markup tags are no comparisons
+
+    def holds_value(m: re.Match[str], ends: int) -> bool:
+        numbers = [_number(n.group(0)) for n in _NUMBER.finditer(s, m.start(), m.end() + 24)]
+        return any(n is not None and n[0] == value for n in numbers[:ends])
+
+    if any(holds_value(m, 1) for m in _STRICT_BOUND.finditer(s)):
+        return "the answer states a bound, not a value"
+    if any(holds_value(m, 2) for m in _RANGE.finditer(s)):
+        return "the answer states a range, not a value"
+    if len({m.group(1) for m in _NAMED_VALUE.finditer(s)}) >= 2:
+        return "the answer gives several unknowns, the reference one value"
+    return ""
 
 
 def condition_values(span: str) -> list[Fraction]:

@@ -457,6 +457,8 @@ class MathVerifyTool(RewardTool):
                     raise math_notations.Unreadable(
                         "the reference is the value a condition gives, not the value the answer states"
                     )
+                if same and (why := math_answer.not_one_value(answer.text, given[0])):
+                    raise math_notations.Unreadable(why)  # "More than 3 apples." against 3
                 return (
                     same,
                     f"{'equal' if same else 'not equal'}: {float(given[0]):g}{'%' if given[1] else ''}",

@@ -992,6 +992,15 @@ ROLES_SIZES_AND_TWO_READINGS = [
     # assignment arrows
     ("42", "Answer: total ← 42", 1.0),
     ("8", "Then `k ≔ 8`.", 1.0),
+    # the reference's number as a strict bound, an end of a range, or one of several unknowns: not the answer
+    ("4", "Fewer than 4 seats are left.", None),
+    ("4", "x < 4", None),
+    ("12", "y ≥ 12", None),
+    ("14", "Prices run from 9 to 14 dollars.", None),
+    ("8", "So a = 5 and b = 8.", None),
+    ("6", "You need at least 6 buses.", 1.0),  # the least number needed is a value
+    ("26", "She has 6 more than 20, so 26.", 1.0),  # a bound in the working, not on the answer's number
+    ("\\frac{1}{2}", '<speak>It is <say-as interpret-as="fraction">1/2</say-as>.</speak>', 1.0),
     # a quantity in several units against a bare number: its total in one of them, never its last part
     ("45", "It takes 2 hours 45 minutes.", 0.0),
     ("165", "It takes 2 hours 45 minutes.", 1.0),
