@@ -1215,6 +1215,12 @@ _STRICT_BOUND = re.compile(
 _RANGE = re.compile(
     r"\bfrom\s+\$?\s*-?\d[\d.,]*\s*(?:[^\W\d]+\s+)?(?:to|through|until)\s+\$?\s*-?\d", re.IGNORECASE
 )
+# ... unless a change is told: "The price went from 5 to 10" states the new value, 10.
+_CHANGE_BEFORE = re.compile(
+    r"\b(?:went|goes|go|rose|rises|risen|increas\w*|decreas\w*|fell|falls|fallen|dropp?\w*|grew|grows|grown"
+    r"|chang\w*|mov\w*|jump\w*|climb\w*|declin\w*|shr[ai]nk\w*|rais\w*|cut|reduc\w*)\b[^.!?]{0,30}$",
+    re.IGNORECASE,
+)
 _NAMED_VALUE = re.compile(r"(?<![\w\\])([A-Za-z])\s*=\s*\$?\s*-?\d")
 
 
@@ -1230,7 +1236,7 @@ def not_one_value(span: str, value: Fraction) -> str:
 
     if any(holds_value(m, 1) for m in _STRICT_BOUND.finditer(s)):
         return "the answer states a bound, not a value"
-    if any(holds_value(m, 2) for m in _RANGE.finditer(s)):
+    if any(holds_value(m, 2) and not _CHANGE_BEFORE.search(s[: m.start()]) for m in _RANGE.finditer(s)):
         return "the answer states a range, not a value"
     if len({m.group(1) for m in _NAMED_VALUE.finditer(s)}) >= 2:
         return "the answer gives several unknowns, the reference one value"

@@ -999,6 +999,8 @@ ROLES_SIZES_AND_TWO_READINGS = [
     ("14", "Prices run from 9 to 14 dollars.", None),
     ("8", "So a = 5 and b = 8.", None),
     ("6", "You need at least 6 buses.", 1.0),  # the least number needed is a value
+    ("12", "Her score rose from 8 to 12.", 1.0),  # a change told: the new value
+    ("8", "Her score rose from 8 to 12.", 0.0),
     ("26", "She has 6 more than 20, so 26.", 1.0),  # a bound in the working, not on the answer's number
     ("\\frac{1}{2}", '<speak>It is <say-as interpret-as="fraction">1/2</say-as>.</speak>', 1.0),
     # a quantity in several units against a bare number: its total in one of them, never its last part
