@@ -11,7 +11,8 @@ Retiring groups (trained on, or dropped as stale) first appends one line to the 
 counters), then writes the counters and the retired prompt ids to the ``learner`` key of the state
 bucket, then acks with server confirmation (:meth:`Bus.ack`): a successor that gets a retired group's
 messages redelivered (its predecessor died in between, or an ack was lost in a failover) recognises them
-— from the journal's last lines and the state key — and acks them instead of training on them again. The
+— from the whole journal (a lost ack is redelivered only after its ack-wait, many steps later) and the state
+key — and acks them instead of training on them again. The
 journal is the learner's record of which prompts every step used.
 
 A group is complete when all G samples are in and every sample has a result from every tool of its
@@ -72,6 +73,9 @@ log = logging.getLogger(__name__)
 
 STATE_KEY = "learner"
 """Key of the learner's counters and recently retired prompt ids in the state bucket."""
+DONE_LIMIT = 200_000
+"""Retired prompt ids the learner remembers (its own and, at a restart, the journal's) to ack a redelivered
+group instead of training on it again."""
 
 
 class LearnerConfig(ActorConfig):
@@ -188,7 +192,14 @@ class Learner(Actor[LearnerConfig]):
         except KeyNotFoundError:
             saved = {}
         # The journal's tail wins over the state key: a predecessor may have died between the two writes.
-        tail = read_journal(self.journal_path)[-self.config.remember_steps :]
+        journal = read_journal(self.journal_path)
+        tail = journal[-self.config.remember_steps :]
+        # Every prompt the run retired is done, not only the recent ones: a group whose ack the bus lost (a
+        # nats-server killed before it stored the ack) is redelivered after its ack-wait, many steps later.
+        for entry in journal:
+            self.done.update(dict.fromkeys(entry["prompt_ids"]))
+        while len(self.done) > DONE_LIMIT:
+            self.done.popitem(last=False)
         recent = [list(e["prompt_ids"]) for e in tail] if tail else saved.get("recent", [])
         for counts in (saved, tail[-1] if tail else {}):
             self.consumed = max(self.consumed, int(counts.get("consumed", 0)))
@@ -344,7 +355,7 @@ class Learner(Actor[LearnerConfig]):
             msgs += self.groups.pop(key).msgs
             self.ready.pop(key, None)
         self.done.update(dict.fromkeys(prompts))
-        while len(self.done) > 200_000:
+        while len(self.done) > DONE_LIMIT:
             self.done.popitem(last=False)
         if dropped:
             self.dropped += len(groups)

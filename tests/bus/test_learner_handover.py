@@ -171,3 +171,70 @@ async def _wait_async(
             return True
         await asyncio.sleep(0.2)
     return False
+
+
+async def test_a_successor_acks_a_group_retired_long_before_its_redelivery(tmp_path: Path) -> None:
+    """A nats-server killed before it stored a learner's ack redelivers the group after its ack-wait, many steps
+    later: a learner restarted since then finds the prompt in its run's journal (not only in the last steps it
+    keeps in the state key) and acks the group instead of training on it twice."""
+    from actors.learner import LearnerConfig
+    from rlar.app.train import PolicySection, prepare_policy
+    from rlar.wire.groups import JOURNAL
+
+    run = tmp_path / "run"
+    prepare_policy(PolicySection(sft_steps=0), run, tmp_path / "cache")
+    remember = LearnerConfig.model_fields["remember_steps"].default
+    steps = [["p-long-ago"], *[[f"p-{k}"] for k in range(remember + 2)]]
+    with open(run / JOURNAL, "w") as f:
+        for k, ids in enumerate(steps, 1):
+            f.write(
+                json.dumps(
+                    {
+                        "t": 0.0,
+                        "step": k,
+                        "version": 0,
+                        "outcome": "trained",
+                        "prompt_ids": ids,
+                        "consumed": k,
+                        "dropped": 0,
+                    }
+                )
+                + "\n"
+            )
+    with EmbeddedServer(tmp_path / "nats") as srv:
+        bus = await Bus.connect(NatsConfig(url=srv.url), "test")
+        await topology.ensure_topology(bus.js, topology.declare(TEST_TOPOLOGY))
+        recent = {"consumed": len(steps), "dropped": 0, "recent": steps[-remember:]}
+        await bus.kv_put(topology.STATE_BUCKET, STATE_KEY, json.dumps(recent).encode())
+        for i in range(GROUP):  # the group retired at step 1, redelivered with its rewards
+            await bus.js_publish(subjects.samples("arith"), _sample("p-long-ago", i))
+            await bus.js_publish(subjects.rewards("arith"), _reward("p-long-ago", i))
+        doc = {
+            "nats": {"url": srv.url},
+            "topology": TEST_TOPOLOGY.model_dump(),
+            "run": {"dir": str(run)},
+            "learner": {
+                "prompts_per_step": 1,
+                "max_steps": 40,
+                "keepalive_s": 1.0,
+                "trainer": {
+                    "model_dir": "{run_dir}/policy/init",
+                    "micro_batch_size": 4,
+                    "grpo": {"group_size": GROUP, "max_staleness": 0},
+                },
+            },
+        }
+        learner = make_actor("learner", doc, instance="successor")
+        task = asyncio.create_task(learner.run(bus))
+        try:
+            assert await wait_for(lambda: learner.state == "running", 120), learner.state
+            for stream, durable in (
+                (topology.SAMPLES, topology.LEARNER_SAMPLES),
+                (topology.REWARDS, topology.LEARNER_REWARDS),
+            ):
+                assert await _wait_async(lambda s=stream, d=durable: _consumer(bus, s, d), (0, 0)), durable
+            assert not learner.groups and learner.counters["steps"] == 0 and learner.consumed == len(steps)
+        finally:
+            await learner.stop()
+            task.cancel()
+            await bus.close()
