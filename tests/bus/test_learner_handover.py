@@ -54,6 +54,25 @@ def _reward(prompt_id: str, i: int, generation: str = "g0") -> RewardGroup:
     )
 
 
+def _learner_doc(url: str, run: Path, max_steps: int) -> dict[str, object]:
+    """A learner of one prompt a step on the tiny policy prepared in ``run``."""
+    return {
+        "nats": {"url": url},
+        "topology": TEST_TOPOLOGY.model_dump(),
+        "run": {"dir": str(run)},
+        "learner": {
+            "prompts_per_step": 1,
+            "max_steps": max_steps,
+            "keepalive_s": 1.0,
+            "trainer": {
+                "model_dir": "{run_dir}/policy/init",
+                "micro_batch_size": 4,
+                "grpo": {"group_size": GROUP, "max_staleness": 0},
+            },
+        },
+    }
+
+
 async def _consumer(bus: Bus, stream: str, durable: str) -> tuple[int, int]:
     ci = await bus.js.consumer_info(stream, durable)
     return ci.num_pending, ci.num_ack_pending
@@ -71,22 +90,7 @@ async def test_a_successor_acks_the_redelivered_groups_its_predecessor_retired(t
         await bus.kv_put(topology.STATE_BUCKET, STATE_KEY, json.dumps(predecessor).encode())
         for i in range(GROUP):  # the retired group: samples back, rewards long acked
             await bus.js_publish(subjects.samples("arith"), _sample("p-old", i))
-        doc = {
-            "nats": {"url": srv.url},
-            "topology": TEST_TOPOLOGY.model_dump(),
-            "run": {"dir": str(run)},
-            "learner": {
-                "prompts_per_step": 1,
-                "max_steps": 3,
-                "keepalive_s": 1.0,
-                "trainer": {
-                    "model_dir": "{run_dir}/policy/init",
-                    "micro_batch_size": 4,
-                    "grpo": {"group_size": GROUP, "max_staleness": 0},
-                },
-            },
-        }
-        learner = make_actor("learner", doc, instance="successor")
+        learner = make_actor("learner", _learner_doc(srv.url, run, max_steps=3), instance="successor")
         task = asyncio.create_task(learner.run(bus))
         try:
             assert await wait_for(lambda: learner.state == "running", 120), learner.state
@@ -209,22 +213,7 @@ async def test_a_successor_acks_a_group_retired_long_before_its_redelivery(tmp_p
         for i in range(GROUP):  # the group retired at step 1, redelivered with its rewards
             await bus.js_publish(subjects.samples("arith"), _sample("p-long-ago", i))
             await bus.js_publish(subjects.rewards("arith"), _reward("p-long-ago", i))
-        doc = {
-            "nats": {"url": srv.url},
-            "topology": TEST_TOPOLOGY.model_dump(),
-            "run": {"dir": str(run)},
-            "learner": {
-                "prompts_per_step": 1,
-                "max_steps": 40,
-                "keepalive_s": 1.0,
-                "trainer": {
-                    "model_dir": "{run_dir}/policy/init",
-                    "micro_batch_size": 4,
-                    "grpo": {"group_size": GROUP, "max_staleness": 0},
-                },
-            },
-        }
-        learner = make_actor("learner", doc, instance="successor")
+        learner = make_actor("learner", _learner_doc(srv.url, run, max_steps=40), instance="successor")
         task = asyncio.create_task(learner.run(bus))
         try:
             assert await wait_for(lambda: learner.state == "running", 120), learner.state
