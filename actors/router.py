@@ -70,6 +70,7 @@ The router never imports the synthesizer: they meet on the bus and in the regist
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import logging
@@ -108,6 +109,8 @@ from rlar.tools.executor import ToolExecutor
 log = logging.getLogger(__name__)
 
 BUILTIN_ORIGIN = "built-in"
+ROUTED_MEMORY = 100_000
+"""How many routed prompt ids the router remembers, to ack a late redelivery without publishing it again."""
 
 
 class FallbackTool(BaseModel):
@@ -181,6 +184,12 @@ class Router(Actor[RouterConfig]):
         self.decisions: dict[str, Decision] = {}
         self.inflight: dict[str, asyncio.Future[Decision]] = {}
         self.held: dict[str, list[tuple[Prompt, Msg]]] = {}
+        # Prompts being decided, each with its latest delivery: a redelivery that arrives meanwhile (the
+        # loop starved past the ack-wait on a loaded host) replaces the delivery the first handler acks.
+        self._deciding: dict[str, Msg] = {}
+        # Prompts routed lately (their routed copy stored, then acked): a redelivery whose ack crossed it is
+        # acked again, not published again.
+        self._routed: collections.OrderedDict[str, None] = collections.OrderedDict()
         self.health = HealthWatch(config.health)
         self._kv: KeyValue | None = None
         self._registry: ToolRegistry | None = None
@@ -723,6 +732,9 @@ class Router(Actor[RouterConfig]):
         prompt.tools = list(d.tools)
         prompt.route = d.route_info()
         await self.bus.js_publish(subjects.routed(prompt.task), prompt, msg_id=prompt.prompt_id)
+        self._routed[prompt.prompt_id] = None
+        while len(self._routed) > ROUTED_MEMORY:
+            self._routed.popitem(last=False)
         await raw.ack()
         self.counters["routed"] += 1
         self.counters[f"routed_{d.state}"] += 1
@@ -734,11 +746,25 @@ class Router(Actor[RouterConfig]):
         self.counters["dead_lettered"] += 1
 
     async def _on_prompt(self, prompt: Prompt, raw: Msg) -> None:
+        pid = prompt.prompt_id
+        if pid in self._routed:
+            await raw.ack()
+            self.counters["redelivered_routed"] += 1
+            return
+        if pid in self._deciding:
+            self._deciding[pid] = raw
+            self.counters["redelivered_deciding"] += 1
+            return
         q = RoutingQuery.from_prompt(prompt)
-        # A first decision can take longer than the ack-wait on a loaded host: without the marks the prompt
-        # would be redelivered and routed twice.
-        async with keep_in_progress(raw, self._ack_wait_s):
-            d = await self.decision_for(q)
+        # A first decision can take longer than the ack-wait on a loaded host: the marks keep the prompt from
+        # being redelivered, and a redelivery that comes all the same (marks late) is taken over, not decided
+        # and routed a second time.
+        self._deciding[pid] = raw
+        try:
+            async with keep_in_progress(lambda: (self._deciding[pid],), self._ack_wait_s):
+                d = await self.decision_for(q)
+        finally:
+            raw = self._deciding.pop(pid)
         action = lifecycle.prompt_action(d, time.time(), self.policy)
         if action == "hold":
             held = self.held.setdefault(d.signature, [])

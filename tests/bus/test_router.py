@@ -5,6 +5,7 @@ subjects do not collide with other tests sharing the server."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ from typing import Any
 
 import nats.js.errors
 import pytest
+from nats.aio.msg import Msg
 
 from actors.reward import RewardConfig, RewardWorker
 from actors.router import Router
@@ -173,6 +175,71 @@ async def test_prompts_of_one_kind_cost_one_agent_call_and_carry_provenance(
     listed = [json.loads(line) for line in r.stdout.splitlines()]
     row = next(x for x in listed if x["signature"] == mine[0].signature)
     assert row["task"] == task_name and row["state"] == "routed" and row["backend"] == "offline"
+
+
+class Delivery(Msg):
+    """One delivery of a prompt as the router's handler receives it: records what the router answers on it."""
+
+    def __init__(self, subject: str) -> None:
+        super().__init__(_client=None, subject=subject)  # type: ignore[arg-type]
+        self.answers: list[str] = []
+
+    async def ack(self) -> None:
+        self.answers.append("ack")
+
+    async def in_progress(self) -> None:
+        self.answers.append("in_progress")
+
+    async def term(self) -> None:
+        self.answers.append("term")
+
+
+class GatedAgent:
+    """The offline agent, answering only once ``gate`` is set: a decision slower than the ack-wait."""
+
+    def __init__(self, agent: OfflineAgent) -> None:
+        self.agent, self.gate, self.asked = agent, asyncio.Event(), asyncio.Event()
+        self.backend, self.model = agent.backend, agent.model
+
+    async def ask(self, request: Any) -> Any:
+        self.asked.set()
+        await self.gate.wait()
+        return await self.agent.ask(request)
+
+    def metrics(self) -> dict[str, Any]:
+        return self.agent.metrics()
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_a_prompt_redelivered_while_decided_or_after_it_was_routed_is_routed_once(
+    bus: Bus, nats_url: str, tmp_path: Path, agent: OfflineAgent, registry: ToolRegistry, task_name: str
+) -> None:
+    """At-least-once delivery: a prompt comes again while its first delivery waits for the agent (its
+    in-progress marks came late on a loaded host), or after it was routed (the redelivery crossed the ack).
+    Either way one routed copy is published and every delivery is acked."""
+    routed = await inbox(bus, subjects.routed(task_name), Prompt)
+    gated = GatedAgent(agent)
+    router = Router(router_config(nats_url, tmp_path), agent=gated)  # type: ignore[arg-type]
+    p = prompt(task_name, 0, query="3+4=", reference="7", description="Integer addition.", domain="math")
+    first, second, third = (Delivery(subjects.prompts(task_name)) for _ in range(3))
+    async with running(router, bus):
+        handling = asyncio.create_task(router._on_prompt(p, first))
+        await asyncio.wait_for(gated.asked.wait(), 30)
+        redelivered = asyncio.create_task(router._on_prompt(dataclasses.replace(p), second))
+        await asyncio.wait([redelivered], timeout=10)  # taken over at once: it waits for nothing
+        gated.gate.set()
+        await asyncio.wait_for(asyncio.gather(handling, redelivered), 60)
+        await router._on_prompt(dataclasses.replace(p), third)
+        await routed.wait(1)
+        # Every publish of the router was confirmed before its handler returned; after this round trip a
+        # second routed copy would be in our subscription's queue, and the counters say what was published.
+        await bus.nc.flush()
+    assert [x.prompt_id for x in routed.items] == [p.prompt_id]
+    assert "ack" in second.answers and "ack" in third.answers, "the live deliveries are acked"
+    assert router.counters["routed"] == 1 and router.counters["agent_calls"] == 1
+    assert router.counters["redelivered_deciding"] == 1 and router.counters["redelivered_routed"] == 1
 
 
 async def test_queries_of_one_task_that_differ_get_their_own_decisions(
