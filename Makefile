@@ -3,11 +3,12 @@
 #                rewards chosen by the router, then the initial and the trained policy evaluated (embedded NATS)
 #   make run-tiny : the same system on the tiny locally built policy (the demo the tests use; ~5 min)
 #   make test  : format check + lint, then the type check beside the unit, bus and e2e tiers in parallel
+#   make test-long : the whole-system runs of minutes each (chaos, the pages that train, the ablation; ~6 min)
 #   make test-real : the real-model tier (SmolLM2 served by vLLM, the main job's recipe; ~5 min). CI runs
-#                make test, then make test-real
+#                make test, then make test-long and make test-real
 #   make test-unit : the unit tier only (tests/unit: in-process tests; under a minute)
-#   make test-bus / test-e2e : the integration tier (servers, child processes) / the bounded real runs
-#   make test-stress : the whole suite with every core kept busy by a CPU burner
+#   make test-bus / test-e2e : the integration tier (servers, child processes) / the bounded real runs of ~1 min
+#   make test-stress : make test's tiers with every core kept busy by a CPU burner
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -20,7 +21,7 @@ export DS_ACCELERATOR ?= cpu
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: run run-tiny test lint typecheck fmt pytest test-unit test-bus test-e2e test-real test-fast test-slow test-stress test-chaos \
+.PHONY: run run-tiny test lint typecheck fmt pytest test-unit test-bus test-e2e test-long test-real test-fast test-slow test-stress test-chaos \
 	venv system-deps clean
 
 run: venv
@@ -94,11 +95,13 @@ PYTEST = $(PY) -m pytest -q -p no:cacheprovider $(1); rc=$$?; \
 # (172% CPU), 2 workers (`-n auto`) 16:05 at a211a16 (143%).
 JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 XDIST = -n $(JOBS) --dist loadscope --no-loadscope-reorder
-# The tiers are folders: tests/unit, tests/bus (integration), tests/e2e (slow and chaos runs), tests/real (the real
-# pretrained model at work: minutes of both cores per test, run by `make test-real`, which CI runs after);
+# The tiers are folders: tests/unit, tests/bus (integration), tests/e2e (bounded runs of about a minute), tests/long
+# (whole-system runs of minutes each: the chaos run, the pages that train, the ablation, the routing set's held-out
+# folds) and tests/real (the real pretrained model at work: minutes of both cores per test). `make test` runs the
+# first three; `make test-long` and `make test-real` the others (CI runs all three targets, in that order).
 # tests/conftest.py marks each test with its folder's tier, so `-m unit` etc. select the same tests.
-TIERS_BUT_REAL = tests/unit tests/bus tests/e2e
-PYTEST_ALL = $(call PYTEST,$(XDIST) $(TIERS_BUT_REAL))
+TIERS_OF_TEST = tests/unit tests/bus tests/e2e
+PYTEST_ALL = $(call PYTEST,$(XDIST) $(TIERS_OF_TEST))
 
 pytest: venv
 	@$(PYTEST_ALL)
@@ -111,6 +114,9 @@ test-bus: venv
 
 test-e2e: venv
 	@$(call PYTEST,$(XDIST) tests/e2e)
+
+test-long: venv
+	@$(call PYTEST,$(XDIST) tests/long)
 
 # Its two files (one vLLM server for the agents, the main job's recipe) run side by side, one worker each.
 test-real: venv
@@ -129,7 +135,7 @@ test-chaos: venv
 	@RLAR_CHAOS_FULL=1 $(call PYTEST,$(XDIST) -m chaos tests)
 
 test-fast: venv
-	@$(call PYTEST,$(XDIST) -m "not slow" $(TIERS_BUT_REAL))
+	@$(call PYTEST,$(XDIST) -m "not slow" $(TIERS_OF_TEST))
 
 test-slow: venv
 	@$(call PYTEST,$(XDIST) -m slow tests)

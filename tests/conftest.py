@@ -1,7 +1,8 @@
 """Shared fixtures (helpers live in ``tests/support``): one real nats-server (JetStream) per test process on free
 ports (so one per xdist worker); no mocked bus. Also the local stand-ins the retrieval and Anthropic-API tests
 share (hub mirror, Messages API server). And the tier hook: a test's tier is the folder its file is in
-(``tests/unit``, ``tests/bus``, ``tests/e2e``, ``tests/real``); a test in the wrong folder fails collection."""
+(``tests/unit``, ``tests/bus``, ``tests/e2e``, ``tests/long``, ``tests/real``); a test in the wrong folder fails
+collection."""
 
 from __future__ import annotations
 
@@ -43,19 +44,22 @@ settings.register_profile(
 settings.load_profile(os.environ.get("RLAR_HYPOTHESIS_PROFILE", "rlar"))
 
 
-# The tiers (``make test-unit``, ``make test-bus``, ``make test-e2e``, ``make test-real``): a test's tier is the folder
-# its file is in, ``tests/<tier>/``, and the hook below gives it that marker (so ``-m unit`` selects the same tests).
+# The tiers (``make test-unit``, ``make test-bus``, ``make test-e2e``, ``make test-long``, ``make test-real``): a test's
+# tier is the folder its file is in, ``tests/<tier>/``, and the hook below gives it that marker (so ``-m unit`` selects
+# the same tests).
 #   unit: in-process and quick: no server, no child process (a unit test that starts one fails, below).
 #   bus:  integration: a real nats-server, child processes (CLI, workers, ranks), the sandbox, a browser,
 #         real models, sweeps.
-#   e2e:  bounded real runs: the slow and chaos tests.
+#   e2e:  bounded real runs of about a minute: the slow tests that ``make test`` can afford.
+#   long: whole-system runs of minutes each (the chaos run, the pages that train, the ablation, the routing
+#         set's held-out folds): ``make test`` leaves them to ``make test-long`` (CI runs both).
 #   real: the real pretrained model at work (SmolLM2-135M-Instruct served by vLLM, the main job's own recipe):
 #         minutes of both cores each, so ``make test`` leaves them to ``make test-real`` (CI runs both).
 # A test that asks for more than its folder's tier fails collection, naming the folder it belongs in: the nats
-# fixtures or the sandbox/browser/vllm/netns markers outside unit, the slow and chaos markers in e2e (or real).
-# A tier marker written on a test is refused: the folder says it.
-TIERS = ("unit", "bus", "e2e", "real")
-LONGEST_FIRST = ("real", "e2e", "bus", "unit")
+# fixtures or the sandbox/browser/vllm/netns markers outside unit, the slow and chaos markers outside e2e, long and
+# real. A tier marker written on a test is refused: the folder says it.
+TIERS = ("unit", "bus", "e2e", "long", "real")
+LONGEST_FIRST = ("real", "long", "e2e", "bus", "unit")
 TESTS = Path(__file__).resolve().parent
 BUS_FIXTURES = frozenset({"nats_server", "nats_url", "bus"})
 BUS_MARKS = ("sandbox", "browser", "vllm", "netns")
@@ -78,7 +82,7 @@ def tier_of(item: pytest.Item) -> str:
             "the test"
         )
     needs = {m for m in RUN_MARKS if item.get_closest_marker(m) is not None}
-    if needs and tier not in ("e2e", "real"):
+    if needs and tier not in ("e2e", "long", "real"):
         raise pytest.UsageError(
             f"{item.nodeid}: marked {sorted(needs)}: it belongs in tests/e2e/, not tests/{tier}/"
         )
@@ -105,7 +109,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(tier)
         scope = _scope(item)
         rank[scope] = min(rank.get(scope, len(TIERS)), LONGEST_FIRST.index(tier))
-    # The longest scopes first (those holding an e2e test, then bus, then unit): xdist hands scopes out in this
+    # The longest scopes first (those holding a long or e2e test, then bus, then unit): xdist hands scopes out in this
     # order, so the end of a parallel run is short tests filling in, not one worker on a long run while the
     # others idle. A scope's own tests keep their order (a docs page's blocks build on each other).
     first_seen = {s: i for i, s in reversed(list(enumerate(map(_scope, items))))}

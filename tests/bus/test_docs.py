@@ -1,5 +1,5 @@
 """Docs that cannot drift: every runnable block of the pages of README.md and docs/*.md that run no training
-runs here (the pages that do: tests/e2e/test_docs_training_pages.py), the generated reference pages must match
+runs here (the pages that do: tests/long/test_docs_training_pages.py), the generated reference pages must match
 the code, each tool pitfall's example must hold, and every CLI flag has help with its default. How blocks run:
 tests/support/docs.py."""
 

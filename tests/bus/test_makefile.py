@@ -10,7 +10,17 @@ import pytest
 
 from tests.support.env import REPO
 
-TARGETS = ("pytest", "test-unit", "test-bus", "test-e2e", "test-real", "test-fast", "test-slow", "test-chaos")
+TARGETS = (
+    "pytest",
+    "test-unit",
+    "test-bus",
+    "test-e2e",
+    "test-long",
+    "test-real",
+    "test-fast",
+    "test-slow",
+    "test-chaos",
+)
 
 
 def _env() -> dict[str, str]:

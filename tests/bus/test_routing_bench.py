@@ -1,6 +1,6 @@
 """``rlar bench routing`` and ``rlar tools route``: the same decisions on the same file, figures as JSON, the
 held-out machinery on a small file; the full held-out benchmark on the shipped set is
-tests/e2e/test_routing_bench_shipped_set.py."""
+tests/long/test_routing_bench_shipped_set.py."""
 
 from __future__ import annotations
 

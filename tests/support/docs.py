@@ -1,5 +1,5 @@
 """How the runnable blocks of README.md and docs/*.md are collected and run (tests/bus/test_docs.py and
-tests/e2e/test_docs_training_pages.py run them, a test class per page).
+tests/long/test_docs_training_pages.py run them, a test class per page).
 
 The convention for README.md and docs/*.md (docs/reference/ is generated, not collected):
 
@@ -299,7 +299,7 @@ def _params(training: bool) -> list[object]:
     exports, benchmarks or retrieves: :data:`SLOW`). A page's blocks build on each other: they run on one xdist
     worker, in page order (each page is a test class, and ``make`` runs xdist with ``--dist loadscope``: a
     class's tests stay on one worker, in order, while different pages spread over the workers), and in one tier:
-    the e2e tier holds every block of a page with a slow block, so ``make test-e2e`` runs its earlier steps."""
+    the long tier holds every block of a page with a slow block, so ``make test-long`` runs its earlier steps."""
     out = []
     slow_pages = {b.path for b in BLOCKS if SLOW.search(b.text)}
     for b in BLOCKS:

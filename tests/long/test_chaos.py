@@ -68,7 +68,7 @@ pytestmark = [pytest.mark.chaos, pytest.mark.slow]
 
 KINDS = ("feeder", "router", "rollout", "reward", "sandbox", "learner")
 TASKS = ("arith", "copy", "translate", "humaneval")
-# The suite's run kills each actor kind once (the signal drawn from the seed, so runs cover both); the full
+# `make test-long`'s run kills each actor kind once (the signal drawn from the seed, so runs cover both); the full
 # schedule (each kind with each signal) over a longer run is `make test-chaos`'s.
 FULL = os.environ.get("RLAR_CHAOS_FULL") == "1"
 MAX_STEPS = 40 if FULL else 30
