@@ -95,6 +95,8 @@ _SYMBOLS = {
     "≥": "\\ge ",
     "≦": "\\le ",
     "≧": "\\ge ",
+    "⩽": "\\le ",
+    "⩾": "\\ge ",
     "≠": "\\neq ",
     "≈": "\\approx ",
     "±": "\\pm ",
@@ -123,6 +125,7 @@ _SYMBOLS = {
     "〉": "\\rangle ",
     "°": "^\\circ ",
     "º": "^\\circ ",
+    "˚": "^\\circ ",
     "℃": "^\\circ C",
     "℉": "^\\circ F",
     "′": "'",
@@ -206,7 +209,19 @@ _CURRENCY_RAISED_DOT = re.compile(r"(?:[£€$¥₹]|\b(?:GBP|EUR|USD)\s?)\d+·(
 _PRODUCT_RAISED_DOT = re.compile(r"(?<=\d\.\d)(\d*)·(?=\d)|·(?=10(?:\^|[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]))")
 # Assignment in pseudocode and definitions: "total ← 35", "n ≔ 12" (a name, then the arrow or the colon-equals).
 _ASSIGNMENT = re.compile(r"(?<![\w\\])([A-Za-z_]\w*)[ \t]*[←≔][ \t]*")
+# Unit signs of their own code point (the Kelvin, Angstrom and ohm signs) and the squared unit glyphs of CJK
+# typesetting (U+3380-U+33DF: "㎝", "㎏", "㎧", "㎡"): written out as their letters, a power as an exponent ("m^{2}").
+_UNIT_SIGNS = set("\u212a\u212b\u2126")
+# A calculator's exponent: "1.2ᴇ-4", "3ᴇ⁻⁵" (TI's small capital E): scientific notation, "1.2e-4".
+_CALCULATOR_EXPONENT = re.compile(
+    r"(?<=[\d.])\s?\u1d07\s?([-\u2212\u207b])?\s?([0-9\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+)"
+)
 _AMBIGUOUS_DOT = "\ue000"  # stands for a middle dot between digits while the symbols are rewritten
+
+
+def _unit_glyph(ch: str) -> str:
+    letters = unicodedata.normalize("NFKC", ch)
+    return re.sub(r"(?<=[A-Za-z])([23])$", r"^{\1}", letters)
 
 
 def _decoration(ch: str) -> bool:
@@ -275,8 +290,14 @@ def read_chars(text: str, latex: bool = True) -> str:
             ch = " "
         elif not ch.isascii() and unicodedata.category(ch) == "Nd":
             ch = str(unicodedata.decimal(ch))
+        elif ch in _UNIT_SIGNS or 0x3380 <= code <= 0x33DF:
+            ch = _unit_glyph(ch)
         chars.append(ch)
     text = _KEYCAP.sub(r"\1", "".join(chars)).replace("🔟", "10")
+    text = _CALCULATOR_EXPONENT.sub(
+        lambda m: "e" + ("-" if m.group(1) else "") + "".join(_SUPERSCRIPT.get(c, c) for c in m.group(2)),
+        text,
+    )
     text = _decorations_as_spaces(text)
     text = _THOUSANDS.sub(lambda m: m.group(1) + re.sub(f"[{_UNICODE_SPACES}]", "", m.group(2)), text)
     text = re.sub(f"[{_UNICODE_SPACES}]", " ", text)

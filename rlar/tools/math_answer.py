@@ -281,8 +281,19 @@ def _clean(text: str) -> str:
     text = re.sub(r"<sub>\s*([^<]*?)\s*</sub>", r"_{\1}", text, flags=re.IGNORECASE)
     text = re.sub(r"</?(?:b|i|em|strong|u|mark|code|span)\s*>", "", text, flags=re.IGNORECASE)
     # A point named by its letter, and coordinates separated by a semicolon (French): "P(2, -1)", "(2 ; -1)".
-    text = re.sub(r"(?<![A-Za-z\\])[A-Z]\s*(?=\(\s*-?[\d.]+\s*[,;]\s*-?[\d.]+\s*\))", "", text)
-    text = re.sub(r"\(\s*(-?[\d.,]+)\s*;\s*(-?[\d.,]+)\s*\)", r"(\1, \2)", text)
+    # With a semicolon between them, a comma inside a coordinate is a decimal comma: "S(0,5; 3)" is (0.5, 3).
+    text = re.sub(r"(?<![A-Za-zА-Яа-я\\])[A-ZА-Я]\s*(?=\(\s*-?[\d.]+\s*[,;]\s*-?[\d.]+\s*\))", "", text)
+    text = re.sub(r"(?<![A-Za-zА-Яа-я\\])[A-ZА-Я]\s*(?=\(\s*-?[\d.,]+\s*;\s*-?[\d.,]+\s*\))", "", text)
+    text = re.sub(
+        r"\(\s*(-?[\d.,]+)\s*;\s*(-?[\d.,]+)\s*\)",
+        lambda m: "(" + ", ".join(re.sub(r"(?<=\d),(?=\d)", ".", g) for g in m.groups()) + ")",
+        text,
+    )
+    # Intervals typed in ASCII: "(-inf, -1) U (3, inf)" is (-\infty, -1) \cup (3, \infty).
+    text = re.sub(r"([(\[,]\s*[-+]?\s*)inf(?:ty)?(?=\s*[,)\]])", r"\1\\infty ", text)
+    text = re.sub(r"([)\]])\s+U\s+(?=[(\[])", r"\1 \\cup ", text)
+    # Trigonometric names of Russian, French and other European textbooks: tg, ctg, cotg, cosec, arctg, arcctg.
+    text = _EUROPEAN_TRIG.sub(lambda m: "\\" + _EUROPEAN_TRIG_NAMES[m.group(1)], text)
     # Infinity in words: "diverges to negative infinity" is -\\infty.
     text = re.sub(
         r"\b(?:(negative|minus)|positive|plus)\s+infinity\b",
@@ -330,6 +341,15 @@ def _clean(text: str) -> str:
     return re.sub(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])", r"\1", text)  # *emphasis*
 
 
+_EUROPEAN_TRIG_NAMES = {
+    "tg": "tan",
+    "ctg": "cot",
+    "cotg": "cot",
+    "cosec": "csc",
+    "arctg": "arctan",
+    "arcctg": "arccot",
+}
+_EUROPEAN_TRIG = re.compile(r"(?<![A-Za-z])\\?(arcctg|arctg|cotg|cosec|ctg|tg)(?![A-Za-z])")
 # A proof's end mark closes the answer and is no part of it: "Therefore $n = 12$. $\\blacksquare$", "∎", "Q.E.D.".
 _QED = re.compile(
     r"[ \t]*(?:\$\s*\\(?:blacksquare|square|qed|Box)\s*\$|\\(?:blacksquare|square|qed|Box)(?![A-Za-z])|[∎□■]"
@@ -542,6 +562,13 @@ def final_answer(response: str) -> FinalAnswer | None:
     cleaned = _LEADING_ROLE.sub("", _clean(response))
     own = _own_answer(cleaned)
     answer = _final_answer(own)
+    if (
+        answer is not None
+        and not answer.hedged
+        and not answer.boxed
+        and (why := _read_from_printout(response, answer))
+    ):
+        return FinalAnswer(answer.text, answer.boxed, why, answer.parts)
     rest = cleaned[len(own) :] if cleaned.startswith(own) else ""
     if answer is not None and not answer.hedged and _END_TOKEN.search(rest):
         after = _final_answer(_END_TOKEN.sub("\n", rest))
@@ -550,6 +577,36 @@ def final_answer(response: str) -> FinalAnswer | None:
                 answer.text, answer.boxed, f"another answer after the end of the turn: {after.text[:60]}"
             )
     return answer
+
+
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+
+
+def _read_from_printout(response: str, answer: FinalAnswer) -> str:
+    """Why ``answer`` is not stated ("" when it is): it was read from the last code block of the response — no
+    prose after the block states a number — whose last line with a number is a status line (words beside the
+    number: "(1 row)", "Done in 1 s") while an earlier line prints a value alone: which of them answers is not
+    said, and the status line's number is not the value the program printed."""
+    blocks = list(_FENCE.finditer(response))
+    if not blocks or re.search(r"\d", response[blocks[-1].end() :]):
+        return ""
+    body = blocks[-1].group(1)
+    if answer.text.strip() not in _clean(body):
+        return ""
+    lines = [line for line in body.splitlines() if re.search(r"\d", line)]
+    if not lines or not re.search(r"[A-Za-z]", lines[-1]) or _ANSWER_KEY.search(lines[-1]):
+        return ""
+    printed = [line.strip(" |+\t") for line in lines[:-1] if _VALUE_LINE.match(line)]
+    if not printed:
+        return ""
+    return (
+        f"read from a program's printout: its last line is a status line ({lines[-1].strip()[:40]!r}) after the "
+        f"printed value {printed[-1][:20]!r}; none is stated as the answer"
+    )
+
+
+_VALUE_LINE = re.compile(r"^[\s|+]*-?\d[\d.,/]*[\s|+]*$")
+_ANSWER_KEY = re.compile(r"\b(?:answer|result|total|final|output|value|solution)\b", re.IGNORECASE)
 
 
 def _plain_answer(text: str) -> str:

@@ -254,6 +254,14 @@ def test_read_chars_names_what_it_does_not_read_and_keeps_it_in_place() -> None:
     assert read_chars("x² – 3", latex=False) == "x² - 3", "text checkers keep the symbols as written"
 
 
+def test_read_chars_writes_unit_glyphs_as_letters_and_a_calculators_exponent_as_e() -> None:
+    assert read_chars("12 ㎝, 5 ㎏, 9.8 ㎨, 300 \u212a") == "12 cm, 5 kg, 9.8 m/s^{2}, 300 K"
+    assert read_chars("20 ㎡") == "20 m^{2}", "the power of a squared unit is an exponent, not a number"
+    assert read_chars("1.2ᴇ⁻⁴ and 3ᴇ5") == "1.2e-4 and 3e5"
+    assert read_chars("x ⩾ 2, y ⩽ 1, 30˚") == "x \\ge  2, y \\le  1, 30^\\circ "
+    assert unknown_chars(read_chars("㎝ ㎧ ⩾ ˚ ᴇ")) == []
+
+
 QUANTITIES = [
     # A reference with a physical unit against an answer with one: compared in SI units, never read past.
     ("36 \\text{ cm}^2", "So the area is $\\boxed{36\\ \\mathrm{mm}^2}$.", 0.0),  # the digits, another unit
@@ -1020,6 +1028,49 @@ ROLES_SIZES_AND_TWO_READINGS = [
 
 @pytest.mark.parametrize(("reference", "response", "expected"), ROLES_SIZES_AND_TWO_READINGS)
 async def test_roles_sizes_and_two_readings(
+    math_tool: RewardTool, reference: str, response: str, expected: float | None
+) -> None:
+    await assert_scores_or_abstains(math_tool, reference, response, expected)
+
+
+GLYPHS_REGIONAL_FORMS_AND_PRINTOUTS = [
+    # coordinates separated by a semicolon: a comma inside one is a decimal comma (with or without the point's name)
+    ("(1.5, -2)", "Подставим: x = 1,5, y = −2.\n\nОтвет: A(1,5; −2).", 1.0),
+    ("(1.5, -2)", "Also: P(1,5; 2).", 0.0),
+    ("(0.25, 4)", "Der Punkt ist Q(0,25; 4).", 1.0),
+    ("(0.25, 4)", "Der Punkt ist (4; 0,25).", 0.0),
+    # trigonometric names of European textbooks
+    ("\\frac{\\pi}{3}", "So x = arctg √3 = π/3.", 1.0),
+    ("\\frac{\\pi}{4}", "Hence x = arctg 1 = π/3.", 0.0),
+    ("\\sqrt{3}", "Ответ: tg(π/3).", 1.0),
+    ("1", "So the value is ctg(π/4).", 1.0),
+    ("-1", "So the value is ctg(π/4).", 0.0),
+    # intervals typed in ASCII: a capital U between intervals is a union, inf is infinity
+    ("(-\\infty, 2) \\cup (5, \\infty)", "So the solution set is (-inf, 2) U (5, inf)", 1.0),
+    ("(-\\infty, 2) \\cup (5, \\infty)", "So the solution set is (-inf, 2] U (5, inf)", 0.0),
+    ("(-\\infty, 2) \\cup (5, \\infty)", "So the solution set is (-inf, 2) U (6, inf)", 0.0),
+    # slanted inequality signs, degree look-alikes, unit glyphs, a calculator's exponent
+    ("[3, \\infty)", "So x ⩾ 3.", 1.0),
+    ("[3, \\infty)", "So x ⩽ 3.", 0.0),
+    ("45^\\circ", "The angle is 45˚.", 1.0),
+    ("45^\\circ", "The angle is 54˚.", 0.0),
+    ("5 \\text{ km}", "距離は 5 ㎞ です。", 1.0),
+    ("5 \\text{ km}", "距離は 50 ㎞ です。", 0.0),
+    ("2", "The area is 20 ㎡.", 0.0),  # the squared metre's 2 is an exponent, not a number
+    ("0.0035", "My calculator shows 3.5ᴇ-3.", 1.0),
+    ("0.0035", "My calculator shows 3.5ᴇ⁻³.", 1.0),
+    ("0.0035", "My calculator shows 3.5ᴇ3.", 0.0),
+    # a program's printout whose last line is a status line after the printed value: neither is stated
+    ("1", "I ran it:\n```\n$ python count.py\n0\nDone in 1 s\n```\nSo nobody passed.", 0.0),
+    ("0", "I ran it:\n```\n$ python count.py\n0\nDone in 1 s\n```\nSo nobody passed.", 0.0),
+    ("42", "Running it:\n```\n42\n```\nThat total is the answer.", 1.0),
+    ("120", "```r\n> factorial(5)\n[1] 120\n```", 1.0),
+    ("27", "```yaml\nsteps:\n  - days: 3\nfinal_answer: 27\n```", 1.0),
+]
+
+
+@pytest.mark.parametrize(("reference", "response", "expected"), GLYPHS_REGIONAL_FORMS_AND_PRINTOUTS)
+async def test_glyphs_regional_forms_and_printouts(
     math_tool: RewardTool, reference: str, response: str, expected: float | None
 ) -> None:
     await assert_scores_or_abstains(math_tool, reference, response, expected)
