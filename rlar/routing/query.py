@@ -141,6 +141,12 @@ _DIGIT_MAPPINGS = (
     ),
 )
 _MAPPING_RUN = re.compile(r"(?<![\w.])\d{1,2}\s+[A-Za-z][\w-]{2,}(?:\s*[,;]\s*\d{1,2}\s+[A-Za-z][\w-]{2,})+")
+# Two or more ids each set equal to its label, in any script: "(0 = 아니오, 1 = 예)", "0: nein / 1: ja" (a label
+# of one Latin letter is a variable: "3 = x + y, 2 = x - y" is a system of equations).
+_EQUATED_RUN = re.compile(
+    r"(?<![\w.])\d{1,2}\s*[=:：]\s*(?:[^\W\d_A-Za-z]|[A-Za-z]{2})[^\s,;/()]*"
+    r"(?:\s*[,;/、，]\s*\d{1,2}\s*[=:：]\s*(?:[^\W\d_A-Za-z]|[A-Za-z]{2})[^\s,;/()]*)+"
+)
 _DIGIT_CHOICE = re.compile(r"\((?P<d>[01](?:\s*/\s*\d)+)\)")
 _OPTION_META = re.compile(
     r"(?i)^(?:(?:option|choice|sol|ending|answer|hypothesis|candidate)_?\d|endings|choices|options|label_names"
@@ -354,6 +360,8 @@ def _mapped_digits(text: str) -> set[str]:
         mapped |= set(re.findall(r"\d", m.group("d")))
     for m in _MAPPING_RUN.finditer(text):
         mapped |= set(re.findall(r"(?<![\w.])\d{1,2}(?=\s)", m.group(0)))
+    for m in _EQUATED_RUN.finditer(text):
+        mapped |= set(re.findall(r"(?<![\w.])\d{1,2}(?=\s*[=:：])", m.group(0)))
     for m in _DIGIT_LABELS.finditer(text):
         if m.group(1) is not None:
             mapped.add(m.group(1))
@@ -420,6 +428,17 @@ def _nested_spans(items: Any) -> bool:
         for a in words
         for b in words
     )
+
+
+def _token_list(text: str) -> list[str] | None:
+    """The query is a JSON array of strings (a tokenised sentence, as token-classification sets ship it)."""
+    if not text.lstrip().startswith("["):
+        return None
+    try:
+        tokens = json.loads(text)
+    except ValueError:
+        return None
+    return tokens if isinstance(tokens, list) and tokens and all(isinstance(t, str) for t in tokens) else None
 
 
 def _label_ids(ref: Any, text: str, metadata: Mapping[str, Any]) -> str:
@@ -622,7 +641,7 @@ def reference_kind(reference: Any, shape: str, text: str, metadata: Mapping[str,
         if (len(flat) == len(ref) and all(isinstance(r, int) for r in flat)) or all(
             isinstance(r, str) and _TAG.match(r.strip()) for r in flat
         ):
-            tokens = meta.get("tokens") or meta.get("words")
+            tokens = meta.get("tokens") or meta.get("words") or _token_list(text)
             if (isinstance(tokens, list) and len(tokens) == len(ref)) or (
                 _TAG_WORDS.search(text) and not _MULTI_LABEL.search(text)
             ):

@@ -42,6 +42,7 @@ from typing import Any
 
 from rlar.sandbox.formats import is_code_tests as _parses_as_code_tests
 from rlar.tools.item_sets import synonym_groups
+from rlar.tools.rules import answer_object_strings
 from rlar.tools.math_answer import gold_answer, is_worked_solution
 
 __all__ = [
@@ -118,7 +119,10 @@ def answer_strings(reference: Any) -> list[str] | None:
     if isinstance(reference, str | int | float):
         return [str(reference)]
     if isinstance(reference, list | tuple):
-        if reference and all(isinstance(r, Mapping) and _ALIASED.intersection(r) for r in reference):
+        if reference and all(
+            isinstance(r, Mapping) and (_ALIASED.intersection(r) or answer_object_strings(r))
+            for r in reference
+        ):
             # WebQSP / ComplexWebQuestions: a list of answer objects, each with its aliases — all alternatives.
             objects = [answer_strings(r) for r in reference]
             return [a for o in objects if o for a in o] if all(objects) else None
@@ -134,6 +138,7 @@ def answer_strings(reference: Any) -> list[str] | None:
         for key in ("answers", "answer", "text"):
             if key in reference and len(reference) <= 3:
                 return answer_strings(reference[key])
+        return answer_object_strings(reference)
     return None
 
 

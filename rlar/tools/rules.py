@@ -29,6 +29,7 @@ __all__ = [
     "ExactMatchTool",
     "FormatRulesTool",
     "NormalizedMatchTool",
+    "answer_object_strings",
     "extract_answer",
     "lists_candidates",
     "normalize_text",
@@ -38,9 +39,37 @@ __all__ = [
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 
 
+# An answer object's keys, lower-cased without separators: those that hold its names (FreebaseQA's ``AnswersName``,
+# FreshQA's ``answer_0``..., SQuAD-like ``text``) and those that only describe it (offsets, ids, subjectivity).
+_ANSWER_NAME_KEY = re.compile(r"(?:answers?|answers?names?|aliases|answer\d+|text|value)")
+_ANSWER_ABOUT_KEY = re.compile(r"(?:is)?ans\w*|\w*(?:id|mid)|start|end|offsets?|score")
+
+
+def answer_object_strings(obj: Any) -> list[str] | None:
+    """The names an answer object gives its answer, all alternatives, else None: every key either holds names
+    (strings or numbers, or lists of them) or only describes the answer (``answer_start``, ``AnswersMid``,
+    ``ans_subj_score``, ...), and at least one holds a name. ``{"AnswersMid": "m.0156q", "AnswersName": ["berlin"]}``
+    -> ["berlin"]; ``{"answer_0": "206", "answer_1": "206 bones"}`` -> both. Any other key (an explanation, a
+    field of a structured answer) makes it no answer object: None."""
+    if not isinstance(obj, dict) or not obj:
+        return None
+    names: list[str] = []
+    for key, value in obj.items():
+        norm = re.sub(r"[^a-z0-9]", "", str(key).lower())
+        if _ANSWER_NAME_KEY.fullmatch(norm):
+            values = value if isinstance(value, list | tuple) else [value]
+            if not all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in values):
+                return None
+            names.extend(str(v) for v in values if str(v).strip())
+        elif not _ANSWER_ABOUT_KEY.fullmatch(norm):
+            return None
+    return list(dict.fromkeys(names)) or None
+
+
 def reference_strings(reference: Any) -> list[str] | None:
     """Acceptable answers from a reference: str → [str]; list → its items (a list of answer objects: all their
-    answers); dict → an answer with its ``aliases``, else ``answers``/``answer``."""
+    answers); dict → an answer with its ``aliases``, else ``answers``/``answer``, else the names of an answer
+    object (:func:`answer_object_strings`)."""
     if reference is None:
         return None
     if isinstance(reference, dict):
@@ -50,7 +79,7 @@ def reference_strings(reference: Any) -> list[str] | None:
         for key in ("answers", "answer"):
             if key in reference:
                 return reference_strings(reference[key])
-        return None
+        return answer_object_strings(reference)
     if isinstance(reference, str):
         return [reference]
     if isinstance(reference, list | tuple):

@@ -507,3 +507,21 @@ def test_labels_in_any_script_and_options_numbered_by_what_they_are(
 )
 def test_a_translation_asked_for_in_other_languages(query: str, reference: str, expected: bool) -> None:
     assert RoutingQuery("t", query, reference).features().translation is expected
+
+
+@pytest.mark.parametrize(
+    ("query", "reference", "metadata", "expected"),
+    [
+        # ids each set equal to a label, in any script
+        ("Ist der Satz grammatisch? (0 = nein, 1 = ja)\nSatz: Der Hund bellt.", 1, {}, "index"),
+        ("질문: 서울은 한국의 수도인가?\n답 (0 = 아니오, 1 = 예):", 1, {}, "index"),
+        ("Solve the system: 3 = x + y, 1 = x - y. What is x?", 2, {}, ""),  # equations, not labels
+        # label ids, one per token of a query that is itself the token list
+        ('["Aspirin", "inhibits", "COX", "-", "1", "."]', [1, 0, 1, 2, 2, 0], {}, "tag_sequence"),
+        ('["The", "cat", "sat"]', [0, 0], {}, ""),  # not one per token
+    ],
+)
+def test_equated_label_ids_and_tags_for_a_tokenised_query(
+    query: str, reference: object, metadata: dict[str, object], expected: str
+) -> None:
+    assert kind(query, reference, metadata) == expected

@@ -9,6 +9,7 @@ import pytest
 from rlar.routing import RoutingQuery
 from rlar.routing.query import RELATION_SHAPES
 from rlar.tasks.references import Relation, answer_strings, reference_relation, reference_shape, text_language
+from rlar.tools.rules import reference_strings
 
 HUMANEVAL_TEST = "def check(candidate):\n    assert candidate(2) == 4\n"
 
@@ -75,6 +76,22 @@ def test_answer_strings_read_qa_datasets_shapes() -> None:
     assert answer_strings({"text": ["Paris", "paris"], "answer_start": [0, 0]}) == ["Paris", "paris"]
     assert answer_strings({"value": "Fe", "aliases": ["Iron"]}) == ["Fe", "Iron"]
     assert answer_strings(["a", 1]) == ["a", "1"] and answer_strings({"x": 1}) is None
+
+
+def test_answer_objects_give_their_names_as_alternatives_and_nothing_else() -> None:
+    # FreebaseQA's answer objects (an id and its names), FreshQA's numbered answers, a span object with its
+    # subjectivity annotations: every key names the answer or describes it
+    assert answer_strings([{"AnswersMid": "m.0x", "AnswersName": ["berlin", "berlin, germany"]}]) == [
+        "berlin",
+        "berlin, germany",
+    ]
+    assert answer_strings({"answer_0": "206", "answer_1": "206 bones"}) == ["206", "206 bones"]
+    span = {"text": ["nine hours"], "answer_start": [50], "answer_subj_level": [1], "ans_subj_score": [0.3]}
+    assert answer_strings(span) == ["nine hours"] and reference_strings(span) == ["nine hours"]
+    # a key that is neither (a field of a structured answer, an explanation) makes it no answer object
+    assert answer_strings({"answer_0": "5", "reasoning": "2 + 3", "steps": 2, "unit": "m"}) is None
+    assert reference_strings({"text": "a", "label": "b", "entities": []}) is None
+    assert reference_shape([{"AnswersMid": "m.0x", "AnswersName": ["au"]}]) == "short_text"
 
 
 def test_the_relation_of_an_answer_to_its_query() -> None:
