@@ -42,8 +42,8 @@ from typing import Any
 
 from rlar.sandbox.formats import is_code_tests as _parses_as_code_tests
 from rlar.tools.item_sets import synonym_groups
-from rlar.tools.rules import answer_object_strings
 from rlar.tools.math_answer import gold_answer, is_worked_solution
+from rlar.tools.rules import answer_object_strings
 
 __all__ = [
     "SHAPES",
