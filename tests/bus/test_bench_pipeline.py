@@ -1,5 +1,5 @@
 """``rlar bench pipeline``'s judge endpoint: it scores by similarity after its latency and counts the calls in flight
-(the ways run side by side: tests/e2e/test_bench_pipeline_trl_ways.py)."""
+(the ways run side by side: tests/long/test_bench_pipeline_trl_ways.py)."""
 
 from __future__ import annotations
 

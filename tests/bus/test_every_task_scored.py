@@ -7,7 +7,7 @@ The LLM judge (chat, alpaca, consonants) is the local Messages API server standi
 task it reads the prompt's "N letters only, no vowels"), so the test checks that the task's query, reference and
 response reach the judge and its verdict comes back. Metric tools (chrF, BLEU) get an unrelated
 string as the wrong answer (any shared character n-gram would score above their minimum, by design).
-HumanEval's 164 canonical solutions: tests/e2e/test_every_humaneval_solution_scored.py.
+HumanEval's 164 canonical solutions: tests/long/test_every_humaneval_solution_scored.py.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """DeepSpeedPolicyTrainer on the real tiny policy: updates, accumulation, checkpoints, export
-(two ranks: tests/e2e/test_trainer_ranks.py)."""
+(two ranks: tests/long/test_trainer_ranks.py)."""
 
 from __future__ import annotations
 
