@@ -266,6 +266,7 @@ def _clean(text: str) -> str:
     become ``^{}``/``_{}``)."""
     text = _single_escapes(plain_markup(text))
     text = _QED.sub("", text)
+    text = _CITATION.sub("", text)
     text = read_chars(text)
     text = _BEARING.sub(_bearing, text)
     # A sign in a group of its own is that sign: "\\mathord{-}\\,8", "{-}5" (a colour around it is dropped below).
@@ -350,6 +351,8 @@ _EUROPEAN_TRIG_NAMES = {
     "arcctg": "arccot",
 }
 _EUROPEAN_TRIG = re.compile(r"(?<![A-Za-z])\\?(arcctg|arctg|cotg|cosec|ctg|tg)(?![A-Za-z])")
+# Citation marks of an answer with sources: "The answer is 17.[2]", "17 [1][3]." (not an index: "a[2]", "[3]").
+_CITATION = re.compile(r"(?:(?<=[.!?)])|(?<=[\w%]) )(?:\[\d{1,3}\])+(?=[\s.,;:!?)]|$)")
 # A proof's end mark closes the answer and is no part of it: "Therefore $n = 12$. $\\blacksquare$", "∎", "Q.E.D.".
 _QED = re.compile(
     r"[ \t]*(?:\$\s*\\(?:blacksquare|square|qed|Box)\s*\$|\\(?:blacksquare|square|qed|Box)(?![A-Za-z])|[∎□■]"
@@ -836,6 +839,15 @@ def _stated_answer(cleaned: str) -> FinalAnswer | None:
         if len(boxes) >= 3 and not hedge:
             hedge = f"{len(boxes)} different boxed answers"
         hedge = hedge or _listed(span) or _oscillation(found)
+        after = text[_sentence_end(text, end) if not boxed else end :]
+        if (revision := _CORRECTION.search(after)) and _NUMBER.search(
+            numbers_from_words(after[revision.end() :])
+        ):
+            # "The answer is 12. Wait, I made an error: it should be 15." The answer is what the revision states.
+            revised = _stated_answer(after[revision.end() :])
+            if revised is None:
+                return FinalAnswer(span, boxed, "a correction after the answer states no one answer")
+            return revised
         return FinalAnswer(_spoken(span) if not boxed else span, boxed, hedge)
     if _is_spam(text):
         return FinalAnswer(text, False, "a list of candidates, not an answer")
@@ -863,6 +875,15 @@ def _stated_answer(cleaned: str) -> FinalAnswer | None:
     if sentences and choice_letter(sentences[-1]) is not None:
         return FinalAnswer(sentences[-1].strip(), False, _hedge_in(sentences[-1]))
     return None
+
+
+# A sentence after the answer that takes it back: "Wait, ...", "Actually, ...", "Oops", "I made an error", "No —".
+_CORRECTION = re.compile(
+    r"(?:^|(?<=[.!?])\s+|\n)\s*(?:wait|actually|oops|sorry|hmm+|correction|erratum|on\s+second\s+thought"
+    r"|no\s*[,—–-]|let\s+me\s+(?:re-?check|double[- ]check|recompute|recalculate|redo|fix)"
+    r"|i\s+(?:made|see)\s+(?:an?\s+)?(?:error|mistake)|that'?s\s+(?:wrong|incorrect|not\s+right))\b[^\n]*?(?:[:,.!—–-]\s|$)",
+    re.IGNORECASE,
+)
 
 
 def _last_cell(row: str) -> str:

@@ -1066,6 +1066,17 @@ GLYPHS_REGIONAL_FORMS_AND_PRINTOUTS = [
     ("42", "Running it:\n```\n42\n```\nThat total is the answer.", 1.0),
     ("120", "```r\n> factorial(5)\n[1] 120\n```", 1.0),
     ("27", "```yaml\nsteps:\n  - days: 3\nfinal_answer: 27\n```", 1.0),
+    # an answer taken back after it is stated: the revision is the answer
+    ("12", "The answer is 12. Actually, it's 15.", 0.0),
+    ("15", "The answer is 12. Wait, I made an error: it should be 15.", 1.0),
+    ("12", "The answer is 12. Oops, sorry — it is 15.", 0.0),
+    ("12", "The answer is 12. Hmm, let me double-check: 3 × 5 = 15, so it's 15.", 0.0),
+    ("12", "The answer is 12. Wait — no, it's 15.", 0.0),
+    ("12", "The answer is 12. Actually, that is the number of months in a year too.", 1.0),
+    # citation marks after an answer with sources are not numbers of the answer
+    ("17", "The answer is 17.[2]", 1.0),
+    ("2", "The answer is 17.[2]", 0.0),
+    ("17", "The answer is 17 [1][3].", 1.0),
 ]
 
 
