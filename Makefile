@@ -3,11 +3,11 @@
 #                rewards chosen by the router, then the initial and the trained policy evaluated (embedded NATS)
 #   make run-tiny : the same system on the tiny locally built policy (the demo the tests use; ~5 min)
 #   make test  : format check + lint, then the type check beside the unit, bus and e2e tiers in parallel
-#   make test-long : the whole-system runs (training, chaos, the pages that train, retrieval, a cluster; ~10 min)
+#   make test-long : the whole-system and engine runs (vLLM, training, chaos, the pages that train, retrieval; ~12 min)
 #   make test-real : the real-model tier (SmolLM2 served by vLLM, the main job's recipe; ~5 min). CI runs
 #                make test, then make test-long and make test-real
 #   make test-unit : the unit tier only (tests/unit: in-process tests; under a minute)
-#   make test-bus / test-e2e : the integration tier (servers, child processes) / bounded runs of one engine or service
+#   make test-bus / test-e2e : the integration tier (servers, child processes) / bounded runs of one service
 #   make test-stress : make test's tiers with every core kept busy by a CPU burner
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -95,8 +95,8 @@ PYTEST = $(PY) -m pytest -q -p no:cacheprovider $(1); rc=$$?; \
 # (172% CPU), 2 workers (`-n auto`) 16:05 at a211a16 (143%).
 JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 XDIST = -n $(JOBS) --dist loadscope --no-loadscope-reorder
-# The tiers are folders: tests/unit, tests/bus (integration), tests/e2e (bounded runs of one engine or service), tests/long
-# (whole-system runs: training, the chaos run, the pages that train, the ablation, retrieval with chromium, a
+# The tiers are folders: tests/unit, tests/bus (integration), tests/e2e (bounded runs of one service), tests/long
+# (whole-system and engine runs: vLLM on CPU, training, the chaos run, the pages that train, the ablation, retrieval with chromium, a
 # multi-host cluster, the routing set's held-out folds) and tests/real (the real pretrained model at work: minutes of both cores per test). `make test` runs the
 # first three; `make test-long` and `make test-real` the others (CI runs all three targets, in that order).
 # tests/conftest.py marks each test with its folder's tier, so `-m unit` etc. select the same tests.
@@ -118,7 +118,7 @@ test-e2e: venv
 test-long: venv
 	@$(call PYTEST,$(XDIST) tests/long)
 
-# Its two files (one vLLM server for the agents, the main job's recipe) run side by side, one worker each.
+# Its files (the packaged checkpoint, one vLLM server for the agents, the main job's recipe) run side by side, one worker each.
 test-real: venv
 	@$(call PYTEST,$(XDIST) tests/real)
 

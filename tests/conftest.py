@@ -50,10 +50,10 @@ settings.load_profile(os.environ.get("RLAR_HYPOTHESIS_PROFILE", "rlar"))
 #   unit: in-process and quick: no server, no child process (a unit test that starts one fails, below).
 #   bus:  integration: a real nats-server, child processes (CLI, workers, ranks), the sandbox, a browser,
 #         real models, sweeps.
-#   e2e:  bounded real runs of one engine or service (vLLM, the dashboard in chromium, trackers).
-#   long: whole-system runs (training, the chaos run, the pages that train, the ablation, retrieval with
-#         chromium, a multi-host cluster, the routing set's held-out folds): ``make test`` leaves them to
-#         ``make test-long`` (CI runs both).
+#   e2e:  bounded real runs of one service (the dashboard in chromium, trackers).
+#   long: whole-system and engine runs (vLLM on CPU, training, the chaos run, the pages that train, the
+#         ablation, retrieval with chromium, a multi-host cluster, the routing set's held-out folds): ``make test``
+#         leaves them to ``make test-long`` (CI runs both).
 #   real: the real pretrained model at work (SmolLM2-135M-Instruct served by vLLM, the main job's own recipe):
 #         minutes of both cores each, so ``make test`` leaves them to ``make test-real`` (CI runs both).
 # A test that asks for more than its folder's tier fails collection, naming the folder it belongs in: the nats

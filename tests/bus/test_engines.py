@@ -1,5 +1,5 @@
 """Generation engines (rlar/policy/engines): sampling, behaviour log-probs and in-place weight updates (the vLLM
-engine: tests/e2e/test_engines_vllm.py).
+engine: tests/long/test_engines_vllm.py).
 
 Everything runs on the tiny policy from rlar/policy/model.py. Reference log-probs come from a separate
 ``AutoModelForCausalLM`` fed the whole prompt + completion at once (teacher forcing), so they share no

@@ -22,7 +22,7 @@ for, and puts that layer's previous tensors back. Two such layers are expected h
 dropped (:class:`_ExpectedReloadWarnings`): ``RotaryEmbedding`` (its cos/sin cache is computed from the config;
 no checkpoint has it) and, for a model with ``tie_word_embeddings``, ``ParallelLMHead`` (the update carries the
 head once, as the embedding; the extension re-packs the head from it). A reloaded tied model generates exactly
-what a fresh engine on the same weights does (``tests/e2e/test_engines_vllm.py``). The warning for any other layer — a
+what a fresh engine on the same weights does (``tests/long/test_engines_vllm.py``). The warning for any other layer — a
 real gap in an update — is kept.
 
 Limits: one vLLM engine at a time per process (vLLM keeps global state; ``close()`` releases it and
