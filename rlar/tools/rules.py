@@ -42,7 +42,9 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 # An answer object's keys, lower-cased without separators: those that hold its names (FreebaseQA's ``AnswersName``,
 # FreshQA's ``answer_0``..., SQuAD-like ``text``) and those that only describe it (offsets, ids, subjectivity).
 _ANSWER_NAME_KEY = re.compile(r"(?:answers?|answers?names?|aliases|answer\d+|text|value)")
-_ANSWER_ABOUT_KEY = re.compile(r"(?:is)?ans\w*|\w*(?:id|mid)|start|end|offsets?|score")
+_ANSWER_ABOUT_KEY = re.compile(r"(?:is)?ans\w*|start|end|offsets?|score")
+# An id field, told by how its name is written ("answer_id", "AnswersMid"); a word ending in "id" is not one ("grid").
+_ID_KEY = re.compile(r"(?:^|[_\-\s])(?:id|mid)$|(?<=[a-z])(?:Id|ID|Mid|MID)$|^(?:id|mid|ID|MID)$")
 
 
 def answer_object_strings(obj: Any) -> list[str] | None:
@@ -61,7 +63,7 @@ def answer_object_strings(obj: Any) -> list[str] | None:
             if not all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in values):
                 return None
             names.extend(str(v) for v in values if str(v).strip())
-        elif not _ANSWER_ABOUT_KEY.fullmatch(norm):
+        elif not (_ANSWER_ABOUT_KEY.fullmatch(norm) or _ID_KEY.search(str(key))):
             return None
     return list(dict.fromkeys(names)) or None
 

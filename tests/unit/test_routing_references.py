@@ -91,6 +91,10 @@ def test_answer_objects_give_their_names_as_alternatives_and_nothing_else() -> N
     # a key that is neither (a field of a structured answer, an explanation) makes it no answer object
     assert answer_strings({"answer_0": "5", "reasoning": "2 + 3", "steps": 2, "unit": "m"}) is None
     assert reference_strings({"text": "a", "label": "b", "entities": []}) is None
+    assert reference_strings({"text": "a", "grid": [[1, 2]]}) is None, (
+        "a key ending in 'id' is not an id field"
+    )
+    assert reference_strings({"answer_id": 7, "text": "a"}) == ["a"]
     assert reference_shape([{"AnswersMid": "m.0x", "AnswersName": ["au"]}]) == "short_text"
 
 
